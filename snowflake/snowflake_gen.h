@@ -1,0 +1,80 @@
+#ifndef LEAF_SNOWFLAKE_GEN_H
+#define LEAF_SNOWFLAKE_GEN_H
+
+/*
+ * The snowflake generator and its clock policy. Pure code: the caller passes
+ * the wall-clock time (CLOCK_REALTIME in ms) into every call, so tests drive
+ * it with any clock they like.
+ *
+ * Rules, all enforced here and nowhere else:
+ * - IDs are strictly increasing; no timestamp at or below floor_ms (what this
+ *   worker may have issued before a restart) and none at or above ceiling_ms
+ *   (beyond what has been persisted as reserved) is ever used.
+ * - A new millisecond starts its sequence at a random value 0..99 (as Leaf).
+ * - When a millisecond's sequence is used up, the generator borrows the next
+ *   millisecond, up to borrow_ms ahead of the clock, instead of spinning.
+ *   Batches are all-or-nothing: a batch that does not fit is refused with
+ *   LEAF_EAGAIN and the time to wait, and nothing is issued.
+ * - Clock behind the highest reading seen (or behind floor_ms) by at most
+ *   SNOWFLAKE_MAX_BACKWARDS_WAIT_MS: LEAF_EAGAIN, wait that long. More:
+ *   LEAF_ECLOCK until the clock has caught up. Never a busy wait.
+ *
+ * Ownership: one struct per process, shared by the event loops; the caller
+ * serialises calls (src/api.c holds a mutex around each call).
+ */
+#include <stdint.h>
+
+#include "snowflake/snowflake_id.h"
+#include "src/status.h"
+
+#define SNOWFLAKE_MAX_BACKWARDS_WAIT_MS 5
+#define SNOWFLAKE_RANDOM_START 100 /* a new ms starts its sequence at 0..99 */
+#define SNOWFLAKE_MAX_BATCH 10000
+#define SNOWFLAKE_DEFAULT_BORROW_MS 8
+
+struct snowflake_gen {
+    int64_t epoch;       /* ms since 1970 */
+    int worker_id;       /* 0..1023, or -1 while no worker ID is held */
+    int64_t last_ms;     /* absolute ms of the last issued ID, -1 before the first */
+    int sequence;        /* sequence of the last issued ID */
+    int64_t max_seen_ms; /* highest clock reading seen */
+    int64_t floor_ms;    /* never issue at or below this (persisted history) */
+    int64_t ceiling_ms;  /* never issue at or above this (persisted reservation) */
+    int64_t borrow_ms;   /* how far ahead of the clock sequence exhaustion may go */
+    uint64_t rng;        /* xorshift64 state for the random sequence start */
+
+    /* counters, read by metrics */
+    uint64_t issued;
+    uint64_t backwards_waits;  /* small step back: answered after a wait */
+    uint64_t backwards_errors; /* large step back: refused */
+    uint64_t exhaustions;      /* a millisecond's sequence ran out */
+};
+
+/* A generator with no worker yet (worker_id -1), no floor and no ceiling. */
+void snowflake_gen_init(struct snowflake_gen *g, int64_t epoch, uint64_t seed);
+
+/* Sets the worker ID (0..1023) or -1 to stop issuing. */
+void snowflake_gen_set_worker(struct snowflake_gen *g, int worker_id);
+
+/* Raises the floor (never lowers it). */
+void snowflake_gen_set_floor(struct snowflake_gen *g, int64_t floor_ms);
+
+/* Sets the ceiling: the first ms that is not reserved yet (INT64_MAX: none). */
+void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms);
+
+/*
+ * Issues n (1..SNOWFLAKE_MAX_BATCH) ascending IDs into out at clock now_ms.
+ * Returns:
+ *   LEAF_OK        all n written;
+ *   LEAF_EAGAIN    nothing written; retry after *wait_ms (clock a little
+ *                  behind, or the batch does not fit in borrow_ms);
+ *   LEAF_ECLOCK    nothing written; clock behind by *wait_ms > 5 ms;
+ *   LEAF_EUNAVAIL  nothing written; no worker ID held, or the reservation
+ *                  (ceiling) is used up;
+ *   LEAF_ERANGE    nothing written; the clock is before the epoch or past
+ *                  the 41-bit horizon.
+ */
+leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n,
+                                 int64_t *wait_ms);
+
+#endif

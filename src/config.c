@@ -1,0 +1,857 @@
+/*
+ * Configuration parsing: every key is a row of CONFIG_KEYS (src/config.h),
+ * and the file parser, the environment override and the dump all walk that
+ * one table. Per-type rules live in small functions picked by the row's
+ * type, so adding a key never adds code here.
+ *
+ * Pure code (libc only). See src/config.h for ownership.
+ */
+#include "src/config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* One CONFIG_KEYS row, with the field located by offset and size. */
+struct config_key {
+    const char *key;
+    enum config_type type;
+    size_t offset;
+    size_t size;
+    const char *def;
+    int64_t min;
+    int64_t max;
+};
+
+#define CONFIG_FIELD_SIZE(field) sizeof(((struct leaf_config *)0)->field)
+
+#define CONFIG_ROW(key, type, field, def, lo, hi, help) \
+    {key, type, offsetof(struct leaf_config, field), CONFIG_FIELD_SIZE(field), def, lo, hi},
+static const struct config_key config_keys[] = {CONFIG_KEYS(CONFIG_ROW)};
+#undef CONFIG_ROW
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+/* Row indexes by field name, so config_finish() names keys without lookups. */
+enum config_index {
+#define CONFIG_INDEX(key, type, field, def, lo, hi, help) CONFIG_I_##field,
+    CONFIG_KEYS(CONFIG_INDEX)
+#undef CONFIG_INDEX
+};
+
+/* Text values are validated in a stack copy before they replace the field. */
+#define CONFIG_TEXT_MAX 512
+
+/*
+ * The setters below write through the field's address according to its
+ * type, so a row whose field does not match its type must not compile:
+ * INT is int64_t, BOOL and LEVEL are int, text types are char arrays.
+ */
+#define CONFIG_FIELD_FITS(type, size)                                           \
+    ((type) == CONFIG_INT                              ? (size) == sizeof(int64_t) \
+     : (type) == CONFIG_BOOL || (type) == CONFIG_LEVEL ? (size) == sizeof(int)     \
+                                                       : (size) > sizeof(int64_t) && (size) <= CONFIG_TEXT_MAX)
+#define CONFIG_CHECK_FIELD(key, type, field, def, lo, hi, help) \
+    _Static_assert(CONFIG_FIELD_FITS(type, CONFIG_FIELD_SIZE(field)), key ": field type mismatch");
+CONFIG_KEYS(CONFIG_CHECK_FIELD)
+#undef CONFIG_CHECK_FIELD
+_Static_assert(CONFIG_NKEYS <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
+
+/* Values never shown in a dump or an error message. */
+static const size_t config_secret_offsets[] = {
+    offsetof(struct leaf_config, jdbc_password),
+    offsetof(struct leaf_config, admin_token),
+};
+
+static const char *const config_level_names[] = {
+    [LEAF_LOG_DEBUG] = "debug",
+    [LEAF_LOG_INFO] = "info",
+    [LEAF_LOG_WARN] = "warn",
+    [LEAF_LOG_ERROR] = "error",
+};
+
+/* How much of a bad value an error message quotes. */
+#define CONFIG_QUOTE_MAX 64
+#define CONFIG_WHY_MAX 256
+#define CONFIG_ENV_PREFIX "environment"
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static void config_errorf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void config_errorf(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+
+    if (err == NULL || errlen == 0) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Like strlcpy: copies what fits and always terminates. */
+static void config_copy(char *dst, size_t dstlen, const char *src) {
+    size_t n = strlen(src);
+
+    if (n >= dstlen) {
+        n = dstlen - 1;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/*
+ * Renders untrusted bytes (a key or value from the file) for a message:
+ * cut to CONFIG_QUOTE_MAX bytes and control or non-ASCII bytes shown as '?',
+ * so a stray binary file cannot garble the terminal or the log line.
+ */
+static void config_show(char *dst, size_t dstlen, const char *s, size_t n, int quoted) {
+    size_t i, o = 0, shown = n > CONFIG_QUOTE_MAX ? CONFIG_QUOTE_MAX : n;
+
+    if (quoted) {
+        dst[o++] = '"';
+    }
+    for (i = 0; i < shown && o + 5 < dstlen; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        dst[o++] = (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
+    }
+    if (i < n) {
+        memcpy(dst + o, "...", 3);
+        o += 3;
+    }
+    if (quoted) {
+        dst[o++] = '"';
+    }
+    dst[o] = '\0';
+}
+
+#define CONFIG_SHOW_MAX (CONFIG_QUOTE_MAX + 8)
+
+static int config_is_blank(char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v';
+}
+
+static int config_is_digit(char ch) {
+    return ch >= '0' && ch <= '9';
+}
+
+static int config_is_alnum(char ch) {
+    return config_is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+/* Case-insensitive compare of a (not NUL-terminated) span with a word. */
+static int config_span_is(const char *s, size_t n, const char *word) {
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
+
+static int config_is_secret(const struct config_key *k) {
+    size_t i;
+
+    for (i = 0; i < sizeof(config_secret_offsets) / sizeof(config_secret_offsets[0]); i++) {
+        if (config_secret_offsets[i] == k->offset) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS */
+static void config_env_name(const char *key, char *out, size_t outlen) {
+    size_t i;
+
+    for (i = 0; key[i] != '\0' && i + 1 < outlen; i++) {
+        char ch = key[i];
+        out[i] = (ch == '.' || ch == '-') ? '_' : (ch >= 'a' && ch <= 'z') ? (char)(ch - 32) : ch;
+    }
+    out[i] = '\0';
+}
+
+static int config_find(const char *key, size_t n) {
+    size_t i;
+
+    for (i = 0; i < CONFIG_NKEYS; i++) {
+        if (strlen(config_keys[i].key) == n && memcmp(config_keys[i].key, key, n) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* ---- numbers and addresses --------------------------------------------- */
+
+/*
+ * Parses [-]digits. Every byte is checked before any arithmetic, so "1x" is
+ * always "not a number" rather than sometimes "too big"; the magnitude then
+ * saturates instead of overflowing. LEAF_ERANGE when it does not fit.
+ */
+static leaf_status_t config_int_span(const char *s, size_t n, int64_t *out) {
+    const uint64_t limit = (uint64_t)INT64_MAX + 1; /* magnitude of INT64_MIN */
+    size_t i = (n > 0 && s[0] == '-') ? 1 : 0, first = i;
+    uint64_t acc = 0;
+    int neg = (first == 1);
+
+    if (i == n) {
+        return LEAF_EINVAL;
+    }
+    for (; i < n; i++) {
+        if (!config_is_digit(s[i])) {
+            return LEAF_EINVAL;
+        }
+    }
+    for (i = first; i < n; i++) {
+        if (acc > limit / 10) {
+            acc = limit + 1; /* too big either way; stop before wrapping */
+            break;
+        }
+        acc = acc * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (acc > limit || (!neg && acc == limit)) {
+        return LEAF_ERANGE;
+    }
+    *out = (neg && acc > 0) ? -(int64_t)(acc - 1) - 1 : (neg ? 0 : (int64_t)acc);
+    return LEAF_OK;
+}
+
+/* A TCP port: 1 to 5 digits, 1..65535, no sign. */
+static int config_port_ok(const char *s, size_t n, int *port) {
+    int64_t v;
+
+    if (n == 0 || n > 5 || s[0] == '-' || config_int_span(s, n, &v) != LEAF_OK || v < 1 ||
+        v > 65535) {
+        return 0;
+    }
+    *port = (int)v;
+    return 1;
+}
+
+static int config_ipv4_ok(const char *s, size_t n) {
+    char buf[16];
+    struct in_addr a;
+
+    if (n == 0 || n >= sizeof(buf)) {
+        return 0;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return inet_pton(AF_INET, buf, &a) == 1;
+}
+
+/*
+ * A host name or IPv4 address. Something made only of digits and dots must
+ * be a valid address, so "10.0.0.300" fails here and not at connect time.
+ */
+static int config_host_ok(const char *s, size_t n) {
+    size_t i;
+    int numeric = 1;
+
+    if (n == 0 || n > 255) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (!config_is_alnum(s[i]) && s[i] != '.' && s[i] != '-' && s[i] != '_') {
+            return 0;
+        }
+        numeric = numeric && (config_is_digit(s[i]) || s[i] == '.');
+    }
+    return !numeric || config_ipv4_ok(s, n);
+}
+
+/* Splits "a.b.c.d:port"; host must have room for 16 bytes. */
+static leaf_status_t config_addr_split(const char *v, char *host, int *port, char *why,
+                                       size_t whylen) {
+    const char *colon = strrchr(v, ':');
+    char q[CONFIG_SHOW_MAX];
+
+    config_show(q, sizeof(q), v, strlen(v), 1);
+    if (colon == NULL || !config_ipv4_ok(v, (size_t)(colon - v))) {
+        snprintf(why, whylen, "expected IPv4:port (e.g. 0.0.0.0:8080), got %s", q);
+        return LEAF_EINVAL;
+    }
+    if (!config_port_ok(colon + 1, strlen(colon + 1), port)) {
+        snprintf(why, whylen, "port must be between 1 and 65535, got %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(host, v, (size_t)(colon - v));
+    host[colon - v] = '\0';
+    return LEAF_OK;
+}
+
+/* The parts of a JDBC URL leafd uses. */
+struct config_jdbc {
+    char host[256];
+    int port;
+    char db[129];
+};
+
+static const char *config_jdbc_skip_scheme(const char *url) {
+    static const char *const schemes[] = {"jdbc:mysql://", "jdbc:mariadb://"};
+    size_t i;
+
+    for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        if (strncmp(url, schemes[i], strlen(schemes[i])) == 0) {
+            return url + strlen(schemes[i]);
+        }
+    }
+    return NULL;
+}
+
+/*
+ * jdbc:mysql://host[:port]/db[?params]. Messages quote the URL only up to
+ * '?', because JDBC parameters may carry the password.
+ */
+static leaf_status_t config_jdbc_split(const char *url, struct config_jdbc *j, char *why,
+                                       size_t whylen) {
+    const char *p = config_jdbc_skip_scheme(url);
+    size_t n, i;
+    char q[CONFIG_SHOW_MAX];
+
+    config_show(q, sizeof(q), url, strcspn(url, "?"), 1);
+    j->port = 3306;
+    if (p == NULL) {
+        snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
+        return LEAF_EINVAL;
+    }
+    n = strcspn(p, ":/?");
+    if (!config_host_ok(p, n)) {
+        snprintf(why, whylen, "bad host name or IPv4 address in %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(j->host, p, n);
+    j->host[n] = '\0';
+    p += n;
+    if (*p == ':') {
+        n = strcspn(p + 1, "/?");
+        if (!config_port_ok(p + 1, n, &j->port)) {
+            snprintf(why, whylen, "port must be between 1 and 65535 in %s", q);
+            return LEAF_EINVAL;
+        }
+        p += 1 + n;
+    }
+    n = (*p == '/') ? strcspn(++p, "?") : 0;
+    for (i = 0; i < n && (config_is_alnum(p[i]) || p[i] == '_' || p[i] == '$'); i++) {
+    }
+    if (n == 0 || i < n || n >= sizeof(j->db)) {
+        snprintf(why, whylen, "expected /database ([A-Za-z0-9_$]+) after the host in %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(j->db, p, n);
+    j->db[n] = '\0';
+    return LEAF_OK;
+}
+
+/* ---- per-type checks of text values ------------------------------------ */
+
+typedef leaf_status_t (*config_check_fn)(const char *v, char *why, size_t whylen);
+
+static leaf_status_t config_check_name(const char *v, char *why, size_t whylen) {
+    size_t i;
+    char q[CONFIG_SHOW_MAX];
+
+    for (i = 0; v[i] != '\0'; i++) {
+        if (!config_is_alnum(v[i]) && v[i] != '.' && v[i] != '_' && v[i] != '-') {
+            break;
+        }
+    }
+    if (v[i] != '\0' || strcmp(v, ".") == 0 || strcmp(v, "..") == 0) {
+        config_show(q, sizeof(q), v, strlen(v), 1);
+        snprintf(why, whylen, "expected [A-Za-z0-9._-]+ other than . and .., got %s", q);
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+static leaf_status_t config_check_addr(const char *v, char *why, size_t whylen) {
+    char host[16];
+    int port;
+
+    return config_addr_split(v, host, &port, why, whylen);
+}
+
+static leaf_status_t config_check_ipv4(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_SHOW_MAX];
+
+    if (v[0] == '\0' || config_ipv4_ok(v, strlen(v))) {
+        return LEAF_OK;
+    }
+    config_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected an IPv4 address (or empty), got %s", q);
+    return LEAF_EINVAL;
+}
+
+static leaf_status_t config_check_jdbc(const char *v, char *why, size_t whylen) {
+    struct config_jdbc j;
+
+    return v[0] == '\0' ? LEAF_OK : config_jdbc_split(v, &j, why, whylen);
+}
+
+static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
+    const char *p = v;
+    char q[CONFIG_SHOW_MAX];
+    int port;
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, ",");
+        size_t colon = n;
+
+        while (colon > 0 && p[colon - 1] != ':') {
+            colon--;
+        }
+        if (colon == 0 || !config_host_ok(p, colon - 1) ||
+            !config_port_ok(p + colon, n - colon, &port) ||
+            (p[n] == ',' && p[n + 1] == '\0')) {
+            config_show(q, sizeof(q), v, strlen(v), 1);
+            snprintf(why, whylen, "expected host:port[,host:port...] (or empty), got %s", q);
+            return LEAF_EINVAL;
+        }
+        p += n + (p[n] == ',');
+    }
+    return LEAF_OK;
+}
+
+static const config_check_fn config_text_checks[CONFIG_LEVEL + 1] = {
+    [CONFIG_NAME] = config_check_name, [CONFIG_ADDR] = config_check_addr,
+    [CONFIG_IPV4] = config_check_ipv4, [CONFIG_JDBC] = config_check_jdbc,
+    [CONFIG_ZKADDR] = config_check_zk,
+};
+
+/* ---- setters: one value (a span, not NUL-terminated) into one field ---- */
+
+static leaf_status_t config_set_text(const struct config_key *k, void *field, const char *v,
+                                     size_t n, char *why, size_t whylen) {
+    char tmp[CONFIG_TEXT_MAX];
+    config_check_fn check = config_text_checks[k->type];
+
+    if (n >= k->size) {
+        snprintf(why, whylen, "value too long (max %zu bytes)", k->size - 1);
+        return LEAF_EINVAL;
+    }
+    if (memchr(v, '\0', n) != NULL) {
+        snprintf(why, whylen, "value contains a NUL byte");
+        return LEAF_EINVAL;
+    }
+    memcpy(tmp, v, n);
+    tmp[n] = '\0';
+    if (check != NULL && check(tmp, why, whylen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    memcpy(field, tmp, n + 1);
+    return LEAF_OK;
+}
+
+static leaf_status_t config_set_int(const struct config_key *k, void *field, const char *v,
+                                    size_t n, char *why, size_t whylen) {
+    char q[CONFIG_SHOW_MAX];
+    int64_t x = 0;
+    leaf_status_t rc = config_int_span(v, n, &x);
+
+    config_show(q, sizeof(q), v, n, 1);
+    if (rc == LEAF_EINVAL) {
+        snprintf(why, whylen, "expected a decimal integer, got %s", q);
+        return LEAF_EINVAL;
+    }
+    if (rc != LEAF_OK || x < k->min || x > k->max) {
+        snprintf(why, whylen, "must be between %lld and %lld, got %s", (long long)k->min,
+                 (long long)k->max, q);
+        return LEAF_EINVAL;
+    }
+    memcpy(field, &x, sizeof(x));
+    return LEAF_OK;
+}
+
+static leaf_status_t config_set_bool(void *field, const char *v,
+                                     size_t n, char *why, size_t whylen) {
+    char q[CONFIG_SHOW_MAX];
+    int x;
+
+    if (config_span_is(v, n, "true") || config_span_is(v, n, "false")) {
+        x = config_span_is(v, n, "true");
+        memcpy(field, &x, sizeof(x));
+        return LEAF_OK;
+    }
+    config_show(q, sizeof(q), v, n, 1);
+    snprintf(why, whylen, "expected true or false, got %s", q);
+    return LEAF_EINVAL;
+}
+
+static leaf_status_t config_set_level(void *field, const char *v,
+                                      size_t n, char *why, size_t whylen) {
+    char q[CONFIG_SHOW_MAX];
+    int x;
+
+    for (x = 0; x < (int)(sizeof(config_level_names) / sizeof(config_level_names[0])); x++) {
+        if (config_span_is(v, n, config_level_names[x])) {
+            memcpy(field, &x, sizeof(x));
+            return LEAF_OK;
+        }
+    }
+    config_show(q, sizeof(q), v, n, 1);
+    snprintf(why, whylen, "expected debug, info, warn or error, got %s", q);
+    return LEAF_EINVAL;
+}
+
+/* Parses v into the field of row i; on error writes the reason into why. */
+static leaf_status_t config_set(struct leaf_config *c, size_t i, const char *v, size_t n,
+                                char *why, size_t whylen) {
+    const struct config_key *k = &config_keys[i];
+    void *field = (char *)c + k->offset;
+
+    switch (k->type) {
+    case CONFIG_INT:
+        return config_set_int(k, field, v, n, why, whylen);
+    case CONFIG_BOOL:
+        return config_set_bool(field, v, n, why, whylen);
+    case CONFIG_LEVEL:
+        return config_set_level(field, v, n, why, whylen);
+    default:
+        return config_set_text(k, field, v, n, why, whylen);
+    }
+}
+
+static void config_mark(struct leaf_config *c, size_t i, const char *file, int line) {
+    config_copy(c->sources[i].file, sizeof(c->sources[i].file), file);
+    c->sources[i].line = line;
+}
+
+void config_defaults(struct leaf_config *c) {
+    char why[CONFIG_WHY_MAX];
+    size_t i;
+
+    memset(c, 0, sizeof(*c));
+    for (i = 0; i < CONFIG_NKEYS; i++) {
+        /* A default that does not parse is a bug in CONFIG_KEYS, never the
+         * user's fault; test_config checks every default, so this is loud. */
+        if (config_set(c, i, config_keys[i].def, strlen(config_keys[i].def), why,
+                       sizeof(why)) != LEAF_OK) {
+            fprintf(stderr, "config: bad default for %s: %s\n", config_keys[i].key, why);
+            abort();
+        }
+    }
+}
+
+/* ---- the properties file ------------------------------------------------ */
+
+/* State of one config_parse() call. */
+struct config_parser {
+    struct leaf_config *c;
+    const char *file;
+    int line;
+    int seen[CONFIG_MAX_KEYS]; /* line that set each key in this file, 0 = none */
+    char *err;
+    size_t errlen;
+};
+
+static leaf_status_t config_line_error(struct config_parser *p, const char *key, size_t keylen,
+                                       const char *why) {
+    char shown[CONFIG_SHOW_MAX];
+
+    config_show(shown, sizeof(shown), key, keylen, keylen == 0);
+    config_errorf(p->err, p->errlen, "%s:%d: %s: %s", p->file, p->line, shown, why);
+    return LEAF_EINVAL;
+}
+
+static void config_trim(const char **s, size_t *n) {
+    while (*n > 0 && config_is_blank(**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n > 0 && config_is_blank((*s)[*n - 1])) {
+        (*n)--;
+    }
+}
+
+/* Finds the first '=' or ':', as Java's Properties does for these forms. */
+static size_t config_separator(const char *s, size_t n) {
+    size_t i;
+
+    for (i = 0; i < n && s[i] != '=' && s[i] != ':'; i++) {
+    }
+    return i;
+}
+
+static leaf_status_t config_parse_line(struct config_parser *p, const char *s, size_t n) {
+    char why[CONFIG_WHY_MAX];
+    size_t sep, keylen, vlen;
+    const char *key, *v;
+    int i;
+
+    config_trim(&s, &n);
+    if (n == 0 || s[0] == '#' || s[0] == '!') {
+        return LEAF_OK;
+    }
+    key = s;
+    sep = config_separator(s, n);
+    if (sep == n) {
+        for (keylen = 0; keylen < n && !config_is_blank(s[keylen]); keylen++) {
+        }
+        return config_line_error(p, key, keylen, "expected key = value (no '=' or ':' found)");
+    }
+    keylen = sep;
+    config_trim(&key, &keylen);
+    v = s + sep + 1;
+    vlen = n - sep - 1;
+    config_trim(&v, &vlen);
+    /* Java would unescape these; taking them literally would silently
+     * change a value (a password, say), so they are refused instead. */
+    if (memchr(s, '\\', n) != NULL) {
+        return config_line_error(p, key, keylen,
+                                 "backslash escapes and continuation lines are not supported "
+                                 "(set the value through the environment instead)");
+    }
+    i = config_find(key, keylen);
+    if (i < 0) {
+        return config_line_error(p, key, keylen, keylen ? "unknown key" : "missing key");
+    }
+    if (p->seen[i] != 0) {
+        snprintf(why, sizeof(why), "given twice (first on line %d)", p->seen[i]);
+        return config_line_error(p, key, keylen, why);
+    }
+    if (config_set(p->c, (size_t)i, v, vlen, why, sizeof(why)) != LEAF_OK) {
+        return config_line_error(p, key, keylen, why);
+    }
+    p->seen[i] = p->line;
+    config_mark(p->c, (size_t)i, p->file, p->line);
+    return LEAF_OK;
+}
+
+leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len,
+                           const char *file, char *err, size_t errlen) {
+    struct config_parser p = {.c = c, .file = file, .err = err, .errlen = errlen};
+    size_t pos = 0, end;
+
+    config_copy(c->file, sizeof(c->file), file);
+    /* A UTF-8 byte order mark, as some Windows editors write, is not text. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        pos = 3;
+    }
+    /* Lines end in \n, \r\n or \r, as in Java. */
+    while (pos < len) {
+        for (end = pos; end < len && text[end] != '\n' && text[end] != '\r'; end++) {
+        }
+        p.line++;
+        if (config_parse_line(&p, text + pos, end - pos) != LEAF_OK) {
+            return LEAF_EINVAL;
+        }
+        pos = end + 1;
+        if (end + 1 < len && text[end] == '\r' && text[end + 1] == '\n') {
+            pos++;
+        }
+    }
+    return LEAF_OK;
+}
+
+#define CONFIG_FILE_MAX (1024 * 1024)
+
+static leaf_status_t config_read(FILE *f, const char *path, char *buf, size_t *len, char *err,
+                                 size_t errlen) {
+    size_t n = 0, got;
+
+    do {
+        got = fread(buf + n, 1, CONFIG_FILE_MAX + 1 - n, f);
+        n += got;
+    } while (got > 0 && n <= CONFIG_FILE_MAX);
+    if (ferror(f)) {
+        config_errorf(err, errlen, "%s: read failed: %s", path, strerror(errno));
+        return LEAF_ERR;
+    }
+    if (n > CONFIG_FILE_MAX) {
+        config_errorf(err, errlen, "%s: file too large (max %d bytes)", path, CONFIG_FILE_MAX);
+        return LEAF_EINVAL;
+    }
+    *len = n;
+    return LEAF_OK;
+}
+
+leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err,
+                               size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t len = 0;
+    leaf_status_t rc;
+
+    if (f == NULL) {
+        config_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return LEAF_ERR;
+    }
+    buf = malloc(CONFIG_FILE_MAX + 1);
+    if (buf == NULL) {
+        fclose(f);
+        config_errorf(err, errlen, "%s: out of memory", path);
+        return LEAF_ENOMEM;
+    }
+    rc = config_read(f, path, buf, &len, err, errlen);
+    fclose(f);
+    if (rc == LEAF_OK) {
+        rc = config_parse(c, buf, len, path, err, errlen);
+    }
+    free(buf);
+    return rc;
+}
+
+/* ---- environment -------------------------------------------------------- */
+
+static const char *config_getenv(const char *name) {
+    return getenv(name);
+}
+
+leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,
+                               size_t errlen) {
+    char name[128], why[CONFIG_WHY_MAX];
+    const char *v;
+    size_t i;
+
+    if (getenv_fn == NULL) {
+        getenv_fn = config_getenv;
+    }
+    for (i = 0; i < CONFIG_NKEYS; i++) {
+        config_env_name(config_keys[i].key, name, sizeof(name));
+        v = getenv_fn(name);
+        if (v == NULL) {
+            continue;
+        }
+        if (config_set(c, i, v, strlen(v), why, sizeof(why)) != LEAF_OK) {
+            config_errorf(err, errlen, CONFIG_ENV_PREFIX " %s: %s: %s", name, config_keys[i].key,
+                          why);
+            return LEAF_EINVAL;
+        }
+        config_mark(c, i, CONFIG_ENV_PREFIX, 0);
+    }
+    return LEAF_OK;
+}
+
+/* ---- cross-key checks and derived fields -------------------------------- */
+
+/*
+ * Where row i got its value: "file:line", "environment VAR", or for a
+ * default the file that should have set it (empty when none was parsed).
+ */
+static void config_where(const struct leaf_config *c, size_t i, char *out, size_t outlen) {
+    const struct config_source *s = &c->sources[i];
+    char name[128];
+
+    if (s->file[0] != '\0' && s->line > 0) {
+        snprintf(out, outlen, "%s:%d", s->file, s->line);
+    } else if (s->file[0] != '\0') {
+        config_env_name(config_keys[i].key, name, sizeof(name));
+        snprintf(out, outlen, "%s %s", s->file, name);
+    } else {
+        config_copy(out, outlen, c->file);
+    }
+}
+
+static leaf_status_t config_key_error(const struct leaf_config *c, size_t i, const char *why,
+                                      char *err, size_t errlen) {
+    char where[512];
+
+    config_where(c, i, where, sizeof(where));
+    config_errorf(err, errlen, "%s%s%s: %s", where, where[0] ? ": " : "", config_keys[i].key,
+                  why);
+    return LEAF_EINVAL;
+}
+
+static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, size_t errlen) {
+    int zk = c->zk_address[0] != '\0';
+
+    if (c->snowflake_enable && c->name[0] == '\0') {
+        return config_key_error(c, CONFIG_I_name,
+                                "required when leaf.snowflake.enable is true", err, errlen);
+    }
+    if (zk && c->worker_id >= 0) {
+        return config_key_error(c, CONFIG_I_worker_id,
+                                "only used when leaf.snowflake.zk.address is empty", err,
+                                errlen);
+    }
+    if (c->snowflake_enable && !zk && c->worker_id < 0) {
+        return config_key_error(c, CONFIG_I_worker_id,
+                                "required (0..1023) when leaf.snowflake.enable is true and "
+                                "leaf.snowflake.zk.address is empty",
+                                err, errlen);
+    }
+    if (c->segment_enable && c->jdbc_url[0] == '\0') {
+        return config_key_error(c, CONFIG_I_jdbc_url,
+                                "required when leaf.segment.enable is true", err, errlen);
+    }
+    if (c->segment_enable && c->jdbc_username[0] == '\0') {
+        return config_key_error(c, CONFIG_I_jdbc_username,
+                                "required when leaf.segment.enable is true", err, errlen);
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
+    char why[CONFIG_WHY_MAX];
+    struct config_jdbc j;
+
+    if (config_cross_check(c, err, errlen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    /* The values were checked when set; these splits fail only for a
+     * struct filled by hand, and then still say why. */
+    if (config_addr_split(c->listen, c->listen_host, &c->listen_port, why, sizeof(why)) !=
+        LEAF_OK) {
+        return config_key_error(c, CONFIG_I_listen, why, err, errlen);
+    }
+    memset(&j, 0, sizeof(j));
+    if (c->jdbc_url[0] != '\0' &&
+        config_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
+        return config_key_error(c, CONFIG_I_jdbc_url, why, err, errlen);
+    }
+    memcpy(c->db_host, j.host, sizeof(c->db_host));
+    memcpy(c->db_name, j.db, sizeof(c->db_name));
+    c->db_port = j.port;
+    c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
+    return LEAF_OK;
+}
+
+/* ---- dump ----------------------------------------------------------------- */
+
+static void config_format(const struct leaf_config *c, const struct config_key *k, char *out,
+                          size_t outlen) {
+    const char *field = (const char *)c + k->offset;
+    int64_t i64;
+    int i;
+
+    switch (k->type) {
+    case CONFIG_INT:
+        memcpy(&i64, field, sizeof(i64));
+        snprintf(out, outlen, "%lld", (long long)i64);
+        break;
+    case CONFIG_BOOL:
+        memcpy(&i, field, sizeof(i));
+        config_copy(out, outlen, i ? "true" : "false");
+        break;
+    case CONFIG_LEVEL:
+        memcpy(&i, field, sizeof(i));
+        config_copy(out, outlen, i >= 0 && i <= LEAF_LOG_ERROR ? config_level_names[i] : "?");
+        break;
+    default:
+        config_copy(out, outlen, config_is_secret(k) && field[0] != '\0' ? "***" : field);
+        break;
+    }
+}
+
+size_t config_dump(const struct leaf_config *c, char *buf, size_t len) {
+    char value[CONFIG_TEXT_MAX], where[512];
+    size_t i, used = 0;
+    int n;
+
+    if (len == 0) {
+        return 0;
+    }
+    buf[0] = '\0';
+    for (i = 0; i < CONFIG_NKEYS && used + 1 < len; i++) {
+        config_format(c, &config_keys[i], value, sizeof(value));
+        where[0] = '\0';
+        if (c->sources[i].file[0] != '\0') {
+            config_where(c, i, where, sizeof(where));
+        }
+        n = snprintf(buf + used, len - used, "%s =%s%s%s%s\n", config_keys[i].key,
+                     value[0] ? " " : "", value, where[0] ? "  # from " : "", where);
+        used += (n < 0) ? 0 : ((size_t)n < len - used ? (size_t)n : len - used - 1);
+    }
+    return used;
+}

@@ -1,0 +1,64 @@
+#include "src/log.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int log_level = LEAF_LOG_INFO;
+static const char *const log_level_names[] = {"debug", "info", "warn", "error"};
+
+void log_set_level(int level) {
+    log_level = level;
+}
+
+int log_enabled(int level) {
+    return level >= log_level;
+}
+
+/* Appends s to buf as the inside of a logfmt quoted value. */
+static size_t log_escape(char *buf, size_t pos, size_t cap, const char *s) {
+    for (; *s && pos + 2 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            buf[pos++] = '\\';
+            buf[pos++] = (char)ch;
+        } else if (ch == '\n' || ch == '\r' || ch == '\t') {
+            buf[pos++] = ' ';
+        } else if (ch < 0x20) {
+            buf[pos++] = '?';
+        } else {
+            buf[pos++] = (char)ch;
+        }
+    }
+    return pos;
+}
+
+void log_vwrite(int level, const char *component, const char *fmt, va_list ap) {
+    if (!log_enabled(level)) {
+        return;
+    }
+    char msg[2048], line[4400];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t pos = strftime(line, sizeof(line), "time=%Y-%m-%dT%H:%M:%S", &tm);
+    pos += (size_t)snprintf(line + pos, sizeof(line) - pos, ".%03ldZ level=%s component=%s msg=\"",
+                            ts.tv_nsec / 1000000, log_level_names[level], component);
+    pos = log_escape(line, pos, sizeof(line) - 2, msg);
+    line[pos++] = '"';
+    line[pos++] = '\n';
+    /* One write per line: lines from threads never interleave. */
+    ssize_t rc = write(STDERR_FILENO, line, pos);
+    (void)rc;
+}
+
+void log_write(int level, const char *component, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_vwrite(level, component, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,26 @@
+#ifndef LEAF_LOG_H
+#define LEAF_LOG_H
+
+/*
+ * Logging: one line per event in logfmt,
+ *   time=2026-11-22T08:00:00.123Z level=info component=http msg="..."
+ * written with a single write(2) so lines from different threads never
+ * interleave. Any thread may call it; the level is set once at start.
+ */
+#include <stdarg.h>
+
+#include "src/config.h"
+
+void log_set_level(int level);
+int log_enabled(int level);
+void log_write(int level, const char *component, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void log_vwrite(int level, const char *component, const char *fmt, va_list ap);
+
+#define log_debug(comp, ...) \
+    do { if (log_enabled(LEAF_LOG_DEBUG)) log_write(LEAF_LOG_DEBUG, comp, __VA_ARGS__); } while (0)
+#define log_info(comp, ...) log_write(LEAF_LOG_INFO, comp, __VA_ARGS__)
+#define log_warn(comp, ...) log_write(LEAF_LOG_WARN, comp, __VA_ARGS__)
+#define log_error(comp, ...) log_write(LEAF_LOG_ERROR, comp, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * leafd: a distributed ID node. Start here.
+ *
+ * main() loads the configuration (src/config.c), sets up the snowflake
+ * generator (snowflake/), starts the HTTP event loops (src/http.c, one
+ * thread each, routes in src/router.c, handlers in src/api*.c) and then runs
+ * the control loop on the main thread: signals and the once-a-second cron.
+ * SIGTERM/SIGINT drain in-flight requests and exit 0.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "src/config.h"
+#include "src/http.h"
+#include "src/leafd.h"
+#include "src/log.h"
+
+struct leafd leafd;
+
+/* The control loop: owned by the main thread. */
+static uv_loop_t control_loop;
+static uv_signal_t sig_term, sig_int;
+
+int64_t leafd_wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: leafd -c FILE            run with a configuration file\n"
+            "       leafd --check-config -c FILE   validate the configuration and exit 0/1\n"
+            "       leafd --version\n");
+}
+
+struct args {
+    const char *config_path;
+    int check_only;
+};
+
+static int parse_args(int argc, char **argv, struct args *a) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+            a->config_path = argv[++i];
+        } else if (strcmp(argv[i], "--check-config") == 0) {
+            a->check_only = 1;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("leafd %s\n", LEAFD_VERSION);
+            exit(0);
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else {
+            fprintf(stderr, "leafd: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const char *env_get(const char *name) {
+    return getenv(name);
+}
+
+/* Loads file + environment + cross-key checks; prints the error and returns -1. */
+static int load_config(const struct args *a, struct leaf_config *cfg) {
+    char err[1024];
+    config_defaults(cfg);
+    if ((a->config_path && config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK) ||
+        config_apply_env(cfg, env_get, err, sizeof(err)) != LEAF_OK ||
+        config_finish(cfg, err, sizeof(err)) != LEAF_OK) {
+        fprintf(stderr, "leafd: configuration error: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    log_info("main", "received %s, draining in-flight requests", strsignal(signum));
+    http_server_stop(leafd.http);
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+}
+
+static int snowflake_setup(void) {
+    const struct leaf_config *cfg = &leafd.cfg;
+    pthread_mutex_init(&leafd.gen_lock, NULL);
+    uint64_t seed = (uint64_t)leafd_wall_ms() ^ ((uint64_t)getpid() << 32);
+    snowflake_gen_init(&leafd.gen, cfg->epoch, seed);
+    if (!cfg->snowflake_enable) {
+        return 0;
+    }
+    if (cfg->zk_address[0] == '\0') {
+        leafd.snowflake_static = 1;
+        snowflake_gen_set_worker(&leafd.gen, (int)cfg->worker_id);
+        atomic_store(&leafd.snowflake_ready, 1);
+        log_warn("snowflake",
+                 "static worker mode: worker ID %d is not coordinated; never run two nodes "
+                 "with the same worker ID",
+                 (int)cfg->worker_id);
+        return 0;
+    }
+    log_error("snowflake", "ZooKeeper mode is not built yet (leaf.snowflake.zk.address=%s)",
+              cfg->zk_address);
+    return -1;
+}
+
+static int resolve_threads(const struct leaf_config *cfg) {
+    if (cfg->threads > 0) {
+        return (int)cfg->threads;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > HTTP_MAX_LOOPS ? HTTP_MAX_LOOPS : (int)n);
+}
+
+int main(int argc, char **argv) {
+    struct args a = {0};
+    if (parse_args(argc, argv, &a) != 0 || load_config(&a, &leafd.cfg) != 0) {
+        return 1;
+    }
+    if (a.check_only) {
+        printf("configuration OK%s%s\n", a.config_path ? ": " : "",
+               a.config_path ? a.config_path : "");
+        return 0;
+    }
+    log_set_level(leafd.cfg.log_level);
+    signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
+    leafd.started_ms = leafd_wall_ms();
+    if (snowflake_setup() != 0) {
+        return 1;
+    }
+    uv_loop_init(&control_loop);
+    int nthreads = resolve_threads(&leafd.cfg);
+    if (http_server_start(&leafd.http, &leafd.cfg, nthreads) != LEAF_OK) {
+        return 1;
+    }
+    uv_signal_init(&control_loop, &sig_term);
+    uv_signal_init(&control_loop, &sig_int);
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    log_info("main", "leafd %s listening on %s with %d event loops", LEAFD_VERSION,
+             leafd.cfg.listen, nthreads);
+    uv_run(&control_loop, UV_RUN_DEFAULT);
+    http_server_join(leafd.http);
+    log_info("main", "stopped cleanly");
+    return 0;
+}

@@ -1,0 +1,79 @@
+#include "src/router.h"
+
+#include <string.h>
+
+#include "llhttp.h"
+#include "src/api.h"
+#include "src/metrics.h"
+
+/* The routing table: one row per endpoint (contract section 3). */
+static const struct route routes[] = {
+    {HTTP_GET, "/api/snowflake/get/", 1, api_snowflake_get, "snowflake_get"},
+    {HTTP_GET, "/api/segment/get/", 1, api_segment_get, "segment_get"},
+    {HTTP_GET, "/decodeSnowflakeId", 0, api_decode, "decode"},
+    {HTTP_GET, "/api/snowflake/time", 0, api_time, "time"},
+    {HTTP_GET, "/health", 0, api_health, "health"},
+    {HTTP_GET, "/ready", 0, api_ready, "ready"},
+    {HTTP_GET, "/metrics", 0, api_metrics, "metrics"},
+};
+
+#define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
+#define ROUTE_NOT_FOUND ROUTES_N
+#define ROUTE_BAD_REQUEST (ROUTES_N + 1)
+
+int router_count(void) {
+    return ROUTES_N + 2;
+}
+
+const char *router_name(int route) {
+    if (route == ROUTE_NOT_FOUND) {
+        return "not_found";
+    }
+    if (route == ROUTE_BAD_REQUEST) {
+        return "bad_request";
+    }
+    return route >= 0 && route < ROUTES_N ? routes[route].name : "unknown";
+}
+
+int router_route_not_found(void) {
+    return ROUTE_NOT_FOUND;
+}
+
+int router_route_bad_request(void) {
+    return ROUTE_BAD_REQUEST;
+}
+
+static int route_matches(const struct route *r, const struct http_request *req) {
+    size_t n = strlen(r->path);
+    if (r->prefix) {
+        return req->path_len >= n && memcmp(req->path, r->path, n) == 0;
+    }
+    return req->path_len == n && memcmp(req->path, r->path, n) == 0;
+}
+
+leaf_status_t router_dispatch(struct http_request *req) {
+    int path_known = 0;
+    for (int i = 0; i < ROUTES_N; i++) {
+        if (!route_matches(&routes[i], req)) {
+            continue;
+        }
+        path_known = 1;
+        if (routes[i].method != req->method) {
+            continue;
+        }
+        req->route = i;
+        leaf_status_t rc = routes[i].fn(req);
+        if (rc != LEAF_EAGAIN) {
+            metrics_count_request(http_loop_index(req->loop), i, req->status);
+        }
+        return rc;
+    }
+    req->route = ROUTE_NOT_FOUND;
+    if (path_known) {
+        http_respond_error(req, 405, "method_not_allowed", "method not allowed for this path");
+    } else {
+        http_respond_error(req, 404, "not_found", "no such endpoint");
+    }
+    metrics_count_request(http_loop_index(req->loop), ROUTE_NOT_FOUND, req->status);
+    return LEAF_OK;
+}

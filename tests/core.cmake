@@ -1,0 +1,3 @@
+# Unit tests of the pure parts of src/ (config parsing, input validation).
+leaf_unit_test(test_config leaf_core)
+leaf_unit_test(test_validate leaf_core)
