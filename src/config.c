@@ -29,7 +29,7 @@ struct config_key {
 
 #define CONFIG_FIELD_SIZE(field) sizeof(((struct leaf_config *)0)->field)
 
-#define CONFIG_ROW(key, type, field, def, lo, hi, help) \
+#define CONFIG_ROW(key, type, field, def, lo, hi, help)                                            \
     {key, type, offsetof(struct leaf_config, field), CONFIG_FIELD_SIZE(field), def, lo, hi},
 static const struct config_key config_keys[] = {CONFIG_KEYS(CONFIG_ROW)};
 #undef CONFIG_ROW
@@ -50,12 +50,13 @@ enum config_index {
  * type, so a row whose field does not match its type must not compile:
  * INT is int64_t, BOOL and LEVEL are int, text types are char arrays.
  */
-#define CONFIG_FIELD_FITS(type, size)                                           \
-    ((type) == CONFIG_INT                              ? (size) == sizeof(int64_t) \
-     : (type) == CONFIG_BOOL || (type) == CONFIG_LEVEL ? (size) == sizeof(int)     \
-                                                       : (size) > sizeof(int64_t) && (size) <= CONFIG_TEXT_MAX)
-#define CONFIG_CHECK_FIELD(key, type, field, def, lo, hi, help) \
-    _Static_assert(CONFIG_FIELD_FITS(type, CONFIG_FIELD_SIZE(field)), key ": field type mismatch");
+#define CONFIG_FIELD_FITS(type, size)                                                              \
+    ((type) == CONFIG_INT ? (size) == sizeof(int64_t)                                              \
+     : (type) == CONFIG_BOOL || (type) == CONFIG_LEVEL                                             \
+         ? (size) == sizeof(int)                                                                   \
+         : (size) > sizeof(int64_t) && (size) <= CONFIG_TEXT_MAX)
+#define CONFIG_CHECK_FIELD(key, type, field, def, lo, hi, help)                                    \
+    _Static_assert(CONFIG_FIELD_FITS(type, CONFIG_FIELD_SIZE(field)), key ": wrong field type");
 CONFIG_KEYS(CONFIG_CHECK_FIELD)
 #undef CONFIG_CHECK_FIELD
 _Static_assert(CONFIG_NKEYS <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
@@ -402,8 +403,7 @@ static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
             colon--;
         }
         if (colon == 0 || !config_host_ok(p, colon - 1) ||
-            !config_port_ok(p + colon, n - colon, &port) ||
-            (p[n] == ',' && p[n + 1] == '\0')) {
+            !config_port_ok(p + colon, n - colon, &port) || (p[n] == ',' && p[n + 1] == '\0')) {
             config_show(q, sizeof(q), v, strlen(v), 1);
             snprintf(why, whylen, "expected host:port[,host:port...] (or empty), got %s", q);
             return LEAF_EINVAL;
@@ -463,8 +463,8 @@ static leaf_status_t config_set_int(const struct config_key *k, void *field, con
     return LEAF_OK;
 }
 
-static leaf_status_t config_set_bool(void *field, const char *v,
-                                     size_t n, char *why, size_t whylen) {
+static leaf_status_t config_set_bool(void *field, const char *v, size_t n, char *why,
+                                     size_t whylen) {
     char q[CONFIG_SHOW_MAX];
     int x;
 
@@ -478,8 +478,8 @@ static leaf_status_t config_set_bool(void *field, const char *v,
     return LEAF_EINVAL;
 }
 
-static leaf_status_t config_set_level(void *field, const char *v,
-                                      size_t n, char *why, size_t whylen) {
+static leaf_status_t config_set_level(void *field, const char *v, size_t n, char *why,
+                                      size_t whylen) {
     char q[CONFIG_SHOW_MAX];
     int x;
 
@@ -495,8 +495,8 @@ static leaf_status_t config_set_level(void *field, const char *v,
 }
 
 /* Parses v into the field of row i; on error writes the reason into why. */
-static leaf_status_t config_set(struct leaf_config *c, size_t i, const char *v, size_t n,
-                                char *why, size_t whylen) {
+static leaf_status_t config_set(struct leaf_config *c, size_t i, const char *v, size_t n, char *why,
+                                size_t whylen) {
     const struct config_key *k = &config_keys[i];
     void *field = (char *)c + k->offset;
 
@@ -525,8 +525,8 @@ void config_defaults(struct leaf_config *c) {
     for (i = 0; i < CONFIG_NKEYS; i++) {
         /* A default that does not parse is a bug in CONFIG_KEYS, never the
          * user's fault; test_config checks every default, so this is loud. */
-        if (config_set(c, i, config_keys[i].def, strlen(config_keys[i].def), why,
-                       sizeof(why)) != LEAF_OK) {
+        if (config_set(c, i, config_keys[i].def, strlen(config_keys[i].def), why, sizeof(why)) !=
+            LEAF_OK) {
             fprintf(stderr, "config: bad default for %s: %s\n", config_keys[i].key, why);
             abort();
         }
@@ -618,8 +618,8 @@ static leaf_status_t config_parse_line(struct config_parser *p, const char *s, s
     return LEAF_OK;
 }
 
-leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len,
-                           const char *file, char *err, size_t errlen) {
+leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len, const char *file,
+                           char *err, size_t errlen) {
     struct config_parser p = {.c = c, .file = file, .err = err, .errlen = errlen};
     size_t pos = 0, end;
 
@@ -666,8 +666,7 @@ static leaf_status_t config_read(FILE *f, const char *path, char *buf, size_t *l
     return LEAF_OK;
 }
 
-leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err,
-                               size_t errlen) {
+leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     char *buf;
     size_t len = 0;
@@ -748,8 +747,7 @@ static leaf_status_t config_key_error(const struct leaf_config *c, size_t i, con
     char where[512];
 
     config_where(c, i, where, sizeof(where));
-    config_errorf(err, errlen, "%s%s%s: %s", where, where[0] ? ": " : "", config_keys[i].key,
-                  why);
+    config_errorf(err, errlen, "%s%s%s: %s", where, where[0] ? ": " : "", config_keys[i].key, why);
     return LEAF_EINVAL;
 }
 
@@ -757,13 +755,12 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     int zk = c->zk_address[0] != '\0';
 
     if (c->snowflake_enable && c->name[0] == '\0') {
-        return config_key_error(c, CONFIG_I_name,
-                                "required when leaf.snowflake.enable is true", err, errlen);
+        return config_key_error(c, CONFIG_I_name, "required when leaf.snowflake.enable is true",
+                                err, errlen);
     }
     if (zk && c->worker_id >= 0) {
         return config_key_error(c, CONFIG_I_worker_id,
-                                "only used when leaf.snowflake.zk.address is empty", err,
-                                errlen);
+                                "only used when leaf.snowflake.zk.address is empty", err, errlen);
     }
     if (c->snowflake_enable && !zk && c->worker_id < 0) {
         return config_key_error(c, CONFIG_I_worker_id,
@@ -772,8 +769,8 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
                                 err, errlen);
     }
     if (c->segment_enable && c->jdbc_url[0] == '\0') {
-        return config_key_error(c, CONFIG_I_jdbc_url,
-                                "required when leaf.segment.enable is true", err, errlen);
+        return config_key_error(c, CONFIG_I_jdbc_url, "required when leaf.segment.enable is true",
+                                err, errlen);
     }
     if (c->segment_enable && c->jdbc_username[0] == '\0') {
         return config_key_error(c, CONFIG_I_jdbc_username,
@@ -796,8 +793,7 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         return config_key_error(c, CONFIG_I_listen, why, err, errlen);
     }
     memset(&j, 0, sizeof(j));
-    if (c->jdbc_url[0] != '\0' &&
-        config_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
+    if (c->jdbc_url[0] != '\0' && config_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
         return config_key_error(c, CONFIG_I_jdbc_url, why, err, errlen);
     }
     memcpy(c->db_host, j.host, sizeof(c->db_host));

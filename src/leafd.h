@@ -33,6 +33,13 @@ struct leafd {
 
 extern struct leafd leafd;
 
+/*
+ * The control loop, run by the main thread: signals, the once-a-second cron,
+ * and the asyncs through which the ZooKeeper and database threads hand
+ * results back. Subsystems add their handles to it during start-up.
+ */
+struct uv_loop_s *leafd_control_loop(void);
+
 /* Wall-clock ms (CLOCK_REALTIME): what ID timestamps are made of. */
 int64_t leafd_wall_ms(void);
 

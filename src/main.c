@@ -26,6 +26,10 @@ struct leafd leafd;
 static uv_loop_t control_loop;
 static uv_signal_t sig_term, sig_int;
 
+struct uv_loop_s *leafd_control_loop(void) {
+    return &control_loop;
+}
+
 int64_t leafd_wall_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -133,10 +137,10 @@ int main(int argc, char **argv) {
     log_set_level(leafd.cfg.log_level);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     leafd.started_ms = leafd_wall_ms();
+    uv_loop_init(&control_loop);
     if (snowflake_setup() != 0) {
         return 1;
     }
-    uv_loop_init(&control_loop);
     int nthreads = resolve_threads(&leafd.cfg);
     if (http_server_start(&leafd.http, &leafd.cfg, nthreads) != LEAF_OK) {
         return 1;

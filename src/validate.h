@@ -11,7 +11,7 @@
 
 #include "src/status.h"
 
-#define VALIDATE_TAG_MAX 128   /* leaf_alloc.biz_tag is varchar(128) */
+#define VALIDATE_TAG_MAX 128 /* leaf_alloc.biz_tag is varchar(128) */
 #define VALIDATE_COUNT_MAX 10000
 
 /* 1 when s is 1..128 bytes of [A-Za-z0-9._:-], else 0. */

@@ -1,0 +1,373 @@
+"""Integration-test harness: real servers on loopback in temp dirs.
+
+Every integration test is a plain Python script (stdlib only) run by ctest.
+It starts what it needs with the helpers below, which bind 127.0.0.1 on free
+ports inside a `mktemp -d`-style directory and stop everything at exit:
+
+    with Env() as env:
+        zk = env.zookeeper()
+        db = env.mariadb()
+        node = env.leafd(snowflake=True, zk=zk)
+        ids = node.get_ids("/api/snowflake/get/t?count=10")
+
+Checks use check(cond, msg); the script ends with env.finish(), which prints
+"N passed, N failed" and exits non-zero on any failure.
+"""
+import atexit
+import http.client as httpclient
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+LEAFD_BIN = os.environ.get("LEAFD_BIN") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "leafd")
+ZK_JAR_DIR = "/usr/share/java"
+
+_checks = {"passed": 0, "failed": 0}
+
+
+def check(cond, msg):
+    """Records one check; prints failures with their message."""
+    if cond:
+        _checks["passed"] += 1
+    else:
+        _checks["failed"] += 1
+        print("FAIL: " + msg, flush=True)
+    return cond
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(fn, timeout=10.0, interval=0.05):
+    """Polls fn() until it returns a truthy value; returns it, or None on timeout."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Exception:
+            pass
+        time.sleep(interval)
+    return None
+
+
+def http(port, path, method="GET", body=None, headers=None, timeout=10):
+    """One request on a fresh connection; returns (status, body text, headers)."""
+    conn = httpclient.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", "replace"), dict(r.getheaders())
+    finally:
+        conn.close()
+
+
+def raw(port, data, timeout=5, read_until_close=True):
+    """Sends raw bytes and returns everything the server sends back until it closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not read_until_close:
+                break
+        return out
+    finally:
+        s.close()
+
+
+class Proc:
+    """A child process with its log file."""
+
+    def __init__(self, argv, logpath, env=None, cwd=None):
+        self.argv = argv
+        self.logpath = logpath
+        self.logf = open(logpath, "ab")
+        self.p = subprocess.Popen(argv, stdout=self.logf, stderr=subprocess.STDOUT,
+                                  env=env, cwd=cwd, start_new_session=True)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.p.poll() is None:
+            try:
+                self.p.send_signal(sig)
+                self.p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.logf.close()
+        return self.p.returncode
+
+    def kill9(self):
+        return self.stop(signal.SIGKILL)
+
+    def log_text(self):
+        with open(self.logpath, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+
+class ZooKeeper:
+    """A standalone ZooKeeper server (or one member of an ensemble)."""
+
+    def __init__(self, env, name="zk", ensemble=None, myid=None, wait=True):
+        self.env = env
+        self.dir = os.path.join(env.dir, name)
+        os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
+        self.port = free_port()
+        self.name = name
+        lines = ["tickTime=500", "initLimit=10", "syncLimit=5",
+                 "dataDir=%s/data" % self.dir, "clientPort=%d" % self.port,
+                 "clientPortAddress=127.0.0.1", "admin.enableServer=false",
+                 "4lw.commands.whitelist=*", "maxSessionTimeout=120000"]
+        if ensemble:
+            for i, (pp, ep) in enumerate(ensemble, 1):
+                lines.append("server.%d=127.0.0.1:%d:%d" % (i, pp, ep))
+            with open(os.path.join(self.dir, "data", "myid"), "w") as f:
+                f.write(str(myid))
+        self.cfg = os.path.join(self.dir, "zoo.cfg")
+        with open(self.cfg, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.proc = None
+        self.start(wait)
+
+    def start(self, wait=True):
+        cp = "%s/zookeeper.jar:%s/*" % (ZK_JAR_DIR, ZK_JAR_DIR)
+        self.proc = Proc(["java", "-Xmx256m", "-Dzookeeper.log.dir=" + self.dir,
+                          "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
+                          "-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain",
+                          self.cfg], os.path.join(self.dir, "zk.log"))
+        if wait and not wait_until(self.ruok, 30):
+            raise RuntimeError("ZooKeeper %s did not start; see %s" % (self.name, self.proc.logpath))
+
+    def ruok(self):
+        try:
+            return raw(self.port, b"ruok", timeout=1) == b"imok"
+        except OSError:
+            return False
+
+    def serving(self):
+        """True once the server is in a quorum (or standalone) and serving clients."""
+        try:
+            out = raw(self.port, b"srvr", timeout=1)
+            return b"Mode: " in out
+        except OSError:
+            return False
+
+    def address(self):
+        return "127.0.0.1:%d" % self.port
+
+    def stop(self):
+        if self.proc:
+            self.proc.stop(signal.SIGKILL)
+            self.proc = None
+
+    def cli(self, *cmd):
+        """Runs one zkCli.sh command; returns its stdout."""
+        r = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", self.address()] +
+                           list(cmd), capture_output=True, text=True, timeout=60)
+        return r.stdout
+
+
+class MariaDB:
+    """A throwaway MariaDB server with Leaf's leaf_alloc table in database `leaf`."""
+
+    def __init__(self, env, name="db"):
+        self.env = env
+        self.dir = os.path.join(env.dir, name)
+        self.datadir = os.path.join(self.dir, "data")
+        self.sock = os.path.join(self.dir, "mysql.sock")
+        self.port = free_port()
+        os.makedirs(self.dir, exist_ok=True)
+        r = subprocess.run(["mariadb-install-db", "--no-defaults", "--datadir=" + self.datadir,
+                            "--auth-root-authentication-method=normal", "--user=root",
+                            "--skip-test-db"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("mariadb-install-db failed: " + r.stderr[-2000:])
+        self.proc = None
+        self.start()
+        self.sql("CREATE DATABASE leaf; CREATE USER 'leaf'@'127.0.0.1' IDENTIFIED BY 'leafpw';"
+                 "GRANT ALL ON leaf.* TO 'leaf'@'127.0.0.1';", db="")
+        sqlfile = os.path.join(os.path.dirname(__file__), "..", "..", "conf", "leaf_alloc.sql")
+        if os.path.exists(sqlfile):
+            with open(sqlfile) as f:
+                self.sql(f.read())
+
+    def start(self):
+        self.proc = Proc(["mariadbd", "--no-defaults", "--datadir=" + self.datadir,
+                          "--socket=" + self.sock, "--port=%d" % self.port,
+                          "--bind-address=127.0.0.1", "--user=root",
+                          "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M",
+                          "--pid-file=" + os.path.join(self.dir, "mysqld.pid")],
+                         os.path.join(self.dir, "mariadb.log"))
+        if not wait_until(lambda: self.sql("SELECT 1", db="", check_rc=False) == "1\n", 30):
+            raise RuntimeError("MariaDB did not start; see " + self.proc.logpath)
+
+    def sql(self, text, db="leaf", check_rc=True):
+        """Runs SQL through the mariadb client as root; returns tab-separated rows."""
+        argv = ["mariadb", "--no-defaults", "-uroot", "--socket=" + self.sock, "-N", "-B"]
+        if db:
+            argv.append(db)
+        r = subprocess.run(argv, input=text, capture_output=True, text=True, timeout=30)
+        if check_rc and r.returncode != 0:
+            raise RuntimeError("SQL failed: %s\n%s" % (text, r.stderr))
+        return r.stdout
+
+    def jdbc_url(self):
+        return "jdbc:mysql://127.0.0.1:%d/leaf?useUnicode=true&characterEncoding=utf8" % self.port
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc:
+            self.proc.stop(sig)
+            self.proc = None
+
+
+class Leafd:
+    """One leafd node with its own config file, data dir and port."""
+
+    def __init__(self, env, name, props, extra_env=None, wait_ready=True, port=None):
+        self.env = env
+        self.name = name
+        self.dir = os.path.join(env.dir, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.port = port or free_port()
+        self.props = dict(props)
+        self.props.setdefault("leafd.listen", "127.0.0.1:%d" % self.port)
+        self.props.setdefault("leafd.data.dir", os.path.join(self.dir, "data"))
+        self.conf = os.path.join(self.dir, "leafd.properties")
+        self.extra_env = extra_env or {}
+        self.proc = None
+        self.start(wait_ready=wait_ready)
+
+    def write_conf(self):
+        with open(self.conf, "w") as f:
+            for k, v in self.props.items():
+                f.write("%s = %s\n" % (k, v))
+
+    def start(self, wait_ready=True, extra_env=None, timeout=30):
+        self.write_conf()
+        e = dict(os.environ)
+        e.update(self.extra_env)
+        e.update(extra_env or {})
+        self.proc = Proc([LEAFD_BIN, "-c", self.conf], os.path.join(self.dir, "leafd.log"), env=e)
+        if wait_ready and not self.wait_ready(timeout):
+            raise RuntimeError("leafd %s not ready; log:\n%s" % (self.name, self.proc.log_text()[-3000:]))
+        return self
+
+    def wait_ready(self, timeout=30):
+        return wait_until(lambda: self.proc.alive() and http(self.port, "/ready")[0] == 200, timeout)
+
+    def wait_exit(self, timeout=30):
+        try:
+            return self.proc.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def get(self, path, **kw):
+        return http(self.port, path, **kw)
+
+    def get_ids(self, path):
+        st, body, _ = self.get(path)
+        if st != 200:
+            raise RuntimeError("GET %s -> %d %s" % (path, st, body))
+        return [int(x) for x in body.split("\n")]
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc:
+            rc = self.proc.stop(sig)
+            return rc
+        return None
+
+    def log_text(self):
+        return self.proc.log_text() if self.proc else ""
+
+
+class Env:
+    """Owns the temp dir and every server started in it."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="leafd-it-")
+        self.servers = []
+        atexit.register(self.close)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def zookeeper(self, **kw):
+        z = ZooKeeper(self, **kw)
+        self.servers.append(z)
+        return z
+
+    def zookeeper_ensemble(self, n=3):
+        """n ZooKeeper servers in one ensemble on loopback; returns the list."""
+        ports = [(free_port(), free_port()) for _ in range(n)]
+        zks = [ZooKeeper(self, name="zk%d" % (i + 1), ensemble=ports, myid=i + 1, wait=False)
+               for i in range(n)]
+        self.servers.extend(zks)
+        for z in zks:
+            if not wait_until(z.serving, 60):
+                raise RuntimeError("ensemble member %s not serving; see %s" % (z.name, z.proc.logpath))
+        return zks
+
+    def mariadb(self, **kw):
+        d = MariaDB(self, **kw)
+        self.servers.append(d)
+        return d
+
+    def leafd(self, name="leafd", props=None, **kw):
+        n = Leafd(self, name, props or {}, **kw)
+        self.servers.append(n)
+        return n
+
+    def close(self):
+        for s in reversed(self.servers):
+            try:
+                s.stop()
+            except Exception:
+                pass
+        self.servers = []
+        if os.environ.get("LEAFD_KEEP_TMP"):
+            print("kept " + self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def finish(self):
+        self.close()
+        print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]))
+        sys.exit(1 if _checks["failed"] else 0)
+
+
+def static_props(worker=1, **extra):
+    """Config of a static-worker snowflake node."""
+    p = {"leaf.name": "it", "leaf.snowflake.enable": "true",
+         "leafd.snowflake.worker.id": str(worker),
+         "leafd.snowflake.advertise.ip": "127.0.0.1"}
+    p.update(extra)
+    return p
