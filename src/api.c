@@ -12,8 +12,11 @@
 #include "src/metrics.h"
 #include "src/validate.h"
 
-/* A request waiting on the clock gives up after this long (then 503). */
-#define API_MAX_CLOCK_WAIT_MS 50
+/*
+ * A request waiting for the generator (clock a little behind, or every
+ * millisecond up to the borrow limit used) gives up after this long.
+ */
+#define API_MAX_GEN_WAIT_MS 1000
 
 int api_query_get(const struct http_request *req, const char *name, const char **val,
                   size_t *len) {
@@ -86,9 +89,12 @@ void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
 static leaf_status_t snowflake_refuse(struct http_request *req, leaf_status_t rc) {
     switch (rc) {
     case LEAF_ECLOCK:
-    case LEAF_EAGAIN:
         http_respond_error(req, 503, "clock_backwards",
                            "the clock moved backwards; refusing until it catches up");
+        break;
+    case LEAF_EAGAIN:
+        http_respond_error(req, 503, "overloaded",
+                           "the generator stayed busy or the clock behind for a whole second");
         break;
     case LEAF_ERANGE:
         http_respond_error(req, 503, "clock_out_of_range",
@@ -125,7 +131,7 @@ leaf_status_t api_snowflake_get(struct http_request *req) {
         return LEAF_OK;
     }
     if (rc == LEAF_EAGAIN &&
-        http_loop_now(req->loop) - req->first_seen_ms + wait_ms <= API_MAX_CLOCK_WAIT_MS) {
+        http_loop_now(req->loop) - req->first_seen_ms + wait_ms <= API_MAX_GEN_WAIT_MS) {
         req->retry_ms = wait_ms;
         return LEAF_EAGAIN;
     }
