@@ -10,6 +10,8 @@
 #include "snowflake/snowflake_id.h"
 #include "src/leafd.h"
 #include "src/metrics.h"
+#include "src/segment_service.h"
+#include "src/snowflake_node.h"
 #include "src/validate.h"
 
 /*
@@ -205,13 +207,17 @@ leaf_status_t api_health(struct http_request *req) {
 /* Appends the snowflake part of /ready; returns 1 when snowflake can issue now. */
 static int ready_snowflake(char *buf, size_t cap, size_t *pos) {
     int worker;
+    int64_t ceiling;
     pthread_mutex_lock(&leafd.gen_lock);
     worker = leafd.gen.worker_id;
+    ceiling = leafd.gen.ceiling_ms;
     pthread_mutex_unlock(&leafd.gen_lock);
-    int ok = atomic_load(&leafd.snowflake_ready) && worker >= 0;
+    /* Ready while the persisted reservation is ahead of the clock (ZooKeeper
+     * itself is a weak dependency: see src/snowflake_node.h). */
+    int ok = atomic_load(&leafd.snowflake_ready) && worker >= 0 && ceiling > leafd_wall_ms();
     *pos += (size_t)snprintf(buf + *pos, cap - *pos,
                              "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"worker_id\":%d,"
-                             "\"mode\":\"%s\",\"coordinated\":%s%s}",
+                             "\"mode\":\"%s\",\"coordinated\":%s%s",
                              ok ? "true" : "false", worker,
                              leafd.snowflake_static ? "static" : "zookeeper",
                              leafd.snowflake_static ? "false" : "true",
@@ -219,6 +225,8 @@ static int ready_snowflake(char *buf, size_t cap, size_t *pos) {
                                  ? ",\"warning\":\"static worker mode: worker IDs are not "
                                    "coordinated; never run two nodes with the same worker ID\""
                                  : "");
+    *pos += snowflake_node_ready_json(buf + *pos, cap - *pos);
+    *pos += (size_t)snprintf(buf + *pos, cap - *pos, "}");
     return ok;
 }
 
@@ -232,9 +240,8 @@ leaf_status_t api_ready(struct http_request *req) {
     } else {
         pos += (size_t)snprintf(body + pos, sizeof(body) - pos, "\"snowflake\":{\"enabled\":false}");
     }
-    pos += (size_t)snprintf(body + pos, sizeof(body) - pos,
-                            ",\"segment\":{\"enabled\":%s}",
-                            leafd.cfg.segment_enable ? "true" : "false");
+    pos += (size_t)snprintf(body + pos, sizeof(body) - pos, ",");
+    ok &= segment_service_ready(body, sizeof(body), &pos);
     if (ok) {
         pos += (size_t)snprintf(body + pos, sizeof(body) - pos, ",\"status\":\"ready\"}");
         http_respond(req, 200, "application/json", body, pos);
@@ -278,6 +285,8 @@ leaf_status_t api_metrics(struct http_request *req) {
         (unsigned long long)g.backwards_errors, (unsigned long long)g.exhaustions, g.worker_id,
         snowflake_id_years_left(leafd.cfg.epoch, leafd_wall_ms()),
         (unsigned long long)http_server_connections(leafd.http));
+    pos += snowflake_node_metrics(buf + pos, cap - pos);
+    pos += segment_service_metrics(buf + pos, cap - pos);
     http_respond(req, 200, "text/plain; version=0.0.4", buf, pos);
     return LEAF_OK;
 }

@@ -18,6 +18,19 @@ leaf_status_t api_metrics(struct http_request *req);
 
 /* segment handlers: src/api_segment.c */
 leaf_status_t api_segment_get(struct http_request *req);
+leaf_status_t api_leaf_get(struct http_request *req);
+/* admin API (src/api_admin.c) and monitor pages (src/api_pages.c) */
+leaf_status_t api_admin_create(struct http_request *req);
+leaf_status_t api_admin_init_cache(struct http_request *req);
+leaf_status_t api_admin_step(struct http_request *req);
+leaf_status_t api_cache_page(struct http_request *req);
+leaf_status_t api_db_page(struct http_request *req);
+
+/* The admin rule (contract section 2); answers 401/403 itself and returns 0 when refused. */
+int api_admin_allowed(struct http_request *req);
+
+/* Writes s as a quoted, escaped JSON string at dst (room: 6 * strlen(s) + 3); returns the length. */
+size_t api_json_string(char *dst, const char *s);
 
 /* Finds name=value in the query; returns 1 and the raw value when present. */
 int api_query_get(const struct http_request *req, const char *name, const char **val,

@@ -11,59 +11,32 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "llhttp.h"
+#include "src/http_proto.h"
 #include "src/log.h"
-#include "src/metrics.h"
-#include "src/router.h"
 
 #define HTTP_READ_BUF 16384
 
-/* A growable byte buffer. */
-struct http_buf {
-    char *data;
-    size_t len, cap;
-};
-
 /*
- * One client connection. Owned by its loop's thread; freed in the close
+ * One client connection: the socket side. The protocol (parsing, dispatch,
+ * responses) is in proto. Owned by its loop's thread; freed in the close
  * callback once both the TCP handle and the retry timer are closed.
  */
 struct http_conn {
     uv_tcp_t tcp;
     uv_timer_t retry; /* re-runs a request whose handler said LEAF_EAGAIN */
     uv_write_t wreq;
-    llhttp_t parser;
     struct http_loop *hl;
     struct http_conn *prev, *next; /* the loop's connection list */
 
-    char in[HTTP_READ_BUF]; /* unparsed input (kept while a request waits) */
+    char in[HTTP_READ_BUF]; /* input not yet consumed by proto */
     size_t in_len;
-    struct http_buf out;  /* responses being appended */
-    struct http_buf wbuf; /* responses being written */
-
-    /* the request being received */
-    char url[HTTP_MAX_URL + 1];
-    size_t url_len;
-    size_t head_bytes;
-    char field[32];
-    size_t field_len;
-    int in_auth;
-    char auth[HTTP_MAX_AUTH + 1];
-    size_t auth_len;
-    char body[HTTP_MAX_BODY];
-    size_t body_len;
-    int too_large; /* status (413/414/431) once a limit is hit */
-
-    struct http_request req; /* the request waiting for a retry */
-    int64_t head_started_ms; /* loop time the current head began, 0 = none */
+    struct http_buf wbuf;   /* responses being written by uv_write */
+    struct http_proto proto;
     int64_t last_active_ms;
-    int loopback;
-    int waiting;       /* a request is parked on the retry timer */
-    int writing;       /* wbuf is being written */
-    int reading;       /* uv_read_start is active */
-    int close_after;   /* close once the output is written */
-    int closing;       /* uv_close has been called */
-    int handles_open;  /* handles still to be closed before free */
+    int writing;      /* wbuf is being written */
+    int reading;      /* uv_read_start is active */
+    int closing;      /* uv_close has been called */
+    int handles_open; /* handles still to be closed before free */
 };
 
 /* One event loop and its listener. Owned by its thread, see http.h. */
@@ -89,114 +62,9 @@ struct http_server {
     struct http_loop *loops[HTTP_MAX_LOOPS];
 };
 
-static llhttp_settings_t http_settings;
-
 static void conn_process(struct http_conn *c);
 static void conn_flush(struct http_conn *c);
 static void conn_close(struct http_conn *c);
-
-/* ---- buffers ------------------------------------------------------------ */
-
-static int buf_reserve(struct http_buf *b, size_t extra) {
-    if (b->len + extra <= b->cap) {
-        return 0;
-    }
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) {
-        cap *= 2;
-    }
-    char *p = realloc(b->data, cap);
-    if (p == NULL) {
-        log_error("http", "realloc(%zu) for output failed", cap);
-        return -1;
-    }
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
-
-/* ---- responses ---------------------------------------------------------- */
-
-static const char *http_reason(int status) {
-    switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
-    }
-}
-
-static char *put_str(char *p, const char *s) {
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
-static char *put_uint(char *p, size_t v) {
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n) {
-        *p++ = tmp[--n];
-    }
-    return p;
-}
-
-/* Status line and headers are assembled by hand: snprintf showed in profiles. */
-static void conn_append_response(struct http_conn *c, int status, const char *type,
-                                 const char *body, size_t body_len) {
-    if (buf_reserve(&c->out, body_len + 256) != 0) {
-        c->close_after = 1;
-        return;
-    }
-    char *p = c->out.data + c->out.len;
-    p = put_str(p, "HTTP/1.1 ");
-    p = put_uint(p, (size_t)status);
-    *p++ = ' ';
-    p = put_str(p, http_reason(status));
-    p = put_str(p, "\r\nContent-Type: ");
-    p = put_str(p, type);
-    p = put_str(p, "\r\nContent-Length: ");
-    p = put_uint(p, body_len);
-    if (c->close_after) {
-        p = put_str(p, "\r\nConnection: close");
-    } else if (c->parser.http_major == 1 && c->parser.http_minor == 0) {
-        p = put_str(p, "\r\nConnection: keep-alive");
-    }
-    p = put_str(p, "\r\n\r\n");
-    memcpy(p, body, body_len);
-    c->out.len = (size_t)(p + body_len - c->out.data);
-}
-
-void http_respond(struct http_request *req, int status, const char *content_type,
-                  const char *body, size_t body_len) {
-    req->status = status;
-    conn_append_response(req->conn, status, content_type, body, body_len);
-}
-
-void http_respond_error(struct http_request *req, int status, const char *code,
-                        const char *message) {
-    char body[512];
-    int n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"%s\"}", code, message);
-    if (n < 0 || (size_t)n >= sizeof(body)) {
-        n = (int)sizeof(body) - 1;
-    }
-    http_respond(req, status, "application/json", body, (size_t)n);
-}
 
 char *http_loop_scratch(struct http_loop *hl) {
     return hl->scratch;
@@ -210,205 +78,26 @@ int64_t http_loop_now(const struct http_loop *hl) {
     return (int64_t)uv_now(&hl->loop);
 }
 
-/* An error found by the HTTP layer itself: answer and close the connection. */
-static void conn_fail(struct http_conn *c, int status, const char *code, const char *message) {
-    struct http_request req = {.conn = c, .loop = c->hl};
-    req.route = status == 404 ? router_route_not_found() : router_route_bad_request();
-    c->close_after = 1;
-    http_respond_error(&req, status, code, message);
-    metrics_count_request(c->hl->index, req.route, status);
-}
-
-/* ---- llhttp callbacks: copy what the router needs, enforce limits --------- */
-
-static int on_message_begin(llhttp_t *p) {
-    struct http_conn *c = p->data;
-    c->url_len = c->head_bytes = c->field_len = c->auth_len = c->body_len = 0;
-    c->in_auth = 0;
-    c->too_large = 0;
-    if (c->head_started_ms == 0) {
-        c->head_started_ms = (int64_t)uv_now(&c->hl->loop);
-    }
-    return 0;
-}
-
-static int on_url(llhttp_t *p, const char *at, size_t len) {
-    struct http_conn *c = p->data;
-    if (c->url_len + len > HTTP_MAX_URL) {
-        c->too_large = 414;
-        return HPE_USER;
-    }
-    memcpy(c->url + c->url_len, at, len);
-    c->url_len += len;
-    return 0;
-}
-
-static int head_add(struct http_conn *c, size_t len) {
-    c->head_bytes += len;
-    if (c->head_bytes > HTTP_MAX_HEAD) {
-        c->too_large = 431;
-        return HPE_USER;
-    }
-    return 0;
-}
-
-static int on_header_field(llhttp_t *p, const char *at, size_t len) {
-    struct http_conn *c = p->data;
-    if (head_add(c, len) != 0) {
-        return HPE_USER;
-    }
-    size_t room = sizeof(c->field) - 1 - c->field_len;
-    size_t n = len < room ? len : room;
-    memcpy(c->field + c->field_len, at, n);
-    c->field_len += n;
-    return 0;
-}
-
-static int on_header_field_complete(llhttp_t *p) {
-    struct http_conn *c = p->data;
-    c->in_auth = c->field_len == 13 && strncasecmp(c->field, "authorization", 13) == 0;
-    if (c->in_auth) {
-        c->auth_len = 0; /* the last Authorization header wins */
-    }
-    c->field_len = 0;
-    return 0;
-}
-
-static int on_header_value(llhttp_t *p, const char *at, size_t len) {
-    struct http_conn *c = p->data;
-    if (head_add(c, len) != 0) {
-        return HPE_USER;
-    }
-    if (c->in_auth) {
-        if (c->auth_len + len > HTTP_MAX_AUTH) {
-            c->too_large = 431;
-            return HPE_USER;
-        }
-        memcpy(c->auth + c->auth_len, at, len);
-        c->auth_len += len;
-    }
-    return 0;
-}
-
-static int on_headers_complete(llhttp_t *p) {
-    struct http_conn *c = p->data;
-    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > HTTP_MAX_BODY) {
-        c->too_large = 413;
-        return HPE_USER;
-    }
-    return 0;
-}
-
-static int on_body(llhttp_t *p, const char *at, size_t len) {
-    struct http_conn *c = p->data;
-    if (c->body_len + len > HTTP_MAX_BODY) {
-        c->too_large = 413;
-        return HPE_USER;
-    }
-    memcpy(c->body + c->body_len, at, len);
-    c->body_len += len;
-    return 0;
-}
-
-static int on_message_complete(llhttp_t *p) {
-    /* One request at a time: conn_process() dispatches it, then resumes. */
-    return HPE_PAUSED;
-}
-
-/* ---- request dispatch ----------------------------------------------------- */
-
-static void conn_build_request(struct http_conn *c) {
-    struct http_request *r = &c->req;
-    c->url[c->url_len] = '\0';
-    c->auth[c->auth_len] = '\0';
-    *r = (struct http_request){
-        .method = c->parser.method,
-        .path = c->url,
-        .path_len = c->url_len,
-        .query = "",
-        .body = c->body,
-        .body_len = c->body_len,
-        .auth = c->auth,
-        .auth_len = c->auth_len,
-        .loopback = c->loopback,
-        .first_seen_ms = (int64_t)uv_now(&c->hl->loop),
-        .loop = c->hl,
-        .conn = c,
-    };
-    char *q = memchr(c->url, '?', c->url_len);
-    if (q != NULL) {
-        r->path_len = (size_t)(q - c->url);
-        r->query = q + 1;
-        r->query_len = c->url_len - r->path_len - 1;
-    }
-    if (!llhttp_should_keep_alive(&c->parser) || c->hl->draining) {
-        c->close_after = 1;
-    }
-}
-
-static void on_retry(uv_timer_t *t);
-
-/* Runs the parked or fresh request; returns 1 if it must wait. */
-static int conn_dispatch(struct http_conn *c) {
-    c->req.status = 0;
-    leaf_status_t rc = router_dispatch(&c->req);
-    if (rc == LEAF_EAGAIN) {
-        c->req.retries++;
-        c->waiting = 1;
-        uint64_t delay = c->req.retry_ms > 0 ? (uint64_t)c->req.retry_ms : 1;
-        uv_timer_start(&c->retry, on_retry, delay, 0);
-        return 1;
-    }
-    c->head_started_ms = 0;
-    return 0;
-}
-
 static void on_retry(uv_timer_t *t) {
     struct http_conn *c = t->data;
-    c->waiting = 0;
-    if (conn_dispatch(c)) {
-        conn_flush(c);
-        return;
-    }
+    http_proto_retry(&c->proto);
     conn_process(c);
 }
 
 /*
- * Parses and answers every complete request in the input, in order, until
- * the input is used up, a handler must wait, or the output is too large.
+ * Hands the buffered input to the protocol, then writes what it answered.
+ * A request that must wait parks the connection on its retry timer.
  */
 static void conn_process(struct http_conn *c) {
-    size_t used = 0;
-    while (!c->waiting && !c->closing && !c->close_after && used < c->in_len &&
-           c->out.len < HTTP_MAX_OUTPUT) {
-        llhttp_errno_t err = llhttp_execute(&c->parser, c->in + used, c->in_len - used);
-        if (err == HPE_OK) {
-            used = c->in_len;
-            break;
-        }
-        if (err == HPE_PAUSED) {
-            used = (size_t)(llhttp_get_error_pos(&c->parser) - c->in);
-            llhttp_resume(&c->parser);
-            conn_build_request(c);
-            conn_dispatch(c);
-            continue;
-        }
-        if (c->too_large == 414) {
-            conn_fail(c, 414, "uri_too_long", "request line longer than 2048 bytes");
-        } else if (c->too_large == 431) {
-            conn_fail(c, 431, "header_too_large", "request head larger than 8192 bytes");
-        } else if (c->too_large == 413) {
-            conn_fail(c, 413, "body_too_large", "request body larger than 16384 bytes");
-        } else {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "malformed HTTP request: %s", llhttp_errno_name(err));
-            conn_fail(c, 400, "bad_request", msg);
-        }
-        used = c->in_len;
-    }
-    if (used > 0) {
+    struct http_proto *p = &c->proto;
+    if (!p->waiting && c->in_len > 0) {
+        size_t used = http_proto_execute(p, c->in, c->in_len);
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
+    }
+    if (p->waiting) {
+        uint64_t delay = p->req.retry_ms > 0 ? (uint64_t)p->req.retry_ms : 1;
+        uv_timer_start(&c->retry, on_retry, delay, 0);
     }
     conn_flush(c);
 }
@@ -425,8 +114,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 /* Reads only while there is room for input and the client keeps up. */
 static void conn_update_reading(struct http_conn *c) {
-    int want = !c->closing && !c->close_after && !c->waiting && c->in_len < sizeof(c->in) &&
-               c->out.len + c->wbuf.len < HTTP_MAX_OUTPUT;
+    const struct http_proto *p = &c->proto;
+    int want = !c->closing && !p->close_after && !p->waiting && c->in_len < sizeof(c->in) &&
+               p->out.len + c->wbuf.len < HTTP_MAX_OUTPUT;
     if (want && !c->reading) {
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
         c->reading = 1;
@@ -445,7 +135,7 @@ static void on_written(uv_write_t *w, int status) {
         conn_close(c);
         return;
     }
-    if (c->in_len > 0 && !c->waiting) {
+    if (c->in_len > 0 && !c->proto.waiting) {
         conn_process(c); /* input held back by output back-pressure */
     } else {
         conn_flush(c);
@@ -459,21 +149,22 @@ static void on_written(uv_write_t *w, int status) {
  * batch of responses.
  */
 static int conn_write_out(struct http_conn *c) {
-    uv_buf_t b = uv_buf_init(c->out.data, (unsigned)c->out.len);
+    struct http_buf *out = &c->proto.out;
+    uv_buf_t b = uv_buf_init(out->data, (unsigned)out->len);
     int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     if (n < 0 && n != UV_EAGAIN) {
         log_debug("http", "write to client failed: %s", uv_strerror(n));
         return -1;
     }
     size_t done = n > 0 ? (size_t)n : 0;
-    if (done == c->out.len) {
-        c->out.len = 0;
+    if (done == out->len) {
+        out->len = 0;
         return 0;
     }
     struct http_buf t = c->wbuf;
-    c->wbuf = c->out;
-    c->out = t;
-    c->out.len = 0;
+    c->wbuf = *out;
+    *out = t;
+    out->len = 0;
     b = uv_buf_init(c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
     c->wreq.data = c;
     int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_written);
@@ -489,16 +180,17 @@ static void conn_flush(struct http_conn *c) {
     if (c->closing) {
         return;
     }
-    if (!c->writing && c->out.len > 0 && conn_write_out(c) != 0) {
+    struct http_proto *p = &c->proto;
+    if (!c->writing && p->out.len > 0 && conn_write_out(c) != 0) {
         conn_close(c);
         return;
     }
-    if (!c->writing && c->close_after && !c->waiting) {
+    if (!c->writing && p->close_after && !p->waiting) {
         conn_close(c);
         return;
     }
-    if (c->hl->draining && !c->writing && !c->waiting && c->in_len == 0 &&
-        c->head_started_ms == 0) {
+    if (c->hl->draining && !c->writing && !p->waiting && c->in_len == 0 &&
+        p->head_started_ms == 0) {
         conn_close(c);
         return;
     }
@@ -515,7 +207,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
             log_debug("http", "read from client failed: %s", uv_strerror((int)nread));
         }
         /* The client is gone or half-closed: answer what is parked, then close. */
-        c->close_after = 1;
+        c->proto.close_after = 1;
         if (c->reading) {
             uv_read_stop(s);
             c->reading = 0;
@@ -533,7 +225,7 @@ static void on_conn_closed(uv_handle_t *h) {
     if (--c->handles_open > 0) {
         return;
     }
-    free(c->out.data);
+    http_proto_free(&c->proto);
     free(c->wbuf.data);
     free(c);
 }
@@ -605,13 +297,12 @@ static void on_connection(uv_stream_t *server, int status) {
         return;
     }
     struct sockaddr_storage ss;
-    int len = sizeof(ss);
+    int len = sizeof(ss), loopback = 0;
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
-        c->loopback = addr_is_loopback(&ss);
+        loopback = addr_is_loopback(&ss);
     }
     uv_tcp_nodelay(&c->tcp, 1);
-    llhttp_init(&c->parser, HTTP_REQUEST, &http_settings);
-    c->parser.data = c;
+    http_proto_init(&c->proto, hl, loopback);
     c->last_active_ms = (int64_t)uv_now(&hl->loop);
     conn_update_reading(c);
 }
@@ -624,13 +315,14 @@ static void on_sweep(uv_timer_t *t) {
     struct http_conn *c = hl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
-        if (c->waiting || c->writing) {
+        const struct http_proto *p = &c->proto;
+        if (p->waiting || c->writing) {
             continue;
         }
-        if (c->head_started_ms && now - c->head_started_ms > hl->cfg->request_timeout_ms) {
-            conn_fail(c, 408, "request_timeout", "request head not received in time");
+        if (p->head_started_ms && now - p->head_started_ms > hl->cfg->request_timeout_ms) {
+            http_proto_fail(&c->proto, 408, "request_timeout", "request head not received in time");
             conn_flush(c);
-        } else if (!c->head_started_ms && now - c->last_active_ms > hl->cfg->idle_timeout_ms) {
+        } else if (!p->head_started_ms && now - c->last_active_ms > hl->cfg->idle_timeout_ms) {
             conn_close(c);
         }
     }
@@ -654,6 +346,7 @@ static void on_wake(uv_async_t *a) {
     struct http_conn *c = hl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
+        c->proto.no_keepalive = 1;
         conn_flush(c);
     }
     uv_close((uv_handle_t *)&hl->wake, NULL);
@@ -722,25 +415,12 @@ static int loop_init(struct http_loop *hl, const struct leaf_config *cfg, int in
     return 0;
 }
 
-static void settings_init(void) {
-    llhttp_settings_init(&http_settings);
-    http_settings.on_message_begin = on_message_begin;
-    http_settings.on_url = on_url;
-    http_settings.on_header_field = on_header_field;
-    http_settings.on_header_field_complete = on_header_field_complete;
-    http_settings.on_header_value = on_header_value;
-    http_settings.on_headers_complete = on_headers_complete;
-    http_settings.on_body = on_body;
-    http_settings.on_message_complete = on_message_complete;
-}
-
 leaf_status_t http_server_start(struct http_server **out, const struct leaf_config *cfg,
                                 int nloops) {
     struct http_server *srv = calloc(1, sizeof(*srv));
     if (srv == NULL) {
         return LEAF_ENOMEM;
     }
-    settings_init();
     for (int i = 0; i < nloops; i++) {
         struct http_loop *hl = calloc(1, sizeof(*hl));
         if (hl == NULL || loop_init(hl, cfg, i) != 0) {

@@ -38,7 +38,7 @@
 #define HTTP_MAX_LOOPS 64
 
 struct http_loop;
-struct http_conn;
+struct http_proto;
 
 /* What a handler sees of a request. Valid only during the handler call. */
 struct http_request {
@@ -58,7 +58,7 @@ struct http_request {
     int route;                 /* route index, set by the router (metrics) */
     int status;                /* status of the response written, 0 until then */
     struct http_loop *loop;    /* the loop serving it (metrics, scratch) */
-    struct http_conn *conn;    /* where the response goes */
+    struct http_proto *proto;  /* where the response goes */
 };
 
 /* Appends a complete response (status line, headers, body). */

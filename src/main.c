@@ -19,6 +19,8 @@
 #include "src/http.h"
 #include "src/leafd.h"
 #include "src/log.h"
+#include "src/segment_service.h"
+#include "src/snowflake_node.h"
 
 struct leafd leafd;
 
@@ -86,11 +88,26 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
     return 0;
 }
 
+/* The drain is bounded: a client that never finishes cannot hold the exit. */
+#define LEAFD_DRAIN_MAX_S 15
+
+static void on_drain_timeout(int signum) {
+    static const char msg[] = "level=error component=main msg=\"drain took longer than 15 s, "
+                              "exiting with requests unanswered\"\n";
+    ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)rc;
+    _exit(1);
+}
+
 static void on_signal(uv_signal_t *s, int signum) {
     log_info("main", "received %s, draining in-flight requests", strsignal(signum));
+    signal(SIGALRM, on_drain_timeout);
+    alarm(LEAFD_DRAIN_MAX_S);
     http_server_stop(leafd.http);
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
+    /* Leave the control loop now; subsystems are shut down in order in main(). */
+    uv_stop(&control_loop);
 }
 
 static int snowflake_setup(void) {
@@ -111,9 +128,8 @@ static int snowflake_setup(void) {
                  (int)cfg->worker_id);
         return 0;
     }
-    log_error("snowflake", "ZooKeeper mode is not built yet (leaf.snowflake.zk.address=%s)",
-              cfg->zk_address);
-    return -1;
+    /* Blocks until the worker ID is leased and the clock checked (zk/). */
+    return snowflake_node_start() == LEAF_OK ? 0 : -1;
 }
 
 static int resolve_threads(const struct leaf_config *cfg) {
@@ -141,6 +157,9 @@ int main(int argc, char **argv) {
     if (snowflake_setup() != 0) {
         return 1;
     }
+    if (segment_service_start(&leafd.cfg, &control_loop) != LEAF_OK) {
+        return 1;
+    }
     int nthreads = resolve_threads(&leafd.cfg);
     if (http_server_start(&leafd.http, &leafd.cfg, nthreads) != LEAF_OK) {
         return 1;
@@ -153,6 +172,8 @@ int main(int argc, char **argv) {
              leafd.cfg.listen, nthreads);
     uv_run(&control_loop, UV_RUN_DEFAULT);
     http_server_join(leafd.http);
+    segment_service_stop(); /* after the HTTP loops: stop the database thread, free tags */
+    snowflake_node_shutdown(); /* persist the last issued time, leave ZooKeeper */
     log_info("main", "stopped cleanly");
     return 0;
 }

@@ -10,6 +10,12 @@
 static const struct route routes[] = {
     {HTTP_GET, "/api/snowflake/get/", 1, api_snowflake_get, "snowflake_get"},
     {HTTP_GET, "/api/segment/get/", 1, api_segment_get, "segment_get"},
+    {HTTP_GET, "/api/leaf", 0, api_leaf_get, "leaf_get"},
+    {HTTP_POST, "/api/leaf", 0, api_admin_create, "leaf_create"},
+    {HTTP_PUT, "/api/leaf/init/cache", 0, api_admin_init_cache, "leaf_init_cache"},
+    {HTTP_PUT, "/api/leaf/step", 0, api_admin_step, "leaf_step"},
+    {HTTP_GET, "/cache", 0, api_cache_page, "cache"},
+    {HTTP_GET, "/db", 0, api_db_page, "db"},
     {HTTP_GET, "/decodeSnowflakeId", 0, api_decode, "decode"},
     {HTTP_GET, "/api/snowflake/time", 0, api_time, "time"},
     {HTTP_GET, "/health", 0, api_health, "health"},

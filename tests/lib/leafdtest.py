@@ -371,3 +371,108 @@ def static_props(worker=1, **extra):
          "leafd.snowflake.advertise.ip": "127.0.0.1"}
     p.update(extra)
     return p
+
+
+# ---- raw HTTP/1.x streams (pipelining, limits, back-pressure) ----------------
+
+class HttpStream:
+    """A raw client connection that parses the server's responses by
+    Content-Length, so pipelined answers can be matched to requests in order.
+
+        s = HttpStream(port)
+        s.send(b"GET /health HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" * 3)
+        for status, headers, body in s.read_responses(3): ...
+    """
+
+    def __init__(self, port, timeout=10):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+        self.eof = False
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def _fill(self):
+        """Reads more bytes; returns False at EOF (or reset by the peer)."""
+        if self.eof:
+            return False
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def read_response(self):
+        """Returns (status, headers with lower-case names, body bytes), or None
+        if the server closed before a complete response. Raises socket.timeout."""
+        while b"\r\n\r\n" not in self.buf:
+            if not self._fill():
+                return None
+        head, rest = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        status = int(parts[1])
+        headers = {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            headers[k.strip().lower()] = v.strip()
+        n = int(headers.get("content-length", "0"))
+        while len(rest) < n:
+            if not self._fill():
+                return None
+            rest = self.buf.split(b"\r\n\r\n", 1)[1]
+        self.buf = rest[n:]
+        return status, headers, rest[:n]
+
+    def read_responses(self, n):
+        """Up to n responses; fewer if the server closed first."""
+        out = []
+        for _ in range(n):
+            r = self.read_response()
+            if r is None:
+                break
+            out.append(r)
+        return out
+
+    def closed_by_server(self, timeout=3.0):
+        """True if the server closes (EOF or reset) within timeout with no
+        further bytes; False if it stays open or sends more."""
+        self.sock.settimeout(timeout)
+        try:
+            chunk = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+        if chunk:
+            self.buf += chunk
+            return False
+        self.eof = True
+        return True
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def get_request(path, version="1.1", headers=None):
+    """The bytes of one GET request."""
+    h = "GET %s HTTP/%s\r\nHost: 127.0.0.1\r\n" % (path, version)
+    for k, v in (headers or {}).items():
+        h += "%s: %s\r\n" % (k, v)
+    return (h + "\r\n").encode("latin-1")
+
+
+def port_open(port):
+    """True if something accepts TCP connections on 127.0.0.1:port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False

@@ -1,0 +1,519 @@
+#include "segment/segment_db.h"
+
+#include <errno.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <errmsg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "src/log.h"
+
+#define DB_BACKOFF_MIN_MS 100
+#define DB_BACKOFF_MAX_MS 2000
+
+/* The prepared statements, one per operation (indexed by enum segment_db_op). */
+static const char *const db_sql[] = {
+    [SEGMENT_DB_FETCH] = "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) "
+                         "WHERE biz_tag = ?",
+    [SEGMENT_DB_LOOKUP] = "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?",
+    [SEGMENT_DB_LOAD] = "SELECT biz_tag, max_id, step FROM leaf_alloc",
+    [SEGMENT_DB_LIST] = "SELECT biz_tag, max_id, step, IFNULL(description, ''), "
+                        "DATE_FORMAT(update_time, '%Y-%m-%d %H:%i:%s') FROM leaf_alloc "
+                        "ORDER BY biz_tag",
+    [SEGMENT_DB_CREATE] = "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) "
+                          "VALUES (?, ?, ?, ?)",
+    [SEGMENT_DB_SET_STEP] = "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
+};
+#define DB_NSTMT ((int)(sizeof(db_sql) / sizeof(db_sql[0])))
+
+/*
+ * Owned by the database thread, except: the queue, `stopping` are guarded by
+ * `mu`; `connected` and `errors` are atomics read by any thread; the options
+ * are read-only after start.
+ */
+struct segment_db {
+    char host[256], user[256], password[256], database[129];
+    int port;
+    unsigned int timeout_s;
+    segment_db_done_fn done;
+    void *done_arg;
+    pthread_t thread;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct segment_db_job *head, *tail;
+    int stopping;
+
+    atomic_int connected;
+    atomic_ullong errors;
+
+    MYSQL *conn; /* database thread only */
+    MYSQL_STMT *stmt[DB_NSTMT];
+    int64_t backoff_ms;
+    int64_t next_connect_ms; /* monotonic; no connect attempt before */
+};
+
+static int64_t db_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void db_disconnect(struct segment_db *db) {
+    for (int i = 0; i < DB_NSTMT; i++) {
+        if (db->stmt[i] != NULL) {
+            mysql_stmt_close(db->stmt[i]);
+            db->stmt[i] = NULL;
+        }
+    }
+    if (db->conn != NULL) {
+        mysql_close(db->conn);
+        db->conn = NULL;
+    }
+    if (atomic_exchange(&db->connected, 0)) {
+        log_warn("segment", "database connection to %s:%d/%s lost; reconnecting in the "
+                 "background", db->host, db->port, db->database);
+    }
+    db->next_connect_ms = db_now_ms() + db->backoff_ms;
+    db->backoff_ms = db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ? DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
+}
+
+static MYSQL *db_open(struct segment_db *db) {
+    MYSQL *m = mysql_init(NULL);
+    if (m == NULL) {
+        return NULL;
+    }
+    my_bool reconnect = 0;
+    unsigned int proto = MYSQL_PROTOCOL_TCP;
+    mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &db->timeout_s);
+    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &db->timeout_s);
+    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &db->timeout_s);
+    mysql_options(m, MYSQL_OPT_RECONNECT, &reconnect);
+    mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
+    mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    /* CLIENT_FOUND_ROWS: an UPDATE reports matched rows, so 0 means "no such tag". */
+    if (mysql_real_connect(m, db->host, db->user, db->password, db->database,
+                           (unsigned int)db->port, NULL, CLIENT_FOUND_ROWS) == NULL) {
+        log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
+                 mysql_error(m));
+        mysql_close(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Opens the connection and prepares every statement; LEAF_OK or LEAF_EUNAVAIL. */
+static leaf_status_t db_connect(struct segment_db *db) {
+    db->conn = db_open(db);
+    if (db->conn == NULL) {
+        atomic_fetch_add(&db->errors, 1);
+        db_disconnect(db);
+        return LEAF_EUNAVAIL;
+    }
+    for (int i = 0; i < DB_NSTMT; i++) {
+        db->stmt[i] = mysql_stmt_init(db->conn);
+        if (db->stmt[i] == NULL ||
+            mysql_stmt_prepare(db->stmt[i], db_sql[i], (unsigned long)strlen(db_sql[i])) != 0) {
+            log_error("segment", "prepare(%s) on %s:%d/%s failed: %s", db_sql[i], db->host,
+                      db->port, db->database,
+                      db->stmt[i] ? mysql_stmt_error(db->stmt[i]) : mysql_error(db->conn));
+            atomic_fetch_add(&db->errors, 1);
+            db_disconnect(db);
+            return LEAF_EUNAVAIL;
+        }
+    }
+    db->backoff_ms = DB_BACKOFF_MIN_MS;
+    atomic_store(&db->connected, 1);
+    log_info("segment", "connected to database %s:%d/%s", db->host, db->port, db->database);
+    return LEAF_OK;
+}
+
+/* Whether an error means the connection is gone (client-side or shutdown errors). */
+static int db_error_is_fatal(unsigned int err) {
+    return (err >= 2000 && err < 3000) || err == ER_SERVER_SHUTDOWN || err == 1927;
+}
+
+/* Records a statement error on the job; drops the connection when it is gone. */
+static leaf_status_t db_fail(struct segment_db *db, struct segment_db_job *job, MYSQL_STMT *st) {
+    unsigned int err = mysql_stmt_errno(st);
+    snprintf(job->error, sizeof(job->error), "%s", mysql_stmt_error(st));
+    atomic_fetch_add(&db->errors, 1);
+    if (err == ER_DUP_ENTRY) {
+        return LEAF_EEXIST;
+    }
+    log_warn("segment", "statement for tag '%s' on %s:%d failed: %u %s", job->tag, db->host,
+             db->port, err, job->error);
+    if (db_error_is_fatal(err)) {
+        db_disconnect(db);
+        return LEAF_EUNAVAIL;
+    }
+    return LEAF_ERR;
+}
+
+static void db_bind_str(MYSQL_BIND *b, char *s, unsigned long *len) {
+    *len = (unsigned long)strlen(s);
+    b->buffer_type = MYSQL_TYPE_STRING;
+    b->buffer = s;
+    b->buffer_length = *len;
+    b->length = len;
+}
+
+static void db_bind_i64(MYSQL_BIND *b, int64_t *v) {
+    b->buffer_type = MYSQL_TYPE_LONGLONG;
+    b->buffer = v;
+}
+
+/* Binds params and executes; the statement's result (if any) is left to the caller. */
+static leaf_status_t db_exec(struct segment_db *db, struct segment_db_job *job, MYSQL_STMT *st,
+                             MYSQL_BIND *params) {
+    if ((params != NULL && mysql_stmt_bind_param(st, params) != 0) || mysql_stmt_execute(st) != 0) {
+        return db_fail(db, job, st);
+    }
+    return LEAF_OK;
+}
+
+static leaf_status_t db_fetch(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_STMT *st = db->stmt[SEGMENT_DB_FETCH];
+    MYSQL_BIND p[2];
+    unsigned long tag_len;
+    memset(p, 0, sizeof(p));
+    db_bind_i64(&p[0], &job->step);
+    db_bind_str(&p[1], job->tag, &tag_len);
+    leaf_status_t rc = db_exec(db, job, st, p);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    if (mysql_stmt_affected_rows(st) == 0) {
+        return LEAF_ENOTFOUND;
+    }
+    job->new_max = (int64_t)mysql_stmt_insert_id(st);
+    return LEAF_OK;
+}
+
+/* Result columns, in the order of the SELECTs above. */
+struct db_cols {
+    struct segment_db_row row;
+    MYSQL_BIND bind[5];
+    unsigned long len[5];
+    my_bool is_null[5];
+    my_bool err[5];
+};
+
+static void db_bind_out_str(struct db_cols *c, int i, char *buf, size_t cap) {
+    c->bind[i].buffer_type = MYSQL_TYPE_STRING;
+    c->bind[i].buffer = buf;
+    c->bind[i].buffer_length = (unsigned long)(cap - 1);
+}
+
+static void db_cols_bind(struct db_cols *c) {
+    memset(c, 0, sizeof(*c));
+    db_bind_out_str(c, 0, c->row.biz_tag, sizeof(c->row.biz_tag));
+    db_bind_i64(&c->bind[1], &c->row.max_id);
+    db_bind_i64(&c->bind[2], &c->row.step);
+    db_bind_out_str(c, 3, c->row.description, sizeof(c->row.description));
+    db_bind_out_str(c, 4, c->row.update_time, sizeof(c->row.update_time));
+    for (int i = 0; i < 5; i++) {
+        c->bind[i].length = &c->len[i];
+        c->bind[i].is_null = &c->is_null[i];
+        c->bind[i].error = &c->err[i];
+    }
+}
+
+/* Terminates the string columns (a truncated value keeps what fit). */
+static void db_cols_terminate(struct db_cols *c) {
+    char *s[5] = {c->row.biz_tag, NULL, NULL, c->row.description, c->row.update_time};
+    for (int i = 0; i < 5; i++) {
+        if (s[i] != NULL) {
+            size_t n = c->is_null[i] ? 0 : c->len[i];
+            size_t cap = c->bind[i].buffer_length;
+            s[i][n < cap ? n : cap] = '\0';
+        }
+    }
+}
+
+static leaf_status_t db_append_row(struct segment_db_job *job, const struct segment_db_row *row,
+                                   size_t *cap) {
+    if (job->nrows == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        struct segment_db_row *rows = realloc(job->rows, n * sizeof(*rows));
+        if (rows == NULL) {
+            snprintf(job->error, sizeof(job->error), "out of memory reading rows");
+            return LEAF_ENOMEM;
+        }
+        job->rows = rows;
+        *cap = n;
+    }
+    job->rows[job->nrows++] = *row;
+    return LEAF_OK;
+}
+
+/* Runs a SELECT and collects its rows into job->rows. */
+static leaf_status_t db_select(struct segment_db *db, struct segment_db_job *job, MYSQL_STMT *st,
+                               MYSQL_BIND *params) {
+    leaf_status_t rc = db_exec(db, job, st, params);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    struct db_cols c;
+    db_cols_bind(&c);
+    if (mysql_stmt_bind_result(st, c.bind) != 0) {
+        return db_fail(db, job, st);
+    }
+    size_t cap = 0;
+    for (;;) {
+        int f = mysql_stmt_fetch(st);
+        if (f == MYSQL_NO_DATA) {
+            break;
+        }
+        if (f == 1) {
+            return db_fail(db, job, st);
+        }
+        db_cols_terminate(&c);
+        if (job->nrows < SEGMENT_DB_MAX_ROWS && (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
+            break;
+        }
+    }
+    mysql_stmt_free_result(st);
+    return rc;
+}
+
+static leaf_status_t db_lookup(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_BIND p[1];
+    unsigned long tag_len;
+    memset(p, 0, sizeof(p));
+    db_bind_str(&p[0], job->tag, &tag_len);
+    leaf_status_t rc = db_select(db, job, db->stmt[SEGMENT_DB_LOOKUP], p);
+    if (rc == LEAF_OK && job->nrows == 0) {
+        return LEAF_ENOTFOUND;
+    }
+    if (rc == LEAF_OK) {
+        job->row_step = job->rows[0].step;
+    }
+    return rc;
+}
+
+static leaf_status_t db_create(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_BIND p[4];
+    unsigned long tag_len, desc_len;
+    my_bool desc_null = !job->has_description;
+    memset(p, 0, sizeof(p));
+    db_bind_str(&p[0], job->tag, &tag_len);
+    db_bind_i64(&p[1], &job->max_id);
+    db_bind_i64(&p[2], &job->step);
+    db_bind_str(&p[3], job->description, &desc_len);
+    p[3].is_null = &desc_null;
+    return db_exec(db, job, db->stmt[SEGMENT_DB_CREATE], p);
+}
+
+static leaf_status_t db_set_step(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_STMT *st = db->stmt[SEGMENT_DB_SET_STEP];
+    MYSQL_BIND p[2];
+    unsigned long tag_len;
+    memset(p, 0, sizeof(p));
+    db_bind_i64(&p[0], &job->step);
+    db_bind_str(&p[1], job->tag, &tag_len);
+    leaf_status_t rc = db_exec(db, job, st, p);
+    if (rc == LEAF_OK && mysql_stmt_affected_rows(st) == 0) {
+        return LEAF_ENOTFOUND;
+    }
+    job->row_step = job->step;
+    return rc;
+}
+
+static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
+    if (db->conn == NULL && (db_now_ms() < db->next_connect_ms || db_connect(db) != LEAF_OK)) {
+        snprintf(job->error, sizeof(job->error), "database unreachable");
+        return LEAF_EUNAVAIL;
+    }
+    switch (job->op) {
+    case SEGMENT_DB_FETCH:
+        return db_fetch(db, job);
+    case SEGMENT_DB_LOOKUP:
+        return db_lookup(db, job);
+    case SEGMENT_DB_LOAD:
+    case SEGMENT_DB_LIST:
+        return db_select(db, job, db->stmt[job->op], NULL);
+    case SEGMENT_DB_CREATE:
+        return db_create(db, job);
+    case SEGMENT_DB_SET_STEP:
+        return db_set_step(db, job);
+    }
+    return LEAF_EINVAL;
+}
+
+/* How long the idle thread sleeps before checking the connection with a ping. */
+#define DB_IDLE_PING_MS 5000
+
+static void db_deadline(struct timespec *ts, int64_t ms) {
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000;
+    if (ts->tv_nsec >= 1000000000) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000;
+    }
+}
+
+/*
+ * Idle work, called without the lock when the queue has been empty for a
+ * while: reconnect once the backoff has passed, or ping a quiet connection
+ * so that /ready notices a dead database without waiting for a request.
+ */
+static void db_idle(struct segment_db *db) {
+    if (db->conn == NULL) {
+        if (db_now_ms() >= db->next_connect_ms) {
+            db_connect(db);
+        }
+    } else if (mysql_ping(db->conn) != 0) {
+        log_warn("segment", "ping(%s:%d) failed: %s", db->host, db->port, mysql_error(db->conn));
+        atomic_fetch_add(&db->errors, 1);
+        db_disconnect(db);
+    }
+}
+
+/* Waits for a job; returns NULL when stopping with an empty queue. Called with mu held. */
+static struct segment_db_job *db_next_job(struct segment_db *db) {
+    while (db->head == NULL && !db->stopping) {
+        int64_t wait = DB_IDLE_PING_MS;
+        if (db->conn == NULL) {
+            wait = db->next_connect_ms - db_now_ms();
+            wait = wait < 1 ? 1 : wait;
+        }
+        struct timespec ts;
+        db_deadline(&ts, wait);
+        if (pthread_cond_timedwait(&db->cv, &db->mu, &ts) == ETIMEDOUT && db->head == NULL &&
+            !db->stopping) {
+            pthread_mutex_unlock(&db->mu);
+            db_idle(db);
+            pthread_mutex_lock(&db->mu);
+        }
+    }
+    struct segment_db_job *job = db->head;
+    if (job != NULL) {
+        db->head = job->next;
+        if (db->head == NULL) {
+            db->tail = NULL;
+        }
+        job->next = NULL;
+    }
+    return job;
+}
+
+static void *db_main(void *arg) {
+    struct segment_db *db = arg;
+    db_connect(db);
+    pthread_mutex_lock(&db->mu);
+    struct segment_db_job *job;
+    while ((job = db_next_job(db)) != NULL) {
+        int stopping = db->stopping;
+        pthread_mutex_unlock(&db->mu);
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        job->rc = stopping ? LEAF_EUNAVAIL : db_run(db, job);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        job->latency_us = (int64_t)(b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+        db->done(job, db->done_arg);
+        pthread_mutex_lock(&db->mu);
+    }
+    pthread_mutex_unlock(&db->mu);
+    db_disconnect(db);
+    return NULL;
+}
+
+static void db_copy(char *dst, size_t cap, const char *src) {
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_options *o,
+                               segment_db_done_fn done, void *arg) {
+    struct segment_db *db = calloc(1, sizeof(*db));
+    if (db == NULL) {
+        return LEAF_ENOMEM;
+    }
+    db_copy(db->host, sizeof(db->host), o->host);
+    db_copy(db->user, sizeof(db->user), o->user);
+    db_copy(db->password, sizeof(db->password), o->password);
+    db_copy(db->database, sizeof(db->database), o->database);
+    db->port = o->port;
+    db->timeout_s = (unsigned int)((o->timeout_ms + 999) / 1000);
+    db->done = done;
+    db->done_arg = arg;
+    db->backoff_ms = DB_BACKOFF_MIN_MS;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&db->mu, NULL);
+    pthread_cond_init(&db->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    int err = pthread_create(&db->thread, NULL, db_main, db);
+    if (err != 0) {
+        log_error("segment", "pthread_create(database thread) failed: %s", strerror(err));
+        pthread_cond_destroy(&db->cv);
+        pthread_mutex_destroy(&db->mu);
+        free(db);
+        return LEAF_ERR;
+    }
+    *out = db;
+    return LEAF_OK;
+}
+
+void segment_db_submit(struct segment_db *db, struct segment_db_job *job) {
+    job->next = NULL;
+    pthread_mutex_lock(&db->mu);
+    if (db->tail != NULL) {
+        db->tail->next = job;
+    } else {
+        db->head = job;
+    }
+    db->tail = job;
+    pthread_cond_signal(&db->cv);
+    pthread_mutex_unlock(&db->mu);
+}
+
+int segment_db_connected(const struct segment_db *db) {
+    return atomic_load(&((struct segment_db *)db)->connected);
+}
+
+uint64_t segment_db_errors(const struct segment_db *db) {
+    return atomic_load(&((struct segment_db *)db)->errors);
+}
+
+void segment_db_stop(struct segment_db *db) {
+    if (db == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&db->mu);
+    db->stopping = 1;
+    pthread_cond_signal(&db->cv);
+    pthread_mutex_unlock(&db->mu);
+    pthread_join(db->thread, NULL);
+    pthread_cond_destroy(&db->cv);
+    pthread_mutex_destroy(&db->mu);
+    free(db);
+}
+
+struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag, size_t tag_len) {
+    struct segment_db_job *job = calloc(1, sizeof(*job));
+    if (job == NULL) {
+        return NULL;
+    }
+    job->op = op;
+    if (tag_len > VALIDATE_TAG_MAX) {
+        tag_len = VALIDATE_TAG_MAX;
+    }
+    if (tag != NULL) {
+        memcpy(job->tag, tag, tag_len);
+    }
+    return job;
+}
+
+void segment_db_job_free(struct segment_db_job *job) {
+    if (job != NULL) {
+        free(job->rows);
+        free(job);
+    }
+}

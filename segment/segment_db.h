@@ -1,0 +1,108 @@
+#ifndef LEAF_SEGMENT_DB_H
+#define LEAF_SEGMENT_DB_H
+
+/*
+ * The database thread: one thread owning one MySQL/MariaDB connection
+ * (Connector/C allows one thread per connection at a time) and its
+ * prepared statements. Jobs reach it through a mutex-protected queue; each
+ * finished job is handed to the `done` callback, on the database thread,
+ * which passes it on to the control loop (src/segment_service.c). The
+ * thread never touches any other state.
+ *
+ * Connection policy: connect/read/write timeouts from leafd.db.timeout.ms;
+ * the driver's auto-reconnect is off. A lost connection is closed and
+ * re-opened in the background with exponential backoff (100 ms .. 2 s);
+ * jobs that arrive while it is down fail at once with LEAF_EUNAVAIL
+ * instead of waiting, so no request hangs on a dead database.
+ *
+ * A range reservation is one statement,
+ *   UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) WHERE biz_tag = ?
+ * atomic under any number of nodes (and next to Leaf servers doing
+ * UPDATE max_id = max_id + step). Failed reservations are never retried
+ * here; one whose answer was lost is simply a skipped range.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "src/status.h"
+#include "src/validate.h"
+
+enum segment_db_op {
+    SEGMENT_DB_FETCH,    /* reserve `step` IDs: new_max */
+    SEGMENT_DB_LOOKUP,   /* the tag's row: row_step */
+    SEGMENT_DB_LOAD,     /* every row's biz_tag and step (tag refresh) */
+    SEGMENT_DB_LIST,     /* every row, all columns (/db page) */
+    SEGMENT_DB_CREATE,   /* INSERT a row (tag, max_id, step, description) */
+    SEGMENT_DB_SET_STEP, /* UPDATE a row's step */
+};
+
+#define SEGMENT_DB_DESC_MAX 256
+#define SEGMENT_DB_MAX_ROWS 100000
+
+struct segment_db_row {
+    char biz_tag[VALIDATE_TAG_MAX * 4 + 1]; /* varchar(128) may hold multi-byte characters */
+    int64_t max_id;
+    int64_t step;
+    char description[SEGMENT_DB_DESC_MAX * 4 + 1];
+    char update_time[32];
+};
+
+/*
+ * One unit of work. The submitter fills the request part; the database
+ * thread owns the job from segment_db_submit() until it calls `done`, and
+ * writes the result part; then the job belongs to whoever `done` gives it to.
+ */
+struct segment_db_job {
+    enum segment_db_op op;
+    char tag[VALIDATE_TAG_MAX + 1];
+    int64_t step;
+    int64_t max_id;
+    char description[SEGMENT_DB_DESC_MAX * 4 + 1];
+    int has_description;
+    uint64_t cookie; /* submitter's (tag epoch, refresh generation) */
+    void *owner;     /* submitter's (admin request), or NULL */
+
+    leaf_status_t rc; /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERR */
+    int64_t new_max;  /* FETCH: max_id after the reservation */
+    int64_t row_step; /* LOOKUP, SET_STEP: the row's step */
+    struct segment_db_row *rows; /* LOAD, LIST: malloc'd, freed by segment_db_job_free() */
+    size_t nrows;
+    int64_t latency_us;
+    char error[256];
+    struct segment_db_job *next; /* queue link */
+};
+
+struct segment_db_options {
+    const char *host;
+    int port;
+    const char *user;
+    const char *password;
+    const char *database;
+    int64_t timeout_ms;
+};
+
+/* Called on the database thread with each finished job. */
+typedef void (*segment_db_done_fn)(struct segment_db_job *job, void *arg);
+
+struct segment_db;
+
+/* Starts the thread, which connects at once (failures are retried in the background). */
+leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_options *o,
+                               segment_db_done_fn done, void *arg);
+
+/* Queues a job (any thread). After segment_db_stop() began, fails it at once. */
+void segment_db_submit(struct segment_db *db, struct segment_db_job *job);
+
+/* 1 while the connection is up (any thread). */
+int segment_db_connected(const struct segment_db *db);
+
+/* Errors seen (statements and connects), for metrics (any thread). */
+uint64_t segment_db_errors(const struct segment_db *db);
+
+/* Fails every queued job through `done`, joins the thread, frees it. */
+void segment_db_stop(struct segment_db *db);
+
+struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag, size_t tag_len);
+void segment_db_job_free(struct segment_db_job *job);
+
+#endif

@@ -1,0 +1,110 @@
+#include "segment/segment_request.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REQ_EXACT_DOUBLE_MAX 9007199254740992.0 /* 2^53 */
+
+/* Reads an integer member given as a JSON number or a decimal string. */
+static int req_integer(const cJSON *v, int64_t min, int64_t max, int64_t *out) {
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d != (double)(int64_t)d || d >= REQ_EXACT_DOUBLE_MAX || d < (double)min ||
+            d > (double)max) {
+            return -1;
+        }
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0' || strlen(v->valuestring) > 19) {
+        return -1;
+    }
+    for (const char *p = v->valuestring; *p; p++) {
+        if (*p < '0' || *p > '9') {
+            return -1;
+        }
+    }
+    errno = 0;
+    long long n = strtoll(v->valuestring, NULL, 10);
+    if (errno != 0 || n < min || n > max) {
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+/* Counts UTF-8 characters; -1 when the bytes are not UTF-8 lead/continuation shaped. */
+static long req_utf8_chars(const char *s) {
+    long n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p & 0xC0) != 0x80) {
+            n++;
+        }
+    }
+    return n;
+}
+
+static leaf_status_t req_fail(const char **code, const char *c, char *msg, size_t msglen,
+                              const char *m) {
+    *code = c;
+    snprintf(msg, msglen, "%s", m);
+    return LEAF_EINVAL;
+}
+
+static leaf_status_t req_fields(enum segment_request_kind kind, const cJSON *root,
+                                struct segment_request *out, const char **code, char *msg,
+                                size_t msglen) {
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(root, "step");
+    const cJSON *max_id = cJSON_GetObjectItemCaseSensitive(root, "max_id");
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
+    int want_step = kind == SEGMENT_REQ_STEP ||
+                    (kind == SEGMENT_REQ_CREATE && step != NULL && !cJSON_IsNull(step));
+    if (want_step && req_integer(step, 1, SEGMENT_REQ_STEP_MAX, &out->step) != 0) {
+        return req_fail(code, "bad_step", msg, msglen, "step must be an integer from 1 to 1000000");
+    }
+    if (kind != SEGMENT_REQ_CREATE) {
+        return LEAF_OK;
+    }
+    if (max_id != NULL && !cJSON_IsNull(max_id) &&
+        req_integer(max_id, 1, SEGMENT_REQ_MAX_ID_MAX, &out->max_id) != 0) {
+        return req_fail(code, "bad_max_id", msg, msglen,
+                        "max_id must be an integer from 1 to 2^62 (above 2^53 as a string)");
+    }
+    if (desc != NULL && !cJSON_IsNull(desc)) {
+        if (!cJSON_IsString(desc) || req_utf8_chars(desc->valuestring) > SEGMENT_REQ_DESC_CHARS ||
+            strlen(desc->valuestring) >= sizeof(out->description)) {
+            return req_fail(code, "bad_description", msg, msglen,
+                            "description must be a string of at most 256 characters");
+        }
+        snprintf(out->description, sizeof(out->description), "%s", desc->valuestring);
+        out->has_description = 1;
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t segment_request_parse(enum segment_request_kind kind, const char *body, size_t len,
+                                    struct segment_request *out, const char **code, char *msg,
+                                    size_t msglen) {
+    memset(out, 0, sizeof(*out));
+    out->max_id = 1;
+    out->step = 2000;
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    if (root == NULL || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return req_fail(code, "bad_json", msg, msglen, "the body must be a JSON object");
+    }
+    const cJSON *tag = cJSON_GetObjectItemCaseSensitive(root, "biz_tag");
+    leaf_status_t rc;
+    if (!cJSON_IsString(tag) || !validate_tag(tag->valuestring, strlen(tag->valuestring))) {
+        rc = req_fail(code, "bad_tag", msg, msglen,
+                      "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+    } else {
+        snprintf(out->biz_tag, sizeof(out->biz_tag), "%s", tag->valuestring);
+        rc = req_fields(kind, root, out, code, msg, msglen);
+    }
+    cJSON_Delete(root);
+    return rc;
+}

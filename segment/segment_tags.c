@@ -1,0 +1,191 @@
+#include "segment/segment_tags.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SEGMENT_TAGS_INITIAL_SLOTS 64
+
+static uint64_t tags_hash(const char *s, size_t len) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+leaf_status_t segment_tags_init(struct segment_tags *m) {
+    memset(m, 0, sizeof(*m));
+    m->slots = calloc(SEGMENT_TAGS_INITIAL_SLOTS, sizeof(*m->slots));
+    if (m->slots == NULL) {
+        return LEAF_ENOMEM;
+    }
+    m->nslots = SEGMENT_TAGS_INITIAL_SLOTS;
+    return LEAF_OK;
+}
+
+static void tag_free(struct segment_tag *t) {
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+void segment_tags_free(struct segment_tags *m) {
+    for (size_t i = 0; i < m->nslots; i++) {
+        struct segment_tag *t = m->slots[i];
+        while (t != NULL) {
+            struct segment_tag *next = t->chain;
+            tag_free(t);
+            t = next;
+        }
+    }
+    free(m->slots);
+    memset(m, 0, sizeof(*m));
+}
+
+struct segment_tag *segment_tags_find(const struct segment_tags *m, const char *name,
+                                      size_t len) {
+    uint64_t h = tags_hash(name, len);
+    for (struct segment_tag *t = m->slots[h % m->nslots]; t != NULL; t = t->chain) {
+        if (t->hash == h && t->name_len == len && memcmp(t->name, name, len) == 0) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* Doubles the slot array once the chains get long; failure only keeps them long. */
+static void tags_grow(struct segment_tags *m) {
+    size_t n = m->nslots * 2;
+    struct segment_tag **slots = calloc(n, sizeof(*slots));
+    if (slots == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < m->nslots; i++) {
+        struct segment_tag *t = m->slots[i];
+        while (t != NULL) {
+            struct segment_tag *next = t->chain;
+            t->chain = slots[t->hash % n];
+            slots[t->hash % n] = t;
+            t = next;
+        }
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->nslots = n;
+}
+
+struct segment_tag *segment_tags_add(struct segment_tags *m, const char *name, size_t len,
+                                     int *created) {
+    *created = 0;
+    if (len == 0 || len > VALIDATE_TAG_MAX) {
+        return NULL;
+    }
+    struct segment_tag *t = segment_tags_find(m, name, len);
+    if (t != NULL) {
+        return t;
+    }
+    t = calloc(1, sizeof(*t));
+    if (t == NULL || pthread_mutex_init(&t->lock, NULL) != 0) {
+        free(t);
+        return NULL;
+    }
+    memcpy(t->name, name, len);
+    t->name_len = len;
+    t->hash = tags_hash(name, len);
+    t->state = SEGMENT_TAG_PENDING;
+    t->epoch = ++m->next_epoch;
+    t->db_failed_ms = -1;
+    segment_buffer_init(&t->buf, 1);
+    if (m->count >= m->nslots) {
+        tags_grow(m);
+    }
+    t->chain = m->slots[t->hash % m->nslots];
+    m->slots[t->hash % m->nslots] = t;
+    m->count++;
+    *created = 1;
+    return t;
+}
+
+void segment_tags_activate(struct segment_tags *m, struct segment_tag *t, int64_t step) {
+    if (t->state != SEGMENT_TAG_ACTIVE) {
+        t->state = SEGMENT_TAG_ACTIVE;
+        t->epoch = ++m->next_epoch;
+        int fetching = t->buf.fetching; /* a stale fetch may still be in flight */
+        segment_buffer_init(&t->buf, step);
+        t->buf.fetching = fetching;
+    } else {
+        segment_buffer_set_min_step(&t->buf, step);
+    }
+    t->seen_gen = m->gen;
+}
+
+void segment_tags_deactivate(struct segment_tags *m, struct segment_tag *t) {
+    if (t->state != SEGMENT_TAG_ABSENT) {
+        t->epoch = ++m->next_epoch;
+    }
+    t->state = SEGMENT_TAG_ABSENT;
+    segment_buffer_clear(&t->buf);
+}
+
+uint64_t segment_tags_next_gen(struct segment_tags *m) {
+    return ++m->gen;
+}
+
+struct segment_tag *segment_tags_sync_row(struct segment_tags *m, const char *name, size_t len,
+                                          int64_t step, uint64_t gen) {
+    int created;
+    struct segment_tag *t = segment_tags_add(m, name, len, &created);
+    if (t == NULL) {
+        return NULL;
+    }
+    segment_tags_activate(m, t, step);
+    if (t->seen_gen < gen) {
+        t->seen_gen = gen;
+    }
+    return t;
+}
+
+/* Unlinks and frees every inactive tag no lookup or fetch is out for; returns how many. */
+static size_t tags_sweep(struct segment_tags *m) {
+    size_t freed = 0;
+    for (size_t i = 0; i < m->nslots; i++) {
+        struct segment_tag **pp = &m->slots[i];
+        while (*pp != NULL) {
+            struct segment_tag *t = *pp;
+            if (t->state != SEGMENT_TAG_ACTIVE && !t->lookup_in_flight && !t->buf.fetching) {
+                *pp = t->chain;
+                tag_free(t);
+                m->count--;
+                freed++;
+            } else {
+                pp = &t->chain;
+            }
+        }
+    }
+    return freed;
+}
+
+size_t segment_tags_sync_end(struct segment_tags *m, uint64_t gen) {
+    size_t gone = 0;
+    for (size_t i = 0; i < m->nslots; i++) {
+        for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
+            if (t->state == SEGMENT_TAG_ACTIVE && t->seen_gen < gen) {
+                segment_tags_deactivate(m, t);
+                gone++;
+            }
+        }
+    }
+    tags_sweep(m);
+    return gone;
+}
+
+void segment_tags_each(const struct segment_tags *m, int (*fn)(struct segment_tag *t, void *arg),
+                       void *arg) {
+    for (size_t i = 0; i < m->nslots; i++) {
+        for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
+            if (fn(t, arg) != 0) {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+"""Command line and configuration (contract section 2).
+
+--version; --check-config on good and bad files (exit 1, stderr names
+file:line or file, and the key); environment overrides (also bad ones, named
+by variable); Leaf's own leaf.properties; start-up with the port in use.
+"""
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+from leafdtest import (LEAFD_BIN, Env, check, free_port, http, log, port_open, static_props)
+
+LEAF_PROPERTIES = """leaf.name=com.sankuai.leaf.opensource.test
+leaf.segment.enable=false
+#leaf.jdbc.url=
+#leaf.jdbc.username=
+#leaf.jdbc.password=
+
+leaf.snowflake.enable=false
+#leaf.snowflake.zk.address=
+#leaf.snowflake.port=
+"""
+
+GOOD = """# a good static-worker configuration
+leaf.name = it
+leaf.snowflake.enable = true
+leafd.snowflake.worker.id = 7
+leafd.listen = 127.0.0.1:%d
+leafd.data.dir = %s
+"""
+
+
+def run(argv, env_extra=None, timeout=20):
+    env = dict(os.environ)
+    # A stray override in the caller's environment must not change the results.
+    for k in list(env):
+        if k.startswith("LEAF_") or k.startswith("LEAFD_") and k != "LEAFD_BIN":
+            del env[k]
+    env.update(env_extra or {})
+    r = subprocess.run([LEAFD_BIN] + argv, capture_output=True, text=True, env=env, timeout=timeout)
+    return r.returncode, r.stdout, r.stderr
+
+
+def write(d, name, text):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def bad_config(d, name, text, key, line, env_extra=None, also=(), names_file=True):
+    """--check-config must exit 1 and name file:line (or the file) and the key."""
+    path = write(d, name + ".properties", text)
+    rc, out, err = run(["--check-config", "-c", path], env_extra)
+    check(rc == 1, "%s: --check-config exits 1 (got %d; stderr %r)" % (name, rc, err[:300]))
+    where = "%s:%d" % (path, line) if line else path
+    check(not names_file or where in err or (line and "%s.properties:%d" % (name, line) in err) or
+          (not line and name + ".properties" in err),
+          "%s: stderr names %s (got %r)" % (name, where, err[:300]))
+    if key:
+        check(key in err, "%s: stderr names the key %s (got %r)" % (name, key, err[:300]))
+    for word in also:
+        check(word in err, "%s: stderr mentions %r (got %r)" % (name, word, err[:300]))
+    check("configuration OK" not in out, "%s: no OK on stdout" % name)
+    # Running (not just checking) refuses the same file with exit 1, quickly.
+    rc2, _, err2 = run(["-c", path], env_extra, timeout=20)
+    check(rc2 == 1, "%s: leafd -c exits 1 too (got %d; %r)" % (name, rc2, err2[:200]))
+
+
+def main():
+    with Env() as env:
+        d = tempfile.mkdtemp(dir=env.dir)
+        data = os.path.join(d, "data")
+
+        rc, out, err = run(["--version"])
+        check(rc == 0, "--version exits 0 (got %d)" % rc)
+        check(out.startswith("leafd ") and any(ch.isdigit() for ch in out),
+              "--version prints 'leafd <version>' (got %r)" % out)
+
+        port = free_port()
+        good = write(d, "good.properties", GOOD % (port, data))
+        rc, out, err = run(["--check-config", "-c", good])
+        check(rc == 0, "--check-config good: exit 0 (got %d, %r)" % (rc, err[:300]))
+        check(not port_open(port), "--check-config does not start the server")
+        rc, out, err = run(["-c", good, "--check-config"])
+        check(rc == 0, "-c FILE --check-config (other order): exit 0 (got %d)" % rc)
+
+        # Leaf's own leaf.properties, unchanged.
+        leafp = write(d, "leaf.properties", LEAF_PROPERTIES)
+        rc, out, err = run(["--check-config", "-c", leafp])
+        check(rc == 0, "Leaf's leaf.properties passes --check-config (got %d, %r)" % (rc, err[:300]))
+        crlf = write(d, "leaf-crlf.properties", LEAF_PROPERTIES.replace("\n", "\r\n"))
+        rc, out, err = run(["--check-config", "-c", crlf])
+        check(rc == 0, "leaf.properties with CRLF line ends passes (got %d, %r)" % (rc, err[:300]))
+
+        base = "leaf.name = it\nleaf.snowflake.enable = true\nleafd.snowflake.worker.id = 7\n"
+        bad_config(d, "unknown-key", base + "leaf.snowflake.enabled = true\n", "leaf.snowflake.enabled", 4)
+        bad_config(d, "bad-bool", "leaf.name = it\nleaf.snowflake.enable = yes\n", "leaf.snowflake.enable", 2)
+        bad_config(d, "bad-bool-1", "leaf.name = it\nleaf.segment.enable = 1\n", "leaf.segment.enable", 2)
+        bad_config(d, "missing-name", "leaf.snowflake.enable = true\nleafd.snowflake.worker.id = 7\n",
+                   "leaf.name", 0)
+        bad_config(d, "worker-1024", "leaf.name = it\nleaf.snowflake.enable = true\n"
+                   "leafd.snowflake.worker.id = 1024\n", "leafd.snowflake.worker.id", 3)
+        bad_config(d, "worker-neg", "leaf.name = it\nleaf.snowflake.enable = true\n"
+                   "leafd.snowflake.worker.id = -2\n", "leafd.snowflake.worker.id", 3)
+        bad_config(d, "worker-abc", base.replace("= 7", "= seven"), "leafd.snowflake.worker.id", 3)
+        bad_config(d, "worker-missing", "leaf.name = it\nleaf.snowflake.enable = true\n",
+                   "leafd.snowflake.worker.id", 0)
+        for k, addr in enumerate(["localhost:8080", "1.2.3:80", "127.0.0.1:0", "127.0.0.1:65536",
+                                  "127.0.0.1", "256.0.0.1:80", "127.0.0.1:80x", ""]):
+            bad_config(d, "listen-%d" % k, base + "leafd.listen = %s\n" % addr, "leafd.listen", 4)
+        bad_config(d, "bad-epoch", base + "leafd.snowflake.epoch = yesterday\n", "leafd.snowflake.epoch", 4)
+        bad_config(d, "no-equals", base + "leaf.snowflake.zk.address\n", "leaf.snowflake.zk.address", 4)
+        bad_config(d, "bad-idle", base + "leafd.http.idle.timeout.ms = 10\n", "leafd.http.idle.timeout.ms", 4)
+
+        missing = os.path.join(d, "does-not-exist.properties")
+        rc, out, err = run(["--check-config", "-c", missing])
+        check(rc == 1 and missing in err, "missing file: exit 1 naming it (got %d, %r)" % (rc, err[:300]))
+        rc, out, err = run(["-c", missing])
+        check(rc == 1 and missing in err, "missing file (run): exit 1 naming it (got %d, %r)" % (rc, err[:300]))
+        rc, out, err = run(["--no-such-flag"])
+        check(rc != 0, "unknown argument: non-zero exit (got %d)" % rc)
+
+        # Environment overrides: applied, and bad ones named by their variable.
+        bad_config(d, "env-bad-bool", "leaf.name = it\n", "LEAF_SNOWFLAKE_ENABLE", 0,
+                   env_extra={"LEAF_SNOWFLAKE_ENABLE": "yes"}, also=("leaf.snowflake.enable",),
+                   names_file=False)
+        bad_config(d, "env-bad-worker", base, "LEAFD_SNOWFLAKE_WORKER_ID", 0,
+                   env_extra={"LEAFD_SNOWFLAKE_WORKER_ID": "5000"}, also=("leafd.snowflake.worker.id",),
+                   names_file=False)
+        rc, out, err = run(["--check-config", "-c", leafp], {"LEAF_SNOWFLAKE_ENABLE": "true"})
+        check(rc == 1 and "leafd.snowflake.worker.id" in err,
+              "env LEAF_SNOWFLAKE_ENABLE=true turns snowflake on (needs a worker id): exit 1 (got %d %r)"
+              % (rc, err[:300]))
+        rc, out, err = run(["--check-config", "-c", leafp],
+                           {"LEAF_SNOWFLAKE_ENABLE": "true", "LEAFD_SNOWFLAKE_WORKER_ID": "3"})
+        check(rc == 0, "env overrides make a valid snowflake config (got %d %r)" % (rc, err[:300]))
+
+        # An override really takes effect at run time: listen and worker id from the environment.
+        port2 = free_port()
+        logpath = os.path.join(d, "env-run.log")
+        e = dict(os.environ, LEAFD_LISTEN="127.0.0.1:%d" % port2, LEAFD_SNOWFLAKE_WORKER_ID="513",
+                 LEAFD_DATA_DIR=data)
+        with open(logpath, "w") as logf:
+            p = subprocess.Popen([LEAFD_BIN, "-c", good], env=e, stdout=logf, stderr=subprocess.STDOUT)
+        try:
+            end = time.time() + 10
+            st = 0
+            while time.time() < end:
+                try:
+                    st, body, _ = http(port2, "/api/snowflake/get/env", timeout=1)
+                    if st == 200:
+                        break
+                except OSError:
+                    time.sleep(0.05)
+            check(st == 200, "env LEAFD_LISTEN moves the listener (got %d)" % st)
+            if st == 200:
+                check((int(body) >> 12) & 0x3FF == 513, "env LEAFD_SNOWFLAKE_WORKER_ID=513 is used (id %s)" % body)
+            check(not port_open(port), "the file's listen address is not used when overridden")
+        finally:
+            p.terminate()
+            p.wait(10)
+
+        # Port in use by another program.
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        busy = holder.getsockname()[1]
+        busyconf = write(d, "busy.properties", GOOD % (busy, data))
+        t = time.monotonic()
+        rc, out, err = run(["-c", busyconf], timeout=20)
+        log("port in use: exit %d after %.2f s; %s" % (rc, time.monotonic() - t, err.strip().splitlines()[:3]))
+        check(rc != 0, "port in use by another program: exit non-zero (got %d)" % rc)
+        check("127.0.0.1:%d" % busy in err, "port in use: message names the address (got %r)" % err[:400])
+        check("Sanitizer" not in err,
+              "port in use: a clean exit, no sanitizer report (got %r)" % err[err.find("Sanitizer") - 200:][:600])
+        holder.close()
+
+        # Port in use by another leafd: a second node on the same address must
+        # not start (SO_REUSEPORT would let it share the port and, in static
+        # mode, issue the same IDs as the first).
+        node = env.leafd("first", static_props(7))
+        conf2 = write(d, "second.properties", GOOD % (node.port, data + "2"))
+        try:
+            r = subprocess.run([LEAFD_BIN, "-c", conf2], capture_output=True, text=True, timeout=3,
+                               env=dict(os.environ))
+            rc, err = r.returncode, r.stderr
+        except subprocess.TimeoutExpired as ex:
+            rc, err = None, (ex.stderr or b"").decode("utf-8", "replace") if isinstance(ex.stderr, bytes) \
+                else (ex.stderr or "")
+        check(rc is not None and rc != 0,
+              "port in use by another leafd: second leafd exits non-zero (got %s: still running after 3 s)"
+              % rc if rc is None else "port in use by another leafd: exit non-zero (got %s)" % rc)
+        check("127.0.0.1:%d" % node.port in (err or ""),
+              "port in use by another leafd: message names the address (got %r)" % (err or "")[:300])
+        env.finish()
+
+
+if __name__ == "__main__":
+    main()

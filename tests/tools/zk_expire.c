@@ -1,0 +1,62 @@
+/*
+ * zk_expire HOSTS SESSION_ID: makes a ZooKeeper session expire, as a test
+ * tool. It opens a second handle on the same session and closes it, which
+ * ends the session on the server; the original client then sees
+ * SESSION_EXPIRED on its next contact.
+ *
+ * The session password is not secret from the server's point of view: the
+ * server derives it from the session id with java.util.Random seeded by
+ * id ^ 0xB3415C00 (ZooKeeperServer.generatePasswd), so the tool computes it
+ * the same way. SESSION_ID is hex, as leafd logs it ("session 0x...").
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
+static void java_random_bytes(int64_t seed, char *out, int len) {
+    uint64_t s = ((uint64_t)seed ^ 0x5DEECE66DULL) & ((1ULL << 48) - 1);
+    for (int i = 0; i < len;) {
+        s = (s * 0x5DEECE66DULL + 0xBULL) & ((1ULL << 48) - 1);
+        int32_t rnd = (int32_t)(uint32_t)(s >> 16);
+        for (int n = len - i < 4 ? len - i : 4; n-- > 0; rnd >>= 8) {
+            out[i++] = (char)rnd;
+        }
+    }
+}
+
+static volatile int connected;
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE) {
+        connected = 1;
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: zk_expire HOSTS SESSION_ID_HEX\n");
+        return 2;
+    }
+    clientid_t cid;
+    memset(&cid, 0, sizeof(cid));
+    cid.client_id = (int64_t)strtoull(argv[2], NULL, 16);
+    java_random_bytes(cid.client_id ^ 0xB3415C00LL, cid.passwd, (int)sizeof(cid.passwd));
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    zhandle_t *zh = zookeeper_init(argv[1], watcher, 10000, &cid, NULL, 0);
+    if (zh == NULL) {
+        perror("zookeeper_init");
+        return 1;
+    }
+    for (int i = 0; i < 200 && !connected; i++) {
+        usleep(50000);
+    }
+    int ok = connected && zoo_client_id(zh)->client_id == cid.client_id;
+    zookeeper_close(zh);
+    printf("%s session 0x%llx\n", ok ? "expired" : "could not attach to",
+           (unsigned long long)cid.client_id);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,158 @@
+/* The pure parts of zk/: layout and worker-ID parsing, znode and cache
+ * records, and the start-up and peer clock decisions. */
+#include "tests/unit/unit.h"
+#include "zk/zk_clock.h"
+#include "zk/zk_layout.h"
+#include "zk/zk_record.h"
+
+static void test_layout_paths(void) {
+    struct zk_layout l;
+    CHECK_EQ_INT(zk_layout_init(&l, "my-leaf", "10.0.0.5", 8080), LEAF_OK);
+    CHECK_EQ_STR(l.identity, "10.0.0.5:8080");
+    CHECK_EQ_STR(l.forever, "/snowflake/my-leaf/leaf_forever");
+    CHECK_EQ_STR(l.temporary, "/snowflake/my-leaf/leaf_temporary");
+    CHECK_EQ_STR(l.ephemeral, "/snowflake/my-leaf/leaf_temporary/10.0.0.5:8080");
+    CHECK_EQ_STR(l.forever_prefix, "/snowflake/my-leaf/leaf_forever/10.0.0.5:8080-");
+    char longname[600];
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    CHECK_EQ_INT(zk_layout_init(&l, longname, "10.0.0.5", 8080), LEAF_EINVAL);
+}
+
+/* Leaf defect 3: the worker ID comes from the suffix after the LAST '-'. */
+static void test_worker_id_parse(void) {
+    int64_t id = -1;
+    CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-b-c/leaf_forever/10.0.0.5:80-0000000007", &id),
+                 LEAF_OK);
+    CHECK_EQ_INT(id, 7);
+    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-0000001024", &id), LEAF_OK);
+    CHECK_EQ_INT(id, 1024);
+    CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-b/leaf_forever/x-", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-000000001", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-00000000012", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-00000a0001", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("-0000000001", &id), LEAF_EINVAL);
+    /* a '-' in leaf.name but not in the node name: no suffix */
+    CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-0000000001/leaf_forever/x", &id), LEAF_EINVAL);
+}
+
+static void test_find_own(void) {
+    const char *kids[] = {"10.0.0.5:8080-0000000003", "10.0.0.5:80-0000000001",
+                          "10.0.0.51:8080-0000000002", "10.0.0.5:8080-0000000009",
+                          "10.0.0.5:8080-junk"};
+    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "10.0.0.5:8080"), 0);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "10.0.0.5:80"), 1);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "10.0.0.5:808"), -1);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 0, "10.0.0.5:8080"), -1);
+    CHECK(!zk_layout_is_own_child("10.0.0.5:8080-0000000003x", "10.0.0.5:8080"));
+}
+
+static void test_peer_addr(void) {
+    char ip[64];
+    int port = 0;
+    CHECK_EQ_INT(zk_layout_peer_addr("127.0.0.1:8080", ip, sizeof(ip), &port), LEAF_OK);
+    CHECK_EQ_STR(ip, "127.0.0.1");
+    CHECK_EQ_INT(port, 8080);
+    CHECK_EQ_INT(zk_layout_peer_addr("127.0.0.1", ip, sizeof(ip), &port), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_peer_addr("127.0.0.1:0", ip, sizeof(ip), &port), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_peer_addr("127.0.0.1:99999", ip, sizeof(ip), &port), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_peer_addr(":80", ip, sizeof(ip), &port), LEAF_EINVAL);
+}
+
+static void test_node_json(void) {
+    struct zk_node_data d = {"10.0.0.5", 8080, 1795335806892LL}, p;
+    char buf[256];
+    size_t n = zk_record_format_node(&d, buf, sizeof(buf));
+    CHECK_EQ_STR(buf, "{\"ip\":\"10.0.0.5\",\"port\":\"8080\",\"timestamp\":1795335806892}");
+    CHECK_EQ_INT(zk_record_parse_node(buf, n, &p), LEAF_OK);
+    CHECK_EQ_STR(p.ip, "10.0.0.5");
+    CHECK_EQ_INT(p.port, 8080);
+    CHECK_EQ_INT(p.timestamp, 1795335806892LL);
+    const char *num = "{\"ip\":\"1.2.3.4\",\"port\":81,\"timestamp\":\"1700000000000\"}";
+    CHECK_EQ_INT(zk_record_parse_node(num, strlen(num), &p), LEAF_OK);
+    CHECK_EQ_INT(p.port, 81);
+    CHECK_EQ_INT(p.timestamp, 1700000000000LL);
+    CHECK_EQ_INT(zk_record_parse_node("{\"ip\":\"x\"}", 10, &p), LEAF_OK);
+    CHECK_EQ_INT(p.timestamp, -1);
+    CHECK_EQ_INT(zk_record_parse_node("", 0, &p), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_record_parse_node("[1]", 3, &p), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_record_format_node(&d, buf, 10), 0);
+}
+
+static void test_cache_text(void) {
+    struct zk_cache_data c = {17, 1795335806892LL}, p;
+    char buf[512];
+    size_t n = zk_record_format_cache(&c, buf, sizeof(buf));
+    CHECK(n > 0);
+    CHECK_EQ_INT(zk_record_parse_cache(buf, n, &p), LEAF_OK);
+    CHECK_EQ_INT(p.worker_id, 17);
+    CHECK_EQ_INT(p.timestamp, 1795335806892LL);
+    /* Leaf's own cache: a Java properties file with a date comment, no timestamp. */
+    const char *leaf = "#Sun Nov 22 08:00:00 UTC 2026\r\nworkerID=3\r\n";
+    CHECK_EQ_INT(zk_record_parse_cache(leaf, strlen(leaf), &p), LEAF_OK);
+    CHECK_EQ_INT(p.worker_id, 3);
+    CHECK_EQ_INT(p.timestamp, -1);
+    const char *spaced = "  workerID = 5 \n\n timestamp:42\nother=x\n";
+    CHECK_EQ_INT(zk_record_parse_cache(spaced, strlen(spaced), &p), LEAF_OK);
+    CHECK_EQ_INT(p.worker_id, 5);
+    CHECK_EQ_INT(p.timestamp, 42);
+    CHECK_EQ_INT(zk_record_parse_cache("workerID=x\n", 11, &p), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_record_parse_cache("timestamp=-5\n", 13, &p), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_record_parse_cache("", 0, &p), LEAF_OK);
+    CHECK_EQ_INT(p.worker_id, -1);
+}
+
+/* Leaf defects 1, 4, 5: one decision over both stored times. */
+static void test_startup_clock(void) {
+    struct zk_clock_decision d = zk_clock_startup(1000, -1, -1, 500);
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_OK);
+    CHECK_EQ_INT(d.floor_ms, -1);
+    d = zk_clock_startup(1000, 999, 100, 500);
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_OK);
+    CHECK_EQ_INT(d.floor_ms, 999);
+    d = zk_clock_startup(1000, 1000, -1, 500); /* equal: IDs at 1000 may exist */
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_WAIT);
+    CHECK_EQ_INT(d.wait_ms, 1);
+    d = zk_clock_startup(1000, 100, 1400, 500); /* the cache is ahead of ZooKeeper */
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_WAIT);
+    CHECK_EQ_INT(d.floor_ms, 1400);
+    CHECK_EQ_INT(d.wait_ms, 401);
+    d = zk_clock_startup(1000, 1600, 100, 500);
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_REFUSE);
+    CHECK_EQ_INT(d.wait_ms, 601);
+    d = zk_clock_startup(1000, -1, 1499, 500);
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_WAIT);
+    d = zk_clock_startup(1000, -1, 1500, 500);
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_REFUSE);
+    d = zk_clock_startup(1000, 1001, -1, 0); /* no waiting allowed */
+    CHECK_EQ_INT(d.verdict, ZK_CLOCK_REFUSE);
+}
+
+static void test_peer_clock(void) {
+    int64_t avg = 1;
+    CHECK_EQ_INT(zk_clock_peers(NULL, 0, 5000, &avg), ZK_CLOCK_OK);
+    CHECK_EQ_INT(avg, 0);
+    int64_t near[] = {1000, -200, 300};
+    CHECK_EQ_INT(zk_clock_peers(near, 3, 5000, &avg), ZK_CLOCK_OK);
+    CHECK_EQ_INT(avg, 366);
+    int64_t far[] = {600000, 600100};
+    CHECK_EQ_INT(zk_clock_peers(far, 2, 5000, &avg), ZK_CLOCK_REFUSE);
+    int64_t behind[] = {-5001};
+    CHECK_EQ_INT(zk_clock_peers(behind, 1, 5000, &avg), ZK_CLOCK_REFUSE);
+    int64_t edge[] = {5000};
+    CHECK_EQ_INT(zk_clock_peers(edge, 1, 5000, &avg), ZK_CLOCK_OK);
+    CHECK_EQ_INT(zk_clock_offset(1000, 2050, 1100), 1000);
+    CHECK_EQ_INT(zk_clock_offset(1000, 990, 1020), -20);
+}
+
+int main(void) {
+    TEST(test_layout_paths);
+    TEST(test_worker_id_parse);
+    TEST(test_find_own);
+    TEST(test_peer_addr);
+    TEST(test_node_json);
+    TEST(test_cache_text);
+    TEST(test_startup_clock);
+    TEST(test_peer_clock);
+    return unit_done();
+}

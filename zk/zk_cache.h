@@ -1,0 +1,28 @@
+#ifndef LEAF_ZK_CACHE_H
+#define LEAF_ZK_CACHE_H
+
+/*
+ * The local worker-ID cache file (contract section 6), read at start and
+ * written atomically at every report: temp file, fsync, rename, fsync of the
+ * directory, so a crash leaves either the old or the new file, never a torn
+ * one. Plain POSIX I/O, no ZooKeeper or libuv header; any thread may call
+ * these (the daemon writes from the libuv threadpool, one write at a time).
+ */
+#include <stddef.h>
+
+#include "src/status.h"
+#include "zk/zk_record.h"
+
+/* Builds {data_dir}/{name}/{port}/workerID.properties; LEAF_EINVAL if too long. */
+leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const char *name,
+                            int port);
+
+/* LEAF_ENOTFOUND when the file does not exist; LEAF_EINVAL when it is malformed
+ * (logged naming the file); LEAF_ERR on a read error (logged). */
+leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c);
+
+/* Creates the directories as needed and replaces the file atomically.
+ * Errors are logged naming the operation and the file. */
+leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c);
+
+#endif

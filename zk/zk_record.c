@@ -1,0 +1,139 @@
+#include "zk/zk_record.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "{\"ip\":\"%s\",\"port\":\"%d\",\"timestamp\":%" PRId64 "}",
+                     d->ip, d->port, d->timestamp);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* Strict decimal int64 (optional leading '-'); 0 on success. */
+static int parse_i64(const char *s, size_t len, int64_t *out) {
+    char tmp[32];
+    if (len == 0 || len >= sizeof(tmp)) {
+        return -1;
+    }
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    for (size_t i = tmp[0] == '-' ? 1 : 0; i < len; i++) {
+        if (tmp[i] < '0' || tmp[i] > '9') {
+            return -1;
+        }
+    }
+    if (len == 1 && tmp[0] == '-') {
+        return -1;
+    }
+    errno = 0;
+    long long v = strtoll(tmp, NULL, 10);
+    if (errno != 0) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int64_t json_i64(const cJSON *item) {
+    int64_t v;
+    if (cJSON_IsString(item) && parse_i64(item->valuestring, strlen(item->valuestring), &v) == 0) {
+        return v;
+    }
+    if (cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble < 9.0e15) {
+        return (int64_t)item->valuedouble;
+    }
+    return -1;
+}
+
+leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_data *d) {
+    memset(d, 0, sizeof(*d));
+    d->timestamp = -1;
+    cJSON *root = cJSON_ParseWithLength(buf, len);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return LEAF_EINVAL;
+    }
+    const cJSON *ip = cJSON_GetObjectItemCaseSensitive(root, "ip");
+    if (cJSON_IsString(ip)) {
+        snprintf(d->ip, sizeof(d->ip), "%s", ip->valuestring);
+    }
+    int64_t port = json_i64(cJSON_GetObjectItemCaseSensitive(root, "port"));
+    d->port = port > 0 && port <= 65535 ? (int)port : 0;
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "timestamp");
+    /* A JSON number holds ms timestamps exactly (well below 2^53). */
+    d->timestamp = json_i64(ts);
+    cJSON_Delete(root);
+    return LEAF_OK;
+}
+
+size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap) {
+    int n = snprintf(buf, cap,
+                     "# leafd worker-ID cache; timestamp is the reserved time (ms): no ID above\n"
+                     "# it was issued, and none at or below it will be after a restart\n"
+                     "workerID=%" PRId64 "\ntimestamp=%" PRId64 "\n",
+                     c->worker_id, c->timestamp);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+static const char *trim(const char *s, const char *end, const char **out_end) {
+    while (s < end && (*s == ' ' || *s == '\t')) {
+        s++;
+    }
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) {
+        end--;
+    }
+    *out_end = end;
+    return s;
+}
+
+/* Handles one "key=value" line; LEAF_EINVAL on a bad value of a known key. */
+static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_data *c) {
+    const char *end;
+    p = trim(p, eol, &end);
+    if (p == end || *p == '#' || *p == '!') {
+        return LEAF_OK;
+    }
+    const char *eq = memchr(p, '=', (size_t)(end - p));
+    if (eq == NULL) {
+        eq = memchr(p, ':', (size_t)(end - p));
+    }
+    if (eq == NULL) {
+        return LEAF_OK;
+    }
+    const char *kend, *vend;
+    const char *k = trim(p, eq, &kend), *v = trim(eq + 1, end, &vend);
+    int64_t *field = NULL;
+    if ((size_t)(kend - k) == 8 && memcmp(k, "workerID", 8) == 0) {
+        field = &c->worker_id;
+    } else if ((size_t)(kend - k) == 9 && memcmp(k, "timestamp", 9) == 0) {
+        field = &c->timestamp;
+    } else {
+        return LEAF_OK;
+    }
+    if (parse_i64(v, (size_t)(vend - v), field) != 0 || *field < 0) {
+        *field = -1;
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c) {
+    c->worker_id = -1;
+    c->timestamp = -1;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (eol == NULL) {
+            eol = end;
+        }
+        if (cache_line(p, eol, c) != LEAF_OK) {
+            return LEAF_EINVAL;
+        }
+        p = eol + 1;
+    }
+    return LEAF_OK;
+}

@@ -1,0 +1,159 @@
+#include "zk/zk_register.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/log.h"
+#include "zk/zk_clock.h"
+#include "zk/zk_peer.h"
+
+/* Creates path if missing (its parent must exist). */
+static leaf_status_t ensure(struct zk_session *s, const char *path) {
+    leaf_status_t st = zk_session_create(s, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+    return st == LEAF_EEXIST ? LEAF_OK : st;
+}
+
+static leaf_status_t ensure_layout(struct zk_session *s, const struct zk_layout *l) {
+    leaf_status_t st;
+    if ((st = ensure(s, "/snowflake")) != LEAF_OK || (st = ensure(s, l->root)) != LEAF_OK ||
+        (st = ensure(s, l->forever)) != LEAF_OK || (st = ensure(s, l->temporary)) != LEAF_OK) {
+        return st;
+    }
+    return LEAF_OK;
+}
+
+/* Reads the timestamp stored in an existing leaf_forever node. */
+static leaf_status_t read_timestamp(struct zk_session *s, const char *path, int64_t *ts) {
+    char buf[1024];
+    size_t len;
+    struct zk_node_data d;
+    leaf_status_t st = zk_session_get(s, path, buf, sizeof(buf), &len);
+    if (st != LEAF_OK) {
+        return st == LEAF_ENOTFOUND ? LEAF_EUNAVAIL : st;
+    }
+    *ts = -1;
+    if (zk_record_parse_node(buf, len, &d) != LEAF_OK || d.timestamp < 0) {
+        log_warn("zk", "%s holds no timestamp (data '%.*s'); relying on the local cache", path,
+                 (int)len, buf);
+        return LEAF_OK;
+    }
+    *ts = d.timestamp;
+    return LEAF_OK;
+}
+
+/* Asks each live peer for its time; LEAF_ECLOCK when the average is too far off. */
+static leaf_status_t check_peers(struct zk_session *s, const struct zk_layout *l,
+                                 int64_t max_offset_ms) {
+    char **peers;
+    int n;
+    leaf_status_t st = zk_session_children(s, l->temporary, &peers, &n);
+    if (st != LEAF_OK) {
+        return st == LEAF_ENOTFOUND ? LEAF_EUNAVAIL : st;
+    }
+    int64_t *offsets = calloc((size_t)n + 1, sizeof(*offsets));
+    int asked = 0;
+    for (int i = 0; i < n && offsets; i++) {
+        char ip[64];
+        int port;
+        int64_t sent, peer, recv;
+        if (strcmp(peers[i], l->identity) == 0 ||
+            zk_layout_peer_addr(peers[i], ip, sizeof(ip), &port) != LEAF_OK ||
+            zk_peer_time(ip, port, ZK_PEER_TIMEOUT_MS, &sent, &peer, &recv) != LEAF_OK) {
+            continue;
+        }
+        offsets[asked++] = zk_clock_offset(sent, peer, recv);
+    }
+    int64_t avg;
+    st = offsets == NULL ? LEAF_ENOMEM : LEAF_OK;
+    if (st == LEAF_OK && zk_clock_peers(offsets, asked, max_offset_ms, &avg) != ZK_CLOCK_OK) {
+        log_error("zk", "refusing to start: this node's clock is %" PRId64 " ms %s the average of "
+                  "%d live peer(s) under %s (leafd.snowflake.peer.max.offset.ms = %" PRId64 ")",
+                  avg < 0 ? -avg : avg, avg > 0 ? "behind" : "ahead of", asked, l->temporary,
+                  max_offset_ms);
+        st = LEAF_ECLOCK;
+    } else if (st == LEAF_OK) {
+        log_info("zk", "peer time check: %d of %d live peer(s) answered, average offset %" PRId64
+                 " ms", asked, n, avg);
+    }
+    free(offsets);
+    zk_names_free(peers, n);
+    return st;
+}
+
+static leaf_status_t create_own(struct zk_session *s, const struct zk_layout *l,
+                                const struct zk_node_data *self, int64_t (*wall_ms)(void),
+                                struct zk_registration *out) {
+    char data[256];
+    struct zk_node_data d = *self;
+    d.timestamp = wall_ms();
+    size_t len = zk_record_format_node(&d, data, sizeof(data));
+    leaf_status_t st = zk_session_create(s, l->forever_prefix, data, len,
+                                         ZK_MODE_PERSISTENT_SEQUENTIAL, out->forever_path,
+                                         sizeof(out->forever_path));
+    if (st != LEAF_OK) {
+        return st == LEAF_EEXIST ? LEAF_ERR : st;
+    }
+    if (zk_layout_worker_id(out->forever_path, &out->worker_id) != LEAF_OK) {
+        log_error("zk", "cannot parse a worker ID from created node %s", out->forever_path);
+        return LEAF_ERR;
+    }
+    out->created = 1;
+    out->zk_timestamp = -1; /* a fresh node: nothing issued under it yet */
+    log_info("zk", "registered %s as %s: worker ID %" PRId64, l->identity, out->forever_path,
+             out->worker_id);
+    return LEAF_OK;
+}
+
+static leaf_status_t find_own(struct zk_session *s, const struct zk_layout *l, int *found,
+                              struct zk_registration *out) {
+    char **kids;
+    int n;
+    *found = 0;
+    leaf_status_t st = zk_session_children(s, l->forever, &kids, &n);
+    if (st != LEAF_OK) {
+        return st == LEAF_ENOTFOUND ? LEAF_EUNAVAIL : st;
+    }
+    int i = zk_layout_find_own((const char *const *)kids, n, l->identity);
+    if (i >= 0) {
+        int w = snprintf(out->forever_path, sizeof(out->forever_path), "%s/%s", l->forever,
+                         kids[i]);
+        *found = w > 0 && (size_t)w < sizeof(out->forever_path);
+        zk_layout_worker_id(kids[i], &out->worker_id);
+    }
+    zk_names_free(kids, n);
+    if (*found) {
+        st = read_timestamp(s, out->forever_path, &out->zk_timestamp);
+        if (st == LEAF_OK) {
+            log_info("zk", "found %s: reusing worker ID %" PRId64, out->forever_path,
+                     out->worker_id);
+        }
+    }
+    return st;
+}
+
+leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
+                          const struct zk_node_data *self, int64_t peer_max_offset_ms,
+                          int64_t (*wall_ms)(void), struct zk_registration *out) {
+    memset(out, 0, sizeof(*out));
+    out->zk_timestamp = -1;
+    int found;
+    leaf_status_t st = ensure_layout(s, l);
+    if (st == LEAF_OK) {
+        st = find_own(s, l, &found, out);
+    }
+    if (st == LEAF_OK && !found) {
+        st = check_peers(s, l, peer_max_offset_ms);
+        if (st == LEAF_OK) {
+            st = create_own(s, l, self, wall_ms, out);
+        }
+    }
+    if (st == LEAF_OK && out->worker_id > ZK_MAX_WORKER_ID) {
+        log_error("zk", "refusing to start: worker ID %" PRId64 " of %s is above %d (the 10-bit "
+                  "limit); remove unused nodes under %s or use a new leaf.name", out->worker_id,
+                  out->forever_path, ZK_MAX_WORKER_ID, l->forever);
+        return LEAF_ERANGE;
+    }
+    return st;
+}

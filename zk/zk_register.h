@@ -1,0 +1,42 @@
+#ifndef LEAF_ZK_REGISTER_H
+#define LEAF_ZK_REGISTER_H
+
+/*
+ * Start-up registration (contract section 5), with the blocking calls of
+ * zk_session; run once by the main thread before the event loops start.
+ *
+ * 1. Create /snowflake/{name}/leaf_forever and leaf_temporary as needed.
+ * 2. Find this ip:port among the leaf_forever children and reuse its worker
+ *    ID and stored timestamp; or else (first registration)
+ * 3. ask every live peer under leaf_temporary for its time and refuse when
+ *    the own clock is more than peer_max_offset_ms off their average, then
+ *    create {ip}:{port}- PERSISTENT_SEQUENTIAL and take the worker ID from
+ *    the path actually created (Leaf left it at 0: defect 2).
+ */
+#include <stdint.h>
+
+#include "src/status.h"
+#include "zk/zk_layout.h"
+#include "zk/zk_record.h"
+#include "zk/zk_session.h"
+
+#define ZK_PEER_TIMEOUT_MS 1000
+
+struct zk_registration {
+    int64_t worker_id;
+    int64_t zk_timestamp; /* stored in the leaf_forever node; -1 when none */
+    int created;          /* 1 when this start created the node */
+    char forever_path[ZK_PATH_MAX];
+};
+
+/*
+ * Returns LEAF_OK; LEAF_EUNAVAIL when ZooKeeper could not be used (the
+ * caller may start from the local cache); LEAF_ERANGE for a worker ID over
+ * 1023; LEAF_ECLOCK when the peers' clocks disagree; LEAF_ERR otherwise.
+ * Every refusal is logged with its reason.
+ */
+leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
+                          const struct zk_node_data *self, int64_t peer_max_offset_ms,
+                          int64_t (*wall_ms)(void), struct zk_registration *out);
+
+#endif

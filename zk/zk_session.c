@@ -1,0 +1,417 @@
+#include "zk/zk_session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zookeeper/zookeeper.h>
+
+#include "src/log.h"
+
+/* Identifies a handle to its watcher (the handle's context). */
+struct zk_handle_ctx {
+    struct zk_session *s;
+    unsigned gen;
+};
+
+/* One asynchronous call in flight; freed by its completion. */
+struct zk_op_ctx {
+    struct zk_session *s;
+    unsigned gen;
+    int op;
+    char path[64]; /* for messages (may be cut short) */
+};
+
+const char *zk_state_name(int state) {
+    static const char *const names[] = {"connecting", "connected", "expired", "closed"};
+    return state >= 0 && state <= ZK_STATE_CLOSED ? names[state] : "unknown";
+}
+
+/* Maps a ZooKeeper return code onto the one status convention. */
+static leaf_status_t zk_status(int rc) {
+    if (rc == ZOK) {
+        return LEAF_OK;
+    }
+    if (rc == ZNODEEXISTS) {
+        return LEAF_EEXIST;
+    }
+    if (rc == ZNONODE) {
+        return LEAF_ENOTFOUND;
+    }
+    if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
+        rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZSESSIONMOVED) {
+        return LEAF_EUNAVAIL;
+    }
+    return LEAF_ERR;
+}
+
+static int zk_mode_flags(enum zk_mode m) {
+    if (m == ZK_MODE_EPHEMERAL) {
+        return ZOO_EPHEMERAL;
+    }
+    return m == ZK_MODE_PERSISTENT_SEQUENTIAL ? ZOO_PERSISTENT_SEQUENTIAL : ZOO_PERSISTENT;
+}
+
+/* Logs an operation's failure, except the outcomes callers expect and handle. */
+static leaf_status_t zk_check(int rc, const char *op, const char *path) {
+    leaf_status_t st = zk_status(rc);
+    if (st != LEAF_OK && st != LEAF_EEXIST && st != LEAF_ENOTFOUND) {
+        log_warn("zk", "%s(%s) failed: %s", op, path, zerror(rc));
+    }
+    return st;
+}
+
+/*
+ * The library's log lines look like
+ *   2026-11-22 08:00:00,123:1234(0x7f..):ZOO_ERROR@handle_socket_error_msg@1290: Socket ...
+ * Keep the level and "function@line: message". At most a few lines per
+ * second pass, so a long outage does not flood the log.
+ */
+static void zk_log_line(const char *message) {
+    static int64_t window;
+    static int count;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int level = LEAF_LOG_INFO;
+    const char *p = strstr(message, ":ZOO_");
+    if (p != NULL) {
+        level = strncmp(p, ":ZOO_ERROR", 10) == 0 ? LEAF_LOG_ERROR
+                : strncmp(p, ":ZOO_WARN", 9) == 0  ? LEAF_LOG_WARN
+                : strncmp(p, ":ZOO_DEBUG", 10) == 0 ? LEAF_LOG_DEBUG
+                                                    : LEAF_LOG_INFO;
+        const char *at = strchr(p, '@');
+        message = at ? at + 1 : p + 1;
+    }
+    pthread_mutex_lock(&mu);
+    int64_t sec = (int64_t)time(NULL);
+    count = sec == window ? count + 1 : 1;
+    window = sec;
+    int pass = count <= 5;
+    pthread_mutex_unlock(&mu);
+    if (pass) {
+        log_write(level, "zookeeper", "%.*s", (int)strcspn(message, "\n"), message);
+    }
+}
+
+static void push_event(struct zk_session *s, struct zk_event *ev) {
+    pthread_mutex_lock(&s->mu);
+    if (s->tail) {
+        s->tail->next = ev;
+    } else {
+        s->head = ev;
+    }
+    s->tail = ev;
+    if (!s->notify_off) {
+        s->notify(s->notify_arg);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int map_state(int state) {
+    if (state == ZOO_CONNECTED_STATE) {
+        return ZK_STATE_CONNECTED;
+    }
+    return state == ZOO_EXPIRED_SESSION_STATE ? ZK_STATE_EXPIRED : ZK_STATE_CONNECTING;
+}
+
+/* Runs on a ZooKeeper thread: record the state, queue it, wake the owner. */
+static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+    struct zk_handle_ctx *h = ctx;
+    if (type != ZOO_SESSION_EVENT || h == NULL) {
+        return;
+    }
+    struct zk_session *s = h->s;
+    int st = map_state(state);
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    pthread_mutex_lock(&s->mu);
+    s->state = st;
+    if (st == ZK_STATE_CONNECTED) {
+        s->session_id = zoo_client_id(zh)->client_id;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (st == ZK_STATE_CONNECTED) {
+        log_info("zk", "ZooKeeper session 0x%llx established (%s)",
+                 (unsigned long long)zoo_client_id(zh)->client_id, s->hosts);
+    } else if (st == ZK_STATE_EXPIRED) {
+        log_warn("zk", "ZooKeeper session expired (%s)", s->hosts);
+    }
+    if (ev == NULL) {
+        return; /* out of memory: the state above is still recorded */
+    }
+    *ev = (struct zk_event){.kind = ZK_EVENT_STATE, .gen = h->gen, .state = st};
+    push_event(s, ev);
+}
+
+static leaf_status_t open_handle(struct zk_session *s) {
+    struct zk_handle_ctx *h = calloc(1, sizeof(*h));
+    if (h == NULL) {
+        return LEAF_ENOMEM;
+    }
+    h->s = s;
+    h->gen = ++s->gen;
+    pthread_mutex_lock(&s->mu);
+    s->state = ZK_STATE_CONNECTING;
+    pthread_mutex_unlock(&s->mu);
+    zhandle_t *zh = zookeeper_init2(s->hosts, zk_watcher, s->timeout_ms, NULL, h, 0, zk_log_line);
+    if (zh == NULL) {
+        log_error("zk", "zookeeper_init(%s) failed: %s", s->hosts, strerror(errno));
+        free(h);
+        return LEAF_ERR;
+    }
+    s->zh = zh;
+    s->hctx = h;
+    return LEAF_OK;
+}
+
+leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,
+                              zk_notify_fn notify, void *notify_arg) {
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    snprintf(s->hosts, sizeof(s->hosts), "%s", hosts);
+    s->timeout_ms = timeout_ms;
+    s->notify = notify;
+    s->notify_arg = notify_arg;
+    zoo_set_debug_level(log_enabled(LEAF_LOG_DEBUG) ? ZOO_LOG_LEVEL_INFO : ZOO_LOG_LEVEL_WARN);
+    return open_handle(s);
+}
+
+leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    /* The deadline is on CLOCK_REALTIME (the condvar's clock); a clock step
+     * only makes this wait shorter or longer, never unsafe. */
+    while (s->state == ZK_STATE_CONNECTING &&
+           pthread_cond_timedwait(&s->cv, &s->mu, &dl) != ETIMEDOUT) {
+    }
+    int st = s->state;
+    pthread_mutex_unlock(&s->mu);
+    return st == ZK_STATE_CONNECTED ? LEAF_OK : LEAF_EUNAVAIL;
+}
+
+int zk_session_state(struct zk_session *s) {
+    pthread_mutex_lock(&s->mu);
+    int st = s->state;
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+static void close_handle(struct zk_session *s) {
+    if (s->zh != NULL) {
+        /* Pending completions run now with ZCLOSING; they only queue events. */
+        zookeeper_close(s->zh);
+        s->zh = NULL;
+    }
+    free(s->hctx);
+    s->hctx = NULL;
+}
+
+leaf_status_t zk_session_reopen(struct zk_session *s) {
+    close_handle(s);
+    return open_handle(s);
+}
+
+void zk_session_close(struct zk_session *s) {
+    pthread_mutex_lock(&s->mu);
+    s->notify_off = 1;
+    pthread_mutex_unlock(&s->mu);
+    close_handle(s);
+    pthread_mutex_lock(&s->mu);
+    s->state = ZK_STATE_CLOSED;
+    struct zk_event *ev = s->head;
+    s->head = s->tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    zk_event_free(ev);
+}
+
+struct zk_event *zk_session_take(struct zk_session *s) {
+    pthread_mutex_lock(&s->mu);
+    struct zk_event *ev = s->head;
+    s->head = s->tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    return ev;
+}
+
+void zk_event_free(struct zk_event *ev) {
+    while (ev != NULL) {
+        struct zk_event *next = ev->next;
+        zk_names_free(ev->names, ev->nnames);
+        free(ev);
+        ev = next;
+    }
+}
+
+void zk_names_free(char **names, int n) {
+    for (int i = 0; i < n && names; i++) {
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* Copies a String_vector into a malloc'd array; 0 on success. */
+static int copy_names(const struct String_vector *v, char ***names, int *n) {
+    *names = NULL;
+    *n = 0;
+    if (v == NULL || v->count <= 0) {
+        return 0;
+    }
+    char **out = calloc((size_t)v->count, sizeof(*out));
+    if (out == NULL) {
+        return -1;
+    }
+    for (int i = 0; i < v->count; i++) {
+        out[i] = strdup(v->data[i]);
+        if (out[i] == NULL) {
+            zk_names_free(out, i);
+            return -1;
+        }
+    }
+    *names = out;
+    *n = v->count;
+    return 0;
+}
+
+leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
+                                size_t len, enum zk_mode mode, char *created, size_t cap) {
+    int rc = zoo_create(s->zh, path, data, data ? (int)len : -1, &ZOO_OPEN_ACL_UNSAFE,
+                        zk_mode_flags(mode), created, (int)cap);
+    return zk_check(rc, "zoo_create", path);
+}
+
+leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
+                             size_t *len) {
+    int n = (int)cap;
+    int rc = zoo_get(s->zh, path, 0, buf, &n, NULL);
+    *len = rc == ZOK && n > 0 ? (size_t)n : 0;
+    return zk_check(rc, "zoo_get", path);
+}
+
+leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data,
+                             size_t len) {
+    return zk_check(zoo_set(s->zh, path, data, (int)len, -1), "zoo_set", path);
+}
+
+leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names,
+                                  int *n) {
+    struct String_vector v = {0, NULL};
+    *names = NULL;
+    *n = 0;
+    leaf_status_t st = zk_check(zoo_get_children(s->zh, path, 0, &v), "zoo_get_children", path);
+    if (st == LEAF_OK && copy_names(&v, names, n) != 0) {
+        st = LEAF_ENOMEM;
+    }
+    deallocate_String_vector(&v);
+    return st;
+}
+
+static struct zk_op_ctx *op_ctx(struct zk_session *s, int op, const char *path) {
+    struct zk_op_ctx *c = calloc(1, sizeof(*c));
+    if (c != NULL) {
+        c->s = s;
+        c->gen = s->gen;
+        c->op = op;
+        snprintf(c->path, sizeof(c->path), "%s", path);
+    }
+    return c;
+}
+
+/* Runs on a ZooKeeper thread (or in zookeeper_close): queue the result. */
+static void op_done(const struct zk_op_ctx *c, int rc, const char *what,
+                    const struct String_vector *names) {
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev == NULL) {
+        return;
+    }
+    *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op};
+    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, what, c->path);
+    if (ev->rc == LEAF_OK && names && copy_names(names, &ev->names, &ev->nnames) != 0) {
+        ev->rc = LEAF_ENOMEM;
+    }
+    push_event(c->s, ev);
+}
+
+static void stat_done(int rc, const struct Stat *stat, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    op_done(c, rc, "zoo_aset", NULL);
+    free(c);
+}
+
+static void string_done(int rc, const char *value, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    op_done(c, rc, "zoo_acreate", NULL);
+    free(c);
+}
+
+static void strings_done(int rc, const struct String_vector *strings, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    op_done(c, rc, "zoo_aget_children", strings);
+    free(c);
+}
+
+/* A call the library refused to queue: report it like a completion would. */
+static leaf_status_t async_refused(struct zk_op_ctx *c, int rc, const char *what) {
+    if (rc == ZOK) {
+        return LEAF_OK;
+    }
+    leaf_status_t st = zk_check(rc, what, c->path);
+    free(c);
+    return st;
+}
+
+leaf_status_t zk_session_aset(struct zk_session *s, int op, const char *path, const char *data,
+                              size_t len) {
+    struct zk_op_ctx *c = op_ctx(s, op, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aset(s->zh, path, data, (int)len, -1, stat_done, c), "zoo_aset");
+}
+
+leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path,
+                                 const char *data, size_t len, enum zk_mode mode) {
+    struct zk_op_ctx *c = op_ctx(s, op, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    int rc = zoo_acreate(s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE, zk_mode_flags(mode),
+                         string_done, c);
+    return async_refused(c, rc, "zoo_acreate");
+}
+
+static void owner_done(int rc, const struct Stat *stat, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev != NULL) {
+        *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op};
+        ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, "zoo_aexists", c->path);
+        pthread_mutex_lock(&c->s->mu);
+        ev->mine = rc == ZOK && stat != NULL && stat->ephemeralOwner == c->s->session_id;
+        pthread_mutex_unlock(&c->s->mu);
+        push_event(c->s, ev);
+    }
+    free(c);
+}
+
+leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path) {
+    struct zk_op_ctx *c = op_ctx(s, op, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aexists(s->zh, path, 0, owner_done, c), "zoo_aexists");
+}
+
+leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *path) {
+    struct zk_op_ctx *c = op_ctx(s, op, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aget_children(s->zh, path, 0, strings_done, c),
+                         "zoo_aget_children");
+}

@@ -1,0 +1,118 @@
+#ifndef LEAF_ZK_SESSION_H
+#define LEAF_ZK_SESSION_H
+
+/*
+ * One ZooKeeper session, wrapping the multi-threaded C client so that no
+ * other file includes zookeeper.h.
+ *
+ * Threads: the client runs its own I/O and completion threads; watchers and
+ * completions run there. They never touch the owner's state: each result is
+ * pushed as a struct zk_event onto a mutex-protected queue and the owner is
+ * woken through the notify function (the daemon passes one that calls
+ * uv_async_send). The owner (the control thread) drains the queue with
+ * zk_session_take() and does everything else: it owns the handle, opens,
+ * re-opens after expiry and closes it. An expired handle is dead; the owner
+ * calls zk_session_reopen(), which closes it and starts a new session (a new
+ * generation: events of the old one are marked stale).
+ *
+ * The synchronous calls (zk_session_create/get/set/children) block and are
+ * for start-up only, before the event loops run. At run time only the
+ * zk_session_a*() calls are used.
+ *
+ * The library's own log lines go through src/log.h (component "zookeeper").
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/status.h"
+
+enum zk_state {
+    ZK_STATE_CONNECTING = 0, /* not connected (yet or any more); the client retries */
+    ZK_STATE_CONNECTED,
+    ZK_STATE_EXPIRED, /* the session is dead: reopen */
+    ZK_STATE_CLOSED,
+};
+
+const char *zk_state_name(int state);
+
+enum zk_mode { ZK_MODE_PERSISTENT, ZK_MODE_EPHEMERAL, ZK_MODE_PERSISTENT_SEQUENTIAL };
+
+enum zk_event_kind { ZK_EVENT_STATE, ZK_EVENT_DONE };
+
+/* One result handed from a ZooKeeper thread to the owner; the owner frees it. */
+struct zk_event {
+    struct zk_event *next;
+    enum zk_event_kind kind;
+    unsigned gen;      /* handle generation that produced it */
+    int state;         /* ZK_EVENT_STATE: the new enum zk_state */
+    int op;            /* ZK_EVENT_DONE: the caller's tag */
+    leaf_status_t rc;  /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
+    char **names;      /* ZK_EVENT_DONE of zk_session_achildren(): the children */
+    int nnames;
+    int mine;          /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
+                        * ephemeral owned by this session */
+};
+
+typedef void (*zk_notify_fn)(void *arg);
+
+struct zk_session {
+    /* Owner (control thread) only. */
+    void *zh; /* zhandle_t */
+    void *hctx;
+    char hosts[512];
+    int timeout_ms;
+    unsigned gen;
+    zk_notify_fn notify;
+    void *notify_arg;
+
+    /* Guarded by mu; written by ZooKeeper threads, read by the owner. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state;            /* latest enum zk_state */
+    int notify_off;       /* set by zk_session_close: no more wake-ups */
+    int64_t session_id;
+    struct zk_event *head, *tail;
+};
+
+/* Starts a session (connection happens in the background). */
+leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,
+                              zk_notify_fn notify, void *notify_arg);
+
+/* Blocks until connected (LEAF_OK), expired or timeout_ms passed (LEAF_EUNAVAIL). */
+leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms);
+
+/* The latest state as the ZooKeeper threads reported it. */
+int zk_session_state(struct zk_session *s);
+
+/* Closes the dead handle and starts a new session. */
+leaf_status_t zk_session_reopen(struct zk_session *s);
+
+/* Closes the session (ephemeral nodes vanish at once) and frees queued events. */
+void zk_session_close(struct zk_session *s);
+
+/* Takes every queued event (oldest first); NULL when none. */
+struct zk_event *zk_session_take(struct zk_session *s);
+void zk_event_free(struct zk_event *ev);
+
+/* Synchronous, start-up only. created/cap may be NULL/0. */
+leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
+                                size_t len, enum zk_mode mode, char *created, size_t cap);
+leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
+                             size_t *len);
+leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data,
+                             size_t len);
+/* *names is an array of *n strings; free with zk_names_free. */
+leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n);
+void zk_names_free(char **names, int n);
+
+/* Asynchronous: the result comes back as a ZK_EVENT_DONE with the given op tag. */
+leaf_status_t zk_session_aset(struct zk_session *s, int op, const char *path, const char *data,
+                              size_t len);
+leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path,
+                                 const char *data, size_t len, enum zk_mode mode);
+leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *path);
+/* Whether path is an ephemeral node of this very session (result in ev->mine). */
+leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path);
+
+#endif
