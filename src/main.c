@@ -42,12 +42,14 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: leafd -c FILE            run with a configuration file\n"
             "       leafd --check-config -c FILE   validate the configuration and exit 0/1\n"
+            "       leafd --print-config -c FILE   print the effective configuration\n"
             "       leafd --version\n");
 }
 
 struct args {
     const char *config_path;
     int check_only;
+    int print_config;
 };
 
 static int parse_args(int argc, char **argv, struct args *a) {
@@ -56,6 +58,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->config_path = argv[++i];
         } else if (strcmp(argv[i], "--check-config") == 0) {
             a->check_only = 1;
+        } else if (strcmp(argv[i], "--print-config") == 0) {
+            a->print_config = 1;
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s\n", LEAFD_VERSION);
             exit(0);
@@ -144,6 +148,12 @@ int main(int argc, char **argv) {
     struct args a = {0};
     if (parse_args(argc, argv, &a) != 0 || load_config(&a, &leafd.cfg) != 0) {
         return 1;
+    }
+    if (a.print_config) {
+        static char dump[16384];
+        config_dump(&leafd.cfg, dump, sizeof(dump));
+        fputs(dump, stdout);
+        return 0;
     }
     if (a.check_only) {
         printf("configuration OK%s%s\n", a.config_path ? ": " : "",
