@@ -42,7 +42,7 @@ static int random_start(struct snowflake_gen *g) {
  * How far the clock is behind what this generator has seen or must stay
  * above; 0 when it is not behind.
  */
-static int64_t clock_behind(const struct snowflake_gen *g, int64_t now_ms) {
+int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms) {
     int64_t behind = 0;
     if (now_ms < g->max_seen_ms) {
         behind = g->max_seen_ms - now_ms;
@@ -98,7 +98,7 @@ leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_
     if (now_ms < g->epoch || now_ms > horizon) {
         return LEAF_ERANGE;
     }
-    int64_t behind = clock_behind(g, now_ms);
+    int64_t behind = snowflake_gen_behind(g, now_ms);
     if (behind > 0) {
         *wait_ms = behind;
         if (behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS) {

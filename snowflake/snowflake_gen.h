@@ -63,6 +63,12 @@ void snowflake_gen_set_floor(struct snowflake_gen *g, int64_t floor_ms);
 void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms);
 
 /*
+ * How far (ms) the clock now_ms is behind the highest reading seen or the
+ * floor; 0 when IDs can be issued at this clock. /ready uses it.
+ */
+int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
+
+/*
  * Issues n (1..SNOWFLAKE_MAX_BATCH) ascending IDs into out at clock now_ms.
  * Returns:
  *   LEAF_OK        all n written;

@@ -27,9 +27,10 @@ int api_query_get(const struct http_request *req, const char *name, const char *
     while (p < end) {
         const char *amp = memchr(p, '&', (size_t)(end - p));
         const char *stop = amp ? amp : end;
-        if ((size_t)(stop - p) > name_len && memcmp(p, name, name_len) == 0 &&
-            p[name_len] == '=') {
-            *val = p + name_len + 1;
+        if ((size_t)(stop - p) >= name_len && memcmp(p, name, name_len) == 0 &&
+            (p + name_len == stop || p[name_len] == '=')) {
+            /* "name" alone counts as present with an empty value */
+            *val = p + name_len + (p + name_len < stop);
             *len = (size_t)(stop - *val);
             return 1;
         }
@@ -207,18 +208,30 @@ leaf_status_t api_health(struct http_request *req) {
 /* Appends the snowflake part of /ready; returns 1 when snowflake can issue now. */
 static int ready_snowflake(char *buf, size_t cap, size_t *pos) {
     int worker;
-    int64_t ceiling;
+    int64_t ceiling, behind;
     pthread_mutex_lock(&leafd.gen_lock);
+    int64_t now = leafd_wall_ms();
     worker = leafd.gen.worker_id;
     ceiling = leafd.gen.ceiling_ms;
+    behind = snowflake_gen_behind(&leafd.gen, now);
     pthread_mutex_unlock(&leafd.gen_lock);
-    /* Ready while the persisted reservation is ahead of the clock (ZooKeeper
-     * itself is a weak dependency: see src/snowflake_node.h). */
-    int ok = atomic_load(&leafd.snowflake_ready) && worker >= 0 && ceiling > leafd_wall_ms();
+    /* Ready while the persisted reservation is ahead of the clock and the
+     * clock is not behind what was issued (ZooKeeper itself is a weak
+     * dependency: see src/snowflake_node.h). */
+    int ok = atomic_load(&leafd.snowflake_ready) && worker >= 0 && ceiling > now &&
+             behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
+    const char *reason = "";
+    if (!ok) {
+        reason = worker < 0                                      ? "no worker ID held"
+                 : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS      ? "clock behind the last issued ID"
+                 : ceiling <= now                                ? "time reservation not persisted"
+                                                                 : "starting";
+    }
     *pos += (size_t)snprintf(buf + *pos, cap - *pos,
-                             "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"worker_id\":%d,"
+                             "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
+                             "\"clock_behind_ms\":%" PRId64 ",\"worker_id\":%d,"
                              "\"mode\":\"%s\",\"coordinated\":%s%s",
-                             ok ? "true" : "false", worker,
+                             ok ? "true" : "false", reason, behind, worker,
                              leafd.snowflake_static ? "static" : "zookeeper",
                              leafd.snowflake_static ? "false" : "true",
                              leafd.snowflake_static

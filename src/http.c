@@ -48,9 +48,12 @@ struct http_loop {
     uv_thread_t thread;
     int index;
     int fd;
+    int fd_owned;   /* the listener handle owns fd */
+    int loop_ready; /* uv_loop_init succeeded */
     int listening;
     atomic_int stop_requested;
     int draining;
+    int64_t drain_started_ms;
     struct http_conn *conns;
     atomic_ulong nconns;
     const struct leaf_config *cfg;
@@ -176,6 +179,16 @@ static int conn_write_out(struct http_conn *c) {
     return 0;
 }
 
+/* True when the client has sent bytes not read yet (drain answers them too). */
+static int socket_has_input(struct http_conn *c) {
+    uv_os_fd_t fd;
+    char b;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) {
+        return 0;
+    }
+    return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 static void conn_flush(struct http_conn *c) {
     if (c->closing) {
         return;
@@ -190,8 +203,8 @@ static void conn_flush(struct http_conn *c) {
         return;
     }
     if (c->hl->draining && !c->writing && !p->waiting && c->in_len == 0 &&
-        p->head_started_ms == 0) {
-        conn_close(c);
+        p->head_started_ms == 0 && !socket_has_input(c)) {
+        conn_close(c); /* every request received so far is answered */
         return;
     }
     conn_update_reading(c);
@@ -309,9 +322,13 @@ static void on_connection(uv_stream_t *server, int status) {
 
 /* ---- per-loop timers and shutdown ----------------------------------------- */
 
+/* While draining, a request still arriving gets this long before a 408. */
+#define HTTP_DRAIN_GRACE_MS 1000
+
 static void on_sweep(uv_timer_t *t) {
     struct http_loop *hl = t->data;
     int64_t now = (int64_t)uv_now(&hl->loop);
+    int64_t head_limit = hl->cfg->request_timeout_ms;
     struct http_conn *c = hl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
@@ -319,7 +336,11 @@ static void on_sweep(uv_timer_t *t) {
         if (p->waiting || c->writing) {
             continue;
         }
-        if (p->head_started_ms && now - p->head_started_ms > hl->cfg->request_timeout_ms) {
+        int late = p->head_started_ms && now - p->head_started_ms > head_limit;
+        if (hl->draining && p->head_started_ms && now - hl->drain_started_ms >= HTTP_DRAIN_GRACE_MS) {
+            late = 1;
+        }
+        if (late) {
             http_proto_fail(&c->proto, 408, "request_timeout", "request head not received in time");
             conn_flush(c);
         } else if (!p->head_started_ms && now - c->last_active_ms > hl->cfg->idle_timeout_ms) {
@@ -338,18 +359,23 @@ static void on_wake(uv_async_t *a) {
         return;
     }
     hl->draining = 1;
+    hl->drain_started_ms = (int64_t)uv_now(&hl->loop);
     if (hl->listening) {
         uv_close((uv_handle_t *)&hl->listener, on_listener_closed);
         hl->listening = 0;
     }
-    /* Idle connections go now; busy ones close after their current answer. */
+    /*
+     * Every request already sent is answered: a connection closes once its
+     * input (buffered and in the socket) is used up and its answers written.
+     * Idle connections go now; a request still arriving gets a short grace.
+     */
     struct http_conn *c = hl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
-        c->proto.no_keepalive = 1;
         conn_flush(c);
     }
     uv_close((uv_handle_t *)&hl->wake, NULL);
+    uv_timer_start(&hl->sweep, on_sweep, 100, 100);
     uv_unref((uv_handle_t *)&hl->sweep);
 }
 
@@ -359,6 +385,30 @@ static void loop_thread(void *arg) {
     /* Drained: close the sweep timer and let its callback run. */
     uv_close((uv_handle_t *)&hl->sweep, NULL);
     uv_run(&hl->loop, UV_RUN_DEFAULT);
+}
+
+/*
+ * SO_REUSEPORT would let a second leafd share the port of a running one (and,
+ * in static mode, issue the same IDs). A bind without it fails while anyone
+ * listens there, so probe once before opening the real listeners.
+ */
+static int listen_probe(const struct leaf_config *cfg) {
+    struct sockaddr_in addr;
+    int one = 1, rc = -1;
+    uv_ip4_addr(cfg->listen_host, cfg->listen_port, &addr);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        log_error("http", "socket() failed: %s", strerror(errno));
+        return -1;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+        bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+        rc = 0;
+    } else {
+        log_error("http", "bind(%s) failed: %s", cfg->listen, strerror(errno));
+    }
+    close(fd);
+    return rc;
 }
 
 /* Opens a listening socket with SO_REUSEPORT, so every loop has its own. */
@@ -388,10 +438,38 @@ static int listen_socket(const struct leaf_config *cfg) {
     return fd;
 }
 
+static void on_handle_closed(uv_handle_t *h) {
+    (void)h;
+}
+
+static void close_any(uv_handle_t *h, void *arg) {
+    if (!uv_is_closing(h)) {
+        uv_close(h, on_handle_closed);
+    }
+}
+
+/* Undoes loop_init, however far it got (only before the loop's thread runs). */
+static void loop_destroy(struct http_loop *hl) {
+    if (hl->loop_ready) {
+        uv_walk(&hl->loop, close_any, NULL);
+        uv_run(&hl->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&hl->loop);
+    }
+    if (hl->fd >= 0 && !hl->fd_owned) {
+        close(hl->fd);
+    }
+    free(hl);
+}
+
 static int loop_init(struct http_loop *hl, const struct leaf_config *cfg, int index) {
     hl->cfg = cfg;
     hl->index = index;
-    uv_loop_init(&hl->loop);
+    hl->fd = -1;
+    if (uv_loop_init(&hl->loop) != 0) {
+        log_error("http", "uv_loop_init(loop %d) failed", index);
+        return -1;
+    }
+    hl->loop_ready = 1;
     hl->fd = listen_socket(cfg);
     if (hl->fd < 0) {
         return -1;
@@ -399,6 +477,7 @@ static int loop_init(struct http_loop *hl, const struct leaf_config *cfg, int in
     uv_tcp_init(&hl->loop, &hl->listener);
     hl->listener.data = hl;
     int rc = uv_tcp_open(&hl->listener, hl->fd);
+    hl->fd_owned = rc == 0; /* from here on, closing the handle closes fd */
     if (rc == 0) {
         rc = uv_listen((uv_stream_t *)&hl->listener, 4096, on_connection);
     }
@@ -421,13 +500,18 @@ leaf_status_t http_server_start(struct http_server **out, const struct leaf_conf
     if (srv == NULL) {
         return LEAF_ENOMEM;
     }
+    if (listen_probe(cfg) != 0) {
+        goto fail;
+    }
     for (int i = 0; i < nloops; i++) {
         struct http_loop *hl = calloc(1, sizeof(*hl));
-        if (hl == NULL || loop_init(hl, cfg, i) != 0) {
-            free(hl);
+        if (hl == NULL) {
             goto fail;
         }
         srv->loops[srv->nloops++] = hl;
+        if (loop_init(hl, cfg, i) != 0) {
+            goto fail;
+        }
     }
     *out = srv; /* visible before any loop can serve /metrics */
     for (int i = 0; i < srv->nloops; i++) {
@@ -438,7 +522,10 @@ leaf_status_t http_server_start(struct http_server **out, const struct leaf_conf
     }
     return LEAF_OK;
 fail:
-    /* Start-up failed before any thread ran: the process is about to exit. */
+    /* Start-up failed before any thread ran: release in reverse order. */
+    while (srv->nloops > 0) {
+        loop_destroy(srv->loops[--srv->nloops]);
+    }
     free(srv);
     return LEAF_ERR;
 }

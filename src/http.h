@@ -65,6 +65,10 @@ struct http_request {
 void http_respond(struct http_request *req, int status, const char *content_type,
                   const char *body, size_t body_len);
 
+/* The same with extra header lines, each ending in CRLF (e.g. "Allow: GET\r\n"). */
+void http_respond_ex(struct http_request *req, int status, const char *content_type,
+                     const char *extra_headers, const char *body, size_t body_len);
+
 /* Appends a JSON error response {"code":...,"message":...}. */
 void http_respond_error(struct http_request *req, int status, const char *code,
                         const char *message);

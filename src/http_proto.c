@@ -71,8 +71,9 @@ static char *put_uint(char *p, size_t v) {
 
 /* Status line and headers are assembled by hand: snprintf showed in profiles. */
 static void proto_append_response(struct http_proto *p, int status, const char *type,
-                                  const char *body, size_t body_len) {
-    if (buf_reserve(&p->out, body_len + 256) != 0) {
+                                  const char *extra, const char *body, size_t body_len) {
+    size_t extra_len = extra ? strlen(extra) : 0;
+    if (buf_reserve(&p->out, body_len + extra_len + 256) != 0) {
         p->close_after = 1;
         return;
     }
@@ -90,15 +91,28 @@ static void proto_append_response(struct http_proto *p, int status, const char *
     } else if (p->parser.http_major == 1 && p->parser.http_minor == 0) {
         o = put_str(o, "\r\nConnection: keep-alive");
     }
-    o = put_str(o, "\r\n\r\n");
+    o = put_str(o, "\r\n");
+    if (extra_len) {
+        memcpy(o, extra, extra_len);
+        o += extra_len;
+    }
+    o = put_str(o, "\r\n");
+    if (p->head_only) {
+        body_len = 0; /* HEAD: the headers of the GET answer, no body */
+    }
     memcpy(o, body, body_len);
     p->out.len = (size_t)(o + body_len - p->out.data);
 }
 
+void http_respond_ex(struct http_request *req, int status, const char *content_type,
+                     const char *extra_headers, const char *body, size_t body_len) {
+    req->status = status;
+    proto_append_response(req->proto, status, content_type, extra_headers, body, body_len);
+}
+
 void http_respond(struct http_request *req, int status, const char *content_type,
                   const char *body, size_t body_len) {
-    req->status = status;
-    proto_append_response(req->proto, status, content_type, body, body_len);
+    http_respond_ex(req, status, content_type, NULL, body, body_len);
 }
 
 void http_respond_error(struct http_request *req, int status, const char *code,
@@ -126,6 +140,7 @@ static int on_message_begin(llhttp_t *lp) {
     p->url_len = p->head_bytes = p->field_len = p->auth_len = p->body_len = 0;
     p->in_auth = 0;
     p->too_large = 0;
+    p->head_only = 0;
     if (p->head_started_ms == 0) {
         p->head_started_ms = http_loop_now(p->loop);
     }
@@ -217,6 +232,27 @@ static int on_message_complete(llhttp_t *lp) {
 
 /* ---- dispatch -------------------------------------------------------------- */
 
+/* "GET http://host:port/path" (absolute form, RFC 9112 3.2.2): keep the path. */
+static void proto_strip_absolute_form(struct http_request *r) {
+    const char *u = r->path;
+    size_t skip = 0;
+    if (r->path_len >= 7 && strncasecmp(u, "http://", 7) == 0) {
+        skip = 7;
+    } else if (r->path_len >= 8 && strncasecmp(u, "https://", 8) == 0) {
+        skip = 8;
+    } else {
+        return;
+    }
+    const char *slash = memchr(u + skip, '/', r->path_len - skip);
+    if (slash == NULL) {
+        r->path = "/";
+        r->path_len = 1;
+        return;
+    }
+    r->path_len -= (size_t)(slash - u);
+    r->path = slash;
+}
+
 static void proto_build_request(struct http_proto *p) {
     struct http_request *r = &p->req;
     p->url[p->url_len] = '\0';
@@ -235,13 +271,15 @@ static void proto_build_request(struct http_proto *p) {
         .loop = p->loop,
         .proto = p,
     };
-    char *q = memchr(p->url, '?', p->url_len);
+    proto_strip_absolute_form(r);
+    p->head_only = r->method == HTTP_HEAD;
+    const char *q = memchr(r->path, '?', r->path_len);
     if (q != NULL) {
-        r->path_len = (size_t)(q - p->url);
         r->query = q + 1;
-        r->query_len = p->url_len - r->path_len - 1;
+        r->query_len = r->path_len - (size_t)(q - r->path) - 1;
+        r->path_len = (size_t)(q - r->path);
     }
-    if (!llhttp_should_keep_alive(&p->parser) || p->no_keepalive) {
+    if (!llhttp_should_keep_alive(&p->parser)) {
         p->close_after = 1;
     }
 }

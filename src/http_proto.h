@@ -45,7 +45,7 @@ struct http_proto {
     int loopback;
     int waiting;      /* a handler said LEAF_EAGAIN: call http_proto_retry() later */
     int close_after;  /* close once the output is written */
-    int no_keepalive; /* set by the server while draining */
+    int head_only;    /* the request is HEAD: answers carry no body */
 };
 
 /* Resets p completely; a used p must be http_proto_free()d first. */

@@ -1,5 +1,6 @@
 #include "src/router.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "llhttp.h"
@@ -57,14 +58,41 @@ static int route_matches(const struct route *r, const struct http_request *req) 
     return req->path_len == n && memcmp(req->path, r->path, n) == 0;
 }
 
+static const char *method_name(int method) {
+    return llhttp_method_name((llhttp_method_t)method);
+}
+
+/* Answers 405 with the Allow header listing the methods the path has. */
+static void respond_405(struct http_request *req) {
+    char allow[128] = "Allow: ";
+    size_t pos = strlen(allow);
+    for (int i = 0; i < ROUTES_N; i++) {
+        if (route_matches(&routes[i], req) && pos + 24 < sizeof(allow)) {
+            pos += (size_t)snprintf(allow + pos, sizeof(allow) - pos, "%s%s",
+                                    pos > 7 ? ", " : "", method_name(routes[i].method));
+            if (routes[i].method == HTTP_GET) {
+                pos += (size_t)snprintf(allow + pos, sizeof(allow) - pos, ", HEAD");
+            }
+        }
+    }
+    snprintf(allow + pos, sizeof(allow) - pos, "\r\n");
+    static const char body[] =
+        "{\"code\":\"method_not_allowed\",\"message\":\"method not allowed for this path\"}";
+    http_respond_ex(req, 405, "application/json", allow, body, sizeof(body) - 1);
+}
+
 leaf_status_t router_dispatch(struct http_request *req) {
-    int path_known = 0;
+    /* HEAD is answered as GET; the protocol layer drops the body. */
+    int method = req->method == HTTP_HEAD ? HTTP_GET : req->method;
+    int path_route = -1;
     for (int i = 0; i < ROUTES_N; i++) {
         if (!route_matches(&routes[i], req)) {
             continue;
         }
-        path_known = 1;
-        if (routes[i].method != req->method) {
+        if (path_route < 0) {
+            path_route = i;
+        }
+        if (routes[i].method != method) {
             continue;
         }
         req->route = i;
@@ -74,12 +102,13 @@ leaf_status_t router_dispatch(struct http_request *req) {
         }
         return rc;
     }
-    req->route = ROUTE_NOT_FOUND;
-    if (path_known) {
-        http_respond_error(req, 405, "method_not_allowed", "method not allowed for this path");
+    if (path_route >= 0) {
+        req->route = path_route;
+        respond_405(req);
     } else {
+        req->route = ROUTE_NOT_FOUND;
         http_respond_error(req, 404, "not_found", "no such endpoint");
     }
-    metrics_count_request(http_loop_index(req->loop), ROUTE_NOT_FOUND, req->status);
+    metrics_count_request(http_loop_index(req->loop), req->route, req->status);
     return LEAF_OK;
 }

@@ -12,6 +12,7 @@ import time
 
 from leafdtest import (Env, HttpStream, check, get_request, http, log, raw, static_props)
 
+NO_ALLOW = []  # 405 answers without an Allow header
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 
 
@@ -67,11 +68,16 @@ def raw_request(port, method, path, body=b""):
         s.close()
     if r is None:
         return 0, "", {}
-    return r[0], r[2].decode("utf-8", "replace"), {"Content-Type": r[1].get("content-type")}
+    return r[0], r[2].decode("utf-8", "replace"), {"Content-Type": r[1].get("content-type"),
+                                                   "Allow": r[1].get("allow")}
 
 
 def get_error(port, path, want_status, want_code=None, method="GET"):
     st, body, hdr = raw_request(port, method, path)
+    if want_status == 405:
+        # RFC 9110 15.5.6: a 405 answer MUST carry an Allow header.
+        if "GET" not in (hdr.get("Allow") or ""):
+            NO_ALLOW.append("%s %s" % (method, path))
     check_error("%s %r" % (method, path[:80]), st, want_status, hdr.get("Content-Type"), body, want_code)
 
 
@@ -152,6 +158,8 @@ def main():
                      ("DELETE", "/api/snowflake/get/x"), ("POST", "/health"), ("POST", "/decodeSnowflakeId"),
                      ("PATCH", "/ready")):
             get_error(port, p, 405, "method_not_allowed", method=m)
+        check(not NO_ALLOW, "405 answers carry an Allow header listing GET (RFC 9110 15.5.6); missing on %s"
+              % NO_ALLOW)
 
         # Decode arguments.
         for q in ("", "?", "?snowflakeId", "?snowflakeId=", "?snowflakeId=-1", "?snowflakeId=abc",

@@ -2,8 +2,8 @@
 
 - leafd.http.idle.timeout.ms=500: an idle keep-alive connection is closed by
   the server after ~0.5-2.5 s; a connection that keeps talking is not.
-- Slowloris: clients sending one header byte per 100 ms do not delay other
-  clients, and with leafd.http.request.timeout.ms=1000 get 408 or a close.
+- Slowloris: clients sending one header (or body) byte per 100 ms do not
+  delay other clients, and with leafd.http.request.timeout.ms=1000 get 408 or a close.
 - Half-open clients (partial request, then shutdown of their write side) are
   closed and do not block others.
 - 200 concurrent connections are all served (twice, keep-alive).
@@ -82,11 +82,15 @@ def idle_timeout(port):
 class Slowloris(threading.Thread):
     """Sends one request head one byte every 100 ms; records how it ended."""
 
-    def __init__(self, port):
+    def __init__(self, port, body=False):
         super().__init__(daemon=True)
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.data = get_request("/api/snowflake/get/slow", headers={"X-Slow": "s" * 200})
+        if body:  # the head at once, then a slow body
+            self.sock.sendall(get_request("/api/snowflake/get/slow", headers={"Content-Length": "300"}))
+            self.data = b"b" * 300
+        else:
+            self.data = get_request("/api/snowflake/get/slow", headers={"X-Slow": "s" * 200})
         self.result = None  # "408", "closed", "answered:<status>", "open"
         self.elapsed = None
 
@@ -123,7 +127,7 @@ class Slowloris(threading.Thread):
 
 
 def slowloris(port):
-    slow = [Slowloris(port) for _ in range(20)]
+    slow = [Slowloris(port, body=k % 2 == 1) for k in range(20)]
     for t in slow:
         t.start()
     time.sleep(0.3)

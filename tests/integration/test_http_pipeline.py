@@ -158,7 +158,23 @@ def main():
         check(all(a < b for a, b in zip(got, got[1:])), "large pipelined requests: IDs in request order")
         s.close()
 
-        # 7. Plain HTTP/1.1 keeps the connection open (no Connection header).
+        # 7. HEAD: whatever the status (200, or 405 if HEAD is not served),
+        #    the answer carries no body (RFC 9110 9.3.2), so the next pipelined
+        #    answer starts right after its head.
+        s = HttpStream(port)
+        s.send(b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n" + get_request("/health", headers={"Connection": "close"}))
+        data = b""
+        while True:
+            chunk = s.sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        check(head.startswith(b"HTTP/1.1 ") and rest.startswith(b"HTTP/1.1 200"),
+              "HEAD /health: answer without a body, next answer follows its head (got %r)" % data[:300])
+        s.close()
+
+        # 8. Plain HTTP/1.1 keeps the connection open (no Connection header).
         s = HttpStream(port)
         s.send(get_request("/health"))
         r = s.read_response()

@@ -137,6 +137,19 @@ static void test_chunked_body_accepted(void) {
     CHECK_EQ_INT(count_of(out, "HTTP/1.1 "), 2);
 }
 
+static void test_head_absolute_form_and_allow(void) {
+    const char *out = feed("HEAD /health HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+    CHECK(starts(out, "HTTP/1.1 200 OK\r\n"));
+    CHECK(strstr(out, "Content-Length: 15\r\n\r\nHTTP/1.1 200") != NULL); /* no HEAD body */
+    CHECK_EQ_INT(count_of(out, "{\"status\":\"ok\"}"), 1);
+    CHECK(starts(feed("GET http://example.com:8080/health HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    out = feed("POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    CHECK(starts(out, "HTTP/1.1 405 "));
+    CHECK(strstr(out, "\r\nAllow: GET, HEAD\r\n") != NULL);
+    CHECK(starts(feed("GET /api/snowflake/get/a?count HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+}
+
 int main(void) {
     loop = stub_daemon_init();
     TEST(test_simple_get);
@@ -146,6 +159,7 @@ int main(void) {
     TEST(test_http10_and_connection_close);
     TEST(test_routes_and_inputs);
     TEST(test_chunked_body_accepted);
+    TEST(test_head_absolute_form_and_allow);
     http_proto_free(&proto);
     return unit_done();
 }
