@@ -54,6 +54,7 @@ struct http_request {
     int loopback;              /* client address is 127.0.0.0/8 or ::1 */
     int retries;               /* times this request got LEAF_EAGAIN so far */
     int64_t first_seen_ms;     /* monotonic ms when the request was first dispatched */
+    int64_t started_ns;        /* monotonic ns, for the latency histogram */
     int64_t retry_ms;          /* set by a handler that returns LEAF_EAGAIN */
     int route;                 /* route index, set by the router (metrics) */
     int status;                /* status of the response written, 0 until then */

@@ -268,6 +268,7 @@ static void proto_build_request(struct http_proto *p) {
         .auth_len = p->auth_len,
         .loopback = p->loopback,
         .first_seen_ms = http_loop_now(p->loop),
+        .started_ns = metrics_now_ns(),
         .loop = p->loop,
         .proto = p,
     };

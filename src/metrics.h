@@ -17,7 +17,14 @@
 
 void metrics_count_request(int loop, int route, int status);
 
-/* Appends the request counters in Prometheus text format; returns bytes written. */
+/* Records how long a request took (from its head to its answer), in ns. */
+void metrics_observe_latency(int loop, int route, int64_t ns);
+
+/* Monotonic ns for latency measurement. */
+int64_t metrics_now_ns(void);
+
+/* Appends the request counters and the latency histogram in Prometheus text
+ * format; returns bytes written. */
 size_t metrics_render_requests(char *buf, size_t cap);
 
 #endif

@@ -98,7 +98,9 @@ leaf_status_t router_dispatch(struct http_request *req) {
         req->route = i;
         leaf_status_t rc = routes[i].fn(req);
         if (rc != LEAF_EAGAIN) {
-            metrics_count_request(http_loop_index(req->loop), i, req->status);
+            int loop = http_loop_index(req->loop);
+            metrics_count_request(loop, i, req->status);
+            metrics_observe_latency(loop, i, metrics_now_ns() - req->started_ns);
         }
         return rc;
     }
