@@ -1,0 +1,42 @@
+"""/metrics passes `promtool check metrics` after traffic; log lines are
+logfmt with time, level, component and msg; no per-request lines at info."""
+import re
+import shutil
+import subprocess
+
+from leafdtest import Env, check, http, log, static_props
+
+LOGFMT = re.compile(r'^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z level=(debug|info|warn|error) '
+                    r'component=[a-z_]+ msg="([^"\\]|\\.)*"$')
+
+with Env() as env:
+    node = env.leafd("n1", static_props(5))
+    for path in ["/api/snowflake/get/a", "/api/snowflake/get/a?count=10", "/nope",
+                 "/api/snowflake/get/a?count=0", "/decodeSnowflakeId?snowflakeId=1", "/health"]:
+        for _ in range(20):
+            http(node.port, path)
+    http(node.port, "/health", method="POST")
+    st, body, hdrs = http(node.port, "/metrics")
+    check(st == 200 and hdrs.get("Content-Type", "").startswith("text/plain; version=0.0.4"),
+          "metrics served as Prometheus text 0.0.4")
+    for needle in ['leafd_http_requests_total{route="snowflake_get",status="200"} 40',
+                   'leafd_http_requests_total{route="snowflake_get",status="400"} 20',
+                   'leafd_http_requests_total{route="not_found",status="404"} 20',
+                   'leafd_http_requests_total{route="health",status="405"} 1',
+                   'leafd_http_request_duration_seconds_count{route="snowflake_get"} 60',
+                   'leafd_ids_issued_total{mode="snowflake"} 220',
+                   "leafd_snowflake_worker_id 5", "leafd_http_connections"]:
+        check(needle in body, "metrics contain %s" % needle)
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
+        check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+              "promtool check metrics is clean: %s %s" % (r.stdout, r.stderr))
+    else:
+        log("SKIP promtool check: promtool not installed (apt-get install prometheus)")
+    node.stop()
+    lines = [l for l in node.log_text().splitlines() if l.strip()]
+    check(len(lines) >= 2, "the node logged its start and stop")
+    for l in lines:
+        check(LOGFMT.match(l) is not None, "log line is logfmt with time/level/component/msg: %r" % l)
+    check(len(lines) < 20, "no per-request log lines at info (%d lines for 200+ requests)" % len(lines))
+    env.finish()
