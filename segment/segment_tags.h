@@ -14,7 +14,7 @@
  *   rwlock read-locked; under the write lock no tag lock is needed.
  * So a tag pointer is valid only while the rwlock is held.
  *
- * Refresh: every 60 s the service reads all rows of leaf_alloc with
+ * Refresh: every 30 s the service reads all rows of leaf_alloc with
  * generation g = segment_tags_next_gen(); each row is passed to sync_row(),
  * then sync_end() marks every active tag that the table did not show, and
  * that was not found by a lookup since g was handed out, as absent (its

@@ -392,9 +392,9 @@ static void loop_thread(void *arg) {
  * in static mode, issue the same IDs). A bind without it fails while anyone
  * listens there, so probe once before opening the real listeners.
  */
-static int listen_probe(const struct leaf_config *cfg) {
+leaf_status_t http_listen_probe(const struct leaf_config *cfg) {
     struct sockaddr_in addr;
-    int one = 1, rc = -1;
+    int one = 1, rc = LEAF_ERR;
     uv_ip4_addr(cfg->listen_host, cfg->listen_port, &addr);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -403,7 +403,7 @@ static int listen_probe(const struct leaf_config *cfg) {
     }
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
         bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
-        rc = 0;
+        rc = LEAF_OK;
     } else {
         log_error("http", "bind(%s) failed: %s", cfg->listen, strerror(errno));
     }
@@ -499,9 +499,6 @@ leaf_status_t http_server_start(struct http_server **out, const struct leaf_conf
     struct http_server *srv = calloc(1, sizeof(*srv));
     if (srv == NULL) {
         return LEAF_ENOMEM;
-    }
-    if (listen_probe(cfg) != 0) {
-        goto fail;
     }
     for (int i = 0; i < nloops; i++) {
         struct http_loop *hl = calloc(1, sizeof(*hl));

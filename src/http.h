@@ -84,6 +84,13 @@ int64_t http_loop_now(const struct http_loop *hl);
 
 struct http_server;
 
+/*
+ * Fails (logged, naming the address) when another process listens on the
+ * configured address. The listeners use SO_REUSEPORT, which would otherwise
+ * let a second leafd share the port. Called before anything is registered.
+ */
+leaf_status_t http_listen_probe(const struct leaf_config *cfg);
+
 /* Binds every loop's listener (errors logged naming the address). */
 leaf_status_t http_server_start(struct http_server **out, const struct leaf_config *cfg,
                                 int nloops);

@@ -164,14 +164,18 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     leafd.started_ms = leafd_wall_ms();
     uv_loop_init(&control_loop);
-    if (snowflake_setup() != 0) {
+    /* The port first: a node that cannot serve must not register anywhere. */
+    if (http_listen_probe(&leafd.cfg) != LEAF_OK || snowflake_setup() != 0) {
         return 1;
     }
     if (segment_service_start(&leafd.cfg, &control_loop) != LEAF_OK) {
+        snowflake_node_shutdown();
         return 1;
     }
     int nthreads = resolve_threads(&leafd.cfg);
     if (http_server_start(&leafd.http, &leafd.cfg, nthreads) != LEAF_OK) {
+        segment_service_stop();
+        snowflake_node_shutdown();
         return 1;
     }
     uv_signal_init(&control_loop, &sig_term);

@@ -15,7 +15,8 @@
  *   control loop through a mutex-protected list and uv_async_send.
  * - The control loop (main thread) applies results: installs ranges,
  *   activates and deactivates tags (under the rwlock's write side), completes
- *   admin jobs, and refreshes the tag table every 60 s.
+ *   admin jobs, and refreshes the tag table every 30 s (contract: a deleted
+ *   tag stops being served within 60 s).
  * Times are monotonic milliseconds on libuv's clock, the clock of
  * http_request.first_seen_ms.
  */

@@ -46,10 +46,18 @@ def log(msg):
     print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
+_ports_given = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port, never the same one twice in one test process."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            p = s.getsockname()[1]
+        if p not in _ports_given:
+            _ports_given.add(p)
+            return p
 
 
 def wait_until(fn, timeout=10.0, interval=0.05):
@@ -148,6 +156,10 @@ class ZooKeeper:
                 lines.append("server.%d=127.0.0.1:%d:%d" % (i, pp, ep))
             with open(os.path.join(self.dir, "data", "myid"), "w") as f:
                 f.write(str(myid))
+        # A member of an ensemble must run QuorumPeerMain: ZooKeeperServerMain
+        # ignores the server.N lines and would run standalone.
+        self.main_class = ("org.apache.zookeeper.server.quorum.QuorumPeerMain" if ensemble
+                           else "org.apache.zookeeper.server.ZooKeeperServerMain")
         self.cfg = os.path.join(self.dir, "zoo.cfg")
         with open(self.cfg, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -158,8 +170,8 @@ class ZooKeeper:
         cp = "%s/zookeeper.jar:%s/*" % (ZK_JAR_DIR, ZK_JAR_DIR)
         self.proc = Proc(["java", "-Xmx256m", "-Dzookeeper.log.dir=" + self.dir,
                           "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
-                          "-cp", cp, "org.apache.zookeeper.server.ZooKeeperServerMain",
-                          self.cfg], os.path.join(self.dir, "zk.log"))
+                          "-cp", cp, self.main_class, self.cfg],
+                         os.path.join(self.dir, "zk.log"))
         if wait and not wait_until(self.ruok, 30):
             raise RuntimeError("ZooKeeper %s did not start; see %s" % (self.name, self.proc.logpath))
 
@@ -334,6 +346,9 @@ class Env:
         for z in zks:
             if not wait_until(z.serving, 60):
                 raise RuntimeError("ensemble member %s not serving; see %s" % (z.name, z.proc.logpath))
+            out = raw(z.port, b"srvr", timeout=1)
+            if b"Mode: leader" not in out and b"Mode: follower" not in out:
+                raise RuntimeError("%s is not a quorum member: %r" % (z.name, out[-80:]))
         return zks
 
     def mariadb(self, **kw):
