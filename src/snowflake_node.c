@@ -273,6 +273,21 @@ static void node_cron(uv_timer_t *t) {
     node_zk_report(reserved);
 }
 
+/*
+ * ZooKeeper no longer records this node's worker ID (its data was lost or the
+ * node deleted). Another node may be handed the same ID, so this one stops
+ * issuing snowflake IDs (/ready turns 503) until an operator restarts it; a
+ * restart registers afresh, still above the stored time.
+ */
+static void node_drop_worker(const char *why) {
+    pthread_mutex_lock(&leafd.gen_lock);
+    snowflake_gen_set_worker(&leafd.gen, -1);
+    pthread_mutex_unlock(&leafd.gen_lock);
+    log_error("snowflake", "%s: stopped issuing snowflake IDs with worker ID %" PRId64
+              " (another node may be given it); restart this node to register again", why,
+              node.worker_id);
+}
+
 /* The lookup of the forever node after a start from the cache. */
 static void node_found(char **names, int n) {
     int i = zk_layout_find_own((const char *const *)names, n, node.layout.identity);
@@ -286,6 +301,7 @@ static void node_found(char **names, int n) {
                   "lost?)", i < 0 ? "no node" : names[i], node.layout.identity,
                   node.layout.forever, node.worker_id);
         node.registered = -1;
+        node_drop_worker("worker ID not confirmed by ZooKeeper");
         return;
     }
     int w = snprintf(node.forever_path, sizeof(node.forever_path), "%s/%s",
@@ -333,6 +349,7 @@ static void node_done(const struct zk_event *ev) {
     } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {
         log_error("snowflake", "%s was deleted while this node holds worker ID %" PRId64,
                   node.forever_path, node.worker_id);
+        node_drop_worker("worker node deleted from ZooKeeper");
     } else if (ev->op == OP_FIND && ev->rc == LEAF_OK) {
         node_found(ev->names, ev->nnames);
     } else if (ev->op == OP_FIND && ev->rc == LEAF_ENOTFOUND) {

@@ -9,10 +9,12 @@ static struct http_loop *loop;
 static struct http_proto proto;
 static char outbuf[1 << 20];
 
+static int client_loopback = 1;
+
 /* Feeds text in chunks of `chunk` bytes; returns all output as a string. */
 static const char *feed_chunked(const char *text, size_t chunk) {
     http_proto_free(&proto);
-    http_proto_init(&proto, loop, 1);
+    http_proto_init(&proto, loop, client_loopback);
     size_t len = strlen(text), pos = 0;
     while (pos < len && !proto.close_after) {
         size_t n = len - pos < chunk ? len - pos : chunk;
@@ -150,6 +152,19 @@ static void test_head_absolute_form_and_allow(void) {
     CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
 }
 
+/* Without leafd.admin.token, admin endpoints answer loopback clients only. */
+static void test_admin_loopback_rule(void) {
+    client_loopback = 0;
+    const char *out = feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
+    CHECK(starts(out, "HTTP/1.1 403 "));
+    CHECK(strstr(out, "\"code\":\"forbidden\"") != NULL);
+    CHECK(starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"), "HTTP/1.1 403 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    client_loopback = 1;
+    CHECK(!starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
+}
+
 int main(void) {
     loop = stub_daemon_init();
     TEST(test_simple_get);
@@ -160,6 +175,7 @@ int main(void) {
     TEST(test_routes_and_inputs);
     TEST(test_chunked_body_accepted);
     TEST(test_head_absolute_form_and_allow);
+    TEST(test_admin_loopback_rule);
     http_proto_free(&proto);
     return unit_done();
 }
