@@ -1,0 +1,47 @@
+"""tools/zk-inspect against a real ZooKeeper with live and dead workers."""
+import os
+import re
+import subprocess
+
+from leafdtest import Env, check, free_port, log
+from zkhelpers import worker_of, zk_props
+
+ZK_INSPECT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "zk-inspect")
+
+
+def inspect(*args):
+    r = subprocess.run([ZK_INSPECT] + list(args), capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+with Env() as env:
+    zk = env.zookeeper()
+    rc, out, err = inspect(zk.address(), "it")
+    check(rc == 1 and "no /snowflake" in err, "empty ZooKeeper reported clearly: %r" % err)
+
+    a = env.leafd("a", zk_props(zk.address()))
+    b = env.leafd("b", zk_props(zk.address()))
+    wa = worker_of(a.get_ids("/api/snowflake/get/x")[0])
+    wb = worker_of(b.get_ids("/api/snowflake/get/x")[0])
+    check(b.stop() == 0, "b stops gracefully (its ephemeral node goes at once)")
+    rc, out, err = inspect(zk.address(), "it")
+    log(out)
+    check(rc == 0, "zk-inspect exits 0: %s" % err)
+    check("cluster it: 2 worker(s), 1 live" in out, "summary line counts workers and live ones")
+    line_a = [l for l in out.splitlines() if "127.0.0.1:%d " % a.port in l]
+    line_b = [l for l in out.splitlines() if "127.0.0.1:%d " % b.port in l]
+    check(len(line_a) == 1 and re.search(r"\s%d\s" % wa, line_a[0]) and line_a[0].rstrip().endswith(" live"),
+          "a: its worker ID and live: %s" % line_a)
+    check(len(line_b) == 1 and re.search(r"\s%d\s" % wb, line_b[0]) and line_b[0].rstrip().endswith("not live"),
+          "b: its worker ID and not live: %s" % line_b)
+    check(all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", l) for l in line_a + line_b),
+          "last reported time shown")
+    check(all(re.search(r"(ago|ahead)", l) for l in line_a + line_b), "age shown")
+
+    rc, out2, err = inspect(zk.address())
+    check(rc == 0 and "cluster it:" in out2, "all clusters listed without a name")
+
+    dead = "127.0.0.1:%d" % free_port()
+    rc, out, err = inspect(dead, "it")
+    check(rc == 1 and "cannot reach ZooKeeper" in err, "unreachable ZooKeeper reported: %r" % err)
+    env.finish()
