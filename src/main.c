@@ -124,15 +124,13 @@ static int snowflake_setup(void) {
     }
     if (cfg->zk_address[0] == '\0') {
         leafd.snowflake_static = 1;
-        snowflake_gen_set_worker(&leafd.gen, (int)cfg->worker_id);
-        atomic_store(&leafd.snowflake_ready, 1);
         log_warn("snowflake",
                  "static worker mode: worker ID %d is not coordinated; never run two nodes "
                  "with the same worker ID",
                  (int)cfg->worker_id);
-        return 0;
     }
-    /* Blocks until the worker ID is leased and the clock checked (zk/). */
+    /* Blocks until the worker ID is leased (ZooKeeper, or the static one) and
+     * the clock checked against the stored time (src/snowflake_node.c). */
     return snowflake_node_start() == LEAF_OK ? 0 : -1;
 }
 

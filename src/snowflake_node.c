@@ -29,6 +29,7 @@ enum { OP_SET_FOREVER = 1, OP_SET_EPHEMERAL, OP_CREATE_EPHEMERAL, OP_MINE_EPHEME
 struct node {
     int started;
     int stopping;
+    int use_zk; /* 0 in static worker mode: the reservation lives in the local cache only */
     struct zk_layout layout;
     struct zk_session zk;
     struct zk_node_data self; /* ip and port of the identity */
@@ -62,6 +63,7 @@ static struct {
     atomic_llong last_local_report_ms;
     atomic_llong reserved_ms;
     atomic_llong worker_id;
+    atomic_int use_zk;
 } stats = {.worker_id = -1};
 
 static void node_notify(void *arg) {
@@ -231,6 +233,9 @@ static void node_zk_call(int op, leaf_status_t st) {
 
 /* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
 static void node_zk_report(int64_t reserved) {
+    if (!node.use_zk) {
+        return;
+    }
     char data[256];
     size_t len = node_json(reserved, data, sizeof(data));
     if (zk_session_state(&node.zk) != ZK_STATE_CONNECTED || len == 0) {
@@ -438,6 +443,20 @@ static leaf_status_t node_start_loop(void) {
     return LEAF_OK;
 }
 
+/*
+ * Static worker mode: the worker ID is the configured one; the local cache
+ * still carries the time reservation, so a restart never goes back in time.
+ */
+static void node_static_lease(const struct zk_cache_data *cache, int have_cache, int64_t *zk_ms) {
+    node.worker_id = leafd.cfg.worker_id;
+    *zk_ms = -1;
+    if (have_cache && cache->worker_id >= 0 && cache->worker_id != node.worker_id) {
+        log_warn("snowflake", "local cache %s was written for worker ID %" PRId64 ", now %" PRId64
+                 "; keeping its stored time as the floor", node.cache_path, cache->worker_id,
+                 node.worker_id);
+    }
+}
+
 leaf_status_t snowflake_node_start(void) {
     const struct leaf_config *cfg = &leafd.cfg;
     struct zk_cache_data cache = {-1, -1};
@@ -452,10 +471,18 @@ leaf_status_t snowflake_node_start(void) {
     int have_cache = st == LEAF_OK;
     uv_async_init(leafd_control_loop(), &node.async, node_on_async);
     node.started = 1;
-    if (zk_session_open(&node.zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, node_notify,
-                        &node.async) != LEAF_OK ||
-        node_lease(&cache, have_cache, &zk_ms) != LEAF_OK ||
-        node_check_clock(zk_ms, have_cache ? cache.timestamp : -1, &floor_ms) != LEAF_OK) {
+    node.use_zk = cfg->zk_address[0] != '\0';
+    atomic_store(&stats.use_zk, node.use_zk);
+    if (node.use_zk) {
+        if (zk_session_open(&node.zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms,
+                            node_notify, &node.async) != LEAF_OK ||
+            node_lease(&cache, have_cache, &zk_ms) != LEAF_OK) {
+            return LEAF_ERR;
+        }
+    } else {
+        node_static_lease(&cache, have_cache, &zk_ms);
+    }
+    if (node_check_clock(zk_ms, have_cache ? cache.timestamp : -1, &floor_ms) != LEAF_OK) {
         return LEAF_ERR;
     }
     pthread_mutex_lock(&leafd.gen_lock);
@@ -469,9 +496,10 @@ leaf_status_t snowflake_node_start(void) {
         return LEAF_ERR;
     }
     atomic_store(&leafd.snowflake_ready, 1);
-    log_info("snowflake", "serving as %s with worker ID %" PRId64 " (ZooKeeper %s); no ID at or "
+    log_info("snowflake", "serving as %s with worker ID %" PRId64 " (%s%s); no ID at or "
              "below %" PRId64 " ms, reservations %" PRId64 " ms ahead", node.layout.identity,
-             node.worker_id, cfg->zk_address, floor_ms, cfg->reserve_ms);
+             node.worker_id, node.use_zk ? "ZooKeeper " : "static, not coordinated",
+             node.use_zk ? cfg->zk_address : "", floor_ms, cfg->reserve_ms);
     return LEAF_OK;
 }
 
@@ -500,7 +528,9 @@ void snowflake_node_shutdown(void) {
         zk_session_set(&node.zk, node.forever_path, data, len);
     }
     /* Closing the session removes the ephemeral node at once. */
-    zk_session_close(&node.zk);
+    if (node.use_zk) {
+        zk_session_close(&node.zk);
+    }
     uv_close((uv_handle_t *)&node.async, node_closed);
     if (node.report_ms > 0) {
         uv_close((uv_handle_t *)&node.cron, node_closed);
@@ -521,8 +551,8 @@ static int64_t age_ms(int64_t stamp, int64_t now) {
 }
 
 size_t snowflake_node_ready_json(char *buf, size_t cap) {
-    if (atomic_load(&stats.worker_id) < 0) {
-        return 0; /* static worker mode: no ZooKeeper */
+    if (atomic_load(&stats.worker_id) < 0 || !atomic_load(&stats.use_zk)) {
+        return 0; /* not started, or static worker mode: no ZooKeeper */
     }
     int64_t now = leafd_wall_ms();
     long long connects = atomic_load(&stats.connects);
@@ -561,8 +591,8 @@ size_t snowflake_node_ready_json(char *buf, size_t cap) {
       "How far the persisted reservation is ahead of the clock.", m.ahead / 1000.0)
 
 size_t snowflake_node_metrics(char *buf, size_t cap) {
-    if (atomic_load(&stats.worker_id) < 0 || cap == 0) {
-        return 0; /* static worker mode: no ZooKeeper */
+    if (atomic_load(&stats.worker_id) < 0 || !atomic_load(&stats.use_zk) || cap == 0) {
+        return 0; /* not started, or static worker mode: no ZooKeeper */
     }
     int64_t now = leafd_wall_ms();
     struct {
