@@ -111,6 +111,11 @@ leaf_status_t segment_buffer_install(struct segment_buffer *b, int64_t new_max, 
     b->available += new_max - start;
     b->high = new_max;
     b->step = b->fetch_step;
+    if (b->last_fetch_ms >= 0 && now_ms > b->last_fetch_ms) {
+        b->last_rate = (double)(b->issued - b->issued_at_fetch) * 1000.0 /
+                       (double)(now_ms - b->last_fetch_ms);
+    }
+    b->issued_at_fetch = b->issued;
     b->last_fetch_ms = now_ms;
     b->demand = 0;
     b->fetches++;
@@ -128,4 +133,15 @@ int segment_buffer_current(const struct segment_buffer *b, struct segment_range 
     }
     *out = b->ranges[b->head];
     return 1;
+}
+
+double segment_buffer_rate(const struct segment_buffer *b, int64_t now_ms) {
+    if (b->last_fetch_ms < 0) {
+        return 0.0;
+    }
+    int64_t elapsed = now_ms - b->last_fetch_ms;
+    if (elapsed < 1000) {
+        return b->last_rate; /* too short to say: the rate over the previous range */
+    }
+    return (double)(b->issued - b->issued_at_fetch) * 1000.0 / (double)elapsed;
 }

@@ -49,6 +49,8 @@ struct segment_buffer {
     int64_t high;          /* end of the highest range installed: later ranges start above */
     uint64_t fetches;      /* successful fetches */
     uint64_t issued;       /* IDs handed out */
+    uint64_t issued_at_fetch; /* issued at the last install (rate estimate) */
+    double last_rate;         /* IDs/s between the last two installs */
 };
 
 void segment_buffer_init(struct segment_buffer *b, int64_t min_step);
@@ -80,6 +82,12 @@ leaf_status_t segment_buffer_install(struct segment_buffer *b, int64_t new_max, 
 
 /* The fetch in flight failed; the next request may start another. */
 void segment_buffer_fetch_failed(struct segment_buffer *b);
+
+/*
+ * IDs per second recently handed out: since the last install when that is at
+ * least a second ago, else over the interval between the last two installs.
+ */
+double segment_buffer_rate(const struct segment_buffer *b, int64_t now_ms);
 
 /* The current range (for monitor pages): 0 and zeros when none. */
 int segment_buffer_current(const struct segment_buffer *b, struct segment_range *out);

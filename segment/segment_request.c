@@ -12,8 +12,10 @@
 static int req_integer(const cJSON *v, int64_t min, int64_t max, int64_t *out) {
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
-        if (d != (double)(int64_t)d || d >= REQ_EXACT_DOUBLE_MAX || d < (double)min ||
-            d > (double)max) {
+        /* Range first: converting a double outside int64_t (1e300, inf) is
+         * undefined, so the integer test may only run on values in range. */
+        if (!(d >= (double)min && d <= (double)max && d < REQ_EXACT_DOUBLE_MAX) ||
+            d != (double)(int64_t)d) {
             return -1;
         }
         *out = (int64_t)d;
@@ -45,6 +47,21 @@ static long req_utf8_chars(const char *s) {
         }
     }
     return n;
+}
+
+/*
+ * 1 when the body holds a NUL byte, raw or escaped as \u0000: cJSON would end
+ * that string there and drop the rest silently ({"biz_tag":"a\u0000b"} would
+ * act on tag "a"). Escapes are skipped in pairs, so "\\u0000" is text.
+ */
+static int req_has_nul(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\0' || (s[i] == '\\' && i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0)) {
+            return 1;
+        }
+        i += s[i] == '\\';
+    }
+    return 0;
 }
 
 static leaf_status_t req_fail(const char **code, const char *c, char *msg, size_t msglen,
@@ -91,6 +108,9 @@ leaf_status_t segment_request_parse(enum segment_request_kind kind, const char *
     memset(out, 0, sizeof(*out));
     out->max_id = 1;
     out->step = 2000;
+    if (req_has_nul(body, len)) {
+        return req_fail(code, "bad_json", msg, msglen, "the body must not contain NUL characters");
+    }
     cJSON *root = cJSON_ParseWithLength(body, len);
     if (root == NULL || !cJSON_IsObject(root)) {
         cJSON_Delete(root);

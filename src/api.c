@@ -278,6 +278,7 @@ leaf_status_t api_metrics(struct http_request *req) {
         "# HELP leafd_ids_issued_total IDs issued, by mode.\n"
         "# TYPE leafd_ids_issued_total counter\n"
         "leafd_ids_issued_total{mode=\"snowflake\"} %llu\n"
+        "leafd_ids_issued_total{mode=\"segment\"} %llu\n"
         "# HELP leafd_snowflake_clock_backwards_total Clock steps back seen, by outcome.\n"
         "# TYPE leafd_snowflake_clock_backwards_total counter\n"
         "leafd_snowflake_clock_backwards_total{outcome=\"waited\"} %llu\n"
@@ -294,7 +295,8 @@ leaf_status_t api_metrics(struct http_request *req) {
         "# HELP leafd_http_connections Open HTTP connections.\n"
         "# TYPE leafd_http_connections gauge\n"
         "leafd_http_connections %llu\n",
-        (unsigned long long)g.issued, (unsigned long long)g.backwards_waits,
+        (unsigned long long)g.issued, (unsigned long long)metrics_ids_total(METRICS_MODE_SEGMENT),
+        (unsigned long long)g.backwards_waits,
         (unsigned long long)g.backwards_errors, (unsigned long long)g.exhaustions, g.worker_id,
         snowflake_id_years_left(leafd.cfg.epoch, leafd_wall_ms()),
         (unsigned long long)http_server_connections(leafd.http));

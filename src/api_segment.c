@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "src/api.h"
+#include "src/metrics.h"
 #include "src/leafd.h"
 #include "src/segment_service.h"
 #include "src/validate.h"
@@ -28,6 +29,7 @@ static leaf_status_t segment_issue(struct http_request *req, const char *key, si
     *ids = (int64_t *)(void *)http_loop_scratch(req->loop);
     leaf_status_t rc = segment_service_get(key, key_len, count, *ids, req->first_seen_ms);
     if (rc == LEAF_OK) {
+        metrics_count_ids(http_loop_index(req->loop), METRICS_MODE_SEGMENT, count);
         return LEAF_OK;
     }
     int64_t waited = http_loop_now(req->loop) - req->first_seen_ms;

@@ -47,6 +47,7 @@ struct metrics_slot {
     uint64_t requests[METRICS_MAX_ROUTES][METRICS_NSTATUS];
     uint64_t latency[METRICS_MAX_ROUTES][METRICS_NBUCKETS + 1]; /* last = +Inf */
     uint64_t latency_sum_ns[METRICS_MAX_ROUTES];
+    uint64_t ids[METRICS_NMODES];
 } __attribute__((aligned(64)));
 
 static struct metrics_slot metrics_slots[HTTP_MAX_LOOPS];
@@ -90,6 +91,17 @@ void metrics_observe_latency(int loop, int route, int64_t ns) {
     }
     slot_add(&metrics_slots[loop].latency[route][b], 1);
     slot_add(&metrics_slots[loop].latency_sum_ns[route], ns > 0 ? (uint64_t)ns : 0);
+}
+
+void metrics_count_ids(int loop, int mode, int n) {
+    if (loop >= 0 && loop < HTTP_MAX_LOOPS && mode >= 0 && mode < METRICS_NMODES && n > 0) {
+        slot_add(&metrics_slots[loop].ids[mode], (uint64_t)n);
+    }
+}
+
+uint64_t metrics_ids_total(int mode) {
+    return mode >= 0 && mode < METRICS_NMODES ? slots_sum(offsetof(struct metrics_slot, ids[mode]))
+                                               : 0;
 }
 
 void metrics_count_request(int loop, int route, int status) {

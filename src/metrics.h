@@ -17,6 +17,11 @@
 
 void metrics_count_request(int loop, int route, int status);
 
+/* IDs handed out, by mode (snowflake counts come from the generator). */
+enum { METRICS_MODE_SEGMENT = 0, METRICS_NMODES };
+void metrics_count_ids(int loop, int mode, int n);
+uint64_t metrics_ids_total(int mode);
+
 /* Records how long a request took (from its head to its answer), in ns. */
 void metrics_observe_latency(int loop, int route, int64_t ns);
 

@@ -587,6 +587,21 @@ static void metrics_tag(const struct segment_tag_view *v, void *arg) {
 #undef SEGMENT_TAG_ROW
 }
 
+/* Seconds the buffered IDs last at the tag's recent rate (+Inf when idle). */
+static void metrics_runway(const struct segment_tag_view *v, void *arg) {
+    struct metrics_out *m = arg;
+    if (v->state != SEGMENT_TAG_ACTIVE) {
+        return;
+    }
+    double rate = segment_buffer_rate(&v->buf, segment_service_now_ms());
+    if (rate <= 0.0) {
+        metrics_printf(m, "leafd_segment_runway_seconds{tag=\"%s\"} +Inf\n", v->name);
+    } else {
+        metrics_printf(m, "leafd_segment_runway_seconds{tag=\"%s\"} %.3f\n", v->name,
+                       (double)v->buf.available / rate);
+    }
+}
+
 static void metrics_latency(struct metrics_out *m) {
     metrics_printf(m, "# HELP leafd_segment_fetch_latency_seconds Time a range reservation "
                       "took on the database.\n"
@@ -618,6 +633,9 @@ size_t segment_service_metrics(char *buf, size_t cap) {
     m.pass++;
     SEGMENT_TAG_METRICS(SEGMENT_TAG_FAMILY)
 #undef SEGMENT_TAG_FAMILY
+    metrics_printf(&m, "# HELP leafd_segment_runway_seconds Seconds the buffered IDs last at "
+                       "the tag's recent rate.\n# TYPE leafd_segment_runway_seconds gauge\n");
+    segment_service_each(metrics_runway, &m);
     metrics_latency(&m);
     metrics_printf(&m,
                    "# HELP leafd_segment_db_errors_total Database errors (connects and "
