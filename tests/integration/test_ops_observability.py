@@ -33,6 +33,27 @@ with Env() as env:
               "promtool check metrics is clean: %s %s" % (r.stdout, r.stderr))
     else:
         log("SKIP promtool check: promtool not installed (apt-get install prometheus)")
+
+    # Both modes on: segment metrics (runway, fetches, database) pass promtool too.
+    db = env.mariadb()
+    db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('obs', 1, 1000, '')")
+    seg = env.leafd("n2", static_props(6, **{"leaf.segment.enable": "true",
+                                             "leaf.jdbc.url": db.jdbc_url(),
+                                             "leaf.jdbc.username": "leaf",
+                                             "leaf.jdbc.password": "leafpw"}))
+    for _ in range(30):
+        http(seg.port, "/api/segment/get/obs?count=10")
+    st, body2, _ = http(seg.port, "/metrics")
+    for needle in ['leafd_ids_issued_total{mode="segment"} 300',
+                   'leafd_segment_remaining_ids{tag="obs"}', 'leafd_segment_runway_seconds{tag="obs"}',
+                   'leafd_segment_range_fetches_total{tag="obs"}', "leafd_segment_db_up 1",
+                   "leafd_segment_fetch_latency_seconds_count"]:
+        check(needle in body2, "segment metrics contain %s" % needle)
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=body2, capture_output=True, text=True)
+        check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+              "promtool check metrics is clean with segments on: %s %s" % (r.stdout, r.stderr))
+
     node.stop()
     lines = [l for l in node.log_text().splitlines() if l.strip()]
     check(len(lines) >= 2, "the node logged its start and stop")
