@@ -572,28 +572,30 @@ size_t snowflake_node_ready_json(char *buf, size_t cap) {
 }
 
 /* X(name, type, help, value expression) over a snapshot `m`. */
+/* X(name, type, help, value, zk_only): zk_only rows are left out in static worker mode. */
 #define NODE_METRICS(X)                                                                          \
     X("leafd_zk_session_connected", "gauge", "1 while the ZooKeeper session is connected.",     \
-      (double)(m.state == ZK_STATE_CONNECTED))                                                 \
+      (double)(m.state == ZK_STATE_CONNECTED), 1)                                              \
     X("leafd_zk_session_reconnects_total", "counter",                                           \
-      "ZooKeeper (re)connections after the first.", (double)(m.connects > 1 ? m.connects - 1 : 0)) \
+      "ZooKeeper (re)connections after the first.", (double)(m.connects > 1 ? m.connects - 1 : 0), 1) \
     X("leafd_zk_session_expirations_total", "counter", "ZooKeeper sessions that expired.",      \
-      (double)m.expirations)                                                                    \
+      (double)m.expirations, 1)                                                                 \
     X("leafd_zk_ephemeral_registered", "gauge", "1 while leaf_temporary/{ip}:{port} exists.",   \
-      (double)m.ephemeral)                                                                      \
+      (double)m.ephemeral, 1)                                                                   \
     X("leafd_zk_last_report_age_seconds", "gauge",                                              \
       "Seconds since the timestamp was last written to ZooKeeper (-1 = never).",                \
-      m.zk_age < 0 ? -1.0 : m.zk_age / 1000.0)                                                  \
+      m.zk_age < 0 ? -1.0 : m.zk_age / 1000.0, 1)                                               \
     X("leafd_snowflake_local_report_age_seconds", "gauge",                                      \
       "Seconds since the reservation was last written to the local cache (-1 = never).",        \
-      m.local_age < 0 ? -1.0 : m.local_age / 1000.0)                                            \
+      m.local_age < 0 ? -1.0 : m.local_age / 1000.0, 0)                                         \
     X("leafd_snowflake_reserved_ahead_seconds", "gauge",                                        \
-      "How far the persisted reservation is ahead of the clock.", m.ahead / 1000.0)
+      "How far the persisted reservation is ahead of the clock.", m.ahead / 1000.0, 0)
 
 size_t snowflake_node_metrics(char *buf, size_t cap) {
-    if (atomic_load(&stats.worker_id) < 0 || !atomic_load(&stats.use_zk) || cap == 0) {
-        return 0; /* not started, or static worker mode: no ZooKeeper */
+    if (atomic_load(&stats.worker_id) < 0 || cap == 0) {
+        return 0; /* not started */
     }
+    int use_zk = atomic_load(&stats.use_zk);
     int64_t now = leafd_wall_ms();
     struct {
         int state, ephemeral;
@@ -605,8 +607,8 @@ size_t snowflake_node_metrics(char *buf, size_t cap) {
            age_ms(atomic_load(&stats.last_local_report_ms), now),
            (int64_t)atomic_load(&stats.reserved_ms) - now};
     size_t pos = 0;
-#define NODE_METRIC_ROW(name, type, help, value)                                              \
-    if (pos < cap) {                                                                          \
+#define NODE_METRIC_ROW(name, type, help, value, zk_only)                                     \
+    if (pos < cap && (use_zk || !(zk_only))) {                                                \
         int w = snprintf(buf + pos, cap - pos, "# HELP %s %s\n# TYPE %s %s\n%s %.3f\n", name,   \
                          help, name, type, name, (double)(value));                             \
         pos += w > 0 ? (size_t)w : 0;                                                          \
