@@ -2,10 +2,13 @@
 import os
 import re
 import subprocess
+import time
 
 from leafdtest import Env, check, free_port, log
 from zkhelpers import worker_of, zk_props
 
+LOGFMT = re.compile(r'^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z level=(debug|info|warn|error) '
+                    r'component=[a-z_]+ msg="([^"\\]|\\.)*"$')
 ZK_INSPECT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "zk-inspect")
 
 
@@ -40,6 +43,16 @@ with Env() as env:
 
     rc, out2, err = inspect(zk.address())
     check(rc == 0 and "cluster it:" in out2, "all clusters listed without a name")
+
+    # ZooKeeper away for a moment: its client library's lines come through leafd's logger.
+    zk.stop()
+    time.sleep(2)
+    zk.start()
+    check(a.stop() == 0, "a stops gracefully")
+    lines = [l for l in a.log_text().splitlines() if l.strip()]
+    bad = [l for l in lines if not LOGFMT.match(l)]
+    check(not bad, "every log line of a ZooKeeper-mode node is logfmt: %r" % bad[:3])
+    check(any("component=zookeeper" in l for l in lines), "ZooKeeper client lines are routed")
 
     dead = "127.0.0.1:%d" % free_port()
     rc, out, err = inspect(dead, "it")
