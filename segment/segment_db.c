@@ -176,22 +176,28 @@ static leaf_status_t db_exec(struct segment_db *db, struct segment_db_job *job, 
     return LEAF_OK;
 }
 
-static leaf_status_t db_fetch(struct segment_db *db, struct segment_db_job *job) {
-    MYSQL_STMT *st = db->stmt[SEGMENT_DB_FETCH];
+/* Runs an UPDATE whose parameters are (step, biz_tag); LEAF_ENOTFOUND when no row matched. */
+static leaf_status_t db_update_step_tag(struct segment_db *db, struct segment_db_job *job,
+                                        MYSQL_STMT *st) {
     MYSQL_BIND p[2];
     unsigned long tag_len;
     memset(p, 0, sizeof(p));
     db_bind_i64(&p[0], &job->step);
     db_bind_str(&p[1], job->tag, &tag_len);
     leaf_status_t rc = db_exec(db, job, st, p);
-    if (rc != LEAF_OK) {
-        return rc;
-    }
-    if (mysql_stmt_affected_rows(st) == 0) {
+    if (rc == LEAF_OK && mysql_stmt_affected_rows(st) == 0) {
         return LEAF_ENOTFOUND;
     }
-    job->new_max = (int64_t)mysql_stmt_insert_id(st);
-    return LEAF_OK;
+    return rc;
+}
+
+static leaf_status_t db_fetch(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_STMT *st = db->stmt[SEGMENT_DB_FETCH];
+    leaf_status_t rc = db_update_step_tag(db, job, st);
+    if (rc == LEAF_OK) {
+        job->new_max = (int64_t)mysql_stmt_insert_id(st);
+    }
+    return rc;
 }
 
 /* Result columns, in the order of the SELECTs above. */
@@ -310,16 +316,7 @@ static leaf_status_t db_create(struct segment_db *db, struct segment_db_job *job
 }
 
 static leaf_status_t db_set_step(struct segment_db *db, struct segment_db_job *job) {
-    MYSQL_STMT *st = db->stmt[SEGMENT_DB_SET_STEP];
-    MYSQL_BIND p[2];
-    unsigned long tag_len;
-    memset(p, 0, sizeof(p));
-    db_bind_i64(&p[0], &job->step);
-    db_bind_str(&p[1], job->tag, &tag_len);
-    leaf_status_t rc = db_exec(db, job, st, p);
-    if (rc == LEAF_OK && mysql_stmt_affected_rows(st) == 0) {
-        return LEAF_ENOTFOUND;
-    }
+    leaf_status_t rc = db_update_step_tag(db, job, db->stmt[SEGMENT_DB_SET_STEP]);
     job->row_step = job->step;
     return rc;
 }
