@@ -10,14 +10,23 @@ target_link_libraries(leafd_harness PUBLIC ${LEAFD_LIBS})
 
 leaf_unit_test(test_http_proto leafd_harness)
 
-# libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/fuzz does).
-set(LEAFD_FUZZERS fuzz_http)
+# libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/fuzz does,
+# and also compiles every library with -fsanitize=fuzzer-no-link so that
+# libFuzzer sees the coverage of the code under test, not just the harness).
+# Each harness links only what it tests: the pure libraries where it can.
+set(LEAFD_FUZZERS fuzz_http fuzz_config fuzz_znode fuzz_zk_cache fuzz_admin)
+set(LEAFD_FUZZ_LIBS_fuzz_http leafd_harness)
+set(LEAFD_FUZZ_LIBS_fuzz_config leaf_core)
+set(LEAFD_FUZZ_LIBS_fuzz_znode leaf_zk_core)
+set(LEAFD_FUZZ_LIBS_fuzz_zk_cache leaf_zk_core)
+set(LEAFD_FUZZ_LIBS_fuzz_admin leaf_segment_request PkgConfig::CJSON)
 if(LEAFD_FUZZ)
+  set(LEAFD_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
   foreach(f ${LEAFD_FUZZERS})
     add_executable(${f} fuzz/${f}.c)
-    target_compile_options(${f} PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_options(${f} PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${f} PRIVATE leafd_harness)
+    target_compile_options(${f} PRIVATE ${LEAFD_FUZZ_FLAGS})
+    target_link_options(${f} PRIVATE ${LEAFD_FUZZ_FLAGS})
+    target_link_libraries(${f} PRIVATE ${LEAFD_FUZZ_LIBS_${f}})
   endforeach()
 endif()
 

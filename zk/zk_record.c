@@ -7,9 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Integers read from JSON are taken in [0, RECORD_JSON_MAX), numbers and
+ * strings alike, so that whatever is read is written back the same. */
+#define RECORD_JSON_MAX 9000000000000000LL
+
+/* Escapes '"', '\\' and control bytes, so any ip the reader returned is
+ * written back as valid JSON that reads the same. out: 6 * sizeof(ip) bytes. */
+static void record_escape(const char *s, size_t cap, char *out) {
+    for (size_t i = 0; i < cap && s[i] != '\0'; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') {
+            *out++ = '\\';
+            *out++ = (char)ch;
+        } else if (ch < 0x20) {
+            out += sprintf(out, "\\u%04x", ch);
+        } else {
+            *out++ = (char)ch;
+        }
+    }
+    *out = '\0';
+}
+
 size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap) {
-    int n = snprintf(buf, cap, "{\"ip\":\"%s\",\"port\":\"%d\",\"timestamp\":%" PRId64 "}",
-                     d->ip, d->port, d->timestamp);
+    char ip[6 * sizeof(d->ip)];
+    record_escape(d->ip, sizeof(d->ip) - 1, ip);
+    int n = snprintf(buf, cap, "{\"ip\":\"%s\",\"port\":\"%d\",\"timestamp\":%" PRId64 "}", ip,
+                     d->port, d->timestamp);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
@@ -41,9 +64,10 @@ static int parse_i64(const char *s, size_t len, int64_t *out) {
 static int64_t json_i64(const cJSON *item) {
     int64_t v;
     if (cJSON_IsString(item) && parse_i64(item->valuestring, strlen(item->valuestring), &v) == 0) {
-        return v;
+        return v >= 0 && v < RECORD_JSON_MAX ? v : -1;
     }
-    if (cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble < 9.0e15) {
+    if (cJSON_IsNumber(item) && item->valuedouble >= 0 &&
+        item->valuedouble < (double)RECORD_JSON_MAX) {
         return (int64_t)item->valuedouble;
     }
     return -1;

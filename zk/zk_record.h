@@ -32,9 +32,10 @@ struct zk_node_data {
 size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap);
 
 /*
- * Parses znode JSON. "port" may be a string (Leaf) or a number; a missing
- * or non-numeric "timestamp" leaves it -1. LEAF_EINVAL when not a JSON
- * object.
+ * Parses znode JSON. "port" may be a string (Leaf) or a number; a missing,
+ * non-numeric or negative "timestamp", or one at or above 9e15 ms, leaves it
+ * -1. LEAF_EINVAL when not a JSON object. What it returns, the formatter
+ * writes back so that it reads the same (the ip is escaped as JSON).
  */
 leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_data *d);
 
