@@ -58,22 +58,32 @@ leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, con
     return LEAF_OK;
 }
 
+/* Two decimal digits at a time: IDs are formatted on every request. */
+static const char api_digits[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
 size_t api_format_i64(char *dst, int64_t v) {
     char tmp[24];
-    size_t n = 0;
+    size_t n = sizeof(tmp), len = 0;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    size_t len = 0;
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        tmp[--n] = api_digits[d + 1];
+        tmp[--n] = api_digits[d];
+    }
+    if (u >= 10) {
+        tmp[--n] = api_digits[u * 2 + 1];
+        tmp[--n] = api_digits[u * 2];
+    } else {
+        tmp[--n] = (char)('0' + u);
+    }
     if (v < 0) {
         dst[len++] = '-';
     }
-    while (n) {
-        dst[len++] = tmp[--n];
-    }
-    return len;
+    memcpy(dst + len, tmp + n, sizeof(tmp) - n);
+    return len + sizeof(tmp) - n;
 }
 
 void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {

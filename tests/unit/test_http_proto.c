@@ -1,6 +1,7 @@
 /* Request parsing edge cases: the protocol layer driven without sockets. */
 #include <stdlib.h>
 
+#include "src/api.h"
 #include "src/http_proto.h"
 #include "tests/support/stub_daemon.h"
 #include "tests/unit/unit.h"
@@ -165,6 +166,16 @@ static void test_admin_loopback_rule(void) {
     CHECK(!starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
 }
 
+static void test_format_i64(void) {
+    const int64_t vals[] = {0, 7, 10, 99, 100, 101, 12345, 2124417544092667996LL, INT64_MAX, -1, -100};
+    char a[32], b[32];
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        a[api_format_i64(a, vals[i])] = '\0';
+        snprintf(b, sizeof(b), "%" PRId64, vals[i]);
+        CHECK_EQ_STR(a, b);
+    }
+}
+
 int main(void) {
     loop = stub_daemon_init();
     TEST(test_simple_get);
@@ -176,6 +187,7 @@ int main(void) {
     TEST(test_chunked_body_accepted);
     TEST(test_head_absolute_form_and_allow);
     TEST(test_admin_loopback_rule);
+    TEST(test_format_i64);
     http_proto_free(&proto);
     return unit_done();
 }
