@@ -7,8 +7,8 @@
  * Pure code (libc only). See src/config.h for ownership.
  */
 #include "src/config.h"
+#include "src/config_value.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,8 +74,6 @@ static const char *const config_level_names[] = {
     [LEAF_LOG_ERROR] = "error",
 };
 
-/* How much of a bad value an error message quotes. */
-#define CONFIG_QUOTE_MAX 64
 #define CONFIG_WHY_MAX 256
 #define CONFIG_ENV_PREFIX "environment"
 
@@ -106,43 +104,9 @@ static void config_copy(char *dst, size_t dstlen, const char *src) {
     dst[n] = '\0';
 }
 
-/*
- * Renders untrusted bytes (a key or value from the file) for a message:
- * cut to CONFIG_QUOTE_MAX bytes and control or non-ASCII bytes shown as '?',
- * so a stray binary file cannot garble the terminal or the log line.
- */
-static void config_show(char *dst, size_t dstlen, const char *s, size_t n, int quoted) {
-    size_t i, o = 0, shown = n > CONFIG_QUOTE_MAX ? CONFIG_QUOTE_MAX : n;
-
-    if (quoted) {
-        dst[o++] = '"';
-    }
-    for (i = 0; i < shown && o + 5 < dstlen; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        dst[o++] = (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
-    }
-    if (i < n) {
-        memcpy(dst + o, "...", 3);
-        o += 3;
-    }
-    if (quoted) {
-        dst[o++] = '"';
-    }
-    dst[o] = '\0';
-}
-
-#define CONFIG_SHOW_MAX (CONFIG_QUOTE_MAX + 8)
 
 static int config_is_blank(char ch) {
     return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v';
-}
-
-static int config_is_digit(char ch) {
-    return ch >= '0' && ch <= '9';
-}
-
-static int config_is_alnum(char ch) {
-    return config_is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
 }
 
 /* Case-insensitive compare of a (not NUL-terminated) span with a word. */
@@ -183,248 +147,12 @@ static int config_find(const char *key, size_t n) {
     return -1;
 }
 
-/* ---- numbers and addresses --------------------------------------------- */
-
-/*
- * Parses [-]digits. Every byte is checked before any arithmetic, so "1x" is
- * always "not a number" rather than sometimes "too big"; the magnitude then
- * saturates instead of overflowing. LEAF_ERANGE when it does not fit.
- */
-static leaf_status_t config_int_span(const char *s, size_t n, int64_t *out) {
-    const uint64_t limit = (uint64_t)INT64_MAX + 1; /* magnitude of INT64_MIN */
-    size_t i = (n > 0 && s[0] == '-') ? 1 : 0, first = i;
-    uint64_t acc = 0;
-    int neg = (first == 1);
-
-    if (i == n) {
-        return LEAF_EINVAL;
-    }
-    for (; i < n; i++) {
-        if (!config_is_digit(s[i])) {
-            return LEAF_EINVAL;
-        }
-    }
-    for (i = first; i < n; i++) {
-        if (acc > limit / 10) {
-            acc = limit + 1; /* too big either way; stop before wrapping */
-            break;
-        }
-        acc = acc * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (acc > limit || (!neg && acc == limit)) {
-        return LEAF_ERANGE;
-    }
-    *out = (neg && acc > 0) ? -(int64_t)(acc - 1) - 1 : (neg ? 0 : (int64_t)acc);
-    return LEAF_OK;
-}
-
-/* A TCP port: 1 to 5 digits, 1..65535, no sign. */
-static int config_port_ok(const char *s, size_t n, int *port) {
-    int64_t v;
-
-    if (n == 0 || n > 5 || s[0] == '-' || config_int_span(s, n, &v) != LEAF_OK || v < 1 ||
-        v > 65535) {
-        return 0;
-    }
-    *port = (int)v;
-    return 1;
-}
-
-static int config_ipv4_ok(const char *s, size_t n) {
-    char buf[16];
-    struct in_addr a;
-
-    if (n == 0 || n >= sizeof(buf)) {
-        return 0;
-    }
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return inet_pton(AF_INET, buf, &a) == 1;
-}
-
-/*
- * A host name or IPv4 address. Something made only of digits and dots must
- * be a valid address, so "10.0.0.300" fails here and not at connect time.
- */
-static int config_host_ok(const char *s, size_t n) {
-    size_t i;
-    int numeric = 1;
-
-    if (n == 0 || n > 255) {
-        return 0;
-    }
-    for (i = 0; i < n; i++) {
-        if (!config_is_alnum(s[i]) && s[i] != '.' && s[i] != '-' && s[i] != '_') {
-            return 0;
-        }
-        numeric = numeric && (config_is_digit(s[i]) || s[i] == '.');
-    }
-    return !numeric || config_ipv4_ok(s, n);
-}
-
-/* Splits "a.b.c.d:port"; host must have room for 16 bytes. */
-static leaf_status_t config_addr_split(const char *v, char *host, int *port, char *why,
-                                       size_t whylen) {
-    const char *colon = strrchr(v, ':');
-    char q[CONFIG_SHOW_MAX];
-
-    config_show(q, sizeof(q), v, strlen(v), 1);
-    if (colon == NULL || !config_ipv4_ok(v, (size_t)(colon - v))) {
-        snprintf(why, whylen, "expected IPv4:port (e.g. 0.0.0.0:8080), got %s", q);
-        return LEAF_EINVAL;
-    }
-    if (!config_port_ok(colon + 1, strlen(colon + 1), port)) {
-        snprintf(why, whylen, "port must be between 1 and 65535, got %s", q);
-        return LEAF_EINVAL;
-    }
-    memcpy(host, v, (size_t)(colon - v));
-    host[colon - v] = '\0';
-    return LEAF_OK;
-}
-
-/* The parts of a JDBC URL leafd uses. */
-struct config_jdbc {
-    char host[256];
-    int port;
-    char db[129];
-};
-
-static const char *config_jdbc_skip_scheme(const char *url) {
-    static const char *const schemes[] = {"jdbc:mysql://", "jdbc:mariadb://"};
-    size_t i;
-
-    for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-        if (strncmp(url, schemes[i], strlen(schemes[i])) == 0) {
-            return url + strlen(schemes[i]);
-        }
-    }
-    return NULL;
-}
-
-/*
- * jdbc:mysql://host[:port]/db[?params]. Messages quote the URL only up to
- * '?', because JDBC parameters may carry the password.
- */
-static leaf_status_t config_jdbc_split(const char *url, struct config_jdbc *j, char *why,
-                                       size_t whylen) {
-    const char *p = config_jdbc_skip_scheme(url);
-    size_t n, i;
-    char q[CONFIG_SHOW_MAX];
-
-    config_show(q, sizeof(q), url, strcspn(url, "?"), 1);
-    j->port = 3306;
-    if (p == NULL) {
-        snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
-        return LEAF_EINVAL;
-    }
-    n = strcspn(p, ":/?");
-    if (!config_host_ok(p, n)) {
-        snprintf(why, whylen, "bad host name or IPv4 address in %s", q);
-        return LEAF_EINVAL;
-    }
-    memcpy(j->host, p, n);
-    j->host[n] = '\0';
-    p += n;
-    if (*p == ':') {
-        n = strcspn(p + 1, "/?");
-        if (!config_port_ok(p + 1, n, &j->port)) {
-            snprintf(why, whylen, "port must be between 1 and 65535 in %s", q);
-            return LEAF_EINVAL;
-        }
-        p += 1 + n;
-    }
-    n = (*p == '/') ? strcspn(++p, "?") : 0;
-    for (i = 0; i < n && (config_is_alnum(p[i]) || p[i] == '_' || p[i] == '$'); i++) {
-    }
-    if (n == 0 || i < n || n >= sizeof(j->db)) {
-        snprintf(why, whylen, "expected /database ([A-Za-z0-9_$]+) after the host in %s", q);
-        return LEAF_EINVAL;
-    }
-    memcpy(j->db, p, n);
-    j->db[n] = '\0';
-    return LEAF_OK;
-}
-
-/* ---- per-type checks of text values ------------------------------------ */
-
-typedef leaf_status_t (*config_check_fn)(const char *v, char *why, size_t whylen);
-
-static leaf_status_t config_check_name(const char *v, char *why, size_t whylen) {
-    size_t i;
-    char q[CONFIG_SHOW_MAX];
-
-    for (i = 0; v[i] != '\0'; i++) {
-        if (!config_is_alnum(v[i]) && v[i] != '.' && v[i] != '_' && v[i] != '-') {
-            break;
-        }
-    }
-    if (v[i] != '\0' || strcmp(v, ".") == 0 || strcmp(v, "..") == 0) {
-        config_show(q, sizeof(q), v, strlen(v), 1);
-        snprintf(why, whylen, "expected [A-Za-z0-9._-]+ other than . and .., got %s", q);
-        return LEAF_EINVAL;
-    }
-    return LEAF_OK;
-}
-
-static leaf_status_t config_check_addr(const char *v, char *why, size_t whylen) {
-    char host[16];
-    int port;
-
-    return config_addr_split(v, host, &port, why, whylen);
-}
-
-static leaf_status_t config_check_ipv4(const char *v, char *why, size_t whylen) {
-    char q[CONFIG_SHOW_MAX];
-
-    if (v[0] == '\0' || config_ipv4_ok(v, strlen(v))) {
-        return LEAF_OK;
-    }
-    config_show(q, sizeof(q), v, strlen(v), 1);
-    snprintf(why, whylen, "expected an IPv4 address (or empty), got %s", q);
-    return LEAF_EINVAL;
-}
-
-static leaf_status_t config_check_jdbc(const char *v, char *why, size_t whylen) {
-    struct config_jdbc j;
-
-    return v[0] == '\0' ? LEAF_OK : config_jdbc_split(v, &j, why, whylen);
-}
-
-static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
-    const char *p = v;
-    char q[CONFIG_SHOW_MAX];
-    int port;
-
-    while (*p != '\0') {
-        size_t n = strcspn(p, ",");
-        size_t colon = n;
-
-        while (colon > 0 && p[colon - 1] != ':') {
-            colon--;
-        }
-        if (colon == 0 || !config_host_ok(p, colon - 1) ||
-            !config_port_ok(p + colon, n - colon, &port) || (p[n] == ',' && p[n + 1] == '\0')) {
-            config_show(q, sizeof(q), v, strlen(v), 1);
-            snprintf(why, whylen, "expected host:port[,host:port...] (or empty), got %s", q);
-            return LEAF_EINVAL;
-        }
-        p += n + (p[n] == ',');
-    }
-    return LEAF_OK;
-}
-
-static const config_check_fn config_text_checks[CONFIG_LEVEL + 1] = {
-    [CONFIG_NAME] = config_check_name, [CONFIG_ADDR] = config_check_addr,
-    [CONFIG_IPV4] = config_check_ipv4, [CONFIG_JDBC] = config_check_jdbc,
-    [CONFIG_ZKADDR] = config_check_zk,
-};
-
 /* ---- setters: one value (a span, not NUL-terminated) into one field ---- */
 
 static leaf_status_t config_set_text(const struct config_key *k, void *field, const char *v,
                                      size_t n, char *why, size_t whylen) {
     char tmp[CONFIG_TEXT_MAX];
-    config_check_fn check = config_text_checks[k->type];
+    config_value_check_fn check = config_value_check(k->type);
 
     if (n >= k->size) {
         snprintf(why, whylen, "value too long (max %zu bytes)", k->size - 1);
@@ -445,11 +173,11 @@ static leaf_status_t config_set_text(const struct config_key *k, void *field, co
 
 static leaf_status_t config_set_int(const struct config_key *k, void *field, const char *v,
                                     size_t n, char *why, size_t whylen) {
-    char q[CONFIG_SHOW_MAX];
+    char q[CONFIG_VALUE_SHOW_MAX];
     int64_t x = 0;
-    leaf_status_t rc = config_int_span(v, n, &x);
+    leaf_status_t rc = config_value_int(v, n, &x);
 
-    config_show(q, sizeof(q), v, n, 1);
+    config_value_show(q, sizeof(q), v, n, 1);
     if (rc == LEAF_EINVAL) {
         snprintf(why, whylen, "expected a decimal integer, got %s", q);
         return LEAF_EINVAL;
@@ -465,7 +193,7 @@ static leaf_status_t config_set_int(const struct config_key *k, void *field, con
 
 static leaf_status_t config_set_bool(void *field, const char *v, size_t n, char *why,
                                      size_t whylen) {
-    char q[CONFIG_SHOW_MAX];
+    char q[CONFIG_VALUE_SHOW_MAX];
     int x;
 
     if (config_span_is(v, n, "true") || config_span_is(v, n, "false")) {
@@ -473,14 +201,14 @@ static leaf_status_t config_set_bool(void *field, const char *v, size_t n, char 
         memcpy(field, &x, sizeof(x));
         return LEAF_OK;
     }
-    config_show(q, sizeof(q), v, n, 1);
+    config_value_show(q, sizeof(q), v, n, 1);
     snprintf(why, whylen, "expected true or false, got %s", q);
     return LEAF_EINVAL;
 }
 
 static leaf_status_t config_set_level(void *field, const char *v, size_t n, char *why,
                                       size_t whylen) {
-    char q[CONFIG_SHOW_MAX];
+    char q[CONFIG_VALUE_SHOW_MAX];
     int x;
 
     for (x = 0; x < (int)(sizeof(config_level_names) / sizeof(config_level_names[0])); x++) {
@@ -489,7 +217,7 @@ static leaf_status_t config_set_level(void *field, const char *v, size_t n, char
             return LEAF_OK;
         }
     }
-    config_show(q, sizeof(q), v, n, 1);
+    config_value_show(q, sizeof(q), v, n, 1);
     snprintf(why, whylen, "expected debug, info, warn or error, got %s", q);
     return LEAF_EINVAL;
 }
@@ -547,9 +275,9 @@ struct config_parser {
 
 static leaf_status_t config_line_error(struct config_parser *p, const char *key, size_t keylen,
                                        const char *why) {
-    char shown[CONFIG_SHOW_MAX];
+    char shown[CONFIG_VALUE_SHOW_MAX];
 
-    config_show(shown, sizeof(shown), key, keylen, keylen == 0);
+    config_value_show(shown, sizeof(shown), key, keylen, keylen == 0);
     config_errorf(p->err, p->errlen, "%s:%d: %s: %s", p->file, p->line, shown, why);
     return LEAF_EINVAL;
 }
@@ -781,19 +509,19 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
 
 leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     char why[CONFIG_WHY_MAX];
-    struct config_jdbc j;
+    struct config_value_jdbc j;
 
     if (config_cross_check(c, err, errlen) != LEAF_OK) {
         return LEAF_EINVAL;
     }
     /* The values were checked when set; these splits fail only for a
      * struct filled by hand, and then still say why. */
-    if (config_addr_split(c->listen, c->listen_host, &c->listen_port, why, sizeof(why)) !=
+    if (config_value_addr_split(c->listen, c->listen_host, &c->listen_port, why, sizeof(why)) !=
         LEAF_OK) {
         return config_key_error(c, CONFIG_I_listen, why, err, errlen);
     }
     memset(&j, 0, sizeof(j));
-    if (c->jdbc_url[0] != '\0' && config_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
+    if (c->jdbc_url[0] != '\0' && config_value_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
         return config_key_error(c, CONFIG_I_jdbc_url, why, err, errlen);
     }
     memcpy(c->db_host, j.host, sizeof(c->db_host));

@@ -1,0 +1,277 @@
+/*
+ * Value syntax for the configuration: numbers, addresses, JDBC URLs,
+ * ZooKeeper lists and names, one checker per config_type. Pure code (libc
+ * only), used by src/config.c, which owns the key table.
+ */
+#include "src/config_value.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * Renders untrusted bytes (a key or value from the file) for a message:
+ * cut to CONFIG_VALUE_QUOTE_MAX bytes and control or non-ASCII bytes shown as '?',
+ * so a stray binary file cannot garble the terminal or the log line.
+ */
+void config_value_show(char *dst, size_t dstlen, const char *s, size_t n, int quoted) {
+    size_t i, o = 0, shown = n > CONFIG_VALUE_QUOTE_MAX ? CONFIG_VALUE_QUOTE_MAX : n;
+
+    if (quoted) {
+        dst[o++] = '"';
+    }
+    for (i = 0; i < shown && o + 5 < dstlen; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        dst[o++] = (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
+    }
+    if (i < n) {
+        memcpy(dst + o, "...", 3);
+        o += 3;
+    }
+    if (quoted) {
+        dst[o++] = '"';
+    }
+    dst[o] = '\0';
+}
+
+
+static int config_is_digit(char ch) {
+    return ch >= '0' && ch <= '9';
+}
+
+static int config_is_alnum(char ch) {
+    return config_is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+/* ---- numbers and addresses --------------------------------------------- */
+
+/*
+ * Parses [-]digits. Every byte is checked before any arithmetic, so "1x" is
+ * always "not a number" rather than sometimes "too big"; the magnitude then
+ * saturates instead of overflowing. LEAF_ERANGE when it does not fit.
+ */
+leaf_status_t config_value_int(const char *s, size_t n, int64_t *out) {
+    const uint64_t limit = (uint64_t)INT64_MAX + 1; /* magnitude of INT64_MIN */
+    size_t i = (n > 0 && s[0] == '-') ? 1 : 0, first = i;
+    uint64_t acc = 0;
+    int neg = (first == 1);
+
+    if (i == n) {
+        return LEAF_EINVAL;
+    }
+    for (; i < n; i++) {
+        if (!config_is_digit(s[i])) {
+            return LEAF_EINVAL;
+        }
+    }
+    for (i = first; i < n; i++) {
+        if (acc > limit / 10) {
+            acc = limit + 1; /* too big either way; stop before wrapping */
+            break;
+        }
+        acc = acc * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (acc > limit || (!neg && acc == limit)) {
+        return LEAF_ERANGE;
+    }
+    *out = (neg && acc > 0) ? -(int64_t)(acc - 1) - 1 : (neg ? 0 : (int64_t)acc);
+    return LEAF_OK;
+}
+
+/* A TCP port: 1 to 5 digits, 1..65535, no sign. */
+static int config_port_ok(const char *s, size_t n, int *port) {
+    int64_t v;
+
+    if (n == 0 || n > 5 || s[0] == '-' || config_value_int(s, n, &v) != LEAF_OK || v < 1 ||
+        v > 65535) {
+        return 0;
+    }
+    *port = (int)v;
+    return 1;
+}
+
+static int config_ipv4_ok(const char *s, size_t n) {
+    char buf[16];
+    struct in_addr a;
+
+    if (n == 0 || n >= sizeof(buf)) {
+        return 0;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return inet_pton(AF_INET, buf, &a) == 1;
+}
+
+/*
+ * A host name or IPv4 address. Something made only of digits and dots must
+ * be a valid address, so "10.0.0.300" fails here and not at connect time.
+ */
+static int config_host_ok(const char *s, size_t n) {
+    size_t i;
+    int numeric = 1;
+
+    if (n == 0 || n > 255) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (!config_is_alnum(s[i]) && s[i] != '.' && s[i] != '-' && s[i] != '_') {
+            return 0;
+        }
+        numeric = numeric && (config_is_digit(s[i]) || s[i] == '.');
+    }
+    return !numeric || config_ipv4_ok(s, n);
+}
+
+/* Splits "a.b.c.d:port"; host must have room for 16 bytes. */
+leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char *why,
+                                      size_t whylen) {
+    const char *colon = strrchr(v, ':');
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    if (colon == NULL || !config_ipv4_ok(v, (size_t)(colon - v))) {
+        snprintf(why, whylen, "expected IPv4:port (e.g. 0.0.0.0:8080), got %s", q);
+        return LEAF_EINVAL;
+    }
+    if (!config_port_ok(colon + 1, strlen(colon + 1), port)) {
+        snprintf(why, whylen, "port must be between 1 and 65535, got %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(host, v, (size_t)(colon - v));
+    host[colon - v] = '\0';
+    return LEAF_OK;
+}
+
+
+static const char *config_jdbc_skip_scheme(const char *url) {
+    static const char *const schemes[] = {"jdbc:mysql://", "jdbc:mariadb://"};
+    size_t i;
+
+    for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        if (strncmp(url, schemes[i], strlen(schemes[i])) == 0) {
+            return url + strlen(schemes[i]);
+        }
+    }
+    return NULL;
+}
+
+/*
+ * jdbc:mysql://host[:port]/db[?params]. Messages quote the URL only up to
+ * '?', because JDBC parameters may carry the password.
+ */
+leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
+                                      size_t whylen) {
+    const char *p = config_jdbc_skip_scheme(url);
+    size_t n, i;
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    config_value_show(q, sizeof(q), url, strcspn(url, "?"), 1);
+    j->port = 3306;
+    if (p == NULL) {
+        snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
+        return LEAF_EINVAL;
+    }
+    n = strcspn(p, ":/?");
+    if (!config_host_ok(p, n)) {
+        snprintf(why, whylen, "bad host name or IPv4 address in %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(j->host, p, n);
+    j->host[n] = '\0';
+    p += n;
+    if (*p == ':') {
+        n = strcspn(p + 1, "/?");
+        if (!config_port_ok(p + 1, n, &j->port)) {
+            snprintf(why, whylen, "port must be between 1 and 65535 in %s", q);
+            return LEAF_EINVAL;
+        }
+        p += 1 + n;
+    }
+    n = (*p == '/') ? strcspn(++p, "?") : 0;
+    for (i = 0; i < n && (config_is_alnum(p[i]) || p[i] == '_' || p[i] == '$'); i++) {
+    }
+    if (n == 0 || i < n || n >= sizeof(j->db)) {
+        snprintf(why, whylen, "expected /database ([A-Za-z0-9_$]+) after the host in %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(j->db, p, n);
+    j->db[n] = '\0';
+    return LEAF_OK;
+}
+
+/* ---- per-type checks of text values ------------------------------------ */
+
+
+static leaf_status_t config_check_name(const char *v, char *why, size_t whylen) {
+    size_t i;
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    for (i = 0; v[i] != '\0'; i++) {
+        if (!config_is_alnum(v[i]) && v[i] != '.' && v[i] != '_' && v[i] != '-') {
+            break;
+        }
+    }
+    if (v[i] != '\0' || strcmp(v, ".") == 0 || strcmp(v, "..") == 0) {
+        config_value_show(q, sizeof(q), v, strlen(v), 1);
+        snprintf(why, whylen, "expected [A-Za-z0-9._-]+ other than . and .., got %s", q);
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+static leaf_status_t config_check_addr(const char *v, char *why, size_t whylen) {
+    char host[16];
+    int port;
+
+    return config_value_addr_split(v, host, &port, why, whylen);
+}
+
+static leaf_status_t config_check_ipv4(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    if (v[0] == '\0' || config_ipv4_ok(v, strlen(v))) {
+        return LEAF_OK;
+    }
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected an IPv4 address (or empty), got %s", q);
+    return LEAF_EINVAL;
+}
+
+static leaf_status_t config_check_jdbc(const char *v, char *why, size_t whylen) {
+    struct config_value_jdbc j;
+
+    return v[0] == '\0' ? LEAF_OK : config_value_jdbc_split(v, &j, why, whylen);
+}
+
+static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
+    const char *p = v;
+    char q[CONFIG_VALUE_SHOW_MAX];
+    int port;
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, ",");
+        size_t colon = n;
+
+        while (colon > 0 && p[colon - 1] != ':') {
+            colon--;
+        }
+        if (colon == 0 || !config_host_ok(p, colon - 1) ||
+            !config_port_ok(p + colon, n - colon, &port) || (p[n] == ',' && p[n + 1] == '\0')) {
+            config_value_show(q, sizeof(q), v, strlen(v), 1);
+            snprintf(why, whylen, "expected host:port[,host:port...] (or empty), got %s", q);
+            return LEAF_EINVAL;
+        }
+        p += n + (p[n] == ',');
+    }
+    return LEAF_OK;
+}
+
+static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
+    [CONFIG_NAME] = config_check_name, [CONFIG_ADDR] = config_check_addr,
+    [CONFIG_IPV4] = config_check_ipv4, [CONFIG_JDBC] = config_check_jdbc,
+    [CONFIG_ZKADDR] = config_check_zk,
+};
+
+config_value_check_fn config_value_check(enum config_type type) {
+    return type <= CONFIG_LEVEL ? config_value_checks[type] : NULL;
+}

@@ -1,0 +1,45 @@
+#ifndef LEAF_CONFIG_VALUE_H
+#define LEAF_CONFIG_VALUE_H
+
+/*
+ * The syntax of configuration values (src/config_value.c): integers, ports,
+ * IPv4 addresses, host:port, JDBC URLs, ZooKeeper address lists and names.
+ * Pure code. Every "why" written is a human reason that quotes the value
+ * safely (cut, control bytes replaced, JDBC parameters left out).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/config.h"
+#include "src/status.h"
+
+/* How much of a bad value an error message quotes, and a buffer that holds it. */
+#define CONFIG_VALUE_QUOTE_MAX 64
+#define CONFIG_VALUE_SHOW_MAX (CONFIG_VALUE_QUOTE_MAX + 8)
+
+/* The parts of a JDBC URL leafd uses. */
+struct config_value_jdbc {
+    char host[256];
+    int port;
+    char db[129];
+};
+
+/* Renders untrusted bytes for a message (at most CONFIG_VALUE_SHOW_MAX bytes). */
+void config_value_show(char *dst, size_t dstlen, const char *s, size_t n, int quoted);
+
+/* [-]digits into *out; LEAF_EINVAL when not a number, LEAF_ERANGE when too big. */
+leaf_status_t config_value_int(const char *s, size_t n, int64_t *out);
+
+/* "a.b.c.d:port" into host (16 bytes) and port. */
+leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char *why,
+                                      size_t whylen);
+
+/* jdbc:mysql://host[:port]/db[?params] (also jdbc:mariadb://). */
+leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
+                                      size_t whylen);
+
+/* The syntax check of a text type (NULL for types without one). */
+typedef leaf_status_t (*config_value_check_fn)(const char *v, char *why, size_t whylen);
+config_value_check_fn config_value_check(enum config_type type);
+
+#endif
