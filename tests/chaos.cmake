@@ -1,0 +1,12 @@
+# Chaos (issue 6): three leafd nodes on a three-server ZooKeeper ensemble and
+# one MariaDB, clients pulling IDs while faults are injected at random; see
+# tests/chaos/chaos.py. ./tools/test runs a 60 s pass with a random seed,
+# printed first; `CHAOS_SEED=S ./tools/test -R chaos` replays one (chaos.py
+# reads CHAOS_SEED at run time). tools/chaos runs it for as long as asked.
+# RUN_SERIAL: five servers and three nodes next to other tests on a small
+# machine would turn timing into false alarms.
+add_test(NAME it.chaos_short
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --seconds 60)
+set_tests_properties(it.chaos_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+  LABELS "integration;chaos"
+  ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")

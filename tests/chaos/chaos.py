@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""Chaos test of leafd: uniqueness and order of IDs while everything fails.
+
+    tests/chaos/chaos.py [--seconds N] [--seed S] [--clients N] [--keep]
+    tools/chaos [--seconds N] [--seed S]      (builds a release binary first)
+
+Sets up, all on 127.0.0.1 in a temp dir: a three-server ZooKeeper ensemble
+(QuorumPeerMain), one MariaDB with Leaf's leaf_alloc and the tags `chaos`
+(step 1000) and `chaos.small` (step 10), and three leafd nodes with both
+modes on, each under libfaketime with its own timestamp file at "+0".
+Client threads (--clients, default 4) pull snowflake and segment IDs, single
+and batches, from random nodes over keep-alive connections for N seconds
+(default 60) while a scheduler injects a fault every 4-6 s, chosen from the
+seed (printed first; default: $CHAOS_SEED, else random):
+
+    kill9      kill -9 a node, restart it
+    sigterm    SIGTERM a node (must exit 0), restart it
+    zk_one     kill -9 one ZooKeeper server, restart it
+    zk_all     kill -9 the whole ensemble, restart it
+    expire     force a node's ZooKeeper session to expire (zk_expire)
+    db_kill    kill -9 MariaDB, restart it
+    clock_3ms  step a node's wall clock back 3 ms, then forward again
+    clock_2s   step a node's wall clock back 2 s, then forward again; one time
+               in three the node is killed (-9) while behind and restarted
+               with the clock still 2 s back
+    clock_10m  step a node's wall clock back 10 min: it must refuse to serve
+               snowflake IDs, and a restart while behind must exit 1; then
+               the clock is put right and the node restarted
+
+Every kind comes once per rotation (a 60 s run sees all of them, the 10-min
+step early in the first rotation; later rotations hold it one time in
+three). How the schedule is drawn, and which errors each fault may cause:
+chaos_faults.py. After the last fault has ended and a quiet period passed,
+the clients stop, the nodes are stopped with SIGTERM (exit 0 expected, no
+sanitizer report in their logs) and every ID every client received is
+checked (chaos_verify.py): no duplicate per mode (snowflake across all
+nodes, segment per tag across all nodes), snowflake IDs strictly increasing
+per node run (per client in receive order, across clients in real time,
+and across restarts), segment IDs ascending per node run, no snowflake ID
+beyond the node's clock + reserve.ms + 1 s, one distinct worker ID per
+node, every client error inside a fault window that explains it, and every
+node serving both modes again at the end.
+
+Prints a summary (seed, IDs checked per mode, faults per kind, errors by
+code) and exits 0; on failure also the full fault log, the failed checks
+and the replay command, keeps the temp dir (server logs) and exits 1.
+Needs LEAFD_BIN and ZK_EXPIRE_BIN (tools/chaos and ctest set them).
+"""
+import argparse
+import collections
+import os
+import random
+import signal
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
+
+import leafdtest  # noqa: E402
+from chaos_clients import Client  # noqa: E402
+from chaos_cluster import Cluster  # noqa: E402
+from chaos_faults import KINDS, FaultLog, Scheduler, make_schedule  # noqa: E402
+from chaos_verify import Verdict, verify  # noqa: E402
+from zkhelpers import FAKETIME_LIB, cli_list  # noqa: E402
+
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                   "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer")
+
+
+def say(text):
+    print("chaos: " + text, flush=True)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="how long faults are injected")
+    ap.add_argument("--seed", type=int, default=None, help="schedule seed (default $CHAOS_SEED or random)")
+    ap.add_argument("--clients", type=int, default=4, help="client threads")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir even when the run passes")
+    a = ap.parse_args()
+    if a.seed is None:
+        env = os.environ.get("CHAOS_SEED", "").strip()
+        a.seed = int(env) if env else random.SystemRandom().randrange(1, 10 ** 9)
+    return a
+
+
+def preflight():
+    missing = []
+    if not os.path.exists(leafdtest.LEAFD_BIN):
+        missing.append("leafd binary (LEAFD_BIN=%s)" % leafdtest.LEAFD_BIN)
+    if not os.path.exists(os.environ.get("ZK_EXPIRE_BIN", "")):
+        missing.append("zk_expire (ZK_EXPIRE_BIN)")
+    if not os.path.exists(FAKETIME_LIB):
+        missing.append("libfaketime (%s; apt-get install faketime)" % FAKETIME_LIB)
+    if missing:
+        say("missing: " + ", ".join(missing))
+        sys.exit(1)
+
+
+def on_signal(signum, _frame):
+    raise SystemExit(128 + signum)
+
+
+class Watchdog(threading.Thread):
+    """Bounds the whole run: past the budget it prints the fault log and
+    interrupts the main thread (cleanup runs); 30 s later it exits hard
+    (the sentinel still kills the servers)."""
+
+    def __init__(self, budget, flog_ref):
+        super().__init__(name="watchdog", daemon=True)
+        self.budget = budget
+        self.flog_ref = flog_ref
+        self.done = threading.Event()
+
+    def run(self):
+        if self.done.wait(self.budget):
+            return
+        say("WATCHDOG: the run exceeded its budget of %.0f s; fault log so far:" % self.budget)
+        flog = self.flog_ref[0]
+        for line in (flog.lines if flog else []):
+            print("  " + line, flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        if not self.done.wait(60):
+            say("WATCHDOG: cleanup did not finish; exiting")
+            os._exit(3)
+
+
+def check_logs(cluster, verdict):
+    for n in cluster.nodes:
+        try:
+            with open(n.log_path(), "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        for mark in SANITIZER_MARKS:
+            i = text.find(mark)
+            if i >= 0:
+                verdict.bad("sanitizers", "%s log has %r:\n%s" % (n.name, mark, text[i - 200:i + 3000]))
+                break
+
+
+def main():
+    args = parse_args()
+    preflight()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    replay = "tools/chaos --seconds %g --seed %d" % (args.seconds, args.seed)
+    say("seed %d, %g s of faults, %d clients, leafd %s" % (args.seed, args.seconds, args.clients,
+                                                           leafdtest.LEAFD_BIN))
+    say("replay: " + replay)
+    schedule = make_schedule(args.seed, args.seconds)
+    kinds = collections.Counter(f.kind for f in schedule)
+    say("schedule: %d faults: %s" % (len(schedule), " ".join("%s=%d" % (k, kinds[k]) for k in KINDS)))
+
+    flog_ref = [None]
+    wd = Watchdog(args.seconds + 320, flog_ref)
+    wd.start()
+    cluster = Cluster()
+    verdict = Verdict()
+    failed = True
+    stop = threading.Event()
+    clients, sched, flog = [], None, None
+    try:
+        t_setup = time.time()
+        cluster.start(say)
+        say("cluster up in %.1f s (%s); workers: %s" % (
+            time.time() - t_setup, cluster.dir,
+            ", ".join("%s=%s" % (n.name, _worker(n)) for n in cluster.nodes)))
+        t_start = time.time()
+        flog = FaultLog(t_start)
+        flog_ref[0] = flog
+        clients = [Client(i, cluster.nodes, cluster.fresh_tags, args.seed, stop) for i in range(args.clients)]
+        for c in clients:
+            c.start()
+        sched = Scheduler(cluster, schedule, t_start, args.seconds, flog)
+        sched.start()
+        while time.time() - t_start < args.seconds:
+            time.sleep(0.2)
+        sched.join(60)
+        still = sched.wait_episodes(180)
+        for f in still:
+            sched.fail(f, "episode still running 180 s after the end (a hang?)")
+        # Quiet period: past every fault window, every node must serve again.
+        with sched.lock:
+            last_end = max([w.end for w in sched.windows] + [time.time()])
+        deadline = min(last_end, time.time() + 15)
+        while time.time() < deadline:
+            time.sleep(0.1)
+        q0 = time.time()
+        time.sleep(3.0)
+        q1 = time.time()
+        sched.stop_flag.set()
+        stop.set()
+        for c in clients:
+            c.join(30)
+        t_end = time.time()
+        say("load stopped; %.1f s of faults + %.1f s of recovery" % (args.seconds,
+                                                                       t_end - t_start - args.seconds))
+        final_state(cluster, verdict)
+        for name, (rc, secs, hung) in cluster.stop_nodes().items():
+            if hung or rc != 0:
+                verdict.bad("graceful stop at the end", "%s exited %s after SIGTERM (%.1f s, hung=%s)"
+                            % (name, rc, secs, hung))
+        check_logs(cluster, verdict)
+        for text in sched.failures:
+            verdict.bad("fault episodes", text)
+        t_v = time.time()
+        verdict, stats = verify(clients, cluster.nodes, sched.windows, cluster.reserve_ms,
+                                (q0, q1), verdict)
+        say("checks took %.1f s" % (time.time() - t_v))
+        summary(args, sched, stats, t_end - t_start)
+        for note in verdict.notes:
+            say("note: " + note)
+        if sched.incidents:
+            say("environment incidents (not leafd): %s" % "; ".join(sched.incidents))
+        failed = not verdict.ok()
+    except SystemExit as e:
+        say("interrupted (%s)" % e)
+        verdict.bad("run completed", "interrupted: %s" % e)
+    except Exception:  # noqa: BLE001 - report, clean up, fail
+        import traceback
+        verdict.bad("run completed", traceback.format_exc())
+    finally:
+        stop.set()
+        if sched:
+            sched.stop_flag.set()
+        if failed:
+            report_failure(args, replay, flog, verdict, cluster)
+        else:
+            say("PASS (seed %d)" % args.seed)
+        cluster.close(keep=failed or args.keep)
+        wd.done.set()
+    sys.exit(1 if failed else 0)
+
+
+def final_state(cluster, verdict):
+    """After the faults: every node ready and back in ZooKeeper (session
+    connected, ephemeral node present), and ZooKeeper holds exactly one
+    leaf_forever and one leaf_temporary node per node (no re-registration)."""
+    def settled(n):
+        try:
+            st, r = n.ready_json()
+        except OSError:
+            return None
+        z = r.get("snowflake", {}).get("zookeeper", {})
+        return (st, r) if st == 200 and z.get("session") == "connected" and z.get("ephemeral") else None
+    for n in cluster.nodes:
+        if not leafdtest.wait_until(lambda: settled(n), 30, interval=0.2):
+            try:
+                st, r = n.ready_json()
+            except OSError as e:
+                st, r = 0, repr(e)
+            verdict.bad("nodes settle after the faults", "%s not ready and back in ZooKeeper 30 s "
+                        "after the last fault: %s %s" % (n.name, st, r))
+    zk = next((z for z in cluster.zks if z.serving()), None)
+    if zk is None:
+        verdict.bad("nodes settle after the faults", "no ZooKeeper server serving at the end")
+        return
+    for kind in ("leaf_forever", "leaf_temporary"):
+        kids = cli_list(zk, "/snowflake/chaos/" + kind)
+        if kids is None or len(kids) != len(cluster.nodes):
+            verdict.bad("nodes settle after the faults", "/snowflake/chaos/%s holds %s, expected "
+                        "one per node" % (kind, kids))
+    say("end state: all nodes ready, sessions connected, ZooKeeper: %d leaf_forever, %d "
+        "leaf_temporary" % (len(cli_list(zk, "/snowflake/chaos/leaf_forever") or []),
+                            len(cli_list(zk, "/snowflake/chaos/leaf_temporary") or [])))
+
+
+def _worker(n):
+    try:
+        return n.ready_json()[1]["snowflake"]["worker_id"]
+    except Exception:  # noqa: BLE001 - only for the log line
+        return "?"
+
+
+def summary(args, sched, stats, elapsed):
+    say("==== summary ====")
+    say("seed %d; %g s of faults, %.1f s in all; %d client threads" % (args.seed, args.seconds, elapsed,
+                                                                         args.clients))
+    per_tag = ", ".join("%s %d" % kv for kv in sorted(stats["segment_ids_per_tag"].items()))
+    say("IDs checked: snowflake %d, segment %d (%s)" % (stats["snowflake_ids"], stats["segment_ids"],
+                                                        per_tag))
+    inj = collections.Counter(f.kind for f in sched.injected)
+    say("faults injected: %d: %s" % (len(sched.injected), " ".join("%s=%d" % (k, inj[k]) for k in KINDS)))
+    missing = [k for k in KINDS if not inj[k]]
+    if missing and args.seconds >= 60:
+        say("note: kinds not injected this run: %s" % ", ".join(missing))
+    errs = sum(stats["errors"].values())
+    rate = 100.0 * errs / max(1, stats["requests"])
+    say("requests %d, errors %d (%.2f %%): %s" % (stats["requests"], errs, rate,
+                                                  _fmt(stats["errors"]) or "none"))
+    say("unexplained errors (outside fault windows): %s" % (_fmt(stats["unexplained"]) or "0"))
+    say("worker IDs: %s; max snowflake lead over the node's own clock at receipt: %s" % (
+        ", ".join("%s=%s" % (k, v[0] if len(v) == 1 else v) for k, v in stats["workers"].items()),
+        ", ".join("%s %+.0f ms" % kv for kv in stats["lead_ms"].items())))
+
+
+def _fmt(d):
+    return " ".join("%s=%d" % kv for kv in d.items())
+
+
+def report_failure(args, replay, flog, verdict, cluster):
+    say("==== FAIL (seed %d) ====" % args.seed)
+    for check_name, texts in verdict.problems.items():
+        say("failed check: %s" % check_name)
+        for t in texts[:40]:
+            print("    " + t.replace("\n", "\n    "), flush=True)
+        if len(texts) > 40:
+            print("    ... %d more" % (len(texts) - 40), flush=True)
+    say("fault log:")
+    for line in (flog.lines if flog else []):
+        print("  " + line, flush=True)
+    say("server logs kept in %s" % cluster.dir)
+    say("replay: %s" % replay)
+
+
+if __name__ == "__main__":
+    main()

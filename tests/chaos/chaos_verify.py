@@ -1,0 +1,247 @@
+"""The checks of a chaos run, over every answer every client received.
+
+1. No duplicate: snowflake IDs across all nodes; segment IDs per tag across
+   all nodes.
+2. Snowflake order: within each run of each node, the IDs one client thread
+   received strictly increase in the order it received them; across clients,
+   an answer received before another request was sent holds only smaller
+   IDs; across runs, every ID of a run is above every ID of the node's
+   earlier runs (the contract's "including across restarts").
+3. Segment order: per client thread, node run and tag, IDs ascend.
+4. No ID from the future: ms(id) <= t1 + offset + reserve.ms + 1 s, where t1
+   is the client's real receive time and offset the largest clock offset
+   the node's faked clock may have had during the request (so this is
+   measured against the node's own clock, and an ID issued by a node 10
+   minutes behind while it should refuse is caught).
+5. Worker IDs: one per node, distinct between nodes.
+6. Errors: every client error falls in a fault window (see chaos_faults) that
+   names its node, mode and code; any other error is unexplained and fails
+   the run. The overall error rate is reported.
+7. Liveness: in the quiet period after the last fault ended, every node
+   served both modes.
+"""
+import collections
+
+EPOCH = 1288834974657
+SLACK_MS = 1000
+SHOW = 8
+
+
+def ms_of(i):
+    return (i >> 22) + EPOCH
+
+
+def worker_of(i):
+    return (i >> 12) & 1023
+
+
+class Verdict:
+    def __init__(self):
+        self.problems = collections.OrderedDict()
+        self.notes = []
+
+    def bad(self, check, text):
+        self.problems.setdefault(check, []).append(text)
+
+    def ok(self):
+        return not self.problems
+
+
+def verify(clients, nodes, windows, reserve_ms, quiet, v=None):
+    """Runs every check; returns (Verdict, stats dict)."""
+    v = v or Verdict()
+    stats = {}
+    names = [n.name for n in nodes]
+    snow, seg = [], collections.defaultdict(list)
+    n_snow = n_seg = 0
+    for c in clients:
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if mode == "snowflake":
+                n_snow += len(ids)
+                snow.append(ids)
+            else:
+                n_seg += len(ids)
+                seg[tag].append(ids)
+        for text in c.violations:
+            v.bad("well-formed answers", text)
+    stats["snowflake_ids"] = n_snow
+    stats["segment_ids"] = n_seg
+    stats["segment_ids_per_tag"] = {t: sum(len(a) for a in l) for t, l in seg.items()}
+
+    _duplicates(v, "snowflake", snow, clients, names)
+    for tag, arrs in seg.items():
+        _duplicates(v, "segment/" + tag, arrs, clients, names, tag)
+    _snowflake_order(v, clients, names)
+    _segment_order(v, clients, names)
+    stats["lead_ms"] = _future(v, clients, nodes, reserve_ms)
+    stats["workers"] = _workers(v, clients, names)
+    _errors(v, clients, names, windows, stats)
+    _liveness(v, clients, names, quiet)
+    return v, stats
+
+
+def _where(clients, names, value, tag=None):
+    out = []
+    for c in clients:
+        for (n, run, mode, t, t0, t1, ids) in c.ok:
+            if (tag is None and mode == "snowflake") or (mode == "segment" and t == tag):
+                if value in ids:
+                    out.append("client %d from %s run %d at %.3f" % (c.idx, names[n], run, t1))
+    return "; ".join(out)
+
+
+def _duplicates(v, what, arrays, clients, names, tag=None):
+    allids = sorted(x for a in arrays for x in a)
+    dups = [a for a, b in zip(allids, allids[1:]) if a == b]
+    if dups:
+        uniq = sorted(set(dups))
+        v.bad("no duplicates", "%s: %d duplicate IDs (%d distinct values)" % (what, len(dups), len(uniq)))
+        for d in uniq[:SHOW]:
+            extra = ""
+            if tag is None:
+                extra = " (ms %d, worker %d, seq %d)" % (ms_of(d), worker_of(d), d & 4095)
+            v.bad("no duplicates", "  %s ID %d%s received by: %s"
+                  % (what, d, extra, _where(clients, names, d, tag)))
+
+
+def _snowflake_order(v, clients, names):
+    per_run = collections.defaultdict(list)  # (node, run) -> [(t0, t1, first, last)]
+    for c in clients:
+        last = {}  # (node, run) -> (last id, t1)
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if mode != "snowflake":
+                continue
+            per_run[(n, run)].append((t0, t1, ids[0], ids[-1]))
+            prev = last.get((n, run))
+            if prev and ids[0] <= prev[0]:
+                v.bad("snowflake order per client", "client %d, %s run %d: ID %d at %.3f is not "
+                      "above %d received at %.3f" % (c.idx, names[n], run, ids[0], t1, prev[0], prev[1]))
+            last[(n, run)] = (ids[-1], t1)
+    # Across clients, in real time: answers complete before a request left.
+    for (n, run), rs in per_run.items():
+        by_t1 = sorted(rs, key=lambda r: r[1])
+        by_t0 = sorted(rs, key=lambda r: r[0])
+        i, best, best_r = 0, None, None
+        for r in by_t0:
+            while i < len(by_t1) and by_t1[i][1] < r[0]:
+                if best is None or by_t1[i][3] > best:
+                    best, best_r = by_t1[i][3], by_t1[i]
+                i += 1
+            if best is not None and r[2] <= best:
+                v.bad("snowflake order in real time", "%s run %d: request sent at %.4f got %d, "
+                      "not above %d received at %.4f" % (names[n], run, r[0], r[2], best, best_r[1]))
+    # Across runs of one node: every run above all earlier runs.
+    runs = collections.defaultdict(dict)
+    for (n, run), rs in per_run.items():
+        runs[n][run] = (min(r[2] for r in rs), max(r[3] for r in rs))
+    for n, rr in runs.items():
+        top, top_run = None, None
+        for run in sorted(rr):
+            lo, hi = rr[run]
+            if top is not None and lo <= top:
+                v.bad("snowflake order across restarts", "%s run %d issued %d (ms %d), not above "
+                      "%d (ms %d) of run %d" % (names[n], run, lo, ms_of(lo), top, ms_of(top), top_run))
+            if top is None or hi > top:
+                top, top_run = hi, run
+
+
+def _segment_order(v, clients, names):
+    for c in clients:
+        last = {}
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if mode != "segment":
+                continue
+            k = (n, run, tag)
+            if k in last and ids[0] <= last[k]:
+                v.bad("segment order per node run", "client %d, %s run %d tag %s: %d at %.3f not "
+                      "above %d" % (c.idx, names[n], run, tag, ids[0], t1, last[k]))
+            last[k] = ids[-1]
+
+
+LEAD_NOTE_MS = 50
+
+
+def _future(v, clients, nodes, reserve_ms):
+    lead = {}
+    ahead = collections.Counter()
+    for c in clients:
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if mode != "snowflake":
+                continue
+            node = nodes[n]
+            off = node.max_offset(t0, t1)
+            clock = t1 * 1000.0 + off * 1000.0
+            ms = ms_of(ids[-1])
+            d = ms - clock
+            if n not in lead or d > lead[n]:
+                lead[n] = d
+            if d > LEAD_NOTE_MS:
+                ahead[n] += 1
+                if ahead[n] <= 3:
+                    v.notes.append("%s run %d: answer to client %d sent %.3f received %.3f: ID %d "
+                                   "(ms %d) is %.0f ms ahead of the node's clock (offset %+g s)"
+                                   % (node.name, run, c.idx, t0, t1, ids[-1], ms, d, off))
+            if ms > clock + reserve_ms + SLACK_MS:
+                v.bad("no ID from the future", "client %d, %s run %d: ID %d decodes to ms %d, "
+                      "%.0f ms ahead of the node's clock at receipt (offset %+g s); bound %d ms"
+                      % (c.idx, node.name, run, ids[-1], ms, d, off, reserve_ms + SLACK_MS))
+    for n, k in sorted(ahead.items()):
+        v.notes.append("%s: %d snowflake answers more than %d ms ahead of the node's own clock "
+                       "(allowed up to reserve.ms + 1 s; by the contract the node should not "
+                       "issue ahead of its clock)" % (nodes[n].name, k, LEAD_NOTE_MS))
+    return {nodes[n].name: d for n, d in sorted(lead.items())}
+
+
+def _workers(v, clients, names):
+    seen = collections.defaultdict(set)
+    for c in clients:
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if mode == "snowflake":
+                seen[n].add(worker_of(ids[0]))
+                seen[n].add(worker_of(ids[-1]))
+    for n, ws in seen.items():
+        if len(ws) != 1:
+            v.bad("worker IDs", "%s used worker IDs %s" % (names[n], sorted(ws)))
+    flat = [w for ws in seen.values() for w in ws]
+    if len(flat) != len(set(flat)):
+        v.bad("worker IDs", "nodes share a worker ID: %s"
+              % {names[n]: sorted(ws) for n, ws in seen.items()})
+    return {names[n]: sorted(ws) for n, ws in sorted(seen.items())}
+
+
+def _errors(v, clients, names, windows, stats):
+    codes = collections.Counter()
+    unexplained = collections.Counter()
+    examples = []
+    requests = sum(c.requests for c in clients)
+    for c in clients:
+        for (n, run, mode, tag, t0, t1, code, detail) in c.errors:
+            codes[code] += 1
+            if any(w.explains(n, mode, code, t0, t1) for w in windows):
+                continue
+            unexplained[code] += 1
+            if len(examples) < SHOW:
+                examples.append("client %d, %s run %d %s/%s, sent %.3f answered %.3f: %s %s"
+                                % (c.idx, names[n], run, mode, tag, t0, t1, code, detail))
+    stats["requests"] = requests
+    stats["errors"] = dict(codes.most_common())
+    stats["unexplained"] = dict(unexplained.most_common())
+    if unexplained:
+        v.bad("errors explained by faults", "%d errors outside every fault window: %s"
+              % (sum(unexplained.values()), dict(unexplained)))
+        for e in examples:
+            v.bad("errors explained by faults", "  " + e)
+
+
+def _liveness(v, clients, names, quiet):
+    t_from, t_to = quiet
+    served = set()
+    for c in clients:
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if t_from <= t0 and t1 <= t_to:
+                served.add((n, mode))
+    for n in range(len(names)):
+        for mode in ("snowflake", "segment"):
+            if (n, mode) not in served:
+                v.bad("service resumes", "%s served no %s ID in the quiet period after the last "
+                      "fault (%.1f s)" % (names[n], mode, t_to - t_from))
