@@ -1,11 +1,17 @@
 /*
  * leafd: a distributed ID node. Start here.
  *
- * main() loads the configuration (src/config.c), sets up the snowflake
- * generator (snowflake/), starts the HTTP event loops (src/http.c, one
- * thread each, routes in src/router.c, handlers in src/api*.c) and then runs
- * the control loop on the main thread: signals and the once-a-second cron.
- * SIGTERM/SIGINT drain in-flight requests and exit 0.
+ * main() loads the configuration (src/config.c), checks the listen port,
+ * sets up snowflake IDs (src/snowflake_node.c: worker ID from ZooKeeper or
+ * static, clock checks, time reservation; generator in snowflake/) and
+ * segment IDs (src/segment_service.c: tags, buffers, the database thread in
+ * segment/), starts the HTTP event loops (src/http.c, one thread each; the
+ * protocol in src/http_proto.c, routes in src/router.c, handlers in
+ * src/api*.c) and then runs the control loop on the main thread: signals,
+ * the subsystems' timers (time reports, tag refresh) and the asyncs through
+ * which the ZooKeeper and database threads hand results back.
+ * SIGTERM/SIGINT drain in-flight requests, shut the subsystems down in
+ * order and exit 0.
  */
 #include <signal.h>
 #include <stdio.h>
