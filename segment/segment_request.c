@@ -111,8 +111,14 @@ leaf_status_t segment_request_parse(enum segment_request_kind kind, const char *
     if (req_has_nul(body, len)) {
         return req_fail(code, "bad_json", msg, msglen, "the body must not contain NUL characters");
     }
-    cJSON *root = cJSON_ParseWithLength(body, len);
-    if (root == NULL || !cJSON_IsObject(root)) {
+    /* The object must be the whole body: cJSON alone would stop after it and
+     * ignore the rest (a second object, say) without a word. */
+    const char *end = body;
+    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    while (root != NULL && end < body + len && memchr(" \t\r\n", *end, 4) != NULL) {
+        end++;
+    }
+    if (root == NULL || !cJSON_IsObject(root) || end != body + len) {
         cJSON_Delete(root);
         return req_fail(code, "bad_json", msg, msglen, "the body must be a JSON object");
     }

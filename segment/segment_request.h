@@ -9,7 +9,9 @@
  * Numbers: step is an integer 1..1000000; max_id an integer 1..2^62 (so
  * that max_id + any step stays far from overflow). Both may be JSON numbers
  * or decimal strings; a JSON number at or above 2^53 is refused, because cJSON
- * holds numbers as doubles and would round it (use a string).
+ * holds numbers as doubles and would round it (use a string). The body must
+ * be one JSON object and nothing else, without NUL characters (raw or \u0000,
+ * at which cJSON would cut a string short): anything else is bad_json.
  */
 #include <stddef.h>
 #include <stdint.h>

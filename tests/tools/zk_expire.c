@@ -10,6 +10,7 @@
  * the same way. SESSION_ID is hex, as leafd logs it ("session 0x...").
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,12 @@ static void java_random_bytes(int64_t seed, char *out, int len) {
     }
 }
 
-static volatile int connected;
+/* Set on the client's event thread, read by main: atomic, not volatile. */
+static atomic_int connected;
 
 static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
     if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE) {
-        connected = 1;
+        atomic_store(&connected, 1);
     }
 }
 
@@ -51,10 +53,10 @@ int main(int argc, char **argv) {
         perror("zookeeper_init");
         return 1;
     }
-    for (int i = 0; i < 200 && !connected; i++) {
+    for (int i = 0; i < 200 && !atomic_load(&connected); i++) {
         usleep(50000);
     }
-    int ok = connected && zoo_client_id(zh)->client_id == cid.client_id;
+    int ok = atomic_load(&connected) && zoo_client_id(zh)->client_id == cid.client_id;
     zookeeper_close(zh);
     printf("%s session 0x%llx\n", ok ? "expired" : "could not attach to",
            (unsigned long long)cid.client_id);
