@@ -38,13 +38,27 @@ static int req_integer(const cJSON *v, int64_t min, int64_t max, int64_t *out) {
     return 0;
 }
 
-/* Counts UTF-8 characters; -1 when the bytes are not UTF-8 lead/continuation shaped. */
+/* Counts UTF-8 characters; -1 when the bytes are not valid UTF-8. */
 static long req_utf8_chars(const char *s) {
     long n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p & 0xC0) != 0x80) {
-            n++;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int extra = *p < 0x80 ? 0 : *p >= 0xC2 && *p <= 0xDF ? 1 : *p >= 0xE0 && *p <= 0xEF ? 2
+                  : *p >= 0xF0 && *p <= 0xF4 ? 3 : -1;
+        if (extra < 0) {
+            return -1;
         }
+        /* second-byte limits that rule out overlong forms, surrogates and > U+10FFFF */
+        unsigned lo = *p == 0xE0 ? 0xA0 : *p == 0xF0 ? 0x90 : 0x80;
+        unsigned hi = *p == 0xED ? 0x9F : *p == 0xF4 ? 0x8F : 0xBF;
+        for (int i = 1; i <= extra; i++) {
+            unsigned c = p[i];
+            if (c < (i == 1 ? lo : 0x80) || c > (i == 1 ? hi : 0xBF)) {
+                return -1;
+            }
+        }
+        p += 1 + extra;
+        n++;
     }
     return n;
 }
@@ -91,10 +105,11 @@ static leaf_status_t req_fields(enum segment_request_kind kind, const cJSON *roo
                         "max_id must be an integer from 1 to 2^62 (above 2^53 as a string)");
     }
     if (desc != NULL && !cJSON_IsNull(desc)) {
-        if (!cJSON_IsString(desc) || req_utf8_chars(desc->valuestring) > SEGMENT_REQ_DESC_CHARS ||
+        long chars = cJSON_IsString(desc) ? req_utf8_chars(desc->valuestring) : -1;
+        if (chars < 0 || chars > SEGMENT_REQ_DESC_CHARS ||
             strlen(desc->valuestring) >= sizeof(out->description)) {
             return req_fail(code, "bad_description", msg, msglen,
-                            "description must be a string of at most 256 characters");
+                            "description must be a UTF-8 string of at most 256 characters");
         }
         snprintf(out->description, sizeof(out->description), "%s", desc->valuestring);
         out->has_description = 1;

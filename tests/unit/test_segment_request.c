@@ -71,9 +71,33 @@ static void test_bad_json_and_numbers(void) {
     CHECK_EQ_STR(code, "bad_description");
 }
 
+/* Found by fuzz_admin: each must be refused, never half-read. */
+static void test_fuzz_findings(void) {
+    const char *bad[] = {
+        "{\"biz_tag\":\"t\",\"max_id\":1e300}",              /* out of int64: was UB */
+        "{\"biz_tag\":\"a\\u0000b\"}",                       /* NUL would cut the tag to "a" */
+        "{\"biz_tag\":\"t\",\"description\":\"x\\u0000y\"}", /* NUL would cut the text */
+        "{\"biz_tag\":\"t\"} {\"biz_tag\":\"u\",\"max_id\":5}", /* trailing object */
+        "{\"biz_tag\":\"t\",\"description\":\"\xff\xfe\"}",   /* not UTF-8 */
+        "{\"biz_tag\":\"t\",\"description\":\"\xc0\xaf\"}",   /* overlong '/' */
+        "{\"biz_tag\":\"t\",\"description\":\"\xed\xa0\x80\"}", /* surrogate */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK(parse(SEGMENT_REQ_CREATE, bad[i]) != LEAF_OK);
+    }
+    const char raw_nul[] = "{\"biz_tag\":\"a\0b\"}";
+    code = "";
+    CHECK(segment_request_parse(SEGMENT_REQ_CREATE, raw_nul, sizeof(raw_nul) - 1, &r, &code, msg,
+                                sizeof(msg)) != LEAF_OK);
+    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\",\"description\":\"caf\xc3\xa9 \xe2\x82\xac\"}"),
+                 LEAF_OK); /* valid UTF-8 is fine */
+    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\"}  \n"), LEAF_OK);
+}
+
 int main(void) {
     TEST(test_create_defaults);
     TEST(test_bad_tags);
     TEST(test_bad_json_and_numbers);
+    TEST(test_fuzz_findings);
     return unit_done();
 }
