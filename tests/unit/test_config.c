@@ -359,11 +359,11 @@ static void test_addr(void) {
 static void test_ipv4(void) {
     expect_value_ok("leafd.snowflake.advertise.ip", "");
     CHECK_EQ_STR(cfg.advertise_ip, "");
-    expect_value_ok("leafd.snowflake.advertise.ip", "10.1.2.3");
-    CHECK_EQ_STR(cfg.advertise_ip, "10.1.2.3");
+    expect_value_ok("leafd.snowflake.advertise.ip", "198.51.100.3");
+    CHECK_EQ_STR(cfg.advertise_ip, "198.51.100.3");
     expect_value_ok("leafd.snowflake.advertise.ip", "255.255.255.255");
-    expect_value_error("leafd.snowflake.advertise.ip", "10.1.2.256",
-                       "expected an IPv4 address (or empty), got \"10.1.2.256\"");
+    expect_value_error("leafd.snowflake.advertise.ip", "198.51.100.256",
+                       "expected an IPv4 address (or empty), got \"198.51.100.256\"");
     expect_value_error("leafd.snowflake.advertise.ip", "host",
                        "expected an IPv4 address (or empty), got \"host\"");
     expect_value_error("leafd.snowflake.advertise.ip", "::1",
@@ -385,9 +385,9 @@ static void test_jdbc_good(void) {
     CHECK_EQ_STR(cfg.db_host, "localhost");
     CHECK_EQ_INT(cfg.db_port, 3306);
     CHECK_EQ_STR(cfg.db_name, "leaf");
-    CHECK_EQ_INT(parse("leaf.jdbc.url=jdbc:mariadb://10.0.0.7/leaf_db$1\n"), LEAF_OK);
+    CHECK_EQ_INT(parse("leaf.jdbc.url=jdbc:mariadb://192.0.2.7/leaf_db$1\n"), LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_OK);
-    CHECK_EQ_STR(cfg.db_host, "10.0.0.7");
+    CHECK_EQ_STR(cfg.db_host, "192.0.2.7");
     CHECK_EQ_INT(cfg.db_port, 3306);
     CHECK_EQ_STR(cfg.db_name, "leaf_db$1");
     CHECK_EQ_INT(parse("leaf.jdbc.url=jdbc:mysql://db-1.example.com:13306/Leaf\n"), LEAF_OK);
@@ -409,7 +409,7 @@ static void test_jdbc_bad(void) {
         {"JDBC:MYSQL://h/db", scheme},
         {"jdbc:mysql:///db", host},
         {"jdbc:mysql://h1,h2/db", host},
-        {"jdbc:mysql://10.0.0.300/db", host},
+        {"jdbc:mysql://192.0.2.300/db", host},
         {"jdbc:mysql://h h/db", host},
         {"jdbc:mysql://h:0/db", port},
         {"jdbc:mysql://h:abc/db", port},
@@ -447,8 +447,8 @@ static void test_zk_address(void) {
 
     expect_value_ok("leaf.snowflake.zk.address", "");
     expect_value_ok("leaf.snowflake.zk.address", "127.0.0.1:2181");
-    expect_value_ok("leaf.snowflake.zk.address", "a:1,zk-2.example.com:2182,10.0.0.1:65535");
-    CHECK_EQ_STR(cfg.zk_address, "a:1,zk-2.example.com:2182,10.0.0.1:65535");
+    expect_value_ok("leaf.snowflake.zk.address", "a:1,zk-2.example.com:2182,192.0.2.1:65535");
+    CHECK_EQ_STR(cfg.zk_address, "a:1,zk-2.example.com:2182,192.0.2.1:65535");
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         snprintf(want, sizeof(want), "%s\"%s\"", why, bad[i]);
         expect_value_error("leaf.snowflake.zk.address", bad[i], want);

@@ -7,44 +7,44 @@
 
 static void test_layout_paths(void) {
     struct zk_layout l;
-    CHECK_EQ_INT(zk_layout_init(&l, "my-leaf", "10.0.0.5", 8080), LEAF_OK);
-    CHECK_EQ_STR(l.identity, "10.0.0.5:8080");
+    CHECK_EQ_INT(zk_layout_init(&l, "my-leaf", "192.0.2.5", 8080), LEAF_OK);
+    CHECK_EQ_STR(l.identity, "192.0.2.5:8080");
     CHECK_EQ_STR(l.forever, "/snowflake/my-leaf/leaf_forever");
     CHECK_EQ_STR(l.temporary, "/snowflake/my-leaf/leaf_temporary");
-    CHECK_EQ_STR(l.ephemeral, "/snowflake/my-leaf/leaf_temporary/10.0.0.5:8080");
-    CHECK_EQ_STR(l.forever_prefix, "/snowflake/my-leaf/leaf_forever/10.0.0.5:8080-");
+    CHECK_EQ_STR(l.ephemeral, "/snowflake/my-leaf/leaf_temporary/192.0.2.5:8080");
+    CHECK_EQ_STR(l.forever_prefix, "/snowflake/my-leaf/leaf_forever/192.0.2.5:8080-");
     char longname[600];
     memset(longname, 'a', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
-    CHECK_EQ_INT(zk_layout_init(&l, longname, "10.0.0.5", 8080), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_init(&l, longname, "192.0.2.5", 8080), LEAF_EINVAL);
 }
 
 /* Leaf defect 3: the worker ID comes from the suffix after the LAST '-'. */
 static void test_worker_id_parse(void) {
     int64_t id = -1;
-    CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-b-c/leaf_forever/10.0.0.5:80-0000000007", &id),
+    CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-b-c/leaf_forever/192.0.2.5:80-0000000007", &id),
                  LEAF_OK);
     CHECK_EQ_INT(id, 7);
-    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-0000001024", &id), LEAF_OK);
+    CHECK_EQ_INT(zk_layout_worker_id("192.0.2.5:80-0000001024", &id), LEAF_OK);
     CHECK_EQ_INT(id, 1024);
     CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-b/leaf_forever/x-", &id), LEAF_EINVAL);
-    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-000000001", &id), LEAF_EINVAL);
-    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-00000000012", &id), LEAF_EINVAL);
-    CHECK_EQ_INT(zk_layout_worker_id("10.0.0.5:80-00000a0001", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("192.0.2.5:80-000000001", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("192.0.2.5:80-00000000012", &id), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_layout_worker_id("192.0.2.5:80-00000a0001", &id), LEAF_EINVAL);
     CHECK_EQ_INT(zk_layout_worker_id("-0000000001", &id), LEAF_EINVAL);
     /* a '-' in leaf.name but not in the node name: no suffix */
     CHECK_EQ_INT(zk_layout_worker_id("/snowflake/a-0000000001/leaf_forever/x", &id), LEAF_EINVAL);
 }
 
 static void test_find_own(void) {
-    const char *kids[] = {"10.0.0.5:8080-0000000003", "10.0.0.5:80-0000000001",
-                          "10.0.0.51:8080-0000000002", "10.0.0.5:8080-0000000009",
-                          "10.0.0.5:8080-junk"};
-    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "10.0.0.5:8080"), 0);
-    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "10.0.0.5:80"), 1);
-    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "10.0.0.5:808"), -1);
-    CHECK_EQ_INT(zk_layout_find_own(kids, 0, "10.0.0.5:8080"), -1);
-    CHECK(!zk_layout_is_own_child("10.0.0.5:8080-0000000003x", "10.0.0.5:8080"));
+    const char *kids[] = {"192.0.2.5:8080-0000000003", "192.0.2.5:80-0000000001",
+                          "192.0.2.51:8080-0000000002", "192.0.2.5:8080-0000000009",
+                          "192.0.2.5:8080-junk"};
+    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "192.0.2.5:8080"), 0);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "192.0.2.5:80"), 1);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 5, "192.0.2.5:808"), -1);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 0, "192.0.2.5:8080"), -1);
+    CHECK(!zk_layout_is_own_child("192.0.2.5:8080-0000000003x", "192.0.2.5:8080"));
 }
 
 static void test_peer_addr(void) {
@@ -60,12 +60,12 @@ static void test_peer_addr(void) {
 }
 
 static void test_node_json(void) {
-    struct zk_node_data d = {"10.0.0.5", 8080, 1795335806892LL}, p;
+    struct zk_node_data d = {"192.0.2.5", 8080, 1795335806892LL}, p;
     char buf[256];
     size_t n = zk_record_format_node(&d, buf, sizeof(buf));
-    CHECK_EQ_STR(buf, "{\"ip\":\"10.0.0.5\",\"port\":\"8080\",\"timestamp\":1795335806892}");
+    CHECK_EQ_STR(buf, "{\"ip\":\"192.0.2.5\",\"port\":\"8080\",\"timestamp\":1795335806892}");
     CHECK_EQ_INT(zk_record_parse_node(buf, n, &p), LEAF_OK);
-    CHECK_EQ_STR(p.ip, "10.0.0.5");
+    CHECK_EQ_STR(p.ip, "192.0.2.5");
     CHECK_EQ_INT(p.port, 8080);
     CHECK_EQ_INT(p.timestamp, 1795335806892LL);
     const char *num = "{\"ip\":\"1.2.3.4\",\"port\":81,\"timestamp\":\"1700000000000\"}";
