@@ -1,13 +1,12 @@
 #include "src/api.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "snowflake/snowflake_id.h"
+#include "src/config_value.h"
 #include "src/leafd.h"
 #include "src/metrics.h"
 #include "src/segment_service.h"
@@ -151,35 +150,12 @@ leaf_status_t api_snowflake_get(struct http_request *req) {
     return snowflake_refuse(req, rc);
 }
 
-/* Strict decimal int64 parse; returns 0 on success. */
-static int parse_i64(const char *s, size_t len, int64_t *out) {
-    char buf[32];
-    if (len == 0 || len >= sizeof(buf)) {
-        return -1;
-    }
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] < '0' || buf[i] > '9') {
-            return -1;
-        }
-    }
-    errno = 0;
-    char *end;
-    long long v = strtoll(buf, &end, 10);
-    if (errno != 0 || *end != '\0') {
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 leaf_status_t api_decode(struct http_request *req) {
     const char *val;
     size_t len;
     int64_t id;
     struct snowflake_parts parts;
-    if (!api_query_get(req, "snowflakeId", &val, &len) || parse_i64(val, len, &id) != 0 ||
+    if (!api_query_get(req, "snowflakeId", &val, &len) || config_value_int(val, len, &id) != LEAF_OK ||
         snowflake_id_decode(id, leafd.cfg.epoch, &parts) != 0) {
         http_respond_error(req, 400, "bad_snowflake_id",
                            "snowflakeId must be a non-negative 64-bit decimal integer");

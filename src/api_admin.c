@@ -179,13 +179,23 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
     http_respond(req, 201, "application/json", body, len);
 }
 
-leaf_status_t api_admin_create(struct http_request *req) {
+/*
+ * The shape of every admin endpoint: parse, check and queue the database job
+ * on the first call; on later calls (LEAF_EAGAIN retries) answer once it is done.
+ */
+static leaf_status_t admin_handle(struct http_request *req, enum segment_request_kind kind,
+                                  enum segment_db_op op,
+                                  admin_answer_fn answer) {
     struct segment_request r;
     if (req->retries > 0) {
-        return admin_wait(req, answer_create);
+        return admin_wait(req, answer);
     }
-    struct segment_db_job *job = admin_job(req, SEGMENT_REQ_CREATE, SEGMENT_DB_CREATE, &r);
+    struct segment_db_job *job = admin_job(req, kind, op, &r);
     return job == NULL ? LEAF_OK : admin_start(req, job);
+}
+
+leaf_status_t api_admin_create(struct http_request *req) {
+    return admin_handle(req, SEGMENT_REQ_CREATE, SEGMENT_DB_CREATE, answer_create);
 }
 
 static void answer_init_cache(struct http_request *req, struct segment_db_job *job) {
@@ -200,12 +210,7 @@ static void answer_init_cache(struct http_request *req, struct segment_db_job *j
 }
 
 leaf_status_t api_admin_init_cache(struct http_request *req) {
-    struct segment_request r;
-    if (req->retries > 0) {
-        return admin_wait(req, answer_init_cache);
-    }
-    struct segment_db_job *job = admin_job(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, &r);
-    return job == NULL ? LEAF_OK : admin_start(req, job);
+    return admin_handle(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, answer_init_cache);
 }
 
 static void answer_step(struct http_request *req, struct segment_db_job *job) {
@@ -220,10 +225,5 @@ static void answer_step(struct http_request *req, struct segment_db_job *job) {
 }
 
 leaf_status_t api_admin_step(struct http_request *req) {
-    struct segment_request r;
-    if (req->retries > 0) {
-        return admin_wait(req, answer_step);
-    }
-    struct segment_db_job *job = admin_job(req, SEGMENT_REQ_STEP, SEGMENT_DB_SET_STEP, &r);
-    return job == NULL ? LEAF_OK : admin_start(req, job);
+    return admin_handle(req, SEGMENT_REQ_STEP, SEGMENT_DB_SET_STEP, answer_step);
 }
