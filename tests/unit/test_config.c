@@ -721,6 +721,10 @@ static void test_finish_segment(void) {
     /* Segment off: the database keys are not needed. */
     CHECK_EQ_INT(parse("leaf.segment.enable=false\n"), LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_OK);
+    /* An empty data dir would put the worker-ID cache at the file system root. */
+    CHECK_EQ_INT(parse("leafd.data.dir=\n"), LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":1: leafd.data.dir: must not be empty");
 }
 
 static void test_finish_identity_port(void) {
