@@ -147,15 +147,24 @@ static int on_message_begin(llhttp_t *lp) {
     return 0;
 }
 
-static int on_url(llhttp_t *lp, const char *at, size_t len) {
-    struct http_proto *p = lp->data;
-    if (p->url_len + len > HTTP_MAX_URL) {
-        p->too_large = 414;
+/*
+ * Appends a piece of the request (llhttp hands spans in pieces) to one of
+ * its copies; over cap, records the status to answer with and stops parsing.
+ */
+static int proto_append(struct http_proto *p, char *dst, size_t *dst_len, size_t cap,
+                        const char *at, size_t len, int status) {
+    if (*dst_len + len > cap) {
+        p->too_large = status;
         return HPE_USER;
     }
-    memcpy(p->url + p->url_len, at, len);
-    p->url_len += len;
+    memcpy(dst + *dst_len, at, len);
+    *dst_len += len;
     return 0;
+}
+
+static int on_url(llhttp_t *lp, const char *at, size_t len) {
+    struct http_proto *p = lp->data;
+    return proto_append(p, p->url, &p->url_len, HTTP_MAX_URL, at, len, 414);
 }
 
 static int head_add(struct http_proto *p, size_t len) {
@@ -194,15 +203,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
-    if (p->in_auth) {
-        if (p->auth_len + len > HTTP_MAX_AUTH) {
-            p->too_large = 431;
-            return HPE_USER;
-        }
-        memcpy(p->auth + p->auth_len, at, len);
-        p->auth_len += len;
-    }
-    return 0;
+    return p->in_auth ? proto_append(p, p->auth, &p->auth_len, HTTP_MAX_AUTH, at, len, 431) : 0;
 }
 
 static int on_headers_complete(llhttp_t *lp) {
@@ -216,13 +217,7 @@ static int on_headers_complete(llhttp_t *lp) {
 
 static int on_body(llhttp_t *lp, const char *at, size_t len) {
     struct http_proto *p = lp->data;
-    if (p->body_len + len > HTTP_MAX_BODY) {
-        p->too_large = 413;
-        return HPE_USER;
-    }
-    memcpy(p->body + p->body_len, at, len);
-    p->body_len += len;
-    return 0;
+    return proto_append(p, p->body, &p->body_len, HTTP_MAX_BODY, at, len, 413);
 }
 
 static int on_message_complete(llhttp_t *lp) {

@@ -4,10 +4,10 @@ error, /ready stays 200, worker IDs unchanged."""
 import time
 
 from leafdtest import Env, check, log, wait_until
-from zkhelpers import Load, cli_list, quorum_ensemble, ready_json, worker_of, zk_props
+from zkhelpers import Load, cli_list, ready_json, worker_of, zk_props
 
 env = Env()
-zks = quorum_ensemble(env, 3)
+zks = env.zookeeper_ensemble(3)
 address = ",".join(z.address() for z in zks)
 nodes = [env.leafd("n%d" % i, zk_props(address, **{"leafd.zk.session.timeout.ms": "6000"}))
          for i in range(2)]

@@ -131,8 +131,3 @@ class Load(threading.Thread):
             check(all(a < b for a, b in zip(ids, ids[1:])),
                   "IDs of node %d strictly increase under load" % port)
         return self.errors
-
-
-def quorum_ensemble(env, n=3):
-    """n ZooKeeper servers forming one quorum on loopback; returns the list."""
-    return env.zookeeper_ensemble(n)
