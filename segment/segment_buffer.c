@@ -1,8 +1,8 @@
-#include "segment/segment_buffer.h"
+#include "segment_buffer.h"
 
 #include <string.h>
 
-#include "segment/segment_step.h"
+#include "segment_step.h"
 
 /* A fetch starts once this share of the last range is used (Leaf: 10%). */
 #define SEGMENT_PREFETCH_NUM 1

@@ -25,7 +25,7 @@
  */
 #include <stdint.h>
 
-#include "src/status.h"
+#include "status.h"
 
 #define SEGMENT_MAX_RANGES 4
 

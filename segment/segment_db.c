@@ -1,4 +1,4 @@
-#include "segment/segment_db.h"
+#include "segment_db.h"
 
 #include <errno.h>
 #include <mysql.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "src/log.h"
+#include "log.h"
 
 #define DB_BACKOFF_MIN_MS 100
 #define DB_BACKOFF_MAX_MS 2000

@@ -24,8 +24,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "src/status.h"
-#include "src/validate.h"
+#include "status.h"
+#include "validate.h"
 
 enum segment_db_op {
     SEGMENT_DB_FETCH,    /* reserve `step` IDs: new_max */

@@ -1,7 +1,8 @@
-#include "segment/segment_request.h"
+#include "segment_request.h"
+
+#include "num.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +25,9 @@ static int req_integer(const cJSON *v, int64_t min, int64_t max, int64_t *out) {
     if (!cJSON_IsString(v) || v->valuestring[0] == '\0' || strlen(v->valuestring) > 19) {
         return -1;
     }
-    for (const char *p = v->valuestring; *p; p++) {
-        if (*p < '0' || *p > '9') {
-            return -1;
-        }
-    }
-    errno = 0;
-    long long n = strtoll(v->valuestring, NULL, 10);
-    if (errno != 0 || n < min || n > max) {
+    int64_t n;
+    if (v->valuestring[0] == '-' ||
+        num_parse_range(v->valuestring, strlen(v->valuestring), min, max, &n) != LEAF_OK) {
         return -1;
     }
     *out = n;

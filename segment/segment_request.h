@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/status.h"
-#include "src/validate.h"
+#include "status.h"
+#include "validate.h"
 
 #define SEGMENT_REQ_STEP_MAX 1000000
 #define SEGMENT_REQ_MAX_ID_MAX (1LL << 62)

@@ -1,4 +1,4 @@
-#include "segment/segment_step.h"
+#include "segment_step.h"
 
 int64_t segment_step_next(int64_t step, int64_t min_step, int64_t since_last_ms) {
     if (min_step < 1) {

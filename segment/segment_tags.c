@@ -1,4 +1,4 @@
-#include "segment/segment_tags.h"
+#include "segment_tags.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "segment/segment_buffer.h"
-#include "src/validate.h"
+#include "segment_buffer.h"
+#include "validate.h"
 
 enum segment_tag_state {
     SEGMENT_TAG_PENDING, /* never looked up yet; the first lookup is in flight */

@@ -1,4 +1,4 @@
-#include "snowflake/snowflake_gen.h"
+#include "snowflake_gen.h"
 
 /* IDs a fresh millisecond always holds, whatever its random start. */
 #define SNOWFLAKE_PER_MS_MIN (SNOWFLAKE_MAX_SEQUENCE + 1 - (SNOWFLAKE_RANDOM_START - 1))

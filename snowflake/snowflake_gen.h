@@ -24,8 +24,8 @@
  */
 #include <stdint.h>
 
-#include "snowflake/snowflake_id.h"
-#include "src/status.h"
+#include "snowflake_id.h"
+#include "status.h"
 
 #define SNOWFLAKE_MAX_BACKWARDS_WAIT_MS 5
 #define SNOWFLAKE_RANDOM_START 100 /* a new ms starts its sequence at 0..99 */

@@ -1,4 +1,4 @@
-#include "snowflake/snowflake_id.h"
+#include "snowflake_id.h"
 
 int snowflake_id_decode(int64_t id, int64_t epoch, struct snowflake_parts *out) {
     if (id < 0) {

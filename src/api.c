@@ -1,17 +1,18 @@
-#include "src/api.h"
+#include "api.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "snowflake/snowflake_id.h"
-#include "src/config_value.h"
-#include "src/leafd.h"
-#include "src/metrics.h"
-#include "src/segment_service.h"
-#include "src/snowflake_node.h"
-#include "src/validate.h"
+#include "snowflake_id.h"
+#include "config_value.h"
+#include "num.h"
+#include "leafd.h"
+#include "metrics.h"
+#include "segment_service.h"
+#include "snowflake_node.h"
+#include "validate.h"
 
 /*
  * A request waiting for the generator (clock a little behind, or every
@@ -155,7 +156,7 @@ leaf_status_t api_decode(struct http_request *req) {
     size_t len;
     int64_t id;
     struct snowflake_parts parts;
-    if (!api_query_get(req, "snowflakeId", &val, &len) || config_value_int(val, len, &id) != LEAF_OK ||
+    if (!api_query_get(req, "snowflakeId", &val, &len) || num_parse_i64(val, len, &id) != LEAF_OK ||
         snowflake_id_decode(id, leafd.cfg.epoch, &parts) != 0) {
         http_respond_error(req, 400, "bad_snowflake_id",
                            "snowflakeId must be a non-negative 64-bit decimal integer");

@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 
-#include "src/http.h"
+#include "http.h"
 
 leaf_status_t api_snowflake_get(struct http_request *req);
 leaf_status_t api_decode(struct http_request *req);

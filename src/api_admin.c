@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "segment/segment_request.h"
-#include "src/api.h"
-#include "src/leafd.h"
-#include "src/log.h"
-#include "src/segment_service.h"
+#include "segment_request.h"
+#include "api.h"
+#include "leafd.h"
+#include "log.h"
+#include "segment_service.h"
 
 #define ADMIN_RETRY_MS 1
 #define ADMIN_EXTRA_WAIT_MS 1000 /* on top of leafd.db.timeout.ms */

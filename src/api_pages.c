@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "src/api.h"
-#include "src/leafd.h"
-#include "src/segment_service.h"
+#include "api.h"
+#include "leafd.h"
+#include "segment_service.h"
 
 #define PAGE_RETRY_MS 1
 #define PAGE_EXTRA_WAIT_MS 1000

@@ -8,11 +8,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "src/api.h"
-#include "src/metrics.h"
-#include "src/leafd.h"
-#include "src/segment_service.h"
-#include "src/validate.h"
+#include "api.h"
+#include "metrics.h"
+#include "leafd.h"
+#include "segment_service.h"
+#include "validate.h"
 
 #define SEGMENT_RETRY_MS 1
 

@@ -6,8 +6,9 @@
  *
  * Pure code (libc only). See src/config.h for ownership.
  */
-#include "src/config.h"
-#include "src/config_value.h"
+#include "config.h"
+#include "config_value.h"
+#include "num.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -175,7 +176,7 @@ static leaf_status_t config_set_int(const struct config_key *k, void *field, con
                                     size_t n, char *why, size_t whylen) {
     char q[CONFIG_VALUE_SHOW_MAX];
     int64_t x = 0;
-    leaf_status_t rc = config_value_int(v, n, &x);
+    leaf_status_t rc = num_parse_i64(v, n, &x);
 
     config_value_show(q, sizeof(q), v, n, 1);
     if (rc == LEAF_EINVAL) {

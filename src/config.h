@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/status.h"
+#include "log.h"
+#include "status.h"
 
 enum config_type {
     CONFIG_STR,    /* any string (may be empty unless required) */
@@ -80,8 +81,6 @@ enum config_type {
       "how long a request waits for a range already being fetched")                        \
     X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                 \
       "database connect/read/write timeout")
-
-enum log_level_e { LEAF_LOG_DEBUG = 0, LEAF_LOG_INFO, LEAF_LOG_WARN, LEAF_LOG_ERROR };
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {

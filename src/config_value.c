@@ -3,7 +3,8 @@
  * ZooKeeper lists and names, one checker per config_type. Pure code (libc
  * only), used by src/config.c, which owns the key table.
  */
-#include "src/config_value.h"
+#include "config_value.h"
+#include "num.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -45,44 +46,11 @@ static int config_is_alnum(char ch) {
 
 /* ---- numbers and addresses --------------------------------------------- */
 
-/*
- * Parses [-]digits. Every byte is checked before any arithmetic, so "1x" is
- * always "not a number" rather than sometimes "too big"; the magnitude then
- * saturates instead of overflowing. LEAF_ERANGE when it does not fit.
- */
-leaf_status_t config_value_int(const char *s, size_t n, int64_t *out) {
-    const uint64_t limit = (uint64_t)INT64_MAX + 1; /* magnitude of INT64_MIN */
-    size_t i = (n > 0 && s[0] == '-') ? 1 : 0, first = i;
-    uint64_t acc = 0;
-    int neg = (first == 1);
-
-    if (i == n) {
-        return LEAF_EINVAL;
-    }
-    for (; i < n; i++) {
-        if (!config_is_digit(s[i])) {
-            return LEAF_EINVAL;
-        }
-    }
-    for (i = first; i < n; i++) {
-        if (acc > limit / 10) {
-            acc = limit + 1; /* too big either way; stop before wrapping */
-            break;
-        }
-        acc = acc * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (acc > limit || (!neg && acc == limit)) {
-        return LEAF_ERANGE;
-    }
-    *out = (neg && acc > 0) ? -(int64_t)(acc - 1) - 1 : (neg ? 0 : (int64_t)acc);
-    return LEAF_OK;
-}
-
 /* A TCP port: 1 to 5 digits, 1..65535, no sign. */
 static int config_port_ok(const char *s, size_t n, int *port) {
     int64_t v;
 
-    if (n == 0 || n > 5 || s[0] == '-' || config_value_int(s, n, &v) != LEAF_OK || v < 1 ||
+    if (n == 0 || n > 5 || s[0] == '-' || num_parse_i64(s, n, &v) != LEAF_OK || v < 1 ||
         v > 65535) {
         return 0;
     }

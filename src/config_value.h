@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/config.h"
-#include "src/status.h"
+#include "config.h"
+#include "status.h"
 
 /* How much of a bad value an error message quotes, and a buffer that holds it. */
 #define CONFIG_VALUE_QUOTE_MAX 64
@@ -26,9 +26,6 @@ struct config_value_jdbc {
 
 /* Renders untrusted bytes for a message (at most CONFIG_VALUE_SHOW_MAX bytes). */
 void config_value_show(char *dst, size_t dstlen, const char *s, size_t n, int quoted);
-
-/* [-]digits into *out; LEAF_EINVAL when not a number, LEAF_ERANGE when too big. */
-leaf_status_t config_value_int(const char *s, size_t n, int64_t *out);
 
 /* "a.b.c.d:port" into host (16 bytes) and port. */
 leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char *why,

@@ -1,4 +1,4 @@
-#include "src/http.h"
+#include "http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "src/http_proto.h"
-#include "src/log.h"
+#include "http_proto.h"
+#include "log.h"
 
 #define HTTP_READ_BUF 16384
 

@@ -27,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/config.h"
-#include "src/status.h"
+#include "config.h"
+#include "status.h"
 
 #define HTTP_MAX_URL 2048
 #define HTTP_MAX_HEAD 8192

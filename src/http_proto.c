@@ -1,13 +1,13 @@
-#include "src/http_proto.h"
+#include "http_proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "src/log.h"
-#include "src/metrics.h"
-#include "src/router.h"
+#include "log.h"
+#include "metrics.h"
+#include "router.h"
 
 
 /* ---- output -------------------------------------------------------------- */

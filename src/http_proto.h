@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "llhttp.h"
-#include "src/http.h"
+#include "http.h"
 
 struct http_buf {
     char *data;

@@ -13,8 +13,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "snowflake/snowflake_gen.h"
-#include "src/config.h"
+#include "snowflake_gen.h"
+#include "config.h"
 
 #define LEAFD_VERSION "0.1.0"
 

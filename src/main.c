@@ -21,12 +21,12 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "src/config.h"
-#include "src/http.h"
-#include "src/leafd.h"
-#include "src/log.h"
-#include "src/segment_service.h"
-#include "src/snowflake_node.h"
+#include "config.h"
+#include "http.h"
+#include "leafd.h"
+#include "log.h"
+#include "segment_service.h"
+#include "snowflake_node.h"
 
 struct leafd leafd;
 

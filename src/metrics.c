@@ -1,11 +1,11 @@
-#include "src/metrics.h"
+#include "metrics.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 
-#include "src/http.h"
-#include "src/router.h"
+#include "http.h"
+#include "router.h"
 
 #define METRICS_MAX_ROUTES 32
 

@@ -1,11 +1,11 @@
-#include "src/router.h"
+#include "router.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "llhttp.h"
-#include "src/api.h"
-#include "src/metrics.h"
+#include "api.h"
+#include "metrics.h"
 
 /* The routing table: one row per endpoint (contract section 3). */
 static const struct route routes[] = {

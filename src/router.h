@@ -8,7 +8,7 @@
  * layer then calls it again with the same request after that delay.
  * Unknown path: 404; known path, wrong method: 405.
  */
-#include "src/http.h"
+#include "http.h"
 
 typedef leaf_status_t (*router_handler_fn)(struct http_request *req);
 

@@ -1,4 +1,4 @@
-#include "src/segment_service.h"
+#include "segment_service.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <uv.h>
 
-#include "segment/segment_tags.h"
-#include "src/log.h"
+#include "segment_tags.h"
+#include "log.h"
 
 /* Leaf refreshes every 60 s; half that keeps "a deleted tag stops within 60 s" true
  * even counting the refresh's own round trip. */

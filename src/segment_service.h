@@ -24,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "segment/segment_buffer.h"
-#include "segment/segment_db.h"
-#include "src/config.h"
-#include "src/status.h"
+#include "segment_buffer.h"
+#include "segment_db.h"
+#include "config.h"
+#include "status.h"
 
 struct uv_loop_s;
 

@@ -1,4 +1,4 @@
-#include "src/snowflake_node.h"
+#include "snowflake_node.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -10,12 +10,12 @@
 #include <time.h>
 #include <uv.h>
 
-#include "src/leafd.h"
-#include "src/log.h"
-#include "zk/zk_cache.h"
-#include "zk/zk_clock.h"
-#include "zk/zk_register.h"
-#include "zk/zk_session.h"
+#include "leafd.h"
+#include "log.h"
+#include "zk_cache.h"
+#include "zk_clock.h"
+#include "zk_register.h"
+#include "zk_session.h"
 
 /* How long start-up waits for a first ZooKeeper connection before it falls
  * back to the local cache (and keeps trying in the background). */

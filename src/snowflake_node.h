@@ -29,7 +29,7 @@
  */
 #include <stddef.h>
 
-#include "src/status.h"
+#include "status.h"
 
 /* LEAF_OK, or an error already logged (main exits 1). */
 leaf_status_t snowflake_node_start(void);

@@ -6,6 +6,7 @@ list(REMOVE_ITEM LEAFD_SRCS main.c http.c)
 list(TRANSFORM LEAFD_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
 get_target_property(LEAFD_LIBS leafd LINK_LIBRARIES)
 add_library(leafd_harness STATIC ${LEAFD_SRCS} support/stub_daemon.c)
+target_include_directories(leafd_harness PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(leafd_harness PUBLIC ${LEAFD_LIBS})
 
 leaf_unit_test(test_http_proto leafd_harness)

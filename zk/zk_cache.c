@@ -1,4 +1,4 @@
-#include "zk/zk_cache.h"
+#include "zk_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/log.h"
+#include "log.h"
 
 leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const char *name,
                             int port) {

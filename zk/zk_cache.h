@@ -10,8 +10,8 @@
  */
 #include <stddef.h>
 
-#include "src/status.h"
-#include "zk/zk_record.h"
+#include "status.h"
+#include "zk_record.h"
 
 /* Builds {data_dir}/{name}/{port}/workerID.properties; LEAF_EINVAL if too long. */
 leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const char *name,

@@ -1,4 +1,4 @@
-#include "zk/zk_clock.h"
+#include "zk_clock.h"
 
 struct zk_clock_decision zk_clock_startup(int64_t now_ms, int64_t zk_ms, int64_t cache_ms,
                                           int64_t max_wait_ms) {

@@ -1,4 +1,6 @@
-#include "zk/zk_layout.h"
+#include "zk_layout.h"
+
+#include "num.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +46,7 @@ leaf_status_t zk_layout_worker_id(const char *name_or_path, int64_t *worker_id) 
     if (dash == NULL || dash == name || !is_sequence(dash + 1)) {
         return LEAF_EINVAL;
     }
-    *worker_id = strtoll(dash + 1, NULL, 10);
-    return LEAF_OK;
+    return num_parse_i64(dash + 1, strlen(dash + 1), worker_id);
 }
 
 int zk_layout_is_own_child(const char *child, const char *identity) {
@@ -75,9 +76,8 @@ leaf_status_t zk_layout_peer_addr(const char *child, char *ip, size_t ip_len, in
     if (colon == NULL || colon == child || (size_t)(colon - child) >= ip_len) {
         return LEAF_EINVAL;
     }
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (colon[1] == '\0' || *end != '\0' || p < 1 || p > 65535) {
+    int64_t p;
+    if (num_parse_range(colon + 1, strlen(colon + 1), 1, 65535, &p) != LEAF_OK || colon[1] == '-') {
         return LEAF_EINVAL;
     }
     memcpy(ip, child, (size_t)(colon - child));

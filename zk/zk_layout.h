@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/status.h"
+#include "status.h"
 
 #define ZK_PATH_MAX 512
 #define ZK_IDENTITY_MAX 32 /* "255.255.255.255:65535" */

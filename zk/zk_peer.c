@@ -1,4 +1,4 @@
-#include "zk/zk_peer.h"
+#include "zk_peer.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/log.h"
+#include "log.h"
 
 static int64_t wall_ms(void) {
     struct timespec ts;

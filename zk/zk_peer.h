@@ -8,7 +8,7 @@
  */
 #include <stdint.h>
 
-#include "src/status.h"
+#include "status.h"
 
 /*
  * On LEAF_OK, *sent_ms / *recv_ms are the own wall clock just before the

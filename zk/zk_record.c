@@ -1,4 +1,6 @@
-#include "zk/zk_record.h"
+#include "zk_record.h"
+
+#include "num.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -37,33 +39,9 @@ size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap
 }
 
 /* Strict decimal int64 (optional leading '-'); 0 on success. */
-static int parse_i64(const char *s, size_t len, int64_t *out) {
-    char tmp[32];
-    if (len == 0 || len >= sizeof(tmp)) {
-        return -1;
-    }
-    memcpy(tmp, s, len);
-    tmp[len] = '\0';
-    for (size_t i = tmp[0] == '-' ? 1 : 0; i < len; i++) {
-        if (tmp[i] < '0' || tmp[i] > '9') {
-            return -1;
-        }
-    }
-    if (len == 1 && tmp[0] == '-') {
-        return -1;
-    }
-    errno = 0;
-    long long v = strtoll(tmp, NULL, 10);
-    if (errno != 0) {
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int64_t json_i64(const cJSON *item) {
     int64_t v;
-    if (cJSON_IsString(item) && parse_i64(item->valuestring, strlen(item->valuestring), &v) == 0) {
+    if (cJSON_IsString(item) && num_parse_i64(item->valuestring, strlen(item->valuestring), &v) == LEAF_OK) {
         return v >= 0 && v < RECORD_JSON_MAX ? v : -1;
     }
     if (cJSON_IsNumber(item) && item->valuedouble >= 0 &&
@@ -138,7 +116,7 @@ static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_
     } else {
         return LEAF_OK;
     }
-    if (parse_i64(v, (size_t)(vend - v), field) != 0 || *field < 0) {
+    if (num_parse_i64(v, (size_t)(vend - v), field) != LEAF_OK || *field < 0) {
         *field = -1;
         return LEAF_EINVAL;
     }

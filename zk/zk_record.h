@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/status.h"
+#include "status.h"
 
 struct zk_node_data {
     char ip[64];

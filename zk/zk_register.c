@@ -1,13 +1,13 @@
-#include "zk/zk_register.h"
+#include "zk_register.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/log.h"
-#include "zk/zk_clock.h"
-#include "zk/zk_peer.h"
+#include "log.h"
+#include "zk_clock.h"
+#include "zk_peer.h"
 
 /* Creates path if missing (its parent must exist). */
 static leaf_status_t ensure(struct zk_session *s, const char *path) {

@@ -15,10 +15,10 @@
  */
 #include <stdint.h>
 
-#include "src/status.h"
-#include "zk/zk_layout.h"
-#include "zk/zk_record.h"
-#include "zk/zk_session.h"
+#include "status.h"
+#include "zk_layout.h"
+#include "zk_record.h"
+#include "zk_session.h"
 
 #define ZK_PEER_TIMEOUT_MS 1000
 

@@ -1,4 +1,4 @@
-#include "zk/zk_session.h"
+#include "zk_session.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <time.h>
 #include <zookeeper/zookeeper.h>
 
-#include "src/log.h"
+#include "log.h"
 
 /* Identifies a handle to its watcher (the handle's context). */
 struct zk_handle_ctx {

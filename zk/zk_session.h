@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/status.h"
+#include "status.h"
 
 enum zk_state {
     ZK_STATE_CONNECTING = 0, /* not connected (yet or any more); the client retries */

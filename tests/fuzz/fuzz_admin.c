@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "segment/segment_request.h"
+#include "segment_request.h"
 
 static const char *const codes[] = {"bad_json", "bad_tag", "bad_step", "bad_max_id",
                                     "bad_description"};

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/config.h"
+#include "config.h"
 
 #define ENV_MARK "\n%%env\n"
 #define ENV_MAX 64

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "src/http_proto.h"
-#include "tests/support/stub_daemon.h"
+#include "http_proto.h"
+#include "stub_daemon.h"
 
 static struct http_loop *loop;
 static struct http_proto proto;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/zk_record.h"
+#include "zk_record.h"
 
 static void round_trip(const struct zk_cache_data *c, size_t small_cap) {
     char buf[512];

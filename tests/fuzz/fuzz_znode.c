@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/zk_record.h"
+#include "zk_record.h"
 
 static int same(const struct zk_node_data *a, const struct zk_node_data *b) {
     return strcmp(a->ip, b->ip) == 0 && a->port == b->port && a->timestamp == b->timestamp;

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "src/http.h"
-#include "src/leafd.h"
-#include "tests/support/stub_daemon.h"
+#include "http.h"
+#include "leafd.h"
+#include "stub_daemon.h"
 
 struct leafd leafd;
 

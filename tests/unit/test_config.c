@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "src/config.h"
-#include "tests/unit/unit.h"
+#include "config.h"
+#include "unit.h"
 
 #define FILE_NAME "leaf.properties"
 

@@ -1,10 +1,10 @@
 /* Request parsing edge cases: the protocol layer driven without sockets. */
 #include <stdlib.h>
 
-#include "src/api.h"
-#include "src/http_proto.h"
-#include "tests/support/stub_daemon.h"
-#include "tests/unit/unit.h"
+#include "api.h"
+#include "http_proto.h"
+#include "stub_daemon.h"
+#include "unit.h"
 
 static struct http_loop *loop;
 static struct http_proto proto;

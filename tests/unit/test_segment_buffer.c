@@ -6,10 +6,10 @@
  */
 #include <stdlib.h>
 
-#include "segment/segment_buffer.h"
-#include "segment/segment_step.h"
-#include "segment/segment_tags.h"
-#include "tests/unit/unit.h"
+#include "segment_buffer.h"
+#include "segment_step.h"
+#include "segment_tags.h"
+#include "unit.h"
 
 #define MIN_MS (60LL * 1000)
 

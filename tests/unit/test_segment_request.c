@@ -2,8 +2,8 @@
  * Unit tests of segment/segment_request.c: the admin API's JSON bodies,
  * including SQL-looking tags and numbers cJSON would round.
  */
-#include "segment/segment_request.h"
-#include "tests/unit/unit.h"
+#include "segment_request.h"
+#include "unit.h"
 
 static const char *code;
 static char msg[160];

@@ -1,7 +1,7 @@
 /* Bit layout, decode round trip and the clock policy under an injected clock. */
-#include "snowflake/snowflake_gen.h"
-#include "snowflake/snowflake_id.h"
-#include "tests/unit/unit.h"
+#include "snowflake_gen.h"
+#include "snowflake_id.h"
+#include "unit.h"
 
 #define EPOCH SNOWFLAKE_DEFAULT_EPOCH
 #define T0 (EPOCH + 1000000000LL) /* an arbitrary "now" */

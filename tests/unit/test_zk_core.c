@@ -1,9 +1,9 @@
 /* The pure parts of zk/: layout and worker-ID parsing, znode and cache
  * records, and the start-up and peer clock decisions. */
-#include "tests/unit/unit.h"
-#include "zk/zk_clock.h"
-#include "zk/zk_layout.h"
-#include "zk/zk_record.h"
+#include "unit.h"
+#include "zk_clock.h"
+#include "zk_layout.h"
+#include "zk_record.h"
 
 static void test_layout_paths(void) {
     struct zk_layout l;

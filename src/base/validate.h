@@ -9,7 +9,7 @@
  */
 #include <stddef.h>
 
-#include "src/status.h"
+#include "status.h"
 
 #define VALIDATE_TAG_MAX 128 /* leaf_alloc.biz_tag is varchar(128) */
 #define VALIDATE_COUNT_MAX 10000

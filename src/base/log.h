@@ -9,7 +9,8 @@
  */
 #include <stdarg.h>
 
-#include "src/config.h"
+enum log_level_e { LEAF_LOG_DEBUG = 0, LEAF_LOG_INFO, LEAF_LOG_WARN, LEAF_LOG_ERROR };
+
 
 void log_set_level(int level);
 int log_enabled(int level);

@@ -1,4 +1,4 @@
-#include "src/log.h"
+#include "log.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,0 +1,152 @@
+/*
+ * Unit tests of src/base: the growable buffer (growth past any fixed size,
+ * escaping, the sticky failure and the max limit), the integer parser and
+ * formatter, and the clocks' basic properties.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "clock.h"
+#include "num.h"
+#include "sbuf.h"
+#include "unit.h"
+
+static void test_sbuf_grows(void) {
+    struct sbuf b;
+    sbuf_init(&b, 0);
+    for (int i = 0; i < 100000; i++) {
+        sbuf_printf(&b, "line %d\n", i);
+    }
+    CHECK(!b.failed);
+    CHECK(b.len > 600000); /* far beyond the old 512 KiB scratch buffer */
+    CHECK(memcmp(b.data + b.len - 12, "line 99999\n", 11) == 0 || b.data[b.len - 1] == '\n');
+    CHECK_EQ_INT(b.data[b.len], '\0');
+    sbuf_free(&b);
+}
+
+static void test_sbuf_printf_exact_fit(void) {
+    struct sbuf b;
+    sbuf_init(&b, 0);
+    sbuf_puts(&b, "x");
+    size_t room = b.cap - b.len - 1;
+    char *s = malloc(room + 2);
+    memset(s, 'a', room + 1);
+    s[room + 1] = '\0';
+    sbuf_printf(&b, "%s", s); /* one byte more than fits: must grow, not cut */
+    CHECK_EQ_INT(b.len, room + 2);
+    CHECK_EQ_INT(b.data[b.len - 1], 'a');
+    free(s);
+    sbuf_free(&b);
+}
+
+static void test_sbuf_max_is_sticky(void) {
+    struct sbuf b;
+    sbuf_init(&b, 8);
+    sbuf_puts(&b, "12345");
+    sbuf_puts(&b, "6789"); /* would pass max */
+    CHECK(b.failed);
+    CHECK_EQ_STR(b.data, "12345");
+    sbuf_puts(&b, "a");
+    CHECK_EQ_INT(b.len, 5);
+    sbuf_reset(&b);
+    CHECK(!b.failed);
+    sbuf_printf(&b, "%d", 123456789);
+    CHECK(b.failed);
+    CHECK_EQ_INT(b.len, 0);
+    sbuf_free(&b);
+}
+
+static void test_sbuf_json(void) {
+    struct sbuf b;
+    sbuf_init(&b, 0);
+    sbuf_json_str(&b, "a\"b\\c\n\x01 d", 9);
+    CHECK_EQ_STR(b.data, "\"a\\\"b\\\\c\\u000a\\u0001 d\"");
+    sbuf_reset(&b);
+    sbuf_json_str(&b, "", 0);
+    CHECK_EQ_STR(b.data, "\"\"");
+    sbuf_reset(&b);
+    sbuf_json_str(&b, "\xe8\xae\xa2\xe5\x8d\x95", 6); /* UTF-8 passes through */
+    CHECK_EQ_STR(b.data, "\"\xe8\xae\xa2\xe5\x8d\x95\"");
+    sbuf_free(&b);
+}
+
+static void test_sbuf_html(void) {
+    struct sbuf b;
+    sbuf_init(&b, 0);
+    sbuf_html(&b, "<a href='x'>&\"</a>", 18);
+    CHECK_EQ_STR(b.data, "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+    sbuf_free(&b);
+}
+
+static void test_sbuf_consume(void) {
+    struct sbuf b;
+    sbuf_init(&b, 0);
+    sbuf_puts(&b, "hello world");
+    sbuf_consume(&b, 6);
+    CHECK_EQ_STR(b.data, "world");
+    sbuf_consume(&b, 99);
+    CHECK_EQ_INT(b.len, 0);
+    sbuf_free(&b);
+}
+
+static leaf_status_t parse(const char *s, int64_t *v) {
+    return num_parse_i64(s, strlen(s), v);
+}
+
+static void test_num_parse(void) {
+    int64_t v = 7;
+    CHECK_EQ_INT(parse("0", &v), LEAF_OK);
+    CHECK_EQ_INT(v, 0);
+    CHECK_EQ_INT(parse("-0", &v), LEAF_OK);
+    CHECK_EQ_INT(v, 0);
+    CHECK_EQ_INT(parse("9223372036854775807", &v), LEAF_OK);
+    CHECK(v == INT64_MAX);
+    CHECK_EQ_INT(parse("-9223372036854775808", &v), LEAF_OK);
+    CHECK(v == INT64_MIN);
+    CHECK_EQ_INT(parse("9223372036854775808", &v), LEAF_ERANGE);
+    CHECK_EQ_INT(parse("99999999999999999999999", &v), LEAF_ERANGE);
+    CHECK_EQ_INT(parse("", &v), LEAF_EINVAL);
+    CHECK_EQ_INT(parse("-", &v), LEAF_EINVAL);
+    CHECK_EQ_INT(parse("+1", &v), LEAF_EINVAL);
+    CHECK_EQ_INT(parse(" 1", &v), LEAF_EINVAL);
+    CHECK_EQ_INT(parse("1x", &v), LEAF_EINVAL);
+    CHECK_EQ_INT(parse("99999999999999999999999x", &v), LEAF_EINVAL);
+    CHECK_EQ_INT(num_parse_i64("12", 1, &v), LEAF_OK); /* spans, not C strings */
+    CHECK_EQ_INT(v, 1);
+    CHECK_EQ_INT(num_parse_range("10", 2, 1, 10, &v), LEAF_OK);
+    CHECK_EQ_INT(num_parse_range("11", 2, 1, 10, &v), LEAF_ERANGE);
+    CHECK_EQ_INT(num_parse_range("0", 1, 1, 10, &v), LEAF_ERANGE);
+}
+
+static void test_num_format(void) {
+    static const int64_t cases[] = {0, 1, 9, 10, 99, 100, 12345, -1, -10, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char a[32], b[32];
+        size_t n = num_format_i64(a, cases[i]);
+        a[n] = '\0';
+        snprintf(b, sizeof(b), "%" PRId64, cases[i]);
+        CHECK_EQ_STR(a, b);
+    }
+}
+
+static void test_clocks(void) {
+    int64_t w = clock_wall_ms(), m1 = clock_mono_ms(), n1 = clock_mono_ns();
+    CHECK(w > 1600000000000LL);
+    int64_t m2 = clock_mono_ms(), n2 = clock_mono_ns();
+    CHECK(m2 >= m1);
+    CHECK(n2 >= n1);
+    CHECK(n1 / 1000000 - m1 <= 1);
+}
+
+int main(void) {
+    TEST(test_sbuf_grows);
+    TEST(test_sbuf_printf_exact_fit);
+    TEST(test_sbuf_max_is_sticky);
+    TEST(test_sbuf_json);
+    TEST(test_sbuf_html);
+    TEST(test_sbuf_consume);
+    TEST(test_num_parse);
+    TEST(test_num_format);
+    TEST(test_clocks);
+    return unit_done();
+}
