@@ -6,7 +6,7 @@
  * (Connector/C allows one thread per connection at a time) and its
  * prepared statements. Jobs reach it through a mutex-protected queue; each
  * finished job is handed to the `done` callback, on the database thread,
- * which passes it on to the control loop (src/segment_service.c). The
+ * which passes it on to the control loop (src/node/segment_service.c). The
  * thread never touches any other state.
  *
  * Connection policy: connect/read/write timeouts from leafd.db.timeout.ms;
@@ -60,7 +60,10 @@ struct segment_db_job {
     char description[SEGMENT_DB_DESC_MAX * 4 + 1];
     int has_description;
     uint64_t cookie; /* submitter's (tag epoch, refresh generation) */
-    void *owner;     /* submitter's (admin request), or NULL */
+    void *owner;     /* submitter's (the admin request's wait), or NULL */
+    int admin;       /* an admin job: handed back to its request */
+    void *admin_svc; /* admin: the service that waits for it */
+    int done;        /* admin: the result is in (guarded by the service's admin lock) */
 
     leaf_status_t rc; /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERR */
     int64_t new_max;  /* FETCH: max_id after the reservation */

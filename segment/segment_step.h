@@ -2,7 +2,7 @@
 #define LEAF_SEGMENT_STEP_H
 
 /*
- * Leaf's dynamic step (contract section 7), as a pure function of the time
+ * Leaf's dynamic step (double under 15 min, halve over 30 min), as a pure function of the time
  * between two range fetches. The caller passes monotonic milliseconds, so
  * tests drive it with any clock they like.
  *

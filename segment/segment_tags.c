@@ -152,7 +152,8 @@ static size_t tags_sweep(struct segment_tags *m) {
         struct segment_tag **pp = &m->slots[i];
         while (*pp != NULL) {
             struct segment_tag *t = *pp;
-            if (t->state != SEGMENT_TAG_ACTIVE && !t->lookup_in_flight && !t->buf.fetching) {
+            if (t->state != SEGMENT_TAG_ACTIVE && !t->lookup_in_flight && !t->buf.fetching &&
+                t->waiters.head == NULL) {
                 *pp = t->chain;
                 tag_free(t);
                 m->count--;

@@ -6,7 +6,7 @@
  * bookkeeping (a chained hash map and the refresh rules). No libuv or MySQL
  * header; the locks are only carried here, never taken.
  *
- * Locking, done by src/segment_service.c:
+ * Locking, done by src/node/segment_service.c:
  * - the map (slots, chains, count, gen) is guarded by the service's rwlock:
  *   read-locked to look a tag up and while using it, write-locked to add or
  *   remove tags and for segment_tags_sync_*;
@@ -19,13 +19,14 @@
  * then sync_end() marks every active tag that the table did not show, and
  * that was not found by a lookup since g was handed out, as absent (its
  * buffers are dropped: a deleted tag stops being served), and frees inactive
- * tags that no request is waiting on.
+ * tags that no request is waiting on (the caller holds the wait lock).
  */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "segment_buffer.h"
+#include "session.h"
 #include "validate.h"
 
 enum segment_tag_state {
@@ -49,6 +50,10 @@ struct segment_tag {
     int64_t db_failed_ms;      /* monotonic ms a fetch or lookup last failed for want of the database */
     struct segment_buffer buf;
     uint64_t fetch_errors;
+    /* Requests parked until this tag changes; guarded by the service's wait
+     * lock (not by `lock`), so that a closing connection can leave the list
+     * without the map's locks. */
+    struct leaf_wait_list waiters;
 };
 
 struct segment_tags {

@@ -20,7 +20,7 @@
  *   LEAF_ECLOCK until the clock has caught up. Never a busy wait.
  *
  * Ownership: one struct per process, shared by the event loops; the caller
- * serialises calls (src/api.c holds a mutex around each call).
+ * serialises calls (src/node/snowflake_node.c holds a mutex around each call).
  */
 #include <stdint.h>
 

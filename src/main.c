@@ -1,48 +1,56 @@
 /*
  * leafd: a distributed ID node. Start here.
  *
- * main() loads the configuration (src/config.c), checks the listen port,
- * sets up snowflake IDs (src/snowflake_node.c: worker ID from ZooKeeper or
- * static, clock checks, time reservation; generator in snowflake/) and
- * segment IDs (src/segment_service.c: tags, buffers, the database thread in
- * segment/), starts the HTTP event loops (src/http.c, one thread each; the
- * protocol in src/http_proto.c, routes in src/router.c, handlers in
- * src/api*.c) and then runs the control loop on the main thread: signals,
- * the subsystems' timers (time reports, tag refresh) and the asyncs through
- * which the ZooKeeper and database threads hand results back.
- * SIGTERM/SIGINT drain in-flight requests, shut the subsystems down in
- * order and exit 0.
+ * The folders are the layers, each a library that may include only the
+ * ones below it (CMake enforces it):
+ *   src/base     status codes, logging, clocks, growable buffers, parsers;
+ *   src/config   the configuration table and its parser;
+ *   snowflake/, segment/, zk/   the ID domains (pure cores + their I/O);
+ *   src/net      event loops, listeners, connections, wake-ups, drain;
+ *   src/http     HTTP/1.1 as a protocol module of src/net (no I/O);
+ *   src/node     the node's services: snowflake_node (worker ID, clock
+ *                checks, time reservation, the generator) and
+ *                segment_service (tags, buffers, the database thread);
+ *   src/api      routes, handlers, pages, /ready and the metrics registry.
+ *
+ * main() loads the configuration, checks the listen port, starts the
+ * services, starts the event loops (one thread each) and then runs the
+ * control loop on the main thread: signals, the services' timers (time
+ * reports, tag refresh) and the asyncs through which the ZooKeeper and
+ * database threads hand results back. SIGTERM/SIGINT drain in-flight
+ * requests, shut the services down in order and exit 0. main() owns every
+ * object and passes each module what it needs; there is no global state.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include "api.h"
+#include "clock.h"
 #include "config.h"
-#include "http.h"
-#include "leafd.h"
 #include "log.h"
+#include "net.h"
 #include "segment_service.h"
 #include "snowflake_node.h"
 
-struct leafd leafd;
+#define LEAFD_VERSION "0.1.0"
 
-/* The control loop: owned by the main thread. */
-static uv_loop_t control_loop;
-static uv_signal_t sig_term, sig_int;
-
-struct uv_loop_s *leafd_control_loop(void) {
-    return &control_loop;
-}
-
-int64_t leafd_wall_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* Everything the process runs, owned by main() on its stack. */
+struct daemon {
+    struct leaf_config cfg;
+    uv_loop_t control;   /* the main thread's loop */
+    uv_signal_t sig_term, sig_int;
+    struct snowflake_node *snowflake;
+    struct segment_service *segment;
+    struct metrics *metrics;
+    struct api_ctx api;
+    struct http_proto_config http;
+    struct net_listen_config listeners[1];
+    struct net_server *server;
+};
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -110,34 +118,15 @@ static void on_drain_timeout(int signum) {
 }
 
 static void on_signal(uv_signal_t *s, int signum) {
+    struct daemon *d = s->data;
     log_info("main", "received %s, draining in-flight requests", strsignal(signum));
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
-    http_server_stop(leafd.http);
-    uv_close((uv_handle_t *)&sig_term, NULL);
-    uv_close((uv_handle_t *)&sig_int, NULL);
-    /* Leave the control loop now; subsystems are shut down in order in main(). */
-    uv_stop(&control_loop);
-}
-
-static int snowflake_setup(void) {
-    const struct leaf_config *cfg = &leafd.cfg;
-    pthread_mutex_init(&leafd.gen_lock, NULL);
-    uint64_t seed = (uint64_t)leafd_wall_ms() ^ ((uint64_t)getpid() << 32);
-    snowflake_gen_init(&leafd.gen, cfg->epoch, seed);
-    if (!cfg->snowflake_enable) {
-        return 0;
-    }
-    if (cfg->zk_address[0] == '\0') {
-        leafd.snowflake_static = 1;
-        log_warn("snowflake",
-                 "static worker mode: worker ID %d is not coordinated; never run two nodes "
-                 "with the same worker ID",
-                 (int)cfg->worker_id);
-    }
-    /* Blocks until the worker ID is leased (ZooKeeper, or the static one) and
-     * the clock checked against the stored time (src/snowflake_node.c). */
-    return snowflake_node_start() == LEAF_OK ? 0 : -1;
+    net_server_stop(d->server);
+    uv_close((uv_handle_t *)&d->sig_term, NULL);
+    uv_close((uv_handle_t *)&d->sig_int, NULL);
+    /* Leave the control loop now; the services are shut down in order in main(). */
+    uv_stop(&d->control);
 }
 
 static int resolve_threads(const struct leaf_config *cfg) {
@@ -145,17 +134,84 @@ static int resolve_threads(const struct leaf_config *cfg) {
         return (int)cfg->threads;
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > HTTP_MAX_LOOPS ? HTTP_MAX_LOOPS : (int)n);
+    return n < 1 ? 1 : (n > NET_MAX_LOOPS ? NET_MAX_LOOPS : (int)n);
+}
+
+static uint64_t http_connections(void *arg) {
+    struct daemon *d = arg;
+    return net_server_connections(d->server, 0);
+}
+
+/* The API's context and the HTTP listener: what the event loops serve. */
+static leaf_status_t wire(struct daemon *d) {
+    if (metrics_create(&d->metrics, router_count()) != LEAF_OK) {
+        return LEAF_ENOMEM;
+    }
+    d->api = (struct api_ctx){
+        .cfg = &d->cfg,
+        .snowflake = d->snowflake,
+        .segment = d->segment,
+        .metrics = d->metrics,
+        .started_ms = clock_wall_ms(),
+        .http_connections = http_connections,
+        .conn_arg = d,
+    };
+    d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
+    d->listeners[0] = (struct net_listen_config){
+        .addr = d->cfg.listen,
+        .host = d->cfg.listen_host,
+        .port = d->cfg.listen_port,
+        .proto = &http_proto_ops,
+        .proto_arg = &d->http,
+    };
+    return LEAF_OK;
+}
+
+/* Starts everything in order; on failure undoes what started and returns non-zero. */
+static int daemon_start(struct daemon *d) {
+    if (uv_loop_init(&d->control) != 0 ||
+        snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
+        segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
+        wire(d) != LEAF_OK) {
+        return -1;
+    }
+    /* The port first: a node that cannot serve must not register anywhere. */
+    if (net_listen_probe(&d->listeners[0]) != LEAF_OK ||
+        snowflake_node_start(d->snowflake) != LEAF_OK) {
+        return -1;
+    }
+    if (segment_service_start(d->segment) != LEAF_OK) {
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
+    struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
+                                d->cfg.max_connections};
+    int nthreads = resolve_threads(&d->cfg);
+    if (net_server_start(&d->server, &limits, d->listeners, 1, nthreads) != LEAF_OK) {
+        segment_service_stop(d->segment);
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
+    uv_signal_init(&d->control, &d->sig_term);
+    uv_signal_init(&d->control, &d->sig_int);
+    d->sig_term.data = d->sig_int.data = d;
+    uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+    uv_signal_start(&d->sig_int, on_signal, SIGINT);
+    log_info("main", "leafd %s listening on %s with %d event loops", LEAFD_VERSION,
+             d->cfg.listen, nthreads);
+    return 0;
 }
 
 int main(int argc, char **argv) {
     struct args a = {0};
-    if (parse_args(argc, argv, &a) != 0 || load_config(&a, &leafd.cfg) != 0) {
+    struct daemon d;
+    memset(&d, 0, sizeof(d));
+    if (parse_args(argc, argv, &a) != 0 || load_config(&a, &d.cfg) != 0) {
         return 1;
     }
     if (a.print_config) {
         static char dump[16384];
-        config_dump(&leafd.cfg, dump, sizeof(dump));
+        config_dump(&d.cfg, dump, sizeof(dump));
         fputs(dump, stdout);
         return 0;
     }
@@ -164,34 +220,18 @@ int main(int argc, char **argv) {
                a.config_path ? a.config_path : "");
         return 0;
     }
-    log_set_level(leafd.cfg.log_level);
+    log_set_level(d.cfg.log_level);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
-    leafd.started_ms = leafd_wall_ms();
-    uv_loop_init(&control_loop);
-    /* The port first: a node that cannot serve must not register anywhere. */
-    if (http_listen_probe(&leafd.cfg) != LEAF_OK || snowflake_setup() != 0) {
+    if (daemon_start(&d) != 0) {
         return 1;
     }
-    if (segment_service_start(&leafd.cfg, &control_loop) != LEAF_OK) {
-        snowflake_node_shutdown();
-        return 1;
-    }
-    int nthreads = resolve_threads(&leafd.cfg);
-    if (http_server_start(&leafd.http, &leafd.cfg, nthreads) != LEAF_OK) {
-        segment_service_stop();
-        snowflake_node_shutdown();
-        return 1;
-    }
-    uv_signal_init(&control_loop, &sig_term);
-    uv_signal_init(&control_loop, &sig_int);
-    uv_signal_start(&sig_term, on_signal, SIGTERM);
-    uv_signal_start(&sig_int, on_signal, SIGINT);
-    log_info("main", "leafd %s listening on %s with %d event loops", LEAFD_VERSION,
-             leafd.cfg.listen, nthreads);
-    uv_run(&control_loop, UV_RUN_DEFAULT);
-    http_server_join(leafd.http);
-    segment_service_stop(); /* after the HTTP loops: stop the database thread, free tags */
-    snowflake_node_shutdown(); /* persist the last issued time, leave ZooKeeper */
+    uv_run(&d.control, UV_RUN_DEFAULT);
+    net_server_join(d.server);
+    segment_service_stop(d.segment); /* after the event loops: stop the database thread */
+    snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
+    segment_service_free(d.segment);
+    snowflake_node_free(d.snowflake);
+    metrics_free(d.metrics);
     log_info("main", "stopped cleanly");
     return 0;
 }

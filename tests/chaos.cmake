@@ -1,4 +1,4 @@
-# Chaos (issue 6): three leafd nodes on a three-server ZooKeeper ensemble and
+# Chaos: three leafd nodes on a three-server ZooKeeper ensemble and
 # one MariaDB, clients pulling IDs while faults are injected at random; see
 # tests/chaos/chaos.py. ./tools/test runs a 60 s pass with a random seed,
 # printed first; `CHAOS_SEED=S ./tools/test -R chaos` replays one (chaos.py

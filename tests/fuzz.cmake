@@ -1,23 +1,18 @@
-# The protocol harness: the daemon's sources without main.c and the socket
-# side (http.c), plus stubs for both. Used by the request-parsing unit test
-# and by the libFuzzer harnesses.
-get_target_property(LEAFD_SRCS leafd SOURCES)
-list(REMOVE_ITEM LEAFD_SRCS main.c http.c)
-list(TRANSFORM LEAFD_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
-get_target_property(LEAFD_LIBS leafd LINK_LIBRARIES)
-add_library(leafd_harness STATIC ${LEAFD_SRCS} support/stub_daemon.c)
-target_include_directories(leafd_harness PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(leafd_harness PUBLIC ${LEAFD_LIBS})
-
-leaf_unit_test(test_http_proto leafd_harness)
+# The HTTP protocol alone (leaf_http: no daemon code), and the router with
+# its handlers on a real API context (tests/support/api_fixture.c).
+leaf_unit_test(test_http_proto leaf_http)
+add_library(leaf_api_fixture STATIC support/api_fixture.c)
+target_include_directories(leaf_api_fixture PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support)
+target_link_libraries(leaf_api_fixture PUBLIC leaf_api)
+leaf_unit_test(test_api leaf_api_fixture)
 
 # libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/fuzz does,
 # and also compiles every library with -fsanitize=fuzzer-no-link so that
 # libFuzzer sees the coverage of the code under test, not just the harness).
 # Each harness links only what it tests: the pure libraries where it can.
 set(LEAFD_FUZZERS fuzz_http fuzz_config fuzz_znode fuzz_zk_cache fuzz_admin)
-set(LEAFD_FUZZ_LIBS_fuzz_http leafd_harness)
-set(LEAFD_FUZZ_LIBS_fuzz_config leaf_core)
+set(LEAFD_FUZZ_LIBS_fuzz_http leaf_api_fixture)
+set(LEAFD_FUZZ_LIBS_fuzz_config leaf_config)
 set(LEAFD_FUZZ_LIBS_fuzz_znode leaf_zk_core)
 set(LEAFD_FUZZ_LIBS_fuzz_zk_cache leaf_zk_core)
 set(LEAFD_FUZZ_LIBS_fuzz_admin leaf_segment_request PkgConfig::CJSON)

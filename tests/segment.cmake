@@ -1,4 +1,4 @@
-# Segment IDs (issue 4): unit tests of the pure parts, and integration tests
+# Segment IDs: unit tests of the pure parts, and integration tests
 # against a real MariaDB started by the harness.
 leaf_unit_test(test_segment_buffer leaf_segment_core)
 leaf_unit_test(test_segment_request leaf_segment_request)

@@ -1,4 +1,4 @@
-# ZooKeeper worker IDs and clock safety across restarts (issue 3).
+# ZooKeeper worker IDs and clock safety across restarts.
 leaf_unit_test(test_zk_core leaf_zk_core)
 
 # zk_expire: forces a leafd session to expire (a second handle with the same

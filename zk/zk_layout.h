@@ -2,7 +2,7 @@
 #define LEAF_ZK_LAYOUT_H
 
 /*
- * The ZooKeeper layout of contract section 5, as pure string work (no
+ * The ZooKeeper layout (/snowflake/{leaf.name}/leaf_forever and leaf_temporary), as pure string work (no
  * ZooKeeper header), unit-tested in tests/unit/test_zk_core.c:
  *
  *   /snowflake/{leaf.name}/leaf_forever/{ip}:{port}-{10-digit sequence}

@@ -2,7 +2,7 @@
 #define LEAF_ZK_REGISTER_H
 
 /*
- * Start-up registration (contract section 5), with the blocking calls of
+ * Start-up registration under leaf_forever and leaf_temporary, with the blocking calls of
  * zk_session; run once by the main thread before the event loops start.
  *
  * 1. Create /snowflake/{name}/leaf_forever and leaf_temporary as needed.

@@ -19,7 +19,7 @@
  * for start-up only, before the event loops run. At run time only the
  * zk_session_a*() calls are used.
  *
- * The library's own log lines go through src/log.h (component "zookeeper").
+ * The library's own log lines go through src/base/log.h (component "zookeeper").
  */
 #include <pthread.h>
 #include <stddef.h>

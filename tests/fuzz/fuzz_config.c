@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the configuration parser (src/config.c, pure code,
+ * libFuzzer harness for the configuration parser (src/config/config.c, pure code,
  * linked alone as leaf_core). The input is a properties file, optionally
  * followed by a line "%%env" and "NAME=value" lines served by a fake getenv,
  * so the environment override runs on fuzzed values too.

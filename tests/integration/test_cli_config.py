@@ -1,4 +1,4 @@
-"""Command line and configuration (contract section 2).
+"""Command line and configuration (leafd -c, --check-config, keys, environment overrides).
 
 --version; --check-config on good and bad files (exit 1, stderr names
 file:line or file, and the key); environment overrides (also bad ones, named

@@ -1,4 +1,4 @@
-"""Every bad input of contract section 3 gets the right status and the JSON
+"""Every bad input of the HTTP API gets the right status and the JSON
 error shape {"code":"<snake_case>","message":"..."} (application/json).
 
 Tags, counts, routes, methods, decode arguments, malformed request lines and

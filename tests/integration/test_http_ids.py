@@ -1,4 +1,4 @@
-"""Snowflake IDs over HTTP (contract sections 3 and 4), static worker mode.
+"""Snowflake IDs over HTTP (the HTTP API and the snowflake rules), static worker mode.
 
 - 20,000 single-ID requests on ONE keep-alive connection (pipelined batches on
   a raw socket), plus a sequential http.client loop: unique, strictly

@@ -1,4 +1,4 @@
-"""Connection limits and fairness (issue 2, HTTP server).
+"""Connection limits and fairness (the HTTP server).
 
 - leafd.http.idle.timeout.ms=500: an idle keep-alive connection is closed by
   the server after ~0.5-2.5 s; a connection that keeps talking is not.

@@ -1,4 +1,4 @@
-"""HTTP/1.1 pipelining and connection handling (contract section 3).
+"""HTTP/1.1 pipelining and connection handling (keep-alive, pipelining, answers in order).
 
 - 200 mixed requests (IDs, /health, 404s, bad counts, decode) sent in one
   write: the answers come back in request order.

@@ -1,4 +1,4 @@
-"""SIGTERM / SIGINT drain in-flight requests and exit 0 (issue 2, contract section 8).
+"""SIGTERM / SIGINT drain in-flight requests and exit 0 (graceful stop).
 
 - A client pipelines 2000 heavy requests (count=1000) and reads nothing until
   the signal is sent, so most of them are still queued when SIGTERM arrives:

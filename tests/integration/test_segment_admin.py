@@ -1,7 +1,7 @@
-"""The admin API of contract section 3 against a real MariaDB, with the
-admin rule of section 2.
+"""The admin API against a real MariaDB, with the admin rule (bearer token, or
+loopback clients only).
 
-Covers issue 4: create, 409 on duplicate, 400 on bad tag or step, 401/403
+Covers: create, 409 on duplicate, 400 on bad tag or step, 401/403
 without the token, step update stored in the table, init cache, and
 SQL-looking tags rejected before they reach the database (checked in the
 server's general query log)."""

@@ -1,7 +1,7 @@
 """Segment IDs against a real MariaDB: a fresh tag, Leaf's table semantics,
 unknown tags, tags added at run time, the monitor pages, /ready and /metrics.
 
-Covers issue 4: a fresh tag (max_id 1, step 2000) issues 1, 2, 3 ...; the
+Covers: a fresh tag (max_id 1, step 2000) issues 1, 2, 3 ...; the
 table shows 2001 after the first range and 4001 once 10% is used; unknown
 tag 404; a row inserted at run time is served on its first request."""
 import json

@@ -1,7 +1,7 @@
 """A tag deleted from leaf_alloc stops being served within 60 s (the tag
 refresh), even with IDs still buffered; re-added, it is served again at once.
 
-Covers issue 4 / contract section 7. Takes up to ~30 s (the refresh period) by design."""
+Covers "a deleted tag stops being served within 60 s". Takes up to ~30 s (the refresh period) by design."""
 import time
 
 from leafdtest import Env, check, log

@@ -2,7 +2,7 @@
 (single IDs and batches), with a Leaf-style writer bumping max_id by hand in
 between: no ID is issued twice, and each node's IDs ascend.
 
-Covers issue 4 / contract section 7: any number of nodes on one database
+Covers the segment guarantee: any number of nodes on one database
 never issue the same ID for a tag; each node's IDs for a tag ascend."""
 import http.client as httpclient
 import threading

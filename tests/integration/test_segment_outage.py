@@ -3,7 +3,8 @@ served, then requests get 503 with the JSON error in under a second each,
 then service resumes by itself within seconds of the database's restart;
 no ID is issued twice across it.
 
-Covers issue 4 / contract section 7 (database down)."""
+Covers segment IDs while the database is down: buffered ranges keep
+being served, then 503 within a second, and recovery by itself."""
 import http.client as httpclient
 import json
 import signal

@@ -1,5 +1,5 @@
 """Static worker mode, /ready, /metrics and the clock policy at run time
-(contract sections 2, 3, 4; issue 2).
+(configuration, the HTTP API and the snowflake rules).
 
 - /ready says mode static, coordinated false, and warns that worker IDs are
   not coordinated; the log says so too.
@@ -194,7 +194,7 @@ def clock_steps(env):
     check(worst < 0.5, "10 s back: refused without waiting (worst %.3f s)" % worst)
     st, _, _ = http(port, "/health")
     check(st == 200, "10 s back: /health still 200")
-    # Contract section 3: /ready is 200 only when every enabled mode can issue IDs now.
+    # /ready is 200 only when every enabled mode can issue IDs now.
     st, body, _ = http(port, "/ready")
     check(st == 503, "10 s back: /ready -> 503, snowflake cannot issue IDs now (got %d %s)" % (st, body[:300]))
     st, body, _ = http(port, "/decodeSnowflakeId?snowflakeId=%d" % (ids[-1] if ids else 1))

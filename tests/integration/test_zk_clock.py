@@ -1,4 +1,4 @@
-"""Clock safety across restarts (contract section 4, Leaf defects 1, 4, 5, 7).
+"""Clock safety across restarts (the snowflake timestamp rule, Leaf defects 1, 4, 5, 7).
 
 - restart with the clock 10 minutes back is refused, with ZooKeeper up and
   with it down (cache only). Leaf caught the clock error together with

@@ -2,7 +2,7 @@
 Leaf's znode JSON, the timestamp rewritten every 3 s, the local cache file,
 restart reusing the worker ID without a second node, and a graceful stop that
 removes the ephemeral node at once and restarts without waiting
-(contract sections 4-6)."""
+(snowflake rules, the ZooKeeper layout and the local cache)."""
 import json
 import os
 import time

@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/config.c: the properties syntax, every value type, the
+ * Unit tests of src/config/config.c: the properties syntax, every value type, the
  * environment override (through a fake getenv), the cross-key rules of
  * config_finish(), the dump, and reading files. Error messages are compared
  * whole, because "file:line: key: reason" is a promise to operators.
@@ -779,7 +779,9 @@ static void test_dump(void) {
     for (nl = dump; (nl = strchr(nl, '\n')) != NULL; nl++) {
         lines++;
     }
-    CHECK_EQ_INT(lines, 25); /* one line per CONFIG_KEYS row */
+#define COUNT_ROW(...) +1
+    CHECK_EQ_INT(lines, 0 CONFIG_KEYS(COUNT_ROW)); /* one line per CONFIG_KEYS row */
+#undef COUNT_ROW
 }
 
 static void test_dump_small_buffer(void) {

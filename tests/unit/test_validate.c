@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/validate.c: tag alphabet and length, and ?count=
+ * Unit tests of src/base/validate.c: tag alphabet and length, and ?count=
  * boundaries.
  */
 #include <stdlib.h>

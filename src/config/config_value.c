@@ -1,7 +1,7 @@
 /*
  * Value syntax for the configuration: numbers, addresses, JDBC URLs,
  * ZooKeeper lists and names, one checker per config_type. Pure code (libc
- * only), used by src/config.c, which owns the key table.
+ * only), used by config.c, which owns the key table.
  */
 #include "config_value.h"
 #include "num.h"

@@ -1,29 +1,25 @@
 /*
- * The admin API of contract section 3 (POST /api/leaf, PUT /api/leaf/init/cache,
- * PUT /api/leaf/step) and the /db monitor page, all behind the admin rule of
- * section 2: with leafd.admin.token set, `Authorization: Bearer <token>` is
+ * The admin API (POST /api/leaf, PUT /api/leaf/init/cache, PUT /api/leaf/step)
+ * and the /db monitor page, all behind the admin rule: with leafd.admin.token set, `Authorization: Bearer <token>` is
  * required (401 when missing, 403 when wrong); without one, only loopback
  * clients are answered (others 403).
  *
  * Each needs one database round trip: the first call checks the request and
- * queues a job (segment_service_admin_begin, keyed by the request); later
- * calls (req->retries > 0) poll for the result and answer. Tags are checked
+ * queues a job (segment_service_admin_begin), parking the request on it;
+ * when the result is in, the request is woken and answered. Tags are checked
  * before anything reaches the database.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
-#include "segment_request.h"
 #include "api.h"
-#include "leafd.h"
 #include "log.h"
-#include "segment_service.h"
+#include "segment_request.h"
 
-#define ADMIN_RETRY_MS 1
 #define ADMIN_EXTRA_WAIT_MS 1000 /* on top of leafd.db.timeout.ms */
 
-typedef void (*admin_answer_fn)(struct http_request *req, struct segment_db_job *job);
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte. */
 static int admin_token_equal(const char *a, size_t alen, const char *b, size_t blen) {
@@ -35,7 +31,7 @@ static int admin_token_equal(const char *a, size_t alen, const char *b, size_t b
 }
 
 int api_admin_allowed(struct http_request *req) {
-    const char *token = leafd.cfg.admin_token;
+    const char *token = api_ctx(req)->cfg->admin_token;
     static const char bearer[] = "Bearer ";
     size_t blen = sizeof(bearer) - 1;
     if (token[0] == '\0') {
@@ -60,29 +56,11 @@ int api_admin_allowed(struct http_request *req) {
 }
 
 static int admin_segment_enabled(struct http_request *req) {
-    if (!leafd.cfg.segment_enable) {
+    if (!api_ctx(req)->cfg->segment_enable) {
         http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
         return 0;
     }
     return 1;
-}
-
-/* Writes s as a JSON string (with quotes) at dst; returns the length. cap >= 6 * strlen + 3. */
-size_t api_json_string(char *dst, const char *s) {
-    size_t n = 0;
-    dst[n++] = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            dst[n++] = '\\';
-            dst[n++] = (char)*p;
-        } else if (*p < 0x20) {
-            n += (size_t)sprintf(dst + n, "\\u%04x", *p);
-        } else {
-            dst[n++] = (char)*p;
-        }
-    }
-    dst[n++] = '"';
-    return n;
 }
 
 static void admin_db_error(struct http_request *req, struct segment_db_job *job) {
@@ -97,36 +75,39 @@ static void admin_db_error(struct http_request *req, struct segment_db_job *job)
 }
 
 /* Later calls: answers once the job is back, or 503 when it takes too long. */
-static leaf_status_t admin_wait(struct http_request *req, admin_answer_fn answer) {
+leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer) {
+    const struct api_ctx *ctx = api_ctx(req);
     struct segment_db_job *job = NULL;
-    leaf_status_t rc = segment_service_admin_poll(req, &job);
+    leaf_status_t rc = segment_service_admin_take(ctx->segment, req->wait, &job);
     if (rc == LEAF_OK) {
         answer(req, job);
         segment_db_job_free(job);
         return LEAF_OK;
     }
-    int64_t waited = http_loop_now(req->loop) - req->first_seen_ms;
-    if (rc == LEAF_EAGAIN && waited < leafd.cfg.db_timeout_ms + ADMIN_EXTRA_WAIT_MS) {
-        req->retry_ms = ADMIN_RETRY_MS;
+    int64_t left =
+        ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS - (http_request_now(req) - req->first_seen_ms);
+    if (rc == LEAF_EAGAIN && left > 0) {
+        req->retry_ms = left; /* woken sooner when the result is in */
         return LEAF_EAGAIN;
     }
-    segment_service_admin_abandon(req);
+    leaf_wait_cancel(req->wait);
     http_respond_error(req, 503, "database_unavailable", "the database did not answer in time");
     return LEAF_OK;
 }
 
-/* First call: queues the job for this request. */
-static leaf_status_t admin_start(struct http_request *req, struct segment_db_job *job) {
+/* First call: queues the job for this request and parks it. */
+leaf_status_t api_admin_start(struct http_request *req, struct segment_db_job *job) {
+    const struct api_ctx *ctx = api_ctx(req);
     if (job == NULL) {
         http_respond_error(req, 500, "out_of_memory", "out of memory");
         return LEAF_OK;
     }
-    if (segment_service_admin_begin(req, job) != LEAF_OK) {
+    if (segment_service_admin_begin(ctx->segment, job, req->wait) != LEAF_OK) {
         segment_db_job_free(job);
         http_respond_error(req, 503, "busy", "too many admin requests in flight");
         return LEAF_OK;
     }
-    req->retry_ms = ADMIN_RETRY_MS;
+    req->retry_ms = ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS;
     return LEAF_EAGAIN;
 }
 
@@ -164,19 +145,18 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
         admin_db_error(req, job);
         return;
     }
-    char body[sizeof(job->description) * 6 + 512];
-    int n = snprintf(body, sizeof(body),
-                     "{\"biz_tag\":\"%s\",\"max_id\":%" PRId64 ",\"step\":%" PRId64
-                     ",\"description\":",
-                     job->tag, job->max_id, job->step);
-    size_t len = (size_t)n;
+    struct sbuf b = SBUF_INIT;
+    sbuf_printf(&b, "{\"biz_tag\":\"%s\",\"max_id\":%" PRId64 ",\"step\":%" PRId64
+                    ",\"description\":",
+                job->tag, job->max_id, job->step);
     if (job->has_description) {
-        len += api_json_string(body + len, job->description);
+        sbuf_json_str(&b, job->description, strlen(job->description));
     } else {
-        len += (size_t)sprintf(body + len, "null");
+        sbuf_puts(&b, "null");
     }
-    body[len++] = '}';
-    http_respond(req, 201, "application/json", body, len);
+    sbuf_putc(&b, '}');
+    api_respond_sbuf(req, 201, "application/json", &b);
+    sbuf_free(&b);
 }
 
 /*
@@ -185,13 +165,13 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
  */
 static leaf_status_t admin_handle(struct http_request *req, enum segment_request_kind kind,
                                   enum segment_db_op op,
-                                  admin_answer_fn answer) {
+                                  api_admin_answer_fn answer) {
     struct segment_request r;
     if (req->retries > 0) {
-        return admin_wait(req, answer);
+        return api_admin_wait(req, answer);
     }
     struct segment_db_job *job = admin_job(req, kind, op, &r);
-    return job == NULL ? LEAF_OK : admin_start(req, job);
+    return job == NULL ? LEAF_OK : api_admin_start(req, job);
 }
 
 leaf_status_t api_admin_create(struct http_request *req) {

@@ -80,7 +80,9 @@ enum config_type {
     X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                \
       "how long a request waits for a range already being fetched")                        \
     X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                 \
-      "database connect/read/write timeout")
+      "database connect/read/write timeout")                                                \
+    X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,           \
+      "per-tag metric series at most (the tags with the least runway first)")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -117,6 +119,7 @@ struct leaf_config {
     int64_t zk_session_timeout_ms;
     int64_t segment_wait_ms;
     int64_t db_timeout_ms;
+    int64_t metrics_tags_max;
 
     /* derived by config_finish() */
     char listen_host[16];

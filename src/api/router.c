@@ -1,13 +1,25 @@
-#include "router.h"
-
+/*
+ * The routing table: one row per endpoint. The router is the HTTP
+ * protocol's handler (http_proto_config.handler) and its completion hook
+ * does the per-route accounting, so the protocol knows neither.
+ */
 #include <stdio.h>
 #include <string.h>
 
-#include "llhttp.h"
 #include "api.h"
-#include "metrics.h"
+#include "clock.h"
+#include "llhttp.h"
 
-/* The routing table: one row per endpoint (contract section 3). */
+typedef leaf_status_t (*route_fn)(struct http_request *req);
+
+struct route {
+    int method;       /* llhttp method */
+    const char *path; /* exact path, or a prefix when prefix = 1 */
+    int prefix;       /* the rest of the path is the handler's argument */
+    route_fn fn;
+    const char *name; /* metric label */
+};
+
 static const struct route routes[] = {
     {HTTP_GET, "/api/snowflake/get/", 1, api_snowflake_get, "snowflake_get"},
     {HTTP_GET, "/api/segment/get/", 1, api_segment_get, "segment_get"},
@@ -42,14 +54,6 @@ const char *router_name(int route) {
     return route >= 0 && route < ROUTES_N ? routes[route].name : "unknown";
 }
 
-int router_route_not_found(void) {
-    return ROUTE_NOT_FOUND;
-}
-
-int router_route_bad_request(void) {
-    return ROUTE_BAD_REQUEST;
-}
-
 static int route_matches(const struct route *r, const struct http_request *req) {
     size_t n = strlen(r->path);
     if (r->prefix) {
@@ -58,27 +62,23 @@ static int route_matches(const struct route *r, const struct http_request *req) 
     return req->path_len == n && memcmp(req->path, r->path, n) == 0;
 }
 
-static const char *method_name(int method) {
-    return llhttp_method_name((llhttp_method_t)method);
-}
-
 /* Answers 405 with the Allow header listing the methods the path has. */
 static void respond_405(struct http_request *req) {
-    char allow[128] = "Allow: ";
-    size_t pos = strlen(allow);
+    struct sbuf allow = SBUF_INIT;
+    sbuf_puts(&allow, "Allow: ");
     for (int i = 0; i < ROUTES_N; i++) {
-        if (route_matches(&routes[i], req) && pos + 24 < sizeof(allow)) {
-            pos += (size_t)snprintf(allow + pos, sizeof(allow) - pos, "%s%s",
-                                    pos > 7 ? ", " : "", method_name(routes[i].method));
-            if (routes[i].method == HTTP_GET) {
-                pos += (size_t)snprintf(allow + pos, sizeof(allow) - pos, ", HEAD");
-            }
+        if (route_matches(&routes[i], req)) {
+            sbuf_printf(&allow, "%s%s%s", allow.len > 7 ? ", " : "",
+                        http_method_name(routes[i].method),
+                        routes[i].method == HTTP_GET ? ", HEAD" : "");
         }
     }
-    snprintf(allow + pos, sizeof(allow) - pos, "\r\n");
+    sbuf_puts(&allow, "\r\n");
     static const char body[] =
         "{\"code\":\"method_not_allowed\",\"message\":\"method not allowed for this path\"}";
-    http_respond_ex(req, 405, "application/json", allow, body, sizeof(body) - 1);
+    http_respond_ex(req, 405, "application/json", allow.failed ? NULL : allow.data, body,
+                    sizeof(body) - 1);
+    sbuf_free(&allow);
 }
 
 leaf_status_t router_dispatch(struct http_request *req) {
@@ -92,17 +92,10 @@ leaf_status_t router_dispatch(struct http_request *req) {
         if (path_route < 0) {
             path_route = i;
         }
-        if (routes[i].method != method) {
-            continue;
+        if (routes[i].method == method) {
+            req->route = i;
+            return routes[i].fn(req);
         }
-        req->route = i;
-        leaf_status_t rc = routes[i].fn(req);
-        if (rc != LEAF_EAGAIN) {
-            int loop = http_loop_index(req->loop);
-            metrics_count_request(loop, i, req->status);
-            metrics_observe_latency(loop, i, metrics_now_ns() - req->started_ns);
-        }
-        return rc;
     }
     if (path_route >= 0) {
         req->route = path_route;
@@ -111,6 +104,14 @@ leaf_status_t router_dispatch(struct http_request *req) {
         req->route = ROUTE_NOT_FOUND;
         http_respond_error(req, 404, "not_found", "no such endpoint");
     }
-    metrics_count_request(http_loop_index(req->loop), req->route, req->status);
     return LEAF_OK;
+}
+
+void router_done(const struct http_request *req) {
+    struct metrics *m = api_ctx(req)->metrics;
+    int route = req->route == HTTP_ROUTE_NONE ? ROUTE_BAD_REQUEST : req->route;
+    metrics_count_request(m, req->loop, route, req->status);
+    if (route < ROUTES_N) {
+        metrics_observe_latency(m, req->loop, route, clock_mono_ns() - req->started_ns);
+    }
 }

@@ -5,35 +5,41 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log.h"
-#include "metrics.h"
-#include "router.h"
+#include "clock.h"
+#include "num.h"
 
+/*
+ * One connection's protocol state. The request being received is copied
+ * into head, which is allocated when a request starts and released when the
+ * connection goes idle: url, then the Authorization value, then the body.
+ */
+struct http_proto {
+    struct session s; /* first: the server sees only this */
+    llhttp_t parser;
+    const struct http_proto_config *cfg;
+
+    struct sbuf head; /* the request being received */
+    size_t url_len;
+    size_t auth_off, auth_len;
+    size_t body_off, body_len;
+    size_t head_bytes;
+    char field[32];
+    size_t field_len;
+    int in_auth;
+    int in_body;
+    int too_large; /* 413/414/431 once a limit is hit */
+    int head_only; /* the request is HEAD: answers carry no body */
+
+    struct http_request req; /* the request dispatched last (kept while parked) */
+};
 
 /* ---- output -------------------------------------------------------------- */
-
-static int buf_reserve(struct http_buf *b, size_t extra) {
-    if (b->len + extra <= b->cap) {
-        return 0;
-    }
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) {
-        cap *= 2;
-    }
-    char *p = realloc(b->data, cap);
-    if (p == NULL) {
-        log_error("http", "realloc(%zu) for output failed", cap);
-        return -1;
-    }
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
 
 static const char *http_reason(int status) {
     switch (status) {
     case 200: return "OK";
     case 201: return "Created";
+    case 307: return "Temporary Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -43,50 +49,45 @@ static const char *http_reason(int status) {
     case 409: return "Conflict";
     case 413: return "Payload Too Large";
     case 414: return "URI Too Long";
+    case 417: return "Expectation Failed";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     default: return "Unknown";
     }
 }
 
-static char *put_str(char *p, const char *s) {
+static char *put_str(char *o, const char *s) {
     size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
+    memcpy(o, s, n);
+    return o + n;
 }
 
-static char *put_uint(char *p, size_t v) {
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n) {
-        *p++ = tmp[--n];
-    }
-    return p;
+static char *put_num(char *o, int64_t v) {
+    return o + num_format_i64(o, v);
 }
 
 /* Status line and headers are assembled by hand: snprintf showed in profiles. */
 static void proto_append_response(struct http_proto *p, int status, const char *type,
                                   const char *extra, const char *body, size_t body_len) {
+    struct sbuf *out = &p->s.out;
     size_t extra_len = extra ? strlen(extra) : 0;
-    if (buf_reserve(&p->out, body_len + extra_len + 256) != 0) {
-        p->close_after = 1;
+    if (sbuf_reserve(out, body_len + extra_len + strlen(type) + 192) != LEAF_OK) {
+        p->s.close_after = 1;
         return;
     }
-    char *o = p->out.data + p->out.len;
+    char *o = out->data + out->len;
     o = put_str(o, "HTTP/1.1 ");
-    o = put_uint(o, (size_t)status);
+    o = put_num(o, status);
     *o++ = ' ';
     o = put_str(o, http_reason(status));
     o = put_str(o, "\r\nContent-Type: ");
     o = put_str(o, type);
     o = put_str(o, "\r\nContent-Length: ");
-    o = put_uint(o, body_len);
-    if (p->close_after) {
+    o = put_num(o, (int64_t)body_len);
+    if (p->s.close_after) {
         o = put_str(o, "\r\nConnection: close");
     } else if (p->parser.http_major == 1 && p->parser.http_minor == 0) {
         o = put_str(o, "\r\nConnection: keep-alive");
@@ -97,11 +98,12 @@ static void proto_append_response(struct http_proto *p, int status, const char *
         o += extra_len;
     }
     o = put_str(o, "\r\n");
-    if (p->head_only) {
-        body_len = 0; /* HEAD: the headers of the GET answer, no body */
+    if (!p->head_only && body_len > 0) { /* HEAD: the GET answer's headers, no body */
+        memcpy(o, body, body_len);
+        o += body_len;
     }
-    memcpy(o, body, body_len);
-    p->out.len = (size_t)(o + body_len - p->out.data);
+    out->len = (size_t)(o - out->data);
+    out->data[out->len] = '\0';
 }
 
 void http_respond_ex(struct http_request *req, int status, const char *content_type,
@@ -117,54 +119,79 @@ void http_respond(struct http_request *req, int status, const char *content_type
 
 void http_respond_error(struct http_request *req, int status, const char *code,
                         const char *message) {
-    char body[512];
+    char body[640];
     int n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"%s\"}", code, message);
     if (n < 0 || (size_t)n >= sizeof(body)) {
-        n = (int)sizeof(body) - 1;
+        n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"\"}", code);
     }
     http_respond(req, status, "application/json", body, (size_t)n);
 }
 
-void http_proto_fail(struct http_proto *p, int status, const char *code, const char *message) {
-    struct http_request req = {.proto = p, .loop = p->loop};
-    req.route = router_route_bad_request();
-    p->close_after = 1;
-    http_respond_error(&req, status, code, message);
-    metrics_count_request(http_loop_index(p->loop), req.route, status);
+const char *http_method_name(int method) {
+    return llhttp_method_name((llhttp_method_t)method);
 }
 
-/* ---- llhttp callbacks: copy what the router needs, enforce limits --------- */
+int64_t http_request_now(const struct http_request *req) {
+    return req->proto->s.now_ms;
+}
+
+static void proto_done(struct http_proto *p) {
+    if (p->cfg->done != NULL) {
+        p->cfg->done(&p->req);
+    }
+}
+
+/* Answers with an error of the HTTP layer itself and closes after it. */
+static void proto_fail(struct http_proto *p, int status, const char *code, const char *message) {
+    p->req = (struct http_request){
+        .route = HTTP_ROUTE_NONE,
+        .loop = p->s.loop,
+        .started_ns = clock_mono_ns(),
+        .ctx = p->cfg->ctx,
+        .proto = p,
+    };
+    p->s.close_after = 1;
+    p->head_only = 0;
+    http_respond_error(&p->req, status, code, message);
+    p->s.head_started_ms = 0;
+    proto_done(p);
+}
+
+/* ---- llhttp callbacks: copy what the handler needs, enforce limits -------- */
 
 static int on_message_begin(llhttp_t *lp) {
     struct http_proto *p = lp->data;
-    p->url_len = p->head_bytes = p->field_len = p->auth_len = p->body_len = 0;
-    p->in_auth = 0;
+    sbuf_reset(&p->head);
+    p->url_len = p->auth_off = p->auth_len = p->body_off = p->body_len = 0;
+    p->head_bytes = p->field_len = 0;
+    p->in_auth = p->in_body = 0;
     p->too_large = 0;
     p->head_only = 0;
-    if (p->head_started_ms == 0) {
-        p->head_started_ms = http_loop_now(p->loop);
+    if (p->s.head_started_ms == 0) {
+        p->s.head_started_ms = p->s.now_ms;
     }
     return 0;
 }
 
-/*
- * Appends a piece of the request (llhttp hands spans in pieces) to one of
- * its copies; over cap, records the status to answer with and stops parsing.
- */
-static int proto_append(struct http_proto *p, char *dst, size_t *dst_len, size_t cap,
-                        const char *at, size_t len, int status) {
-    if (*dst_len + len > cap) {
+/* Appends a piece of the request to head; over the cap, records the status to answer. */
+static int proto_append(struct http_proto *p, size_t *len, size_t cap, const char *at, size_t n,
+                        int status) {
+    if (*len + n > cap) {
         p->too_large = status;
         return HPE_USER;
     }
-    memcpy(dst + *dst_len, at, len);
-    *dst_len += len;
+    sbuf_append(&p->head, at, n);
+    if (p->head.failed) {
+        p->too_large = 503;
+        return HPE_USER;
+    }
+    *len += n;
     return 0;
 }
 
 static int on_url(llhttp_t *lp, const char *at, size_t len) {
     struct http_proto *p = lp->data;
-    return proto_append(p, p->url, &p->url_len, HTTP_MAX_URL, at, len, 414);
+    return proto_append(p, &p->url_len, HTTP_MAX_URL, at, len, 414);
 }
 
 static int head_add(struct http_proto *p, size_t len) {
@@ -192,7 +219,8 @@ static int on_header_field_complete(llhttp_t *lp) {
     struct http_proto *p = lp->data;
     p->in_auth = p->field_len == 13 && strncasecmp(p->field, "authorization", 13) == 0;
     if (p->in_auth) {
-        p->auth_len = 0; /* the last Authorization header wins */
+        p->auth_off = p->head.len; /* the last Authorization header wins */
+        p->auth_len = 0;
     }
     p->field_len = 0;
     return 0;
@@ -203,7 +231,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
-    return p->in_auth ? proto_append(p, p->auth, &p->auth_len, HTTP_MAX_AUTH, at, len, 431) : 0;
+    return p->in_auth ? proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431) : 0;
 }
 
 static int on_headers_complete(llhttp_t *lp) {
@@ -212,16 +240,21 @@ static int on_headers_complete(llhttp_t *lp) {
         p->too_large = 413;
         return HPE_USER;
     }
+    p->in_auth = 0;
     return 0;
 }
 
 static int on_body(llhttp_t *lp, const char *at, size_t len) {
     struct http_proto *p = lp->data;
-    return proto_append(p, p->body, &p->body_len, HTTP_MAX_BODY, at, len, 413);
+    if (!p->in_body) {
+        p->in_body = 1;
+        p->body_off = p->head.len;
+    }
+    return proto_append(p, &p->body_len, HTTP_MAX_BODY, at, len, 413);
 }
 
 static int on_message_complete(llhttp_t *lp) {
-    /* One request at a time: http_proto_execute() dispatches it, then resumes. */
+    /* One request at a time: http_input() dispatches it, then resumes. */
     return HPE_PAUSED;
 }
 
@@ -250,21 +283,23 @@ static void proto_strip_absolute_form(struct http_request *r) {
 
 static void proto_build_request(struct http_proto *p) {
     struct http_request *r = &p->req;
-    p->url[p->url_len] = '\0';
-    p->auth[p->auth_len] = '\0';
+    const char *base = p->head.data ? p->head.data : "";
     *r = (struct http_request){
         .method = p->parser.method,
-        .path = p->url,
+        .path = base,
         .path_len = p->url_len,
         .query = "",
-        .body = p->body,
+        .body = p->body_len ? base + p->body_off : "",
         .body_len = p->body_len,
-        .auth = p->auth,
+        .auth = p->auth_len ? base + p->auth_off : "",
         .auth_len = p->auth_len,
-        .loopback = p->loopback,
-        .first_seen_ms = http_loop_now(p->loop),
-        .started_ns = metrics_now_ns(),
-        .loop = p->loop,
+        .loopback = p->s.loopback,
+        .loop = p->s.loop,
+        .first_seen_ms = p->s.now_ms,
+        .started_ns = clock_mono_ns(),
+        .route = HTTP_ROUTE_NONE,
+        .wait = &p->s.wait,
+        .ctx = p->cfg->ctx,
         .proto = p,
     };
     proto_strip_absolute_form(r);
@@ -276,48 +311,53 @@ static void proto_build_request(struct http_proto *p) {
         r->path_len = (size_t)(q - r->path);
     }
     if (!llhttp_should_keep_alive(&p->parser)) {
-        p->close_after = 1;
+        p->s.close_after = 1;
     }
 }
 
 static void proto_dispatch(struct http_proto *p) {
     p->req.status = 0;
     p->req.retry_ms = 0;
-    if (router_dispatch(&p->req) == LEAF_EAGAIN) {
+    if (p->cfg->handler(&p->req) == LEAF_EAGAIN) {
         p->req.retries++;
-        p->waiting = 1;
+        p->s.waiting = 1;
+        p->s.resume_after_ms = p->req.retry_ms;
         return;
     }
-    p->waiting = 0;
-    p->head_started_ms = 0;
-}
-
-void http_proto_retry(struct http_proto *p) {
-    proto_dispatch(p);
+    leaf_wait_cancel(&p->s.wait); /* whatever registration the handler left */
+    p->s.waiting = 0;
+    p->s.head_started_ms = 0;
+    proto_done(p);
 }
 
 static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
     switch (p->too_large) {
     case 414:
-        http_proto_fail(p, 414, "uri_too_long", "request line longer than 2048 bytes");
+        proto_fail(p, 414, "uri_too_long", "request line longer than 2048 bytes");
         return;
     case 431:
-        http_proto_fail(p, 431, "header_too_large", "request head larger than 8192 bytes");
+        proto_fail(p, 431, "header_too_large", "request head larger than 8192 bytes");
         return;
     case 413:
-        http_proto_fail(p, 413, "body_too_large", "request body larger than 16384 bytes");
+        proto_fail(p, 413, "body_too_large", "request body larger than 16384 bytes");
+        return;
+    case 503:
+        proto_fail(p, 503, "out_of_memory", "out of memory receiving the request");
         return;
     default: {
         char msg[160];
         snprintf(msg, sizeof(msg), "malformed HTTP request: %s", llhttp_errno_name(err));
-        http_proto_fail(p, 400, "bad_request", msg);
+        proto_fail(p, 400, "bad_request", msg);
     }
     }
 }
 
-size_t http_proto_execute(struct http_proto *p, const char *data, size_t len) {
+/* ---- the protocol's entry points ------------------------------------------ */
+
+static size_t http_input(struct session *s, const char *data, size_t len) {
+    struct http_proto *p = (struct http_proto *)s;
     size_t used = 0;
-    while (!p->waiting && !p->close_after && used < len && p->out.len < HTTP_MAX_OUTPUT) {
+    while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
         llhttp_errno_t err = llhttp_execute(&p->parser, data + used, len - used);
         if (err == HPE_OK) {
             return len;
@@ -334,6 +374,29 @@ size_t http_proto_execute(struct http_proto *p, const char *data, size_t len) {
     return used;
 }
 
+static void http_resume(struct session *s) {
+    proto_dispatch((struct http_proto *)s);
+}
+
+static void http_timeout(struct session *s) {
+    proto_fail((struct http_proto *)s, 408, "request_timeout",
+               "request head not received in time");
+}
+
+static void http_idle(struct session *s) {
+    struct http_proto *p = (struct http_proto *)s;
+    if (s->head_started_ms == 0 && !s->waiting) {
+        sbuf_free(&p->head);
+    }
+}
+
+static void http_close(struct session *s) {
+    struct http_proto *p = (struct http_proto *)s;
+    sbuf_free(&p->head);
+    sbuf_free(&s->out);
+    free(p);
+}
+
 static const llhttp_settings_t proto_settings = {
     .on_message_begin = on_message_begin,
     .on_url = on_url,
@@ -345,15 +408,27 @@ static const llhttp_settings_t proto_settings = {
     .on_message_complete = on_message_complete,
 };
 
-void http_proto_init(struct http_proto *p, struct http_loop *loop, int loopback) {
-    memset(p, 0, sizeof(*p)); /* out must have been freed (or never used) */
-    p->loop = loop;
-    p->loopback = loopback;
+static struct session *http_open(void *arg, int loopback, int loop) {
+    struct http_proto *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return NULL;
+    }
+    p->cfg = arg;
+    p->s.loopback = loopback;
+    p->s.loop = loop;
+    sbuf_init(&p->s.out, 0);
+    sbuf_init(&p->head, 0);
     llhttp_init(&p->parser, HTTP_REQUEST, &proto_settings);
     p->parser.data = p;
+    return &p->s;
 }
 
-void http_proto_free(struct http_proto *p) {
-    free(p->out.data);
-    p->out = (struct http_buf){0};
-}
+const struct proto_ops http_proto_ops = {
+    .name = "http",
+    .open = http_open,
+    .input = http_input,
+    .resume = http_resume,
+    .timeout = http_timeout,
+    .idle = http_idle,
+    .close = http_close,
+};

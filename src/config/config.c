@@ -1,10 +1,10 @@
 /*
- * Configuration parsing: every key is a row of CONFIG_KEYS (src/config.h),
+ * Configuration parsing: every key is a row of CONFIG_KEYS (config.h),
  * and the file parser, the environment override and the dump all walk that
  * one table. Per-type rules live in small functions picked by the row's
  * type, so adding a key never adds code here.
  *
- * Pure code (libc only). See src/config.h for ownership.
+ * Pure code (libc only). See config.h for ownership.
  */
 #include "config.h"
 #include "config_value.h"

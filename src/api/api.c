@@ -1,0 +1,273 @@
+#include "api.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "num.h"
+#include "snowflake_id.h"
+#include "validate.h"
+#include "zk_session.h"
+
+/*
+ * A request waiting for the generator (clock a little behind, or every
+ * millisecond up to the borrow limit used) gives up after this long.
+ */
+#define API_MAX_GEN_WAIT_MS 1000
+
+int api_query_get(const struct http_request *req, const char *name, const char **val,
+                  size_t *len) {
+    size_t name_len = strlen(name);
+    const char *p = req->query, *end = req->query + req->query_len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *stop = amp ? amp : end;
+        if ((size_t)(stop - p) >= name_len && memcmp(p, name, name_len) == 0 &&
+            (p + name_len == stop || p[name_len] == '=')) {
+            /* "name" alone counts as present with an empty value */
+            *val = p + name_len + (p + name_len < stop);
+            *len = (size_t)(stop - *val);
+            return 1;
+        }
+        p = stop + 1;
+    }
+    return 0;
+}
+
+leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
+                                size_t *key_len, int *count) {
+    *key = req->path + prefix_len;
+    *key_len = req->path_len - prefix_len;
+    if (!validate_tag(*key, *key_len)) {
+        http_respond_error(req, 400, "bad_tag",
+                           "key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+        return LEAF_EINVAL;
+    }
+    const char *val;
+    size_t len;
+    *count = 1;
+    if (api_query_get(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
+        http_respond_error(req, 400, "bad_count", "count must be an integer from 1 to 10000");
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+int64_t *api_ids_alloc(int64_t *stack, int count) {
+    return count <= API_IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
+}
+
+void api_ids_free(int64_t *stack, int64_t *ids) {
+    if (ids != stack) {
+        free(ids);
+    }
+}
+
+void api_respond_sbuf(struct http_request *req, int status, const char *type, struct sbuf *b) {
+    if (b->failed) {
+        http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
+        return;
+    }
+    http_respond(req, status, type, b->data ? b->data : "", b->len);
+}
+
+void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
+    char small[API_IDS_STACK * 21];
+    if (n <= API_IDS_STACK) {
+        size_t len = 0;
+        for (int i = 0; i < n; i++) {
+            if (i) {
+                small[len++] = '\n';
+            }
+            len += num_format_i64(small + len, ids[i]);
+        }
+        http_respond(req, 200, "text/plain", small, len);
+        return;
+    }
+    struct sbuf text = SBUF_INIT;
+    if (sbuf_reserve(&text, (size_t)n * 21) == LEAF_OK) {
+        for (int i = 0; i < n; i++) {
+            if (i) {
+                text.data[text.len++] = '\n';
+            }
+            text.len += num_format_i64(text.data + text.len, ids[i]);
+        }
+    }
+    api_respond_sbuf(req, 200, "text/plain", &text);
+    sbuf_free(&text);
+}
+
+static leaf_status_t snowflake_refuse(struct http_request *req, leaf_status_t rc) {
+    switch (rc) {
+    case LEAF_ECLOCK:
+        http_respond_error(req, 503, "clock_backwards",
+                           "the clock moved backwards; refusing until it catches up");
+        break;
+    case LEAF_EAGAIN:
+        http_respond_error(req, 503, "overloaded",
+                           "the generator stayed busy or the clock behind for a whole second");
+        break;
+    case LEAF_ERANGE:
+        http_respond_error(req, 503, "clock_out_of_range",
+                           "the clock is before the epoch or past the 41-bit horizon");
+        break;
+    default:
+        http_respond_error(req, 503, "not_ready", "no worker ID held or reservation not persisted");
+        break;
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t api_snowflake_get(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    const char *key;
+    size_t key_len;
+    int count;
+    if (api_key_and_count(req, sizeof("/api/snowflake/get/") - 1, &key, &key_len, &count) !=
+        LEAF_OK) {
+        return LEAF_OK;
+    }
+    if (!ctx->cfg->snowflake_enable) {
+        http_respond_error(req, 503, "snowflake_disabled", "snowflake mode is disabled on this node");
+        return LEAF_OK;
+    }
+    int64_t stack[API_IDS_STACK], wait_ms;
+    int64_t *ids = api_ids_alloc(stack, count);
+    if (ids == NULL) {
+        http_respond_error(req, 503, "out_of_memory", "out of memory");
+        return LEAF_OK;
+    }
+    leaf_status_t rc = snowflake_node_next(ctx->snowflake, ids, count, &wait_ms);
+    if (rc == LEAF_OK) {
+        api_respond_ids(req, ids, count);
+    } else if (rc == LEAF_EAGAIN &&
+               http_request_now(req) - req->first_seen_ms + wait_ms <= API_MAX_GEN_WAIT_MS) {
+        req->retry_ms = wait_ms;
+    } else {
+        snowflake_refuse(req, rc);
+        rc = LEAF_OK;
+    }
+    api_ids_free(stack, ids);
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+leaf_status_t api_decode(struct http_request *req) {
+    const char *val;
+    size_t len;
+    int64_t id;
+    struct snowflake_parts parts;
+    if (!api_query_get(req, "snowflakeId", &val, &len) || num_parse_i64(val, len, &id) != LEAF_OK ||
+        snowflake_id_decode(id, api_ctx(req)->cfg->epoch, &parts) != 0) {
+        http_respond_error(req, 400, "bad_snowflake_id",
+                           "snowflakeId must be a non-negative 64-bit decimal integer");
+        return LEAF_OK;
+    }
+    /* Leaf's shape: {"timestamp":"<ms>(<local time>)","workerId":"<n>","sequenceId":"<n>"} */
+    time_t secs = (time_t)(parts.timestamp_ms / 1000);
+    struct tm tm;
+    char when[64] = "";
+    if (localtime_r(&secs, &tm) != NULL) {
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    char body[256];
+    int n = snprintf(body, sizeof(body),
+                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",\"workerId\":\"%d\","
+                     "\"sequenceId\":\"%d\"}",
+                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), parts.worker_id,
+                     parts.sequence);
+    http_respond(req, 200, "application/json", body, (size_t)n);
+    return LEAF_OK;
+}
+
+leaf_status_t api_time(struct http_request *req) {
+    char body[64];
+    int n = snprintf(body, sizeof(body), "{\"timestamp\":%" PRId64 "}", clock_wall_ms());
+    http_respond(req, 200, "application/json", body, (size_t)n);
+    return LEAF_OK;
+}
+
+leaf_status_t api_health(struct http_request *req) {
+    static const char body[] = "{\"status\":\"ok\"}";
+    http_respond(req, 200, "application/json", body, sizeof(body) - 1);
+    return LEAF_OK;
+}
+
+/* The snowflake member of /ready; returns 1 when snowflake can issue now. */
+static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
+    struct snowflake_node_view v;
+    if (!ctx->cfg->snowflake_enable) {
+        sbuf_puts(b, "\"snowflake\":{\"enabled\":false}");
+        return 1;
+    }
+    snowflake_node_view(ctx->snowflake, &v);
+    sbuf_printf(b,
+                "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
+                "\"clock_behind_ms\":%" PRId64 ",\"worker_id\":%d,"
+                "\"mode\":\"%s\",\"coordinated\":%s%s",
+                v.ready ? "true" : "false", v.reason, v.clock_behind_ms, v.worker_id,
+                v.is_static ? "static" : "zookeeper", v.is_static ? "false" : "true",
+                v.is_static ? ",\"warning\":\"static worker mode: worker IDs are not "
+                              "coordinated; never run two nodes with the same worker ID\""
+                            : "");
+    if (v.started && v.use_zk) {
+        sbuf_printf(b,
+                    ",\"zookeeper\":{\"session\":\"%s\",\"reconnects\":%lld,"
+                    "\"expirations\":%lld,\"registered\":%s,\"ephemeral\":%s,"
+                    "\"last_report_age_ms\":%" PRId64 ",\"local_report_age_ms\":%" PRId64
+                    ",\"reserved_ahead_ms\":%" PRId64 "}",
+                    zk_state_name(v.zk_state), v.connects > 1 ? v.connects - 1 : 0,
+                    v.expirations, v.registered ? "true" : "false",
+                    v.ephemeral ? "true" : "false", v.zk_report_age_ms, v.local_report_age_ms,
+                    v.reserved_ahead_ms);
+    }
+    sbuf_putc(b, '}');
+    return v.ready;
+}
+
+/* The segment member of /ready; returns 1 when segment IDs can be issued now. */
+static int ready_segment(const struct api_ctx *ctx, struct sbuf *b) {
+    struct segment_service_stats st;
+    segment_service_stats(ctx->segment, &st);
+    if (!st.enabled) {
+        sbuf_puts(b, "\"segment\":{\"enabled\":false}");
+        return 1;
+    }
+    sbuf_printf(b,
+                "\"segment\":{\"enabled\":true,\"ready\":%s,\"database\":\"%s\","
+                "\"tags\":%zu,\"tags_buffered\":%zu%s}",
+                st.ready ? "true" : "false", st.db_up ? "up" : "down", st.tags_by_state[1],
+                st.buffered,
+                st.ready ? ""
+                         : ",\"reason\":\"database unreachable and no tag has a "
+                           "buffered range\"");
+    return st.ready;
+}
+
+leaf_status_t api_ready(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    struct sbuf b = SBUF_INIT;
+    sbuf_putc(&b, '{');
+    int ok = ready_snowflake(ctx, &b);
+    sbuf_putc(&b, ',');
+    ok &= ready_segment(ctx, &b);
+    if (ok) {
+        sbuf_puts(&b, ",\"status\":\"ready\"}");
+    } else {
+        sbuf_puts(&b, ",\"code\":\"not_ready\",\"message\":\"an enabled mode cannot "
+                      "issue IDs now\"}");
+    }
+    api_respond_sbuf(req, ok ? 200 : 503, "application/json", &b);
+    sbuf_free(&b);
+    return LEAF_OK;
+}
+
+leaf_status_t api_metrics(struct http_request *req) {
+    struct sbuf b = SBUF_INIT;
+    metrics_render(api_ctx(req), &b);
+    api_respond_sbuf(req, 200, "text/plain; version=0.0.4", &b);
+    sbuf_free(&b);
+    return LEAF_OK;
+}

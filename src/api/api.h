@@ -1,0 +1,95 @@
+#ifndef LEAF_API_H
+#define LEAF_API_H
+
+/*
+ * The HTTP API: handlers (the route table is in router.c) and the helpers
+ * they share. Handlers run on an event-loop thread and reach the node's
+ * services through the request's context, a struct api_ctx that main()
+ * builds before the loops start and never changes afterwards.
+ */
+#include <stdint.h>
+
+#include "config.h"
+#include "http_proto.h"
+#include "metrics.h"
+#include "segment_service.h"
+#include "snowflake_node.h"
+
+struct api_ctx {
+    const struct leaf_config *cfg;
+    struct snowflake_node *snowflake;
+    struct segment_service *segment;
+    struct metrics *metrics;
+    int64_t started_ms; /* wall clock at start */
+    /* Open connections of the HTTP listener (the server's count). */
+    uint64_t (*http_connections)(void *arg);
+    void *conn_arg;
+};
+
+/* The router: dispatches a request to its handler (http_proto_config.handler). */
+leaf_status_t router_dispatch(struct http_request *req);
+/* The completion hook (http_proto_config.done): per-route accounting. */
+void router_done(const struct http_request *req);
+/* Number of routes + the pseudo-routes not_found and bad_request; route names. */
+int router_count(void);
+const char *router_name(int route);
+
+leaf_status_t api_snowflake_get(struct http_request *req);
+leaf_status_t api_decode(struct http_request *req);
+leaf_status_t api_time(struct http_request *req);
+leaf_status_t api_health(struct http_request *req);
+leaf_status_t api_ready(struct http_request *req);
+leaf_status_t api_metrics(struct http_request *req);
+
+/* segment handlers: api_segment.c */
+leaf_status_t api_segment_get(struct http_request *req);
+leaf_status_t api_leaf_get(struct http_request *req);
+/* admin API (api_admin.c) and monitor pages (api_pages.c) */
+leaf_status_t api_admin_create(struct http_request *req);
+leaf_status_t api_admin_init_cache(struct http_request *req);
+leaf_status_t api_admin_step(struct http_request *req);
+leaf_status_t api_cache_page(struct http_request *req);
+leaf_status_t api_db_page(struct http_request *req);
+
+static inline const struct api_ctx *api_ctx(const struct http_request *req) {
+    return (const struct api_ctx *)req->ctx;
+}
+
+/*
+ * Admin requests wait for one database job: start() queues it and parks the
+ * request (LEAF_EAGAIN); wait(), on every later call, answers through
+ * `answer` once the job is back, or 503 after leafd.db.timeout.ms + 1 s.
+ */
+typedef void (*api_admin_answer_fn)(struct http_request *req, struct segment_db_job *job);
+leaf_status_t api_admin_start(struct http_request *req, struct segment_db_job *job);
+leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer);
+
+/* The admin rule; answers 401/403 itself and returns 0 when refused. */
+int api_admin_allowed(struct http_request *req);
+
+/* Finds name=value in the query; returns 1 and the raw value when present. */
+int api_query_get(const struct http_request *req, const char *name, const char **val,
+                  size_t *len);
+
+/*
+ * Reads the {key} after `prefix_len` bytes of the path and the optional
+ * ?count=N; answers 400 itself and returns LEAF_EINVAL when either is bad.
+ */
+leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
+                                size_t *key_len, int *count);
+
+/* Answers 200 text/plain with the IDs, one per line. */
+void api_respond_ids(struct http_request *req, const int64_t *ids, int n);
+
+/* Answers 200 with the JSON in b (or 500 when building it ran out of memory). */
+void api_respond_sbuf(struct http_request *req, int status, const char *type, struct sbuf *b);
+
+/*
+ * Room for count IDs: the stack buffer when it is big enough, else the heap
+ * (free with api_ids_free). NULL when out of memory.
+ */
+#define API_IDS_STACK 16
+int64_t *api_ids_alloc(int64_t *stack, int count);
+void api_ids_free(int64_t *stack, int64_t *ids);
+
+#endif

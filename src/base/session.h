@@ -1,0 +1,103 @@
+#ifndef LEAF_SESSION_H
+#define LEAF_SESSION_H
+
+/*
+ * What the server layer (src/net) and a protocol module (src/http, src/resp)
+ * share about one connection, and how a parked request is woken. libc only,
+ * so the protocols stay free of libuv and are tested without sockets.
+ *
+ * The server owns the socket and the event loop; the protocol owns parsing
+ * and framing. The protocol embeds a struct session first in its
+ * per-connection state and keeps its fields current; the server reads them
+ * to decide when to read, write, wait and close.
+ *
+ * Ownership: a session and its protocol state belong to the connection's
+ * event-loop thread. The one exception is session.wait, which another thread
+ * may wake (see struct leaf_wait).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbuf.h"
+
+/*
+ * A parked request's wake-up handle. A handler that cannot answer yet (a
+ * segment range or an admin result is on its way) puts the request's wait
+ * on the list of whatever will produce the answer and returns LEAF_EAGAIN.
+ * When the answer arrives, that producer calls wake() from its own thread;
+ * the server then resumes exactly that request on its loop.
+ *
+ * - wake is set by the server and is thread-safe.
+ * - cancel and data are set by whoever holds the wait (the producer's
+ *   registration). cancel() is called on the loop thread when the request
+ *   stops waiting for good (its connection closed, or its handler gave up);
+ *   it unlinks the wait under the producer's own lock and releases data.
+ *   It must be idempotent, and the producer must outlive every connection
+ *   (the services do: they stop after the event loops).
+ * - prev/next/list belong to the producer and are guarded by its lock.
+ */
+struct leaf_wait_list;
+struct leaf_wait {
+    struct leaf_wait *prev, *next;
+    struct leaf_wait_list *list; /* the list it is on, NULL when none */
+    void (*wake)(struct leaf_wait *w);
+    void (*cancel)(struct leaf_wait *w);
+    void *data;
+};
+
+/* A producer's list of waits; the producer guards it with its own lock. */
+struct leaf_wait_list {
+    struct leaf_wait *head;
+};
+
+/* The list functions are called with the producer's lock held. */
+void leaf_wait_link(struct leaf_wait_list *l, struct leaf_wait *w);
+/* Leaves whatever list w is on (no-op when none). */
+void leaf_wait_unlink(struct leaf_wait *w);
+/* Unlinks every wait on l and wakes it. */
+void leaf_wait_wake_all(struct leaf_wait_list *l);
+
+/* The request no longer waits: calls cancel() once if a producer holds it. */
+void leaf_wait_cancel(struct leaf_wait *w);
+
+/* Replies waiting for the socket beyond this stop the reading of more requests. */
+#define SESSION_MAX_OUTPUT (4u << 20)
+
+struct session {
+    struct sbuf out;          /* replies not yet handed to the socket */
+    struct leaf_wait wait;    /* the parked request's wake-up */
+    int64_t now_ms;           /* the loop's monotonic time, set before each call */
+    int64_t resume_after_ms;  /* parked: resume after this long even if not woken */
+    int64_t head_started_ms;  /* a request is partly received since then; 0 = none */
+    int waiting;              /* a request is parked: feed no input, write what is ready */
+    int close_after;          /* close once out is written */
+    int loopback;             /* the peer is a loopback address */
+    int loop;                 /* index of the serving loop (per-loop counters) */
+    void *conn;               /* the server's connection (set by the server; read by wake) */
+};
+
+/*
+ * A protocol module, as the server sees it. Every call is made on the
+ * connection's loop thread, with s->now_ms set.
+ */
+struct proto_ops {
+    const char *name; /* "http", "resp": logs and metrics */
+    /* New connection: allocates the protocol state (buffers come later). */
+    struct session *(*open)(void *arg, int loopback, int loop);
+    /* Parses and answers requests from data; returns the bytes consumed. It
+     * stops early when a request parks, close_after is set, or out is over
+     * the output limit; the server passes the rest again later. */
+    size_t (*input)(struct session *s, const char *data, size_t len);
+    /* The parked request may go on (woken, or resume_after_ms passed). */
+    void (*resume)(struct session *s);
+    /* A request took longer than the request timeout (or the drain grace) to
+     * arrive: answer with the protocol's error and set close_after. */
+    void (*timeout)(struct session *s);
+    /* Nothing is pending: release what can be released (idle connections
+     * cost almost nothing). */
+    void (*idle)(struct session *s);
+    /* The connection is gone: free everything (s->wait is already cancelled). */
+    void (*close)(struct session *s);
+};
+
+#endif

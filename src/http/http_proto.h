@@ -1,0 +1,94 @@
+#ifndef LEAF_HTTP_PROTO_H
+#define LEAF_HTTP_PROTO_H
+
+/*
+ * HTTP/1.1 as a protocol module of the server layer (session.h), without
+ * any I/O: bytes go in, replies come out in session.out. It parses with
+ * llhttp (compiled in), one request at a time, hands each to a handler
+ * through a callback, and reports each answered request through a
+ * completion hook. It knows no route, handler or metric; the fuzzer and
+ * the unit tests drive it directly.
+ *
+ * A handler writes exactly one response with http_respond*() and returns
+ * LEAF_OK, or writes nothing and returns LEAF_EAGAIN after setting
+ * req->retry_ms (resume at the latest after this long) and, optionally,
+ * registering req->wait with whatever will wake it. The request is then
+ * parked and handed to the handler again, unchanged but for retries, when
+ * it is woken or retry_ms has passed. Replies leave in request order.
+ *
+ * Ownership: a struct http_proto belongs to the thread of its connection.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llhttp.h"
+#include "sbuf.h"
+#include "session.h"
+#include "status.h"
+
+#define HTTP_MAX_URL 2048
+#define HTTP_MAX_HEAD 8192
+#define HTTP_MAX_BODY 16384
+#define HTTP_MAX_AUTH 512
+
+/* req->route of a request answered by the protocol itself (malformed, too large, timeout). */
+#define HTTP_ROUTE_NONE (-1)
+
+struct http_proto;
+
+/* What a handler sees of a request. Valid until it is answered. */
+struct http_request {
+    int method;            /* llhttp method number (HTTP_GET, ...) */
+    const char *path;      /* URL path, not decoded, no query (not NUL-terminated) */
+    size_t path_len;
+    const char *query;     /* after '?', or "" */
+    size_t query_len;
+    const char *body;
+    size_t body_len;
+    const char *auth;      /* Authorization header value, or "" */
+    size_t auth_len;
+    int loopback;          /* client address is 127.0.0.0/8 or ::1 */
+    int loop;              /* index of the serving event loop */
+    int retries;           /* times this request was parked so far */
+    int64_t first_seen_ms; /* monotonic ms when the request was first dispatched */
+    int64_t started_ns;    /* monotonic ns, for latency */
+    int64_t retry_ms;      /* set by a handler that returns LEAF_EAGAIN */
+    int route;             /* set by the handler's router (accounting); HTTP_ROUTE_NONE */
+    int status;            /* status of the response written, 0 until then */
+    struct leaf_wait *wait; /* where a parked request is woken */
+    void *ctx;             /* the handler's context (http_proto_config.ctx) */
+    struct http_proto *proto;
+};
+
+typedef leaf_status_t (*http_handler_fn)(struct http_request *req);
+/* Called once per answered request, after its response was appended. */
+typedef void (*http_done_fn)(const struct http_request *req);
+
+struct http_proto_config {
+    http_handler_fn handler;
+    http_done_fn done; /* may be NULL */
+    void *ctx;
+};
+
+/* The protocol's entry points for the server; open() takes a struct http_proto_config. */
+extern const struct proto_ops http_proto_ops;
+
+/* The loop's monotonic time when the request was last handed to the handler. */
+int64_t http_request_now(const struct http_request *req);
+
+/* Appends a complete response (status line, headers, body). */
+void http_respond(struct http_request *req, int status, const char *content_type,
+                  const char *body, size_t body_len);
+
+/* The same with extra header lines, each ending in CRLF (e.g. "Allow: GET\r\n"). */
+void http_respond_ex(struct http_request *req, int status, const char *content_type,
+                     const char *extra_headers, const char *body, size_t body_len);
+
+/* Appends a JSON error response {"code":...,"message":...} (code and message are not escaped). */
+void http_respond_error(struct http_request *req, int status, const char *code,
+                        const char *message);
+
+/* The name of an llhttp method number ("GET"). */
+const char *http_method_name(int method);
+
+#endif

@@ -1,0 +1,791 @@
+#include "net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "log.h"
+
+/* The loop's read buffer; a connection keeps only what a read left over. */
+#define NET_LOOP_READ_BUF (64u << 10)
+/* A connection's own input buffer, when a partial request must be kept. */
+#define NET_CONN_IN_BUF (16u << 10)
+/* A connection quiet this long gives its buffers back. */
+#define NET_RELEASE_IDLE_MS 1000
+/* While draining, a request still arriving gets this long before its timeout answer. */
+#define NET_DRAIN_GRACE_MS 1000
+
+struct net_loop;
+
+/* One listener of one loop. */
+struct net_listener {
+    uv_tcp_t tcp;
+    const struct net_listen_config *cfg;
+    struct net_loop *nl;
+    int index; /* in the server's listener list */
+    int fd;
+    int fd_owned; /* the handle owns fd */
+    int listening;
+};
+
+/*
+ * One client connection: the socket side. The protocol state is behind s.
+ * Owned by its loop's thread; freed in the close callback once the TCP handle
+ * and the timer are closed. ready/ready_prev/ready_next are guarded by the
+ * loop's ready_lock (another thread's wake() links them).
+ */
+struct net_conn {
+    uv_tcp_t tcp;
+    uv_timer_t timer; /* resumes a parked request after resume_after_ms */
+    uv_write_t wreq;
+    struct net_loop *nl;
+    struct net_listener *ls;
+    struct session *s;
+    struct net_conn *prev, *next; /* the loop's connection list */
+    struct net_conn *ready_prev, *ready_next;
+    int ready; /* on the loop's woken list */
+
+    char *in; /* input the protocol has not consumed yet (NULL when none) */
+    size_t in_len, in_cap;
+    struct sbuf wbuf; /* replies being written by uv_write */
+    int64_t last_active_ms;
+    int writing;      /* wbuf is being written */
+    int reading;      /* uv_read_start is active */
+    int closing;      /* uv_close has been called */
+    int handles_open; /* handles still to be closed before free */
+    int in_loop_buf;  /* the current read went into the loop's buffer */
+};
+
+/* One event loop and its listeners. Owned by its thread, see net.h. */
+struct net_loop {
+    uv_loop_t loop;
+    uv_async_t async; /* stop requests and woken requests */
+    uv_timer_t sweep; /* once a second: timeouts, idle connections, buffers */
+    uv_thread_t thread;
+    struct net_server *srv;
+    int index;
+    int loop_ready; /* uv_loop_init succeeded */
+    struct net_listener listeners[NET_MAX_LISTENERS];
+    int nlisteners;
+    atomic_int stop_requested;
+    int draining;
+    int64_t drain_started_ms;
+    int64_t last_limit_log_ms;
+    struct net_conn *conns;
+    char *rbuf; /* NET_LOOP_READ_BUF bytes */
+
+    pthread_mutex_t ready_lock;
+    struct net_conn *ready_head;
+};
+
+struct net_server {
+    struct net_limits limits;
+    const struct net_listen_config *listeners;
+    int nlisteners;
+    int nloops;
+    struct net_loop *loops[NET_MAX_LOOPS];
+    atomic_llong nconns[NET_MAX_LISTENERS]; /* process-wide, per listener */
+    atomic_llong total_conns;
+    atomic_ullong rejected;
+};
+
+static void conn_process(struct net_conn *c);
+static void conn_flush(struct net_conn *c);
+static void conn_close(struct net_conn *c);
+
+static int64_t loop_now(struct net_loop *nl) {
+    return (int64_t)uv_now(&nl->loop);
+}
+
+static struct session *conn_session(struct net_conn *c) {
+    c->s->now_ms = loop_now(c->nl);
+    return c->s;
+}
+
+/* ---- waking parked requests (any thread -> loop) ------------------------- */
+
+/* session.wait.wake: thread-safe. The connection is alive: see session.h. */
+static void conn_wake(struct leaf_wait *w) {
+    struct session *s = (struct session *)(void *)((char *)w - offsetof(struct session, wait));
+    struct net_conn *c = s->conn;
+    struct net_loop *nl = c->nl;
+    pthread_mutex_lock(&nl->ready_lock);
+    if (!c->ready) {
+        c->ready = 1;
+        c->ready_prev = NULL;
+        c->ready_next = nl->ready_head;
+        if (nl->ready_head != NULL) {
+            nl->ready_head->ready_prev = c;
+        }
+        nl->ready_head = c;
+    }
+    pthread_mutex_unlock(&nl->ready_lock);
+    uv_async_send(&nl->async);
+}
+
+/* Loop thread: takes c off the woken list (it is closing, or resumed by its timer). */
+static void conn_unready(struct net_conn *c) {
+    struct net_loop *nl = c->nl;
+    pthread_mutex_lock(&nl->ready_lock);
+    if (c->ready) {
+        if (c->ready_prev != NULL) {
+            c->ready_prev->ready_next = c->ready_next;
+        } else {
+            nl->ready_head = c->ready_next;
+        }
+        if (c->ready_next != NULL) {
+            c->ready_next->ready_prev = c->ready_prev;
+        }
+        c->ready = 0;
+    }
+    pthread_mutex_unlock(&nl->ready_lock);
+}
+
+/* Runs the parked request again, then whatever input followed it. */
+static void conn_resume(struct net_conn *c) {
+    uv_timer_stop(&c->timer);
+    conn_unready(c);
+    struct session *s = conn_session(c);
+    if (c->closing || !s->waiting) {
+        return;
+    }
+    c->ls->cfg->proto->resume(s);
+    conn_process(c);
+}
+
+static void on_timer(uv_timer_t *t) {
+    conn_resume(t->data);
+}
+
+/* ---- input ---------------------------------------------------------------- */
+
+/* Keeps the unconsumed tail of a read that went into the loop's buffer. */
+static int conn_keep_input(struct net_conn *c, const char *data, size_t len) {
+    if (c->in == NULL) {
+        size_t cap = len > NET_CONN_IN_BUF ? len : NET_CONN_IN_BUF;
+        c->in = malloc(cap);
+        if (c->in == NULL) {
+            log_error("net", "malloc(%zu) for connection input failed", cap);
+            return -1;
+        }
+        c->in_cap = cap;
+    }
+    memmove(c->in, data, len);
+    c->in_len = len;
+    return 0;
+}
+
+/*
+ * Hands input to the protocol, then writes what it answered. A request that
+ * parks arms the connection's timer.
+ */
+static void conn_feed(struct net_conn *c, const char *data, size_t len) {
+    struct session *s = conn_session(c);
+    size_t used = 0;
+    if (!s->waiting && len > 0) {
+        used = c->ls->cfg->proto->input(s, data, len);
+    }
+    if (c->in != NULL && data == c->in) {
+        memmove(c->in, c->in + used, len - used);
+        c->in_len = len - used;
+    } else if (used < len && conn_keep_input(c, data + used, len - used) != 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->in != NULL && c->in_len == 0) {
+        free(c->in);
+        c->in = NULL;
+        c->in_cap = 0;
+    }
+    if (s->waiting) {
+        int64_t delay = s->resume_after_ms > 0 ? s->resume_after_ms : 1;
+        uv_timer_start(&c->timer, on_timer, (uint64_t)delay, 0);
+    }
+    conn_flush(c);
+}
+
+static void conn_process(struct net_conn *c) {
+    conn_feed(c, c->in, c->in_len);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+    struct net_conn *c = h->data;
+    /* A connection with a partial request reads after it; otherwise into the
+     * loop's buffer, and nothing is copied when the read is used up. */
+    c->in_loop_buf = c->in_len == 0;
+    if (c->in_loop_buf) {
+        *buf = uv_buf_init(c->nl->rbuf, NET_LOOP_READ_BUF);
+    } else {
+        *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+    }
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+/* Reads only while there is room for input and the client keeps up. */
+static void conn_update_reading(struct net_conn *c) {
+    const struct session *s = c->s;
+    int room = c->in == NULL || c->in_len < c->in_cap;
+    int want = !c->closing && !s->close_after && !s->waiting && room &&
+               s->out.len + c->wbuf.len < SESSION_MAX_OUTPUT;
+    if (want && !c->reading) {
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+        c->reading = 1;
+    } else if (!want && c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = 0;
+    }
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    struct net_conn *c = st->data;
+    if (nread == 0) {
+        return;
+    }
+    if (nread < 0) {
+        if (nread != UV_EOF) {
+            log_debug("net", "read from client failed: %s", uv_strerror((int)nread));
+        }
+        /* The client is gone or half-closed: answer what is parked, then close. */
+        c->s->close_after = 1;
+        if (c->reading) {
+            uv_read_stop(st);
+            c->reading = 0;
+        }
+        conn_flush(c);
+        return;
+    }
+    c->last_active_ms = loop_now(c->nl);
+    if (c->in_loop_buf) {
+        conn_feed(c, buf->base, (size_t)nread);
+    } else {
+        c->in_len += (size_t)nread;
+        conn_process(c);
+    }
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static void on_written(uv_write_t *w, int status) {
+    struct net_conn *c = w->data;
+    c->writing = 0;
+    sbuf_reset(&c->wbuf);
+    if (status < 0) {
+        log_debug("net", "write to client failed: %s", uv_strerror(status));
+        conn_close(c);
+        return;
+    }
+    if (c->in_len > 0 && !c->s->waiting) {
+        conn_process(c); /* input held back by output back-pressure */
+    } else {
+        conn_flush(c);
+    }
+}
+
+/*
+ * Tries to write the output at once (the common case: the socket has room);
+ * only what the kernel does not take goes through uv_write. Skipping
+ * uv_write when possible saves a deferred callback and an epoll_ctl per
+ * batch of replies.
+ */
+static int conn_write_out(struct net_conn *c) {
+    struct sbuf *out = &c->s->out;
+    uv_buf_t b = uv_buf_init(out->data, (unsigned)out->len);
+    int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (n < 0 && n != UV_EAGAIN) {
+        log_debug("net", "write to client failed: %s", uv_strerror(n));
+        return -1;
+    }
+    size_t done = n > 0 ? (size_t)n : 0;
+    if (done == out->len) {
+        sbuf_reset(out);
+        return 0;
+    }
+    struct sbuf t = c->wbuf;
+    c->wbuf = *out;
+    *out = t;
+    sbuf_reset(out);
+    b = uv_buf_init(c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
+    c->wreq.data = c;
+    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_written);
+    if (rc < 0) {
+        log_debug("net", "uv_write failed: %s", uv_strerror(rc));
+        return -1;
+    }
+    c->writing = 1;
+    return 0;
+}
+
+/* True when the client has sent bytes not read yet (the drain answers them too). */
+static int socket_has_input(struct net_conn *c) {
+    uv_os_fd_t fd;
+    char b;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) {
+        return 0;
+    }
+    return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+static void conn_flush(struct net_conn *c) {
+    if (c->closing) {
+        return;
+    }
+    struct session *s = c->s;
+    if (s->out.failed) {
+        log_error("net", "out of memory building a reply; closing the connection");
+        conn_close(c);
+        return;
+    }
+    if (!c->writing && s->out.len > 0 && conn_write_out(c) != 0) {
+        conn_close(c);
+        return;
+    }
+    if (!c->writing && s->close_after && !s->waiting) {
+        conn_close(c);
+        return;
+    }
+    if (c->nl->draining && !c->writing && !s->waiting && c->in_len == 0 &&
+        s->head_started_ms == 0 && !socket_has_input(c)) {
+        conn_close(c); /* every request received so far is answered */
+        return;
+    }
+    conn_update_reading(c);
+}
+
+/* ---- connection lifetime -------------------------------------------------- */
+
+static void on_conn_closed(uv_handle_t *h) {
+    struct net_conn *c = h->data;
+    if (--c->handles_open > 0) {
+        return;
+    }
+    if (c->s != NULL) {
+        c->ls->cfg->proto->close(c->s);
+    }
+    free(c->in);
+    sbuf_free(&c->wbuf);
+    free(c);
+}
+
+static void conn_close(struct net_conn *c) {
+    if (c->closing) {
+        return;
+    }
+    c->closing = 1;
+    struct net_loop *nl = c->nl;
+    if (c->prev) {
+        c->prev->next = c->next;
+    } else {
+        nl->conns = c->next;
+    }
+    if (c->next) {
+        c->next->prev = c->prev;
+    }
+    atomic_fetch_sub_explicit(&nl->srv->nconns[c->ls->index], 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&nl->srv->total_conns, 1, memory_order_relaxed);
+    if (c->s != NULL) {
+        /* Cancel first: after it, no other thread can wake this connection;
+         * then take it off the woken list, if a wake came before. */
+        leaf_wait_cancel(&c->s->wait);
+    }
+    conn_unready(c);
+    uv_timer_stop(&c->timer);
+    uv_close((uv_handle_t *)&c->timer, on_conn_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+static int addr_is_loopback(const struct sockaddr_storage *ss) {
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+    }
+    return 0;
+}
+
+/* Counts the connection; 0 when the process-wide limit says close it. */
+static int conn_admit(struct net_conn *c) {
+    struct net_loop *nl = c->nl;
+    struct net_server *srv = nl->srv;
+    atomic_fetch_add_explicit(&srv->nconns[c->ls->index], 1, memory_order_relaxed);
+    long long n = atomic_fetch_add_explicit(&srv->total_conns, 1, memory_order_relaxed) + 1;
+    if (n <= srv->limits.max_connections) {
+        return 1;
+    }
+    atomic_fetch_add_explicit(&srv->rejected, 1, memory_order_relaxed);
+    int64_t now = loop_now(nl);
+    if (now - nl->last_limit_log_ms >= 1000 || nl->last_limit_log_ms == 0) {
+        nl->last_limit_log_ms = now;
+        log_warn("net", "connection limit leafd.http.max.connections = %" PRId64
+                 " reached; closing new clients on %s", srv->limits.max_connections,
+                 c->ls->cfg->addr);
+    }
+    return 0;
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+    struct net_listener *ls = server->data;
+    struct net_loop *nl = ls->nl;
+    if (status < 0) {
+        log_warn("net", "accept on %s failed: %s", ls->cfg->addr, uv_strerror(status));
+        return;
+    }
+    struct net_conn *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        log_error("net", "calloc(connection) failed");
+        return;
+    }
+    c->nl = nl;
+    c->ls = ls;
+    uv_tcp_init(&nl->loop, &c->tcp);
+    uv_timer_init(&nl->loop, &c->timer);
+    c->tcp.data = c->timer.data = c;
+    c->handles_open = 2;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        c->closing = 1;
+        uv_close((uv_handle_t *)&c->timer, on_conn_closed);
+        uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+        return;
+    }
+    c->next = nl->conns;
+    if (nl->conns) {
+        nl->conns->prev = c;
+    }
+    nl->conns = c;
+    struct sockaddr_storage ss;
+    int len = sizeof(ss), loopback = 0;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        loopback = addr_is_loopback(&ss);
+    }
+    int admitted = conn_admit(c);
+    c->s = ls->cfg->proto->open(ls->cfg->proto_arg, loopback, nl->index);
+    if (c->s == NULL) {
+        log_error("net", "out of memory opening a %s connection", ls->cfg->proto->name);
+    }
+    if (!admitted || c->s == NULL) {
+        conn_close(c);
+        return;
+    }
+    c->s->conn = c;
+    c->s->wait.wake = conn_wake;
+    uv_tcp_nodelay(&c->tcp, 1);
+    c->last_active_ms = loop_now(nl);
+    conn_update_reading(c);
+}
+
+/* ---- per-loop timers, wake-ups and shutdown ------------------------------- */
+
+/* Gives the buffers of a quiet connection back. */
+static void conn_release_idle(struct net_conn *c) {
+    struct session *s = c->s;
+    if (c->writing || s->waiting || c->in_len > 0 || s->head_started_ms != 0 ||
+        s->out.len > 0) {
+        return;
+    }
+    c->ls->cfg->proto->idle(conn_session(c));
+    sbuf_free(&s->out);
+    sbuf_free(&c->wbuf);
+}
+
+static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
+    const struct net_limits *lim = &nl->srv->limits;
+    const struct session *s = c->s;
+    if (s->waiting || c->writing) {
+        return;
+    }
+    int late = s->head_started_ms && now - s->head_started_ms > lim->request_timeout_ms;
+    if (nl->draining && s->head_started_ms && now - nl->drain_started_ms >= NET_DRAIN_GRACE_MS) {
+        late = 1;
+    }
+    if (late) {
+        c->ls->cfg->proto->timeout(conn_session(c));
+        conn_flush(c);
+    } else if (!s->head_started_ms && now - c->last_active_ms > lim->idle_timeout_ms) {
+        conn_close(c);
+    } else if (now - c->last_active_ms >= NET_RELEASE_IDLE_MS) {
+        conn_release_idle(c);
+    }
+}
+
+static void on_sweep(uv_timer_t *t) {
+    struct net_loop *nl = t->data;
+    int64_t now = loop_now(nl);
+    struct net_conn *c = nl->conns, *next;
+    for (; c != NULL; c = next) {
+        next = c->next;
+        conn_sweep(nl, c, now);
+    }
+}
+
+static void on_listener_closed(uv_handle_t *h) {
+    (void)h;
+}
+
+static void loop_drain(struct net_loop *nl) {
+    nl->draining = 1;
+    nl->drain_started_ms = loop_now(nl);
+    for (int i = 0; i < nl->nlisteners; i++) {
+        if (nl->listeners[i].listening) {
+            uv_close((uv_handle_t *)&nl->listeners[i].tcp, on_listener_closed);
+            nl->listeners[i].listening = 0;
+        }
+    }
+    /*
+     * Every request already sent is answered: a connection closes once its
+     * input (buffered and in the socket) is used up and its answers written.
+     * Idle connections go now; a request still arriving gets a short grace.
+     */
+    struct net_conn *c = nl->conns, *next;
+    for (; c != NULL; c = next) {
+        next = c->next;
+        conn_flush(c);
+    }
+    uv_unref((uv_handle_t *)&nl->async);
+    uv_timer_start(&nl->sweep, on_sweep, 100, 100);
+    uv_unref((uv_handle_t *)&nl->sweep);
+}
+
+static void on_async(uv_async_t *a) {
+    struct net_loop *nl = a->data;
+    pthread_mutex_lock(&nl->ready_lock);
+    struct net_conn *list = nl->ready_head;
+    nl->ready_head = NULL;
+    for (struct net_conn *c = list; c != NULL; c = c->ready_next) {
+        c->ready = 0;
+    }
+    pthread_mutex_unlock(&nl->ready_lock);
+    /* Resuming may close a connection, but never frees one before the close
+     * callbacks, which run after this function returns. */
+    for (struct net_conn *c = list, *next; c != NULL; c = next) {
+        next = c->ready_next;
+        conn_resume(c);
+    }
+    if (atomic_load(&nl->stop_requested) && !nl->draining) {
+        loop_drain(nl);
+    }
+}
+
+static void loop_thread(void *arg) {
+    struct net_loop *nl = arg;
+    uv_run(&nl->loop, UV_RUN_DEFAULT);
+    /* Drained: close the loop's own handles and let their callbacks run. */
+    uv_close((uv_handle_t *)&nl->sweep, NULL);
+    uv_close((uv_handle_t *)&nl->async, NULL);
+    uv_run(&nl->loop, UV_RUN_DEFAULT);
+}
+
+/* ---- listeners ------------------------------------------------------------ */
+
+leaf_status_t net_listen_probe(const struct net_listen_config *lc) {
+    struct sockaddr_in addr;
+    int one = 1;
+    leaf_status_t rc = LEAF_ERR;
+    if (uv_ip4_addr(lc->host, lc->port, &addr) != 0) {
+        log_error("net", "bad listen address %s", lc->addr);
+        return LEAF_EINVAL;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        log_error("net", "socket() failed: %s", strerror(errno));
+        return LEAF_ERR;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+        bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+        rc = LEAF_OK;
+    } else {
+        log_error("net", "bind(%s) failed: %s", lc->addr, strerror(errno));
+    }
+    close(fd);
+    return rc;
+}
+
+/* Opens a listening socket with SO_REUSEPORT, so every loop has its own. */
+static int listen_socket(const struct net_listen_config *lc) {
+    struct sockaddr_in addr;
+    int one = 1;
+    if (uv_ip4_addr(lc->host, lc->port, &addr) != 0) {
+        log_error("net", "bad listen address %s", lc->addr);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        log_error("net", "socket() failed: %s", strerror(errno));
+        return -1;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+        log_error("net", "setsockopt(%s, SO_REUSEPORT) failed: %s", lc->addr, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+        log_error("net", "bind(%s) failed: %s", lc->addr, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int listener_init(struct net_loop *nl, struct net_listener *ls,
+                         const struct net_listen_config *lc, int index) {
+    ls->cfg = lc;
+    ls->nl = nl;
+    ls->index = index;
+    ls->fd = listen_socket(lc);
+    if (ls->fd < 0) {
+        return -1;
+    }
+    uv_tcp_init(&nl->loop, &ls->tcp);
+    ls->tcp.data = ls;
+    int rc = uv_tcp_open(&ls->tcp, ls->fd);
+    ls->fd_owned = rc == 0; /* from here on, closing the handle closes fd */
+    if (rc == 0) {
+        rc = uv_listen((uv_stream_t *)&ls->tcp, 4096, on_connection);
+    }
+    if (rc != 0) {
+        log_error("net", "listen(%s) failed: %s", lc->addr, uv_strerror(rc));
+        return -1;
+    }
+    ls->listening = 1;
+    return 0;
+}
+
+/* ---- loops and the server ------------------------------------------------- */
+
+static void on_handle_closed(uv_handle_t *h) {
+    (void)h;
+}
+
+static void close_any(uv_handle_t *h, void *arg) {
+    if (!uv_is_closing(h)) {
+        uv_close(h, on_handle_closed);
+    }
+}
+
+/* Undoes loop_init, however far it got (only before the loop's thread runs). */
+static void loop_destroy(struct net_loop *nl) {
+    if (nl->loop_ready) {
+        uv_walk(&nl->loop, close_any, NULL);
+        uv_run(&nl->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&nl->loop);
+        pthread_mutex_destroy(&nl->ready_lock);
+    }
+    for (int i = 0; i < nl->nlisteners; i++) {
+        if (nl->listeners[i].fd >= 0 && !nl->listeners[i].fd_owned) {
+            close(nl->listeners[i].fd);
+        }
+    }
+    free(nl->rbuf);
+    free(nl);
+}
+
+static int loop_init(struct net_loop *nl, struct net_server *srv, int index) {
+    nl->srv = srv;
+    nl->index = index;
+    nl->rbuf = malloc(NET_LOOP_READ_BUF);
+    if (nl->rbuf == NULL || uv_loop_init(&nl->loop) != 0) {
+        log_error("net", "setting up event loop %d failed", index);
+        return -1;
+    }
+    pthread_mutex_init(&nl->ready_lock, NULL);
+    nl->loop_ready = 1;
+    for (int i = 0; i < srv->nlisteners; i++) {
+        nl->listeners[i].fd = -1;
+        nl->nlisteners++;
+        if (listener_init(nl, &nl->listeners[i], &srv->listeners[i], i) != 0) {
+            return -1;
+        }
+    }
+    uv_async_init(&nl->loop, &nl->async, on_async);
+    nl->async.data = nl;
+    uv_timer_init(&nl->loop, &nl->sweep);
+    nl->sweep.data = nl;
+    uv_timer_start(&nl->sweep, on_sweep, 1000, 1000);
+    return 0;
+}
+
+leaf_status_t net_server_start(struct net_server **out, const struct net_limits *limits,
+                               const struct net_listen_config *listeners, int nlisteners,
+                               int nloops) {
+    if (nlisteners < 1 || nlisteners > NET_MAX_LISTENERS || nloops < 1 ||
+        nloops > NET_MAX_LOOPS) {
+        log_error("net", "bad server shape: %d listeners, %d loops", nlisteners, nloops);
+        return LEAF_EINVAL;
+    }
+    struct net_server *srv = calloc(1, sizeof(*srv));
+    if (srv == NULL) {
+        log_error("net", "calloc(server) failed");
+        return LEAF_ENOMEM;
+    }
+    srv->limits = *limits;
+    srv->listeners = listeners;
+    srv->nlisteners = nlisteners;
+    for (int i = 0; i < nloops; i++) {
+        struct net_loop *nl = calloc(1, sizeof(*nl));
+        if (nl == NULL) {
+            log_error("net", "calloc(loop) failed");
+            goto fail;
+        }
+        srv->loops[srv->nloops++] = nl;
+        if (loop_init(nl, srv, i) != 0) {
+            goto fail;
+        }
+    }
+    *out = srv; /* visible before any loop can serve /metrics */
+    for (int i = 0; i < srv->nloops; i++) {
+        if (uv_thread_create(&srv->loops[i]->thread, loop_thread, srv->loops[i]) != 0) {
+            log_error("net", "uv_thread_create(loop %d) failed", i);
+            abort();
+        }
+    }
+    return LEAF_OK;
+fail:
+    /* Start-up failed before any thread ran: release in reverse order. */
+    while (srv->nloops > 0) {
+        loop_destroy(srv->loops[--srv->nloops]);
+    }
+    free(srv);
+    return LEAF_ERR;
+}
+
+void net_server_stop(struct net_server *srv) {
+    for (int i = 0; i < srv->nloops; i++) {
+        atomic_store(&srv->loops[i]->stop_requested, 1);
+        uv_async_send(&srv->loops[i]->async);
+    }
+}
+
+void net_server_join(struct net_server *srv) {
+    for (int i = 0; i < srv->nloops; i++) {
+        struct net_loop *nl = srv->loops[i];
+        uv_thread_join(&nl->thread);
+        uv_loop_close(&nl->loop);
+        pthread_mutex_destroy(&nl->ready_lock);
+        free(nl->rbuf);
+        free(nl);
+    }
+    free(srv);
+}
+
+uint64_t net_server_connections(const struct net_server *srv, int listener) {
+    if (srv == NULL || listener < 0 || listener >= srv->nlisteners) {
+        return 0;
+    }
+    long long n = atomic_load_explicit(&srv->nconns[listener], memory_order_relaxed);
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+uint64_t net_server_rejected(const struct net_server *srv) {
+    return srv == NULL ? 0 : atomic_load_explicit(&srv->rejected, memory_order_relaxed);
+}

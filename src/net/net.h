@@ -1,0 +1,84 @@
+#ifndef LEAF_NET_H
+#define LEAF_NET_H
+
+/*
+ * The server layer: event loops, listeners, connections, back-pressure,
+ * timeouts, drain, and waking parked requests. It knows no protocol: each
+ * listener carries a struct proto_ops (session.h), and HTTP and RESP plug in
+ * the same way. It knows no router, handler or metric either.
+ *
+ * Several libuv loops, one per thread, each with its own SO_REUSEPORT
+ * listener per configured address, so the kernel spreads connections and no
+ * lock is taken between loops on the request path.
+ *
+ * Per connection: input goes to the protocol; its replies collect in
+ * session.out and are written once per read ("response batching"), so
+ * pipelined replies leave in request order. A request that cannot be
+ * answered yet parks (session.waiting): the connection stops feeding input
+ * and resumes when the request's wait is woken from another thread
+ * (session.wait.wake, thread-safe) or resume_after_ms has passed. The event
+ * loop never waits.
+ *
+ * Memory: a connection holds no buffer while idle. Input is read into the
+ * loop's buffer and only a partial request is copied into the connection;
+ * a connection quiet for a second gives its buffers back.
+ *
+ * Limits: output over SESSION_MAX_OUTPUT stops reading from that client until it
+ * drains; a request that takes longer than request_timeout_ms to arrive gets
+ * the protocol's timeout answer; idle connections close after
+ * idle_timeout_ms; beyond max_connections (process-wide) a new connection is
+ * closed at once, with a log line at most once a second.
+ *
+ * Ownership: a loop and all its connections belong to the loop's thread.
+ * Other threads reach a loop only through net_server_stop() and a parked
+ * request's wake(), both of which queue and call uv_async_send.
+ */
+#include <stdint.h>
+
+#include "session.h"
+#include "status.h"
+
+#define NET_MAX_LOOPS 64
+#define NET_MAX_LISTENERS 4
+
+struct net_listen_config {
+    const char *addr;              /* "host:port", as configured (messages) */
+    const char *host;              /* dotted IPv4 */
+    int port;
+    const struct proto_ops *proto; /* the protocol spoken there */
+    void *proto_arg;               /* passed to proto->open */
+};
+
+struct net_limits {
+    int64_t idle_timeout_ms;
+    int64_t request_timeout_ms;
+    int64_t max_connections;
+};
+
+struct net_server;
+
+/*
+ * Fails (logged, naming the address) when another process listens on the
+ * address. The listeners use SO_REUSEPORT, which would otherwise let a
+ * second leafd share the port. Called before anything is registered.
+ */
+leaf_status_t net_listen_probe(const struct net_listen_config *lc);
+
+/* Binds every loop's listeners and starts the loop threads (errors logged). */
+leaf_status_t net_server_start(struct net_server **out, const struct net_limits *limits,
+                               const struct net_listen_config *listeners, int nlisteners,
+                               int nloops);
+
+/* Asks every loop to drain: stop accepting, finish in-flight requests, close. */
+void net_server_stop(struct net_server *srv);
+
+/* Waits for every loop thread to finish; frees the server. */
+void net_server_join(struct net_server *srv);
+
+/* Open connections on listener i (0..nlisteners-1), summed over loops. Any thread. */
+uint64_t net_server_connections(const struct net_server *srv, int listener);
+
+/* Connections closed at once because max_connections was reached. Any thread. */
+uint64_t net_server_rejected(const struct net_server *srv);
+
+#endif

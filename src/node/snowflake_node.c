@@ -1,0 +1,654 @@
+#include "snowflake_node.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "clock.h"
+#include "log.h"
+#include "zk_cache.h"
+#include "zk_clock.h"
+#include "zk_register.h"
+#include "zk_session.h"
+
+/* How long start-up waits for a first ZooKeeper connection before it falls
+ * back to the local cache (and keeps trying in the background). */
+#define NODE_CONNECT_WAIT_MS 5000
+#define NODE_REPORT_MS 3000
+
+/* Tags of the asynchronous ZooKeeper calls. */
+enum { OP_SET_FOREVER = 1, OP_SET_EPHEMERAL, OP_CREATE_EPHEMERAL, OP_MINE_EPHEMERAL, OP_FIND };
+
+/*
+ * The node. The generator (gen, under lock) is shared by every event loop;
+ * everything else belongs to the control thread from start to shutdown,
+ * except stats (atomics, read by any thread for /ready and /metrics).
+ */
+struct snowflake_node {
+    const struct leaf_config *cfg;
+    uv_loop_t *loop; /* the control loop */
+    pthread_mutex_t lock;
+    struct snowflake_gen gen; /* guarded by lock */
+    atomic_int ready;         /* worker held and clock checked */
+    int is_static;            /* static worker mode: not coordinated */
+
+    int started;
+    int stopping;
+    int use_zk; /* 0 in static worker mode: the reservation lives in the local cache only */
+    struct zk_layout layout;
+    struct zk_session zk;
+    struct zk_node_data self; /* ip and port of the identity */
+    char cache_path[1024];
+    int64_t worker_id;
+    char forever_path[ZK_PATH_MAX];
+    int registered; /* 1: forever node known; 0: look it up; -1: gave up (logged) */
+    int ephemeral_ok;
+    int busy[OP_FIND + 1]; /* an async call of that tag is in flight */
+    int64_t reserved_ms;   /* highest reservation on disk = the generator's ceiling */
+    int64_t report_ms;
+
+    uv_async_t async; /* woken by ZooKeeper threads (zk_session notify) */
+    uv_timer_t cron;
+    uv_work_t work; /* the cache-file write on the threadpool */
+    int work_busy;
+    int64_t work_value;
+    leaf_status_t work_rc;
+
+    struct {
+        atomic_int zk_state;
+        atomic_int registered;
+        atomic_int ephemeral;
+        atomic_llong connects;
+        atomic_llong expirations;
+        atomic_llong last_zk_report_ms;
+        atomic_llong last_local_report_ms;
+        atomic_llong reserved_ms;
+        atomic_llong worker_id;
+        atomic_int use_zk;
+    } stats;
+};
+
+static void node_notify(void *arg) {
+    uv_async_send(arg); /* thread-safe; coalesces */
+}
+
+/* The first non-loopback IPv4 address, as Leaf picks it. */
+static leaf_status_t first_ipv4(char *ip, size_t cap) {
+    struct ifaddrs *ifs, *i;
+    if (getifaddrs(&ifs) != 0) {
+        log_error("snowflake", "getifaddrs() failed; set leafd.snowflake.advertise.ip");
+        return LEAF_ERR;
+    }
+    leaf_status_t st = LEAF_ENOTFOUND;
+    for (i = ifs; i != NULL && st != LEAF_OK; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET) {
+            continue;
+        }
+        struct in_addr a = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+        if ((ntohl(a.s_addr) >> 24) != 127 && inet_ntop(AF_INET, &a, ip, (socklen_t)cap)) {
+            st = LEAF_OK;
+        }
+    }
+    freeifaddrs(ifs);
+    if (st != LEAF_OK) {
+        log_error("snowflake", "no non-loopback IPv4 address found; set "
+                  "leafd.snowflake.advertise.ip");
+    }
+    return st;
+}
+
+static leaf_status_t node_identity(struct snowflake_node *n) {
+    const struct leaf_config *cfg = n->cfg;
+    if (cfg->advertise_ip[0]) {
+        snprintf(n->self.ip, sizeof(n->self.ip), "%s", cfg->advertise_ip);
+    } else if (first_ipv4(n->self.ip, sizeof(n->self.ip)) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    n->self.port = cfg->identity_port;
+    if (zk_layout_init(&n->layout, cfg->name, n->self.ip, n->self.port) != LEAF_OK ||
+        zk_cache_path(n->cache_path, sizeof(n->cache_path), cfg->data_dir, cfg->name,
+                      n->self.port) != LEAF_OK) {
+        log_error("snowflake", "leaf.name or leafd.data.dir is too long for a path");
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+static void format_time(int64_t ms, char *buf, size_t cap) {
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (ms < 0 || gmtime_r(&secs, &tm) == NULL) {
+        snprintf(buf, cap, "none");
+        return;
+    }
+    size_t n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, cap - n, ".%03dZ (%" PRId64 ")", (int)(ms % 1000), ms);
+}
+
+/*
+ * The clock must be above the larger stored timestamp: wait out a small gap,
+ * refuse a larger one naming both times. Never skipped, whichever source
+ * the worker ID came from (Leaf defect 1).
+ */
+static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, int64_t cache_ms, int64_t *floor_ms) {
+    for (;;) {
+        int64_t now = clock_wall_ms();
+        struct zk_clock_decision d =
+            zk_clock_startup(now, zk_ms, cache_ms, n->cfg->startup_max_wait_ms);
+        *floor_ms = d.floor_ms;
+        char tnow[64], tzk[64], tcache[64];
+        format_time(now, tnow, sizeof(tnow));
+        format_time(zk_ms, tzk, sizeof(tzk));
+        format_time(cache_ms, tcache, sizeof(tcache));
+        if (d.verdict == ZK_CLOCK_OK) {
+            return LEAF_OK;
+        }
+        if (d.verdict == ZK_CLOCK_REFUSE) {
+            log_error("snowflake", "refusing to start: the clock %s is %" PRId64 " ms behind the "
+                      "stored time (ZooKeeper %s, local cache %s), more than "
+                      "leafd.snowflake.startup.max.wait.ms = %" PRId64 "; IDs from the past "
+                      "could repeat", tnow, d.wait_ms, tzk, tcache,
+                      n->cfg->startup_max_wait_ms);
+            return LEAF_ECLOCK;
+        }
+        log_warn("snowflake", "the clock %s is %" PRId64 " ms behind the stored time (ZooKeeper "
+                 "%s, local cache %s); waiting before serving", tnow, d.wait_ms, tzk, tcache);
+        struct timespec ts = {(time_t)(d.wait_ms / 1000), (long)(d.wait_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The worker ID and stored time from ZooKeeper, or from the cache when it is unreachable. */
+static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_data *cache, int have_cache,
+                                int64_t *zk_ms) {
+    struct zk_registration reg;
+    leaf_status_t st = LEAF_EUNAVAIL;
+    *zk_ms = -1;
+    if (zk_session_wait_connected(&n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
+        st = zk_register(&n->zk, &n->layout, &n->self, n->cfg->peer_max_offset_ms,
+                         clock_wall_ms, &reg);
+    }
+    if (st == LEAF_OK) {
+        n->worker_id = reg.worker_id;
+        n->registered = 1;
+        *zk_ms = reg.zk_timestamp;
+        snprintf(n->forever_path, sizeof(n->forever_path), "%s", reg.forever_path);
+        if (have_cache && cache->worker_id >= 0 && cache->worker_id != reg.worker_id) {
+            log_warn("snowflake", "local cache %s says worker ID %" PRId64 ", ZooKeeper says %"
+                     PRId64 "; using ZooKeeper's", n->cache_path, cache->worker_id,
+                     reg.worker_id);
+        }
+        return LEAF_OK;
+    }
+    if (st != LEAF_EUNAVAIL) {
+        return st; /* a refusal (clock, worker ID range): never overridden by the cache */
+    }
+    if (!have_cache || cache->worker_id < 0 || cache->timestamp < 0) {
+        log_error("snowflake", "ZooKeeper (%s) is unreachable and the local cache %s %s; cannot "
+                  "start without a worker ID and a stored timestamp", n->cfg->zk_address,
+                  n->cache_path, have_cache ? "lacks workerID or timestamp" : "does not exist");
+        return LEAF_EUNAVAIL;
+    }
+    n->worker_id = cache->worker_id;
+    n->registered = 0; /* looked up when ZooKeeper answers */
+    log_warn("snowflake", "ZooKeeper (%s) is unreachable: starting from the local cache %s with "
+             "worker ID %" PRId64 "; retrying ZooKeeper in the background",
+             n->cfg->zk_address, n->cache_path, n->worker_id);
+    return LEAF_OK;
+}
+
+static size_t node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap) {
+    struct zk_node_data d = n->self;
+    d.timestamp = timestamp;
+    return zk_record_format_node(&d, buf, cap);
+}
+
+/* Raises the generator's ceiling to a reservation now on disk. */
+static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
+    n->reserved_ms = reserved;
+    atomic_store(&n->stats.reserved_ms, reserved);
+    atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
+    pthread_mutex_lock(&n->lock);
+    if (!n->stopping) {
+        snowflake_gen_set_ceiling(&n->gen, reserved);
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+/* Threadpool: the atomic cache-file write (fsync may take a while). */
+static void node_write_work(uv_work_t *w) {
+    struct snowflake_node *n = w->data;
+    struct zk_cache_data c = {n->worker_id, n->work_value};
+    n->work_rc = zk_cache_store(n->cache_path, &c);
+}
+
+/* Control thread: the write is on disk (or failed, logged by zk_cache_store). */
+static void node_write_done(uv_work_t *w, int status) {
+    struct snowflake_node *n = w->data;
+    n->work_busy = 0;
+    if (status == 0 && n->work_rc == LEAF_OK) {
+        node_raise_ceiling(n, n->work_value);
+    }
+}
+
+static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
+    n->busy[op] = st == LEAF_OK;
+}
+
+/* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
+static void node_zk_report(struct snowflake_node *n, int64_t reserved) {
+    if (!n->use_zk) {
+        return;
+    }
+    char data[256];
+    size_t len = node_json(n, reserved, data, sizeof(data));
+    if (zk_session_state(&n->zk) != ZK_STATE_CONNECTED || len == 0) {
+        return;
+    }
+    if (n->registered == 0 && !n->busy[OP_FIND]) {
+        node_zk_call(n, OP_FIND, zk_session_achildren(&n->zk, OP_FIND, n->layout.forever));
+    }
+    if (n->registered == 1 && !n->busy[OP_SET_FOREVER]) {
+        node_zk_call(n, OP_SET_FOREVER,
+                     zk_session_aset(&n->zk, OP_SET_FOREVER, n->forever_path, data, len));
+    }
+    if (n->registered != 1) {
+        return; /* the ephemeral node advertises a registered worker only */
+    }
+    if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
+        node_zk_call(n, OP_SET_EPHEMERAL, zk_session_aset(&n->zk, OP_SET_EPHEMERAL,
+                                                       n->layout.ephemeral, data, len));
+    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] &&
+               !n->busy[OP_MINE_EPHEMERAL]) {
+        node_zk_call(n, OP_CREATE_EPHEMERAL,
+                     zk_session_acreate(&n->zk, OP_CREATE_EPHEMERAL, n->layout.ephemeral,
+                                        data, len, ZK_MODE_EPHEMERAL));
+    }
+}
+
+static void node_cron(uv_timer_t *t) {
+    struct snowflake_node *n = t->data;
+    int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
+    if (reserved < n->reserved_ms) {
+        reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
+    }
+    if (!n->work_busy) {
+        n->work_busy = 1;
+        n->work_value = reserved;
+        if (uv_queue_work(t->loop, &n->work, node_write_work, node_write_done) != 0) {
+            log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
+            n->work_busy = 0;
+        }
+    }
+    node_zk_report(n, reserved);
+}
+
+/*
+ * ZooKeeper no longer records this node's worker ID (its data was lost or the
+ * node deleted). Another node may be handed the same ID, so this one stops
+ * issuing snowflake IDs (/ready turns 503) until an operator restarts it; a
+ * restart registers afresh, still above the stored time.
+ */
+static void node_drop_worker(struct snowflake_node *n, const char *why) {
+    pthread_mutex_lock(&n->lock);
+    snowflake_gen_set_worker(&n->gen, -1);
+    pthread_mutex_unlock(&n->lock);
+    log_error("snowflake", "%s: stopped issuing snowflake IDs with worker ID %" PRId64
+              " (another node may be given it); restart this node to register again", why,
+              n->worker_id);
+}
+
+/* The lookup of the forever node after a start from the cache. */
+static void node_found(struct snowflake_node *n, char **names, int nnames) {
+    int i = zk_layout_find_own((const char *const *)names, nnames, n->layout.identity);
+    int64_t id = -1;
+    if (i >= 0) {
+        zk_layout_worker_id(names[i], &id);
+    }
+    if (i < 0 || id != n->worker_id) {
+        log_error("snowflake", "ZooKeeper has %s for %s under %s, but this node runs as worker ID "
+                  "%" PRId64 " from its local cache; not re-registering (was ZooKeeper's data "
+                  "lost?)", i < 0 ? "no node" : names[i], n->layout.identity,
+                  n->layout.forever, n->worker_id);
+        n->registered = -1;
+        node_drop_worker(n, "worker ID not confirmed by ZooKeeper");
+        return;
+    }
+    int w = snprintf(n->forever_path, sizeof(n->forever_path), "%s/%s",
+                     n->layout.forever, names[i]);
+    if (w < 0 || (size_t)w >= sizeof(n->forever_path)) {
+        n->registered = -1;
+        return;
+    }
+    n->registered = 1;
+    atomic_store(&n->stats.registered, 1);
+    log_info("snowflake", "ZooKeeper is back: %s confirms worker ID %" PRId64, n->forever_path,
+             n->worker_id);
+    node_zk_report(n, n->reserved_ms);
+}
+
+static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t rc, int mine) {
+    if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
+        log_warn("snowflake", "%s vanished; re-creating it", n->layout.ephemeral);
+        n->ephemeral_ok = 0;
+    } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_OK) {
+        log_info("snowflake", "created ephemeral node %s", n->layout.ephemeral);
+        n->ephemeral_ok = 1;
+    } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_EEXIST) {
+        /* Ours from before a lost reply, or a previous session's that
+         * vanishes when that session expires: ask whose it is. */
+        node_zk_call(n, OP_MINE_EPHEMERAL,
+                     zk_session_amine(&n->zk, OP_MINE_EPHEMERAL, n->layout.ephemeral));
+    } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
+        n->ephemeral_ok = mine;
+        if (!mine) {
+            log_info("snowflake", "%s still belongs to a previous session; re-creating it once "
+                     "that session expires", n->layout.ephemeral);
+        }
+    }
+    atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
+}
+
+static void node_done(struct snowflake_node *n, const struct zk_event *ev) {
+    n->busy[ev->op] = 0;
+    if (ev->gen != n->zk.gen) {
+        return; /* from a handle already replaced */
+    }
+    if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
+        atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+    } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {
+        log_error("snowflake", "%s was deleted while this node holds worker ID %" PRId64,
+                  n->forever_path, n->worker_id);
+        node_drop_worker(n, "worker node deleted from ZooKeeper");
+    } else if (ev->op == OP_FIND && ev->rc == LEAF_OK) {
+        node_found(n, ev->names, ev->nnames);
+    } else if (ev->op == OP_FIND && ev->rc == LEAF_ENOTFOUND) {
+        node_found(n, NULL, 0);
+    } else {
+        node_ephemeral_done(n, ev->op, ev->rc, ev->mine);
+    }
+}
+
+static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
+    if (ev->gen != n->zk.gen) {
+        return;
+    }
+    atomic_store(&n->stats.zk_state, ev->state);
+    if (ev->state == ZK_STATE_CONNECTED) {
+        atomic_fetch_add(&n->stats.connects, 1);
+        node_zk_report(n, n->reserved_ms);
+    } else if (ev->state == ZK_STATE_EXPIRED) {
+        /* The handle is dead: replace it; the ephemeral node must be re-created. */
+        atomic_fetch_add(&n->stats.expirations, 1);
+        n->ephemeral_ok = 0;
+        atomic_store(&n->stats.ephemeral, 0);
+        if (zk_session_reopen(&n->zk) == LEAF_OK) {
+            atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTING);
+            log_info("snowflake", "opened a new ZooKeeper session after expiry");
+        }
+    }
+}
+
+/* Control thread: drain what the ZooKeeper threads queued. */
+static void node_on_async(uv_async_t *a) {
+    struct snowflake_node *n = a->data;
+    struct zk_event *list = zk_session_take(&n->zk);
+    for (struct zk_event *ev = list; ev != NULL; ev = ev->next) {
+        if (ev->kind == ZK_EVENT_STATE) {
+            node_state(n, ev);
+        } else if (ev->op > 0 && ev->op <= OP_FIND) {
+            node_done(n, ev);
+        }
+    }
+    zk_event_free(list);
+}
+
+/* The first reservation, written synchronously before serving. */
+static leaf_status_t node_first_reservation(struct snowflake_node *n) {
+    int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
+    struct zk_cache_data c = {n->worker_id, reserved};
+    if (zk_cache_store(n->cache_path, &c) != LEAF_OK) {
+        log_error("snowflake", "cannot persist the reservation to %s; refusing to serve",
+                  n->cache_path);
+        return LEAF_ERR;
+    }
+    node_raise_ceiling(n, reserved);
+    char data[256];
+    size_t len = node_json(n, reserved, data, sizeof(data));
+    if (n->registered == 1 &&
+        zk_session_set(&n->zk, n->forever_path, data, len) == LEAF_OK) {
+        atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+    }
+    if (n->registered == 1) {
+        leaf_status_t st = zk_session_create(&n->zk, n->layout.ephemeral, data, len,
+                                             ZK_MODE_EPHEMERAL, NULL, 0);
+        n->ephemeral_ok = st == LEAF_OK;
+        if (st == LEAF_EEXIST) {
+            log_info("snowflake", "%s still belongs to a previous session; re-creating it once "
+                     "that session expires", n->layout.ephemeral);
+        }
+    }
+    atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
+    return LEAF_OK;
+}
+
+static leaf_status_t node_start_loop(struct snowflake_node *n) {
+    uv_loop_t *loop = n->loop;
+    n->report_ms = n->cfg->reserve_ms / 2 < NODE_REPORT_MS ? n->cfg->reserve_ms / 2
+                                                               : NODE_REPORT_MS;
+    uv_timer_init(loop, &n->cron);
+    if (uv_timer_start(&n->cron, node_cron, (uint64_t)n->report_ms,
+                       (uint64_t)n->report_ms) != 0) {
+        log_error("snowflake", "uv_timer_start(report timer) failed");
+        return LEAF_ERR;
+    }
+    /* Neither handle keeps the control loop alive: it ends when the signal
+     * handles close, and shutdown then closes these. */
+    uv_unref((uv_handle_t *)&n->cron);
+    uv_unref((uv_handle_t *)&n->async);
+    return LEAF_OK;
+}
+
+/*
+ * Static worker mode: the worker ID is the configured one; the local cache
+ * still carries the time reservation, so a restart never goes back in time.
+ */
+static void node_static_lease(struct snowflake_node *n, const struct zk_cache_data *cache, int have_cache, int64_t *zk_ms) {
+    n->worker_id = n->cfg->worker_id;
+    *zk_ms = -1;
+    if (have_cache && cache->worker_id >= 0 && cache->worker_id != n->worker_id) {
+        log_warn("snowflake", "local cache %s was written for worker ID %" PRId64 ", now %" PRId64
+                 "; keeping its stored time as the floor", n->cache_path, cache->worker_id,
+                 n->worker_id);
+    }
+}
+
+leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,
+                                    struct uv_loop_s *control_loop) {
+    struct snowflake_node *n = calloc(1, sizeof(*n));
+    if (n == NULL) {
+        log_error("snowflake", "calloc(snowflake node) failed");
+        return LEAF_ENOMEM;
+    }
+    n->cfg = cfg;
+    n->loop = control_loop;
+    n->async.data = n->cron.data = n->work.data = n;
+    n->worker_id = -1;
+    atomic_init(&n->stats.worker_id, -1);
+    pthread_mutex_init(&n->lock, NULL);
+    uint64_t seed = (uint64_t)clock_wall_ms() ^ ((uint64_t)getpid() << 32);
+    snowflake_gen_init(&n->gen, cfg->epoch, seed);
+    n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
+    *out = n;
+    return LEAF_OK;
+}
+
+void snowflake_node_free(struct snowflake_node *n) {
+    if (n == NULL) {
+        return;
+    }
+    pthread_mutex_destroy(&n->lock);
+    free(n);
+}
+
+leaf_status_t snowflake_node_start(struct snowflake_node *n) {
+    const struct leaf_config *cfg = n->cfg;
+    if (!cfg->snowflake_enable) {
+        return LEAF_OK;
+    }
+    if (n->is_static) {
+        log_warn("snowflake",
+                 "static worker mode: worker ID %d is not coordinated; never run two nodes "
+                 "with the same worker ID",
+                 (int)cfg->worker_id);
+    }
+    struct zk_cache_data cache = {-1, -1};
+    int64_t zk_ms, floor_ms;
+    if (node_identity(n) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    leaf_status_t st = zk_cache_load(n->cache_path, &cache);
+    if (st != LEAF_OK && st != LEAF_ENOTFOUND) {
+        return st; /* logged naming the file */
+    }
+    int have_cache = st == LEAF_OK;
+    uv_async_init(n->loop, &n->async, node_on_async);
+    n->started = 1;
+    n->use_zk = cfg->zk_address[0] != '\0';
+    atomic_store(&n->stats.use_zk, n->use_zk);
+    if (n->use_zk) {
+        if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms,
+                            node_notify, &n->async) != LEAF_OK ||
+            node_lease(n, &cache, have_cache, &zk_ms) != LEAF_OK) {
+            return LEAF_ERR;
+        }
+    } else {
+        node_static_lease(n, &cache, have_cache, &zk_ms);
+    }
+    if (node_check_clock(n, zk_ms, have_cache ? cache.timestamp : -1, &floor_ms) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    pthread_mutex_lock(&n->lock);
+    snowflake_gen_set_worker(&n->gen, (int)n->worker_id);
+    snowflake_gen_set_floor(&n->gen, floor_ms);
+    snowflake_gen_set_ceiling(&n->gen, floor_ms + 1); /* nothing until reserved */
+    pthread_mutex_unlock(&n->lock);
+    atomic_store(&n->stats.worker_id, n->worker_id);
+    atomic_store(&n->stats.registered, n->registered == 1);
+    if (node_first_reservation(n) != LEAF_OK || node_start_loop(n) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    atomic_store(&n->ready, 1);
+    log_info("snowflake", "serving as %s with worker ID %" PRId64 " (%s%s); no ID at or "
+             "below %" PRId64 " ms, reservations %" PRId64 " ms ahead", n->layout.identity,
+             n->worker_id, n->use_zk ? "ZooKeeper " : "static, not coordinated",
+             n->use_zk ? cfg->zk_address : "", floor_ms, cfg->reserve_ms);
+    return LEAF_OK;
+}
+
+/* The time to persist at a graceful stop: above every ID issued, never lower. */
+static int64_t node_stop_issuing(struct snowflake_node *n) {
+    int64_t now = clock_wall_ms();
+    pthread_mutex_lock(&n->lock);
+    n->stopping = 1;
+    snowflake_gen_set_ceiling(&n->gen, 0); /* issue nothing more */
+    int64_t last = n->gen.last_ms > n->gen.floor_ms ? n->gen.last_ms : n->gen.floor_ms;
+    pthread_mutex_unlock(&n->lock);
+    return last > now ? last : now;
+}
+
+static void node_closed(uv_handle_t *h) {
+}
+
+void snowflake_node_shutdown(struct snowflake_node *n) {
+    if (!n->started) {
+        return;
+    }
+    int64_t final = node_stop_issuing(n);
+    char data[256];
+    size_t len = node_json(n, final, data, sizeof(data));
+    if (n->registered == 1 && zk_session_state(&n->zk) == ZK_STATE_CONNECTED) {
+        zk_session_set(&n->zk, n->forever_path, data, len);
+    }
+    /* Closing the session removes the ephemeral node at once. */
+    if (n->use_zk) {
+        zk_session_close(&n->zk);
+    }
+    uv_close((uv_handle_t *)&n->async, node_closed);
+    if (n->report_ms > 0) {
+        uv_close((uv_handle_t *)&n->cron, node_closed);
+    }
+    /* Let an in-flight cache write finish before the final one. */
+    uv_run(n->loop, UV_RUN_DEFAULT);
+    struct zk_cache_data c = {n->worker_id, final};
+    if (n->worker_id >= 0 && zk_cache_store(n->cache_path, &c) == LEAF_OK) {
+        log_info("snowflake", "persisted the last issued time %" PRId64 " to %s and ZooKeeper",
+                 final, n->cache_path);
+    }
+    n->started = 0;
+}
+
+
+leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int count,
+                                  int64_t *wait_ms) {
+    /* The clock is read under the lock, so loops never see each other's
+     * readings out of order (that would look like a step back). */
+    pthread_mutex_lock(&n->lock);
+    leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
+    pthread_mutex_unlock(&n->lock);
+    return rc;
+}
+
+/* Age in ms of a wall-clock stamp, -1 when it never happened. */
+static int64_t age_ms(int64_t stamp, int64_t now) {
+    return stamp > 0 ? now - stamp : -1;
+}
+
+void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v) {
+    pthread_mutex_lock(&n->lock);
+    int64_t now = clock_wall_ms();
+    struct snowflake_gen g = n->gen;
+    int64_t behind = snowflake_gen_behind(&n->gen, now);
+    pthread_mutex_unlock(&n->lock);
+    *v = (struct snowflake_node_view){
+        .enabled = n->cfg->snowflake_enable,
+        .is_static = n->is_static,
+        .worker_id = g.worker_id,
+        .clock_behind_ms = behind,
+        .ceiling_ms = g.ceiling_ms,
+        .now_ms = now,
+        .issued = g.issued,
+        .backwards_waits = g.backwards_waits,
+        .backwards_errors = g.backwards_errors,
+        .exhaustions = g.exhaustions,
+        .years_left = snowflake_id_years_left(n->cfg->epoch, now),
+        .use_zk = atomic_load(&n->stats.use_zk),
+        .started = atomic_load(&n->stats.worker_id) >= 0,
+        .zk_state = atomic_load(&n->stats.zk_state),
+        .registered = atomic_load(&n->stats.registered),
+        .ephemeral = atomic_load(&n->stats.ephemeral),
+        .connects = atomic_load(&n->stats.connects),
+        .expirations = atomic_load(&n->stats.expirations),
+        .zk_report_age_ms = age_ms(atomic_load(&n->stats.last_zk_report_ms), now),
+        .local_report_age_ms = age_ms(atomic_load(&n->stats.last_local_report_ms), now),
+        .reserved_ahead_ms = (int64_t)atomic_load(&n->stats.reserved_ms) - now,
+    };
+    /* Ready while the persisted reservation is ahead of the clock and the
+     * clock is not behind what was issued (ZooKeeper itself is a weak
+     * dependency at run time). */
+    v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
+               behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
+    v->reason = v->ready                                      ? ""
+                : v->worker_id < 0                            ? "no worker ID held"
+                : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS    ? "clock behind the last issued ID"
+                : v->ceiling_ms <= now                        ? "time reservation not persisted"
+                                                              : "starting";
+}

@@ -1,0 +1,69 @@
+#ifndef LEAF_SNOWFLAKE_NODE_H
+#define LEAF_SNOWFLAKE_NODE_H
+
+/*
+ * A snowflake node: the generator (snowflake/) behind the one API that
+ * issues IDs, and its worker ID, coordinated through ZooKeeper (zk/) or
+ * static. Nothing outside this file takes the generator's lock.
+ *
+ * Start-up (snowflake_node_start, main thread, blocking, before the event
+ * loops run): register in ZooKeeper or, when it is unreachable, start from
+ * the local cache; refuse or wait while the clock is not above everything
+ * stored; persist the first reservation; create the ephemeral node.
+ *
+ * Run time (control loop): every 3 s (at most half of reserve.ms) a new
+ * reservation R = now + leafd.snowflake.reserve.ms is written to the local
+ * cache on the libuv threadpool and to the leaf_forever node asynchronously;
+ * the generator's ceiling is raised to R only after the local write
+ * succeeded, so no ID is ever issued beyond what is on disk. ZooKeeper is a
+ * weak dependency at run time: while it is away IDs keep flowing on the
+ * local reservation; after a session expiry the handle is replaced and the
+ * ephemeral node re-created.
+ *
+ * Shutdown (snowflake_node_shutdown, after the event loops stopped): stop
+ * issuing, persist the last issued time (so a graceful restart does not
+ * wait), close the session (the ephemeral node vanishes at once).
+ *
+ * Threads: snowflake_node_next() and snowflake_node_view() from any thread;
+ * everything else from the main thread (which runs the control loop).
+ */
+#include <stdint.h>
+
+#include "config.h"
+#include "snowflake_gen.h"
+#include "status.h"
+
+struct uv_loop_s;
+struct snowflake_node;
+
+/* Allocates the node and its generator (no worker yet). */
+leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,
+                                    struct uv_loop_s *control_loop);
+
+/* Leases the worker ID and checks the clock (no-op when snowflake is off).
+ * LEAF_OK, or an error already logged (main exits 1). */
+leaf_status_t snowflake_node_start(struct snowflake_node *n);
+
+/* Safe to call when the node was never started. */
+void snowflake_node_shutdown(struct snowflake_node *n);
+void snowflake_node_free(struct snowflake_node *n);
+
+/* Issues count ascending IDs; the returns of snowflake_gen_next(). Any thread. */
+leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int count,
+                                  int64_t *wait_ms);
+
+/* A snapshot for /ready, /metrics and pages. */
+struct snowflake_node_view {
+    int enabled, is_static, started, ready;
+    const char *reason; /* why not ready ("" when ready) */
+    int worker_id;
+    int64_t clock_behind_ms, ceiling_ms, now_ms;
+    uint64_t issued, backwards_waits, backwards_errors, exhaustions;
+    double years_left;
+    int use_zk, zk_state, registered, ephemeral;
+    long long connects, expirations;
+    int64_t zk_report_age_ms, local_report_age_ms, reserved_ahead_ms;
+};
+void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v);
+
+#endif

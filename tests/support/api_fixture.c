@@ -1,0 +1,82 @@
+#include "api_fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "config.h"
+#include "log.h"
+
+static struct {
+    struct leaf_config cfg;
+    uv_loop_t loop;
+    struct api_ctx api;
+    struct http_proto_config http;
+    char dir[64];
+    int ready;
+} fx;
+
+struct api_ctx *api_fixture_init(void) {
+    if (fx.ready) {
+        return &fx.api;
+    }
+    log_set_level(LEAF_LOG_ERROR);
+    config_defaults(&fx.cfg);
+    fx.cfg.snowflake_enable = 1;
+    fx.cfg.worker_id = 1;
+    snprintf(fx.cfg.name, sizeof(fx.cfg.name), "fixture");
+    snprintf(fx.cfg.advertise_ip, sizeof(fx.cfg.advertise_ip), "127.0.0.1");
+    snprintf(fx.dir, sizeof(fx.dir), "/tmp/leafd-fixture-XXXXXX");
+    if (mkdtemp(fx.dir) == NULL) {
+        perror("mkdtemp");
+        exit(2);
+    }
+    snprintf(fx.cfg.data_dir, sizeof(fx.cfg.data_dir), "%s", fx.dir);
+    char err[512];
+    if (config_finish(&fx.cfg, err, sizeof(err)) != LEAF_OK) {
+        fprintf(stderr, "fixture config: %s\n", err);
+        exit(2);
+    }
+    uv_loop_init(&fx.loop);
+    struct snowflake_node *sf;
+    struct segment_service *seg;
+    struct metrics *m;
+    if (snowflake_node_create(&sf, &fx.cfg, &fx.loop) != LEAF_OK ||
+        snowflake_node_start(sf) != LEAF_OK ||
+        segment_service_create(&seg, &fx.cfg, &fx.loop) != LEAF_OK ||
+        metrics_create(&m, router_count()) != LEAF_OK) {
+        fprintf(stderr, "fixture: start-up failed\n");
+        exit(2);
+    }
+    fx.api = (struct api_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
+    fx.http = (struct http_proto_config){router_dispatch, router_done, &fx.api};
+    fx.ready = 1;
+    return &fx.api;
+}
+
+struct session *api_fixture_conn(int loopback) {
+    return http_proto_ops.open(&fx.http, loopback, 0);
+}
+
+void api_fixture_close(struct session *s) {
+    leaf_wait_cancel(&s->wait);
+    http_proto_ops.close(s);
+}
+
+void api_fixture_done(void) {
+    if (!fx.ready) {
+        return;
+    }
+    snowflake_node_shutdown(fx.api.snowflake);
+    snowflake_node_free(fx.api.snowflake);
+    segment_service_free(fx.api.segment);
+    metrics_free(fx.api.metrics);
+    uv_loop_close(&fx.loop);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx.dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "fixture: could not remove %s\n", fx.dir);
+    }
+    fx.ready = 0;
+}

@@ -1,0 +1,124 @@
+/*
+ * The router and the handlers behind the HTTP protocol, on a real API
+ * context (tests/support/api_fixture.c: static-worker snowflake, segment
+ * off), without sockets: route matching, 404/405 with Allow, tag and count
+ * validation, the admin loopback rule, IDs.
+ */
+#include <stdlib.h>
+
+#include "api_fixture.h"
+#include "http_feed.h"
+#include "unit.h"
+
+static struct session *conn;
+static int client_loopback = 1;
+
+static const char *feed_chunked(const char *text, size_t chunk) {
+    if (conn != NULL) {
+        api_fixture_close(conn);
+    }
+    conn = api_fixture_conn(client_loopback);
+    conn->now_ms = 1;
+    return http_feed(conn, text, strlen(text), chunk);
+}
+
+static const char *feed(const char *text) {
+    return feed_chunked(text, 1 << 20);
+}
+
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) {
+        n++;
+    }
+    return n;
+}
+
+static int starts(const char *s, const char *prefix) {
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void test_pipelined_in_order(void) {
+    const char *req = "GET /health HTTP/1.1\r\n\r\n"
+                      "GET /nope HTTP/1.1\r\n\r\n"
+                      "GET /api/snowflake/get/a?count=2 HTTP/1.1\r\n\r\n"
+                      "POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+    for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
+        const char *out = feed_chunked(req, chunk);
+        const char *a = strstr(out, "200 OK"), *b = strstr(out, "404 Not Found");
+        const char *c = a ? strstr(a + 1, "200 OK") : NULL;
+        const char *d = strstr(out, "405 Method Not Allowed");
+        CHECK(a && b && c && d);
+        CHECK(a < b && b < c && c < d);
+        CHECK_EQ_INT(count_of(out, "HTTP/1.1 "), 4);
+    }
+}
+
+static void test_routes_and_inputs(void) {
+    CHECK(starts(feed("GET /api/snowflake/get/ HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(strstr(http_feed_out, "\"code\":\"bad_tag\"") != NULL);
+    CHECK(starts(feed("GET /api/snowflake/get/a%2Fb HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a/b HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count=0 HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(strstr(http_feed_out, "\"code\":\"bad_count\"") != NULL);
+    CHECK(starts(feed("GET /api/snowflake/get/a?count=10001 HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?x=1&count=3 HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    const char *body = strstr(http_feed_out, "\r\n\r\n") + 4;
+    CHECK_EQ_INT(count_of(body, "\n"), 2);
+    CHECK(starts(feed("GET /api/snowflake/get/a?count=1000 HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    body = strstr(http_feed_out, "\r\n\r\n") + 4;
+    CHECK_EQ_INT(count_of(body, "\n"), 999);
+    CHECK(starts(feed("DELETE /health HTTP/1.1\r\n\r\n"), "HTTP/1.1 405 "));
+    CHECK(starts(feed("GET /decodeSnowflakeId?snowflakeId=-5 HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /decodeSnowflakeId?snowflakeId=99999999999999999999 HTTP/1.1\r\n\r\n"),
+                 "HTTP/1.1 400 "));
+}
+
+static void test_allow_and_query_edge_cases(void) {
+    const char *out = feed("POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    CHECK(starts(out, "HTTP/1.1 405 "));
+    CHECK(strstr(out, "\r\nAllow: GET, HEAD\r\n") != NULL);
+    CHECK(starts(feed("GET /api/snowflake/get/a?count HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("POST /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\n\r\n"),
+                 "HTTP/1.1 405 "));
+    CHECK_EQ_INT(count_of(http_feed_out, "HTTP/1.1 "), 2);
+}
+
+/* Without leafd.admin.token, admin endpoints answer loopback clients only. */
+static void test_admin_loopback_rule(void) {
+    client_loopback = 0;
+    const char *out = feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
+    CHECK(starts(out, "HTTP/1.1 403 "));
+    CHECK(strstr(out, "\"code\":\"forbidden\"") != NULL);
+    CHECK(starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"), "HTTP/1.1 403 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    client_loopback = 1;
+    CHECK(!starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
+}
+
+static void test_views(void) {
+    CHECK(starts(feed("GET /ready HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(strstr(http_feed_out, "\"mode\":\"static\"") != NULL);
+    CHECK(starts(feed("GET /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(strstr(http_feed_out, "# TYPE leafd_ids_issued_total counter\n") != NULL);
+    CHECK(strstr(http_feed_out, "leafd_http_requests_total{route=\"snowflake_get\",status=\"200\"}") !=
+          NULL);
+    CHECK(strstr(http_feed_out, "leafd_zk_session_connected") == NULL); /* static mode */
+    CHECK(starts(feed("GET /cache HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(strstr(http_feed_out, "segment mode is disabled") != NULL);
+}
+
+int main(void) {
+    api_fixture_init();
+    TEST(test_pipelined_in_order);
+    TEST(test_routes_and_inputs);
+    TEST(test_allow_and_query_edge_cases);
+    TEST(test_admin_loopback_rule);
+    TEST(test_views);
+    api_fixture_close(conn);
+    api_fixture_done();
+    return unit_done();
+}
