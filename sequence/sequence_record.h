@@ -1,0 +1,54 @@
+#ifndef LEAF_SEQUENCE_RECORD_H
+#define LEAF_SEQUENCE_RECORD_H
+
+/*
+ * The two znode payloads of sequences, formatted and parsed as pure code
+ * (libc and src/base only; no cJSON, so a 64-bit value never passes through
+ * a double):
+ *
+ * - /leafd/{leaf.name}/sequences/{name}: the persisted high-water mark,
+ *     {"max":9223372036854775807}
+ *   Every ID ever issued of that sequence is <= max. The parser accepts JSON
+ *   whitespace around the tokens and nothing else: one key "max", a
+ *   non-negative integer without sign, fraction, exponent or leading zero.
+ *   Anything else is refused, so the primary stops instead of guessing.
+ *
+ * - /leafd/{leaf.name}/primary/n_NNNNNNNNNN (EPHEMERAL_SEQUENTIAL): where the
+ *   node that created it answers, for redirects:
+ *     http=192.0.2.7:8080 resp=192.0.2.7:6380
+ *   Fields are separated by single spaces; "http" is required, "resp" is
+ *   absent when the node has no RESP port; unknown fields are skipped, so a
+ *   newer node may add some. An address is host:port (host may be [v6]),
+ *   printable, no spaces, port 1..65535.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+/* Room for {"max":<19 digits>} and a NUL. */
+#define SEQUENCE_RECORD_MAX_LEN 32
+
+/* Writes {"max":N} (NUL-terminated); returns its length, 0 when N < 0 or cap is short. */
+size_t sequence_record_format_max(char *buf, size_t cap, int64_t max);
+
+/* LEAF_EINVAL when malformed, LEAF_ERANGE when the number exceeds INT64_MAX. */
+leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *max);
+
+#define SEQUENCE_ADDR_MAX 64 /* bytes of an address, NUL included */
+
+struct sequence_node_addr {
+    char http[SEQUENCE_ADDR_MAX]; /* "host:port" */
+    char resp[SEQUENCE_ADDR_MAX]; /* "host:port", or "" when the node has no RESP port */
+};
+
+/*
+ * Writes the election node's data (NUL-terminated); resp may be NULL or "".
+ * Returns its length, 0 when an address is invalid or cap is short.
+ */
+size_t sequence_record_format_node(char *buf, size_t cap, const char *http, const char *resp);
+
+/* LEAF_EINVAL when "http" is missing, a field is repeated or an address is invalid. */
+leaf_status_t sequence_record_parse_node(const char *buf, size_t len, struct sequence_node_addr *a);
+
+#endif

@@ -1,0 +1,374 @@
+#include "sequence_state.h"
+
+#define SEQUENCE_NO_TIME INT64_MIN
+
+/* ---- lease --------------------------------------------------------------------------------- */
+
+void sequence_lease_init(struct sequence_lease *l, int64_t timeout_ms) {
+    *l = (struct sequence_lease){.timeout_ms = timeout_ms, .answer_ms = SEQUENCE_NO_TIME};
+}
+
+void sequence_lease_connected(struct sequence_lease *l, int connected) {
+    l->connected = connected;
+}
+
+int sequence_lease_live(const struct sequence_lease *l, int64_t now_ms) {
+    if (!l->primary || l->answer_ms == SEQUENCE_NO_TIME || l->timeout_ms <= 0) {
+        return 0;
+    }
+    int64_t elapsed = now_ms - l->answer_ms;
+    /* elapsed >= T first, so that 3 * elapsed cannot overflow. */
+    return elapsed < l->timeout_ms && 3 * elapsed < 2 * l->timeout_ms;
+}
+
+int64_t sequence_lease_left_ms(const struct sequence_lease *l, int64_t now_ms) {
+    if (!sequence_lease_live(l, now_ms)) {
+        return 0;
+    }
+    /* The first elapsed time that is not live is ceil(2T / 3). */
+    int64_t stop = (2 * l->timeout_ms + 2) / 3;
+    return stop - (now_ms - l->answer_ms);
+}
+
+void sequence_lease_answer(struct sequence_lease *l, int64_t sent_ms, int64_t now_ms) {
+    if (l->primary && !sequence_lease_live(l, now_ms)) {
+        l->lapses++;
+    }
+    if (l->answer_ms == SEQUENCE_NO_TIME || sent_ms > l->answer_ms) {
+        l->answer_ms = sent_ms;
+    }
+}
+
+void sequence_lease_win(struct sequence_lease *l) {
+    l->primary = 1;
+    l->term++;
+}
+
+void sequence_lease_lose(struct sequence_lease *l) {
+    l->primary = 0;
+}
+
+/* ---- state --------------------------------------------------------------------------------- */
+
+const char *sequence_phase_name(enum sequence_phase p) {
+    static const char *const names[] = {
+        [SEQUENCE_IDLE] = "idle",         [SEQUENCE_READING] = "reading",
+        [SEQUENCE_CREATING] = "creating", [SEQUENCE_FENCING] = "fencing",
+        [SEQUENCE_SERVING] = "serving",   [SEQUENCE_MISSING] = "missing",
+        [SEQUENCE_FENCED] = "fenced",     [SEQUENCE_CORRUPT] = "corrupt",
+    };
+    return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "unknown";
+}
+
+static int64_t state_add_sat(int64_t a, int64_t b) {
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int32_t state_next_version(int32_t v) {
+    /* ZooKeeper's version is a Java int: it wraps. */
+    return (int32_t)(uint32_t)((uint32_t)v + 1u);
+}
+
+void sequence_state_init(struct sequence_state *s, int64_t base_batch) {
+    if (base_batch <= 0) {
+        base_batch = SEQUENCE_DEFAULT_BATCH;
+    }
+    if (base_batch > SEQUENCE_MAX_BATCH) {
+        base_batch = SEQUENCE_MAX_BATCH;
+    }
+    *s = (struct sequence_state){
+        .phase = SEQUENCE_IDLE,
+        .base_batch = base_batch,
+        .batch = base_batch,
+        .retry_at_ms = SEQUENCE_NO_TIME,
+        .rate_since_ms = SEQUENCE_NO_TIME,
+    };
+}
+
+leaf_status_t sequence_state_start(struct sequence_state *s, const struct sequence_lease *l,
+                                   int64_t create_start) {
+    if (!l->primary) {
+        return LEAF_EUNAVAIL;
+    }
+    /* A request still in flight keeps its token and is waited for: the read
+     * must be sent after it, so that it sees the write if it landed. */
+    s->first_token = s->tokens + 1;
+    s->phase = SEQUENCE_READING;
+    s->term = l->term;
+    s->lapses_seen = l->lapses;
+    s->create_start = create_start > 0 ? create_start : 0;
+    s->need = 0;
+    s->verify = 0;
+    s->retry_at_ms = SEQUENCE_NO_TIME;
+    s->rate_since_ms = SEQUENCE_NO_TIME;
+    return LEAF_OK;
+}
+
+void sequence_state_stop(struct sequence_state *s) {
+    s->phase = SEQUENCE_IDLE;
+    s->inflight = 0;
+    s->first_token = s->tokens + 1;
+    s->verify = 0;
+}
+
+/* A lapse since the last (re)validation: prove nobody wrote before issuing again. */
+static void state_catch_up(struct sequence_state *s, const struct sequence_lease *l) {
+    if (s->phase == SEQUENCE_SERVING && s->lapses_seen != l->lapses) {
+        s->phase = SEQUENCE_FENCING;
+    }
+}
+
+leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lease *l,
+                                   int64_t now_ms, int64_t n, int64_t *first) {
+    if (n < 1) {
+        return LEAF_EINVAL;
+    }
+    if (s->phase == SEQUENCE_MISSING) {
+        return LEAF_ENOTFOUND;
+    }
+    if (s->phase == SEQUENCE_IDLE || s->phase == SEQUENCE_FENCED || s->phase == SEQUENCE_CORRUPT ||
+        s->term != l->term || !sequence_lease_live(l, now_ms)) {
+        return LEAF_EUNAVAIL;
+    }
+    state_catch_up(s, l);
+    if (s->phase == SEQUENCE_SERVING && n > INT64_MAX - s->last) {
+        return LEAF_ERANGE;
+    }
+    if (s->phase != SEQUENCE_SERVING || n > s->acked_max - s->last) {
+        if (n > s->need) {
+            s->need = n;
+        }
+        s->short_waits += s->phase == SEQUENCE_SERVING;
+        return LEAF_EAGAIN;
+    }
+    *first = s->last + 1;
+    s->last += n;
+    s->issued += (uint64_t)n;
+    return LEAF_OK;
+}
+
+/*
+ * The batch for the next write: enough for SEQUENCE_BATCH_WINDOW_MS at the
+ * rate measured since the previous write, at least the base; it halves at
+ * most per write when the rate falls.
+ */
+static void state_update_batch(struct sequence_state *s, int64_t now_ms) {
+    if (s->rate_since_ms != SEQUENCE_NO_TIME) {
+        int64_t elapsed = now_ms - s->rate_since_ms;
+        if (elapsed < SEQUENCE_RATE_MIN_MS) {
+            return; /* too short to measure: keep counting */
+        }
+        uint64_t since = s->issued - s->rate_mark;
+        int64_t want = SEQUENCE_MAX_BATCH;
+        if (since < (uint64_t)SEQUENCE_MAX_BATCH) {
+            want = ((int64_t)since * SEQUENCE_BATCH_WINDOW_MS + elapsed - 1) / elapsed;
+        }
+        if (want < s->base_batch) {
+            want = s->base_batch;
+        }
+        if (want < s->batch / 2) {
+            want = s->batch / 2;
+        }
+        s->batch = want > SEQUENCE_MAX_BATCH ? SEQUENCE_MAX_BATCH : want;
+    }
+    s->rate_since_ms = now_ms;
+    s->rate_mark = s->issued;
+}
+
+/* Whether a serving sequence should top up: less than half a batch left, or a parked request. */
+static int state_wants_top_up(const struct sequence_state *s) {
+    int64_t left = s->acked_max - s->last;
+    if (s->acked_max == INT64_MAX) {
+        return 0; /* nothing left to persist */
+    }
+    return s->need > left || (left < s->batch && 2 * left < s->batch);
+}
+
+static void state_emit(struct sequence_state *s, int64_t now_ms, enum sequence_op op,
+                       struct sequence_action *a) {
+    *a = (struct sequence_action){.op = op, .token = ++s->tokens, .sent_ms = now_ms};
+    s->inflight = a->token;
+    s->inflight_op = op;
+    s->inflight_sent_ms = now_ms;
+}
+
+/* The write of a new max: a fence (new primary, after a lapse) or a top-up. */
+static int state_emit_write(struct sequence_state *s, const struct sequence_lease *l,
+                            int64_t now_ms, struct sequence_action *a) {
+    if (s->version == -1) {
+        /* Expected version -1 would make the write unconditional; the version
+         * wrapped after 2^32 writes. Refuse rather than write without a fence. */
+        s->phase = SEQUENCE_CORRUPT;
+        return 0;
+    }
+    state_update_batch(s, now_ms);
+    int64_t from = state_add_sat(s->last, s->need);
+    int64_t target = state_add_sat(from > s->acked_max ? from : s->acked_max, s->batch);
+    state_emit(s, now_ms, SEQUENCE_OP_WRITE, a);
+    a->version = s->version;
+    a->max = target;
+    a->len = sequence_record_format_max(a->data, sizeof(a->data), target);
+    s->inflight_version = s->version;
+    s->inflight_max = target;
+    s->lapses_seen = l->lapses;
+    return 1;
+}
+
+int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, int64_t now_ms,
+                          struct sequence_action *a) {
+    if (s->term != l->term || !l->primary || !l->connected || s->inflight != 0 ||
+        now_ms < s->retry_at_ms) {
+        return 0;
+    }
+    state_catch_up(s, l);
+    if (s->verify) {
+        state_emit(s, now_ms, SEQUENCE_OP_READ, a);
+        return 1;
+    }
+    switch (s->phase) {
+    case SEQUENCE_READING: state_emit(s, now_ms, SEQUENCE_OP_READ, a); return 1;
+    case SEQUENCE_CREATING:
+        state_emit(s, now_ms, SEQUENCE_OP_CREATE, a);
+        a->max = s->create_start - 1;
+        a->len = sequence_record_format_max(a->data, sizeof(a->data), a->max);
+        s->inflight_max = a->max;
+        return 1;
+    case SEQUENCE_FENCING: return state_emit_write(s, l, now_ms, a);
+    case SEQUENCE_SERVING: return state_wants_top_up(s) ? state_emit_write(s, l, now_ms, a) : 0;
+    default: return 0;
+    }
+}
+
+static void state_fenced(struct sequence_state *s) {
+    s->phase = SEQUENCE_FENCED;
+    s->verify = 0;
+    s->fence_failures++;
+}
+
+static void state_retry_later(struct sequence_state *s, int64_t now_ms) {
+    s->retry_at_ms = now_ms + SEQUENCE_RETRY_MS;
+}
+
+/* The write of max with expected version `version` landed. */
+static void state_write_landed(struct sequence_state *s, int32_t version, int64_t max) {
+    if (max > s->acked_max) {
+        s->acked_max = max;
+    }
+    s->version = state_next_version(version);
+    s->writes++;
+    if (s->phase == SEQUENCE_FENCING) {
+        s->phase = SEQUENCE_SERVING;
+    }
+    if (s->need <= s->acked_max - s->last) {
+        s->need = 0;
+    }
+}
+
+static void state_done_write(struct sequence_state *s, int64_t now_ms, enum sequence_result r) {
+    switch (r) {
+    case SEQUENCE_RESULT_OK: state_write_landed(s, s->inflight_version, s->inflight_max); break;
+    case SEQUENCE_RESULT_BADVERSION:
+    case SEQUENCE_RESULT_NONODE: state_fenced(s); break;
+    case SEQUENCE_RESULT_UNKNOWN:
+        s->write_failures++;
+        s->verify = 1;
+        s->verify_version = s->inflight_version;
+        s->verify_max = s->inflight_max;
+        break;
+    default:
+        s->write_failures++;
+        state_retry_later(s, now_ms);
+        break;
+    }
+}
+
+/* Reading back after a write in doubt: did it land, did not, or did someone else write? */
+static void state_done_verify(struct sequence_state *s, int64_t now_ms, enum sequence_result r,
+                              int64_t max, int32_t version) {
+    if (r == SEQUENCE_RESULT_NONODE) {
+        state_fenced(s);
+        return;
+    }
+    if (r != SEQUENCE_RESULT_OK) {
+        state_retry_later(s, now_ms);
+        return;
+    }
+    s->verify = 0;
+    if (version == s->verify_version) {
+        return; /* it did not land: the next action writes again */
+    }
+    if (version == state_next_version(s->verify_version) && max == s->verify_max) {
+        state_write_landed(s, s->verify_version, s->verify_max);
+        return;
+    }
+    state_fenced(s);
+}
+
+static void state_done_read(struct sequence_state *s, int64_t now_ms, enum sequence_result r,
+                            int64_t max, int32_t version) {
+    if (r == SEQUENCE_RESULT_NONODE) {
+        s->phase = s->create_start > 0 ? SEQUENCE_CREATING : SEQUENCE_MISSING;
+        return;
+    }
+    if (r != SEQUENCE_RESULT_OK) {
+        state_retry_later(s, now_ms);
+        return;
+    }
+    /* IDs up to max may have been issued by an older primary: start above. */
+    s->last = max;
+    s->acked_max = max;
+    s->version = version;
+    s->phase = SEQUENCE_FENCING;
+}
+
+static void state_done_create(struct sequence_state *s, int64_t now_ms, enum sequence_result r) {
+    if (r == SEQUENCE_RESULT_OK) {
+        s->last = s->inflight_max;
+        s->acked_max = s->inflight_max;
+        s->version = 0;
+        s->phase = SEQUENCE_FENCING;
+    } else if (r == SEQUENCE_RESULT_EXISTS || r == SEQUENCE_RESULT_UNKNOWN) {
+        s->phase = SEQUENCE_READING; /* someone created it, or we did: read what is there */
+    } else {
+        state_retry_later(s, now_ms);
+    }
+}
+
+leaf_status_t sequence_state_done(struct sequence_state *s, struct sequence_lease *l,
+                                  uint64_t token, int64_t now_ms, enum sequence_result r,
+                                  const char *data, size_t len, int32_t version) {
+    if (token == 0 || token != s->inflight) {
+        return LEAF_EINVAL;
+    }
+    s->inflight = 0;
+    if (token < s->first_token) {
+        return LEAF_OK; /* from before the last start or stop: dropped */
+    }
+    enum sequence_op op = s->inflight_op;
+    if (op != SEQUENCE_OP_READ && r != SEQUENCE_RESULT_UNKNOWN && r != SEQUENCE_RESULT_FAILED) {
+        /* The leader decided on it, so the session was alive when it was sent. */
+        sequence_lease_answer(l, s->inflight_sent_ms, now_ms);
+    }
+    s->retry_at_ms = SEQUENCE_NO_TIME;
+    int64_t max = 0;
+    if (op == SEQUENCE_OP_READ && r == SEQUENCE_RESULT_OK &&
+        (data == NULL || sequence_record_parse_max(data, len, &max) != LEAF_OK)) {
+        s->phase = SEQUENCE_CORRUPT;
+        s->verify = 0;
+        return LEAF_OK;
+    }
+    if (op == SEQUENCE_OP_READ && s->verify) {
+        state_done_verify(s, now_ms, r, max, version);
+    } else if (op == SEQUENCE_OP_READ) {
+        state_done_read(s, now_ms, r, max, version);
+    } else if (op == SEQUENCE_OP_CREATE) {
+        state_done_create(s, now_ms, r);
+    } else {
+        state_done_write(s, now_ms, r);
+    }
+    return LEAF_OK;
+}
+
+int64_t sequence_state_headroom(const struct sequence_state *s) {
+    return s->phase == SEQUENCE_SERVING ? s->acked_max - s->last : 0;
+}
