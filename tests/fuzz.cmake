@@ -15,12 +15,13 @@ leaf_unit_test(test_http_proto leafd_harness)
 # and also compiles every library with -fsanitize=fuzzer-no-link so that
 # libFuzzer sees the coverage of the code under test, not just the harness).
 # Each harness links only what it tests: the pure libraries where it can.
-set(LEAFD_FUZZERS fuzz_http fuzz_config fuzz_znode fuzz_zk_cache fuzz_admin)
+set(LEAFD_FUZZERS fuzz_http fuzz_config fuzz_znode fuzz_zk_cache fuzz_admin fuzz_auth)
 set(LEAFD_FUZZ_LIBS_fuzz_http leafd_harness)
 set(LEAFD_FUZZ_LIBS_fuzz_config leaf_core)
 set(LEAFD_FUZZ_LIBS_fuzz_znode leaf_zk_core)
 set(LEAFD_FUZZ_LIBS_fuzz_zk_cache leaf_zk_core)
 set(LEAFD_FUZZ_LIBS_fuzz_admin leaf_segment_request PkgConfig::CJSON)
+set(LEAFD_FUZZ_LIBS_fuzz_auth leaf_auth_core)
 if(LEAFD_FUZZ)
   set(LEAFD_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
   foreach(f ${LEAFD_FUZZERS})
