@@ -1,0 +1,2 @@
+# Users and permissions (issue 13): the pure core and the secret helper.
+leaf_unit_test(test_auth leaf_auth_core leaf_auth_secret)

@@ -1,0 +1,605 @@
+/*
+ * Unit tests of src/auth/: key patterns, rights, the user record, the user
+ * table, the decision, the Authorization header and the secrets.
+ */
+#include <stdlib.h>
+
+#include "auth_decide.h"
+#include "auth_grant.h"
+#include "auth_header.h"
+#include "auth_secret.h"
+#include "auth_table.h"
+#include "auth_user.h"
+#include "unit.h"
+
+#define HASH_A                                                                                     \
+    "sha256:"                                                                                      \
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static char msg[256];
+
+static int pattern_ok(const char *p) {
+    struct auth_grant g;
+    return auth_pattern_parse(p, strlen(p), &g, msg, sizeof(msg)) == LEAF_OK;
+}
+
+/* 1 when pattern p covers key k (both valid). */
+static int covers(const char *p, const char *k) {
+    struct auth_grant g;
+    struct auth_key key;
+    if (auth_pattern_parse(p, strlen(p), &g, msg, sizeof(msg)) != LEAF_OK ||
+        auth_key_parse(k, strlen(k), &key) != LEAF_OK) {
+        fprintf(stderr, "bad pattern %s or key %s\n", p, k);
+        return -1;
+    }
+    return auth_grant_matches(&g, &key);
+}
+
+static void test_patterns(void) {
+    CHECK_EQ_INT(covers("sequence:pay", "sequence:pay"), 1);
+    CHECK_EQ_INT(covers("sequence:pay", "sequence:pay2"), 0);
+    CHECK_EQ_INT(covers("sequence:pay", "sequence:pa"), 0);
+    CHECK_EQ_INT(covers("sequence:pay", "segment:pay"), 0);
+    CHECK_EQ_INT(covers("segment:orders.*", "segment:orders.eu"), 1);
+    CHECK_EQ_INT(covers("segment:orders.*", "segment:orders."), 1);
+    CHECK_EQ_INT(covers("segment:orders.*", "segment:orders"), 0);
+    CHECK_EQ_INT(covers("segment:orders.*", "segment:ordersX"), 0);
+    CHECK_EQ_INT(covers("segment:orders.*", "opaque:orders.eu"), 0);
+    CHECK_EQ_INT(covers("segment:orders*", "segment:orders"), 1);
+    CHECK_EQ_INT(covers("segment:orders*", "segment:orders-eu"), 1);
+    CHECK_EQ_INT(covers("snowflake:*", "snowflake:a"), 1);
+    CHECK_EQ_INT(covers("snowflake:*", "segment:a"), 0);
+    CHECK_EQ_INT(covers("*", "snowflake:x"), 1);
+    CHECK_EQ_INT(covers("*", "segment:x"), 1);
+    CHECK_EQ_INT(covers("*", "sequence:x"), 1);
+    CHECK_EQ_INT(covers("*", "opaque:x"), 1);
+    /* names holding '.', ':' and '-': the mode ends at the first colon */
+    CHECK_EQ_INT(covers("segment:a.b:c-d", "segment:a.b:c-d"), 1);
+    CHECK_EQ_INT(covers("segment:a:*", "segment:a:b"), 1);
+    CHECK_EQ_INT(covers("segment:a:*", "segment:a-b"), 0);
+    CHECK_EQ_INT(covers("segment:a-b.*", "segment:a-b.c:d"), 1);
+    CHECK_EQ_INT(covers("opaque:x-1", "opaque:x-1"), 1);
+}
+
+static void test_bad_patterns(void) {
+    const char *bad[] = {"",
+                         "**",
+                         "seg*",
+                         "segment",
+                         "segment:",
+                         "segment:*.eu",
+                         "*:orders",
+                         "segment:a*b",
+                         "segment:**",
+                         "Segment:a",
+                         "foo:a",
+                         "segment:a b",
+                         "segment:a/b",
+                         "segment:caf\xc3\xa9",
+                         ":a",
+                         "segment :a"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        msg[0] = '\0';
+        if (pattern_ok(bad[i])) {
+            fprintf(stderr, "pattern accepted: \"%s\"\n", bad[i]);
+            CHECK(0);
+        }
+        CHECK(msg[0] != '\0');
+    }
+    char p[200];
+    snprintf(p, sizeof(p), "segment:%0128d", 0);
+    CHECK(pattern_ok(p)); /* a whole tag */
+    snprintf(p, sizeof(p), "segment:%0129d", 0);
+    CHECK(!pattern_ok(p));
+    snprintf(p, sizeof(p), "segment:%0127d*", 0);
+    CHECK(pattern_ok(p));
+    snprintf(p, sizeof(p), "segment:%0128d*", 0);
+    CHECK(!pattern_ok(p)); /* would match nothing but a 129-byte tag */
+    /* a pattern round-trips through its text */
+    const char *good[] = {"*", "segment:*", "segment:orders.*", "sequence:pay", "opaque:a:b*"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        struct auth_grant g;
+        char back[AUTH_PATTERN_MAX + 1];
+        CHECK_EQ_INT(auth_pattern_parse(good[i], strlen(good[i]), &g, msg, sizeof(msg)), LEAF_OK);
+        auth_pattern_format(&g, back);
+        CHECK_EQ_STR(back, good[i]);
+    }
+}
+
+static void test_keys(void) {
+    struct auth_key k;
+    CHECK_EQ_INT(auth_key_parse("segment:a", 9, &k), LEAF_OK);
+    CHECK_EQ_INT(k.mode, AUTH_MODE_SEGMENT);
+    CHECK_EQ_INT(k.len, 1);
+    CHECK_EQ_INT(auth_key_parse("segment:", 8, &k), LEAF_EINVAL);
+    CHECK_EQ_INT(auth_key_parse("segment", 7, &k), LEAF_EINVAL);
+    CHECK_EQ_INT(auth_key_parse("bogus:a", 7, &k), LEAF_EINVAL);
+    CHECK_EQ_INT(auth_key_parse("segment:a*", 10, &k), LEAF_EINVAL);
+    CHECK_EQ_INT(auth_key_parse(NULL, 0, &k), LEAF_EINVAL);
+}
+
+static leaf_status_t parse(const char *json, struct auth_user *u) {
+    msg[0] = '\0';
+    return auth_user_parse(json, strlen(json), NULL, u, msg, sizeof(msg));
+}
+
+static const char *rec_team_a =
+    "{\"name\":\"team-a\",\"secret_hash\":\"" HASH_A "\",\"admin\":false,"
+    "\"grants\":[{\"pattern\":\"segment:orders.*\",\"rights\":[\"ids\",\"create\"]},"
+    "{\"pattern\":\"sequence:pay\",\"rights\":[\"ids\"]}],\"created_ms\":\"1718000000000\"}";
+
+static void test_record_parse(void) {
+    struct auth_user u;
+    CHECK_EQ_INT(parse(rec_team_a, &u), LEAF_OK);
+    CHECK_EQ_STR(u.name, "team-a");
+    CHECK_EQ_INT(u.admin, 0);
+    CHECK_EQ_INT(u.ngrants, 2);
+    CHECK_EQ_INT(u.created_ms, 1718000000000LL);
+    CHECK_EQ_INT(u.secret_hash[0], 0x01);
+    CHECK_EQ_INT(u.secret_hash[31], 0xef);
+    CHECK_EQ_INT(u.grants[0].rights, AUTH_RIGHT_IDS | AUTH_RIGHT_CREATE);
+    CHECK_EQ_INT(u.grants[1].rights, AUTH_RIGHT_IDS);
+    auth_user_free(&u);
+    /* minimal: admin and created_ms optional, no grants, unknown members ignored */
+    CHECK_EQ_INT(parse("{\"name\":\"ops\",\"secret_hash\":\"" HASH_A "\",\"grants\":[],"
+                       "\"admin\":true,\"comment\":\"x\",\"created_ms\":17}",
+                       &u),
+                 LEAF_OK);
+    CHECK_EQ_INT(u.admin, 1);
+    CHECK_EQ_INT(u.ngrants, 0);
+    CHECK_EQ_INT(u.created_ms, 17);
+    auth_user_free(&u);
+    /* above 2^53 as a string */
+    CHECK_EQ_INT(parse("{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[],"
+                       "\"created_ms\":\"9007199254740993\"}",
+                       &u),
+                 LEAF_OK);
+    CHECK_EQ_INT(u.created_ms, 9007199254740993LL);
+    auth_user_free(&u);
+    /* the node's name must be the record's */
+    CHECK_EQ_INT(auth_user_parse(rec_team_a, strlen(rec_team_a), "team-a", &u, msg, sizeof(msg)),
+                 LEAF_OK);
+    auth_user_free(&u);
+    CHECK_EQ_INT(auth_user_parse(rec_team_a, strlen(rec_team_a), "team-b", &u, msg, sizeof(msg)),
+                 LEAF_EINVAL);
+    CHECK(strstr(msg, "name") != NULL);
+}
+
+/* Each malformed record is refused, with a message naming what is wrong. */
+static void test_record_malformed(void) {
+    static const struct {
+        const char *json, *expect;
+    } cases[] = {
+        {"not json", "JSON object"},
+        {"[]", "JSON object"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[]} {}", "JSON object"},
+        {"{\"secret_hash\":\"" HASH_A "\",\"grants\":[]}", "name"},
+        {"{\"name\":7,\"secret_hash\":\"" HASH_A "\",\"grants\":[]}", "name"},
+        {"{\"name\":\"a b\",\"secret_hash\":\"" HASH_A "\",\"grants\":[]}", "name"},
+        {"{\"name\":\"a:b\",\"secret_hash\":\"" HASH_A "\",\"grants\":[]}", "name"},
+        {"{\"name\":\"a\",\"name\":\"b\",\"secret_hash\":\"" HASH_A "\",\"grants\":[]}", "twice"},
+        {"{\"name\":\"a\",\"grants\":[]}", "secret_hash"},
+        {"{\"name\":\"a\",\"secret_hash\":\"md5:00\",\"grants\":[]}", "secret_hash"},
+        {"{\"name\":\"a\",\"secret_hash\":\"sha256:0123\",\"grants\":[]}", "secret_hash"},
+        {"{\"name\":\"a\",\"secret_hash\":\"sha256:"
+         "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\",\"grants\":[]}",
+         "secret_hash"},
+        {"{\"name\":\"a\",\"secret_hash\":\"sha256:"
+         "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg\",\"grants\":[]}",
+         "secret_hash"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\"}", "grants"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":{}}", "grants"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[],\"admin\":\"yes\"}",
+         "admin"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[],\"created_ms\":-1}",
+         "created_ms"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[],\"created_ms\":1.5}",
+         "created_ms"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[],\"created_ms\":\"x\"}",
+         "created_ms"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[7]}", "grants[0]"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"rights\":[\"ids\"]}]}",
+         "grants[0].pattern"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"pattern\":\"*\","
+         "\"rights\":[\"ids\"]},{\"pattern\":\"seg*\",\"rights\":[\"ids\"]}]}",
+         "grants[1].pattern"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"pattern\":\"*\","
+         "\"rights\":[\"ids\",\"delete\"]}]}",
+         "grants[0].rights: unknown right"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"pattern\":\"*\","
+         "\"rights\":[]}]}",
+         "grants[0].rights"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"pattern\":\"*\","
+         "\"rights\":\"ids\"}]}",
+         "grants[0].rights"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"pattern\":\"*\","
+         "\"rights\":[\"admin\"]}]}",
+         "unknown right"},
+        {"{\"name\":\"a\",\"secret_hash\":\"" HASH_A "\",\"grants\":[{\"pattern\":\"*\\u0000x\","
+         "\"rights\":[\"ids\"]}]}",
+         "NUL"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct auth_user u;
+        leaf_status_t rc = parse(cases[i].json, &u);
+        if (rc != LEAF_EINVAL || strstr(msg, cases[i].expect) == NULL) {
+            fprintf(stderr, "case %zu: rc %d, msg \"%s\", expected \"%s\"\n", i, rc, msg,
+                    cases[i].expect);
+            CHECK(0);
+        }
+        CHECK(u.grants == NULL && u.ngrants == 0); /* nothing left to free */
+    }
+    /* a raw NUL, and a record over 64 KiB */
+    struct auth_user u;
+    char nul[] = "{\"name\":\"a\0\"}";
+    CHECK_EQ_INT(auth_user_parse(nul, sizeof(nul) - 1, NULL, &u, msg, sizeof(msg)), LEAF_EINVAL);
+    char *big = malloc(AUTH_RECORD_MAX + 2);
+    memset(big, ' ', AUTH_RECORD_MAX + 1);
+    big[0] = '{';
+    big[AUTH_RECORD_MAX] = '}';
+    CHECK_EQ_INT(auth_user_parse(big, AUTH_RECORD_MAX + 1, NULL, &u, msg, sizeof(msg)),
+                 LEAF_EINVAL);
+    CHECK(strstr(msg, "64 KiB") != NULL);
+    free(big);
+    /* a message is cut to fit any buffer, even none */
+    char tiny[4];
+    CHECK_EQ_INT(auth_user_parse("x", 1, NULL, &u, tiny, sizeof(tiny)), LEAF_EINVAL);
+    CHECK_EQ_STR(tiny, "the");
+    CHECK_EQ_INT(auth_user_parse("x", 1, NULL, &u, NULL, 0), LEAF_EINVAL);
+}
+
+static void test_record_round_trip(void) {
+    struct auth_user u, back;
+    struct sbuf b = SBUF_INIT;
+    CHECK_EQ_INT(parse(rec_team_a, &u), LEAF_OK);
+    u.admin = 1;
+    auth_user_format(&u, &b);
+    CHECK(!b.failed);
+    CHECK_EQ_INT(auth_user_parse(b.data, b.len, "team-a", &back, msg, sizeof(msg)), LEAF_OK);
+    CHECK_EQ_STR(back.name, u.name);
+    CHECK(memcmp(back.secret_hash, u.secret_hash, AUTH_HASH_LEN) == 0);
+    CHECK_EQ_INT(back.admin, 1);
+    CHECK_EQ_INT(back.created_ms, u.created_ms);
+    CHECK_EQ_INT(back.ngrants, u.ngrants);
+    for (size_t i = 0; i < u.ngrants && i < back.ngrants; i++) {
+        CHECK(memcmp(&back.grants[i], &u.grants[i], sizeof(u.grants[i])) == 0);
+    }
+    CHECK(strstr(b.data, "\"created_ms\":\"1718000000000\"") != NULL);
+    CHECK(strstr(b.data, "\"rights\":[\"ids\",\"create\"]") != NULL);
+    /* a second trip gives the same text */
+    struct sbuf b2 = SBUF_INIT;
+    auth_user_format(&back, &b2);
+    CHECK_EQ_STR(b2.data, b.data);
+    sbuf_free(&b);
+    sbuf_free(&b2);
+    auth_user_free(&u);
+    auth_user_free(&back);
+}
+
+static int rejected;
+static char rejected_name[80];
+
+static void on_reject(void *arg, const char *node_name, const char *m) {
+    (void)arg;
+    rejected++;
+    snprintf(rejected_name, sizeof(rejected_name), "%s", node_name ? node_name : "");
+    CHECK(m != NULL && m[0] != '\0');
+}
+
+static void test_table_one_bad_record(void) {
+    char good_b[512];
+    snprintf(good_b, sizeof(good_b),
+             "{\"name\":\"b\",\"secret_hash\":\"%s\",\"grants\":[],\"admin\":true}", HASH_A);
+    struct auth_record recs[] = {
+        {"team-a", rec_team_a, strlen(rec_team_a)},
+        {"broken", "{\"name\":\"broken\",\"grants\":[", 27},
+        {"b", good_b, strlen(good_b)},
+    };
+    struct auth_table *t = NULL;
+    rejected = 0;
+    CHECK_EQ_INT(auth_table_build(recs, 3, on_reject, NULL, &t), LEAF_OK);
+    CHECK_EQ_INT(rejected, 1);
+    CHECK_EQ_STR(rejected_name, "broken");
+    CHECK_EQ_INT(auth_table_count(t), 2);
+    CHECK(auth_table_find(t, "team-a", 6) != NULL);
+    CHECK(auth_table_find(t, "b", 1) != NULL);
+    CHECK(auth_table_find(t, "broken", 6) == NULL);
+    CHECK(auth_table_find(t, "team-", 5) == NULL);
+    CHECK(auth_table_find(t, "team-ab", 7) == NULL);
+    CHECK(auth_table_find(t, "team-a\0", 7) == NULL);
+    CHECK_EQ_STR(auth_table_at(t, 0)->name, "b");
+    auth_table_free(t);
+    /* a name twice: both left out, the rest kept */
+    struct auth_record dup[] = {
+        {NULL, rec_team_a, strlen(rec_team_a)},
+        {NULL, good_b, strlen(good_b)},
+        {NULL, rec_team_a, strlen(rec_team_a)},
+    };
+    rejected = 0;
+    CHECK_EQ_INT(auth_table_build(dup, 3, on_reject, NULL, &t), LEAF_OK);
+    CHECK_EQ_INT(rejected, 2);
+    CHECK_EQ_INT(auth_table_count(t), 1);
+    CHECK(auth_table_find(t, "team-a", 6) == NULL);
+    auth_table_free(t);
+    /* no records, and no table */
+    CHECK_EQ_INT(auth_table_build(NULL, 0, NULL, NULL, &t), LEAF_OK);
+    CHECK_EQ_INT(auth_table_count(t), 0);
+    CHECK(auth_table_find(t, "a", 1) == NULL);
+    auth_table_free(t);
+    CHECK(auth_table_find(NULL, "a", 1) == NULL);
+}
+
+/* Thousands of users: every one found by bisection. */
+static void test_table_large(void) {
+    enum { N = 5000 };
+    struct auth_user *users = calloc(N, sizeof(*users));
+    for (int i = 0; i < N; i++) {
+        snprintf(users[i].name, sizeof(users[i].name), "user-%d", (i * 7919) % N);
+        users[i].created_ms = (i * 7919) % N;
+    }
+    struct auth_table *t = NULL;
+    CHECK_EQ_INT(auth_table_build_users(users, N, NULL, NULL, &t), LEAF_OK);
+    free(users);
+    CHECK_EQ_INT(auth_table_count(t), N);
+    int found = 0;
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        int n = snprintf(name, sizeof(name), "user-%d", i);
+        const struct auth_user *u = auth_table_find(t, name, (size_t)n);
+        found += u != NULL && u->created_ms == i;
+    }
+    CHECK_EQ_INT(found, N);
+    CHECK(auth_table_find(t, "user-5000", 9) == NULL);
+    CHECK(auth_table_find(t, "user", 4) == NULL);
+    auth_table_free(t);
+}
+
+static struct auth_key key(const char *k) {
+    struct auth_key out = {AUTH_MODE_SEGMENT, "", 0};
+    CHECK_EQ_INT(auth_key_parse(k, strlen(k), &out), LEAF_OK);
+    return out;
+}
+
+/* Every right against a matching and a non-matching key, and admin. */
+static void test_decide(void) {
+    struct auth_user u;
+    CHECK_EQ_INT(parse(rec_team_a, &u), LEAF_OK);
+    struct auth_key eu = key("segment:orders.eu"), other = key("segment:billing");
+    struct auth_key pay = key("sequence:pay"), snow = key("snowflake:orders.eu");
+
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_IDS, &eu), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_CREATE, &eu), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_IDS, &other), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_CREATE, &other), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_IDS, &pay), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_CREATE, &pay), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_IDS, &snow), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_ADMIN, NULL), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_IDS, NULL), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_NONE, NULL), AUTH_ALLOW);
+    u.admin = 1;
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_ADMIN, NULL), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, &u, AUTH_NEED_IDS, &other), AUTH_FORBIDDEN);
+    /* who is asking comes first */
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_NONE, NULL, AUTH_NEED_IDS, &eu), AUTH_NOAUTH);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_BAD, NULL, AUTH_NEED_IDS, &eu), AUTH_WRONGPASS);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, NULL, AUTH_NEED_ADMIN, NULL), AUTH_WRONGPASS);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_NONE, NULL, AUTH_NEED_NONE, NULL), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_BAD, NULL, AUTH_NEED_NONE, NULL), AUTH_ALLOW);
+    auth_user_free(&u);
+    /* the legacy admin token: admin and create, never ids */
+    const struct auth_user *root = auth_user_root();
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, root, AUTH_NEED_ADMIN, NULL), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, root, AUTH_NEED_CREATE, &other), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, root, AUTH_NEED_IDS, &other), AUTH_FORBIDDEN);
+    /* the answers */
+    CHECK_EQ_INT(auth_verdict_http_status(AUTH_NOAUTH), 401);
+    CHECK_EQ_INT(auth_verdict_http_status(AUTH_WRONGPASS), 401);
+    CHECK_EQ_INT(auth_verdict_http_status(AUTH_FORBIDDEN), 403);
+    CHECK_EQ_STR(auth_verdict_http_code(AUTH_FORBIDDEN), "forbidden");
+    CHECK(strncmp(auth_verdict_resp(AUTH_NOAUTH), "NOAUTH ", 7) == 0);
+    CHECK(strncmp(auth_verdict_resp(AUTH_WRONGPASS), "WRONGPASS ", 10) == 0);
+    CHECK(strncmp(auth_verdict_resp(AUTH_FORBIDDEN), "NOPERM ", 7) == 0);
+    CHECK_EQ_STR(auth_verdict_name(AUTH_WRONGPASS), "bad_credentials");
+    CHECK(auth_verdict_name((enum auth_verdict)99) == NULL);
+}
+
+static enum auth_scheme header(const char *v, struct auth_header *h) {
+    return auth_header_parse(v, v != NULL ? strlen(v) : 0, h);
+}
+
+static int span_is(const char *p, size_t n, const char *want) {
+    return p != NULL && n == strlen(want) && memcmp(p, want, n) == 0;
+}
+
+static void test_header_basic(void) {
+    struct auth_header h;
+    /* "team-a:lfd_s3cr:et" (a colon in the secret is the secret's) */
+    CHECK_EQ_INT(header("Basic dGVhbS1hOmxmZF9zM2NyOmV0", &h), AUTH_SCHEME_BASIC);
+    CHECK(span_is(h.user, h.user_len, "team-a"));
+    CHECK(span_is(h.secret, h.secret_len, "lfd_s3cr:et"));
+    auth_header_clear(&h);
+    CHECK(h.decoded[0] == '\0');
+    /* any case, several spaces, padding of one and two */
+    CHECK_EQ_INT(header("  basic   YTpiYw==\t", &h), AUTH_SCHEME_BASIC); /* a:bc */
+    CHECK(span_is(h.user, h.user_len, "a") && span_is(h.secret, h.secret_len, "bc"));
+    CHECK_EQ_INT(header("BASIC YWI6Y2Q=", &h), AUTH_SCHEME_BASIC); /* ab:cd */
+    CHECK(span_is(h.user, h.user_len, "ab") && span_is(h.secret, h.secret_len, "cd"));
+    CHECK_EQ_INT(header(NULL, &h), AUTH_SCHEME_NONE);
+    CHECK_EQ_INT(header("", &h), AUTH_SCHEME_NONE);
+    CHECK_EQ_INT(header("   ", &h), AUTH_SCHEME_NONE);
+}
+
+static void test_header_bad(void) {
+    const char *bad[] = {
+        "Basic",                  /* no credentials */
+        "Basic ",                 /* the same after trimming */
+        "Basic !!!!",             /* not base64 */
+        "Basic YTpiYw",           /* padding missing */
+        "Basic YTpiYw=",          /* padding short */
+        "Basic YTpi=Yw=",         /* '=' inside */
+        "Basic YTpiYx==",         /* unused bits set */
+        "Basic YWI6Y2R=",         /* unused bits set (one '=') */
+        "Basic YTpi Yw==",        /* a space inside */
+        "Basic YWJj",             /* "abc": no colon */
+        "Basic OmFiYw==",         /* ":abc": empty user */
+        "Basic YWJjOg==",         /* "abc:": empty secret */
+        "Basic YQphOmI=",         /* "a\na:b": a control character */
+        "Basic YTpiAA==",         /* "a:b\0": a NUL */
+        "Basic YTpiYw==YTpiYw==", /* two blocks, '=' inside */
+        "Digest YTpiYw==",        /* another scheme */
+        "BasicYTpiYw==",          /* no space */
+        "Basic\tYTpiYw==",        /* a tab is not the separator */
+        "Basic_ YTpiYw==",
+    };
+    struct auth_header h;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (header(bad[i], &h) != AUTH_SCHEME_INVALID || h.why == NULL) {
+            fprintf(stderr, "accepted: \"%s\"\n", bad[i]);
+            CHECK(0);
+        }
+    }
+    /* 10 KB, valid base64 throughout: refused for its length alone */
+    size_t n = 10 * 1024;
+    char *big = malloc(n + 1);
+    memcpy(big, "Basic ", 6);
+    for (size_t i = 6; i < n; i++) {
+        big[i] = "YTpi"[(i - 6) % 4];
+    }
+    big[n - (n - 6) % 4] = '\0';
+    CHECK_EQ_INT(header(big, &h), AUTH_SCHEME_INVALID);
+    CHECK(strstr(h.why, "1 KiB") != NULL);
+    /* the longest allowed value decodes */
+    size_t max = AUTH_HEADER_MAX - 6;
+    max -= max % 4;
+    big[6 + max] = '\0';
+    CHECK_EQ_INT(header(big, &h), AUTH_SCHEME_BASIC);
+    CHECK_EQ_INT(h.user_len, 1);
+    free(big);
+}
+
+static void test_header_bearer(void) {
+    struct auth_header h;
+    CHECK_EQ_INT(header("Bearer s3cret-token", &h), AUTH_SCHEME_BEARER);
+    CHECK(span_is(h.secret, h.secret_len, "s3cret-token"));
+    CHECK(h.user == NULL);
+    CHECK_EQ_INT(header("bearer  a b ", &h), AUTH_SCHEME_BEARER);
+    CHECK(span_is(h.secret, h.secret_len, "a b"));
+    CHECK_EQ_INT(header("Bearer", &h), AUTH_SCHEME_INVALID);
+    CHECK_EQ_INT(header("Bearer   ", &h), AUTH_SCHEME_INVALID);
+}
+
+static int b64url_char(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
+}
+
+static void test_secret_generate(void) {
+    char a[AUTH_SECRET_LEN + 1], b[AUTH_SECRET_LEN + 1];
+    CHECK_EQ_INT(auth_secret_generate(a), LEAF_OK);
+    CHECK_EQ_INT(auth_secret_generate(b), LEAF_OK);
+    CHECK_EQ_INT(strlen(a), 36);
+    CHECK_EQ_INT(AUTH_SECRET_RANDOM * 8 >= 128, 1);
+    CHECK(strncmp(a, "lfd_", 4) == 0);
+    for (size_t i = 4; i < strlen(a); i++) {
+        CHECK(b64url_char(a[i]));
+    }
+    CHECK(strcmp(a, b) != 0);
+    /* a generated secret works as the secret half of a Basic header */
+    struct auth_header h;
+    CHECK_EQ_INT(header("Basic dTpsZmRfQUJDLV8=", &h), AUTH_SCHEME_BASIC); /* u:lfd_ABC-_ */
+    CHECK(span_is(h.secret, h.secret_len, "lfd_ABC-_"));
+}
+
+static void test_secret_hash_verify(void) {
+    uint8_t hash[AUTH_HASH_LEN];
+    char text[AUTH_HASH_TEXT_LEN + 1];
+    /* SHA-256("abc"), the FIPS 180-2 example */
+    CHECK_EQ_INT(auth_secret_hash("abc", 3, hash), LEAF_OK);
+    auth_hash_format(hash, text);
+    CHECK_EQ_STR(text, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    uint8_t back[AUTH_HASH_LEN];
+    CHECK_EQ_INT(auth_hash_parse(text, strlen(text), back), LEAF_OK);
+    CHECK(memcmp(back, hash, sizeof(hash)) == 0);
+
+    char s[AUTH_SECRET_LEN + 1];
+    CHECK_EQ_INT(auth_secret_generate(s), LEAF_OK);
+    CHECK_EQ_INT(auth_secret_hash(s, strlen(s), hash), LEAF_OK);
+    CHECK_EQ_INT(auth_secret_verify(hash, s, strlen(s)), 1);
+    char wrong[AUTH_SECRET_LEN + 1];
+    memcpy(wrong, s, sizeof(wrong));
+    wrong[10] = wrong[10] == 'A' ? 'B' : 'A';
+    CHECK_EQ_INT(auth_secret_verify(hash, wrong, strlen(wrong)), 0);
+    CHECK_EQ_INT(auth_secret_verify(hash, s, strlen(s) - 1), 0);
+    CHECK_EQ_INT(auth_secret_verify(hash, "", 0), 0);
+    CHECK_EQ_INT(auth_secret_equal("tok", 3, "tok", 3), 1);
+    CHECK_EQ_INT(auth_secret_equal("tok", 3, "tok2", 4), 0);
+    CHECK_EQ_INT(auth_secret_equal("tok", 3, "tak", 3), 0);
+}
+
+/* The whole path: a record with a real hash, a Basic header, the decision. */
+static void test_authenticate_and_session(void) {
+    char secret[AUTH_SECRET_LEN + 1], rec[512], hash_text[AUTH_HASH_TEXT_LEN + 1];
+    uint8_t hash[AUTH_HASH_LEN];
+    CHECK_EQ_INT(auth_secret_generate(secret), LEAF_OK);
+    CHECK_EQ_INT(auth_secret_hash(secret, strlen(secret), hash), LEAF_OK);
+    auth_hash_format(hash, hash_text);
+    snprintf(rec, sizeof(rec),
+             "{\"name\":\"team-a\",\"secret_hash\":\"%s\",\"grants\":[{\"pattern\":"
+             "\"segment:orders.*\",\"rights\":[\"ids\"]}]}",
+             hash_text);
+    struct auth_record r = {"team-a", rec, strlen(rec)};
+    struct auth_table *t = NULL;
+    CHECK_EQ_INT(auth_table_build(&r, 1, NULL, NULL, &t), LEAF_OK);
+    const struct auth_user *u = NULL;
+    CHECK_EQ_INT(auth_secret_authenticate(t, "team-a", 6, secret, strlen(secret), &u), LEAF_OK);
+    CHECK(u != NULL);
+    struct auth_key eu = key("segment:orders.eu"), other = key("segment:billing");
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, u, AUTH_NEED_IDS, &eu), AUTH_ALLOW);
+    CHECK_EQ_INT(auth_decide(AUTH_CRED_OK, u, AUTH_NEED_IDS, &other), AUTH_FORBIDDEN);
+    CHECK_EQ_INT(auth_secret_authenticate(t, "team-a", 6, "lfd_x", 5, &u), LEAF_EINVAL);
+    CHECK(u == NULL);
+    CHECK_EQ_INT(auth_secret_authenticate(t, "team-b", 6, secret, strlen(secret), &u),
+                 LEAF_ENOTFOUND);
+    CHECK_EQ_INT(auth_secret_authenticate(NULL, "team-a", 6, secret, strlen(secret), &u),
+                 LEAF_ENOTFOUND);
+
+    /* a RESP session survives a new table with the same user, not a rotation */
+    struct auth_session s = {0};
+    CHECK(auth_session_user(t, &s) == NULL);
+    CHECK_EQ_INT(auth_secret_authenticate(t, "team-a", 6, secret, strlen(secret), &u), LEAF_OK);
+    auth_session_set(&s, u);
+    struct auth_table *t2 = NULL;
+    CHECK_EQ_INT(auth_table_build(&r, 1, NULL, NULL, &t2), LEAF_OK);
+    auth_table_free(t);
+    CHECK(auth_session_user(t2, &s) != NULL);
+    char rotated[512];
+    snprintf(rotated, sizeof(rotated), "{\"name\":\"team-a\",\"secret_hash\":\"%s\",\"grants\":[]}",
+             HASH_A);
+    struct auth_record r2 = {"team-a", rotated, strlen(rotated)};
+    struct auth_table *t3 = NULL;
+    CHECK_EQ_INT(auth_table_build(&r2, 1, NULL, NULL, &t3), LEAF_OK);
+    CHECK(auth_session_user(t3, &s) == NULL);
+    CHECK(auth_session_user(NULL, &s) == NULL);
+    auth_table_free(t2);
+    auth_table_free(t3);
+}
+
+int main(void) {
+    TEST(test_patterns);
+    TEST(test_bad_patterns);
+    TEST(test_keys);
+    TEST(test_record_parse);
+    TEST(test_record_malformed);
+    TEST(test_record_round_trip);
+    TEST(test_table_one_bad_record);
+    TEST(test_table_large);
+    TEST(test_decide);
+    TEST(test_header_basic);
+    TEST(test_header_bad);
+    TEST(test_header_bearer);
+    TEST(test_secret_generate);
+    TEST(test_secret_hash_verify);
+    TEST(test_authenticate_and_session);
+    return unit_done();
+}
