@@ -22,7 +22,8 @@ leaf_status_t zk_layout_init(struct zk_layout *l, const char *name, const char *
               sizeof(l->ephemeral)) ||
         !fits(snprintf(l->forever_prefix, sizeof(l->forever_prefix), "%s/%s-", l->forever,
                        l->identity),
-              sizeof(l->forever_prefix))) {
+              sizeof(l->forever_prefix)) ||
+        !fits(snprintf(l->lease, sizeof(l->lease), "%s/leaf_lease", l->root), sizeof(l->lease))) {
         return LEAF_EINVAL;
     }
     return LEAF_OK;

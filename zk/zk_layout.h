@@ -7,6 +7,8 @@
  *
  *   /snowflake/{leaf.name}/leaf_forever/{ip}:{port}-{10-digit sequence}
  *   /snowflake/{leaf.name}/leaf_temporary/{ip}:{port}
+ *   /snowflake/{leaf.name}/leaf_lease/{10-digit slot}[/owner]  (contract section 12,
+ *                                                             zk_lease.h)
  *
  * The worker ID is the integer of the 10-digit suffix after the LAST '-' of
  * the node's name (Leaf split the whole path on '-', which broke on a
@@ -32,6 +34,7 @@ struct zk_layout {
     char temporary[ZK_PATH_MAX];     /* {root}/leaf_temporary */
     char ephemeral[ZK_PATH_MAX];     /* {temporary}/{identity} */
     char forever_prefix[ZK_PATH_MAX]; /* {forever}/{identity}- (for PERSISTENT_SEQUENTIAL) */
+    char lease[ZK_PATH_MAX];          /* {root}/leaf_lease (lease mode's slots) */
 };
 
 /* Fills every path; LEAF_EINVAL when a path would not fit. */
