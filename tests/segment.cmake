@@ -1,6 +1,7 @@
 # Segment IDs (issue 4): unit tests of the pure parts, and integration tests
 # against a real MariaDB started by the harness.
 leaf_unit_test(test_segment_buffer leaf_segment_core)
+leaf_unit_test(test_segment_giveback leaf_segment_core)
 leaf_unit_test(test_segment_request leaf_segment_request)
 leaf_integration_test(test_segment_basic)
 leaf_integration_test(test_segment_admin)
