@@ -98,13 +98,13 @@ static leaf_status_t feistel(struct segment_opaque *o, uint64_t *v, int n, int d
         uint64_t m = width_mask(round % 2 == 0 ? OPAQUE_U : OPAQUE_V);
         for (int j = 0; j < n; j++) {
             /* forward: the PRF of B; backward: B of the round was moved to A */
-            round_block(blks + j * OPAQUE_BLOCK, round, dir > 0 ? b[j] : a[j]);
+            round_block(blks + (size_t)j * OPAQUE_BLOCK, round, dir > 0 ? b[j] : a[j]);
         }
         if (!aes_blocks(o, blks, n)) {
             return LEAF_ERR;
         }
         for (int j = 0; j < n; j++) {
-            uint64_t y = block_value(blks + j * OPAQUE_BLOCK);
+            uint64_t y = block_value(blks + (size_t)j * OPAQUE_BLOCK);
             if (dir > 0) {
                 uint64_t c = (a[j] + y) & m;
                 a[j] = b[j];
