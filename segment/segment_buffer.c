@@ -126,6 +126,32 @@ void segment_buffer_fetch_failed(struct segment_buffer *b) {
     b->fetching = 0;
 }
 
+int segment_buffer_unused_tail(const struct segment_buffer *b, int64_t *first_unused,
+                               int64_t *last_end) {
+    if (b->nranges == 0) {
+        return 0;
+    }
+    const struct segment_range *r = &b->ranges[(b->head + b->nranges - 1) % SEGMENT_MAX_RANGES];
+    int64_t first = r->next;
+    if (r->end != b->high) {
+        return 0; /* cannot happen: the last range installed sets high */
+    }
+    for (int i = b->nranges - 2; i >= 0; i--) {
+        const struct segment_range *below = &b->ranges[(b->head + i) % SEGMENT_MAX_RANGES];
+        if (below->end != r->start || r->next != r->start) {
+            break; /* another node's range sits in between (or r was used: only the head is) */
+        }
+        first = below->next;
+        r = below;
+    }
+    if (first >= b->high) {
+        return 0;
+    }
+    *first_unused = first;
+    *last_end = b->high;
+    return 1;
+}
+
 int segment_buffer_current(const struct segment_buffer *b, struct segment_range *out) {
     if (b->nranges == 0) {
         memset(out, 0, sizeof(*out));

@@ -89,6 +89,21 @@ void segment_buffer_fetch_failed(struct segment_buffer *b);
  */
 double segment_buffer_rate(const struct segment_buffer *b, int64_t now_ms);
 
+/*
+ * The unused IDs this node could give back to leaf_alloc (zero waste):
+ * [*first_unused, *last_end), where last_end is the end of the last range
+ * installed (what max_id still is if no one reserved since) and
+ * first_unused is where the unused tail of the buffered ranges begins: the
+ * next ID of the current range, extended over every later range that
+ * follows the one before it without a gap. When another node reserved a
+ * range between two of ours, only the ranges above that gap count (the
+ * IDs below it cannot be handed back through max_id). Returns 1, or 0 and
+ * nothing set when nothing is buffered. A fetch in flight does not matter
+ * here: if its UPDATE ran, max_id is no longer *last_end.
+ */
+int segment_buffer_unused_tail(const struct segment_buffer *b, int64_t *first_unused,
+                               int64_t *last_end);
+
 /* The current range (for monitor pages): 0 and zeros when none. */
 int segment_buffer_current(const struct segment_buffer *b, struct segment_range *out);
 

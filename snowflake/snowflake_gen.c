@@ -1,13 +1,32 @@
 #include "snowflake_gen.h"
 
-/* IDs a fresh millisecond always holds, whatever its random start. */
-#define SNOWFLAKE_PER_MS_MIN (SNOWFLAKE_MAX_SEQUENCE + 1 - (SNOWFLAKE_RANDOM_START - 1))
+/* A new tick's random start is drawn from at most 1/40 (2.5%) of the sequence space. */
+#define SNOWFLAKE_START_SHARE 40
+/* Up to this many sequence bits a tick always starts at 0. */
+#define SNOWFLAKE_FIXED_START_BITS 8
 
 void snowflake_gen_init(struct snowflake_gen *g, int64_t epoch, uint64_t seed) {
+    struct snowflake_layout l;
+    snowflake_layout_default(&l);
+    snowflake_gen_init_layout(g, &l, epoch, seed);
+}
+
+int snowflake_gen_start_span(int sequence_bits) {
+    if (sequence_bits <= SNOWFLAKE_FIXED_START_BITS) {
+        return 1;
+    }
+    int64_t span = (INT64_C(1) << sequence_bits) / SNOWFLAKE_START_SHARE;
+    return span > SNOWFLAKE_RANDOM_START ? SNOWFLAKE_RANDOM_START : (int)span;
+}
+
+void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_layout *layout,
+                               int64_t epoch, uint64_t seed) {
     *g = (struct snowflake_gen){
+        .layout = *layout,
         .epoch = epoch,
         .worker_id = -1,
         .last_ms = -1,
+        .start_span = snowflake_gen_start_span(layout->bits[SNOWFLAKE_SEQUENCE]),
         .max_seen_ms = -1,
         .floor_ms = -1,
         .ceiling_ms = INT64_MAX,
@@ -31,58 +50,107 @@ void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms) {
 }
 
 static int random_start(struct snowflake_gen *g) {
+    if (g->start_span <= 1) {
+        return 0;
+    }
     /* xorshift64: cheap, and only has to spread sequence starts (as Leaf). */
     g->rng ^= g->rng << 13;
     g->rng ^= g->rng >> 7;
     g->rng ^= g->rng << 17;
-    return (int)(g->rng % SNOWFLAKE_RANDOM_START);
+    return (int)(g->rng % (uint64_t)g->start_span);
+}
+
+/* IDs a fresh tick always holds, whatever its random start. */
+static int64_t per_tick_min(const struct snowflake_gen *g) {
+    return snowflake_layout_max(&g->layout, SNOWFLAKE_SEQUENCE) + 1 - (g->start_span - 1);
+}
+
+/* Tick (since the epoch) of an absolute ms at or after the epoch. */
+static int64_t tick_of(const struct snowflake_gen *g, int64_t ms) {
+    return (ms - g->epoch) / g->layout.unit_ms;
+}
+
+static int64_t tick_start(const struct snowflake_gen *g, int64_t tick) {
+    return g->epoch + tick * g->layout.unit_ms;
 }
 
 /*
  * How far the clock is behind what this generator has seen or must stay
- * above; 0 when it is not behind.
+ * above; 0 when it is not behind. Above the floor means in a tick that
+ * starts after floor_ms.
  */
 int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms) {
     int64_t behind = 0;
     if (now_ms < g->max_seen_ms) {
         behind = g->max_seen_ms - now_ms;
     }
-    if (now_ms <= g->floor_ms && g->floor_ms + 1 - now_ms > behind) {
-        behind = g->floor_ms + 1 - now_ms;
+    if (g->floor_ms >= g->epoch) {
+        int64_t first_ok = tick_start(g, tick_of(g, g->floor_ms) + 1);
+        if (now_ms < first_ok && first_ok - now_ms > behind) {
+            behind = first_ok - now_ms;
+        }
     }
     return behind;
 }
 
-/* A lower bound of the IDs that can be issued with a timestamp <= limit_ms. */
-static int64_t capacity(const struct snowflake_gen *g, int64_t now_ms, int64_t limit_ms) {
-    int64_t cap = 0, first_fresh = now_ms;
-    if (g->last_ms >= now_ms) {
-        cap = g->last_ms <= limit_ms ? SNOWFLAKE_MAX_SEQUENCE - g->sequence : 0;
-        first_fresh = g->last_ms + 1;
+/* The tick of the last issued ID, -1 before the first. */
+static int64_t last_tick(const struct snowflake_gen *g) {
+    return g->last_ms < 0 ? -1 : tick_of(g, g->last_ms);
+}
+
+/* A lower bound of the IDs that can be issued in ticks <= limit. */
+static int64_t capacity(const struct snowflake_gen *g, int64_t now_tick, int64_t limit) {
+    int64_t cap = 0, first_fresh = now_tick, last = last_tick(g);
+    if (last >= now_tick) {
+        cap =
+            last <= limit ? snowflake_layout_max(&g->layout, SNOWFLAKE_SEQUENCE) - g->sequence : 0;
+        first_fresh = last + 1;
     }
-    if (limit_ms >= first_fresh) {
-        cap += (limit_ms - first_fresh + 1) * SNOWFLAKE_PER_MS_MIN;
+    if (limit >= first_fresh) {
+        cap += (limit - first_fresh + 1) * per_tick_min(g);
     }
     return cap;
 }
 
-static void issue(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n) {
+static void issue(struct snowflake_gen *g, int64_t now_tick, int64_t *out, int n) {
+    int64_t tick = last_tick(g), seq_max = snowflake_layout_max(&g->layout, SNOWFLAKE_SEQUENCE);
+    int seq = g->sequence;
     for (int i = 0; i < n; i++) {
-        if (g->last_ms < now_ms) {
-            g->last_ms = now_ms;
-            g->sequence = random_start(g);
-        } else if (g->sequence < SNOWFLAKE_MAX_SEQUENCE) {
-            g->sequence++;
+        if (tick < now_tick) {
+            tick = now_tick;
+            seq = random_start(g);
+        } else if (seq < seq_max) {
+            seq++;
         } else {
-            /* Sequence used up: borrow the next millisecond (capacity() has
-             * checked it is within borrow_ms and below the ceiling). */
-            g->last_ms++;
-            g->sequence = random_start(g);
+            /* Sequence used up: borrow the next tick (capacity() has
+             * checked it is within the borrow limit and below the ceiling). */
+            tick++;
+            seq = random_start(g);
             g->exhaustions++;
         }
-        out[i] = snowflake_id_make(g->last_ms - g->epoch, g->worker_id, g->sequence);
+        out[i] = snowflake_layout_make(&g->layout, tick, g->worker_id, seq);
     }
+    g->last_ms = tick_start(g, tick);
+    g->sequence = seq;
     g->issued += (uint64_t)n;
+}
+
+/* The last tick issuing may reach at clock tick now_tick; *capped when the ceiling set it. */
+static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_tick, int *capped) {
+    int64_t ahead = g->borrow_ms / g->layout.unit_ms;
+    int64_t limit = now_tick + (ahead < 1 ? 1 : ahead);
+    int64_t horizon = snowflake_layout_max(&g->layout, SNOWFLAKE_TIME);
+    /* the last tick starting below the ceiling */
+    int64_t below = g->ceiling_ms <= g->epoch ? -1 : tick_of(g, g->ceiling_ms - 1);
+    *capped = 0;
+    if (limit > horizon) {
+        limit = horizon;
+    }
+    if (limit > below) {
+        limit = below;
+        *capped = 1;
+    }
+    return limit;
 }
 
 leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n,
@@ -91,11 +159,11 @@ leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_
     if (n < 1 || n > SNOWFLAKE_MAX_BATCH) {
         return LEAF_EINVAL;
     }
-    if (g->worker_id < 0) {
+    if (g->worker_id < 0 || g->worker_id > snowflake_layout_max(&g->layout, SNOWFLAKE_WORKER)) {
         return LEAF_EUNAVAIL;
     }
-    int64_t horizon = g->epoch + SNOWFLAKE_MAX_TIMESTAMP;
-    if (now_ms < g->epoch || now_ms > horizon) {
+    if (now_ms < g->epoch ||
+        tick_of(g, now_ms) > snowflake_layout_max(&g->layout, SNOWFLAKE_TIME)) {
         return LEAF_ERANGE;
     }
     int64_t behind = snowflake_gen_behind(g, now_ms);
@@ -110,23 +178,19 @@ leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_
     }
     g->max_seen_ms = now_ms;
 
-    int64_t limit = now_ms + g->borrow_ms;
-    int capped = 0;
-    if (limit > horizon) {
-        limit = horizon;
-    }
-    if (limit >= g->ceiling_ms) {
-        limit = g->ceiling_ms - 1;
-        capped = 1;
-    }
-    int64_t cap = capacity(g, now_ms, limit);
+    int capped;
+    int64_t now_tick = tick_of(g, now_ms);
+    int64_t limit = borrow_limit(g, now_tick, &capped);
+    int64_t cap = capacity(g, now_tick, limit);
     if (cap < n) {
         if (capped) {
             return LEAF_EUNAVAIL;
         }
-        *wait_ms = (n - cap + SNOWFLAKE_PER_MS_MIN - 1) / SNOWFLAKE_PER_MS_MIN;
+        /* until enough later ticks have started */
+        int64_t per = per_tick_min(g), ticks = (n - cap + per - 1) / per;
+        *wait_ms = tick_start(g, now_tick + ticks) - now_ms;
         return LEAF_EAGAIN;
     }
-    issue(g, now_ms, out, n);
+    issue(g, now_tick, out, n);
     return LEAF_OK;
 }

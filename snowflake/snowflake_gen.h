@@ -6,18 +6,29 @@
  * the wall-clock time (CLOCK_REALTIME in ms) into every call, so tests drive
  * it with any clock they like.
  *
- * Rules, all enforced here and nowhere else:
- * - IDs are strictly increasing; no timestamp at or below floor_ms (what this
- *   worker may have issued before a restart) and none at or above ceiling_ms
- *   (beyond what has been persisted as reserved) is ever used.
- * - A new millisecond starts its sequence at a random value 0..99 (as Leaf).
- * - When a millisecond's sequence is used up, the generator borrows the next
- *   millisecond, up to borrow_ms ahead of the clock, instead of spinning.
- *   Batches are all-or-nothing: a batch that does not fit is refused with
- *   LEAF_EAGAIN and the time to wait, and nothing is issued.
+ * Rules, all enforced here and nowhere else. They follow the layout
+ * (snowflake_id.h) and its time unit: a tick is unit_ms milliseconds, and
+ * the default layout ticks every millisecond, as Leaf.
+ * - IDs are strictly increasing; no ID whose decoded timestamp (the start
+ *   of its tick) is at or below floor_ms (what this worker may have issued
+ *   before a restart) or at or above ceiling_ms (beyond what has been
+ *   persisted as reserved) is ever issued. So the tick holding floor_ms is
+ *   never used, and an ID's timestamp persisted as the next floor keeps
+ *   every later ID above it.
+ * - A new tick starts its sequence at a random value 0..span-1, span from
+ *   snowflake_gen_start_span(): 0..99 for the default 12-bit sequence (as
+ *   Leaf), always 0 for 8 bits or fewer (as Sonyflake and Baidu).
+ * - When a tick's sequence is used up, the generator borrows the next tick,
+ *   up to max(1 tick, borrow_ms) ahead of the clock, instead of spinning
+ *   (with a unit of 10 ms or more that is exactly one tick, so an ID may
+ *   carry a time up to one unit ahead of the clock). Batches are
+ *   all-or-nothing: a batch that does not fit is refused with LEAF_EAGAIN
+ *   and the time to wait, and nothing is issued.
  * - Clock behind the highest reading seen (or behind floor_ms) by at most
  *   SNOWFLAKE_MAX_BACKWARDS_WAIT_MS: LEAF_EAGAIN, wait that long. More:
- *   LEAF_ECLOCK until the clock has caught up. Never a busy wait.
+ *   LEAF_ECLOCK until the clock has caught up. Never a busy wait. These are
+ *   milliseconds whatever the unit; with a coarse unit the floor's tick
+ *   makes the wait up to one unit longer.
  *
  * Ownership: one struct per process, shared by the event loops; the caller
  * serialises calls (src/node/snowflake_node.c holds a mutex around each call).
@@ -28,15 +39,17 @@
 #include "status.h"
 
 #define SNOWFLAKE_MAX_BACKWARDS_WAIT_MS 5
-#define SNOWFLAKE_RANDOM_START 100 /* a new ms starts its sequence at 0..99 */
+#define SNOWFLAKE_RANDOM_START 100 /* the most starts a tick picks from: 0..99, as Leaf */
 #define SNOWFLAKE_MAX_BATCH 10000
 #define SNOWFLAKE_DEFAULT_BORROW_MS 8
 
 struct snowflake_gen {
+    struct snowflake_layout layout;
     int64_t epoch;       /* ms since 1970 */
-    int worker_id;       /* 0..1023, or -1 while no worker ID is held */
-    int64_t last_ms;     /* absolute ms of the last issued ID, -1 before the first */
+    int worker_id;       /* 0..2^worker bits - 1, or -1 while no worker ID is held */
+    int64_t last_ms;     /* decoded timestamp (start of the tick) of the last ID, -1 before */
     int sequence;        /* sequence of the last issued ID */
+    int start_span;      /* a new tick starts its sequence at 0..start_span-1 */
     int64_t max_seen_ms; /* highest clock reading seen */
     int64_t floor_ms;    /* never issue at or below this (persisted history) */
     int64_t ceiling_ms;  /* never issue at or above this (persisted reservation) */
@@ -47,13 +60,27 @@ struct snowflake_gen {
     uint64_t issued;
     uint64_t backwards_waits;  /* small step back: answered after a wait */
     uint64_t backwards_errors; /* large step back: refused */
-    uint64_t exhaustions;      /* a millisecond's sequence ran out */
+    uint64_t exhaustions;      /* a tick's sequence ran out */
 };
 
-/* A generator with no worker yet (worker_id -1), no floor and no ceiling. */
+/* A generator of the default layout with no worker yet (worker_id -1), no floor and no ceiling. */
 void snowflake_gen_init(struct snowflake_gen *g, int64_t epoch, uint64_t seed);
 
-/* Sets the worker ID (0..1023) or -1 to stop issuing. */
+/* The same for any valid layout (snowflake_layout_parse and _set_unit); the layout is copied. */
+void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_layout *layout,
+                               int64_t epoch, uint64_t seed);
+
+/*
+ * How many values a new tick's random sequence start is drawn from, for a
+ * sequence of sequence_bits: 1 (always 0) up to 8 bits, where every value
+ * counts and Sonyflake and Baidu start at 0; above, 2.5% of the sequence
+ * space, capped at Leaf's 100 (reached at 12 bits: 0..99 as today). The
+ * start spreads `id % n` at low traffic when the sequence is the low field;
+ * more than 100 values would only cost capacity.
+ */
+int snowflake_gen_start_span(int sequence_bits);
+
+/* Sets the worker ID (0..2^worker bits - 1) or -1 to stop issuing. */
 void snowflake_gen_set_worker(struct snowflake_gen *g, int worker_id);
 
 /* Raises the floor (never lowers it). */
@@ -75,10 +102,10 @@ int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
  *   LEAF_EAGAIN    nothing written; retry after *wait_ms (clock a little
  *                  behind, or the batch does not fit in borrow_ms);
  *   LEAF_ECLOCK    nothing written; clock behind by *wait_ms > 5 ms;
- *   LEAF_EUNAVAIL  nothing written; no worker ID held, or the reservation
- *                  (ceiling) is used up;
+ *   LEAF_EUNAVAIL  nothing written; no worker ID held (or one too wide for
+ *                  the layout), or the reservation (ceiling) is used up;
  *   LEAF_ERANGE    nothing written; the clock is before the epoch or past
- *                  the 41-bit horizon.
+ *                  the time field's horizon.
  */
 leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n,
                                  int64_t *wait_ms);

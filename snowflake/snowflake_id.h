@@ -2,11 +2,44 @@
 #define LEAF_SNOWFLAKE_ID_H
 
 /*
- * The snowflake bit layout, as Leaf and Twitter:
+ * The snowflake bit layout. Pure code: no I/O, no clock (the time is passed in).
+ *
+ * The default is Leaf's and Twitter's layout:
  *   1 sign bit (0) | 41 bits ms since the epoch | 10 bits worker | 12 bits sequence
- * Pure code: no I/O, no clock.
+ * and the SNOWFLAKE_* constants and snowflake_id_make/decode/years_left below
+ * keep describing it, bit for bit.
+ *
+ * Any other layout is a struct snowflake_layout parsed from the text of
+ * `leafd.snowflake.layout` ("time:41,worker:10,sequence:12": the three
+ * fields from the most significant bit down, widths summing to at most 63,
+ * the bits above them 0) and the time unit `leafd.snowflake.time.unit.ms`:
+ * the time field counts ticks of unit_ms milliseconds since the epoch.
+ * Layouts this continues:
+ *   Sonyflake       time:39,sequence:8,worker:16   unit 10
+ *   Baidu uid-gen   time:28,worker:22,sequence:13  unit 1000 (28 bits of
+ *                   seconds last 8.5 years: the horizon check refuses it;
+ *                   Baidu's own longer variant time:31,worker:23,sequence:9
+ *                   lasts 68 years)
+ *   Twitter 5+5     time:41,worker:10,sequence:12  unit 1, with the worker
+ *                   ID written as datacenter << 5 | worker: the field names
+ *                   are only time, worker and sequence, and a 5-bit
+ *                   datacenter above a 5-bit worker is one 10-bit worker.
+ *   JavaScript-safe any layout summing to <= 53, e.g. time:41,worker:4,sequence:8
+ *
+ * Rules a layout must meet (snowflake_layout_parse): each of time, worker
+ * and sequence exactly once; widths 1..63, worker and sequence at most 31;
+ * a sum of at most 63; time above sequence, or a node's IDs would not
+ * increase when a tick ends. The worker may sit anywhere; above time, IDs
+ * of different nodes no longer sort by time. snowflake_layout_check_horizon()
+ * adds: the time field must last 10 years from now.
+ *
+ * Ownership: a layout is a value, written once at start-up and then only
+ * read, by any thread.
  */
+#include <stddef.h>
 #include <stdint.h>
+
+#include "status.h"
 
 #define SNOWFLAKE_TIMESTAMP_BITS 41
 #define SNOWFLAKE_WORKER_BITS 10
@@ -16,22 +49,101 @@
 #define SNOWFLAKE_MAX_SEQUENCE ((1 << SNOWFLAKE_SEQUENCE_BITS) - 1)
 #define SNOWFLAKE_DEFAULT_EPOCH INT64_C(1288834974657)
 
-struct snowflake_parts {
-    int64_t timestamp_ms; /* absolute: ms since 1970 (epoch added back) */
-    int worker_id;
-    int sequence;
+#define SNOWFLAKE_DEFAULT_LAYOUT "time:41,worker:10,sequence:12"
+#define SNOWFLAKE_MAX_ID_BITS 63                /* the sign bit stays 0 */
+#define SNOWFLAKE_MAX_FIELD_BITS 31             /* worker and sequence are held in an int */
+#define SNOWFLAKE_MAX_UNIT_MS INT64_C(86400000) /* one tick per day at most */
+#define SNOWFLAKE_HORIZON_YEARS 10              /* a layout must last this long from now */
+#define SNOWFLAKE_REASON_MAX 160                /* room enough for every reason written here */
+
+enum snowflake_field { SNOWFLAKE_TIME, SNOWFLAKE_WORKER, SNOWFLAKE_SEQUENCE, SNOWFLAKE_FIELDS };
+
+struct snowflake_layout {
+    int bits[SNOWFLAKE_FIELDS];  /* width of each field */
+    int shift[SNOWFLAKE_FIELDS]; /* position of each field's lowest bit */
+    int order[SNOWFLAKE_FIELDS]; /* the fields from the most significant down */
+    int64_t unit_ms;             /* milliseconds per tick of the time field, >= 1 */
 };
 
-/* Builds an ID from a timestamp relative to the epoch (0..2^41-1). */
+struct snowflake_parts {
+    int64_t timestamp_ms; /* absolute: ms since 1970 (epoch added back), start of the tick */
+    int worker_id;
+    int sequence;
+    int64_t ticks; /* the raw time field: ticks since the epoch */
+};
+
+/* Builds an ID of the default layout from a timestamp relative to the epoch (0..2^41-1). */
 static inline int64_t snowflake_id_make(int64_t rel_ms, int worker_id, int sequence) {
     return (rel_ms << (SNOWFLAKE_WORKER_BITS + SNOWFLAKE_SEQUENCE_BITS)) |
            ((int64_t)worker_id << SNOWFLAKE_SEQUENCE_BITS) | (int64_t)sequence;
 }
 
-/* Splits an ID; returns 0, or -1 for a negative ID (never issued). */
+/* Splits an ID of the default layout; returns 0, or -1 for a negative ID (never issued). */
 int snowflake_id_decode(int64_t id, int64_t epoch, struct snowflake_parts *out);
 
-/* Years left before the 41-bit timestamp runs out, at clock now_ms. */
+/* Years left before the default 41-bit timestamp runs out, at clock now_ms. */
 double snowflake_id_years_left(int64_t epoch, int64_t now_ms);
+
+/* The default layout, unit 1 ms. */
+void snowflake_layout_default(struct snowflake_layout *l);
+
+/*
+ * Parses the text of leafd.snowflake.layout (len bytes, need not be
+ * NUL-terminated; spaces around names and widths are allowed) into *out with
+ * unit 1 ms. LEAF_OK, or LEAF_EINVAL with *out untouched and a one-line
+ * reason in reason[cap] (SNOWFLAKE_REASON_MAX is enough), without the key
+ * name: the config layer prefixes "file:line: key:".
+ */
+leaf_status_t snowflake_layout_parse(struct snowflake_layout *out, const char *text, size_t len,
+                                     char *reason, size_t cap);
+
+/* Sets the time unit (1..SNOWFLAKE_MAX_UNIT_MS ms): LEAF_OK, or LEAF_EINVAL and a reason. */
+leaf_status_t snowflake_layout_set_unit(struct snowflake_layout *l, int64_t unit_ms, char *reason,
+                                        size_t cap);
+
+/*
+ * LEAF_OK when the time field, counted from epoch, still has
+ * SNOWFLAKE_HORIZON_YEARS to run at now_ms; else LEAF_EINVAL and a reason
+ * giving the years it has and how to get more.
+ */
+leaf_status_t snowflake_layout_check_horizon(const struct snowflake_layout *l, int64_t epoch,
+                                             int64_t now_ms, char *reason, size_t cap);
+
+/* Writes "time:41,worker:10,sequence:12" (NUL-terminated, cut to cap) for logs and pages. */
+void snowflake_layout_format(const struct snowflake_layout *l, char *buf, size_t cap);
+
+/* The largest value a field holds: 2^bits - 1. */
+static inline int64_t snowflake_layout_max(const struct snowflake_layout *l,
+                                           enum snowflake_field f) {
+    return (INT64_C(1) << l->bits[f]) - 1;
+}
+
+/* How many worker IDs the layout has room for (2^worker bits): also the number of lease slots. */
+static inline int64_t snowflake_layout_workers(const struct snowflake_layout *l) {
+    return INT64_C(1) << l->bits[SNOWFLAKE_WORKER];
+}
+
+/* Builds an ID from ticks since the epoch, a worker ID and a sequence, each within its width. */
+static inline int64_t snowflake_layout_make(const struct snowflake_layout *l, int64_t ticks,
+                                            int64_t worker_id, int64_t sequence) {
+    return (ticks << l->shift[SNOWFLAKE_TIME]) | (worker_id << l->shift[SNOWFLAKE_WORKER]) |
+           (sequence << l->shift[SNOWFLAKE_SEQUENCE]);
+}
+
+/*
+ * Splits an ID: LEAF_OK, or LEAF_ERANGE for an ID this layout never issues
+ * (negative, or bits set above the layout's width).
+ */
+leaf_status_t snowflake_layout_decode(const struct snowflake_layout *l, int64_t id, int64_t epoch,
+                                      struct snowflake_parts *out);
+
+/*
+ * The last millisecond whose tick the time field still holds: epoch + the
+ * largest tick's end - 1 (saturating at INT64_MAX).
+ */
+int64_t snowflake_layout_last_ms(const struct snowflake_layout *l, int64_t epoch);
+
+/* Years left before the time field runs out, at clock now_ms (negative once past). */
+double snowflake_layout_years_left(const struct snowflake_layout *l, int64_t epoch, int64_t now_ms);
 
 #endif

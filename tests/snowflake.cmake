@@ -1,2 +1,3 @@
 # Unit tests of the pure snowflake logic (layout, generator, clock policy).
 leaf_unit_test(test_snowflake leaf_snowflake_core)
+leaf_unit_test(test_snowflake_layout leaf_snowflake_core)
