@@ -2,3 +2,10 @@
 leaf_integration_test(test_ops_leafctl)
 leaf_integration_test(test_ops_observability)
 leaf_integration_test(test_ops_zk_inspect)
+
+# The alert rules: promtool check rules + the promtool unit tests in tests/alerts/.
+add_test(NAME ops.alert_rules COMMAND ${PROJECT_SOURCE_DIR}/tools/check-alerts)
+set_tests_properties(ops.alert_rules PROPERTIES TIMEOUT 60 LABELS ops)
+# The systemd unit: systemd-analyze verify (skipped, exit 77, without systemd-analyze).
+add_test(NAME ops.systemd_unit COMMAND ${PROJECT_SOURCE_DIR}/tools/check-unit)
+set_tests_properties(ops.systemd_unit PROPERTIES TIMEOUT 60 LABELS ops SKIP_RETURN_CODE 77)

@@ -1,5 +1,8 @@
 """tools/leafctl against a real node: start, double start refused, status,
-restart, stop (clean exit), stale pid file handled, start failure reported."""
+restart, stop (clean exit), stale pid file handled, start failure reported.
+A second node configured on the port the first one serves: its start fails (its
+leafd dies on bind) although /ready answers 200 there, and its status says "not
+running" (exit 3) with no pid file or a stale one, never "ready"."""
 import os
 import subprocess
 
@@ -40,6 +43,43 @@ with Env() as env:
 
     rc, out = leafctl("status", conf=conf)
     check(rc == 0 and '"status":"ready"' in out, "status exits 0 with /ready: %d %s" % (rc, out))
+    check("pid %d" % pid in out, "status names the pid that answers: %s" % out)
+
+    # A second node (own config and data dir) on the port node 1 serves: /ready answers
+    # 200 there all along, from node 1. Its leafd dies on bind; start must say so.
+    d2 = os.path.join(env.dir, "node2")
+    os.makedirs(d2)
+    conf2 = os.path.join(d2, "leafd.properties")
+    props2 = static_props(5, **{"leafd.listen": "127.0.0.1:%d" % port, "leafd.data.dir": "data"})
+    with open(conf2, "w") as f:
+        f.writelines("%s = %s\n" % kv for kv in props2.items())
+    pidfile2 = os.path.join(d2, "data", "leafd.pid")
+    rc, out = leafctl("status", conf=conf2)
+    check(rc == 3 and "not running" in out and "ready" not in out.replace("already", ""),
+          "status of a node never started, its port served by another: exit 3: %d %s" % (rc, out))
+    rc, out = leafctl("start", conf=conf2)
+    check(rc == 1, "start on a port another leafd serves fails: %d %s" % (rc, out))
+    check("exited" in out and "bind(" in out and "started" not in out,
+          "the failure says leafd exited and shows the bind error from its log: %s" % out)
+    check("another process answers" in out, "the failure names the other listener: %s" % out)
+    check(not os.path.exists(pidfile2), "no pid file left by the failed start")
+    rc, out = leafctl("status", conf=conf2)
+    check(rc == 3 and "not running" in out, "status after the failed start: exit 3: %d %s" % (rc, out))
+    # A stale pid file (a pid that is not a live leafd) is not running either, even with
+    # /ready answering 200 on the port.
+    with open(pidfile2, "w") as f:
+        f.write("999999\n")
+    rc, out = leafctl("status", conf=conf2)
+    check(rc == 3 and "stale pid file" in out and "pid ?" not in out,
+          "status with a stale pid file: exit 3, says stale: %d %s" % (rc, out))
+    with open(pidfile2, "w") as f:
+        f.write("%d\n" % os.getpid())  # alive, but not leafd
+    rc, out = leafctl("status", conf=conf2)
+    check(rc == 3 and "not running" in out,
+          "status with a pid file naming a live non-leafd process: exit 3: %d %s" % (rc, out))
+    os.unlink(pidfile2)
+    check(http(port, "/api/snowflake/get/x")[0] == 200 and int(open(pidfile).read()) == pid,
+          "node 1 unaffected by node 2's attempts")
 
     rc, out = leafctl("restart", conf=conf)
     check(rc == 0, "restart succeeds: %s" % out)
@@ -56,9 +96,11 @@ with Env() as env:
     rc, out = leafctl("status", conf=conf)
     check(rc == 3, "status after stop exits 3: %d" % rc)
 
-    # A stale pid file (process gone) is removed and start proceeds.
+    # A stale pid file (process gone): status says not running; start removes it.
     with open(pidfile, "w") as f:
         f.write("999999\n")
+    rc, out = leafctl("status", conf=conf)
+    check(rc == 3 and "stale pid file" in out, "status with a stale pid file exits 3: %d %s" % (rc, out))
     rc, out = leafctl("start", conf=conf)
     check(rc == 0 and "stale pid file" in out, "stale pid file handled: %d %s" % (rc, out))
     rc, out = leafctl("stop", conf=conf)
