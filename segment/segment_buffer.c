@@ -112,8 +112,8 @@ leaf_status_t segment_buffer_install(struct segment_buffer *b, int64_t new_max, 
     b->high = new_max;
     b->step = b->fetch_step;
     if (b->last_fetch_ms >= 0 && now_ms > b->last_fetch_ms) {
-        b->last_rate = (double)(b->issued - b->issued_at_fetch) * 1000.0 /
-                       (double)(now_ms - b->last_fetch_ms);
+        b->last_rate =
+            (double)(b->issued - b->issued_at_fetch) * 1000.0 / (double)(now_ms - b->last_fetch_ms);
     }
     b->issued_at_fetch = b->issued;
     b->last_fetch_ms = now_ms;

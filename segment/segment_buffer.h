@@ -39,16 +39,16 @@ struct segment_buffer {
     struct segment_range ranges[SEGMENT_MAX_RANGES]; /* ring; ranges[head] is current */
     int head;
     int nranges;
-    int64_t available;     /* sum of end - next over the ring */
-    int fetching;          /* a fetch is in flight */
-    int64_t fetch_step;    /* dynamic step chosen for the fetch in flight */
-    int64_t step;          /* step of the last fetch (Leaf's buffer.step) */
-    int64_t min_step;      /* the table's step */
-    int64_t last_fetch_ms; /* monotonic ms of the last install, -1 = none */
-    int64_t demand;        /* largest count refused since the last install */
-    int64_t high;          /* end of the highest range installed: later ranges start above */
-    uint64_t fetches;      /* successful fetches */
-    uint64_t issued;       /* IDs handed out */
+    int64_t available;        /* sum of end - next over the ring */
+    int fetching;             /* a fetch is in flight */
+    int64_t fetch_step;       /* dynamic step chosen for the fetch in flight */
+    int64_t step;             /* step of the last fetch (Leaf's buffer.step) */
+    int64_t min_step;         /* the table's step */
+    int64_t last_fetch_ms;    /* monotonic ms of the last install, -1 = none */
+    int64_t demand;           /* largest count refused since the last install */
+    int64_t high;             /* end of the highest range installed: later ranges start above */
+    uint64_t fetches;         /* successful fetches */
+    uint64_t issued;          /* IDs handed out */
     uint64_t issued_at_fetch; /* issued at the last install (rate estimate) */
     double last_rate;         /* IDs/s between the last two installs */
 };

@@ -1,9 +1,9 @@
 #include "segment_db.h"
 
+#include <errmsg.h>
 #include <errno.h>
 #include <mysql.h>
 #include <mysqld_error.h>
-#include <errmsg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,11 +75,14 @@ static void db_disconnect(struct segment_db *db) {
         db->conn = NULL;
     }
     if (atomic_exchange(&db->connected, 0)) {
-        log_warn("segment", "database connection to %s:%d/%s lost; reconnecting in the "
-                 "background", db->host, db->port, db->database);
+        log_warn("segment",
+                 "database connection to %s:%d/%s lost; reconnecting in the "
+                 "background",
+                 db->host, db->port, db->database);
     }
     db->next_connect_ms = db_now_ms() + db->backoff_ms;
-    db->backoff_ms = db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ? DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
+    db->backoff_ms =
+        db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ? DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
 }
 
 static MYSQL *db_open(struct segment_db *db) {
@@ -279,7 +282,8 @@ static leaf_status_t db_select(struct segment_db *db, struct segment_db_job *job
             return db_fail(db, job, st);
         }
         db_cols_terminate(&c);
-        if (job->nrows < SEGMENT_DB_MAX_ROWS && (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
+        if (job->nrows < SEGMENT_DB_MAX_ROWS &&
+            (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
             break;
         }
     }
@@ -305,7 +309,7 @@ static leaf_status_t db_lookup(struct segment_db *db, struct segment_db_job *job
 static leaf_status_t db_create(struct segment_db *db, struct segment_db_job *job) {
     MYSQL_BIND p[4];
     unsigned long tag_len, desc_len;
-    my_bool desc_null = !job->has_description;
+    my_bool desc_null = (my_bool)(job->has_description ? 0 : 1);
     memset(p, 0, sizeof(p));
     db_bind_str(&p[0], job->tag, &tag_len);
     db_bind_i64(&p[1], &job->max_id);
@@ -327,17 +331,12 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
         return LEAF_EUNAVAIL;
     }
     switch (job->op) {
-    case SEGMENT_DB_FETCH:
-        return db_fetch(db, job);
-    case SEGMENT_DB_LOOKUP:
-        return db_lookup(db, job);
+    case SEGMENT_DB_FETCH: return db_fetch(db, job);
+    case SEGMENT_DB_LOOKUP: return db_lookup(db, job);
     case SEGMENT_DB_LOAD:
-    case SEGMENT_DB_LIST:
-        return db_select(db, job, db->stmt[job->op], NULL);
-    case SEGMENT_DB_CREATE:
-        return db_create(db, job);
-    case SEGMENT_DB_SET_STEP:
-        return db_set_step(db, job);
+    case SEGMENT_DB_LIST: return db_select(db, job, db->stmt[job->op], NULL);
+    case SEGMENT_DB_CREATE: return db_create(db, job);
+    case SEGMENT_DB_SET_STEP: return db_set_step(db, job);
     }
     return LEAF_EINVAL;
 }

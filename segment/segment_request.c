@@ -39,8 +39,11 @@ static long req_utf8_chars(const char *s) {
     long n = 0;
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        int extra = *p < 0x80 ? 0 : *p >= 0xC2 && *p <= 0xDF ? 1 : *p >= 0xE0 && *p <= 0xEF ? 2
-                  : *p >= 0xF0 && *p <= 0xF4 ? 3 : -1;
+        int extra = *p < 0x80                  ? 0
+                    : *p >= 0xC2 && *p <= 0xDF ? 1
+                    : *p >= 0xE0 && *p <= 0xEF ? 2
+                    : *p >= 0xF0 && *p <= 0xF4 ? 3
+                                               : -1;
         if (extra < 0) {
             return -1;
         }
@@ -126,7 +129,8 @@ leaf_status_t segment_request_parse(enum segment_request_kind kind, const char *
      * ignore the rest (a second object, say) without a word. */
     const char *end = body;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    while (root != NULL && end < body + len && memchr(" \t\r\n", *end, 4) != NULL) {
+    while (root != NULL && end < body + len &&
+           (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) {
         end++;
     }
     if (root == NULL || !cJSON_IsObject(root) || end != body + len) {

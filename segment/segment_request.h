@@ -2,8 +2,8 @@
 #define LEAF_SEGMENT_REQUEST_H
 
 /*
- * Parsing and checking the JSON bodies of the admin API: POST /api/leaf, PUT /api/leaf/init/cache, PUT /api/leaf/step. Pure
- * code (cJSON only), unit-tested in tests/unit/test_segment_request.c.
+ * Parsing and checking the JSON bodies of the admin API: POST /api/leaf, PUT /api/leaf/init/cache,
+ * PUT /api/leaf/step. Pure code (cJSON only), unit-tested in tests/unit/test_segment_request.c.
  *
  * Numbers: step is an integer 1..1000000; max_id an integer 1..2^62 (so
  * that max_id + any step stays far from overflow). Both may be JSON numbers

@@ -16,7 +16,10 @@ static uint64_t tags_hash(const char *s, size_t len) {
 
 leaf_status_t segment_tags_init(struct segment_tags *m) {
     memset(m, 0, sizeof(*m));
-    m->slots = calloc(SEGMENT_TAGS_INITIAL_SLOTS, sizeof(*m->slots));
+    m->slots = calloc(
+        SEGMENT_TAGS_INITIAL_SLOTS,
+        sizeof(
+            struct segment_tag *)); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     if (m->slots == NULL) {
         return LEAF_ENOMEM;
     }
@@ -42,8 +45,7 @@ void segment_tags_free(struct segment_tags *m) {
     memset(m, 0, sizeof(*m));
 }
 
-struct segment_tag *segment_tags_find(const struct segment_tags *m, const char *name,
-                                      size_t len) {
+struct segment_tag *segment_tags_find(const struct segment_tags *m, const char *name, size_t len) {
     uint64_t h = tags_hash(name, len);
     for (struct segment_tag *t = m->slots[h % m->nslots]; t != NULL; t = t->chain) {
         if (t->hash == h && t->name_len == len && memcmp(t->name, name, len) == 0) {
@@ -56,7 +58,10 @@ struct segment_tag *segment_tags_find(const struct segment_tags *m, const char *
 /* Doubles the slot array once the chains get long; failure only keeps them long. */
 static void tags_grow(struct segment_tags *m) {
     size_t n = m->nslots * 2;
-    struct segment_tag **slots = calloc(n, sizeof(*slots));
+    struct segment_tag **slots = calloc(
+        n,
+        sizeof(
+            struct segment_tag *)); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     if (slots == NULL) {
         return;
     }

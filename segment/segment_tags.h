@@ -47,7 +47,7 @@ struct segment_tag {
     uint64_t seen_gen;         /* refresh generation that last showed it */
     int lookup_in_flight;      /* at most one lookup per tag */
     int64_t lookup_started_ms; /* monotonic ms the last lookup was sent */
-    int64_t db_failed_ms;      /* monotonic ms a fetch or lookup last failed for want of the database */
+    int64_t db_failed_ms; /* monotonic ms a fetch or lookup last failed for want of the database */
     struct segment_buffer buf;
     uint64_t fetch_errors;
     /* Requests parked until this tag changes; guarded by the service's wait

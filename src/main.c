@@ -41,7 +41,7 @@
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
     struct leaf_config cfg;
-    uv_loop_t control;   /* the main thread's loop */
+    uv_loop_t control; /* the main thread's loop */
     uv_signal_t sig_term, sig_int;
     struct snowflake_node *snowflake;
     struct segment_service *segment;
@@ -50,14 +50,14 @@ struct daemon {
     struct http_proto_config http;
     struct net_listen_config listeners[1];
     struct net_server *server;
+    int control_ready; /* control was initialised */
 };
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: leafd -c FILE            run with a configuration file\n"
-            "       leafd --check-config -c FILE   validate the configuration and exit 0/1\n"
-            "       leafd --print-config -c FILE   print the effective configuration\n"
-            "       leafd --version\n");
+    fprintf(out, "usage: leafd -c FILE            run with a configuration file\n"
+                 "       leafd --check-config -c FILE   validate the configuration and exit 0/1\n"
+                 "       leafd --print-config -c FILE   print the effective configuration\n"
+                 "       leafd --version\n");
 }
 
 struct args {
@@ -167,17 +167,46 @@ static leaf_status_t wire(struct daemon *d) {
     return LEAF_OK;
 }
 
+static void close_handle(uv_handle_t *h, void *arg) {
+    if (!uv_is_closing(h)) {
+        uv_close(h, NULL);
+    }
+}
+
+/* Frees what daemon_start created, whether it got far or not; the services
+ * are stopped already. The control loop is closed first, with every handle
+ * still on it, while the objects that hold those handles are alive. */
+static void daemon_free(struct daemon *d) {
+    if (d->control_ready) {
+        uv_walk(&d->control, close_handle, NULL);
+        uv_run(&d->control, UV_RUN_DEFAULT);
+        if (uv_loop_close(&d->control) != 0) {
+            log_warn("main", "the control loop still had handles at exit");
+        }
+    }
+    segment_service_free(d->segment);
+    snowflake_node_free(d->snowflake);
+    metrics_free(d->metrics);
+}
+
 /* Starts everything in order; on failure undoes what started and returns non-zero. */
 static int daemon_start(struct daemon *d) {
-    if (uv_loop_init(&d->control) != 0 ||
-        snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
+    if (uv_loop_init(&d->control) != 0) {
+        log_error("main", "cannot create the control loop");
+        return -1;
+    }
+    d->control_ready = 1;
+    if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
         wire(d) != LEAF_OK) {
         return -1;
     }
     /* The port first: a node that cannot serve must not register anywhere. */
-    if (net_listen_probe(&d->listeners[0]) != LEAF_OK ||
-        snowflake_node_start(d->snowflake) != LEAF_OK) {
+    if (net_listen_probe(&d->listeners[0]) != LEAF_OK) {
+        return -1;
+    }
+    if (snowflake_node_start(d->snowflake) != LEAF_OK) {
+        snowflake_node_shutdown(d->snowflake); /* leaves ZooKeeper, persists nothing */
         return -1;
     }
     if (segment_service_start(d->segment) != LEAF_OK) {
@@ -197,8 +226,8 @@ static int daemon_start(struct daemon *d) {
     d->sig_term.data = d->sig_int.data = d;
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
-    log_info("main", "leafd %s listening on %s with %d event loops", LEAFD_VERSION,
-             d->cfg.listen, nthreads);
+    log_info("main", "leafd %s listening on %s with %d event loops", LEAFD_VERSION, d->cfg.listen,
+             nthreads);
     return 0;
 }
 
@@ -223,15 +252,14 @@ int main(int argc, char **argv) {
     log_set_level(d.cfg.log_level);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
+        daemon_free(&d);
         return 1;
     }
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
-    segment_service_stop(d.segment); /* after the event loops: stop the database thread */
+    segment_service_stop(d.segment);      /* after the event loops: stop the database thread */
     snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
-    segment_service_free(d.segment);
-    snowflake_node_free(d.snowflake);
-    metrics_free(d.metrics);
+    daemon_free(&d);
     log_info("main", "stopped cleanly");
     return 0;
 }

@@ -9,3 +9,9 @@ set_tests_properties(ops.alert_rules PROPERTIES TIMEOUT 60 LABELS ops)
 # The systemd unit: systemd-analyze verify (skipped, exit 77, without systemd-analyze).
 add_test(NAME ops.systemd_unit COMMAND ${PROJECT_SOURCE_DIR}/tools/check-unit)
 set_tests_properties(ops.systemd_unit PROPERTIES TIMEOUT 60 LABELS ops SKIP_RETURN_CODE 77)
+
+# The code itself: clang-format and clang-tidy, zero findings (tools/lint).
+add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)
+set_tests_properties(lint.format PROPERTIES TIMEOUT 120 LABELS lint)
+add_test(NAME lint.tidy COMMAND ${PROJECT_SOURCE_DIR}/tools/lint tidy ${CMAKE_BINARY_DIR})
+set_tests_properties(lint.tidy PROPERTIES TIMEOUT 600 LABELS lint)

@@ -2,11 +2,11 @@
 #define LEAF_ZK_CACHE_H
 
 /*
- * The local worker-ID cache file ({data.dir}/{leaf.name}/{port}/workerID.properties), read at start and
- * written atomically at every report: temp file, fsync, rename, fsync of the
- * directory, so a crash leaves either the old or the new file, never a torn
- * one. Plain POSIX I/O, no ZooKeeper or libuv header; any thread may call
- * these (the daemon writes from the libuv threadpool, one write at a time).
+ * The local worker-ID cache file ({data.dir}/{leaf.name}/{port}/workerID.properties), read at start
+ * and written atomically at every report: temp file, fsync, rename, fsync of the directory, so a
+ * crash leaves either the old or the new file, never a torn one. Plain POSIX I/O, no ZooKeeper or
+ * libuv header; any thread may call these (the daemon writes from the libuv threadpool, one write
+ * at a time).
  */
 #include <stddef.h>
 

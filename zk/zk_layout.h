@@ -2,8 +2,8 @@
 #define LEAF_ZK_LAYOUT_H
 
 /*
- * The ZooKeeper layout (/snowflake/{leaf.name}/leaf_forever and leaf_temporary), as pure string work (no
- * ZooKeeper header), unit-tested in tests/unit/test_zk_core.c:
+ * The ZooKeeper layout (/snowflake/{leaf.name}/leaf_forever and leaf_temporary), as pure string
+ * work (no ZooKeeper header), unit-tested in tests/unit/test_zk_core.c:
  *
  *   /snowflake/{leaf.name}/leaf_forever/{ip}:{port}-{10-digit sequence}
  *   /snowflake/{leaf.name}/leaf_temporary/{ip}:{port}
@@ -28,11 +28,11 @@
 #define ZK_SEQUENCE_DIGITS 10
 
 struct zk_layout {
-    char identity[ZK_IDENTITY_MAX];  /* ip:port */
-    char root[ZK_PATH_MAX];          /* /snowflake/{name} */
-    char forever[ZK_PATH_MAX];       /* {root}/leaf_forever */
-    char temporary[ZK_PATH_MAX];     /* {root}/leaf_temporary */
-    char ephemeral[ZK_PATH_MAX];     /* {temporary}/{identity} */
+    char identity[ZK_IDENTITY_MAX];   /* ip:port */
+    char root[ZK_PATH_MAX];           /* /snowflake/{name} */
+    char forever[ZK_PATH_MAX];        /* {root}/leaf_forever */
+    char temporary[ZK_PATH_MAX];      /* {root}/leaf_temporary */
+    char ephemeral[ZK_PATH_MAX];      /* {temporary}/{identity} */
     char forever_prefix[ZK_PATH_MAX]; /* {forever}/{identity}- (for PERSISTENT_SEQUENTIAL) */
     char lease[ZK_PATH_MAX];          /* {root}/leaf_lease (lease mode's slots) */
 };

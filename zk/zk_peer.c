@@ -127,8 +127,10 @@ leaf_status_t zk_peer_time(const char *ip, int port, int timeout_ms, int64_t *se
     int err = errno;
     close(fd);
     if (n < 0 || parse_answer(buf, peer_ms) != 0) {
-        log_warn("zk", "peer time check: GET http://%s:%d/api/snowflake/time failed: %s; "
-                 "skipping this peer", ip, port, n < 0 ? strerror(err) : "bad answer");
+        log_warn("zk",
+                 "peer time check: GET http://%s:%d/api/snowflake/time failed: %s; "
+                 "skipping this peer",
+                 ip, port, n < 0 ? strerror(err) : "bad answer");
         return LEAF_EUNAVAIL;
     }
     return LEAF_OK;

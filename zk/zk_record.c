@@ -41,7 +41,8 @@ size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap
 /* Strict decimal int64 (optional leading '-'); 0 on success. */
 static int64_t json_i64(const cJSON *item) {
     int64_t v;
-    if (cJSON_IsString(item) && num_parse_i64(item->valuestring, strlen(item->valuestring), &v) == LEAF_OK) {
+    if (cJSON_IsString(item) &&
+        num_parse_i64(item->valuestring, strlen(item->valuestring), &v) == LEAF_OK) {
         return v >= 0 && v < RECORD_JSON_MAX ? v : -1;
     }
     if (cJSON_IsNumber(item) && item->valuedouble >= 0 &&

@@ -68,14 +68,16 @@ static leaf_status_t check_peers(struct zk_session *s, const struct zk_layout *l
     int64_t avg;
     st = offsets == NULL ? LEAF_ENOMEM : LEAF_OK;
     if (st == LEAF_OK && zk_clock_peers(offsets, asked, max_offset_ms, &avg) != ZK_CLOCK_OK) {
-        log_error("zk", "refusing to start: this node's clock is %" PRId64 " ms %s the average of "
+        log_error("zk",
+                  "refusing to start: this node's clock is %" PRId64 " ms %s the average of "
                   "%d live peer(s) under %s (leafd.snowflake.peer.max.offset.ms = %" PRId64 ")",
                   avg < 0 ? -avg : avg, avg > 0 ? "behind" : "ahead of", asked, l->temporary,
                   max_offset_ms);
         st = LEAF_ECLOCK;
     } else if (st == LEAF_OK) {
-        log_info("zk", "peer time check: %d of %d live peer(s) answered, average offset %" PRId64
-                 " ms", asked, n, avg);
+        log_info("zk",
+                 "peer time check: %d of %d live peer(s) answered, average offset %" PRId64 " ms",
+                 asked, n, avg);
     }
     free(offsets);
     zk_names_free(peers, n);
@@ -89,9 +91,9 @@ static leaf_status_t create_own(struct zk_session *s, const struct zk_layout *l,
     struct zk_node_data d = *self;
     d.timestamp = wall_ms();
     size_t len = zk_record_format_node(&d, data, sizeof(data));
-    leaf_status_t st = zk_session_create(s, l->forever_prefix, data, len,
-                                         ZK_MODE_PERSISTENT_SEQUENTIAL, out->forever_path,
-                                         sizeof(out->forever_path));
+    leaf_status_t st =
+        zk_session_create(s, l->forever_prefix, data, len, ZK_MODE_PERSISTENT_SEQUENTIAL,
+                          out->forever_path, sizeof(out->forever_path));
     if (st != LEAF_OK) {
         return st == LEAF_EEXIST ? LEAF_ERR : st;
     }
@@ -117,8 +119,8 @@ static leaf_status_t find_own(struct zk_session *s, const struct zk_layout *l, i
     }
     int i = zk_layout_find_own((const char *const *)kids, n, l->identity);
     if (i >= 0) {
-        int w = snprintf(out->forever_path, sizeof(out->forever_path), "%s/%s", l->forever,
-                         kids[i]);
+        int w =
+            snprintf(out->forever_path, sizeof(out->forever_path), "%s/%s", l->forever, kids[i]);
         *found = w > 0 && (size_t)w < sizeof(out->forever_path);
         zk_layout_worker_id(kids[i], &out->worker_id);
     }
@@ -150,9 +152,10 @@ leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
         }
     }
     if (st == LEAF_OK && out->worker_id > ZK_MAX_WORKER_ID) {
-        log_error("zk", "refusing to start: worker ID %" PRId64 " of %s is above %d (the 10-bit "
-                  "limit); remove unused nodes under %s or use a new leaf.name", out->worker_id,
-                  out->forever_path, ZK_MAX_WORKER_ID, l->forever);
+        log_error("zk",
+                  "refusing to start: worker ID %" PRId64 " of %s is above %d (the 10-bit "
+                  "limit); remove unused nodes under %s or use a new leaf.name",
+                  out->worker_id, out->forever_path, ZK_MAX_WORKER_ID, l->forever);
         return LEAF_ERANGE;
     }
     return st;

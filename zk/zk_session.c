@@ -74,8 +74,8 @@ static void zk_log_line(const char *message) {
     int level = LEAF_LOG_INFO;
     const char *p = strstr(message, ":ZOO_");
     if (p != NULL) {
-        level = strncmp(p, ":ZOO_ERROR", 10) == 0 ? LEAF_LOG_ERROR
-                : strncmp(p, ":ZOO_WARN", 9) == 0  ? LEAF_LOG_WARN
+        level = strncmp(p, ":ZOO_ERROR", 10) == 0   ? LEAF_LOG_ERROR
+                : strncmp(p, ":ZOO_WARN", 9) == 0   ? LEAF_LOG_WARN
                 : strncmp(p, ":ZOO_DEBUG", 10) == 0 ? LEAF_LOG_DEBUG
                                                     : LEAF_LOG_INFO;
         const char *at = strchr(p, '@');
@@ -293,13 +293,11 @@ leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, 
     return zk_check(rc, "zoo_get", path);
 }
 
-leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data,
-                             size_t len) {
+leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len) {
     return zk_check(zoo_set(s->zh, path, data, (int)len, -1), "zoo_set", path);
 }
 
-leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names,
-                                  int *n) {
+leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n) {
     struct String_vector v = {0, NULL};
     *names = NULL;
     *n = 0;
@@ -374,8 +372,8 @@ leaf_status_t zk_session_aset(struct zk_session *s, int op, const char *path, co
     return async_refused(c, zoo_aset(s->zh, path, data, (int)len, -1, stat_done, c), "zoo_aset");
 }
 
-leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path,
-                                 const char *data, size_t len, enum zk_mode mode) {
+leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path, const char *data,
+                                 size_t len, enum zk_mode mode) {
     struct zk_op_ctx *c = op_ctx(s, op, path);
     if (c == NULL) {
         return LEAF_ENOMEM;

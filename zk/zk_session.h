@@ -44,14 +44,14 @@ enum zk_event_kind { ZK_EVENT_STATE, ZK_EVENT_DONE };
 struct zk_event {
     struct zk_event *next;
     enum zk_event_kind kind;
-    unsigned gen;      /* handle generation that produced it */
-    int state;         /* ZK_EVENT_STATE: the new enum zk_state */
-    int op;            /* ZK_EVENT_DONE: the caller's tag */
-    leaf_status_t rc;  /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
-    char **names;      /* ZK_EVENT_DONE of zk_session_achildren(): the children */
+    unsigned gen;     /* handle generation that produced it */
+    int state;        /* ZK_EVENT_STATE: the new enum zk_state */
+    int op;           /* ZK_EVENT_DONE: the caller's tag */
+    leaf_status_t rc; /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
+    char **names;     /* ZK_EVENT_DONE of zk_session_achildren(): the children */
     int nnames;
-    int mine;          /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
-                        * ephemeral owned by this session */
+    int mine; /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
+               * ephemeral owned by this session */
 };
 
 typedef void (*zk_notify_fn)(void *arg);
@@ -69,8 +69,8 @@ struct zk_session {
     /* Guarded by mu; written by ZooKeeper threads, read by the owner. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int state;            /* latest enum zk_state */
-    int notify_off;       /* set by zk_session_close: no more wake-ups */
+    int state;      /* latest enum zk_state */
+    int notify_off; /* set by zk_session_close: no more wake-ups */
     int64_t session_id;
     struct zk_event *head, *tail;
 };
@@ -100,8 +100,7 @@ leaf_status_t zk_session_create(struct zk_session *s, const char *path, const ch
                                 size_t len, enum zk_mode mode, char *created, size_t cap);
 leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
                              size_t *len);
-leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data,
-                             size_t len);
+leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len);
 /* *names is an array of *n strings; free with zk_names_free. */
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n);
 void zk_names_free(char **names, int n);
@@ -109,8 +108,8 @@ void zk_names_free(char **names, int n);
 /* Asynchronous: the result comes back as a ZK_EVENT_DONE with the given op tag. */
 leaf_status_t zk_session_aset(struct zk_session *s, int op, const char *path, const char *data,
                               size_t len);
-leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path,
-                                 const char *data, size_t len, enum zk_mode mode);
+leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path, const char *data,
+                                 size_t len, enum zk_mode mode);
 leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *path);
 /* Whether path is an ephemeral node of this very session (result in ev->mine). */
 leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path);

@@ -18,8 +18,7 @@
  */
 #define API_MAX_GEN_WAIT_MS 1000
 
-int api_query_get(const struct http_request *req, const char *name, const char **val,
-                  size_t *len) {
+int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len) {
     size_t name_len = strlen(name);
     const char *p = req->query, *end = req->query + req->query_len;
     while (p < end) {
@@ -42,8 +41,7 @@ leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, con
     *key = req->path + prefix_len;
     *key_len = req->path_len - prefix_len;
     if (!validate_tag(*key, *key_len)) {
-        http_respond_error(req, 400, "bad_tag",
-                           "key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+        http_respond_error(req, 400, "bad_tag", "key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_EINVAL;
     }
     const char *val;
@@ -131,7 +129,8 @@ leaf_status_t api_snowflake_get(struct http_request *req) {
         return LEAF_OK;
     }
     if (!ctx->cfg->snowflake_enable) {
-        http_respond_error(req, 503, "snowflake_disabled", "snowflake mode is disabled on this node");
+        http_respond_error(req, 503, "snowflake_disabled",
+                           "snowflake mode is disabled on this node");
         return LEAF_OK;
     }
     int64_t stack[API_IDS_STACK], wait_ms;
@@ -218,10 +217,9 @@ static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
                     "\"expirations\":%lld,\"registered\":%s,\"ephemeral\":%s,"
                     "\"last_report_age_ms\":%" PRId64 ",\"local_report_age_ms\":%" PRId64
                     ",\"reserved_ahead_ms\":%" PRId64 "}",
-                    zk_state_name(v.zk_state), v.connects > 1 ? v.connects - 1 : 0,
-                    v.expirations, v.registered ? "true" : "false",
-                    v.ephemeral ? "true" : "false", v.zk_report_age_ms, v.local_report_age_ms,
-                    v.reserved_ahead_ms);
+                    zk_state_name(v.zk_state), v.connects > 1 ? v.connects - 1 : 0, v.expirations,
+                    v.registered ? "true" : "false", v.ephemeral ? "true" : "false",
+                    v.zk_report_age_ms, v.local_report_age_ms, v.reserved_ahead_ms);
     }
     sbuf_putc(b, '}');
     return v.ready;

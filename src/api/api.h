@@ -68,8 +68,7 @@ leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answe
 int api_admin_allowed(struct http_request *req);
 
 /* Finds name=value in the query; returns 1 and the raw value when present. */
-int api_query_get(const struct http_request *req, const char *name, const char **val,
-                  size_t *len);
+int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len);
 
 /*
  * Reads the {key} after `prefix_len` bytes of the path and the optional

@@ -1,7 +1,7 @@
 /*
  * The admin API (POST /api/leaf, PUT /api/leaf/init/cache, PUT /api/leaf/step)
- * and the /db monitor page, all behind the admin rule: with leafd.admin.token set, `Authorization: Bearer <token>` is
- * required (401 when missing, 403 when wrong); without one, only loopback
+ * and the /db monitor page, all behind the admin rule: with leafd.admin.token set, `Authorization:
+ * Bearer <token>` is required (401 when missing, 403 when wrong); without one, only loopback
  * clients are answered (others 403).
  *
  * Each needs one database round trip: the first call checks the request and
@@ -19,7 +19,6 @@
 #include "segment_request.h"
 
 #define ADMIN_EXTRA_WAIT_MS 1000 /* on top of leafd.db.timeout.ms */
-
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte. */
 static int admin_token_equal(const char *a, size_t alen, const char *b, size_t blen) {
@@ -84,8 +83,8 @@ leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answe
         segment_db_job_free(job);
         return LEAF_OK;
     }
-    int64_t left =
-        ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS - (http_request_now(req) - req->first_seen_ms);
+    int64_t left = ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS -
+                   (http_request_now(req) - req->first_seen_ms);
     if (rc == LEAF_EAGAIN && left > 0) {
         req->retry_ms = left; /* woken sooner when the result is in */
         return LEAF_EAGAIN;
@@ -146,8 +145,8 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
         return;
     }
     struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b, "{\"biz_tag\":\"%s\",\"max_id\":%" PRId64 ",\"step\":%" PRId64
-                    ",\"description\":",
+    sbuf_printf(&b,
+                "{\"biz_tag\":\"%s\",\"max_id\":%" PRId64 ",\"step\":%" PRId64 ",\"description\":",
                 job->tag, job->max_id, job->step);
     if (job->has_description) {
         sbuf_json_str(&b, job->description, strlen(job->description));
@@ -164,8 +163,7 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
  * on the first call; on later calls (LEAF_EAGAIN retries) answer once it is done.
  */
 static leaf_status_t admin_handle(struct http_request *req, enum segment_request_kind kind,
-                                  enum segment_db_op op,
-                                  api_admin_answer_fn answer) {
+                                  enum segment_db_op op, api_admin_answer_fn answer) {
     struct segment_request r;
     if (req->retries > 0) {
         return api_admin_wait(req, answer);
@@ -184,8 +182,9 @@ static void answer_init_cache(struct http_request *req, struct segment_db_job *j
         return;
     }
     char body[512];
-    int n = snprintf(body, sizeof(body), "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"loaded\":true}",
-                     job->tag, job->row_step);
+    int n =
+        snprintf(body, sizeof(body), "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"loaded\":true}",
+                 job->tag, job->row_step);
     http_respond(req, 200, "application/json", body, (size_t)n);
 }
 

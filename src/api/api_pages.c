@@ -12,9 +12,10 @@
 #include "segment_tags.h"
 
 static void page_begin(struct sbuf *p, const char *title, const char *head) {
-    sbuf_printf(p, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>"
-                   "<style>td,th{padding:2px 8px;text-align:right}</style></head><body>"
-                   "<h2>%s</h2><table border=\"1\"><tr>%s</tr>\n",
+    sbuf_printf(p,
+                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>"
+                "<style>td,th{padding:2px 8px;text-align:right}</style></head><body>"
+                "<h2>%s</h2><table border=\"1\"><tr>%s</tr>\n",
                 title, title, head);
 }
 
@@ -30,9 +31,10 @@ static void cache_row(const struct segment_tag_view *v, void *arg) {
     const struct segment_buffer *b = &v->buf;
     struct segment_range cur;
     int has = segment_buffer_current(b, &cur);
-    sbuf_printf(p, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%" PRId64 "</td><td>%" PRId64
-                   "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%d</td>"
-                   "<td>%s</td><td>%s</td><td>%" PRId64 "</td><td>%" PRIu64 "</td></tr>\n",
+    sbuf_printf(p,
+                "<tr><td>%s</td><td>%s</td><td>%s</td><td>%" PRId64 "</td><td>%" PRId64
+                "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%d</td>"
+                "<td>%s</td><td>%s</td><td>%" PRId64 "</td><td>%" PRIu64 "</td></tr>\n",
                 v->name, state_names[v->state], has ? "true" : "false", cur.start, cur.next,
                 cur.end, b->step, b->min_step, b->nranges, b->nranges > 1 ? "true" : "false",
                 b->fetching ? "true" : "false", b->available, b->fetches);

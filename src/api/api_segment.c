@@ -51,7 +51,8 @@ leaf_status_t api_segment_get(struct http_request *req) {
     const char *key;
     size_t key_len;
     int count;
-    if (api_key_and_count(req, sizeof("/api/segment/get/") - 1, &key, &key_len, &count) != LEAF_OK) {
+    if (api_key_and_count(req, sizeof("/api/segment/get/") - 1, &key, &key_len, &count) !=
+        LEAF_OK) {
         return LEAF_OK;
     }
     int64_t stack[API_IDS_STACK];
@@ -73,7 +74,8 @@ leaf_status_t api_leaf_get(struct http_request *req) {
     size_t key_len;
     int64_t id;
     if (!api_query_get(req, "biz_tag", &key, &key_len) || !validate_tag(key, key_len)) {
-        http_respond_error(req, 400, "bad_tag", "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+        http_respond_error(req, 400, "bad_tag",
+                           "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
     }
     leaf_status_t rc = segment_issue(req, key, key_len, 1, &id);

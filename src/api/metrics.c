@@ -30,11 +30,12 @@ static const int metrics_status_codes[METRICS_NSTATUS] = {
 };
 
 /* Latency buckets, upper bounds in ns (and the le label written for each). */
-#define METRICS_LATENCY_BUCKETS(X)                                                         \
-    X(50000, "5e-05")                                                                      \
-    X(100000, "0.0001") X(250000, "0.00025") X(500000, "0.0005") X(1000000, "0.001")       \
-        X(2500000, "0.0025") X(5000000, "0.005") X(10000000, "0.01") X(50000000, "0.05")   \
-            X(100000000, "0.1") X(500000000, "0.5") X(1000000000, "1")
+/* clang-format off */
+#define METRICS_LATENCY_BUCKETS(X) \
+    X(50000, "5e-05") X(100000, "0.0001") X(250000, "0.00025") X(500000, "0.0005") \
+    X(1000000, "0.001") X(2500000, "0.0025") X(5000000, "0.005") X(10000000, "0.01") \
+    X(50000000, "0.05") X(100000000, "0.1") X(500000000, "0.5") X(1000000000, "1")
+/* clang-format on */
 
 static const int64_t metrics_bucket_ns[] = {
 #define METRICS_BUCKET_NS(ns, le) ns,
@@ -80,7 +81,7 @@ void metrics_free(struct metrics *m) {
 
 static int metrics_status_index(int status) {
     switch (status) {
-#define METRICS_STATUS_CASE(code) \
+#define METRICS_STATUS_CASE(code)                                                                  \
     case code: return METRICS_S_##code;
         METRICS_STATUSES(METRICS_STATUS_CASE)
 #undef METRICS_STATUS_CASE
@@ -146,8 +147,8 @@ struct snap {
     struct segment_service_stats seg;
     struct tag_rec *tags; /* the exported tags, sorted by name */
     size_t ntags, tags_cap;
-    size_t active;        /* active tags in all */
-    double runway_min;    /* over every active tag */
+    size_t active;     /* active tags in all */
+    double runway_min; /* over every active tag */
 };
 
 /* The family being written; its header goes out with its first sample. */
@@ -329,15 +330,15 @@ static void tag_sample(struct out *o, const struct tag_rec *t, int64_t v) {
     sample_i(o, labels, v);
 }
 
-#define SEG_TAG_FAMILY(fn, field)                            \
-    static void fn(struct out *o, const struct snap *s) {    \
-        if (!s->seg.enabled) {                               \
-            return;                                          \
-        }                                                    \
-        header(o);                                           \
-        for (size_t i = 0; i < s->ntags; i++) {              \
-            tag_sample(o, &s->tags[i], s->tags[i].field);    \
-        }                                                    \
+#define SEG_TAG_FAMILY(fn, field)                                                                  \
+    static void fn(struct out *o, const struct snap *s) {                                          \
+        if (!s->seg.enabled) {                                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        header(o);                                                                                 \
+        for (size_t i = 0; i < s->ntags; i++) {                                                    \
+            tag_sample(o, &s->tags[i], s->tags[i].field);                                          \
+        }                                                                                          \
     }
 SEG_TAG_FAMILY(f_seg_remaining, remaining)
 SEG_TAG_FAMILY(f_seg_step, step)
@@ -421,54 +422,54 @@ static void f_seg_lookups(struct out *o, const struct snap *s) {
  * The registry: one row per family, X(function, name, type, help). The
  * order of the rows is the order of the scrape.
  */
-#define METRICS_FAMILIES(X)                                                                     \
-    X(f_http_requests, "leafd_http_requests_total", "counter",                                 \
-      "HTTP requests answered, by route and status.")                                          \
-    X(f_http_duration, "leafd_http_request_duration_seconds", "histogram",                     \
-      "Time from a request's head to its answer, by route.")                                   \
-    X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")               \
-    X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                   \
-      "Clock steps back seen, by outcome.")                                                    \
-    X(f_seq_exhausted, "leafd_snowflake_sequence_exhausted_total", "counter",                  \
-      "Milliseconds whose sequence ran out.")                                                  \
-    X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")    \
-    X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                           \
-      "Years before the 41-bit timestamp runs out.")                                           \
-    X(f_http_connections, "leafd_http_connections", "gauge", "Open HTTP connections.")         \
-    X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                   \
-      "1 while the ZooKeeper session is connected.")                                           \
-    X(f_zk_reconnects, "leafd_zk_session_reconnects_total", "counter",                         \
-      "ZooKeeper (re)connections after the first.")                                            \
-    X(f_zk_expirations, "leafd_zk_session_expirations_total", "counter",                       \
-      "ZooKeeper sessions that expired.")                                                      \
-    X(f_zk_ephemeral, "leafd_zk_ephemeral_registered", "gauge",                                \
-      "1 while leaf_temporary/{ip}:{port} exists.")                                            \
-    X(f_zk_report_age, "leafd_zk_last_report_age_seconds", "gauge",                            \
-      "Seconds since the timestamp was last written to ZooKeeper (-1 = never).")               \
-    X(f_local_report_age, "leafd_snowflake_local_report_age_seconds", "gauge",                 \
-      "Seconds since the reservation was last written to the local cache (-1 = never).")       \
-    X(f_reserved_ahead, "leafd_snowflake_reserved_ahead_seconds", "gauge",                     \
-      "How far the persisted reservation is ahead of the clock.")                              \
-    X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                 \
-      "IDs buffered in memory for the tag.")                                                   \
-    X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")    \
-    X(f_seg_issued, "leafd_segment_issued_total", "counter", "Segment IDs issued for the tag.") \
-    X(f_seg_fetches, "leafd_segment_range_fetches_total", "counter",                           \
-      "Ranges reserved from leaf_alloc.")                                                      \
-    X(f_seg_fetch_errors, "leafd_segment_fetch_errors_total", "counter",                       \
-      "Range fetches that failed for want of the database.")                                   \
-    X(f_seg_runway, "leafd_segment_runway_seconds", "gauge",                                   \
-      "Seconds the buffered IDs last at the tag's recent rate.")                               \
-    X(f_seg_runway_min, "leafd_segment_runway_min_seconds", "gauge",                           \
-      "The least runway of any active tag, exported or not.")                                  \
-    X(f_seg_tags, "leafd_segment_tags", "gauge", "Tags known to this node, by state.")         \
-    X(f_seg_tags_exported, "leafd_segment_tags_exported", "gauge",                             \
-      "Tags with per-tag series in this scrape (leafd.metrics.tags.max).")                     \
-    X(f_seg_latency, "leafd_segment_fetch_latency_seconds", "histogram",                       \
-      "Time a range reservation took on the database.")                                        \
-    X(f_seg_db_errors, "leafd_segment_db_errors_total", "counter",                             \
-      "Database errors (connects and statements).")                                           \
-    X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")  \
+#define METRICS_FAMILIES(X)                                                                        \
+    X(f_http_requests, "leafd_http_requests_total", "counter",                                     \
+      "HTTP requests answered, by route and status.")                                              \
+    X(f_http_duration, "leafd_http_request_duration_seconds", "histogram",                         \
+      "Time from a request's head to its answer, by route.")                                       \
+    X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
+    X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
+      "Clock steps back seen, by outcome.")                                                        \
+    X(f_seq_exhausted, "leafd_snowflake_sequence_exhausted_total", "counter",                      \
+      "Milliseconds whose sequence ran out.")                                                      \
+    X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")        \
+    X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                               \
+      "Years before the 41-bit timestamp runs out.")                                               \
+    X(f_http_connections, "leafd_http_connections", "gauge", "Open HTTP connections.")             \
+    X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                       \
+      "1 while the ZooKeeper session is connected.")                                               \
+    X(f_zk_reconnects, "leafd_zk_session_reconnects_total", "counter",                             \
+      "ZooKeeper (re)connections after the first.")                                                \
+    X(f_zk_expirations, "leafd_zk_session_expirations_total", "counter",                           \
+      "ZooKeeper sessions that expired.")                                                          \
+    X(f_zk_ephemeral, "leafd_zk_ephemeral_registered", "gauge",                                    \
+      "1 while leaf_temporary/{ip}:{port} exists.")                                                \
+    X(f_zk_report_age, "leafd_zk_last_report_age_seconds", "gauge",                                \
+      "Seconds since the timestamp was last written to ZooKeeper (-1 = never).")                   \
+    X(f_local_report_age, "leafd_snowflake_local_report_age_seconds", "gauge",                     \
+      "Seconds since the reservation was last written to the local cache (-1 = never).")           \
+    X(f_reserved_ahead, "leafd_snowflake_reserved_ahead_seconds", "gauge",                         \
+      "How far the persisted reservation is ahead of the clock.")                                  \
+    X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                     \
+      "IDs buffered in memory for the tag.")                                                       \
+    X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")        \
+    X(f_seg_issued, "leafd_segment_issued_total", "counter", "Segment IDs issued for the tag.")    \
+    X(f_seg_fetches, "leafd_segment_range_fetches_total", "counter",                               \
+      "Ranges reserved from leaf_alloc.")                                                          \
+    X(f_seg_fetch_errors, "leafd_segment_fetch_errors_total", "counter",                           \
+      "Range fetches that failed for want of the database.")                                       \
+    X(f_seg_runway, "leafd_segment_runway_seconds", "gauge",                                       \
+      "Seconds the buffered IDs last at the tag's recent rate.")                                   \
+    X(f_seg_runway_min, "leafd_segment_runway_min_seconds", "gauge",                               \
+      "The least runway of any active tag, exported or not.")                                      \
+    X(f_seg_tags, "leafd_segment_tags", "gauge", "Tags known to this node, by state.")             \
+    X(f_seg_tags_exported, "leafd_segment_tags_exported", "gauge",                                 \
+      "Tags with per-tag series in this scrape (leafd.metrics.tags.max).")                         \
+    X(f_seg_latency, "leafd_segment_fetch_latency_seconds", "histogram",                           \
+      "Time a range reservation took on the database.")                                            \
+    X(f_seg_db_errors, "leafd_segment_db_errors_total", "counter",                                 \
+      "Database errors (connects and statements).")                                                \
+    X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")       \
     X(f_seg_lookups, "leafd_segment_lookups_total", "counter", "Tag lookups sent to the database.")
 
 /* ---- the bounded per-tag set: the least runway first --------------------- */
@@ -561,11 +562,11 @@ void metrics_render(const struct api_ctx *ctx, struct sbuf *b) {
     segment_service_stats(ctx->segment, &s.seg);
     snap_tags(&s);
     struct out o = {.b = b};
-#define METRICS_RENDER(fn, fname, ftype, fhelp) \
-    o.name = fname;                              \
-    o.type = ftype;                              \
-    o.help = fhelp;                              \
-    o.header_done = 0;                           \
+#define METRICS_RENDER(fn, fname, ftype, fhelp)                                                    \
+    o.name = fname;                                                                                \
+    o.type = ftype;                                                                                \
+    o.help = fhelp;                                                                                \
+    o.header_done = 0;                                                                             \
     fn(&o, &s);
     METRICS_FAMILIES(METRICS_RENDER)
 #undef METRICS_RENDER

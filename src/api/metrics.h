@@ -25,9 +25,11 @@
 #define METRICS_MAX_LOOPS 64
 
 /* The statuses leafd answers with; anything else is counted as "other". */
+/* clang-format off */
 #define METRICS_STATUSES(X) \
     X(200) X(201) X(307) X(400) X(401) X(403) X(404) X(405) X(408) X(409) X(413) X(414) X(417) \
     X(431) X(500) X(501) X(503) X(505)
+/* clang-format on */
 
 enum { METRICS_MODE_SEGMENT = 0, METRICS_NMODES };
 

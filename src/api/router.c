@@ -14,26 +14,26 @@ typedef leaf_status_t (*route_fn)(struct http_request *req);
 
 struct route {
     int method;       /* llhttp method */
-    const char *path; /* exact path, or a prefix when prefix = 1 */
     int prefix;       /* the rest of the path is the handler's argument */
+    const char *path; /* exact path, or a prefix when prefix = 1 */
     route_fn fn;
     const char *name; /* metric label */
 };
 
 static const struct route routes[] = {
-    {HTTP_GET, "/api/snowflake/get/", 1, api_snowflake_get, "snowflake_get"},
-    {HTTP_GET, "/api/segment/get/", 1, api_segment_get, "segment_get"},
-    {HTTP_GET, "/api/leaf", 0, api_leaf_get, "leaf_get"},
-    {HTTP_POST, "/api/leaf", 0, api_admin_create, "leaf_create"},
-    {HTTP_PUT, "/api/leaf/init/cache", 0, api_admin_init_cache, "leaf_init_cache"},
-    {HTTP_PUT, "/api/leaf/step", 0, api_admin_step, "leaf_step"},
-    {HTTP_GET, "/cache", 0, api_cache_page, "cache"},
-    {HTTP_GET, "/db", 0, api_db_page, "db"},
-    {HTTP_GET, "/decodeSnowflakeId", 0, api_decode, "decode"},
-    {HTTP_GET, "/api/snowflake/time", 0, api_time, "time"},
-    {HTTP_GET, "/health", 0, api_health, "health"},
-    {HTTP_GET, "/ready", 0, api_ready, "ready"},
-    {HTTP_GET, "/metrics", 0, api_metrics, "metrics"},
+    {HTTP_GET, 1, "/api/snowflake/get/", api_snowflake_get, "snowflake_get"},
+    {HTTP_GET, 1, "/api/segment/get/", api_segment_get, "segment_get"},
+    {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get"},
+    {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create"},
+    {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache"},
+    {HTTP_PUT, 0, "/api/leaf/step", api_admin_step, "leaf_step"},
+    {HTTP_GET, 0, "/cache", api_cache_page, "cache"},
+    {HTTP_GET, 0, "/db", api_db_page, "db"},
+    {HTTP_GET, 0, "/decodeSnowflakeId", api_decode, "decode"},
+    {HTTP_GET, 0, "/api/snowflake/time", api_time, "time"},
+    {HTTP_GET, 0, "/health", api_health, "health"},
+    {HTTP_GET, 0, "/ready", api_ready, "ready"},
+    {HTTP_GET, 0, "/metrics", api_metrics, "metrics"},
 };
 
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))

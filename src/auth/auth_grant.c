@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const auth_mode_names[AUTH_MODE_COUNT] = {
-#define AUTH_MODE_TEXT(name, text) [name] = text,
+#define AUTH_MODE_TEXT(name, text) [(name)] = (text),
     AUTH_MODE_MAP(AUTH_MODE_TEXT)
 #undef AUTH_MODE_TEXT
 };

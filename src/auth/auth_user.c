@@ -93,7 +93,8 @@ static int user_has_nul(const char *s, size_t n) {
 static cJSON *user_parse_object(const char *json, size_t len) {
     const char *end = json;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-    while (root != NULL && end < json + len && memchr(" \t\r\n", *end, 4) != NULL) {
+    while (root != NULL && end < json + len &&
+           (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) {
         end++;
     }
     if (root == NULL || !cJSON_IsObject(root) || end != json + len) {

@@ -11,15 +11,17 @@
 
 enum log_level_e { LEAF_LOG_DEBUG = 0, LEAF_LOG_INFO, LEAF_LOG_WARN, LEAF_LOG_ERROR };
 
-
 void log_set_level(int level);
 int log_enabled(int level);
 void log_write(int level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void log_vwrite(int level, const char *component, const char *fmt, va_list ap);
 
-#define log_debug(comp, ...) \
-    do { if (log_enabled(LEAF_LOG_DEBUG)) log_write(LEAF_LOG_DEBUG, comp, __VA_ARGS__); } while (0)
+#define log_debug(comp, ...)                                                                       \
+    do {                                                                                           \
+        if (log_enabled(LEAF_LOG_DEBUG))                                                           \
+            log_write(LEAF_LOG_DEBUG, comp, __VA_ARGS__);                                          \
+    } while (0)
 #define log_info(comp, ...) log_write(LEAF_LOG_INFO, comp, __VA_ARGS__)
 #define log_warn(comp, ...) log_write(LEAF_LOG_WARN, comp, __VA_ARGS__)
 #define log_error(comp, ...) log_write(LEAF_LOG_ERROR, comp, __VA_ARGS__)

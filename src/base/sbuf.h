@@ -21,11 +21,12 @@
 struct sbuf {
     char *data;
     size_t len, cap;
-    size_t max;  /* 0 = no limit; else appends that would pass it fail */
-    int failed;  /* an append failed (out of memory or over max) */
+    size_t max; /* 0 = no limit; else appends that would pass it fail */
+    int failed; /* an append failed (out of memory or over max) */
 };
 
-#define SBUF_INIT {NULL, 0, 0, 0, 0}
+#define SBUF_INIT                                                                                  \
+    { NULL, 0, 0, 0, 0 }
 
 void sbuf_init(struct sbuf *b, size_t max);
 void sbuf_free(struct sbuf *b);

@@ -64,16 +64,16 @@ void leaf_wait_cancel(struct leaf_wait *w);
 #define SESSION_MAX_OUTPUT (4u << 20)
 
 struct session {
-    struct sbuf out;          /* replies not yet handed to the socket */
-    struct leaf_wait wait;    /* the parked request's wake-up */
-    int64_t now_ms;           /* the loop's monotonic time, set before each call */
-    int64_t resume_after_ms;  /* parked: resume after this long even if not woken */
-    int64_t head_started_ms;  /* a request is partly received since then; 0 = none */
-    int waiting;              /* a request is parked: feed no input, write what is ready */
-    int close_after;          /* close once out is written */
-    int loopback;             /* the peer is a loopback address */
-    int loop;                 /* index of the serving loop (per-loop counters) */
-    void *conn;               /* the server's connection (set by the server; read by wake) */
+    struct sbuf out;         /* replies not yet handed to the socket */
+    struct leaf_wait wait;   /* the parked request's wake-up */
+    int64_t now_ms;          /* the loop's monotonic time, set before each call */
+    int64_t resume_after_ms; /* parked: resume after this long even if not woken */
+    int64_t head_started_ms; /* a request is partly received since then; 0 = none */
+    int waiting;             /* a request is parked: feed no input, write what is ready */
+    int close_after;         /* close once out is written */
+    int loopback;            /* the peer is a loopback address */
+    int loop;                /* index of the serving loop (per-loop counters) */
+    void *conn;              /* the server's connection (set by the server; read by wake) */
 };
 
 /*

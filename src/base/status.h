@@ -13,16 +13,16 @@
  */
 typedef int leaf_status_t;
 
-#define LEAF_STATUS_MAP(X)                                                    \
-    X(LEAF_OK, 0, "ok")                                                       \
-    X(LEAF_ERR, -1, "failed")                                                 \
-    X(LEAF_EAGAIN, -2, "not now, try again")                                  \
-    X(LEAF_ENOMEM, -3, "out of memory")                                       \
-    X(LEAF_EINVAL, -4, "invalid argument")                                    \
-    X(LEAF_ENOTFOUND, -5, "not found")                                        \
-    X(LEAF_EEXIST, -6, "already exists")                                      \
-    X(LEAF_ECLOCK, -7, "clock moved backwards")                               \
-    X(LEAF_EUNAVAIL, -8, "dependency unavailable")                            \
+#define LEAF_STATUS_MAP(X)                                                                         \
+    X(LEAF_OK, 0, "ok")                                                                            \
+    X(LEAF_ERR, -1, "failed")                                                                      \
+    X(LEAF_EAGAIN, -2, "not now, try again")                                                       \
+    X(LEAF_ENOMEM, -3, "out of memory")                                                            \
+    X(LEAF_EINVAL, -4, "invalid argument")                                                         \
+    X(LEAF_ENOTFOUND, -5, "not found")                                                             \
+    X(LEAF_EEXIST, -6, "already exists")                                                           \
+    X(LEAF_ECLOCK, -7, "clock moved backwards")                                                    \
+    X(LEAF_EUNAVAIL, -8, "dependency unavailable")                                                 \
     X(LEAF_ERANGE, -9, "out of range")
 
 enum leaf_status {
@@ -32,7 +32,9 @@ enum leaf_status {
 };
 
 static inline const char *leaf_strstatus(leaf_status_t s) {
-#define LEAF_STATUS_TEXT(name, value, text) if (s == (value)) return text;
+#define LEAF_STATUS_TEXT(name, value, text)                                                        \
+    if (s == (value))                                                                              \
+        return text;
     LEAF_STATUS_MAP(LEAF_STATUS_TEXT)
 #undef LEAF_STATUS_TEXT
     return "unknown status";

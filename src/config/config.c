@@ -105,7 +105,6 @@ static void config_copy(char *dst, size_t dstlen, const char *src) {
     dst[n] = '\0';
 }
 
-
 static int config_is_blank(char ch) {
     return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v';
 }
@@ -132,7 +131,12 @@ static void config_env_name(const char *key, char *out, size_t outlen) {
 
     for (i = 0; key[i] != '\0' && i + 1 < outlen; i++) {
         char ch = key[i];
-        out[i] = (ch == '.' || ch == '-') ? '_' : (ch >= 'a' && ch <= 'z') ? (char)(ch - 32) : ch;
+        if (ch == '.' || ch == '-') {
+            ch = '_';
+        } else if (ch >= 'a' && ch <= 'z') {
+            ch = (char)(ch - 'a' + 'A');
+        }
+        out[i] = ch;
     }
     out[i] = '\0';
 }
@@ -230,14 +234,10 @@ static leaf_status_t config_set(struct leaf_config *c, size_t i, const char *v, 
     void *field = (char *)c + k->offset;
 
     switch (k->type) {
-    case CONFIG_INT:
-        return config_set_int(k, field, v, n, why, whylen);
-    case CONFIG_BOOL:
-        return config_set_bool(field, v, n, why, whylen);
-    case CONFIG_LEVEL:
-        return config_set_level(field, v, n, why, whylen);
-    default:
-        return config_set_text(k, field, v, n, why, whylen);
+    case CONFIG_INT: return config_set_int(k, field, v, n, why, whylen);
+    case CONFIG_BOOL: return config_set_bool(field, v, n, why, whylen);
+    case CONFIG_LEVEL: return config_set_level(field, v, n, why, whylen);
+    default: return config_set_text(k, field, v, n, why, whylen);
     }
 }
 
@@ -373,7 +373,7 @@ leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len, 
     return LEAF_OK;
 }
 
-#define CONFIG_FILE_MAX (1024 * 1024)
+#define CONFIG_FILE_MAX ((size_t)1024 * 1024)
 
 static leaf_status_t config_read(FILE *f, const char *path, char *buf, size_t *len, char *err,
                                  size_t errlen) {
@@ -388,7 +388,7 @@ static leaf_status_t config_read(FILE *f, const char *path, char *buf, size_t *l
         return LEAF_ERR;
     }
     if (n > CONFIG_FILE_MAX) {
-        config_errorf(err, errlen, "%s: file too large (max %d bytes)", path, CONFIG_FILE_MAX);
+        config_errorf(err, errlen, "%s: file too large (max %zu bytes)", path, CONFIG_FILE_MAX);
         return LEAF_EINVAL;
     }
     *len = n;
@@ -526,7 +526,8 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         return config_key_error(c, CONFIG_I_listen, why, err, errlen);
     }
     memset(&j, 0, sizeof(j));
-    if (c->jdbc_url[0] != '\0' && config_value_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
+    if (c->jdbc_url[0] != '\0' &&
+        config_value_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
         return config_key_error(c, CONFIG_I_jdbc_url, why, err, errlen);
     }
     memcpy(c->db_host, j.host, sizeof(c->db_host));

@@ -33,55 +33,53 @@ enum config_type {
 };
 
 /* X(key, type, field, default, min, max, help) */
-#define CONFIG_KEYS(X)                                                                      \
-    X("leaf.name", CONFIG_NAME, name, "", 0, 0,                                             \
-      "cluster name, a ZooKeeper path component; required when snowflake is on")            \
-    X("leaf.segment.enable", CONFIG_BOOL, segment_enable, "false", 0, 1,                    \
-      "serve segment IDs")                                                                  \
-    X("leaf.jdbc.url", CONFIG_JDBC, jdbc_url, "", 0, 0,                                     \
-      "jdbc:mysql://host:port/db[?params] (params are ignored)")                            \
-    X("leaf.jdbc.username", CONFIG_STR, jdbc_username, "", 0, 0, "database user")           \
-    X("leaf.jdbc.password", CONFIG_STR, jdbc_password, "", 0, 0, "database password")       \
-    X("leaf.snowflake.enable", CONFIG_BOOL, snowflake_enable, "false", 0, 1,                \
-      "serve snowflake IDs")                                                                \
-    X("leaf.snowflake.zk.address", CONFIG_ZKADDR, zk_address, "", 0, 0,                     \
-      "host:port[,host:port...]; empty = static worker mode")                               \
-    X("leaf.snowflake.port", CONFIG_INT, snowflake_port, "0", 0, 65535,                     \
-      "port part of this node's identity ip:port (0 = the HTTP port)")                      \
-    X("leafd.listen", CONFIG_ADDR, listen, "0.0.0.0:8080", 0, 0, "HTTP listen address")     \
-    X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                          \
-      "persistent state (worker-ID cache); must survive restarts")                          \
-    X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                  \
-      "ip part of the identity and the address peers use (empty = first non-loopback)")     \
-    X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 1023,                   \
-      "static worker ID, only with an empty leaf.snowflake.zk.address (-1 = unset)")        \
-    X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,      \
-      "snowflake epoch in ms since 1970")                                                   \
-    X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                               \
-      "admin endpoints need 'Authorization: Bearer <token>'; empty = loopback clients only") \
-    X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                     \
-      "HTTP event-loop threads (0 = one per CPU)")                                          \
-    X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0,                             \
-      "debug | info | warn | error")                                                        \
-    X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,     \
-      "close keep-alive connections idle this long")                                        \
-    X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100,        \
-      3600000, "close a connection that takes this long to send one request head")          \
-    X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,       \
-      "open connections per process; more are accepted and closed at once")                 \
-    X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,           \
-      "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")  \
-    X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0,   \
-      600000, "at start, a clock behind the stored time by at most this is waited out")     \
-    X("leafd.snowflake.peer.max.offset.ms", CONFIG_INT, peer_max_offset_ms, "5000", 1,      \
-      3600000, "a new node refuses to start this far from its live peers' average time")    \
-    X("leafd.zk.session.timeout.ms", CONFIG_INT, zk_session_timeout_ms, "10000", 2000,      \
-      120000, "ZooKeeper session timeout")                                                  \
-    X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                \
-      "how long a request waits for a range already being fetched")                        \
-    X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                 \
-      "database connect/read/write timeout")                                                \
-    X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,           \
+#define CONFIG_KEYS(X)                                                                             \
+    X("leaf.name", CONFIG_NAME, name, "", 0, 0,                                                    \
+      "cluster name, a ZooKeeper path component; required when snowflake is on")                   \
+    X("leaf.segment.enable", CONFIG_BOOL, segment_enable, "false", 0, 1, "serve segment IDs")      \
+    X("leaf.jdbc.url", CONFIG_JDBC, jdbc_url, "", 0, 0,                                            \
+      "jdbc:mysql://host:port/db[?params] (params are ignored)")                                   \
+    X("leaf.jdbc.username", CONFIG_STR, jdbc_username, "", 0, 0, "database user")                  \
+    X("leaf.jdbc.password", CONFIG_STR, jdbc_password, "", 0, 0, "database password")              \
+    X("leaf.snowflake.enable", CONFIG_BOOL, snowflake_enable, "false", 0, 1,                       \
+      "serve snowflake IDs")                                                                       \
+    X("leaf.snowflake.zk.address", CONFIG_ZKADDR, zk_address, "", 0, 0,                            \
+      "host:port[,host:port...]; empty = static worker mode")                                      \
+    X("leaf.snowflake.port", CONFIG_INT, snowflake_port, "0", 0, 65535,                            \
+      "port part of this node's identity ip:port (0 = the HTTP port)")                             \
+    X("leafd.listen", CONFIG_ADDR, listen, "0.0.0.0:8080", 0, 0, "HTTP listen address")            \
+    X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
+      "persistent state (worker-ID cache); must survive restarts")                                 \
+    X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
+      "ip part of the identity and the address peers use (empty = first non-loopback)")            \
+    X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 1023,                          \
+      "static worker ID, only with an empty leaf.snowflake.zk.address (-1 = unset)")               \
+    X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,             \
+      "snowflake epoch in ms since 1970")                                                          \
+    X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                                      \
+      "admin endpoints need 'Authorization: Bearer <token>'; empty = loopback clients only")       \
+    X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
+      "HTTP event-loop threads (0 = one per CPU)")                                                 \
+    X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0, "debug | info | warn | error")     \
+    X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
+      "close keep-alive connections idle this long")                                               \
+    X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
+      "close a connection that takes this long to send one request head")                          \
+    X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
+      "open connections per process; more are accepted and closed at once")                        \
+    X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
+      "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
+    X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \
+      "at start, a clock behind the stored time by at most this is waited out")                    \
+    X("leafd.snowflake.peer.max.offset.ms", CONFIG_INT, peer_max_offset_ms, "5000", 1, 3600000,    \
+      "a new node refuses to start this far from its live peers' average time")                    \
+    X("leafd.zk.session.timeout.ms", CONFIG_INT, zk_session_timeout_ms, "10000", 2000, 120000,     \
+      "ZooKeeper session timeout")                                                                 \
+    X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                       \
+      "how long a request waits for a range already being fetched")                                \
+    X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                        \
+      "database connect/read/write timeout")                                                       \
+    X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")
 
 /* Where a key's value came from, for error messages and --check-config. */
@@ -146,12 +144,11 @@ void config_defaults(struct leaf_config *c);
  * Parses a properties text. `file` is only used in messages. On error
  * returns LEAF_EINVAL and writes "file:line: key: reason" into err.
  */
-leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len,
-                           const char *file, char *err, size_t errlen);
+leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len, const char *file,
+                           char *err, size_t errlen);
 
 /* Reads and parses a file; missing/unreadable file is an error naming it. */
-leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err,
-                               size_t errlen);
+leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err, size_t errlen);
 
 /* Applies environment overrides (LEAF_NAME, LEAFD_LISTEN, ...) through getenv_fn. */
 leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,

@@ -22,8 +22,11 @@ void config_value_show(char *dst, size_t dstlen, const char *s, size_t n, int qu
         dst[o++] = '"';
     }
     for (i = 0; i < shown && o + 5 < dstlen; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        dst[o++] = (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
+        char ch = s[i];
+        if ((unsigned char)ch < 0x20 || (unsigned char)ch >= 0x7f) {
+            ch = '?';
+        }
+        dst[o++] = ch;
     }
     if (i < n) {
         memcpy(dst + o, "...", 3);
@@ -34,7 +37,6 @@ void config_value_show(char *dst, size_t dstlen, const char *s, size_t n, int qu
     }
     dst[o] = '\0';
 }
-
 
 static int config_is_digit(char ch) {
     return ch >= '0' && ch <= '9';
@@ -110,7 +112,6 @@ leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char
     return LEAF_OK;
 }
 
-
 static const char *config_jdbc_skip_scheme(const char *url) {
     static const char *const schemes[] = {"jdbc:mysql://", "jdbc:mariadb://"};
     size_t i;
@@ -168,7 +169,6 @@ leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc 
 }
 
 /* ---- per-type checks of text values ------------------------------------ */
-
 
 static leaf_status_t config_check_name(const char *v, char *why, size_t whylen) {
     size_t i;

@@ -61,7 +61,7 @@ static const char *http_reason(int status) {
 
 static char *put_str(char *o, const char *s) {
     size_t n = strlen(s);
-    memcpy(o, s, n);
+    memcpy(o, s, n); /* NOLINT(bugprone-not-null-terminated-result): a head, not a string */
     return o + n;
 }
 
@@ -94,7 +94,7 @@ static void proto_append_response(struct http_proto *p, int status, const char *
     }
     o = put_str(o, "\r\n");
     if (extra_len) {
-        memcpy(o, extra, extra_len);
+        memcpy(o, extra, extra_len); /* NOLINT(bugprone-not-null-terminated-result): ditto */
         o += extra_len;
     }
     o = put_str(o, "\r\n");
@@ -112,8 +112,8 @@ void http_respond_ex(struct http_request *req, int status, const char *content_t
     proto_append_response(req->proto, status, content_type, extra_headers, body, body_len);
 }
 
-void http_respond(struct http_request *req, int status, const char *content_type,
-                  const char *body, size_t body_len) {
+void http_respond(struct http_request *req, int status, const char *content_type, const char *body,
+                  size_t body_len) {
     http_respond_ex(req, status, content_type, NULL, body, body_len);
 }
 
@@ -332,18 +332,10 @@ static void proto_dispatch(struct http_proto *p) {
 
 static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
     switch (p->too_large) {
-    case 414:
-        proto_fail(p, 414, "uri_too_long", "request line longer than 2048 bytes");
-        return;
-    case 431:
-        proto_fail(p, 431, "header_too_large", "request head larger than 8192 bytes");
-        return;
-    case 413:
-        proto_fail(p, 413, "body_too_large", "request body larger than 16384 bytes");
-        return;
-    case 503:
-        proto_fail(p, 503, "out_of_memory", "out of memory receiving the request");
-        return;
+    case 414: proto_fail(p, 414, "uri_too_long", "request line longer than 2048 bytes"); return;
+    case 431: proto_fail(p, 431, "header_too_large", "request head larger than 8192 bytes"); return;
+    case 413: proto_fail(p, 413, "body_too_large", "request body larger than 16384 bytes"); return;
+    case 503: proto_fail(p, 503, "out_of_memory", "out of memory receiving the request"); return;
     default: {
         char msg[160];
         snprintf(msg, sizeof(msg), "malformed HTTP request: %s", llhttp_errno_name(err));
@@ -379,8 +371,7 @@ static void http_resume(struct session *s) {
 }
 
 static void http_timeout(struct session *s) {
-    proto_fail((struct http_proto *)s, 408, "request_timeout",
-               "request head not received in time");
+    proto_fail((struct http_proto *)s, 408, "request_timeout", "request head not received in time");
 }
 
 static void http_idle(struct session *s) {

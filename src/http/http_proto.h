@@ -38,25 +38,25 @@ struct http_proto;
 
 /* What a handler sees of a request. Valid until it is answered. */
 struct http_request {
-    int method;            /* llhttp method number (HTTP_GET, ...) */
-    const char *path;      /* URL path, not decoded, no query (not NUL-terminated) */
+    int method;       /* llhttp method number (HTTP_GET, ...) */
+    const char *path; /* URL path, not decoded, no query (not NUL-terminated) */
     size_t path_len;
-    const char *query;     /* after '?', or "" */
+    const char *query; /* after '?', or "" */
     size_t query_len;
     const char *body;
     size_t body_len;
-    const char *auth;      /* Authorization header value, or "" */
+    const char *auth; /* Authorization header value, or "" */
     size_t auth_len;
-    int loopback;          /* client address is 127.0.0.0/8 or ::1 */
-    int loop;              /* index of the serving event loop */
-    int retries;           /* times this request was parked so far */
-    int64_t first_seen_ms; /* monotonic ms when the request was first dispatched */
-    int64_t started_ns;    /* monotonic ns, for latency */
-    int64_t retry_ms;      /* set by a handler that returns LEAF_EAGAIN */
-    int route;             /* set by the handler's router (accounting); HTTP_ROUTE_NONE */
-    int status;            /* status of the response written, 0 until then */
+    int loopback;           /* client address is 127.0.0.0/8 or ::1 */
+    int loop;               /* index of the serving event loop */
+    int retries;            /* times this request was parked so far */
+    int64_t first_seen_ms;  /* monotonic ms when the request was first dispatched */
+    int64_t started_ns;     /* monotonic ns, for latency */
+    int64_t retry_ms;       /* set by a handler that returns LEAF_EAGAIN */
+    int route;              /* set by the handler's router (accounting); HTTP_ROUTE_NONE */
+    int status;             /* status of the response written, 0 until then */
     struct leaf_wait *wait; /* where a parked request is woken */
-    void *ctx;             /* the handler's context (http_proto_config.ctx) */
+    void *ctx;              /* the handler's context (http_proto_config.ctx) */
     struct http_proto *proto;
 };
 
@@ -77,8 +77,8 @@ extern const struct proto_ops http_proto_ops;
 int64_t http_request_now(const struct http_request *req);
 
 /* Appends a complete response (status line, headers, body). */
-void http_respond(struct http_request *req, int status, const char *content_type,
-                  const char *body, size_t body_len);
+void http_respond(struct http_request *req, int status, const char *content_type, const char *body,
+                  size_t body_len);
 
 /* The same with extra header lines, each ending in CRLF (e.g. "Allow: GET\r\n"). */
 void http_respond_ex(struct http_request *req, int status, const char *content_type,

@@ -169,6 +169,10 @@ static void on_timer(uv_timer_t *t) {
 
 /* Keeps the unconsumed tail of a read that went into the loop's buffer. */
 static int conn_keep_input(struct net_conn *c, const char *data, size_t len) {
+    if (data == NULL || len == 0) {
+        c->in_len = 0;
+        return 0;
+    }
     if (c->in == NULL) {
         size_t cap = len > NET_CONN_IN_BUF ? len : NET_CONN_IN_BUF;
         c->in = malloc(cap);
@@ -427,9 +431,10 @@ static int conn_admit(struct net_conn *c) {
     int64_t now = loop_now(nl);
     if (now - nl->last_limit_log_ms >= 1000 || nl->last_limit_log_ms == 0) {
         nl->last_limit_log_ms = now;
-        log_warn("net", "connection limit leafd.http.max.connections = %" PRId64
-                 " reached; closing new clients on %s", srv->limits.max_connections,
-                 c->ls->cfg->addr);
+        log_warn("net",
+                 "connection limit leafd.http.max.connections = %" PRId64
+                 " reached; closing new clients on %s",
+                 srv->limits.max_connections, c->ls->cfg->addr);
     }
     return 0;
 }
@@ -489,8 +494,7 @@ static void on_connection(uv_stream_t *server, int status) {
 /* Gives the buffers of a quiet connection back. */
 static void conn_release_idle(struct net_conn *c) {
     struct session *s = c->s;
-    if (c->writing || s->waiting || c->in_len > 0 || s->head_started_ms != 0 ||
-        s->out.len > 0) {
+    if (c->writing || s->waiting || c->in_len > 0 || s->head_started_ms != 0 || s->out.len > 0) {
         return;
     }
     c->ls->cfg->proto->idle(conn_session(c));
@@ -718,8 +722,7 @@ static int loop_init(struct net_loop *nl, struct net_server *srv, int index) {
 leaf_status_t net_server_start(struct net_server **out, const struct net_limits *limits,
                                const struct net_listen_config *listeners, int nlisteners,
                                int nloops) {
-    if (nlisteners < 1 || nlisteners > NET_MAX_LISTENERS || nloops < 1 ||
-        nloops > NET_MAX_LOOPS) {
+    if (nlisteners < 1 || nlisteners > NET_MAX_LISTENERS || nloops < 1 || nloops > NET_MAX_LOOPS) {
         log_error("net", "bad server shape: %d listeners, %d loops", nlisteners, nloops);
         return LEAF_EINVAL;
     }

@@ -42,8 +42,8 @@
 #define NET_MAX_LISTENERS 4
 
 struct net_listen_config {
-    const char *addr;              /* "host:port", as configured (messages) */
-    const char *host;              /* dotted IPv4 */
+    const char *addr; /* "host:port", as configured (messages) */
+    const char *host; /* dotted IPv4 */
     int port;
     const struct proto_ops *proto; /* the protocol spoken there */
     void *proto_arg;               /* passed to proto->open */

@@ -154,16 +154,17 @@ static void wait_on(struct segment_service *svc, struct segment_tag *t, struct l
 }
 
 /* A tag not in the table yet: add it and look it up (write lock). */
-static leaf_status_t get_new(struct segment_service *svc, const char *tag, size_t len,
-                             int64_t now, struct leaf_wait *w) {
+static leaf_status_t get_new(struct segment_service *svc, const char *tag, size_t len, int64_t now,
+                             struct leaf_wait *w) {
     leaf_status_t rc = LEAF_EAGAIN;
     pthread_rwlock_wrlock(&svc->tags_lock);
     int created = 0;
     struct segment_tag *t = segment_tags_find(&svc->tags, tag, len);
-    if (t == NULL && svc->tags.count >= SEGMENT_MAX_TAGS) {
-        rc = LEAF_ENOMEM;
-    } else if (t == NULL && (t = segment_tags_add(&svc->tags, tag, len, &created)) == NULL) {
-        rc = LEAF_ENOMEM;
+    if (t == NULL && svc->tags.count < SEGMENT_MAX_TAGS) {
+        t = segment_tags_add(&svc->tags, tag, len, &created);
+    }
+    if (t == NULL) {
+        rc = LEAF_ENOMEM; /* the table is full, or memory is out */
     } else {
         if (created) {
             start_lookup(svc, t, now);
@@ -222,7 +223,8 @@ static void apply_fetch(struct segment_service *svc, struct segment_db_job *job,
         atomic_fetch_add_explicit(&svc->fetches, 1, memory_order_relaxed);
         t->db_failed_ms = -1;
         if (segment_buffer_install(&t->buf, job->new_max, job->step, now) != LEAF_OK) {
-            log_error("segment", "range [%" PRId64 ", %" PRId64 ") of tag '%s' discarded: "
+            log_error("segment",
+                      "range [%" PRId64 ", %" PRId64 ") of tag '%s' discarded: "
                       "max_id is not above the ranges this node already holds",
                       job->new_max - job->step, job->new_max, t->name);
         }
@@ -318,20 +320,14 @@ static void apply(struct segment_service *svc, struct segment_db_job *job) {
     int64_t now = segment_service_now_ms();
     pthread_rwlock_wrlock(&svc->tags_lock);
     switch (job->op) {
-    case SEGMENT_DB_FETCH:
-        apply_fetch(svc, job, now);
-        break;
-    case SEGMENT_DB_LOOKUP:
-        apply_lookup(svc, job, now);
-        break;
+    case SEGMENT_DB_FETCH: apply_fetch(svc, job, now); break;
+    case SEGMENT_DB_LOOKUP: apply_lookup(svc, job, now); break;
     case SEGMENT_DB_LOAD:
         pthread_mutex_lock(&svc->wait_lock); /* the sweep reads the wait lists */
         apply_load(svc, job);
         pthread_mutex_unlock(&svc->wait_lock);
         break;
-    default:
-        apply_admin_effect(svc, job);
-        break;
+    default: apply_admin_effect(svc, job); break;
     }
     if (job->op != SEGMENT_DB_LOAD) {
         wake_tag(svc, job);
@@ -369,8 +365,8 @@ static void admin_cancel(struct leaf_wait *w) {
     pthread_mutex_unlock(&svc->admin_lock);
 }
 
-leaf_status_t segment_service_admin_begin(struct segment_service *svc,
-                                          struct segment_db_job *job, struct leaf_wait *w) {
+leaf_status_t segment_service_admin_begin(struct segment_service *svc, struct segment_db_job *job,
+                                          struct leaf_wait *w) {
     pthread_mutex_lock(&svc->admin_lock);
     int ok = svc->admin_waiting < SEGMENT_MAX_ADMIN;
     if (ok) {
@@ -488,7 +484,7 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     uv_timer_init(svc->loop, &svc->refresh);
     svc->refresh.data = svc;
     uv_unref((uv_handle_t *)&svc->refresh);
-    struct segment_db_options o = {cfg->db_host, cfg->db_port, cfg->jdbc_username,
+    struct segment_db_options o = {cfg->db_host,       cfg->db_port, cfg->jdbc_username,
                                    cfg->jdbc_password, cfg->db_name, cfg->db_timeout_ms};
     if (segment_db_start(&svc->db, &o, on_db_done, svc) != LEAF_OK) {
         return LEAF_ERR;

@@ -65,8 +65,8 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
  * whose connection closes, cancels w (leaf_wait_cancel): the job is freed
  * when it comes back.
  */
-leaf_status_t segment_service_admin_begin(struct segment_service *svc,
-                                          struct segment_db_job *job, struct leaf_wait *w);
+leaf_status_t segment_service_admin_begin(struct segment_service *svc, struct segment_db_job *job,
+                                          struct leaf_wait *w);
 leaf_status_t segment_service_admin_take(struct segment_service *svc, struct leaf_wait *w,
                                          struct segment_db_job **job);
 

@@ -100,7 +100,7 @@ static leaf_status_t first_ipv4(char *ip, size_t cap) {
     freeifaddrs(ifs);
     if (st != LEAF_OK) {
         log_error("snowflake", "no non-loopback IPv4 address found; set "
-                  "leafd.snowflake.advertise.ip");
+                               "leafd.snowflake.advertise.ip");
     }
     return st;
 }
@@ -138,7 +138,8 @@ static void format_time(int64_t ms, char *buf, size_t cap) {
  * refuse a larger one naming both times. Never skipped, whichever source
  * the worker ID came from (Leaf defect 1).
  */
-static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, int64_t cache_ms, int64_t *floor_ms) {
+static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, int64_t cache_ms,
+                                      int64_t *floor_ms) {
     for (;;) {
         int64_t now = clock_wall_ms();
         struct zk_clock_decision d =
@@ -152,29 +153,32 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
             return LEAF_OK;
         }
         if (d.verdict == ZK_CLOCK_REFUSE) {
-            log_error("snowflake", "refusing to start: the clock %s is %" PRId64 " ms behind the "
+            log_error("snowflake",
+                      "refusing to start: the clock %s is %" PRId64 " ms behind the "
                       "stored time (ZooKeeper %s, local cache %s), more than "
                       "leafd.snowflake.startup.max.wait.ms = %" PRId64 "; IDs from the past "
-                      "could repeat", tnow, d.wait_ms, tzk, tcache,
-                      n->cfg->startup_max_wait_ms);
+                      "could repeat",
+                      tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms);
             return LEAF_ECLOCK;
         }
-        log_warn("snowflake", "the clock %s is %" PRId64 " ms behind the stored time (ZooKeeper "
-                 "%s, local cache %s); waiting before serving", tnow, d.wait_ms, tzk, tcache);
+        log_warn("snowflake",
+                 "the clock %s is %" PRId64 " ms behind the stored time (ZooKeeper "
+                 "%s, local cache %s); waiting before serving",
+                 tnow, d.wait_ms, tzk, tcache);
         struct timespec ts = {(time_t)(d.wait_ms / 1000), (long)(d.wait_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
 }
 
 /* The worker ID and stored time from ZooKeeper, or from the cache when it is unreachable. */
-static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_data *cache, int have_cache,
-                                int64_t *zk_ms) {
+static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_data *cache,
+                                int have_cache, int64_t *zk_ms) {
     struct zk_registration reg;
     leaf_status_t st = LEAF_EUNAVAIL;
     *zk_ms = -1;
     if (zk_session_wait_connected(&n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
-        st = zk_register(&n->zk, &n->layout, &n->self, n->cfg->peer_max_offset_ms,
-                         clock_wall_ms, &reg);
+        st = zk_register(&n->zk, &n->layout, &n->self, n->cfg->peer_max_offset_ms, clock_wall_ms,
+                         &reg);
     }
     if (st == LEAF_OK) {
         n->worker_id = reg.worker_id;
@@ -182,9 +186,10 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
         *zk_ms = reg.zk_timestamp;
         snprintf(n->forever_path, sizeof(n->forever_path), "%s", reg.forever_path);
         if (have_cache && cache->worker_id >= 0 && cache->worker_id != reg.worker_id) {
-            log_warn("snowflake", "local cache %s says worker ID %" PRId64 ", ZooKeeper says %"
-                     PRId64 "; using ZooKeeper's", n->cache_path, cache->worker_id,
-                     reg.worker_id);
+            log_warn("snowflake",
+                     "local cache %s says worker ID %" PRId64 ", ZooKeeper says %" PRId64
+                     "; using ZooKeeper's",
+                     n->cache_path, cache->worker_id, reg.worker_id);
         }
         return LEAF_OK;
     }
@@ -192,14 +197,17 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
         return st; /* a refusal (clock, worker ID range): never overridden by the cache */
     }
     if (!have_cache || cache->worker_id < 0 || cache->timestamp < 0) {
-        log_error("snowflake", "ZooKeeper (%s) is unreachable and the local cache %s %s; cannot "
-                  "start without a worker ID and a stored timestamp", n->cfg->zk_address,
-                  n->cache_path, have_cache ? "lacks workerID or timestamp" : "does not exist");
+        log_error("snowflake",
+                  "ZooKeeper (%s) is unreachable and the local cache %s %s; cannot "
+                  "start without a worker ID and a stored timestamp",
+                  n->cfg->zk_address, n->cache_path,
+                  have_cache ? "lacks workerID or timestamp" : "does not exist");
         return LEAF_EUNAVAIL;
     }
     n->worker_id = cache->worker_id;
     n->registered = 0; /* looked up when ZooKeeper answers */
-    log_warn("snowflake", "ZooKeeper (%s) is unreachable: starting from the local cache %s with "
+    log_warn("snowflake",
+             "ZooKeeper (%s) is unreachable: starting from the local cache %s with "
              "worker ID %" PRId64 "; retrying ZooKeeper in the background",
              n->cfg->zk_address, n->cache_path, n->worker_id);
     return LEAF_OK;
@@ -264,13 +272,12 @@ static void node_zk_report(struct snowflake_node *n, int64_t reserved) {
         return; /* the ephemeral node advertises a registered worker only */
     }
     if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
-        node_zk_call(n, OP_SET_EPHEMERAL, zk_session_aset(&n->zk, OP_SET_EPHEMERAL,
-                                                       n->layout.ephemeral, data, len));
-    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] &&
-               !n->busy[OP_MINE_EPHEMERAL]) {
+        node_zk_call(n, OP_SET_EPHEMERAL,
+                     zk_session_aset(&n->zk, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
+    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] && !n->busy[OP_MINE_EPHEMERAL]) {
         node_zk_call(n, OP_CREATE_EPHEMERAL,
-                     zk_session_acreate(&n->zk, OP_CREATE_EPHEMERAL, n->layout.ephemeral,
-                                        data, len, ZK_MODE_EPHEMERAL));
+                     zk_session_acreate(&n->zk, OP_CREATE_EPHEMERAL, n->layout.ephemeral, data, len,
+                                        ZK_MODE_EPHEMERAL));
     }
 }
 
@@ -301,29 +308,34 @@ static void node_drop_worker(struct snowflake_node *n, const char *why) {
     pthread_mutex_lock(&n->lock);
     snowflake_gen_set_worker(&n->gen, -1);
     pthread_mutex_unlock(&n->lock);
-    log_error("snowflake", "%s: stopped issuing snowflake IDs with worker ID %" PRId64
-              " (another node may be given it); restart this node to register again", why,
-              n->worker_id);
+    log_error("snowflake",
+              "%s: stopped issuing snowflake IDs with worker ID %" PRId64
+              " (another node may be given it); restart this node to register again",
+              why, n->worker_id);
 }
 
 /* The lookup of the forever node after a start from the cache. */
 static void node_found(struct snowflake_node *n, char **names, int nnames) {
-    int i = zk_layout_find_own((const char *const *)names, nnames, n->layout.identity);
+    int i = names == NULL
+                ? -1
+                : zk_layout_find_own((const char *const *)names, nnames, n->layout.identity);
     int64_t id = -1;
     if (i >= 0) {
         zk_layout_worker_id(names[i], &id);
     }
     if (i < 0 || id != n->worker_id) {
-        log_error("snowflake", "ZooKeeper has %s for %s under %s, but this node runs as worker ID "
+        log_error("snowflake",
+                  "ZooKeeper has %s for %s under %s, but this node runs as worker ID "
                   "%" PRId64 " from its local cache; not re-registering (was ZooKeeper's data "
-                  "lost?)", i < 0 ? "no node" : names[i], n->layout.identity,
-                  n->layout.forever, n->worker_id);
+                  "lost?)",
+                  i < 0 ? "no node" : names[i], n->layout.identity, n->layout.forever,
+                  n->worker_id);
         n->registered = -1;
         node_drop_worker(n, "worker ID not confirmed by ZooKeeper");
         return;
     }
-    int w = snprintf(n->forever_path, sizeof(n->forever_path), "%s/%s",
-                     n->layout.forever, names[i]);
+    int w =
+        snprintf(n->forever_path, sizeof(n->forever_path), "%s/%s", n->layout.forever, names[i]);
     if (w < 0 || (size_t)w >= sizeof(n->forever_path)) {
         n->registered = -1;
         return;
@@ -350,8 +362,10 @@ static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t 
     } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
         n->ephemeral_ok = mine;
         if (!mine) {
-            log_info("snowflake", "%s still belongs to a previous session; re-creating it once "
-                     "that session expires", n->layout.ephemeral);
+            log_info("snowflake",
+                     "%s still belongs to a previous session; re-creating it once "
+                     "that session expires",
+                     n->layout.ephemeral);
         }
     }
     atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
@@ -423,17 +437,18 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     node_raise_ceiling(n, reserved);
     char data[256];
     size_t len = node_json(n, reserved, data, sizeof(data));
-    if (n->registered == 1 &&
-        zk_session_set(&n->zk, n->forever_path, data, len) == LEAF_OK) {
+    if (n->registered == 1 && zk_session_set(&n->zk, n->forever_path, data, len) == LEAF_OK) {
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
     }
     if (n->registered == 1) {
-        leaf_status_t st = zk_session_create(&n->zk, n->layout.ephemeral, data, len,
-                                             ZK_MODE_EPHEMERAL, NULL, 0);
+        leaf_status_t st =
+            zk_session_create(&n->zk, n->layout.ephemeral, data, len, ZK_MODE_EPHEMERAL, NULL, 0);
         n->ephemeral_ok = st == LEAF_OK;
         if (st == LEAF_EEXIST) {
-            log_info("snowflake", "%s still belongs to a previous session; re-creating it once "
-                     "that session expires", n->layout.ephemeral);
+            log_info("snowflake",
+                     "%s still belongs to a previous session; re-creating it once "
+                     "that session expires",
+                     n->layout.ephemeral);
         }
     }
     atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
@@ -442,11 +457,10 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
 
 static leaf_status_t node_start_loop(struct snowflake_node *n) {
     uv_loop_t *loop = n->loop;
-    n->report_ms = n->cfg->reserve_ms / 2 < NODE_REPORT_MS ? n->cfg->reserve_ms / 2
-                                                               : NODE_REPORT_MS;
+    n->report_ms =
+        n->cfg->reserve_ms / 2 < NODE_REPORT_MS ? n->cfg->reserve_ms / 2 : NODE_REPORT_MS;
     uv_timer_init(loop, &n->cron);
-    if (uv_timer_start(&n->cron, node_cron, (uint64_t)n->report_ms,
-                       (uint64_t)n->report_ms) != 0) {
+    if (uv_timer_start(&n->cron, node_cron, (uint64_t)n->report_ms, (uint64_t)n->report_ms) != 0) {
         log_error("snowflake", "uv_timer_start(report timer) failed");
         return LEAF_ERR;
     }
@@ -461,13 +475,15 @@ static leaf_status_t node_start_loop(struct snowflake_node *n) {
  * Static worker mode: the worker ID is the configured one; the local cache
  * still carries the time reservation, so a restart never goes back in time.
  */
-static void node_static_lease(struct snowflake_node *n, const struct zk_cache_data *cache, int have_cache, int64_t *zk_ms) {
+static void node_static_lease(struct snowflake_node *n, const struct zk_cache_data *cache,
+                              int have_cache, int64_t *zk_ms) {
     n->worker_id = n->cfg->worker_id;
     *zk_ms = -1;
     if (have_cache && cache->worker_id >= 0 && cache->worker_id != n->worker_id) {
-        log_warn("snowflake", "local cache %s was written for worker ID %" PRId64 ", now %" PRId64
-                 "; keeping its stored time as the floor", n->cache_path, cache->worker_id,
-                 n->worker_id);
+        log_warn("snowflake",
+                 "local cache %s was written for worker ID %" PRId64 ", now %" PRId64
+                 "; keeping its stored time as the floor",
+                 n->cache_path, cache->worker_id, n->worker_id);
     }
 }
 
@@ -525,8 +541,8 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     n->use_zk = cfg->zk_address[0] != '\0';
     atomic_store(&n->stats.use_zk, n->use_zk);
     if (n->use_zk) {
-        if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms,
-                            node_notify, &n->async) != LEAF_OK ||
+        if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, node_notify,
+                            &n->async) != LEAF_OK ||
             node_lease(n, &cache, have_cache, &zk_ms) != LEAF_OK) {
             return LEAF_ERR;
         }
@@ -547,9 +563,10 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     atomic_store(&n->ready, 1);
-    log_info("snowflake", "serving as %s with worker ID %" PRId64 " (%s%s); no ID at or "
-             "below %" PRId64 " ms, reservations %" PRId64 " ms ahead", n->layout.identity,
-             n->worker_id, n->use_zk ? "ZooKeeper " : "static, not coordinated",
+    log_info("snowflake",
+             "serving as %s with worker ID %" PRId64 " (%s%s); no ID at or "
+             "below %" PRId64 " ms, reservations %" PRId64 " ms ahead",
+             n->layout.identity, n->worker_id, n->use_zk ? "ZooKeeper " : "static, not coordinated",
              n->use_zk ? cfg->zk_address : "", floor_ms, cfg->reserve_ms);
     return LEAF_OK;
 }
@@ -570,6 +587,16 @@ static void node_closed(uv_handle_t *h) {
 
 void snowflake_node_shutdown(struct snowflake_node *n) {
     if (!n->started) {
+        return;
+    }
+    if (!atomic_load(&n->ready)) {
+        /* A start that failed issued nothing and must persist nothing (its
+         * clock may be the reason it failed). The handles on the control
+         * loop are closed by the loop's owner. */
+        if (n->use_zk) {
+            zk_session_close(&n->zk);
+        }
+        n->started = 0;
         return;
     }
     int64_t final = node_stop_issuing(n);
@@ -595,7 +622,6 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     }
     n->started = 0;
 }
-
 
 leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int count,
                                   int64_t *wait_ms) {
@@ -646,9 +672,9 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
      * dependency at run time). */
     v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
                behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
-    v->reason = v->ready                                      ? ""
-                : v->worker_id < 0                            ? "no worker ID held"
-                : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS    ? "clock behind the last issued ID"
-                : v->ceiling_ms <= now                        ? "time reservation not persisted"
-                                                              : "starting";
+    v->reason = v->ready                                   ? ""
+                : v->worker_id < 0                         ? "no worker ID held"
+                : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID"
+                : v->ceiling_ms <= now                     ? "time reservation not persisted"
+                                                           : "starting";
 }

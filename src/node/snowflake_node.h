@@ -44,7 +44,8 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
  * LEAF_OK, or an error already logged (main exits 1). */
 leaf_status_t snowflake_node_start(struct snowflake_node *n);
 
-/* Safe to call when the node was never started. */
+/* Safe to call when the node was never started; after a failed start it only
+ * closes the ZooKeeper session (nothing was issued, nothing is persisted). */
 void snowflake_node_shutdown(struct snowflake_node *n);
 void snowflake_node_free(struct snowflake_node *n);
 

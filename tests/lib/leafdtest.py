@@ -229,7 +229,12 @@ class MariaDB:
                 self.sql(f.read())
 
     def start(self):
+        # Each server gets its own --tmpdir: under parallel ctest, servers
+        # sharing /tmp collided on temporary table files.
+        tmpdir = os.path.join(self.dir, "tmp")
+        os.makedirs(tmpdir, exist_ok=True)
         self.proc = Proc(["mariadbd", "--no-defaults", "--datadir=" + self.datadir,
+                          "--tmpdir=" + tmpdir,
                           "--socket=" + self.sock, "--port=%d" % self.port,
                           "--bind-address=127.0.0.1", "--user=root",
                           "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M",

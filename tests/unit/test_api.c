@@ -89,11 +89,13 @@ static void test_allow_and_query_edge_cases(void) {
 /* Without leafd.admin.token, admin endpoints answer loopback clients only. */
 static void test_admin_loopback_rule(void) {
     client_loopback = 0;
-    const char *out = feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
+    const char *out =
+        feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"forbidden\"") != NULL);
     CHECK(starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
-    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"), "HTTP/1.1 403 "));
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"),
+                 "HTTP/1.1 403 "));
     CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
     client_loopback = 1;
     CHECK(!starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
@@ -104,8 +106,8 @@ static void test_views(void) {
     CHECK(strstr(http_feed_out, "\"mode\":\"static\"") != NULL);
     CHECK(starts(feed("GET /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "# TYPE leafd_ids_issued_total counter\n") != NULL);
-    CHECK(strstr(http_feed_out, "leafd_http_requests_total{route=\"snowflake_get\",status=\"200\"}") !=
-          NULL);
+    CHECK(strstr(http_feed_out,
+                 "leafd_http_requests_total{route=\"snowflake_get\",status=\"200\"}") != NULL);
     CHECK(strstr(http_feed_out, "leafd_zk_session_connected") == NULL); /* static mode */
     CHECK(starts(feed("GET /cache HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "segment mode is disabled") != NULL);

@@ -124,12 +124,14 @@ static void test_limits(void) {
     snprintf(big + pos, sizeof(big) - pos, "\r\n");
     CHECK(starts(feed(big), "HTTP/1.1 431 "));
 
-    CHECK(starts(feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 20000\r\n\r\n"), "HTTP/1.1 413 "));
+    CHECK(
+        starts(feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 20000\r\n\r\n"), "HTTP/1.1 413 "));
     CHECK(strstr(http_feed_out, "\"code\":\"body_too_large\"") != NULL);
 }
 
 static void test_malformed(void) {
-    const char *bad[] = {"GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n", "GET /health HTTP/1.1\r\nBad Header\r\n\r\n",
+    const char *bad[] = {"GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
+                         "GET /health HTTP/1.1\r\nBad Header\r\n\r\n",
                          "GET /health HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "\x01\x02\x03\r\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int before = done_calls;

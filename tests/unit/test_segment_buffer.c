@@ -84,7 +84,7 @@ static void test_buffer_all_or_nothing_and_spanning(void) {
     segment_buffer_init(&b, 10);
     fetch(&b, &max_id, 0); /* 1..10 */
     CHECK_EQ_INT(segment_buffer_take(&b, 8, ids), LEAF_OK);
-    fetch(&b, &max_id, 0); /* 11..20 */
+    fetch(&b, &max_id, 0);                                       /* 11..20 */
     CHECK_EQ_INT(segment_buffer_take(&b, 13, ids), LEAF_EAGAIN); /* 12 buffered */
     CHECK_EQ_INT(b.available, 12);
     /* the refused demand asks for a range big enough to meet it */
@@ -121,14 +121,14 @@ static void test_buffer_dynamic_step_with_clock(void) {
     segment_buffer_clear(&b);
     CHECK_EQ_INT(fetch(&b, &max_id, 1000), 2000);
     segment_buffer_clear(&b);
-    CHECK_EQ_INT(fetch(&b, &max_id, 2000), 4000);          /* 1 s later: doubled */
+    CHECK_EQ_INT(fetch(&b, &max_id, 2000), 4000); /* 1 s later: doubled */
     segment_buffer_clear(&b);
     CHECK_EQ_INT(fetch(&b, &max_id, 2000 + 20 * MIN_MS), 4000); /* 20 min: kept */
     segment_buffer_clear(&b);
     CHECK_EQ_INT(fetch(&b, &max_id, 2000 + 60 * MIN_MS), 2000); /* 40 min: halved */
     segment_buffer_clear(&b);
     CHECK_EQ_INT(fetch(&b, &max_id, 2000 + 120 * MIN_MS), 2000); /* never below the table */
-    segment_buffer_set_min_step(&b, 5000);                     /* PUT /api/leaf/step */
+    segment_buffer_set_min_step(&b, 5000);                       /* PUT /api/leaf/step */
     segment_buffer_clear(&b);
     CHECK_EQ_INT(fetch(&b, &max_id, 2000 + 200 * MIN_MS), 5000);
 }

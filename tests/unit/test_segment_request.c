@@ -26,16 +26,22 @@ static void test_create_defaults(void) {
     CHECK_EQ_INT(r.max_id, 4611686018427387904LL);
     CHECK_EQ_INT(r.step, 1000000);
     CHECK_EQ_STR(r.description, "d \"q\"");
-    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"o\",\"step\":\"5\",\"description\":null}"),
-                 LEAF_OK);
+    CHECK_EQ_INT(
+        parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"o\",\"step\":\"5\",\"description\":null}"),
+        LEAF_OK);
     CHECK_EQ_INT(r.step, 5);
 }
 
 static void test_bad_tags(void) {
     const char *bodies[] = {
-        "{\"biz_tag\":\"x' OR '1'='1\"}", "{\"biz_tag\":\"a;DROP TABLE leaf_alloc\"}",
-        "{\"biz_tag\":\"\"}", "{\"biz_tag\":12}", "{}", "{\"biz_tag\":\"a b\"}",
-        "{\"biz_tag\":\"a/b\"}", "{\"biz_tag\":\"caf\\u00e9\"}",
+        "{\"biz_tag\":\"x' OR '1'='1\"}",
+        "{\"biz_tag\":\"a;DROP TABLE leaf_alloc\"}",
+        "{\"biz_tag\":\"\"}",
+        "{\"biz_tag\":12}",
+        "{}",
+        "{\"biz_tag\":\"a b\"}",
+        "{\"biz_tag\":\"a/b\"}",
+        "{\"biz_tag\":\"caf\\u00e9\"}",
     };
     for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
         CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, bodies[i]), LEAF_EINVAL);
@@ -65,8 +71,9 @@ static void test_bad_json_and_numbers(void) {
                  LEAF_EINVAL);
     CHECK_EQ_STR(code, "bad_max_id");
     CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\",\"max_id\":0}"), LEAF_EINVAL);
-    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\",\"max_id\":\"4611686018427387905\"}"),
-                 LEAF_EINVAL);
+    CHECK_EQ_INT(
+        parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\",\"max_id\":\"4611686018427387905\"}"),
+        LEAF_EINVAL);
     CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\",\"description\":7}"), LEAF_EINVAL);
     CHECK_EQ_STR(code, "bad_description");
 }
@@ -74,12 +81,12 @@ static void test_bad_json_and_numbers(void) {
 /* Found by fuzz_admin: each must be refused, never half-read. */
 static void test_fuzz_findings(void) {
     const char *bad[] = {
-        "{\"biz_tag\":\"t\",\"max_id\":1e300}",              /* out of int64: was UB */
-        "{\"biz_tag\":\"a\\u0000b\"}",                       /* NUL would cut the tag to "a" */
-        "{\"biz_tag\":\"t\",\"description\":\"x\\u0000y\"}", /* NUL would cut the text */
+        "{\"biz_tag\":\"t\",\"max_id\":1e300}",                 /* out of int64: was UB */
+        "{\"biz_tag\":\"a\\u0000b\"}",                          /* NUL would cut the tag to "a" */
+        "{\"biz_tag\":\"t\",\"description\":\"x\\u0000y\"}",    /* NUL would cut the text */
         "{\"biz_tag\":\"t\"} {\"biz_tag\":\"u\",\"max_id\":5}", /* trailing object */
-        "{\"biz_tag\":\"t\",\"description\":\"\xff\xfe\"}",   /* not UTF-8 */
-        "{\"biz_tag\":\"t\",\"description\":\"\xc0\xaf\"}",   /* overlong '/' */
+        "{\"biz_tag\":\"t\",\"description\":\"\xff\xfe\"}",     /* not UTF-8 */
+        "{\"biz_tag\":\"t\",\"description\":\"\xc0\xaf\"}",     /* overlong '/' */
         "{\"biz_tag\":\"t\",\"description\":\"\xed\xa0\x80\"}", /* surrogate */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -89,7 +96,8 @@ static void test_fuzz_findings(void) {
     code = "";
     CHECK(segment_request_parse(SEGMENT_REQ_CREATE, raw_nul, sizeof(raw_nul) - 1, &r, &code, msg,
                                 sizeof(msg)) != LEAF_OK);
-    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\",\"description\":\"caf\xc3\xa9 \xe2\x82\xac\"}"),
+    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE,
+                       "{\"biz_tag\":\"t\",\"description\":\"caf\xc3\xa9 \xe2\x82\xac\"}"),
                  LEAF_OK); /* valid UTF-8 is fine */
     CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"t\"}  \n"), LEAF_OK);
 }

@@ -4,8 +4,8 @@
  */
 #include <stdlib.h>
 
-#include "validate.h"
 #include "unit.h"
+#include "validate.h"
 
 static int tag(const char *s) {
     return validate_tag(s, strlen(s));
