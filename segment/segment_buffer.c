@@ -62,6 +62,44 @@ leaf_status_t segment_buffer_take(struct segment_buffer *b, int count, int64_t *
     return LEAF_OK;
 }
 
+leaf_status_t segment_buffer_take_dense(struct segment_buffer *b, int count, int64_t *last) {
+    if (count < 1) {
+        return LEAF_EINVAL;
+    }
+    int fit = -1;
+    for (int i = 0; i < b->nranges && fit < 0; i++) {
+        const struct segment_range *r = buffer_at(b, i);
+        if (r->end - r->next >= count) {
+            fit = i;
+        }
+    }
+    if (fit < 0) {
+        /* demand above what is buffered starts a fetch of at least count */
+        if (b->available + count > b->demand) {
+            b->demand = b->available + count;
+        }
+        return LEAF_EAGAIN;
+    }
+    for (int i = 0; i < fit; i++) {
+        struct segment_range *r = buffer_at(b, 0);
+        int64_t rest = r->end - r->next;
+        b->skipped += (uint64_t)rest;
+        b->available -= rest;
+        b->head = (b->head + 1) % SEGMENT_MAX_RANGES;
+        b->nranges--;
+    }
+    struct segment_range *r = buffer_at(b, 0);
+    r->next += count;
+    *last = r->next - 1;
+    if (r->next == r->end) {
+        b->head = (b->head + 1) % SEGMENT_MAX_RANGES;
+        b->nranges--;
+    }
+    b->available -= count;
+    b->issued += (uint64_t)count;
+    return LEAF_OK;
+}
+
 static int buffer_prefetch_due(const struct segment_buffer *b) {
     const struct segment_range *r = &b->ranges[b->head];
     int64_t size = r->end - r->start, idle = r->end - r->next;

@@ -49,6 +49,7 @@ struct segment_buffer {
     int64_t high;             /* end of the highest range installed: later ranges start above */
     uint64_t fetches;         /* successful fetches */
     uint64_t issued;          /* IDs handed out */
+    uint64_t skipped;         /* IDs passed over by take_dense(), never issued */
     uint64_t issued_at_fetch; /* issued at the last install (rate estimate) */
     double last_rate;         /* IDs/s between the last two installs */
 };
@@ -63,6 +64,16 @@ void segment_buffer_clear(struct segment_buffer *b);
 
 /* Writes count ascending IDs to ids: LEAF_OK, or LEAF_EAGAIN and nothing consumed. */
 leaf_status_t segment_buffer_take(struct segment_buffer *b, int count, int64_t *ids);
+
+/*
+ * Takes count consecutive IDs from one range (RESP INCRBY): *last is the
+ * highest, the caller owns *last - count + 1 .. *last. A range with fewer
+ * than count IDs left is skipped to the next range that holds count; the
+ * IDs skipped are never issued (counted in skipped). LEAF_EAGAIN when no
+ * buffered range holds count: nothing is consumed or skipped, and the
+ * demand makes the next fetch at least count IDs long.
+ */
+leaf_status_t segment_buffer_take_dense(struct segment_buffer *b, int count, int64_t *last);
 
 /* 1 when a fetch should start now (see the rules above). */
 int segment_buffer_need_fetch(const struct segment_buffer *b);

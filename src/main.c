@@ -33,10 +33,9 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "resp_api.h"
 #include "segment_service.h"
 #include "snowflake_node.h"
-
-#define LEAFD_VERSION "0.1.0"
 
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
@@ -48,7 +47,10 @@ struct daemon {
     struct metrics *metrics;
     struct api_ctx api;
     struct http_proto_config http;
-    struct net_listen_config listeners[1];
+    struct resp_conn_config resp;
+    struct net_listen_config listeners[API_NPROTOS];
+    int nlisteners;
+    int listener_of[API_NPROTOS]; /* listener index of each protocol, -1 = off */
     struct net_server *server;
     int control_ready; /* control was initialised */
 };
@@ -137,14 +139,28 @@ static int resolve_threads(const struct leaf_config *cfg) {
     return n < 1 ? 1 : (n > NET_MAX_LOOPS ? NET_MAX_LOOPS : (int)n);
 }
 
-static uint64_t http_connections(void *arg) {
+static uint64_t proto_connections(void *arg, enum api_proto proto) {
     struct daemon *d = arg;
-    return net_server_connections(d->server, 0);
+    int i = d->listener_of[proto];
+    return i < 0 ? 0 : net_server_connections(d->server, i);
+}
+
+static void add_listener(struct daemon *d, enum api_proto proto, const char *addr, const char *host,
+                         int port, const struct proto_ops *ops, void *arg) {
+    d->listener_of[proto] = d->nlisteners;
+    d->listeners[d->nlisteners++] = (struct net_listen_config){
+        .addr = addr,
+        .host = host,
+        .port = port,
+        .proto = ops,
+        .proto_arg = arg,
+    };
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
 static leaf_status_t wire(struct daemon *d) {
-    if (metrics_create(&d->metrics, router_count()) != LEAF_OK) {
+    if (metrics_create(&d->metrics, router_count(), resp_api_command_count(),
+                       resp_api_outcome_count()) != LEAF_OK) {
         return LEAF_ENOMEM;
     }
     d->api = (struct api_ctx){
@@ -153,17 +169,19 @@ static leaf_status_t wire(struct daemon *d) {
         .segment = d->segment,
         .metrics = d->metrics,
         .started_ms = clock_wall_ms(),
-        .http_connections = http_connections,
+        .pid = (long)getpid(),
+        .connections = proto_connections,
         .conn_arg = d,
     };
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->listeners[0] = (struct net_listen_config){
-        .addr = d->cfg.listen,
-        .host = d->cfg.listen_host,
-        .port = d->cfg.listen_port,
-        .proto = &http_proto_ops,
-        .proto_arg = &d->http,
-    };
+    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
+    d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
+    add_listener(d, API_PROTO_HTTP, d->cfg.listen, d->cfg.listen_host, d->cfg.listen_port,
+                 &http_proto_ops, &d->http);
+    if (d->cfg.resp_port != 0) {
+        add_listener(d, API_PROTO_RESP, d->cfg.resp_listen, d->cfg.resp_host, d->cfg.resp_port,
+                     &resp_proto_ops, &d->resp);
+    }
     return LEAF_OK;
 }
 
@@ -202,8 +220,10 @@ static int daemon_start(struct daemon *d) {
         return -1;
     }
     /* The port first: a node that cannot serve must not register anywhere. */
-    if (net_listen_probe(&d->listeners[0]) != LEAF_OK) {
-        return -1;
+    for (int i = 0; i < d->nlisteners; i++) {
+        if (net_listen_probe(&d->listeners[i]) != LEAF_OK) {
+            return -1;
+        }
     }
     if (snowflake_node_start(d->snowflake) != LEAF_OK) {
         snowflake_node_shutdown(d->snowflake); /* leaves ZooKeeper, persists nothing */
@@ -216,7 +236,7 @@ static int daemon_start(struct daemon *d) {
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
     int nthreads = resolve_threads(&d->cfg);
-    if (net_server_start(&d->server, &limits, d->listeners, 1, nthreads) != LEAF_OK) {
+    if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
         segment_service_stop(d->segment);
         snowflake_node_shutdown(d->snowflake);
         return -1;
@@ -226,8 +246,9 @@ static int daemon_start(struct daemon *d) {
     d->sig_term.data = d->sig_int.data = d;
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
-    log_info("main", "leafd %s listening on %s with %d event loops", LEAFD_VERSION, d->cfg.listen,
-             nthreads);
+    log_info("main", "leafd %s listening on %s (HTTP)%s%s%s with %d event loops", LEAFD_VERSION,
+             d->cfg.listen, d->cfg.resp_port ? " and " : "", d->cfg.resp_listen,
+             d->cfg.resp_port ? " (RESP)" : "", nthreads);
     return 0;
 }
 

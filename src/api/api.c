@@ -12,12 +12,6 @@
 #include "validate.h"
 #include "zk_session.h"
 
-/*
- * A request waiting for the generator (clock a little behind, or every
- * millisecond up to the borrow limit used) gives up after this long.
- */
-#define API_MAX_GEN_WAIT_MS 1000
-
 int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len) {
     size_t name_len = strlen(name);
     const char *p = req->query, *end = req->query + req->query_len;
@@ -41,14 +35,14 @@ leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, con
     *key = req->path + prefix_len;
     *key_len = req->path_len - prefix_len;
     if (!validate_tag(*key, *key_len)) {
-        http_respond_error(req, 400, "bad_tag", "key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+        api_respond_ids_error(req, IDS_E_BAD_TAG);
         return LEAF_EINVAL;
     }
     const char *val;
     size_t len;
     *count = 1;
     if (api_query_get(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
-        http_respond_error(req, 400, "bad_count", "count must be an integer from 1 to 10000");
+        api_respond_ids_error(req, IDS_E_BAD_COUNT);
         return LEAF_EINVAL;
     }
     return LEAF_OK;
@@ -98,59 +92,61 @@ void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
     sbuf_free(&text);
 }
 
-static leaf_status_t snowflake_refuse(struct http_request *req, leaf_status_t rc) {
-    switch (rc) {
-    case LEAF_ECLOCK:
-        http_respond_error(req, 503, "clock_backwards",
-                           "the clock moved backwards; refusing until it catches up");
-        break;
-    case LEAF_EAGAIN:
-        http_respond_error(req, 503, "overloaded",
-                           "the generator stayed busy or the clock behind for a whole second");
-        break;
-    case LEAF_ERANGE:
-        http_respond_error(req, 503, "clock_out_of_range",
-                           "the clock is before the epoch or past the 41-bit horizon");
-        break;
-    default:
-        http_respond_error(req, 503, "not_ready", "no worker ID held or reservation not persisted");
-        break;
-    }
-    return LEAF_OK;
+void api_respond_ids_error(struct http_request *req, enum ids_error e) {
+    const struct ids_error_info *info = ids_error_info(e);
+    http_respond_error(req, info->http_status, info->code, info->message);
 }
 
-leaf_status_t api_snowflake_get(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+/* Issues count IDs for the request; LEAF_OK when the request was answered. */
+leaf_status_t api_issue(struct http_request *req, enum ids_mode mode, const char *key,
+                        size_t key_len, int count, int64_t *ids) {
+    struct ids_call c = {
+        .mode = mode,
+        .key = key,
+        .key_len = key_len,
+        .count = count,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = http_request_now(req),
+        .wait = req->wait,
+    };
+    leaf_status_t rc = ids_issue(api_ctx(req), &c, ids);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = c.retry_ms;
+    } else if (rc != LEAF_OK) {
+        api_respond_ids_error(req, c.err);
+    }
+    return rc;
+}
+
+/* GET /api/{snowflake,segment}/get/{key}[?count=N]: the IDs, one per line. */
+static leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode, size_t prefix_len) {
     const char *key;
     size_t key_len;
     int count;
-    if (api_key_and_count(req, sizeof("/api/snowflake/get/") - 1, &key, &key_len, &count) !=
-        LEAF_OK) {
+    if (api_key_and_count(req, prefix_len, &key, &key_len, &count) != LEAF_OK) {
         return LEAF_OK;
     }
-    if (!ctx->cfg->snowflake_enable) {
-        http_respond_error(req, 503, "snowflake_disabled",
-                           "snowflake mode is disabled on this node");
-        return LEAF_OK;
-    }
-    int64_t stack[API_IDS_STACK], wait_ms;
+    int64_t stack[API_IDS_STACK];
     int64_t *ids = api_ids_alloc(stack, count);
     if (ids == NULL) {
-        http_respond_error(req, 503, "out_of_memory", "out of memory");
+        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
         return LEAF_OK;
     }
-    leaf_status_t rc = snowflake_node_next(ctx->snowflake, ids, count, &wait_ms);
+    leaf_status_t rc = api_issue(req, mode, key, key_len, count, ids);
     if (rc == LEAF_OK) {
         api_respond_ids(req, ids, count);
-    } else if (rc == LEAF_EAGAIN &&
-               http_request_now(req) - req->first_seen_ms + wait_ms <= API_MAX_GEN_WAIT_MS) {
-        req->retry_ms = wait_ms;
-    } else {
-        snowflake_refuse(req, rc);
-        rc = LEAF_OK;
     }
     api_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+leaf_status_t api_snowflake_get(struct http_request *req) {
+    return api_ids_get(req, IDS_SNOWFLAKE, sizeof("/api/snowflake/get/") - 1);
+}
+
+leaf_status_t api_segment_get(struct http_request *req) {
+    return api_ids_get(req, IDS_SEGMENT, sizeof("/api/segment/get/") - 1);
 }
 
 leaf_status_t api_decode(struct http_request *req) {

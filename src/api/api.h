@@ -11,9 +11,15 @@
 
 #include "config.h"
 #include "http_proto.h"
+#include "ids.h"
 #include "metrics.h"
 #include "segment_service.h"
 #include "snowflake_node.h"
+
+#define LEAFD_VERSION "0.1.0"
+
+/* The protocols, as the metrics' protocol label and the connection counts know them. */
+enum api_proto { API_PROTO_HTTP, API_PROTO_RESP, API_NPROTOS };
 
 struct api_ctx {
     const struct leaf_config *cfg;
@@ -21,8 +27,9 @@ struct api_ctx {
     struct segment_service *segment;
     struct metrics *metrics;
     int64_t started_ms; /* wall clock at start */
-    /* Open connections of the HTTP listener (the server's count). */
-    uint64_t (*http_connections)(void *arg);
+    long pid;
+    /* Open connections of a protocol's listener (the server's count). */
+    uint64_t (*connections)(void *arg, enum api_proto proto);
     void *conn_arg;
 };
 
@@ -41,8 +48,8 @@ leaf_status_t api_health(struct http_request *req);
 leaf_status_t api_ready(struct http_request *req);
 leaf_status_t api_metrics(struct http_request *req);
 
-/* segment handlers: api_segment.c */
 leaf_status_t api_segment_get(struct http_request *req);
+/* api_segment.c */
 leaf_status_t api_leaf_get(struct http_request *req);
 /* admin API (api_admin.c) and monitor pages (api_pages.c) */
 leaf_status_t api_admin_create(struct http_request *req);
@@ -76,6 +83,16 @@ int api_query_get(const struct http_request *req, const char *name, const char *
  */
 leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
                                 size_t *key_len, int *count);
+
+/*
+ * Issues IDs for an HTTP request through ids_issue(): LEAF_OK, LEAF_EAGAIN
+ * (parked: retry_ms set), or LEAF_ERR with the error response written.
+ */
+leaf_status_t api_issue(struct http_request *req, enum ids_mode mode, const char *key,
+                        size_t key_len, int count, int64_t *ids);
+
+/* Answers with an ID error's HTTP status, code and message. */
+void api_respond_ids_error(struct http_request *req, enum ids_error e);
 
 /* Answers 200 text/plain with the IDs, one per line. */
 void api_respond_ids(struct http_request *req, const int64_t *ids, int n);

@@ -9,6 +9,7 @@
 #include "api.h"
 #include "clock.h"
 #include "log.h"
+#include "resp_api.h"
 #include "segment_tags.h"
 #include "zk_session.h"
 
@@ -49,28 +50,39 @@ static const char *const metrics_bucket_le[] = {
 };
 #define METRICS_NBUCKETS ((int)(sizeof(metrics_bucket_ns) / sizeof(metrics_bucket_ns[0])))
 #define METRICS_MAX_ROUTES 32
+#define METRICS_MAX_COMMANDS 24
+#define METRICS_MAX_OUTCOMES 24
 
 /* One slot per loop, each on its own cache lines. */
 struct metrics_slot {
     uint64_t requests[METRICS_MAX_ROUTES][METRICS_NSTATUS];
     uint64_t latency[METRICS_MAX_ROUTES][METRICS_NBUCKETS + 1]; /* last = +Inf */
     uint64_t latency_sum_ns[METRICS_MAX_ROUTES];
+    uint64_t commands[METRICS_MAX_COMMANDS][METRICS_MAX_OUTCOMES];
+    uint64_t cmd_latency[METRICS_MAX_COMMANDS][METRICS_NBUCKETS + 1]; /* last = +Inf */
+    uint64_t cmd_latency_sum_ns[METRICS_MAX_COMMANDS];
     uint64_t ids[METRICS_NMODES];
 } __attribute__((aligned(64)));
 
 struct metrics {
-    int nroutes;
+    int nroutes, ncommands, noutcomes;
     struct metrics_slot slots[METRICS_MAX_LOOPS];
 };
 
-leaf_status_t metrics_create(struct metrics **out, int nroutes) {
+static int clamp(int n, int max) {
+    return n < 0 ? 0 : n > max ? max : n;
+}
+
+leaf_status_t metrics_create(struct metrics **out, int nroutes, int ncommands, int noutcomes) {
     struct metrics *m = aligned_alloc(64, sizeof(*m));
     if (m == NULL) {
         log_error("metrics", "allocating the metrics registry failed");
         return LEAF_ENOMEM;
     }
     memset(m, 0, sizeof(*m));
-    m->nroutes = nroutes < METRICS_MAX_ROUTES ? nroutes : METRICS_MAX_ROUTES;
+    m->nroutes = clamp(nroutes, METRICS_MAX_ROUTES);
+    m->ncommands = clamp(ncommands, METRICS_MAX_COMMANDS);
+    m->noutcomes = clamp(noutcomes, METRICS_MAX_OUTCOMES);
     *out = m;
     return LEAF_OK;
 }
@@ -107,16 +119,38 @@ static int slot_ok(const struct metrics *m, int loop, int route) {
     return loop >= 0 && loop < METRICS_MAX_LOOPS && route >= 0 && route < m->nroutes;
 }
 
-void metrics_observe_latency(struct metrics *m, int loop, int route, int64_t ns) {
-    if (!slot_ok(m, loop, route)) {
-        return;
-    }
+static int bucket_of(int64_t ns) {
     int b = 0;
     while (b < METRICS_NBUCKETS && ns > metrics_bucket_ns[b]) {
         b++;
     }
-    slot_add(&m->slots[loop].latency[route][b], 1);
+    return b;
+}
+
+void metrics_observe_latency(struct metrics *m, int loop, int route, int64_t ns) {
+    if (!slot_ok(m, loop, route)) {
+        return;
+    }
+    slot_add(&m->slots[loop].latency[route][bucket_of(ns)], 1);
     slot_add(&m->slots[loop].latency_sum_ns[route], ns > 0 ? (uint64_t)ns : 0);
+}
+
+static int command_ok(const struct metrics *m, int loop, int command) {
+    return loop >= 0 && loop < METRICS_MAX_LOOPS && command >= 0 && command < m->ncommands;
+}
+
+void metrics_count_command(struct metrics *m, int loop, int command, int outcome) {
+    if (command_ok(m, loop, command) && outcome >= 0 && outcome < m->noutcomes) {
+        slot_add(&m->slots[loop].commands[command][outcome], 1);
+    }
+}
+
+void metrics_observe_command_latency(struct metrics *m, int loop, int command, int64_t ns) {
+    if (!command_ok(m, loop, command)) {
+        return;
+    }
+    slot_add(&m->slots[loop].cmd_latency[command][bucket_of(ns)], 1);
+    slot_add(&m->slots[loop].cmd_latency_sum_ns[command], ns > 0 ? (uint64_t)ns : 0);
 }
 
 void metrics_count_ids(struct metrics *m, int loop, int mode, int n) {
@@ -194,56 +228,91 @@ static void sample_d(struct out *o, const char *labels, double v) {
 static void f_http_requests(struct out *o, const struct snap *s) {
     const struct metrics *m = s->ctx->metrics;
     header(o); /* always present, even before the first request */
+    char labels[200];
     for (int r = 0; r < m->nroutes; r++) {
         for (int st = 0; st < METRICS_NSTATUS; st++) {
             uint64_t sum = slots_sum(m, offsetof(struct metrics_slot, requests[r][st]));
             if (sum == 0) {
                 continue;
             }
-            char labels[160];
             if (metrics_status_codes[st]) {
-                snprintf(labels, sizeof(labels), "route=\"%s\",status=\"%d\"", router_name(r),
-                         metrics_status_codes[st]);
+                snprintf(labels, sizeof(labels), "protocol=\"http\",route=\"%s\",status=\"%d\"",
+                         router_name(r), metrics_status_codes[st]);
             } else {
-                snprintf(labels, sizeof(labels), "route=\"%s\",status=\"other\"", router_name(r));
+                snprintf(labels, sizeof(labels), "protocol=\"http\",route=\"%s\",status=\"other\"",
+                         router_name(r));
             }
             sample_u(o, "", labels, sum);
         }
     }
+    for (int c = 0; c < m->ncommands; c++) {
+        for (int oc = 0; oc < m->noutcomes; oc++) {
+            uint64_t sum = slots_sum(m, offsetof(struct metrics_slot, commands[c][oc]));
+            if (sum != 0) {
+                snprintf(labels, sizeof(labels), "protocol=\"resp\",route=\"%s\",status=\"%s\"",
+                         resp_api_command_name(c), resp_api_outcome_name(oc));
+                sample_u(o, "", labels, sum);
+            }
+        }
+    }
+}
+
+/* One histogram series; counts[] per bucket (not cumulative), the last +Inf. */
+static void histogram(struct out *o, const char *proto, const char *route, const uint64_t *counts,
+                      uint64_t sum_ns) {
+    uint64_t cum = 0;
+    char labels[200];
+    for (int b = 0; b < METRICS_NBUCKETS; b++) {
+        cum += counts[b];
+        snprintf(labels, sizeof(labels), "protocol=\"%s\",route=\"%s\",le=\"%s\"", proto, route,
+                 metrics_bucket_le[b]);
+        sample_u(o, "_bucket", labels, cum);
+    }
+    cum += counts[METRICS_NBUCKETS];
+    snprintf(labels, sizeof(labels), "protocol=\"%s\",route=\"%s\",le=\"+Inf\"", proto, route);
+    sample_u(o, "_bucket", labels, cum);
+    sbuf_printf(o->b, "%s_sum{protocol=\"%s\",route=\"%s\"} %.9f\n", o->name, proto, route,
+                (double)sum_ns / 1e9);
+    snprintf(labels, sizeof(labels), "protocol=\"%s\",route=\"%s\"", proto, route);
+    sample_u(o, "_count", labels, cum);
 }
 
 static void f_http_duration(struct out *o, const struct snap *s) {
     const struct metrics *m = s->ctx->metrics;
     header(o);
+    uint64_t counts[METRICS_NBUCKETS + 1];
     for (int r = 0; r < m->nroutes; r++) {
-        uint64_t counts[METRICS_NBUCKETS + 1], total = 0;
+        uint64_t total = 0;
         for (int b = 0; b <= METRICS_NBUCKETS; b++) {
             counts[b] = slots_sum(m, offsetof(struct metrics_slot, latency[r][b]));
             total += counts[b];
         }
-        if (total == 0) {
-            continue; /* a route never answered has no series */
+        if (total != 0) { /* a route never answered has no series */
+            histogram(o, "http", router_name(r), counts,
+                      slots_sum(m, offsetof(struct metrics_slot, latency_sum_ns[r])));
         }
-        uint64_t cum = 0;
-        char labels[160];
-        for (int b = 0; b < METRICS_NBUCKETS; b++) {
-            cum += counts[b];
-            snprintf(labels, sizeof(labels), "route=\"%s\",le=\"%s\"", router_name(r),
-                     metrics_bucket_le[b]);
-            sample_u(o, "_bucket", labels, cum);
+    }
+    for (int c = 0; c < m->ncommands; c++) {
+        uint64_t total = 0;
+        for (int b = 0; b <= METRICS_NBUCKETS; b++) {
+            counts[b] = slots_sum(m, offsetof(struct metrics_slot, cmd_latency[c][b]));
+            total += counts[b];
         }
-        snprintf(labels, sizeof(labels), "route=\"%s\",le=\"+Inf\"", router_name(r));
-        sample_u(o, "_bucket", labels, total);
-        double sum_s = (double)slots_sum(m, offsetof(struct metrics_slot, latency_sum_ns[r])) / 1e9;
-        sbuf_printf(o->b, "%s_sum{route=\"%s\"} %.9f\n", o->name, router_name(r), sum_s);
-        snprintf(labels, sizeof(labels), "route=\"%s\"", router_name(r));
-        sample_u(o, "_count", labels, total);
+        if (total != 0) {
+            histogram(o, "resp", resp_api_command_name(c), counts,
+                      slots_sum(m, offsetof(struct metrics_slot, cmd_latency_sum_ns[c])));
+        }
     }
 }
 
 static void f_http_connections(struct out *o, const struct snap *s) {
     const struct api_ctx *c = s->ctx;
-    sample_u(o, "", NULL, c->http_connections ? c->http_connections(c->conn_arg) : 0);
+    sample_u(o, "", "protocol=\"http\"",
+             c->connections ? c->connections(c->conn_arg, API_PROTO_HTTP) : 0);
+    if (c->cfg->resp_port != 0) {
+        sample_u(o, "", "protocol=\"resp\"",
+                 c->connections ? c->connections(c->conn_arg, API_PROTO_RESP) : 0);
+    }
 }
 
 static void f_ids_issued(struct out *o, const struct snap *s) {
@@ -424,9 +493,10 @@ static void f_seg_lookups(struct out *o, const struct snap *s) {
  */
 #define METRICS_FAMILIES(X)                                                                        \
     X(f_http_requests, "leafd_http_requests_total", "counter",                                     \
-      "HTTP requests answered, by route and status.")                                              \
+      "Requests answered, by protocol (http, resp), route (RESP: command) and status (RESP: "      \
+      "outcome).")                                                                                 \
     X(f_http_duration, "leafd_http_request_duration_seconds", "histogram",                         \
-      "Time from a request's head to its answer, by route.")                                       \
+      "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
     X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
     X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
       "Clock steps back seen, by outcome.")                                                        \
@@ -435,7 +505,7 @@ static void f_seg_lookups(struct out *o, const struct snap *s) {
     X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")        \
     X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                               \
       "Years before the 41-bit timestamp runs out.")                                               \
-    X(f_http_connections, "leafd_http_connections", "gauge", "Open HTTP connections.")             \
+    X(f_http_connections, "leafd_http_connections", "gauge", "Open connections, by protocol.")     \
     X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                       \
       "1 while the ZooKeeper session is connected.")                                               \
     X(f_zk_reconnects, "leafd_zk_session_reconnects_total", "counter",                             \

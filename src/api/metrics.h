@@ -36,12 +36,16 @@ enum { METRICS_MODE_SEGMENT = 0, METRICS_NMODES };
 struct metrics;
 struct api_ctx;
 
-leaf_status_t metrics_create(struct metrics **out, int nroutes);
+/* nroutes HTTP routes; ncommands RESP commands with noutcomes outcomes each. */
+leaf_status_t metrics_create(struct metrics **out, int nroutes, int ncommands, int noutcomes);
 void metrics_free(struct metrics *m);
 
 void metrics_count_request(struct metrics *m, int loop, int route, int status);
 /* Records how long a request took (from its head to its answer), in ns. */
 void metrics_observe_latency(struct metrics *m, int loop, int route, int64_t ns);
+/* A RESP command answered, by its table row and outcome; and its latency in ns. */
+void metrics_count_command(struct metrics *m, int loop, int command, int outcome);
+void metrics_observe_command_latency(struct metrics *m, int loop, int command, int64_t ns);
 /* IDs handed out, by mode (snowflake counts come from the generator). */
 void metrics_count_ids(struct metrics *m, int loop, int mode, int n);
 

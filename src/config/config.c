@@ -525,6 +525,17 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         LEAF_OK) {
         return config_key_error(c, CONFIG_I_listen, why, err, errlen);
     }
+    c->resp_host[0] = '\0';
+    c->resp_port = 0;
+    if (c->resp_listen[0] != '\0' &&
+        config_value_addr_split(c->resp_listen, c->resp_host, &c->resp_port, why, sizeof(why)) !=
+            LEAF_OK) {
+        return config_key_error(c, CONFIG_I_resp_listen, why, err, errlen);
+    }
+    if (c->resp_port != 0 && c->resp_port == c->listen_port) {
+        return config_key_error(c, CONFIG_I_resp_listen,
+                                "must not be the port of leafd.listen (HTTP)", err, errlen);
+    }
     memset(&j, 0, sizeof(j));
     if (c->jdbc_url[0] != '\0' &&
         config_value_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {

@@ -21,15 +21,16 @@
 #include "status.h"
 
 enum config_type {
-    CONFIG_STR,    /* any string (may be empty unless required) */
-    CONFIG_NAME,   /* a ZooKeeper path component: [A-Za-z0-9._-]+, not . or .. */
-    CONFIG_BOOL,   /* true | false (case-insensitive) */
-    CONFIG_INT,    /* decimal integer within [min, max] */
-    CONFIG_ADDR,   /* host:port, host an IPv4 address, port 1..65535 */
-    CONFIG_IPV4,   /* dotted IPv4 address (empty = choose automatically) */
-    CONFIG_JDBC,   /* jdbc:mysql://host[:port]/db[?params] (params ignored) */
-    CONFIG_ZKADDR, /* host:port[,host:port...] or empty */
-    CONFIG_LEVEL,  /* debug | info | warn | error */
+    CONFIG_STR,     /* any string (may be empty unless required) */
+    CONFIG_NAME,    /* a ZooKeeper path component: [A-Za-z0-9._-]+, not . or .. */
+    CONFIG_BOOL,    /* true | false (case-insensitive) */
+    CONFIG_INT,     /* decimal integer within [min, max] */
+    CONFIG_ADDR,    /* host:port, host an IPv4 address, port 1..65535 */
+    CONFIG_IPV4,    /* dotted IPv4 address (empty = choose automatically) */
+    CONFIG_JDBC,    /* jdbc:mysql://host[:port]/db[?params] (params ignored) */
+    CONFIG_ZKADDR,  /* host:port[,host:port...] or empty */
+    CONFIG_OPTADDR, /* as CONFIG_ADDR, or empty (off) */
+    CONFIG_LEVEL,   /* debug | info | warn | error */
 };
 
 /* X(key, type, field, default, min, max, help) */
@@ -48,6 +49,8 @@ enum config_type {
     X("leaf.snowflake.port", CONFIG_INT, snowflake_port, "0", 0, 65535,                            \
       "port part of this node's identity ip:port (0 = the HTTP port)")                             \
     X("leafd.listen", CONFIG_ADDR, listen, "0.0.0.0:8080", 0, 0, "HTTP listen address")            \
+    X("leafd.resp.listen", CONFIG_OPTADDR, resp_listen, "", 0, 0,                                  \
+      "Redis-protocol (RESP) listen address; empty = off")                                         \
     X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
@@ -101,6 +104,7 @@ struct leaf_config {
     char zk_address[512];
     int64_t snowflake_port;
     char listen[64];
+    char resp_listen[64];
     char data_dir[512];
     char advertise_ip[16];
     int64_t worker_id;
@@ -122,6 +126,8 @@ struct leaf_config {
     /* derived by config_finish() */
     char listen_host[16];
     int listen_port;
+    char resp_host[16]; /* empty when leafd.resp.listen is */
+    int resp_port;
     char db_host[256];
     int db_port;
     char db_name[129];

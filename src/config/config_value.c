@@ -194,6 +194,10 @@ static leaf_status_t config_check_addr(const char *v, char *why, size_t whylen) 
     return config_value_addr_split(v, host, &port, why, whylen);
 }
 
+static leaf_status_t config_check_optaddr(const char *v, char *why, size_t whylen) {
+    return v[0] == '\0' ? LEAF_OK : config_check_addr(v, why, whylen);
+}
+
 static leaf_status_t config_check_ipv4(const char *v, char *why, size_t whylen) {
     char q[CONFIG_VALUE_SHOW_MAX];
 
@@ -237,7 +241,7 @@ static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
     [CONFIG_NAME] = config_check_name, [CONFIG_ADDR] = config_check_addr,
     [CONFIG_IPV4] = config_check_ipv4, [CONFIG_JDBC] = config_check_jdbc,
-    [CONFIG_ZKADDR] = config_check_zk,
+    [CONFIG_ZKADDR] = config_check_zk, [CONFIG_OPTADDR] = config_check_optaddr,
 };
 
 config_value_check_fn config_value_check(enum config_type type) {

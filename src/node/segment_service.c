@@ -111,9 +111,10 @@ static void maybe_fetch(struct segment_service *svc, struct segment_tag *t, int6
 }
 
 static leaf_status_t get_locked(struct segment_service *svc, struct segment_tag *t, int count,
-                                int64_t *ids, int64_t first_seen, int64_t now) {
+                                int dense, int64_t *ids, int64_t first_seen, int64_t now) {
     if (t->state == SEGMENT_TAG_ACTIVE) {
-        leaf_status_t rc = segment_buffer_take(&t->buf, count, ids);
+        leaf_status_t rc = dense ? segment_buffer_take_dense(&t->buf, count, ids)
+                                 : segment_buffer_take(&t->buf, count, ids);
         maybe_fetch(svc, t, now);
         if (rc == LEAF_OK) {
             return LEAF_OK;
@@ -176,7 +177,7 @@ static leaf_status_t get_new(struct segment_service *svc, const char *tag, size_
 }
 
 leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, size_t len,
-                                  int count, int64_t *ids, int64_t first_seen_ms,
+                                  int count, int dense, int64_t *ids, int64_t first_seen_ms,
                                   struct leaf_wait *w) {
     int64_t now = segment_service_now_ms();
     if (w != NULL) {
@@ -189,7 +190,7 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
         return get_new(svc, tag, len, now, w);
     }
     pthread_mutex_lock(&t->lock);
-    leaf_status_t rc = get_locked(svc, t, count, ids, first_seen_ms, now);
+    leaf_status_t rc = get_locked(svc, t, count, dense, ids, first_seen_ms, now);
     if (rc == LEAF_EAGAIN) {
         wait_on(svc, t, w);
     }

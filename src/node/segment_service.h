@@ -51,9 +51,11 @@ int segment_service_enabled(const struct segment_service *svc);
  * after first_seen_ms); LEAF_EUNAVAIL (the database failed after
  * first_seen_ms and nothing is buffered); LEAF_ENOMEM (tag table full or out
  * of memory). A resumed request passes the same w again.
+ * dense = 1: count consecutive IDs from one range (segment_buffer_take_dense);
+ * only ids[0] is written, with the highest of them.
  */
 leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, size_t len,
-                                  int count, int64_t *ids, int64_t first_seen_ms,
+                                  int count, int dense, int64_t *ids, int64_t first_seen_ms,
                                   struct leaf_wait *w);
 
 /*

@@ -7,12 +7,14 @@
 
 #include "config.h"
 #include "log.h"
+#include "resp_api.h"
 
 static struct {
     struct leaf_config cfg;
     uv_loop_t loop;
     struct api_ctx api;
     struct http_proto_config http;
+    struct resp_conn_config resp;
     char dir[64];
     int ready;
 } fx;
@@ -45,12 +47,14 @@ struct api_ctx *api_fixture_init(void) {
     if (snowflake_node_create(&sf, &fx.cfg, &fx.loop) != LEAF_OK ||
         snowflake_node_start(sf) != LEAF_OK ||
         segment_service_create(&seg, &fx.cfg, &fx.loop) != LEAF_OK ||
-        metrics_create(&m, router_count()) != LEAF_OK) {
+        metrics_create(&m, router_count(), resp_api_command_count(), resp_api_outcome_count()) !=
+            LEAF_OK) {
         fprintf(stderr, "fixture: start-up failed\n");
         exit(2);
     }
     fx.api = (struct api_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
     fx.http = (struct http_proto_config){router_dispatch, router_done, &fx.api};
+    fx.resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &fx.api, 0};
     fx.ready = 1;
     return &fx.api;
 }
@@ -62,6 +66,15 @@ struct session *api_fixture_conn(int loopback) {
 void api_fixture_close(struct session *s) {
     leaf_wait_cancel(&s->wait);
     http_proto_ops.close(s);
+}
+
+struct session *api_fixture_resp_conn(int loopback) {
+    return resp_proto_ops.open(&fx.resp, loopback, 0);
+}
+
+void api_fixture_resp_close(struct session *s) {
+    leaf_wait_cancel(&s->wait);
+    resp_proto_ops.close(s);
 }
 
 void api_fixture_done(void) {

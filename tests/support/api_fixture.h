@@ -9,12 +9,16 @@
  *
  * api_fixture_conn() opens one HTTP connection's protocol state on it; the
  * caller feeds bytes with http_proto_ops.input and reads session.out.
+ * api_fixture_resp_conn() does the same for a RESP connection
+ * (resp_proto_ops, the command table of src/api/resp_api.c).
  */
 #include "api.h"
 
 struct api_ctx *api_fixture_init(void);
 struct session *api_fixture_conn(int loopback);
 void api_fixture_close(struct session *s);
+struct session *api_fixture_resp_conn(int loopback);
+void api_fixture_resp_close(struct session *s);
 void api_fixture_done(void);
 
 #endif

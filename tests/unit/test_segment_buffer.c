@@ -207,6 +207,38 @@ static void test_tags_many_and_epochs(void) {
     segment_tags_free(&m);
 }
 
+/* INCRBY: n consecutive IDs from one range; a short rest is skipped, never issued. */
+static void test_buffer_dense_skips_short_rest(void) {
+    struct segment_buffer b;
+    int64_t max_id = 1, last = 0, ids[4];
+    segment_buffer_init(&b, 10);
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 3, &last), LEAF_EAGAIN);
+    fetch(&b, &max_id, 0); /* 1..10 */
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 3, &last), LEAF_OK);
+    CHECK_EQ_INT(last, 3); /* 1..3 */
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 6, &last), LEAF_OK);
+    CHECK_EQ_INT(last, 9); /* 4..9; 10 left */
+    /* 1 left and no next range: nothing is skipped yet, a fetch of >= 4 is wanted */
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 4, &last), LEAF_EAGAIN);
+    CHECK_EQ_INT(b.available, 1);
+    CHECK(segment_buffer_need_fetch(&b));
+    CHECK(segment_buffer_begin_fetch(&b, 0) >= 4);
+    max_id += 10;
+    CHECK_EQ_INT(segment_buffer_install(&b, max_id, 10, 0), LEAF_OK); /* 11..20 */
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 4, &last), LEAF_OK);
+    CHECK_EQ_INT(last, 14); /* 11..14: 10 was skipped */
+    CHECK_EQ_INT(b.skipped, 1);
+    CHECK_EQ_INT(b.issued, 13);
+    CHECK_EQ_INT(b.available, 6);
+    CHECK_EQ_INT(segment_buffer_take(&b, 1, ids), LEAF_OK);
+    CHECK_EQ_INT(ids[0], 15); /* single takes go on above; 10 never comes back */
+    /* a dense take that ends a range exactly moves to the next */
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 5, &last), LEAF_OK);
+    CHECK_EQ_INT(last, 20);
+    CHECK_EQ_INT(b.nranges, 0);
+    CHECK_EQ_INT(segment_buffer_take_dense(&b, 0, &last), LEAF_EINVAL);
+}
+
 int main(void) {
     TEST(test_step_doubles_under_15_min);
     TEST(test_step_caps_at_one_million);
@@ -217,6 +249,7 @@ int main(void) {
     TEST(test_buffer_big_batch_small_step);
     TEST(test_buffer_dynamic_step_with_clock);
     TEST(test_buffer_failed_fetch_and_stale_install);
+    TEST(test_buffer_dense_skips_short_rest);
     TEST(test_tags_refresh_and_lookup_race);
     TEST(test_tags_many_and_epochs);
     return unit_done();

@@ -1,0 +1,81 @@
+#include "ids.h"
+
+#include "api.h"
+
+/*
+ * A request waiting for the generator (clock a little behind, or every
+ * millisecond up to the borrow limit used) gives up after this long.
+ */
+#define IDS_MAX_GEN_WAIT_MS 1000
+
+static const struct ids_error_info ids_errors[IDS_E_COUNT] = {
+#define IDS_ERROR_INFO(e, status, code, msg) [e] = {status, code, msg},
+    IDS_ERRORS(IDS_ERROR_INFO)
+#undef IDS_ERROR_INFO
+};
+
+const struct ids_error_info *ids_error_info(enum ids_error e) {
+    return &ids_errors[e >= 0 && e < IDS_E_COUNT ? e : IDS_E_NONE];
+}
+
+static enum ids_error snowflake_error(leaf_status_t rc) {
+    switch (rc) {
+    case LEAF_ECLOCK: return IDS_E_CLOCK_BACKWARDS;
+    case LEAF_EAGAIN: return IDS_E_OVERLOADED;
+    case LEAF_ERANGE: return IDS_E_CLOCK_OUT_OF_RANGE;
+    default: return IDS_E_NOT_READY;
+    }
+}
+
+static leaf_status_t issue_snowflake(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    if (!ctx->cfg->snowflake_enable) {
+        c->err = IDS_E_SNOWFLAKE_DISABLED;
+        return LEAF_ERR;
+    }
+    int64_t wait_ms = 0;
+    leaf_status_t rc = snowflake_node_next(ctx->snowflake, ids, c->count, &wait_ms);
+    if (rc == LEAF_OK) {
+        return LEAF_OK;
+    }
+    if (rc == LEAF_EAGAIN && c->now_ms - c->first_seen_ms + wait_ms <= IDS_MAX_GEN_WAIT_MS) {
+        c->retry_ms = wait_ms;
+        return LEAF_EAGAIN;
+    }
+    c->err = snowflake_error(rc);
+    return LEAF_ERR;
+}
+
+/*
+ * The segment waiting policy: a request whose range (or tag lookup) is in
+ * flight parks on its tag and is resumed when the tag changes (a range
+ * installed, a lookup or fetch answered), or at the latest when
+ * leafd.segment.wait.ms has passed since it arrived; then it is refused.
+ */
+static leaf_status_t issue_segment(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    if (!ctx->cfg->segment_enable) {
+        c->err = IDS_E_SEGMENT_DISABLED;
+        return LEAF_ERR;
+    }
+    int64_t left = ctx->cfg->segment_wait_ms - (c->now_ms - c->first_seen_ms);
+    leaf_status_t rc = segment_service_get(ctx->segment, c->key, c->key_len, c->count, c->dense,
+                                           ids, c->first_seen_ms, left > 0 ? c->wait : NULL);
+    if (rc == LEAF_OK) {
+        metrics_count_ids(ctx->metrics, c->loop, METRICS_MODE_SEGMENT, c->count);
+        return LEAF_OK;
+    }
+    if (rc == LEAF_EAGAIN && left > 0) {
+        c->retry_ms = left; /* woken sooner when the tag changes */
+        return LEAF_EAGAIN;
+    }
+    leaf_wait_cancel(c->wait);
+    c->err = rc == LEAF_ENOTFOUND ? IDS_E_UNKNOWN_TAG
+             : rc == LEAF_ENOMEM  ? IDS_E_TOO_MANY_TAGS
+                                  : IDS_E_DATABASE_UNAVAILABLE;
+    return LEAF_ERR;
+}
+
+leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    c->retry_ms = 0;
+    c->err = IDS_E_NONE;
+    return c->mode == IDS_SNOWFLAKE ? issue_snowflake(ctx, c, ids) : issue_segment(ctx, c, ids);
+}

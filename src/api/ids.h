@@ -1,0 +1,86 @@
+#ifndef LEAF_IDS_H
+#define LEAF_IDS_H
+
+/*
+ * Issuing IDs, for every protocol: the HTTP handlers and the RESP commands
+ * both call ids_issue() and turn its outcome into their own answer. The
+ * waiting policy and the errors are here once: an error is a row of
+ * IDS_ERRORS with its stable code (HTTP's JSON "code", RESP's first word in
+ * upper case), its HTTP status and its message.
+ *
+ * Runs on an event-loop thread; the services it calls are thread-safe.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+#include "status.h"
+
+struct api_ctx;
+
+/* X(enum, http status, code, message) */
+#define IDS_ERRORS(X)                                                                              \
+    X(IDS_E_NONE, 200, "ok", "")                                                                   \
+    X(IDS_E_BAD_TAG, 400, "bad_tag", "key must be 1 to 128 bytes of [A-Za-z0-9._:-]")              \
+    X(IDS_E_BAD_COUNT, 400, "bad_count", "count must be an integer from 1 to 10000")               \
+    X(IDS_E_SNOWFLAKE_DISABLED, 503, "snowflake_disabled",                                         \
+      "snowflake mode is disabled on this node")                                                   \
+    X(IDS_E_SEGMENT_DISABLED, 503, "segment_disabled", "segment mode is disabled on this node")    \
+    X(IDS_E_UNKNOWN_TAG, 404, "unknown_tag", "no such biz_tag in leaf_alloc")                      \
+    X(IDS_E_TOO_MANY_TAGS, 503, "too_many_tags", "too many tags are being looked up")              \
+    X(IDS_E_DATABASE_UNAVAILABLE, 503, "database_unavailable",                                     \
+      "the database is unavailable and no IDs are buffered for this tag")                          \
+    X(IDS_E_CLOCK_BACKWARDS, 503, "clock_backwards",                                               \
+      "the clock moved backwards; refusing until it catches up")                                   \
+    X(IDS_E_OVERLOADED, 503, "overloaded",                                                         \
+      "the generator stayed busy or the clock behind for a whole second")                          \
+    X(IDS_E_CLOCK_OUT_OF_RANGE, 503, "clock_out_of_range",                                         \
+      "the clock is before the epoch or past the 41-bit horizon")                                  \
+    X(IDS_E_NOT_READY, 503, "not_ready", "no worker ID held or reservation not persisted")         \
+    X(IDS_E_OUT_OF_MEMORY, 503, "out_of_memory", "out of memory")
+
+enum ids_error {
+#define IDS_ERROR_ENUM(e, status, code, msg) e,
+    IDS_ERRORS(IDS_ERROR_ENUM)
+#undef IDS_ERROR_ENUM
+        IDS_E_COUNT
+};
+
+struct ids_error_info {
+    int http_status;
+    const char *code;
+    const char *message;
+};
+
+const struct ids_error_info *ids_error_info(enum ids_error e);
+
+enum ids_mode { IDS_SNOWFLAKE, IDS_SEGMENT };
+
+/*
+ * One call for IDs. The caller fills the inputs; a request that parks is
+ * handed in again, unchanged, when it resumes.
+ */
+struct ids_call {
+    enum ids_mode mode;
+    const char *key;
+    size_t key_len;
+    int count;
+    int dense;             /* segment: count consecutive IDs, ids[0] = the highest */
+    int loop;              /* the event loop (metrics) */
+    int64_t first_seen_ms; /* monotonic ms when the request arrived */
+    int64_t now_ms;        /* monotonic ms now */
+    struct leaf_wait *wait;
+    /* outputs */
+    int64_t retry_ms;   /* LEAF_EAGAIN: resume at the latest after this long */
+    enum ids_error err; /* LEAF_ERR: why */
+};
+
+/*
+ * Issues c->count IDs into ids (room for count, or 1 when dense).
+ * LEAF_OK; LEAF_EAGAIN: parked (c->retry_ms set, c->wait registered where
+ * the answer comes from); LEAF_ERR: refused, c->err says why. The key must
+ * already be valid (validate_tag) and count within 1..10000.
+ */
+leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids);
+
+#endif

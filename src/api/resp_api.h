@@ -1,0 +1,49 @@
+#ifndef LEAF_RESP_API_H
+#define LEAF_RESP_API_H
+
+/*
+ * The Redis-protocol API: the command table (resp_api.c), the ID commands
+ * and the connection and tooling commands that common clients send. The
+ * table is the RESP protocol's handler (resp_conn_config.handler) and its
+ * completion hook does the per-command accounting, so src/resp knows
+ * neither. Handlers run on an event-loop thread with the same struct
+ * api_ctx as the HTTP handlers.
+ */
+#include "resp_conn.h"
+#include "status.h"
+
+struct api_ctx;
+
+/*
+ * The Redis version leafd reports in HELLO and INFO. Clients read it to pick
+ * features; leafd answers the commands of the README's list as Redis 7 does.
+ */
+#define LEAFD_REDIS_VERSION "7.0.0"
+
+/* Dispatches a command to its row of the table. */
+leaf_status_t resp_api_dispatch(struct resp_request *req);
+/* The completion hook: per-command accounting. */
+void resp_api_done(const struct resp_request *req);
+
+/* Rows of the command table, plus the pseudo-commands unknown and protocol_error. */
+int resp_api_command_count(void);
+const char *resp_api_command_name(int command); /* lower case, the metric label */
+
+/* Outcomes of a command: "ok", "err" (Redis's ERR), then the stable codes. */
+int resp_api_outcome_count(void);
+const char *resp_api_outcome_name(int outcome);
+
+/* INFO and COMMAND (resp_info.c). */
+leaf_status_t resp_cmd_info(struct resp_request *req);
+leaf_status_t resp_cmd_command(struct resp_request *req);
+
+/* Row lookups for COMMAND: name, arity, flags text, first/last key and step. */
+struct resp_command_doc {
+    const char *name;
+    int arity;
+    const char *flags; /* space-separated, e.g. "write fast" */
+    int first_key, last_key, key_step;
+};
+int resp_api_command_doc(int i, struct resp_command_doc *doc);
+
+#endif

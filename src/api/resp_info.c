@@ -1,0 +1,192 @@
+/*
+ * INFO and COMMAND for the Redis protocol. INFO answers in Redis's form
+ * (# Section, then key:value lines): the sections clients read (server,
+ * clients, persistence with loading:0, replication, keyspace) and a leafd
+ * section with the node's state, the same facts /ready reports.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "api.h"
+#include "clock.h"
+#include "resp_api.h"
+
+static void info_server(const struct api_ctx *ctx, struct sbuf *b) {
+    sbuf_printf(b,
+                "# Server\r\nredis_version:%s\r\nleafd_version:%s\r\nredis_mode:standalone\r\n"
+                "os:Linux\r\nprocess_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%" PRId64 "\r\n"
+                "\r\n",
+                LEAFD_REDIS_VERSION, LEAFD_VERSION, (long)ctx->pid, ctx->cfg->resp_port,
+                (clock_wall_ms() - ctx->started_ms) / 1000);
+}
+
+static void info_clients(const struct api_ctx *ctx, struct sbuf *b) {
+    uint64_t n = ctx->connections ? ctx->connections(ctx->conn_arg, API_PROTO_RESP) : 0;
+    sbuf_printf(b, "# Clients\r\nconnected_clients:%" PRIu64 "\r\n\r\n", n);
+}
+
+static void info_persistence(const struct api_ctx *ctx, struct sbuf *b) {
+    sbuf_puts(b, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n\r\n");
+}
+
+static void info_replication(const struct api_ctx *ctx, struct sbuf *b) {
+    sbuf_puts(b, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n");
+}
+
+static void info_keyspace(const struct api_ctx *ctx, struct sbuf *b) {
+    sbuf_puts(b, "# Keyspace\r\n\r\n");
+}
+
+static void info_leafd(const struct api_ctx *ctx, struct sbuf *b) {
+    struct snowflake_node_view v;
+    struct segment_service_stats st;
+    sbuf_puts(b, "# Leafd\r\n");
+    sbuf_printf(b, "leaf_name:%s\r\n", ctx->cfg->name);
+    if (ctx->cfg->snowflake_enable) {
+        snowflake_node_view(ctx->snowflake, &v);
+        sbuf_printf(b,
+                    "snowflake_enabled:1\r\nsnowflake_ready:%d\r\nsnowflake_reason:%s\r\n"
+                    "snowflake_worker_id:%d\r\nsnowflake_mode:%s\r\n"
+                    "snowflake_clock_behind_ms:%" PRId64 "\r\nsnowflake_issued:%" PRIu64 "\r\n",
+                    v.ready, v.reason[0] ? v.reason : "-", v.worker_id,
+                    v.is_static ? "static" : "zookeeper", v.clock_behind_ms, v.issued);
+    } else {
+        sbuf_puts(b, "snowflake_enabled:0\r\n");
+    }
+    segment_service_stats(ctx->segment, &st);
+    if (st.enabled) {
+        sbuf_printf(b,
+                    "segment_enabled:1\r\nsegment_ready:%d\r\nsegment_database:%s\r\n"
+                    "segment_tags:%zu\r\nsegment_tags_buffered:%zu\r\n",
+                    st.ready, st.db_up ? "up" : "down", st.tags_by_state[1], st.buffered);
+    } else {
+        sbuf_puts(b, "segment_enabled:0\r\n");
+    }
+    sbuf_puts(b, "sequence_enabled:0\r\n\r\n");
+}
+
+/* X(name, function, in the default set) */
+#define INFO_SECTIONS(X)                                                                           \
+    X("server", info_server, 1)                                                                    \
+    X("clients", info_clients, 1)                                                                  \
+    X("persistence", info_persistence, 1)                                                          \
+    X("replication", info_replication, 1)                                                          \
+    X("keyspace", info_keyspace, 1)                                                                \
+    X("leafd", info_leafd, 1)
+
+static const struct {
+    const char *name;
+    void (*fn)(const struct api_ctx *ctx, struct sbuf *b);
+    int dflt;
+} info_sections[] = {
+#define INFO_ROW(name, fn, dflt) {name, fn, dflt},
+    INFO_SECTIONS(INFO_ROW)
+#undef INFO_ROW
+};
+
+#define INFO_N (sizeof(info_sections) / sizeof(info_sections[0]))
+
+/* INFO [section ...]: all, default and everything mean every section. */
+leaf_status_t resp_cmd_info(struct resp_request *req) {
+    const struct api_ctx *ctx = req->ctx;
+    int want[INFO_N] = {0};
+    int any = req->cmd.argc == 1;
+    for (int a = 1; a < req->cmd.argc; a++) {
+        int every = resp_arg_is(&req->cmd, a, "all") || resp_arg_is(&req->cmd, a, "default") ||
+                    resp_arg_is(&req->cmd, a, "everything");
+        for (size_t i = 0; i < INFO_N; i++) {
+            if (every || resp_arg_is(&req->cmd, a, info_sections[i].name)) {
+                want[i] = 1;
+            }
+        }
+    }
+    struct sbuf b = SBUF_INIT;
+    for (size_t i = 0; i < INFO_N; i++) {
+        if (want[i] || (any && info_sections[i].dflt)) {
+            info_sections[i].fn(ctx, &b);
+        }
+    }
+    if (b.failed) {
+        resp_reply_error(req->out, "OUT_OF_MEMORY out of memory building INFO");
+    } else {
+        resp_reply_verbatim(req->out, b.data ? b.data : "", b.len, req->client->resp3);
+    }
+    sbuf_free(&b);
+    return LEAF_OK;
+}
+
+/* One COMMAND row: name, arity, flags, first key, last key, step (Redis 2.8+). */
+static void command_row(struct sbuf *out, const struct resp_command_doc *d, int resp3) {
+    resp_reply_array(out, 6);
+    resp_reply_bulk(out, d->name, strlen(d->name));
+    resp_reply_int(out, d->arity);
+    size_t nflags = 0;
+    for (const char *p = d->flags; *p; p++) {
+        nflags += (p == d->flags || p[-1] == ' ') && *p != ' ';
+    }
+    resp_reply_set(out, nflags, resp3);
+    const char *p = d->flags;
+    while (*p) {
+        size_t n = strcspn(p, " ");
+        char flag[32];
+        if (n > 0 && n < sizeof(flag)) {
+            memcpy(flag, p, n);
+            flag[n] = '\0';
+            resp_reply_simple(out, flag);
+        }
+        p += n;
+        p += *p == ' ';
+    }
+    resp_reply_int(out, d->first_key);
+    resp_reply_int(out, d->last_key);
+    resp_reply_int(out, d->key_step);
+}
+
+/* COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO name... */
+leaf_status_t resp_cmd_command(struct resp_request *req) {
+    const struct resp_cmd *c = &req->cmd;
+    int resp3 = req->client->resp3;
+    struct resp_command_doc d;
+    if (c->argc == 1) {
+        int n = 0;
+        while (resp_api_command_doc(n, &d)) {
+            n++;
+        }
+        resp_reply_array(req->out, (size_t)n);
+        for (int i = 0; i < n && resp_api_command_doc(i, &d); i++) {
+            command_row(req->out, &d, resp3);
+        }
+        return LEAF_OK;
+    }
+    if (resp_arg_is(c, 1, "count") && c->argc == 2) {
+        int n = 0;
+        while (resp_api_command_doc(n, &d)) {
+            n++;
+        }
+        resp_reply_int(req->out, n);
+        return LEAF_OK;
+    }
+    if (resp_arg_is(c, 1, "docs")) {
+        /* No documentation to give: an empty map (redis-cli then shows no hints). */
+        resp_reply_map(req->out, 0, resp3);
+        return LEAF_OK;
+    }
+    if (resp_arg_is(c, 1, "info")) {
+        resp_reply_array(req->out, (size_t)(c->argc - 2));
+        for (int a = 2; a < c->argc; a++) {
+            int found = 0;
+            for (int i = 0; !found && resp_api_command_doc(i, &d); i++) {
+                if (resp_arg_is(c, a, d.name)) {
+                    command_row(req->out, &d, resp3);
+                    found = 1;
+                }
+            }
+            if (!found) {
+                resp_reply_null(req->out, resp3);
+            }
+        }
+        return LEAF_OK;
+    }
+    resp_reply_errorf(req->out, "ERR unknown subcommand '%.64s'. Try COMMAND HELP.", c->argv[1]);
+    return LEAF_OK;
+}

@@ -1,0 +1,137 @@
+#include "resp_conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+
+/* A connection: the session first (the server casts between the two). */
+struct resp_conn {
+    struct session s;
+    struct resp_parser parser;
+    struct resp_client client;
+    struct resp_request req;
+    struct resp_conn_config *cfg;
+};
+
+static void conn_done(struct resp_conn *c) {
+    if (c->cfg->done != NULL) {
+        c->cfg->done(&c->req);
+    }
+}
+
+static void conn_new_request(struct resp_conn *c) {
+    c->req = (struct resp_request){
+        .out = &c->s.out,
+        .client = &c->client,
+        .loop = c->s.loop,
+        .loopback = c->s.loopback,
+        .first_seen_ms = c->s.now_ms,
+        .now_ms = c->s.now_ms,
+        .started_ns = clock_mono_ns(),
+        .command = RESP_COMMAND_NONE,
+        .wait = &c->s.wait,
+        .ctx = c->cfg->ctx,
+    };
+}
+
+/* Answers with an error of the protocol itself and closes after it. */
+static void conn_fail(struct resp_conn *c, const char *msg) {
+    conn_new_request(c);
+    resp_reply_errorf(&c->s.out, "ERR %s", msg);
+    c->s.close_after = 1;
+    c->s.head_started_ms = 0;
+    conn_done(c);
+}
+
+static void conn_dispatch(struct resp_conn *c) {
+    struct resp_request *r = &c->req;
+    r->retry_ms = 0;
+    r->now_ms = c->s.now_ms;
+    if (c->cfg->handler(r) == LEAF_EAGAIN) {
+        r->retries++;
+        c->s.waiting = 1;
+        c->s.resume_after_ms = r->retry_ms;
+        return;
+    }
+    leaf_wait_cancel(&c->s.wait); /* whatever registration the handler left */
+    c->s.waiting = 0;
+    if (r->close_after) {
+        c->s.close_after = 1;
+    }
+    conn_done(c);
+}
+
+static size_t resp_input(struct session *s, const char *data, size_t len) {
+    struct resp_conn *c = (struct resp_conn *)s;
+    size_t used = 0;
+    while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
+        size_t n = 0;
+        struct resp_cmd cmd;
+        const char *err = NULL;
+        leaf_status_t rc = resp_parse(&c->parser, data + used, len - used, &n, &cmd, &err);
+        used += n;
+        if (rc == LEAF_EAGAIN) {
+            if (s->head_started_ms == 0 && resp_parser_in_command(&c->parser)) {
+                s->head_started_ms = s->now_ms;
+            }
+            return len;
+        }
+        if (rc != LEAF_OK) {
+            conn_fail(c, err != NULL ? err : "Protocol error");
+            return len;
+        }
+        s->head_started_ms = 0;
+        conn_new_request(c);
+        c->req.cmd = cmd;
+        conn_dispatch(c);
+    }
+    return used;
+}
+
+static void resp_resume(struct session *s) {
+    conn_dispatch((struct resp_conn *)s);
+}
+
+static void resp_timeout(struct session *s) {
+    conn_fail((struct resp_conn *)s, "timeout: the command was not received in time");
+}
+
+static void resp_idle(struct session *s) {
+    struct resp_conn *c = (struct resp_conn *)s;
+    if (!s->waiting) {
+        resp_parser_release_idle(&c->parser);
+    }
+}
+
+static void resp_close(struct session *s) {
+    struct resp_conn *c = (struct resp_conn *)s;
+    resp_parser_free(&c->parser);
+    sbuf_free(&s->out);
+    free(c);
+}
+
+static struct session *resp_open(void *arg, int loopback, int loop) {
+    struct resp_conn *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return NULL;
+    }
+    c->cfg = arg;
+    c->s.loopback = loopback;
+    c->s.loop = loop;
+    sbuf_init(&c->s.out, 0);
+    resp_parser_init(&c->parser);
+    c->client.id = __atomic_add_fetch(&c->cfg->next_client_id, 1, __ATOMIC_RELAXED);
+    c->client.connected_ms = clock_mono_ms();
+    return &c->s;
+}
+
+const struct proto_ops resp_proto_ops = {
+    .name = "resp",
+    .open = resp_open,
+    .input = resp_input,
+    .resume = resp_resume,
+    .timeout = resp_timeout,
+    .idle = resp_idle,
+    .close = resp_close,
+};

@@ -1,0 +1,81 @@
+#ifndef LEAF_RESP_CONN_H
+#define LEAF_RESP_CONN_H
+
+/*
+ * RESP as a protocol module of the server layer (session.h), beside
+ * http_proto: bytes go in, replies come out in session.out. It parses with
+ * resp_proto.h, hands each command to a handler through a callback and
+ * reports each answered command through a completion hook. It knows no
+ * command; the command table is the handler's (src/api/resp_api.c).
+ *
+ * A handler writes exactly one reply with resp_reply_*() into req->out and
+ * returns LEAF_OK, or writes nothing and returns LEAF_EAGAIN after setting
+ * req->retry_ms and, optionally, registering req->wait. The command is then
+ * parked and handed to the handler again, unchanged but for retries, when it
+ * is woken or retry_ms has passed. Replies to pipelined commands leave in
+ * order: nothing after a parked command is parsed until it is answered.
+ *
+ * A malformed frame gets "-ERR Protocol error: ..." and the connection is
+ * closed after it; other connections are not affected.
+ *
+ * Ownership: a connection's state belongs to its loop's thread.
+ * struct resp_conn_config is shared by every loop (read-only but for the
+ * client-ID counter, which is atomic).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "resp_proto.h"
+#include "sbuf.h"
+#include "session.h"
+#include "status.h"
+
+#define RESP_CLIENT_NAME_MAX 64
+#define RESP_USER_MAX 64
+
+/* What commands may change about their connection (HELLO, CLIENT, AUTH). */
+struct resp_client {
+    uint64_t id; /* CLIENT ID: unique in the process, from 1 */
+    int resp3;   /* replies in RESP3 (after HELLO 3) */
+    char name[RESP_CLIENT_NAME_MAX + 1];
+    char user[RESP_USER_MAX + 1]; /* authenticated user, "" = none */
+    int64_t connected_ms;         /* monotonic ms at accept */
+};
+
+/* What a handler sees of a command. Valid until it is answered. */
+struct resp_request {
+    struct resp_cmd cmd;
+    struct sbuf *out; /* the reply goes here */
+    struct resp_client *client;
+    int loop;              /* index of the serving event loop */
+    int loopback;          /* the peer is a loopback address */
+    int retries;           /* times this command was parked so far */
+    int64_t first_seen_ms; /* monotonic ms when the command was first dispatched */
+    int64_t now_ms;        /* the loop's monotonic time at this dispatch */
+    int64_t started_ns;    /* monotonic ns, for latency */
+    int64_t retry_ms;      /* set by a handler that returns LEAF_EAGAIN */
+    int command;           /* set by the handler: its table row (accounting); -1 = none */
+    int outcome;           /* set by the handler: how it ended (accounting) */
+    int close_after;       /* set by the handler: close once the reply is written */
+    struct leaf_wait *wait;
+    void *ctx; /* the handler's context (resp_conn_config.ctx) */
+};
+
+typedef leaf_status_t (*resp_handler_fn)(struct resp_request *req);
+/* Called once per answered command, after its reply was appended. */
+typedef void (*resp_done_fn)(const struct resp_request *req);
+
+struct resp_conn_config {
+    resp_handler_fn handler;
+    resp_done_fn done; /* may be NULL */
+    void *ctx;
+    uint64_t next_client_id; /* atomic; starts at 0 */
+};
+
+/* req->command of a reply the protocol wrote itself (protocol error, timeout). */
+#define RESP_COMMAND_NONE (-1)
+
+/* The protocol's entry points; open() takes a struct resp_conn_config. */
+extern const struct proto_ops resp_proto_ops;
+
+#endif
