@@ -5,18 +5,20 @@ add_library(leaf_api_fixture STATIC support/api_fixture.c)
 target_include_directories(leaf_api_fixture PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support)
 target_link_libraries(leaf_api_fixture PUBLIC leaf_api)
 leaf_unit_test(test_api leaf_api_fixture)
+leaf_unit_test(test_resp_api leaf_api_fixture)
 
 # libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/fuzz does,
 # and also compiles every library with -fsanitize=fuzzer-no-link so that
 # libFuzzer sees the coverage of the code under test, not just the harness).
 # Each harness links only what it tests: the pure libraries where it can.
-set(LEAFD_FUZZERS fuzz_http fuzz_config fuzz_znode fuzz_zk_cache fuzz_admin fuzz_resp fuzz_auth)
+set(LEAFD_FUZZERS fuzz_http fuzz_config fuzz_znode fuzz_zk_cache fuzz_admin fuzz_resp fuzz_resp_api fuzz_auth)
 set(LEAFD_FUZZ_LIBS_fuzz_http leaf_api_fixture)
 set(LEAFD_FUZZ_LIBS_fuzz_config leaf_config)
 set(LEAFD_FUZZ_LIBS_fuzz_znode leaf_zk_core)
 set(LEAFD_FUZZ_LIBS_fuzz_zk_cache leaf_zk_core)
 set(LEAFD_FUZZ_LIBS_fuzz_admin leaf_segment_request PkgConfig::CJSON)
 set(LEAFD_FUZZ_LIBS_fuzz_resp leaf_resp)
+set(LEAFD_FUZZ_LIBS_fuzz_resp_api leaf_api_fixture)
 set(LEAFD_FUZZ_LIBS_fuzz_auth leaf_auth_core)
 if(LEAFD_FUZZ)
   set(LEAFD_FUZZ_FLAGS -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)

@@ -1,6 +1,8 @@
 """Client threads of the chaos run: each pulls snowflake and segment IDs
 (single and batches) from random nodes over keep-alive connections, one per
-node, and reconnects after any error. Segment tags: `chaos` (step 1000),
+node and protocol, and reconnects after any error. Half the requests go over
+HTTP, half over the Redis protocol (INCR, LEAF.IDS, and INCRBY for segment
+blocks, whose answer v stands for the IDs v-n+1..v). Segment tags: `chaos` (step 1000),
 `chaos.small` (step 10) and, one request in ten once they exist, the last
 few tags the scheduler created just before a database outage (so that no
 node has them buffered when the database dies).
@@ -13,7 +15,8 @@ An error is (node, run, mode, tag, t0, t1, code, detail), where code is the
 JSON error code of a non-200 answer, or conn_refused / conn_reset /
 disconnected / timeout / exception for a failed exchange. A 200 whose body
 is not `count` positive ascending decimal IDs is a protocol violation, kept
-apart from errors."""
+apart from errors. Over RESP, the code of an error reply is its first word in
+lower case (the HTTP API's stable code)."""
 import errno
 import http.client as httpclient
 import json
@@ -44,6 +47,56 @@ def classify(exc):
     return "exception:" + type(exc).__name__
 
 
+class RespError(Exception):
+    """An error reply: code is its first word in lower case."""
+
+    def __init__(self, line):
+        super().__init__(line)
+        self.code = line.split(" ", 1)[0].lower()
+        self.line = line
+
+
+class RespConn:
+    """A minimal RESP2 client over one socket: commands out, replies in."""
+
+    def __init__(self, port, timeout):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionResetError("connection closed by leafd")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:].decode()
+        if kind == b":":
+            return int(rest)
+        if kind == b"-":
+            raise RespError(rest)
+        if kind == b"*":
+            return [self._reply() for _ in range(int(rest))]
+        if kind == b"+":
+            return rest
+        raise ValueError("unexpected RESP reply %r" % line[:80])
+
+    def call(self, *args):
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = str(a).encode()
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        self.sock.sendall(out)
+        return self._reply()
+
+
 class Client(threading.Thread):
     """One client thread; lists are appended only by this thread and read
     after it has been joined."""
@@ -63,22 +116,25 @@ class Client(threading.Thread):
         self.requests = 0
         self.conns = {}
 
-    def _conn(self, n):
-        c = self.conns.get(n)
+    def _conn(self, n, proto):
+        c = self.conns.get((n, proto))
         if c:
             return c
         node = self.nodes[n]
         before = node.run
-        conn = httpclient.HTTPConnection("127.0.0.1", node.port, timeout=self.timeout)
-        conn.connect()
+        if proto == "resp":
+            conn = RespConn(node.resp_port, self.timeout)
+        else:
+            conn = httpclient.HTTPConnection("127.0.0.1", node.port, timeout=self.timeout)
+            conn.connect()
         if node.run != before:
             conn.close()
             return None
-        self.conns[n] = (conn, before)
-        return self.conns[n]
+        self.conns[(n, proto)] = (conn, before)
+        return self.conns[(n, proto)]
 
-    def _drop(self, n):
-        c = self.conns.pop(n, None)
+    def _drop(self, key):
+        c = self.conns.pop(key, None)
         if c:
             c[0].close()
 
@@ -93,51 +149,84 @@ class Client(threading.Thread):
         tag, counts = self.rng.choice(SEGMENT_TAGS)
         return n, "segment", tag, self.rng.choice(counts)
 
+    def _http(self, conn, n, run, mode, tag, count, t0):
+        path = "/api/%s/get/%s" % (mode, tag) + ("?count=%d" % count if count > 1 else "")
+        conn.request("GET", path)
+        r = conn.getresponse()
+        body = r.read()
+        t1 = time.time()
+        self.requests += 1
+        if r.will_close:
+            self._drop((n, "http"))
+        if r.status == 200:
+            try:
+                ids = array("q", (int(x) for x in body.split(b"\n")))
+            except ValueError:
+                ids = body
+            self._success(n, run, mode, tag, count, t0, t1, ids)
+            return
+        try:
+            code = json.loads(body).get("code") or "http_%d" % r.status
+        except ValueError:
+            code = "http_%d" % r.status
+        self.errors.append((n, run, mode, tag, t0, t1, code,
+                            body[:160].decode("utf-8", "replace")))
+        time.sleep(0.01)
+
+    def _resp(self, conn, n, run, mode, tag, count, t0):
+        key = "%s:%s" % (mode, tag)
+        dense = mode == "segment" and count > 1 and self.rng.random() < 0.5
+        try:
+            if count == 1:
+                reply = [conn.call("INCR", key)]
+            elif dense:
+                last = conn.call("INCRBY", key, count)
+                reply = list(range(last - count + 1, last + 1)) if isinstance(last, int) else last
+            else:
+                reply = conn.call("LEAF.IDS", key, count)
+        except RespError as e:
+            self.requests += 1
+            self.errors.append((n, run, mode, tag, t0, time.time(), e.code, e.line[:160]))
+            time.sleep(0.01)
+            return
+        t1 = time.time()
+        self.requests += 1
+        if isinstance(reply, list) and all(isinstance(x, int) for x in reply):
+            self._success(n, run, mode, tag, count, t0, t1, array("q", reply))
+        else:
+            self._success(n, run, mode, tag, count, t0, t1, repr(reply).encode())
+
     def run(self):
         while not self.stop_flag.is_set():
             n, mode, tag, count = self._pick()
-            path = "/api/%s/get/%s" % (mode, tag) + ("?count=%d" % count if count > 1 else "")
+            proto = "resp" if self.rng.random() < 0.5 else "http"
             t0 = time.time()
             run = self.nodes[n].run
             try:
-                c = self._conn(n)
+                c = self._conn(n, proto)
                 if c is None:
                     continue
                 conn, run = c
-                conn.request("GET", path)
-                r = conn.getresponse()
-                body = r.read()
-                t1 = time.time()
-                self.requests += 1
-                if r.will_close:
-                    self._drop(n)
-                if r.status == 200:
-                    self._success(n, run, mode, tag, count, t0, t1, body)
+                if proto == "resp":
+                    self._resp(conn, n, run, mode, tag, count, t0)
                 else:
-                    try:
-                        code = json.loads(body).get("code") or "http_%d" % r.status
-                    except ValueError:
-                        code = "http_%d" % r.status
-                    self.errors.append((n, run, mode, tag, t0, t1, code,
-                                        body[:160].decode("utf-8", "replace")))
-                    time.sleep(0.01)
+                    self._http(conn, n, run, mode, tag, count, t0)
             except Exception as e:  # noqa: BLE001 - every failure is recorded
                 t1 = time.time()
                 self.requests += 1
-                self._drop(n)
+                self._drop((n, proto))
                 self.errors.append((n, run, mode, tag, t0, t1, classify(e), repr(e)[:160]))
                 time.sleep(0.02)
             if self.pause:
                 time.sleep(self.pause)
-        for n in list(self.conns):
-            self._drop(n)
+        for key in list(self.conns):
+            self._drop(key)
 
-    def _success(self, n, run, mode, tag, count, t0, t1, body):
-        try:
-            ids = array("q", (int(x) for x in body.split(b"\n")))
-        except ValueError:
-            self.violations.append("client %d: node %d run %d %s/%s: 200 with a body that is "
-                                   "not decimal IDs: %r" % (self.idx, n, run, mode, tag, body[:80]))
+    def _success(self, n, run, mode, tag, count, t0, t1, ids):
+        """ids: the IDs as an array, or the raw answer (bytes) when it was not IDs."""
+        if not isinstance(ids, array):
+            self.violations.append("client %d: node %d run %d %s/%s: a success that is not "
+                                   "IDs: %r" % (self.idx, n, run, mode, tag, ids[:80]))
             return
         bad = None
         if len(ids) != count:

@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 
-from leafdtest import Env, http, wait_until
+from leafdtest import Env, free_port, http, wait_until
 from zkhelpers import faketime_env, zk_props
 
 SENTINEL = r"""
@@ -76,11 +76,12 @@ class Node:
     and the faketime offset history. Fault episodes change it while holding
     the node's resource; clients only read run and port."""
 
-    def __init__(self, idx, leafd, tsfile):
+    def __init__(self, idx, leafd, tsfile, resp_port):
         self.idx = idx
         self.leafd = leafd
         self.name = leafd.name
         self.port = leafd.port
+        self.resp_port = resp_port
         self.tsfile = tsfile
         self.run = 1
         self.worker = None
@@ -192,7 +193,9 @@ class Cluster:
             tsfile = os.path.join(ndir, "faketime")
             with open(tsfile, "w") as f:
                 f.write("+0\n")
+            resp_port = free_port()
             props = zk_props(self.zk_address(), name="chaos", **{
+                "leafd.resp.listen": "127.0.0.1:%d" % resp_port,
                 "leaf.segment.enable": "true",
                 "leaf.jdbc.url": self.db.jdbc_url(),
                 "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw",
@@ -204,7 +207,7 @@ class Cluster:
             lf = self.env.leafd(name, props, extra_env=faketime_env(timestamp_file=tsfile),
                                 wait_ready=False)
             self.track(lf.proc)
-            node = Node(i, lf, tsfile)
+            node = Node(i, lf, tsfile, resp_port)
             self.nodes.append(node)
             if not lf.wait_ready(60):
                 raise RuntimeError("leafd %s not ready at set-up; log:\n%s"

@@ -19,11 +19,11 @@ with Env() as env:
     st, body, hdrs = http(node.port, "/metrics")
     check(st == 200 and hdrs.get("Content-Type", "").startswith("text/plain; version=0.0.4"),
           "metrics served as Prometheus text 0.0.4")
-    for needle in ['leafd_http_requests_total{route="snowflake_get",status="200"} 40',
-                   'leafd_http_requests_total{route="snowflake_get",status="400"} 20',
-                   'leafd_http_requests_total{route="not_found",status="404"} 20',
-                   'leafd_http_requests_total{route="health",status="405"} 1',
-                   'leafd_http_request_duration_seconds_count{route="snowflake_get"} 60',
+    for needle in ['leafd_http_requests_total{protocol="http",route="snowflake_get",status="200"} 40',
+                   'leafd_http_requests_total{protocol="http",route="snowflake_get",status="400"} 20',
+                   'leafd_http_requests_total{protocol="http",route="not_found",status="404"} 20',
+                   'leafd_http_requests_total{protocol="http",route="health",status="405"} 1',
+                   'leafd_http_request_duration_seconds_count{protocol="http",route="snowflake_get"} 60',
                    'leafd_ids_issued_total{mode="snowflake"} 220',
                    "leafd_snowflake_worker_id 5", "leafd_http_connections"]:
         check(needle in body, "metrics contain %s" % needle)

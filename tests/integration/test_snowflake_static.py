@@ -52,7 +52,7 @@ def parse_metrics(text):
 
 def req_count(samples, route, status):
     return samples.get(("leafd_http_requests_total",
-                        frozenset({("route", route), ("status", str(status))})), 0)
+                        frozenset({("protocol", "http"), ("route", route), ("status", str(status))})), 0)
 
 
 def ready_and_log(node):

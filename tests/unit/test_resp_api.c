@@ -1,0 +1,174 @@
+/*
+ * The RESP protocol module (src/resp/resp_conn.c) and the command table
+ * behind it (src/api/resp_api.c), on a real API context
+ * (tests/support/api_fixture.c: static-worker snowflake, segment off),
+ * without sockets: pipelined replies in order however the bytes are cut,
+ * inline and multibulk forms, Redis's wording of unknown commands and
+ * arity, the stable codes of ID errors, protocol errors closing only their
+ * connection, QUIT, HELLO 3, and idle connections giving their memory back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_fixture.h"
+#include "resp_conn.h"
+#include "unit.h"
+
+static char out[1 << 16];
+
+/* Feeds text in chunks of `chunk` bytes to a new connection; returns its output. */
+static const char *feed_chunked(const char *text, size_t len, size_t chunk, int *closed) {
+    struct session *s = api_fixture_resp_conn(1);
+    s->now_ms = 1;
+    size_t pos = 0;
+    while (pos < len && !s->close_after) {
+        size_t n = len - pos < chunk ? len - pos : chunk;
+        size_t used = 0;
+        while (used < n && !s->close_after) {
+            used += resp_proto_ops.input(s, text + pos + used, n - used);
+        }
+        pos += n;
+    }
+    size_t olen = s->out.len < sizeof(out) - 1 ? s->out.len : sizeof(out) - 1;
+    memcpy(out, s->out.data ? s->out.data : "", olen);
+    out[olen] = '\0';
+    if (closed != NULL) {
+        *closed = s->close_after;
+    }
+    api_fixture_resp_close(s);
+    return out;
+}
+
+static const char *feed(const char *text) {
+    return feed_chunked(text, strlen(text), 1 << 20, NULL);
+}
+
+/* The reply with the IDs blanked (they differ between runs). */
+static void shape(const char *in, char *dst, size_t cap) {
+    size_t o = 0;
+    for (const char *p = in; *p && o + 1 < cap; p++) {
+        if (*p == ':' && (p == in || p[-1] == '\n')) {
+            dst[o++] = ':';
+            while (p[1] >= '0' && p[1] <= '9') {
+                p++;
+            }
+        } else {
+            dst[o++] = *p;
+        }
+    }
+    dst[o] = '\0';
+}
+
+static void test_pipelined_in_order_any_cut(void) {
+    const char *req = "PING\r\n"
+                      "*2\r\n$4\r\nINCR\r\n$11\r\nsnowflake:a\r\n"
+                      "*2\r\n$4\r\nECHO\r\n$5\r\nhe\r\no\r\n"
+                      "LEAF.IDS snowflake:a 2\r\n"
+                      "nope\r\n";
+    char first[1024], again[1024];
+    shape(feed(req), first, sizeof(first));
+    CHECK_EQ_STR(first, "+PONG\r\n:\r\n$5\r\nhe\r\no\r\n*2\r\n:\r\n:\r\n"
+                        "-ERR unknown command 'nope', with args beginning with: \r\n");
+    for (size_t chunk = 1; chunk <= 7; chunk++) {
+        shape(feed_chunked(req, strlen(req), chunk, NULL), again, sizeof(again));
+        CHECK_EQ_STR(again, first);
+    }
+}
+
+static void test_ids_ascend(void) {
+    const char *o = feed("LEAF.IDS snowflake:k 5\r\n");
+    CHECK(strncmp(o, "*5\r\n", 4) == 0);
+    long long prev = 0;
+    const char *p = o + 4;
+    for (int i = 0; i < 5; i++) {
+        CHECK(*p == ':');
+        long long v = strtoll(p + 1, (char **)&p, 10);
+        CHECK(v > prev);
+        prev = v;
+        p += 2;
+    }
+}
+
+static void test_errors(void) {
+    CHECK_EQ_STR(feed("INCR\r\n"), "-ERR wrong number of arguments for 'incr' command\r\n");
+    CHECK_EQ_STR(feed("incrby segment:a 1 2\r\n"),
+                 "-ERR wrong number of arguments for 'incrby' command\r\n");
+    CHECK(strncmp(feed("INCR orders\r\n"), "-BAD_KEY ", 9) == 0);
+    CHECK(strncmp(feed("INCR snowflake:\r\n"), "-BAD_TAG ", 9) == 0);
+    CHECK(strncmp(feed("INCR segment:a/b\r\n"), "-BAD_TAG ", 9) == 0);
+    CHECK(strncmp(feed("LEAF.IDS snowflake:a 0\r\n"), "-BAD_COUNT ", 11) == 0);
+    CHECK(strncmp(feed("LEAF.IDS snowflake:a 10001\r\n"), "-BAD_COUNT ", 11) == 0);
+    CHECK(strncmp(feed("INCRBY segment:a x\r\n"), "-BAD_COUNT ", 11) == 0);
+    CHECK(strncmp(feed("INCRBY snowflake:a 5\r\n"), "-WRONG_MODE ", 12) == 0);
+    CHECK(strstr(out, "LEAF.IDS") != NULL);
+    CHECK(strncmp(feed("INCR segment:a\r\n"), "-SEGMENT_DISABLED ", 18) == 0);
+    CHECK(strncmp(feed("INCR sequence:a\r\n"), "-SEQUENCE_DISABLED ", 19) == 0);
+    CHECK(strncmp(feed("GET snowflake:a\r\n"), "-WRONG_MODE ", 12) == 0);
+    CHECK_EQ_STR(feed("SELECT 1\r\n"), "-ERR DB index is out of range\r\n");
+    CHECK_EQ_STR(feed("SELECT 0\r\n"), "+OK\r\n");
+    CHECK_EQ_STR(feed("foo a b\r\n"),
+                 "-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n");
+    /* an error in one command does not end the connection */
+    CHECK_EQ_STR(feed("foo\r\nPING\r\n"),
+                 "-ERR unknown command 'foo', with args beginning with: \r\n+PONG\r\n");
+}
+
+static void test_protocol_error_closes(void) {
+    int closed = 0;
+    const char *req = "PING\r\n*x\r\nPING\r\n";
+    const char *o = feed_chunked(req, strlen(req), 100, &closed);
+    CHECK(closed);
+    CHECK_EQ_STR(o, "+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n");
+    char big[80];
+    snprintf(big, sizeof(big), "*1\r\n$%u\r\n", (unsigned)RESP_MAX_BULK + 1);
+    o = feed_chunked(big, strlen(big), 100, &closed);
+    CHECK(closed && strncmp(o, "-ERR Protocol error", 19) == 0);
+    o = feed_chunked("QUIT\r\nPING\r\n", 12, 100, &closed);
+    CHECK(closed);
+    CHECK_EQ_STR(o, "+OK\r\n");
+}
+
+static void test_tooling_commands(void) {
+    const char *o = feed("HELLO 3 SETNAME app\r\nCLIENT GETNAME\r\n");
+    CHECK(strncmp(o, "%7\r\n", 4) == 0);
+    CHECK(strstr(o, "$5\r\nproto\r\n:3\r\n") != NULL);
+    CHECK(strstr(o, "$3\r\napp\r\n") != NULL);
+    CHECK_EQ_STR(feed("HELLO 4\r\n"), "-NOPROTO unsupported protocol version\r\n");
+    o = feed("INFO\r\n");
+    CHECK(strstr(o, "loading:0\r\n") != NULL && strstr(o, "# Leafd\r\n") != NULL);
+    o = feed("INFO persistence\r\n");
+    CHECK(strstr(o, "loading:0") != NULL && strstr(o, "# Server") == NULL);
+    CHECK_EQ_STR(feed("CONFIG GET save\r\n"), "*0\r\n");
+    CHECK_EQ_STR(feed("CLIENT SETINFO lib-name redis-py\r\n"), "+OK\r\n");
+    CHECK(strncmp(feed("CLIENT SETNAME a b\r\n"), "-ERR unknown subcommand", 23) == 0);
+    CHECK(strncmp(feed("COMMAND COUNT\r\n"), ":", 1) == 0);
+    CHECK(strstr(feed("COMMAND INFO incr nope\r\n"), "$4\r\nincr\r\n:2\r\n") != NULL);
+    CHECK(strstr(out, "$-1\r\n") != NULL);
+    CHECK_EQ_STR(feed("RESET\r\n"), "+RESET\r\n");
+    CHECK_EQ_STR(feed("AUTH someone secret\r\nPING hi\r\n"), "+OK\r\n$2\r\nhi\r\n");
+}
+
+static void test_idle_gives_memory_back(void) {
+    struct session *s = api_fixture_resp_conn(1);
+    s->now_ms = 1;
+    resp_proto_ops.input(s, "*2\r\n$4\r\nPING\r\n", 14); /* half a command */
+    CHECK(s->head_started_ms == 1);
+    resp_proto_ops.idle(s);
+    resp_proto_ops.input(s, "$2\r\nhi\r\n", 8);
+    CHECK(s->head_started_ms == 0);
+    CHECK(s->out.len == 8 && memcmp(s->out.data, "$2\r\nhi\r\n", 8) == 0);
+    resp_proto_ops.idle(s);
+    api_fixture_resp_close(s);
+}
+
+int main(void) {
+    api_fixture_init();
+    TEST(test_pipelined_in_order_any_cut);
+    TEST(test_ids_ascend);
+    TEST(test_errors);
+    TEST(test_protocol_error_closes);
+    TEST(test_tooling_commands);
+    TEST(test_idle_gives_memory_back);
+    api_fixture_done();
+    return unit_done();
+}
