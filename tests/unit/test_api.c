@@ -106,8 +106,8 @@ static void test_views(void) {
     CHECK(strstr(http_feed_out, "\"mode\":\"static\"") != NULL);
     CHECK(starts(feed("GET /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "# TYPE leafd_ids_issued_total counter\n") != NULL);
-    CHECK(strstr(http_feed_out,
-                 "leafd_http_requests_total{protocol=\"http\",route=\"snowflake_get\",status=\"200\"}") != NULL);
+    CHECK(strstr(http_feed_out, "leafd_http_requests_total{protocol=\"http\",route=\"snowflake_"
+                                "get\",status=\"200\"}") != NULL);
     CHECK(strstr(http_feed_out, "leafd_zk_session_connected") == NULL); /* static mode */
     CHECK(starts(feed("GET /cache HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "segment mode is disabled") != NULL);
