@@ -19,6 +19,7 @@ struct zk_op_ctx {
     struct zk_session *s;
     unsigned gen;
     int op;
+    uint64_t arg;
     char path[64]; /* for messages (may be cut short) */
 };
 
@@ -49,7 +50,30 @@ static int zk_mode_flags(enum zk_mode m) {
     if (m == ZK_MODE_EPHEMERAL) {
         return ZOO_EPHEMERAL;
     }
+    if (m == ZK_MODE_EPHEMERAL_SEQUENTIAL) {
+        return ZOO_EPHEMERAL_SEQUENTIAL;
+    }
     return m == ZK_MODE_PERSISTENT_SEQUENTIAL ? ZOO_PERSISTENT_SEQUENTIAL : ZOO_PERSISTENT;
+}
+
+static enum zk_result zk_result_of(int rc) {
+    if (rc == ZOK) {
+        return ZK_RESULT_OK;
+    }
+    if (rc == ZBADVERSION) {
+        return ZK_RESULT_BADVERSION;
+    }
+    if (rc == ZNONODE) {
+        return ZK_RESULT_NONODE;
+    }
+    if (rc == ZNODEEXISTS) {
+        return ZK_RESULT_EXISTS;
+    }
+    if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
+        rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZSESSIONMOVED) {
+        return ZK_RESULT_UNKNOWN;
+    }
+    return ZK_RESULT_FAILED;
 }
 
 /* Logs an operation's failure, except the outcomes callers expect and handle. */
@@ -116,7 +140,18 @@ static int map_state(int state) {
 /* Runs on a ZooKeeper thread: record the state, queue it, wake the owner. */
 static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
     struct zk_handle_ctx *h = ctx;
-    if (type != ZOO_SESSION_EVENT || h == NULL) {
+    if (h == NULL) {
+        return;
+    }
+    if (type != ZOO_SESSION_EVENT) {
+        /* A watch of zk_session_aexists_watch() (the only watches set). */
+        struct zk_event *w = calloc(1, sizeof(*w));
+        if (w != NULL) {
+            *w = (struct zk_event){.kind = ZK_EVENT_WATCH, .gen = h->gen};
+            w->data = path != NULL ? strdup(path) : NULL;
+            w->len = w->data != NULL ? strlen(w->data) : 0;
+            push_event(h->s, w);
+        }
         return;
     }
     struct zk_session *s = h->s;
@@ -243,6 +278,7 @@ void zk_event_free(struct zk_event *ev) {
     while (ev != NULL) {
         struct zk_event *next = ev->next;
         zk_names_free(ev->names, ev->nnames);
+        free(ev->data);
         free(ev);
         ev = next;
     }
@@ -309,30 +345,98 @@ leaf_status_t zk_session_children(struct zk_session *s, const char *path, char *
     return st;
 }
 
-static struct zk_op_ctx *op_ctx(struct zk_session *s, int op, const char *path) {
+static struct zk_op_ctx *op_ctx2(struct zk_session *s, int op, uint64_t arg, const char *path) {
     struct zk_op_ctx *c = calloc(1, sizeof(*c));
     if (c != NULL) {
         c->s = s;
         c->gen = s->gen;
         c->op = op;
+        c->arg = arg;
         snprintf(c->path, sizeof(c->path), "%s", path);
     }
     return c;
 }
 
+static struct zk_op_ctx *op_ctx(struct zk_session *s, int op, const char *path) {
+    return op_ctx2(s, op, 0, path);
+}
+
 /* Runs on a ZooKeeper thread (or in zookeeper_close): queue the result. */
+static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *what) {
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev == NULL) {
+        log_error("zk", "out of memory queueing the result of %s(%s)", what, c->path);
+        return NULL;
+    }
+    *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op, .arg = c->arg};
+    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, what, c->path);
+    ev->result = zk_result_of(rc);
+    return ev;
+}
+
 static void op_done(const struct zk_op_ctx *c, int rc, const char *what,
                     const struct String_vector *names) {
-    struct zk_event *ev = calloc(1, sizeof(*ev));
+    struct zk_event *ev = op_event(c, rc, what);
     if (ev == NULL) {
         return;
     }
-    *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op};
-    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, what, c->path);
     if (ev->rc == LEAF_OK && names && copy_names(names, &ev->names, &ev->nnames) != 0) {
         ev->rc = LEAF_ENOMEM;
+        ev->result = ZK_RESULT_FAILED;
     }
     push_event(c->s, ev);
+}
+
+/* Completions of the sequence calls: version, data or created path with the result. */
+static void version_done(int rc, const struct Stat *stat, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    struct zk_event *ev = op_event(c, rc, "zoo_aset/aexists");
+    if (ev != NULL) {
+        ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
+        push_event(c->s, ev);
+    }
+    free(c);
+}
+
+static void data_done(int rc, const char *value, int value_len, const struct Stat *stat,
+                      const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    struct zk_event *ev = op_event(c, rc, "zoo_aget");
+    if (ev != NULL) {
+        ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
+        if (rc == ZOK && value != NULL && value_len > 0) {
+            ev->data = malloc((size_t)value_len + 1);
+            if (ev->data == NULL) {
+                ev->rc = LEAF_ENOMEM;
+                ev->result = ZK_RESULT_FAILED;
+            } else {
+                memcpy(ev->data, value, (size_t)value_len);
+                ev->data[value_len] = '\0';
+                ev->len = (size_t)value_len;
+            }
+        }
+        push_event(c->s, ev);
+    }
+    free(c);
+}
+
+static void created_done(int rc, const char *value, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    struct zk_event *ev = op_event(c, rc, "zoo_acreate");
+    if (ev != NULL) {
+        if (rc == ZOK && value != NULL) {
+            ev->data = strdup(value);
+            ev->len = ev->data != NULL ? strlen(ev->data) : 0;
+        }
+        push_event(c->s, ev);
+    }
+    free(c);
+}
+
+static void void_done(int rc, const void *data) {
+    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    op_done(c, rc, "zoo_adelete", NULL);
+    free(c);
 }
 
 static void stat_done(int rc, const struct Stat *stat, const void *data) {
@@ -412,4 +516,64 @@ leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *pat
     }
     return async_refused(c, zoo_aget_children(s->zh, path, 0, strings_done, c),
                          "zoo_aget_children");
+}
+
+leaf_status_t zk_session_acreate2(struct zk_session *s, int op, uint64_t arg, const char *path,
+                                  const char *data, size_t len, enum zk_mode mode) {
+    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    int rc = zoo_acreate(s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE, zk_mode_flags(mode),
+                         created_done, c);
+    return async_refused(c, rc, "zoo_acreate");
+}
+
+leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aget(s->zh, path, 0, data_done, c), "zoo_aget");
+}
+
+leaf_status_t zk_session_aset_version(struct zk_session *s, int op, uint64_t arg, const char *path,
+                                      const char *data, size_t len, int32_t version) {
+    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aset(s->zh, path, data, (int)len, version, version_done, c),
+                         "zoo_aset");
+}
+
+leaf_status_t zk_session_adelete(struct zk_session *s, int op, uint64_t arg, const char *path,
+                                 int32_t version) {
+    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_adelete(s->zh, path, version, void_done, c), "zoo_adelete");
+}
+
+leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t arg,
+                                       const char *path) {
+    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aexists(s->zh, path, 1, version_done, c), "zoo_aexists");
+}
+
+leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    if (c == NULL) {
+        return LEAF_ENOMEM;
+    }
+    return async_refused(c, zoo_aget_children(s->zh, path, 0, strings_done, c),
+                         "zoo_aget_children");
+}
+
+int zk_session_negotiated_timeout_ms(struct zk_session *s) {
+    return s->zh != NULL ? zoo_recv_timeout((zhandle_t *)s->zh) : 0;
 }

@@ -36,9 +36,29 @@ enum zk_state {
 
 const char *zk_state_name(int state);
 
-enum zk_mode { ZK_MODE_PERSISTENT, ZK_MODE_EPHEMERAL, ZK_MODE_PERSISTENT_SEQUENTIAL };
+enum zk_mode {
+    ZK_MODE_PERSISTENT,
+    ZK_MODE_EPHEMERAL,
+    ZK_MODE_PERSISTENT_SEQUENTIAL,
+    ZK_MODE_EPHEMERAL_SEQUENTIAL,
+};
 
-enum zk_event_kind { ZK_EVENT_STATE, ZK_EVENT_DONE };
+/* ZK_EVENT_WATCH: a watch set by zk_session_aexists_watch() fired for path (in data). */
+enum zk_event_kind { ZK_EVENT_STATE, ZK_EVENT_DONE, ZK_EVENT_WATCH };
+
+/*
+ * The outcome of an asynchronous call, finer than rc where a caller must
+ * tell the cases apart: UNKNOWN means the request may or may not have been
+ * applied (connection loss, timeout, session expiry or close).
+ */
+enum zk_result {
+    ZK_RESULT_OK = 0,
+    ZK_RESULT_BADVERSION,
+    ZK_RESULT_NONODE,
+    ZK_RESULT_EXISTS,
+    ZK_RESULT_UNKNOWN,
+    ZK_RESULT_FAILED,
+};
 
 /* One result handed from a ZooKeeper thread to the owner; the owner frees it. */
 struct zk_event {
@@ -50,8 +70,13 @@ struct zk_event {
     leaf_status_t rc; /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
     char **names;     /* ZK_EVENT_DONE of zk_session_achildren(): the children */
     int nnames;
-    int mine; /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
-               * ephemeral owned by this session */
+    int mine;              /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
+                            * ephemeral owned by this session */
+    enum zk_result result; /* ZK_EVENT_DONE */
+    uint64_t arg;          /* ZK_EVENT_DONE: the caller's second tag */
+    int32_t version;       /* ZK_EVENT_DONE of aget/aset_version/aexists: the node's version */
+    char *data;            /* aget: the data; acreate: the created path; WATCH: the path */
+    size_t len;
 };
 
 typedef void (*zk_notify_fn)(void *arg);
@@ -113,5 +138,29 @@ leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path,
 leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *path);
 /* Whether path is an ephemeral node of this very session (result in ev->mine). */
 leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path);
+
+/*
+ * The calls of the sequence primary; each result carries op and arg back,
+ * with ev->result. acreate2: ev->data is the created path (sequential modes
+ * append the counter). aget: ev->data/len and ev->version. aset_version:
+ * conditional on the node's version being `version` (-1: any); ev->version
+ * is the new version. adelete: version -1 deletes any version.
+ * aexists_watch: ev->result OK or NONODE, and a watch that fires once as a
+ * ZK_EVENT_WATCH (path in ev->data) when the node is created, changed or
+ * deleted.
+ */
+leaf_status_t zk_session_acreate2(struct zk_session *s, int op, uint64_t arg, const char *path,
+                                  const char *data, size_t len, enum zk_mode mode);
+leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path);
+leaf_status_t zk_session_aset_version(struct zk_session *s, int op, uint64_t arg, const char *path,
+                                      const char *data, size_t len, int32_t version);
+leaf_status_t zk_session_adelete(struct zk_session *s, int op, uint64_t arg, const char *path,
+                                 int32_t version);
+leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t arg,
+                                       const char *path);
+leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path);
+
+/* The session timeout the server granted (ms); 0 before the first connection. */
+int zk_session_negotiated_timeout_ms(struct zk_session *s);
 
 #endif

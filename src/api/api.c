@@ -113,14 +113,33 @@ leaf_status_t api_issue(struct http_request *req, enum ids_mode mode, const char
     leaf_status_t rc = ids_issue(api_ctx(req), &c, ids);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c.retry_ms;
+    } else if (rc != LEAF_OK && c.err == IDS_E_NOT_PRIMARY) {
+        api_respond_redirect(req, &c.primary);
     } else if (rc != LEAF_OK) {
         api_respond_ids_error(req, c.err);
     }
     return rc;
 }
 
-/* GET /api/{snowflake,segment}/get/{key}[?count=N]: the IDs, one per line. */
-static leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode, size_t prefix_len) {
+void api_respond_redirect(struct http_request *req, const struct sequence_where *primary) {
+    struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
+    sbuf_printf(&hdr, "Location: http://%s%.*s%s%.*s\r\n", primary->http, (int)req->path_len,
+                req->path, req->query_len ? "?" : "", (int)req->query_len, req->query);
+    sbuf_printf(&body,
+                "{\"code\":\"not_primary\",\"message\":\"this node is a standby; ask the "
+                "sequence primary\",\"primary\":\"%s\"}",
+                primary->http);
+    if (hdr.failed || body.failed) {
+        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
+    } else {
+        http_respond_ex(req, 307, "application/json", hdr.data, body.data, body.len);
+    }
+    sbuf_free(&hdr);
+    sbuf_free(&body);
+}
+
+/* GET /api/{snowflake,segment,sequence}/get/{key}[?count=N]: the IDs, one per line. */
+leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode, size_t prefix_len) {
     const char *key;
     size_t key_len;
     int count;

@@ -14,6 +14,7 @@
 #include "ids.h"
 #include "metrics.h"
 #include "segment_service.h"
+#include "sequence_service.h"
 #include "snowflake_node.h"
 
 #define LEAFD_VERSION "0.1.0"
@@ -25,6 +26,7 @@ struct api_ctx {
     const struct leaf_config *cfg;
     struct snowflake_node *snowflake;
     struct segment_service *segment;
+    struct sequence_service *sequence;
     struct metrics *metrics;
     int64_t started_ms; /* wall clock at start */
     long pid;
@@ -90,6 +92,17 @@ leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, con
  */
 leaf_status_t api_issue(struct http_request *req, enum ids_mode mode, const char *key,
                         size_t key_len, int count, int64_t *ids);
+
+/* GET .../get/{key}[?count=N] of a mode, the key after prefix_len bytes of the path. */
+leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode, size_t prefix_len);
+
+/* 307 to the sequence primary, with Location and {"code":"not_primary",...,"primary"}. */
+void api_respond_redirect(struct http_request *req, const struct sequence_where *primary);
+
+/* sequences and the cluster (api_sequence.c) */
+leaf_status_t api_sequence_get(struct http_request *req);
+leaf_status_t api_sequence_create(struct http_request *req);
+leaf_status_t api_cluster_demote(struct http_request *req);
 
 /* Answers with an ID error's HTTP status, code and message. */
 void api_respond_ids_error(struct http_request *req, enum ids_error e);

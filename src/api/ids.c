@@ -8,6 +8,9 @@
  */
 #define IDS_MAX_GEN_WAIT_MS 1000
 
+/* A sequence request waits this long for a primary's write or an election, then 503/TRYAGAIN. */
+#define IDS_MAX_SEQUENCE_WAIT_MS 1000
+
 static const struct ids_error_info ids_errors[IDS_E_COUNT] = {
 #define IDS_ERROR_INFO(e, status, code, msg) [e] = {status, code, msg},
     IDS_ERRORS(IDS_ERROR_INFO)
@@ -74,8 +77,63 @@ static leaf_status_t issue_segment(const struct api_ctx *ctx, struct ids_call *c
     return LEAF_ERR;
 }
 
+/* The outcome of a sequence call other than LEAF_OK (shared by next and last). */
+static leaf_status_t sequence_outcome(struct ids_call *c, leaf_status_t rc) {
+    int64_t left = IDS_MAX_SEQUENCE_WAIT_MS - (c->now_ms - c->first_seen_ms);
+    if (rc == LEAF_EAGAIN && left > 0) {
+        c->retry_ms = left; /* woken sooner by the sequence's next change */
+        return LEAF_EAGAIN;
+    }
+    leaf_wait_cancel(c->wait);
+    switch (rc) {
+    case LEAF_EUNAVAIL: c->err = c->primary.known ? IDS_E_NOT_PRIMARY : IDS_E_NO_PRIMARY; break;
+    case LEAF_EAGAIN: c->err = IDS_E_NO_PRIMARY; break;
+    case LEAF_ENOTFOUND: c->err = IDS_E_UNKNOWN_SEQUENCE; break;
+    case LEAF_ERANGE: c->err = IDS_E_SEQUENCE_EXHAUSTED; break;
+    default: c->err = IDS_E_OUT_OF_MEMORY; break;
+    }
+    return LEAF_ERR;
+}
+
+static leaf_status_t issue_sequence(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    if (!sequence_service_enabled(ctx->sequence)) {
+        c->err = IDS_E_SEQUENCE_DISABLED;
+        return LEAF_ERR;
+    }
+    int64_t first = 0;
+    leaf_status_t rc = sequence_service_next(ctx->sequence, c->key, c->key_len, c->count, &first,
+                                             c->wait, &c->primary);
+    if (rc != LEAF_OK) {
+        return sequence_outcome(c, rc);
+    }
+    if (c->dense) {
+        ids[0] = first + c->count - 1;
+    } else {
+        for (int i = 0; i < c->count; i++) {
+            ids[i] = first + i;
+        }
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *last) {
+    c->retry_ms = 0;
+    c->err = IDS_E_NONE;
+    if (!sequence_service_enabled(ctx->sequence)) {
+        c->err = IDS_E_SEQUENCE_DISABLED;
+        return LEAF_ERR;
+    }
+    leaf_status_t rc =
+        sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
+    return rc == LEAF_OK ? LEAF_OK : sequence_outcome(c, rc);
+}
+
 leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
-    return c->mode == IDS_SNOWFLAKE ? issue_snowflake(ctx, c, ids) : issue_segment(ctx, c, ids);
+    switch (c->mode) {
+    case IDS_SNOWFLAKE: return issue_snowflake(ctx, c, ids);
+    case IDS_SEGMENT: return issue_segment(ctx, c, ids);
+    default: return issue_sequence(ctx, c, ids);
+    }
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sequence_service.h"
 #include "session.h"
 #include "status.h"
 
@@ -37,7 +38,13 @@ struct api_ctx;
     X(IDS_E_CLOCK_OUT_OF_RANGE, 503, "clock_out_of_range",                                         \
       "the clock is before the epoch or past the 41-bit horizon")                                  \
     X(IDS_E_NOT_READY, 503, "not_ready", "no worker ID held or reservation not persisted")         \
-    X(IDS_E_OUT_OF_MEMORY, 503, "out_of_memory", "out of memory")
+    X(IDS_E_OUT_OF_MEMORY, 503, "out_of_memory", "out of memory")                                 \
+    X(IDS_E_SEQUENCE_DISABLED, 503, "sequence_disabled", "sequence mode is disabled on this node") \
+    X(IDS_E_NOT_PRIMARY, 307, "not_primary", "this node is a standby; ask the sequence primary")   \
+    X(IDS_E_NO_PRIMARY, 503, "no_primary", "no sequence primary can issue now; retry shortly")     \
+    X(IDS_E_UNKNOWN_SEQUENCE, 404, "unknown_sequence",                                             \
+      "no such sequence (create it with POST /api/sequence)")                                      \
+    X(IDS_E_SEQUENCE_EXHAUSTED, 503, "sequence_exhausted", "the sequence would pass 2^63-1")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, msg) e,
@@ -54,7 +61,7 @@ struct ids_error_info {
 
 const struct ids_error_info *ids_error_info(enum ids_error e);
 
-enum ids_mode { IDS_SNOWFLAKE, IDS_SEGMENT };
+enum ids_mode { IDS_SNOWFLAKE, IDS_SEGMENT, IDS_SEQUENCE };
 
 /*
  * One call for IDs. The caller fills the inputs; a request that parks is
@@ -71,16 +78,22 @@ struct ids_call {
     int64_t now_ms;        /* monotonic ms now */
     struct leaf_wait *wait;
     /* outputs */
-    int64_t retry_ms;   /* LEAF_EAGAIN: resume at the latest after this long */
-    enum ids_error err; /* LEAF_ERR: why */
+    int64_t retry_ms;              /* LEAF_EAGAIN: resume at the latest after this long */
+    enum ids_error err;            /* LEAF_ERR: why */
+    struct sequence_where primary; /* IDS_E_NOT_PRIMARY: where to ask */
 };
 
 /*
  * Issues c->count IDs into ids (room for count, or 1 when dense).
+ * Sequences are dense by nature: count consecutive IDs (ids[0] = the highest
+ * when dense). GET's "last issued" is ids_last().
  * LEAF_OK; LEAF_EAGAIN: parked (c->retry_ms set, c->wait registered where
  * the answer comes from); LEAF_ERR: refused, c->err says why. The key must
  * already be valid (validate_tag) and count within 1..10000.
  */
 leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids);
+
+/* The last ID issued of a sequence (c->count unused); 0 when none yet. As ids_issue(). */
+leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *last);
 
 #endif

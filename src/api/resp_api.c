@@ -192,6 +192,15 @@ static leaf_status_t cmd_incrby(struct resp_request *req) {
     if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
+    if (k.ns == KEY_SNOWFLAKE && count == 1) {
+        /* A block of one is consecutive: answered as INCR (redis-py's incr() sends INCRBY k 1). */
+        int64_t id;
+        leaf_status_t rc = issue(req, &k, 1, 0, &id);
+        if (rc == LEAF_OK) {
+            resp_reply_int(req->out, id);
+        }
+        return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+    }
     if (k.ns == KEY_SNOWFLAKE) {
         return reply_error(req, O_WRONG_MODE,
                            "WRONG_MODE snowflake IDs are not consecutive, so INCRBY cannot hand "

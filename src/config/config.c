@@ -505,6 +505,15 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
         return config_key_error(c, CONFIG_I_jdbc_username,
                                 "required when leaf.segment.enable is true", err, errlen);
     }
+    if (c->sequence_enable && !zk) {
+        return config_key_error(c, CONFIG_I_sequence_enable,
+                                "needs leaf.snowflake.zk.address: the primary is elected there",
+                                err, errlen);
+    }
+    if (c->sequence_enable && c->name[0] == '\0') {
+        return config_key_error(c, CONFIG_I_name, "required when leafd.sequence.enable is true",
+                                err, errlen);
+    }
     if (c->data_dir[0] == '\0') {
         /* The worker-ID cache and time reservation live there; "" would mean "/". */
         return config_key_error(c, CONFIG_I_data_dir, "must not be empty", err, errlen);

@@ -82,6 +82,12 @@ enum config_type {
       "how long a request waits for a range already being fetched")                                \
     X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                        \
       "database connect/read/write timeout")                                                       \
+    X("leafd.sequence.enable", CONFIG_BOOL, sequence_enable, "false", 0, 1,                        \
+      "serve cluster-wide strictly increasing sequences (needs leaf.snowflake.zk.address)")        \
+    X("leafd.sequence.batch", CONFIG_INT, sequence_batch, "10000", 1, 1000000000,                  \
+      "IDs persisted ahead per ZooKeeper write (grows with the rate)")                             \
+    X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
+      "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")
 
@@ -121,6 +127,9 @@ struct leaf_config {
     int64_t zk_session_timeout_ms;
     int64_t segment_wait_ms;
     int64_t db_timeout_ms;
+    int sequence_enable;
+    int64_t sequence_batch;
+    int sequence_autocreate;
     int64_t metrics_tags_max;
 
     /* derived by config_finish() */

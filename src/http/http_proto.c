@@ -298,6 +298,7 @@ static void proto_build_request(struct http_proto *p) {
         .first_seen_ms = p->s.now_ms,
         .started_ns = clock_mono_ns(),
         .route = HTTP_ROUTE_NONE,
+        .ticket = -1,
         .wait = &p->s.wait,
         .ctx = p->cfg->ctx,
         .proto = p,

@@ -50,6 +50,7 @@ struct http_request {
     int loopback;           /* client address is 127.0.0.0/8 or ::1 */
     int loop;               /* index of the serving event loop */
     int retries;            /* times this request was parked so far */
+    int ticket;             /* the handler's own state across parks; -1 at first */
     int64_t first_seen_ms;  /* monotonic ms when the request was first dispatched */
     int64_t started_ns;     /* monotonic ns, for latency */
     int64_t retry_ms;       /* set by a handler that returns LEAF_EAGAIN */

@@ -1,9 +1,6 @@
 #include "snowflake_node.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +11,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "node_ip.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
 #include "zk_register.h"
@@ -80,36 +78,9 @@ static void node_notify(void *arg) {
     uv_async_send(arg); /* thread-safe; coalesces */
 }
 
-/* The first non-loopback IPv4 address, as Leaf picks it. */
-static leaf_status_t first_ipv4(char *ip, size_t cap) {
-    struct ifaddrs *ifs, *i;
-    if (getifaddrs(&ifs) != 0) {
-        log_error("snowflake", "getifaddrs() failed; set leafd.snowflake.advertise.ip");
-        return LEAF_ERR;
-    }
-    leaf_status_t st = LEAF_ENOTFOUND;
-    for (i = ifs; i != NULL && st != LEAF_OK; i = i->ifa_next) {
-        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET) {
-            continue;
-        }
-        struct in_addr a = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
-        if ((ntohl(a.s_addr) >> 24) != 127 && inet_ntop(AF_INET, &a, ip, (socklen_t)cap)) {
-            st = LEAF_OK;
-        }
-    }
-    freeifaddrs(ifs);
-    if (st != LEAF_OK) {
-        log_error("snowflake", "no non-loopback IPv4 address found; set "
-                               "leafd.snowflake.advertise.ip");
-    }
-    return st;
-}
-
 static leaf_status_t node_identity(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
-    if (cfg->advertise_ip[0]) {
-        snprintf(n->self.ip, sizeof(n->self.ip), "%s", cfg->advertise_ip);
-    } else if (first_ipv4(n->self.ip, sizeof(n->self.ip)) != LEAF_OK) {
+    if (node_advertise_ip(cfg, n->self.ip, sizeof(n->self.ip)) != LEAF_OK) {
         return LEAF_ERR;
     }
     n->self.port = cfg->identity_port;

@@ -101,6 +101,7 @@ static void test_errors(void) {
     CHECK(strncmp(feed("INCRBY segment:a x\r\n"), "-BAD_COUNT ", 11) == 0);
     CHECK(strncmp(feed("INCRBY snowflake:a 5\r\n"), "-WRONG_MODE ", 12) == 0);
     CHECK(strstr(out, "LEAF.IDS") != NULL);
+    CHECK(strncmp(feed("INCRBY snowflake:a 1\r\n"), ":", 1) == 0); /* redis-py's incr() */
     CHECK(strncmp(feed("INCR segment:a\r\n"), "-SEGMENT_DISABLED ", 18) == 0);
     CHECK(strncmp(feed("INCR sequence:a\r\n"), "-SEQUENCE_DISABLED ", 19) == 0);
     CHECK(strncmp(feed("GET snowflake:a\r\n"), "-WRONG_MODE ", 12) == 0);

@@ -1,0 +1,123 @@
+#ifndef LEAF_SEQUENCE_SERVICE_H
+#define LEAF_SEQUENCE_SERVICE_H
+
+/*
+ * Cluster-wide strictly increasing sequences, wired together: the pure
+ * state machine of sequence/ (lease, per-sequence state, election decision,
+ * znode payloads) with a ZooKeeper session of its own, driven by the
+ * control loop.
+ *
+ * Election: the node creates an EPHEMERAL_SEQUENTIAL child of
+ * /leafd/{leaf.name}/primary holding its HTTP and RESP addresses; the lowest
+ * child is the primary; every other node watches only its predecessor.
+ * Liveness: the primary rewrites its own child every T/6 (T: the negotiated
+ * session timeout); the leader's answers renew the lease, and the primary
+ * issues only while less than 2/3 T passed since the send time of the last
+ * answered write (sequence_state.h says why that is safe).
+ *
+ * Threads and ownership:
+ * - The lease, every sequence's state and waiters, and the cluster view are
+ *   guarded by one mutex (lock); event-loop threads take it to issue, the
+ *   control thread to apply ZooKeeper results.
+ * - The ZooKeeper handle, the election bookkeeping and the timers belong to
+ *   the control thread. Event-loop threads ask it for work (a sequence that
+ *   needs a write, a demotion, an admin create) through a flag or list under
+ *   the lock and uv_async_send.
+ * - The service outlives the event loops (a producer of wake-ups must):
+ *   sequence_service_step_down() leaves ZooKeeper at a graceful stop, and
+ *   sequence_service_free() runs after the loops have been joined.
+ * Times are monotonic milliseconds read at the moment of use.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "session.h"
+#include "status.h"
+
+struct uv_loop_s;
+struct sequence_service;
+
+#define SEQUENCE_PEER_ADDR 64
+#define SEQUENCE_MAX_PEERS 16
+
+/* Where the primary answers, for redirects; known = 0 while none is elected. */
+struct sequence_where {
+    int known;
+    char http[SEQUENCE_PEER_ADDR];
+    char resp[SEQUENCE_PEER_ADDR]; /* "" when the primary has no RESP port */
+};
+
+/* One node in line for the election (CLUSTER SLOTS, zk-inspect). */
+struct sequence_peer {
+    long long seq; /* the counter of its election node */
+    int primary;   /* the lowest: the primary */
+    int self;      /* this node */
+    char http[SEQUENCE_PEER_ADDR];
+    char resp[SEQUENCE_PEER_ADDR];
+};
+
+leaf_status_t sequence_service_create(struct sequence_service **out, const struct leaf_config *cfg,
+                                      struct uv_loop_s *control_loop);
+/* Opens the session and starts the election (no-op when sequences are off). */
+leaf_status_t sequence_service_start(struct sequence_service *svc);
+/* Stops issuing and leaves ZooKeeper at once, so the next node takes over; control thread. */
+void sequence_service_step_down(struct sequence_service *svc);
+/* After the event loops have ended. */
+void sequence_service_free(struct sequence_service *svc);
+int sequence_service_enabled(const struct sequence_service *svc);
+
+/*
+ * Issues n consecutive IDs *first .. *first + n - 1 of the sequence name.
+ * LEAF_OK; LEAF_EAGAIN: parked (w is woken when the sequence changes);
+ * LEAF_EUNAVAIL: this node cannot issue: *where says where the primary is
+ * (known = 0: none elected, or this primary's window ran out); LEAF_ENOTFOUND:
+ * no such sequence (and leafd.sequence.autocreate is off); LEAF_ERANGE: past
+ * INT64_MAX; LEAF_ENOMEM: too many sequences. Any event-loop thread.
+ */
+leaf_status_t sequence_service_next(struct sequence_service *svc, const char *name, size_t len,
+                                    int64_t n, int64_t *first, struct leaf_wait *w,
+                                    struct sequence_where *where);
+
+/*
+ * The last ID issued of the sequence (GET sequence:<name>), answered by the
+ * primary: LEAF_OK with *last (0: none yet), else as sequence_service_next().
+ */
+leaf_status_t sequence_service_last(struct sequence_service *svc, const char *name, size_t len,
+                                    int64_t *last, struct leaf_wait *w,
+                                    struct sequence_where *where);
+
+/*
+ * Creates the sequence so that its first ID is start (admin). The first call
+ * queues the create and returns LEAF_EAGAIN with *ticket set; later calls
+ * with the ticket return LEAF_EAGAIN until ZooKeeper answered, then LEAF_OK,
+ * LEAF_EEXIST or LEAF_EUNAVAIL (the ticket is then spent). w is woken when
+ * the answer arrives; cancelling w abandons the ticket.
+ */
+leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
+                                          size_t len, int64_t start, int *ticket,
+                                          struct leaf_wait *w);
+
+/* Steps down and gets back in line behind the others (POST /api/cluster/demote). Any thread. */
+leaf_status_t sequence_service_demote(struct sequence_service *svc);
+
+/* The nodes in line, lowest first; returns how many were written (at most cap). */
+size_t sequence_service_peers(struct sequence_service *svc, struct sequence_peer *out, size_t cap);
+
+struct sequence_service_stats {
+    int enabled, primary, live, connected;
+    struct sequence_where where; /* the primary as this node knows it */
+    int64_t lease_left_ms;
+    uint64_t elections, demotions, fence_failures, writes, write_failures, issued;
+    size_t sequences;
+    int64_t min_headroom; /* least headroom of any serving sequence; -1 when none */
+};
+void sequence_service_stats(struct sequence_service *svc, struct sequence_service_stats *st);
+
+/* Calls fn for every sequence (name, persisted max, last issued, headroom, phase name). */
+void sequence_service_each(struct sequence_service *svc,
+                           void (*fn)(const char *name, int64_t acked_max, int64_t last,
+                                      int64_t headroom, const char *phase, void *arg),
+                           void *arg);
+
+#endif
