@@ -265,13 +265,18 @@ class MariaDB:
 class Leafd:
     """One leafd node with its own config file, data dir and port."""
 
-    def __init__(self, env, name, props, extra_env=None, wait_ready=True, port=None):
+    def __init__(self, env, name, props, extra_env=None, wait_ready=True, port=None, resp=False):
         self.env = env
         self.name = name
         self.dir = os.path.join(env.dir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.port = port or free_port()
         self.props = dict(props)
+        # resp=True: also serve the Redis protocol on a free loopback port (self.resp_port).
+        if resp:
+            self.props.setdefault("leafd.resp.listen", "127.0.0.1:%d" % free_port())
+        listen = self.props.get("leafd.resp.listen", "")
+        self.resp_port = int(listen.rsplit(":", 1)[1]) if listen else None
         self.props.setdefault("leafd.listen", "127.0.0.1:%d" % self.port)
         self.props.setdefault("leafd.data.dir", os.path.join(self.dir, "data"))
         self.conf = os.path.join(self.dir, "leafd.properties")
@@ -496,3 +501,72 @@ def port_open(port):
         return True
     except OSError:
         return False
+
+
+# ---- raw RESP streams (the Redis-protocol port) --------------------------------
+
+class RespError(str):
+    """An error reply, kept as a value (not raised) so that pipelined replies
+    can be compared in order: RespError("ERR unknown command ...")."""
+
+
+def resp_command(*args):
+    """The bytes of one multibulk command; arguments may be str, bytes or int."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class RespStream(HttpStream):
+    """A raw client connection to the RESP port, sharing HttpStream's socket
+    plumbing (send, closed_by_server, close). Parses RESP2 and RESP3 replies:
+
+        s = RespStream(node.resp_port)
+        s.send(resp_command("PING") + resp_command("INCR", "snowflake:a"))
+        s.read_reply(), s.read_reply()   # "PONG", 2124...
+    """
+
+    def call(self, *args):
+        self.send(resp_command(*args))
+        return self.read_reply()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            if not self._fill():
+                raise EOFError("connection closed by the server")
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _payload(self, n):
+        while len(self.buf) < n + 2:
+            if not self._fill():
+                raise EOFError("connection closed inside a bulk string")
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data.decode("utf-8", "replace")
+
+    def read_reply(self):
+        """One reply: str, int, None, list, dict (RESP3 map), RespError, bool
+        or float. Raises EOFError if the server closes first, socket.timeout."""
+        line = self._line()
+        kind, rest = line[:1], line[1:].decode("utf-8", "replace")
+        if kind == b"+":
+            return rest
+        if kind in (b"-", b"!"):
+            return RespError(self._payload(int(rest)) if kind == b"!" else rest)
+        if kind == b":":
+            return int(rest)
+        if kind in (b"$", b"="):
+            return None if int(rest) < 0 else self._payload(int(rest))
+        if kind in (b"*", b"~", b">"):
+            return None if int(rest) < 0 else [self.read_reply() for _ in range(int(rest))]
+        if kind == b"%":
+            return dict((self.read_reply(), self.read_reply()) for _ in range(int(rest)))
+        if kind == b"_":
+            return None
+        if kind == b"#":
+            return rest == "t"
+        if kind == b",":
+            return float(rest)
+        raise ValueError("not a RESP reply: %r" % line[:80])
