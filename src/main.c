@@ -10,7 +10,8 @@
  *   src/http     HTTP/1.1 as a protocol module of src/net (no I/O);
  *   src/node     the node's services: snowflake_node (worker ID, clock
  *                checks, time reservation, the generator) and
- *                segment_service (tags, buffers, the database thread);
+ *                segment_service (tags, buffers, the database thread),
+ *                sequence_service (the elected primary's sequences);
  *   src/api      routes, handlers, pages, /ready and the metrics registry.
  *
  * main() loads the configuration, checks the listen port, starts the
@@ -35,6 +36,7 @@
 #include "net.h"
 #include "resp_api.h"
 #include "segment_service.h"
+#include "sequence_service.h"
 #include "snowflake_node.h"
 
 /* Everything the process runs, owned by main() on its stack. */
@@ -44,6 +46,7 @@ struct daemon {
     uv_signal_t sig_term, sig_int;
     struct snowflake_node *snowflake;
     struct segment_service *segment;
+    struct sequence_service *sequence;
     struct metrics *metrics;
     struct api_ctx api;
     struct http_proto_config http;
@@ -124,6 +127,9 @@ static void on_signal(uv_signal_t *s, int signum) {
     log_info("main", "received %s, draining in-flight requests", strsignal(signum));
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
+    /* The sequence primary hands over first, at once: the next node in line
+     * takes over while this one drains. */
+    sequence_service_step_down(d->sequence);
     net_server_stop(d->server);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
@@ -167,6 +173,7 @@ static leaf_status_t wire(struct daemon *d) {
         .cfg = &d->cfg,
         .snowflake = d->snowflake,
         .segment = d->segment,
+        .sequence = d->sequence,
         .metrics = d->metrics,
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
@@ -203,6 +210,7 @@ static void daemon_free(struct daemon *d) {
         }
     }
     segment_service_free(d->segment);
+    sequence_service_free(d->sequence);
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
 }
@@ -216,6 +224,7 @@ static int daemon_start(struct daemon *d) {
     d->control_ready = 1;
     if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
+        sequence_service_create(&d->sequence, &d->cfg, &d->control) != LEAF_OK ||
         wire(d) != LEAF_OK) {
         return -1;
     }
@@ -233,10 +242,17 @@ static int daemon_start(struct daemon *d) {
         snowflake_node_shutdown(d->snowflake);
         return -1;
     }
+    if (sequence_service_start(d->sequence) != LEAF_OK) {
+        sequence_service_step_down(d->sequence);
+        segment_service_stop(d->segment);
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
     int nthreads = resolve_threads(&d->cfg);
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
+        sequence_service_step_down(d->sequence);
         segment_service_stop(d->segment);
         snowflake_node_shutdown(d->snowflake);
         return -1;

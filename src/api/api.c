@@ -259,6 +259,30 @@ static int ready_segment(const struct api_ctx *ctx, struct sbuf *b) {
     return st.ready;
 }
 
+/* The sequence member of /ready; returns 1 when this node takes part (in line, connected). */
+static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
+    struct sequence_service_stats st;
+    sequence_service_stats(ctx->sequence, &st);
+    if (!st.enabled) {
+        sbuf_puts(b, "\"sequence\":{\"enabled\":false}");
+        return 1;
+    }
+    sbuf_printf(b, "\"sequence\":{\"enabled\":true,\"ready\":%s,\"role\":\"%s\",\"primary\":",
+                st.connected ? "true" : "false", st.primary ? "primary" : "standby");
+    if (st.where.known) {
+        sbuf_json_str(b, st.where.http, strlen(st.where.http));
+    } else {
+        sbuf_puts(b, "null");
+    }
+    sbuf_printf(b,
+                ",\"issuing\":%s,\"lease_left_ms\":%" PRId64 ",\"zookeeper\":\"%s\","
+                "\"sequences\":%zu,\"elections\":%" PRIu64 ",\"fence_failures\":%" PRIu64 "}",
+                st.live ? "true" : "false", st.lease_left_ms,
+                st.connected ? "connected" : "disconnected", st.sequences, st.elections,
+                st.fence_failures);
+    return st.connected;
+}
+
 leaf_status_t api_ready(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     struct sbuf b = SBUF_INIT;
@@ -266,6 +290,8 @@ leaf_status_t api_ready(struct http_request *req) {
     int ok = ready_snowflake(ctx, &b);
     sbuf_putc(&b, ',');
     ok &= ready_segment(ctx, &b);
+    sbuf_putc(&b, ',');
+    ok &= ready_sequence(ctx, &b);
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {

@@ -51,7 +51,7 @@ static const char *const metrics_bucket_le[] = {
 #define METRICS_NBUCKETS ((int)(sizeof(metrics_bucket_ns) / sizeof(metrics_bucket_ns[0])))
 #define METRICS_MAX_ROUTES 32
 #define METRICS_MAX_COMMANDS 24
-#define METRICS_MAX_OUTCOMES 24
+#define METRICS_MAX_OUTCOMES 32
 
 /* One slot per loop, each on its own cache lines. */
 struct metrics_slot {
@@ -179,6 +179,7 @@ struct snap {
     const struct api_ctx *ctx;
     struct snowflake_node_view sf;
     struct segment_service_stats seg;
+    struct sequence_service_stats seq;
     struct tag_rec *tags; /* the exported tags, sorted by name */
     size_t ntags, tags_cap;
     size_t active;     /* active tags in all */
@@ -540,7 +541,47 @@ static void f_seg_lookups(struct out *o, const struct snap *s) {
     X(f_seg_db_errors, "leafd_segment_db_errors_total", "counter",                                 \
       "Database errors (connects and statements).")                                                \
     X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")       \
-    X(f_seg_lookups, "leafd_segment_lookups_total", "counter", "Tag lookups sent to the database.")
+    X(f_seg_lookups, "leafd_segment_lookups_total", "counter",                                     \
+      "Tag lookups sent to the database.")                                                         \
+    X(f_seq_primary, "leafd_sequence_primary", "gauge",                                            \
+      "1 while this node is the sequence primary.")                                                \
+    X(f_seq_issuing, "leafd_sequence_issuing", "gauge",                                            \
+      "1 while the primary's lease lets it issue (2/3 of the session timeout).")                   \
+    X(f_seq_elections, "leafd_sequence_elections_total", "counter", "Elections this node won.")    \
+    X(f_seq_demotions, "leafd_sequence_demotions_total", "counter", "Demotions of this node.")     \
+    X(f_seq_fences, "leafd_sequence_fence_failures_total", "counter",                              \
+      "Writes refused because another primary wrote since (bad version).")                         \
+    X(f_seq_writes, "leafd_sequence_writes_total", "counter",                                      \
+      "Sequence high-water marks persisted to ZooKeeper.")                                         \
+    X(f_seq_write_failures, "leafd_sequence_write_failures_total", "counter",                      \
+      "Sequence writes that failed or whose outcome was unknown.")                                 \
+    X(f_seq_issued, "leafd_sequence_issued_total", "counter", "Sequence IDs issued by this node.") \
+    X(f_seq_headroom, "leafd_sequence_headroom_min", "gauge",                                      \
+      "The least persisted headroom of any serving sequence (IDs issuable without a write).")
+
+/* ---- sequence families ---- */
+
+#define SEQ_FAMILY(fn, expr)                                                                       \
+    static void fn(struct out *o, const struct snap *s) {                                          \
+        if (s->seq.enabled) {                                                                      \
+            sample_u(o, "", NULL, (uint64_t)(expr));                                               \
+        }                                                                                          \
+    }
+SEQ_FAMILY(f_seq_primary, s->seq.primary)
+SEQ_FAMILY(f_seq_issuing, s->seq.live)
+SEQ_FAMILY(f_seq_elections, s->seq.elections)
+SEQ_FAMILY(f_seq_demotions, s->seq.demotions)
+SEQ_FAMILY(f_seq_fences, s->seq.fence_failures)
+SEQ_FAMILY(f_seq_writes, s->seq.writes)
+SEQ_FAMILY(f_seq_write_failures, s->seq.write_failures)
+SEQ_FAMILY(f_seq_issued, s->seq.issued)
+#undef SEQ_FAMILY
+
+static void f_seq_headroom(struct out *o, const struct snap *s) {
+    if (s->seq.enabled && s->seq.min_headroom >= 0) {
+        sample_i(o, NULL, s->seq.min_headroom);
+    }
+}
 
 /* ---- the bounded per-tag set: the least runway first --------------------- */
 
@@ -630,6 +671,7 @@ void metrics_render(const struct api_ctx *ctx, struct sbuf *b) {
     struct snap s = {.ctx = ctx};
     snowflake_node_view(ctx->snowflake, &s.sf);
     segment_service_stats(ctx->segment, &s.seg);
+    sequence_service_stats(ctx->sequence, &s.seq);
     snap_tags(&s);
     struct out o = {.b = b};
 #define METRICS_RENDER(fn, fname, ftype, fhelp)                                                    \

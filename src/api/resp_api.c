@@ -16,6 +16,7 @@
 #include "api.h"
 #include "clock.h"
 #include "num.h"
+#include "resp_slot.h"
 #include "validate.h"
 
 /* ---- outcomes (the metric's status label) ---------------------------------- */
@@ -25,7 +26,6 @@
     X(O_ERR, "err")                                                                                \
     X(O_BAD_KEY, "bad_key")                                                                        \
     X(O_WRONG_MODE, "wrong_mode")                                                                  \
-    X(O_SEQUENCE_DISABLED, "sequence_disabled")                                                    \
     X(O_PROTOCOL, "protocol_error")
 
 enum {
@@ -126,10 +126,8 @@ static int count_parse(struct resp_request *req, int i, int *count) {
     return 1;
 }
 
-static leaf_status_t sequence_refuse(struct resp_request *req) {
-    return reply_error(req, O_SEQUENCE_DISABLED,
-                       "SEQUENCE_DISABLED sequence mode is disabled on this node");
-}
+static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
+                                   const struct ids_call *c, leaf_status_t rc);
 
 /*
  * Issues IDs for key. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or
@@ -138,7 +136,9 @@ static leaf_status_t sequence_refuse(struct resp_request *req) {
 static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
                            int64_t *ids) {
     struct ids_call c = {
-        .mode = k->ns == KEY_SNOWFLAKE ? IDS_SNOWFLAKE : IDS_SEGMENT,
+        .mode = k->ns == KEY_SNOWFLAKE ? IDS_SNOWFLAKE
+                : k->ns == KEY_SEGMENT ? IDS_SEGMENT
+                                       : IDS_SEQUENCE,
         .key = k->name,
         .key_len = k->len,
         .count = count,
@@ -149,10 +149,22 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .wait = req->wait,
     };
     leaf_status_t rc = ids_issue((const struct api_ctx *)req->ctx, &c, ids);
+    return issue_outcome(req, k, &c, rc);
+}
+
+/* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
+static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
+                                   const struct ids_call *c, leaf_status_t rc) {
     if (rc == LEAF_EAGAIN) {
-        req->retry_ms = c.retry_ms;
+        req->retry_ms = c->retry_ms;
+    } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
+        reply_error(req, O_IDS + (int)c->err, "MOVED %u %s",
+                    resp_key_slot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
+    } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
+        reply_error(req, O_IDS + (int)c->err,
+                    "TRYAGAIN no sequence primary can issue now (an election or a handover)");
     } else if (rc != LEAF_OK) {
-        const struct ids_error_info *e = ids_error_info(c.err);
+        const struct ids_error_info *e = ids_error_info(c->err);
         char code[32];
         size_t i = 0;
         for (; e->code[i] != '\0' && i + 1 < sizeof(code); i++) {
@@ -160,8 +172,9 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
                                                                     : e->code[i]);
         }
         code[i] = '\0';
-        reply_error(req, O_IDS + (int)c.err, "%s %s", code, e->message);
+        reply_error(req, O_IDS + (int)c->err, "%s %s", code, e->message);
     }
+    (void)k;
     return rc;
 }
 
@@ -173,9 +186,6 @@ static leaf_status_t cmd_incr(struct resp_request *req) {
     int64_t id;
     if (!key_parse(req, 1, &k)) {
         return LEAF_OK;
-    }
-    if (k.ns == KEY_SEQUENCE) {
-        return sequence_refuse(req);
     }
     leaf_status_t rc = issue(req, &k, 1, 0, &id);
     if (rc == LEAF_OK) {
@@ -207,9 +217,6 @@ static leaf_status_t cmd_incrby(struct resp_request *req) {
                            "out a block of them; use LEAF.IDS %s %d",
                            req->cmd.argv[1], count);
     }
-    if (k.ns == KEY_SEQUENCE) {
-        return sequence_refuse(req);
-    }
     leaf_status_t rc = issue(req, &k, count, 1, &last);
     if (rc == LEAF_OK) {
         resp_reply_int(req->out, last);
@@ -223,9 +230,6 @@ static leaf_status_t cmd_leaf_ids(struct resp_request *req) {
     int count;
     if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
-    }
-    if (k.ns == KEY_SEQUENCE) {
-        return sequence_refuse(req);
     }
     int64_t stack[API_IDS_STACK];
     int64_t *ids = api_ids_alloc(stack, count);
@@ -253,7 +257,29 @@ static leaf_status_t cmd_get(struct resp_request *req) {
         return reply_error(req, O_WRONG_MODE,
                            "WRONG_MODE GET reads the last ID of a sequence: GET sequence:<name>");
     }
-    return sequence_refuse(req);
+    struct ids_call c = {
+        .mode = IDS_SEQUENCE,
+        .key = k.name,
+        .key_len = k.len,
+        .count = 1,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = req->now_ms,
+        .wait = req->wait,
+    };
+    int64_t last = 0;
+    leaf_status_t rc = ids_last((const struct api_ctx *)req->ctx, &c, &last);
+    if (rc == LEAF_OK && last > 0) {
+        resp_reply_int(req->out, last);
+    } else if (rc == LEAF_OK) {
+        resp_reply_null(req->out, req->client->resp3);
+    } else if (rc == LEAF_ERR && c.err == IDS_E_UNKNOWN_SEQUENCE) {
+        resp_reply_null(req->out, req->client->resp3); /* nil: none yet */
+        rc = LEAF_OK;
+    } else {
+        rc = issue_outcome(req, &k, &c, rc);
+    }
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }
 
 /* ---- connection commands ------------------------------------------------------ */
@@ -454,11 +480,6 @@ static leaf_status_t cmd_readonly(struct resp_request *req) {
     return reply_ok(req);
 }
 
-/* Cluster mode belongs to sequences (their primary owns every slot). */
-static leaf_status_t cmd_cluster(struct resp_request *req) {
-    return reply_error(req, O_ERR, "ERR This instance has cluster support disabled");
-}
-
 /* ---- the table -------------------------------------------------------------- */
 
 struct resp_command {
@@ -488,7 +509,7 @@ static const struct resp_command commands[] = {
     {"reset", 1, "noscript loading stale fast no_auth", 0, 0, 0, cmd_reset},
     {"readonly", 1, "fast loading stale", 0, 0, 0, cmd_readonly},
     {"readwrite", 1, "fast loading stale", 0, 0, 0, cmd_readonly},
-    {"cluster", -2, "stale", 0, 0, 0, cmd_cluster},
+    {"cluster", -2, "stale", 0, 0, 0, resp_cmd_cluster},
 };
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))

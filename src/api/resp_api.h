@@ -36,6 +36,8 @@ const char *resp_api_outcome_name(int outcome);
 /* INFO and COMMAND (resp_info.c). */
 leaf_status_t resp_cmd_info(struct resp_request *req);
 leaf_status_t resp_cmd_command(struct resp_request *req);
+/* CLUSTER SLOTS|SHARDS|NODES|INFO|MYID (resp_cluster.c): the sequence primary owns every slot. */
+leaf_status_t resp_cmd_cluster(struct resp_request *req);
 
 /* Row lookups for COMMAND: name, arity, flags text, first/last key and step. */
 struct resp_command_doc {

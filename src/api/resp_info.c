@@ -62,7 +62,23 @@ static void info_leafd(const struct api_ctx *ctx, struct sbuf *b) {
     } else {
         sbuf_puts(b, "segment_enabled:0\r\n");
     }
-    sbuf_puts(b, "sequence_enabled:0\r\n\r\n");
+    struct sequence_service_stats q;
+    sequence_service_stats(ctx->sequence, &q);
+    if (q.enabled) {
+        sbuf_printf(b,
+                    "sequence_enabled:1\r\nsequence_role:%s\r\nsequence_primary:%s\r\n"
+                    "sequence_issuing:%d\r\nsequence_count:%zu\r\n",
+                    q.primary ? "primary" : "standby", q.where.known ? q.where.http : "-", q.live,
+                    q.sequences);
+    } else {
+        sbuf_puts(b, "sequence_enabled:0\r\n");
+    }
+    sbuf_puts(b, "\r\n");
+}
+
+static void info_cluster(const struct api_ctx *ctx, struct sbuf *b) {
+    sbuf_printf(b, "# Cluster\r\ncluster_enabled:%d\r\n\r\n",
+                sequence_service_enabled(ctx->sequence));
 }
 
 /* X(name, function, in the default set) */
@@ -72,7 +88,8 @@ static void info_leafd(const struct api_ctx *ctx, struct sbuf *b) {
     X("persistence", info_persistence, 1)                                                          \
     X("replication", info_replication, 1)                                                          \
     X("keyspace", info_keyspace, 1)                                                                \
-    X("leafd", info_leafd, 1)
+    X("leafd", info_leafd, 1)                                                                      \
+    X("cluster", info_cluster, 1)
 
 static const struct {
     const char *name;

@@ -23,10 +23,13 @@ struct route {
 static const struct route routes[] = {
     {HTTP_GET, 1, "/api/snowflake/get/", api_snowflake_get, "snowflake_get"},
     {HTTP_GET, 1, "/api/segment/get/", api_segment_get, "segment_get"},
+    {HTTP_GET, 1, "/api/sequence/get/", api_sequence_get, "sequence_get"},
     {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get"},
     {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create"},
     {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache"},
     {HTTP_PUT, 0, "/api/leaf/step", api_admin_step, "leaf_step"},
+    {HTTP_POST, 0, "/api/sequence", api_sequence_create, "sequence_create"},
+    {HTTP_POST, 0, "/api/cluster/demote", api_cluster_demote, "cluster_demote"},
     {HTTP_GET, 0, "/cache", api_cache_page, "cache"},
     {HTTP_GET, 0, "/db", api_db_page, "db"},
     {HTTP_GET, 0, "/decodeSnowflakeId", api_decode, "decode"},

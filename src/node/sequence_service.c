@@ -20,7 +20,7 @@
 #define SEQ_CRON_MS 50        /* retries, heartbeats, the view */
 #define SEQ_VIEW_MS 1000      /* standbys and the primary re-read the line this often */
 #define SEQ_MAX_CREATES 64    /* admin creates in flight */
-#define SEQ_DIR_MAX 192  /* /leafd/{leaf.name}/sequences */
+#define SEQ_DIR_MAX 192       /* /leafd/{leaf.name}/sequences */
 #define SEQ_PATH_MAX 512
 
 /* Tags of the ZooKeeper calls (zk_event.op). */
@@ -373,7 +373,7 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
 }
 
 leaf_status_t sequence_service_demote(struct sequence_service *svc) {
-    if (!svc->enabled) {
+    if (svc == NULL || !svc->enabled) {
         return LEAF_EUNAVAIL;
     }
     pthread_mutex_lock(&svc->lock);
@@ -965,6 +965,9 @@ void sequence_service_free(struct sequence_service *svc) {
 /* ---- views (any thread) ------------------------------------------------------ */
 
 size_t sequence_service_peers(struct sequence_service *svc, struct sequence_peer *out, size_t cap) {
+    if (svc == NULL || !svc->enabled) {
+        return 0;
+    }
     pthread_mutex_lock(&svc->lock);
     size_t n = svc->npeers < cap ? svc->npeers : cap;
     memcpy(out, svc->peers, n * sizeof(*out));
@@ -974,11 +977,11 @@ size_t sequence_service_peers(struct sequence_service *svc, struct sequence_peer
 
 void sequence_service_stats(struct sequence_service *svc, struct sequence_service_stats *st) {
     memset(st, 0, sizeof(*st));
-    st->enabled = svc->enabled;
     st->min_headroom = -1;
-    if (!svc->enabled) {
+    if (svc == NULL || !svc->enabled) {
         return;
     }
+    st->enabled = 1;
     int64_t now = now_ms();
     pthread_mutex_lock(&svc->lock);
     st->primary = svc->lease.primary;
@@ -1010,7 +1013,7 @@ void sequence_service_each(struct sequence_service *svc,
                            void (*fn)(const char *name, int64_t acked_max, int64_t last,
                                       int64_t headroom, const char *phase, void *arg),
                            void *arg) {
-    if (!svc->enabled) {
+    if (svc == NULL || !svc->enabled) {
         return;
     }
     pthread_mutex_lock(&svc->lock);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "resp_proto.h"
+#include "resp_slot.h"
 #include "unit.h"
 
 /* A string literal that may hold NUL bytes, with its length. */
@@ -518,7 +519,18 @@ static void test_reply_sticky_failure(void) {
     sbuf_free(&b);
 }
 
+/* Redis's CLUSTER KEYSLOT answers, hash tags included. */
+static void test_key_slot(void) {
+    CHECK_EQ_INT(resp_key_slot("123456789", 9), 0x31C3 & 16383);
+    CHECK_EQ_INT(resp_key_slot("foo", 3), 12182);
+    CHECK_EQ_INT(resp_key_slot("somekey", 7), 11058);
+    CHECK_EQ_INT(resp_key_slot("{foo}.bar", 9), 12182);
+    CHECK_EQ_INT(resp_key_slot("x{foo}", 6), 12182);
+    CHECK(resp_key_slot("{}foo", 5) != resp_key_slot("foo", 3)); /* an empty tag is no tag */
+}
+
 int main(void) {
+    TEST(test_key_slot);
     TEST(test_multibulk);
     TEST(test_multibulk_skipped);
     TEST(test_pipelined);

@@ -1,0 +1,112 @@
+/*
+ * Sequences over HTTP: GET /api/sequence/get/{name}[?count=N] (N consecutive
+ * IDs, one per line; a standby answers 307 to the primary, 503 no_primary
+ * while none can issue), POST /api/sequence {"name":..,"start":..} (admin:
+ * 201, 409 when it exists) and POST /api/cluster/demote (admin: the primary
+ * steps down and the next node in line takes over).
+ *
+ * "start" may be a JSON integer below 2^53 (cJSON holds numbers as doubles)
+ * or a decimal string up to 2^63-1.
+ */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "num.h"
+#include "validate.h"
+
+#define SEQUENCE_CREATE_WAIT_MS 5000
+
+leaf_status_t api_sequence_get(struct http_request *req) {
+    return api_ids_get(req, IDS_SEQUENCE, sizeof("/api/sequence/get/") - 1);
+}
+
+/* Reads {"name":..,"start":..}; answers 400 itself and returns 0 when malformed. */
+static int create_body(struct http_request *req, char *name, size_t cap, int64_t *start) {
+    cJSON *root = cJSON_ParseWithLength(req->body, req->body_len);
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "start");
+    int ok = cJSON_IsObject(root) && cJSON_IsString(n) &&
+             validate_tag(n->valuestring, strlen(n->valuestring));
+    if (ok) {
+        snprintf(name, cap, "%s", n->valuestring);
+    }
+    *start = 1;
+    if (ok && s != NULL) {
+        if (cJSON_IsNumber(s)) {
+            double d = s->valuedouble;
+            ok = d >= 1 && d < 9007199254740992.0 && floor(d) == d;
+            *start = ok ? (int64_t)d : 0;
+        } else if (cJSON_IsString(s)) {
+            ok = num_parse_i64(s->valuestring, strlen(s->valuestring), start) == LEAF_OK &&
+                 *start >= 1;
+        } else {
+            ok = 0;
+        }
+    }
+    cJSON_Delete(root);
+    if (!ok) {
+        http_respond_error(req, 400, "bad_request",
+                           "expected {\"name\":\"<1 to 128 bytes of [A-Za-z0-9._:-]>\","
+                           "\"start\":<integer >= 1, a string above 2^53>}");
+    }
+    return ok;
+}
+
+leaf_status_t api_sequence_create(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    if (!api_admin_allowed(req)) {
+        return LEAF_OK;
+    }
+    if (!sequence_service_enabled(ctx->sequence)) {
+        api_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
+        return LEAF_OK;
+    }
+    char name[VALIDATE_TAG_MAX + 1];
+    int64_t start;
+    if (!create_body(req, name, sizeof(name), &start)) {
+        return LEAF_OK;
+    }
+    if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > SEQUENCE_CREATE_WAIT_MS) {
+        http_respond_error(req, 503, "zookeeper_unavailable",
+                           "ZooKeeper did not answer the create in time");
+        return LEAF_OK;
+    }
+    leaf_status_t rc = sequence_service_create_seq(ctx->sequence, name, strlen(name), start,
+                                                   &req->ticket, req->wait);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = SEQUENCE_CREATE_WAIT_MS;
+        return LEAF_EAGAIN;
+    }
+    if (rc == LEAF_OK) {
+        char body[256];
+        int n = snprintf(body, sizeof(body), "{\"name\":\"%s\",\"start\":\"%" PRId64 "\"}", name,
+                         start);
+        http_respond(req, 201, "application/json", body, (size_t)n);
+    } else if (rc == LEAF_EEXIST) {
+        http_respond_error(req, 409, "sequence_exists", "a sequence of that name exists");
+    } else if (rc == LEAF_ENOMEM) {
+        http_respond_error(req, 503, "busy", "too many creates in flight");
+    } else {
+        http_respond_error(req, 503, "zookeeper_unavailable",
+                           "ZooKeeper could not be reached for the create");
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t api_cluster_demote(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    if (!api_admin_allowed(req)) {
+        return LEAF_OK;
+    }
+    if (sequence_service_demote(ctx->sequence) != LEAF_OK) {
+        api_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
+        return LEAF_OK;
+    }
+    static const char body[] = "{\"demoted\":true}";
+    http_respond(req, 200, "application/json", body, sizeof(body) - 1);
+    return LEAF_OK;
+}
