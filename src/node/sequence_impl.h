@@ -1,0 +1,108 @@
+#ifndef LEAF_SEQUENCE_IMPL_H
+#define LEAF_SEQUENCE_IMPL_H
+
+/*
+ * What sequence_service.c (the table, the request path, the life cycle) and
+ * sequence_zk.c (the election, heartbeats and the ZooKeeper calls) share.
+ * Private to src/node; the public interface is sequence_service.h.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "sequence_service.h"
+#include "sequence_state.h"
+#include "validate.h"
+#include "zk_session.h"
+
+#define SEQ_MAX_NAMES 1000000 /* sequences one node keeps state for */
+#define SEQ_CRON_MS 50        /* retries, heartbeats, the view */
+#define SEQ_VIEW_MS 1000      /* standbys and the primary re-read the line this often */
+#define SEQ_MAX_CREATES 64    /* admin creates in flight */
+#define SEQ_DIR_MAX 192       /* /leafd/{leaf.name}/sequences */
+#define SEQ_PATH_MAX 512
+
+/* Tags of the ZooKeeper calls (zk_event.op). */
+enum {
+    OP_ELECT_CREATE = 1,
+    OP_ELECT_LIST,
+    OP_ELECT_WATCH,
+    OP_HEARTBEAT,
+    OP_ELECT_DELETE,
+    OP_ORPHAN_DELETE,
+    OP_PEER_GET,
+    OP_SEQ,
+    OP_ADMIN_CREATE,
+};
+
+/* One sequence; guarded by svc->lock. Never freed while the service runs. */
+struct seq_entry {
+    struct seq_entry *next; /* hash chain */
+    uint32_t idx;
+    int dirty; /* on the dirty list */
+    struct sequence_state st;
+    struct leaf_wait_list waiters;
+    size_t len;
+    char name[VALIDATE_TAG_MAX + 1];
+};
+
+/* An admin create; guarded by svc->lock. */
+struct seq_create {
+    int used, queued, done, abandoned;
+    leaf_status_t rc;
+    int64_t start;
+    struct leaf_wait *wait;
+    char name[VALIDATE_TAG_MAX + 1];
+};
+
+struct sequence_service {
+    const struct leaf_config *cfg;
+    uv_loop_t *loop;
+    int enabled, started;
+
+    /* control thread */
+    struct zk_session zk;
+    int zk_open;
+    uv_async_t async;
+    uv_timer_t cron;
+    char dir_primary[SEQ_DIR_MAX], dir_seqs[SEQ_DIR_MAX];
+    char self_data[2 * SEQUENCE_PEER_ADDR + 16];
+    struct sequence_where self;
+    char mine[SEQ_PATH_MAX]; /* my election node's full path, "" when none */
+    int creating, listing, heartbeat_inflight, deleting, stepping_down;
+    int64_t create_sent_ms, heartbeat_sent_ms, last_heartbeat_ms, last_view_ms;
+    int connected_once;
+    char **line; /* the last list of children (view), owned here */
+    int nline;
+    int peer_reads_left; /* OP_PEER_GET answers still to come for the view being built */
+
+    /* guarded by lock */
+    pthread_mutex_t lock;
+    struct sequence_lease lease;
+    int connected;
+    struct seq_entry **slots;
+    size_t nslots, count;
+    struct seq_entry **by_idx;
+    size_t idx_cap;
+    struct seq_entry **dirty;
+    size_t ndirty, dirty_cap;
+    int demote_requested;
+    struct seq_create creates[SEQ_MAX_CREATES];
+    struct sequence_where where;
+    struct sequence_peer peers[SEQUENCE_MAX_PEERS], next_peers[SEQUENCE_MAX_PEERS];
+    size_t npeers, next_npeers;
+    uint64_t elections, demotions;
+};
+
+/* sequence_service.c; lock held */
+int64_t seq_now_ms(void);
+void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
+void seq_wake_all(struct sequence_service *svc);
+
+/* sequence_zk.c; control thread */
+void seq_lose_primary(struct sequence_service *svc, const char *why);
+void seq_on_async(uv_async_t *h);
+void seq_on_cron(uv_timer_t *t);
+void seq_notify(void *arg);
+
+#endif

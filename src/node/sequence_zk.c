@@ -1,0 +1,479 @@
+/*
+ * The ZooKeeper side of sequences, on the control thread: the election
+ * (create an EPHEMERAL_SEQUENTIAL node, list, watch the predecessor), the
+ * heartbeat writes that renew the primary's lease, the reads and
+ * conditional writes each sequence's state machine asks for, admin creates,
+ * demotion, and session events.
+ */
+#include "sequence_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sequence_elect.h"
+#include "sequence_record.h"
+
+/* ---- the election (control thread) ----------------------------------------- */
+
+void seq_lose_primary(struct sequence_service *svc, const char *why) {
+    pthread_mutex_lock(&svc->lock);
+    int was = svc->lease.primary;
+    sequence_lease_lose(&svc->lease);
+    for (size_t i = 0; i < svc->count; i++) {
+        sequence_state_stop(&svc->by_idx[i]->st);
+    }
+    svc->where.known = 0;
+    seq_wake_all(svc);
+    pthread_mutex_unlock(&svc->lock);
+    if (was) {
+        log_warn("sequence", "no longer the sequence primary: %s", why);
+    }
+}
+
+static void elect_create(struct sequence_service *svc) {
+    if (svc->creating || svc->mine[0] || svc->stepping_down) {
+        return;
+    }
+    char path[SEQ_PATH_MAX];
+    snprintf(path, sizeof(path), "%s/n_", svc->dir_primary);
+    svc->create_sent_ms = seq_now_ms();
+    if (zk_session_acreate2(&svc->zk, OP_ELECT_CREATE, 0, path, svc->self_data,
+                            strlen(svc->self_data), ZK_MODE_EPHEMERAL_SEQUENTIAL) == LEAF_OK) {
+        svc->creating = 1;
+    }
+}
+
+static void elect_list(struct sequence_service *svc) {
+    if (svc->listing) {
+        return;
+    }
+    if (zk_session_achildren2(&svc->zk, OP_ELECT_LIST, 0, svc->dir_primary) == LEAF_OK) {
+        svc->listing = 1;
+    }
+}
+
+static const char *base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Reads every child's address for the view (CLUSTER SLOTS, redirects). */
+static void view_read(struct sequence_service *svc, char **names, int n) {
+    zk_names_free(svc->line, svc->nline);
+    svc->line = names;
+    svc->nline = n;
+    pthread_mutex_lock(&svc->lock);
+    svc->next_npeers = 0;
+    pthread_mutex_unlock(&svc->lock);
+    svc->peer_reads_left = 0;
+    for (int i = 0; i < n && i < 64; i++) {
+        char path[SEQ_PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, names[i]);
+        if (sequence_elect_seq(names[i]) >= 0 &&
+            zk_session_aget(&svc->zk, OP_PEER_GET, (uint64_t)i, path) == LEAF_OK) {
+            svc->peer_reads_left++;
+        }
+    }
+    svc->last_view_ms = seq_now_ms();
+}
+
+static int peer_cmp(const void *a, const void *b) {
+    long long x = ((const struct sequence_peer *)a)->seq,
+              y = ((const struct sequence_peer *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* An address read for the view: kept, and the view published once all are in. */
+static void on_peer(struct sequence_service *svc, const struct zk_event *ev) {
+    int i = (int)ev->arg;
+    struct sequence_node_addr a;
+    pthread_mutex_lock(&svc->lock);
+    if (ev->result == ZK_RESULT_OK && i < svc->nline && ev->data != NULL &&
+        sequence_record_parse_node(ev->data, ev->len, &a) == LEAF_OK &&
+        svc->next_npeers < SEQUENCE_MAX_PEERS) {
+        struct sequence_peer *p = &svc->next_peers[svc->next_npeers++];
+        memset(p, 0, sizeof(*p));
+        p->seq = sequence_elect_seq(svc->line[i]);
+        p->self = svc->mine[0] && strcmp(base_name(svc->mine), svc->line[i]) == 0;
+        snprintf(p->http, sizeof(p->http), "%s", a.http);
+        snprintf(p->resp, sizeof(p->resp), "%s", a.resp);
+    }
+    if (--svc->peer_reads_left <= 0) {
+        qsort(svc->next_peers, svc->next_npeers, sizeof(svc->next_peers[0]), peer_cmp);
+        if (svc->next_npeers > 0) {
+            svc->next_peers[0].primary = 1;
+        }
+        memcpy(svc->peers, svc->next_peers, sizeof(svc->peers));
+        svc->npeers = svc->next_npeers;
+        if (svc->npeers > 0 && !svc->peers[0].self) {
+            svc->where.known = 1;
+            snprintf(svc->where.http, sizeof(svc->where.http), "%s", svc->peers[0].http);
+            snprintf(svc->where.resp, sizeof(svc->where.resp), "%s", svc->peers[0].resp);
+        } else if (svc->npeers == 0) {
+            svc->where.known = 0;
+        }
+    }
+    pthread_mutex_unlock(&svc->lock);
+}
+
+static void become_primary(struct sequence_service *svc) {
+    pthread_mutex_lock(&svc->lock);
+    int was = svc->lease.primary;
+    if (!was) {
+        sequence_lease_win(&svc->lease);
+        svc->elections++;
+        svc->where.known = 0;
+        seq_wake_all(svc); /* parked requests start their sequences in the new term */
+    }
+    uint64_t term = svc->lease.term;
+    pthread_mutex_unlock(&svc->lock);
+    if (!was) {
+        log_info("sequence", "elected sequence primary (term %" PRIu64 ", %s)", term,
+                 base_name(svc->mine));
+    }
+}
+
+static void on_list(struct sequence_service *svc, struct zk_event *ev) {
+    svc->listing = 0;
+    if (ev->result != ZK_RESULT_OK || svc->mine[0] == '\0') {
+        return; /* retried by the cron */
+    }
+    struct sequence_elect d;
+    const char *const *names = (const char *const *)ev->names;
+    if (sequence_elect_decide(names, ev->nnames, svc->mine, &d) != LEAF_OK) {
+        log_error("sequence", "my election node %s has no counter", svc->mine);
+        return;
+    }
+    if (d.verdict == SEQUENCE_ELECT_MISSING) {
+        seq_lose_primary(svc, "my election node is gone");
+        svc->mine[0] = '\0';
+        elect_create(svc);
+    } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
+        become_primary(svc);
+    } else {
+        char path[SEQ_PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, ev->names[d.watch]);
+        zk_session_aexists_watch(&svc->zk, OP_ELECT_WATCH, 0, path);
+    }
+    /* The names move to the view, which reads every address. */
+    char **taken = ev->names;
+    int n = ev->nnames;
+    ev->names = NULL;
+    ev->nnames = 0;
+    view_read(svc, taken, n);
+}
+
+static void on_elect_create(struct sequence_service *svc, const struct zk_event *ev) {
+    svc->creating = 0;
+    if (ev->result != ZK_RESULT_OK || ev->data == NULL) {
+        return; /* the cron creates again while connected */
+    }
+    snprintf(svc->mine, sizeof(svc->mine), "%s", ev->data);
+    pthread_mutex_lock(&svc->lock);
+    sequence_lease_answer(&svc->lease, svc->create_sent_ms, seq_now_ms());
+    pthread_mutex_unlock(&svc->lock);
+    log_info("sequence", "in line for sequence primary as %s", base_name(svc->mine));
+    elect_list(svc);
+}
+
+static void on_heartbeat(struct sequence_service *svc, const struct zk_event *ev) {
+    svc->heartbeat_inflight = 0;
+    if (ev->result == ZK_RESULT_OK) {
+        pthread_mutex_lock(&svc->lock);
+        sequence_lease_answer(&svc->lease, svc->heartbeat_sent_ms, seq_now_ms());
+        pthread_mutex_unlock(&svc->lock);
+    } else if (ev->result == ZK_RESULT_NONODE) {
+        seq_lose_primary(svc, "my election node was deleted");
+        svc->mine[0] = '\0';
+        elect_create(svc);
+    }
+}
+
+static void heartbeat(struct sequence_service *svc, int64_t now) {
+    int64_t every = svc->lease.timeout_ms / 6;
+    if (svc->mine[0] == '\0' || svc->heartbeat_inflight || now - svc->last_heartbeat_ms < every) {
+        return;
+    }
+    svc->last_heartbeat_ms = now;
+    svc->heartbeat_sent_ms = now;
+    if (zk_session_aset_version(&svc->zk, OP_HEARTBEAT, 0, svc->mine, svc->self_data,
+                                strlen(svc->self_data), -1) == LEAF_OK) {
+        svc->heartbeat_inflight = 1;
+    }
+}
+
+/* ---- sequences: perform what the state machine asks (control thread) ------- */
+
+static void seq_perform(struct sequence_service *svc, struct seq_entry *e,
+                        const struct sequence_action *a) {
+    char path[SEQ_PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", svc->dir_seqs, e->name);
+    uint64_t arg = ((uint64_t)a->token << 24) | e->idx;
+    leaf_status_t rc = LEAF_ERR;
+    switch (a->op) {
+    case SEQUENCE_OP_READ: rc = zk_session_aget(&svc->zk, OP_SEQ, arg, path); break;
+    case SEQUENCE_OP_CREATE:
+        rc = zk_session_acreate2(&svc->zk, OP_SEQ, arg, path, a->data, a->len, ZK_MODE_PERSISTENT);
+        break;
+    case SEQUENCE_OP_WRITE:
+        rc = zk_session_aset_version(&svc->zk, OP_SEQ, arg, path, a->data, a->len, a->version);
+        break;
+    default: return;
+    }
+    if (rc != LEAF_OK) {
+        /* Not sent at all: it cannot have landed. */
+        pthread_mutex_lock(&svc->lock);
+        sequence_state_done(&e->st, &svc->lease, a->token, seq_now_ms(), SEQUENCE_RESULT_FAILED,
+                            NULL, 0, 0);
+        seq_mark_dirty(svc, e);
+        pthread_mutex_unlock(&svc->lock);
+    }
+}
+
+/* Wants the control thread to look again later (lock held). */
+static int entry_wants(const struct seq_entry *e) {
+    return e->waiters.head != NULL || e->st.need > 0 ||
+           (e->st.inflight == 0 &&
+            (e->st.phase == SEQUENCE_READING || e->st.phase == SEQUENCE_CREATING ||
+             e->st.phase == SEQUENCE_FENCING || e->st.verify));
+}
+
+static void run_dirty(struct sequence_service *svc) {
+    pthread_mutex_lock(&svc->lock);
+    size_t n = svc->ndirty;
+    struct seq_entry **list = svc->dirty;
+    svc->dirty = NULL;
+    svc->ndirty = svc->dirty_cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        list[i]->dirty = 0;
+    }
+    pthread_mutex_unlock(&svc->lock);
+    for (size_t i = 0; i < n; i++) {
+        struct seq_entry *e = list[i];
+        struct sequence_action a;
+        pthread_mutex_lock(&svc->lock);
+        int act = svc->connected && sequence_state_action(&e->st, &svc->lease, seq_now_ms(), &a);
+        if (!act && entry_wants(e)) {
+            seq_mark_dirty(svc, e); /* backing off, or waiting to be connected: the cron retries */
+        }
+        pthread_mutex_unlock(&svc->lock);
+        if (act) {
+            seq_perform(svc, e, &a);
+        }
+    }
+    free(list);
+}
+
+static enum sequence_result seq_result(enum zk_result r) {
+    switch (r) {
+    case ZK_RESULT_OK: return SEQUENCE_RESULT_OK;
+    case ZK_RESULT_BADVERSION: return SEQUENCE_RESULT_BADVERSION;
+    case ZK_RESULT_NONODE: return SEQUENCE_RESULT_NONODE;
+    case ZK_RESULT_EXISTS: return SEQUENCE_RESULT_EXISTS;
+    case ZK_RESULT_UNKNOWN: return SEQUENCE_RESULT_UNKNOWN;
+    default: return SEQUENCE_RESULT_FAILED;
+    }
+}
+
+static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
+    uint32_t idx = (uint32_t)(ev->arg & 0xffffff);
+    uint64_t token = ev->arg >> 24;
+    pthread_mutex_lock(&svc->lock);
+    if (idx < svc->count) {
+        struct seq_entry *e = svc->by_idx[idx];
+        enum sequence_phase before = e->st.phase;
+        sequence_state_done(&e->st, &svc->lease, token, seq_now_ms(), seq_result(ev->result),
+                            ev->data, ev->len, ev->version);
+        if (e->st.phase == SEQUENCE_FENCED && before != SEQUENCE_FENCED) {
+            log_error("sequence",
+                      "sequence '%s' was fenced: another primary wrote it since; "
+                      "not issuing it until this node is elected again",
+                      e->name);
+        }
+        leaf_wait_wake_all(&e->waiters);
+        seq_mark_dirty(svc, e);
+    }
+    pthread_mutex_unlock(&svc->lock);
+}
+
+/* ---- admin creates (control thread) ---------------------------------------- */
+
+static void run_creates(struct sequence_service *svc) {
+    for (int i = 0; i < SEQ_MAX_CREATES; i++) {
+        pthread_mutex_lock(&svc->lock);
+        struct seq_create *c = &svc->creates[i];
+        int go = c->used && c->queued;
+        char path[SEQ_PATH_MAX], data[SEQUENCE_RECORD_MAX_LEN];
+        size_t len = 0;
+        if (go) {
+            c->queued = 0;
+            snprintf(path, sizeof(path), "%s/%s", svc->dir_seqs, c->name);
+            len = sequence_record_format_max(data, sizeof(data), c->start - 1);
+        }
+        pthread_mutex_unlock(&svc->lock);
+        if (go && zk_session_acreate2(&svc->zk, OP_ADMIN_CREATE, (uint64_t)i, path, data, len,
+                                      ZK_MODE_PERSISTENT) != LEAF_OK) {
+            pthread_mutex_lock(&svc->lock);
+            c->done = 1;
+            c->rc = LEAF_EUNAVAIL;
+            if (c->wait != NULL) {
+                c->wait->wake(c->wait);
+            }
+            pthread_mutex_unlock(&svc->lock);
+        }
+    }
+}
+
+static void on_admin_create(struct sequence_service *svc, const struct zk_event *ev) {
+    int i = (int)ev->arg;
+    if (i < 0 || i >= SEQ_MAX_CREATES) {
+        return;
+    }
+    pthread_mutex_lock(&svc->lock);
+    struct seq_create *c = &svc->creates[i];
+    c->done = 1;
+    c->rc = ev->result == ZK_RESULT_OK       ? LEAF_OK
+            : ev->result == ZK_RESULT_EXISTS ? LEAF_EEXIST
+                                             : LEAF_EUNAVAIL;
+    if (c->abandoned) {
+        c->used = 0;
+    } else if (c->wait != NULL) {
+        c->wait->wake(c->wait);
+    }
+    pthread_mutex_unlock(&svc->lock);
+}
+
+/* ---- session events, demotion, the cron (control thread) ------------------- */
+
+static void on_state(struct sequence_service *svc, int state) {
+    pthread_mutex_lock(&svc->lock);
+    svc->connected = state == ZK_STATE_CONNECTED;
+    sequence_lease_connected(&svc->lease, svc->connected);
+    if (svc->connected) {
+        int t = zk_session_negotiated_timeout_ms(&svc->zk);
+        if (t > 0) {
+            svc->lease.timeout_ms = t;
+        }
+    }
+    pthread_mutex_unlock(&svc->lock);
+    if (state == ZK_STATE_EXPIRED) {
+        seq_lose_primary(svc, "the ZooKeeper session expired");
+        svc->mine[0] = '\0';
+        svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
+        log_warn("sequence", "ZooKeeper session expired: starting a new one and getting in line "
+                             "again");
+        zk_session_reopen(&svc->zk);
+    } else if (state == ZK_STATE_CONNECTED) {
+        if (!svc->connected_once || svc->mine[0] == '\0') {
+            pthread_mutex_lock(&svc->zk.mu);
+            long long sid = (long long)svc->zk.session_id;
+            pthread_mutex_unlock(&svc->zk.mu);
+            log_info("sequence", "the election runs on ZooKeeper session 0x%llx", sid);
+        }
+        svc->connected_once = 1;
+        if (svc->mine[0] == '\0') {
+            elect_create(svc);
+        } else {
+            elect_list(svc);
+        }
+    }
+}
+
+static void on_delete_done(struct sequence_service *svc, const struct zk_event *ev) {
+    svc->deleting = 0;
+    if (ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_NONODE) {
+        svc->mine[0] = '\0';
+        elect_create(svc); /* back in line, behind every other node */
+    }
+}
+
+static void demote(struct sequence_service *svc) {
+    pthread_mutex_lock(&svc->lock);
+    int was = svc->lease.primary;
+    if (was) {
+        svc->demotions++;
+    }
+    pthread_mutex_unlock(&svc->lock);
+    seq_lose_primary(svc, "demoted");
+    if (svc->mine[0] && !svc->deleting &&
+        zk_session_adelete(&svc->zk, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
+        svc->deleting = 1;
+    }
+}
+
+static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
+    if (ev->gen != svc->zk.gen) {
+        return; /* from a handle replaced after an expiry */
+    }
+    if (ev->kind == ZK_EVENT_STATE) {
+        on_state(svc, ev->state);
+        return;
+    }
+    if (ev->kind == ZK_EVENT_WATCH) {
+        elect_list(svc); /* the predecessor changed or went */
+        return;
+    }
+    switch (ev->op) {
+    case OP_ELECT_CREATE: on_elect_create(svc, ev); break;
+    case OP_ELECT_LIST: on_list(svc, ev); break;
+    case OP_ELECT_WATCH:
+        if (ev->result == ZK_RESULT_NONODE) {
+            elect_list(svc); /* gone before the watch was set */
+        }
+        break;
+    case OP_HEARTBEAT: on_heartbeat(svc, ev); break;
+    case OP_ELECT_DELETE: on_delete_done(svc, ev); break;
+    case OP_PEER_GET: on_peer(svc, ev); break;
+    case OP_SEQ: on_seq(svc, ev); break;
+    case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
+    default: break;
+    }
+}
+
+void seq_on_async(uv_async_t *h) {
+    struct sequence_service *svc = h->data;
+    struct zk_event *ev = zk_session_take(&svc->zk);
+    while (ev != NULL) {
+        struct zk_event *next = ev->next;
+        ev->next = NULL;
+        if (!svc->stepping_down) {
+            handle_event(svc, ev);
+        }
+        zk_event_free(ev);
+        ev = next;
+    }
+    if (svc->stepping_down) {
+        return;
+    }
+    pthread_mutex_lock(&svc->lock);
+    int dem = svc->demote_requested;
+    svc->demote_requested = 0;
+    pthread_mutex_unlock(&svc->lock);
+    if (dem) {
+        demote(svc);
+    }
+    run_creates(svc);
+    run_dirty(svc);
+}
+
+void seq_on_cron(uv_timer_t *t) {
+    struct sequence_service *svc = t->data;
+    int64_t now = seq_now_ms();
+    if (svc->stepping_down || !svc->connected) {
+        return;
+    }
+    heartbeat(svc, now);
+    if (svc->mine[0] == '\0') {
+        elect_create(svc);
+    } else if (now - svc->last_view_ms >= SEQ_VIEW_MS) {
+        elect_list(svc);
+    }
+    run_dirty(svc);
+}
+
+void seq_notify(void *arg) {
+    uv_async_send(arg);
+}
