@@ -484,32 +484,32 @@ static leaf_status_t cmd_readonly(struct resp_request *req) {
 
 struct resp_command {
     const char *name; /* lower case */
-    int arity;        /* n: exactly n arguments with the name; -n: at least n */
     const char *flags;
+    int arity; /* n: exactly n arguments with the name; -n: at least n */
     int first_key, last_key, key_step;
     leaf_status_t (*fn)(struct resp_request *req);
 };
 
 /* The ID commands first: they are looked up most. */
 static const struct resp_command commands[] = {
-    {"incr", 2, "write fast", 1, 1, 1, cmd_incr},
-    {"incrby", 3, "write fast", 1, 1, 1, cmd_incrby},
-    {"leaf.ids", 3, "write fast", 1, 1, 1, cmd_leaf_ids},
-    {"get", 2, "readonly fast", 1, 1, 1, cmd_get},
-    {"ping", -1, "fast stale", 0, 0, 0, cmd_ping},
-    {"echo", 2, "fast", 0, 0, 0, cmd_echo},
-    {"hello", -1, "noscript loading stale fast no_auth", 0, 0, 0, cmd_hello},
-    {"auth", -2, "noscript loading stale fast no_auth", 0, 0, 0, cmd_auth},
-    {"select", 2, "loading stale fast", 0, 0, 0, cmd_select},
-    {"client", -2, "noscript loading stale", 0, 0, 0, cmd_client},
-    {"info", -1, "loading stale", 0, 0, 0, resp_cmd_info},
-    {"command", -1, "loading stale", 0, 0, 0, resp_cmd_command},
-    {"config", -2, "admin noscript loading stale", 0, 0, 0, cmd_config},
-    {"quit", -1, "fast no_auth allow_busy", 0, 0, 0, cmd_quit},
-    {"reset", 1, "noscript loading stale fast no_auth", 0, 0, 0, cmd_reset},
-    {"readonly", 1, "fast loading stale", 0, 0, 0, cmd_readonly},
-    {"readwrite", 1, "fast loading stale", 0, 0, 0, cmd_readonly},
-    {"cluster", -2, "stale", 0, 0, 0, resp_cmd_cluster},
+    {"incr", "write fast", 2, 1, 1, 1, cmd_incr},
+    {"incrby", "write fast", 3, 1, 1, 1, cmd_incrby},
+    {"leaf.ids", "write fast", 3, 1, 1, 1, cmd_leaf_ids},
+    {"get", "readonly fast", 2, 1, 1, 1, cmd_get},
+    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping},
+    {"echo", "fast", 2, 0, 0, 0, cmd_echo},
+    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello},
+    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, cmd_auth},
+    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select},
+    {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client},
+    {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info},
+    {"command", "loading stale", -1, 0, 0, 0, resp_cmd_command},
+    {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config},
+    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit},
+    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset},
+    {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly},
+    {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly},
+    {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster},
 };
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))

@@ -24,7 +24,7 @@ static void node_id(const char *addr, char out[41]) {
             h = (h ^ (unsigned char)*p) * 1099511628211ULL;
         }
         h = (h ^ (uint64_t)part) * 1099511628211ULL;
-        snprintf(hex + part * 16, 17, "%016" PRIx64, h);
+        snprintf(hex + (size_t)part * 16, 17, "%016" PRIx64, h);
     }
     memcpy(out, hex, 40);
     out[40] = '\0';

@@ -63,7 +63,9 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     }
     if (svc->count == svc->idx_cap) {
         size_t cap = svc->idx_cap ? svc->idx_cap * 2 : 64;
-        struct seq_entry **a = realloc(svc->by_idx, cap * sizeof(*a));
+        struct seq_entry **a = realloc(
+            svc->by_idx,
+            cap * sizeof(struct seq_entry *)); /* NOLINT(bugprone-sizeof-expression): pointers */
         if (a == NULL) {
             return NULL;
         }
@@ -95,7 +97,9 @@ void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
     }
     if (svc->ndirty == svc->dirty_cap) {
         size_t cap = svc->dirty_cap ? svc->dirty_cap * 2 : 64;
-        struct seq_entry **a = realloc(svc->dirty, cap * sizeof(*a));
+        struct seq_entry **a = realloc(
+            svc->dirty,
+            cap * sizeof(struct seq_entry *)); /* NOLINT(bugprone-sizeof-expression): pointers */
         if (a == NULL) {
             return; /* the cron's next pass over waiting entries picks it up */
         }
@@ -207,14 +211,13 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     struct seq_entry *e = entry_for_issue(svc, name, len, &rc);
     if (e != NULL) {
         int64_t now = seq_now_ms();
-        if (!sequence_lease_live(&svc->lease, now)) {
+        int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT;
+        if (dead || !sequence_lease_live(&svc->lease, now)) {
             rc = LEAF_EUNAVAIL;
         } else if (e->st.phase == SEQUENCE_SERVING) {
             *last = e->st.last;
         } else if (e->st.phase == SEQUENCE_MISSING) {
             rc = LEAF_ENOTFOUND;
-        } else if (e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT) {
-            rc = LEAF_EUNAVAIL;
         } else {
             rc = LEAF_EAGAIN;
             wait_on(svc, e, w);
