@@ -557,7 +557,9 @@ static void f_seg_lookups(struct out *o, const struct snap *s) {
       "Sequence writes that failed or whose outcome was unknown.")                                 \
     X(f_seq_issued, "leafd_sequence_issued_total", "counter", "Sequence IDs issued by this node.") \
     X(f_seq_headroom, "leafd_sequence_headroom_min", "gauge",                                      \
-      "The least persisted headroom of any serving sequence (IDs issuable without a write).")
+      "The least persisted headroom of any serving sequence (IDs issuable without a write).")      \
+    X(f_seq_headroom_each, "leafd_sequence_headroom", "gauge",                                     \
+      "Persisted headroom per sequence on the primary (at most leafd.metrics.tags.max series).")
 
 /* ---- sequence families ---- */
 
@@ -580,6 +582,30 @@ SEQ_FAMILY(f_seq_issued, s->seq.issued)
 static void f_seq_headroom(struct out *o, const struct snap *s) {
     if (s->seq.enabled && s->seq.min_headroom >= 0) {
         sample_i(o, NULL, s->seq.min_headroom);
+    }
+}
+
+struct seq_each {
+    struct out *o;
+    size_t left; /* leafd.metrics.tags.max bounds the per-sequence series too */
+};
+
+static void seq_one(const char *name, int64_t acked_max, int64_t last, int64_t headroom,
+                    const char *phase, void *arg) {
+    struct seq_each *e = arg;
+    if (e->left == 0) {
+        return;
+    }
+    e->left--;
+    char labels[VALIDATE_TAG_MAX + 48];
+    snprintf(labels, sizeof(labels), "sequence=\"%s\",phase=\"%s\"", name, phase);
+    sample_i(e->o, labels, headroom);
+}
+
+static void f_seq_headroom_each(struct out *o, const struct snap *s) {
+    if (s->seq.enabled && s->seq.primary) {
+        struct seq_each e = {o, (size_t)s->ctx->cfg->metrics_tags_max};
+        sequence_service_each(s->ctx->sequence, seq_one, &e);
     }
 }
 
