@@ -1,0 +1,125 @@
+#ifndef LEAF_METRICS_IMPL_H
+#define LEAF_METRICS_IMPL_H
+
+/*
+ * What metrics.c (the registry: counters, the request families, rendering)
+ * and metrics_node.c (the snowflake, ZooKeeper, segment and sequence
+ * families, and the bounded per-tag set) share. Private to src/api.
+ * Rendering runs on the scraping request's loop thread and reads every
+ * source through its thread-safe view.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "validate.h"
+
+/* One exported tag: the per-tag families' values. */
+struct tag_rec {
+    char name[VALIDATE_TAG_MAX + 1];
+    double runway; /* seconds; INFINITY when idle */
+    int64_t remaining, step, issued, fetches, fetch_errors;
+};
+
+/* Everything a scrape reports, read once. */
+struct snap {
+    const struct api_ctx *ctx;
+    struct snowflake_node_view sf;
+    struct segment_service_stats seg;
+    struct sequence_service_stats seq;
+    struct tag_rec *tags; /* the exported tags, sorted by name */
+    size_t ntags, tags_cap;
+    size_t active;     /* active tags in all */
+    double runway_min; /* over every active tag */
+};
+
+/* The family being written; its header goes out with its first sample. */
+struct out {
+    struct sbuf *b;
+    const char *name, *type, *help;
+    int header_done;
+};
+
+void metrics_header(struct out *o);
+/* name{labels} value, for a counter or integer gauge. */
+void metrics_sample_u(struct out *o, const char *suffix, const char *labels, uint64_t v);
+void metrics_sample_i(struct out *o, const char *labels, int64_t v);
+void metrics_sample_d(struct out *o, const char *labels, double v);
+
+/* The exported tags: the least runway first, at most leafd.metrics.tags.max. */
+void metrics_snap_tags(struct snap *s);
+
+#define METRICS_FAMILIES(X)                                                                        \
+    X(f_http_requests, "leafd_http_requests_total", "counter",                                     \
+      "Requests answered, by protocol (http, resp), route (RESP: command) and status (RESP: "      \
+      "outcome).")                                                                                 \
+    X(f_http_duration, "leafd_http_request_duration_seconds", "histogram",                         \
+      "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
+    X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
+    X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
+      "Clock steps back seen, by outcome.")                                                        \
+    X(f_seq_exhausted, "leafd_snowflake_sequence_exhausted_total", "counter",                      \
+      "Milliseconds whose sequence ran out.")                                                      \
+    X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")        \
+    X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                               \
+      "Years before the 41-bit timestamp runs out.")                                               \
+    X(f_http_connections, "leafd_http_connections", "gauge", "Open connections, by protocol.")     \
+    X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                       \
+      "1 while the ZooKeeper session is connected.")                                               \
+    X(f_zk_reconnects, "leafd_zk_session_reconnects_total", "counter",                             \
+      "ZooKeeper (re)connections after the first.")                                                \
+    X(f_zk_expirations, "leafd_zk_session_expirations_total", "counter",                           \
+      "ZooKeeper sessions that expired.")                                                          \
+    X(f_zk_ephemeral, "leafd_zk_ephemeral_registered", "gauge",                                    \
+      "1 while leaf_temporary/{ip}:{port} exists.")                                                \
+    X(f_zk_report_age, "leafd_zk_last_report_age_seconds", "gauge",                                \
+      "Seconds since the timestamp was last written to ZooKeeper (-1 = never).")                   \
+    X(f_local_report_age, "leafd_snowflake_local_report_age_seconds", "gauge",                     \
+      "Seconds since the reservation was last written to the local cache (-1 = never).")           \
+    X(f_reserved_ahead, "leafd_snowflake_reserved_ahead_seconds", "gauge",                         \
+      "How far the persisted reservation is ahead of the clock.")                                  \
+    X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                     \
+      "IDs buffered in memory for the tag.")                                                       \
+    X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")        \
+    X(f_seg_issued, "leafd_segment_issued_total", "counter", "Segment IDs issued for the tag.")    \
+    X(f_seg_fetches, "leafd_segment_range_fetches_total", "counter",                               \
+      "Ranges reserved from leaf_alloc.")                                                          \
+    X(f_seg_fetch_errors, "leafd_segment_fetch_errors_total", "counter",                           \
+      "Range fetches that failed for want of the database.")                                       \
+    X(f_seg_runway, "leafd_segment_runway_seconds", "gauge",                                       \
+      "Seconds the buffered IDs last at the tag's recent rate.")                                   \
+    X(f_seg_runway_min, "leafd_segment_runway_min_seconds", "gauge",                               \
+      "The least runway of any active tag, exported or not.")                                      \
+    X(f_seg_tags, "leafd_segment_tags", "gauge", "Tags known to this node, by state.")             \
+    X(f_seg_tags_exported, "leafd_segment_tags_exported", "gauge",                                 \
+      "Tags with per-tag series in this scrape (leafd.metrics.tags.max).")                         \
+    X(f_seg_latency, "leafd_segment_fetch_latency_seconds", "histogram",                           \
+      "Time a range reservation took on the database.")                                            \
+    X(f_seg_db_errors, "leafd_segment_db_errors_total", "counter",                                 \
+      "Database errors (connects and statements).")                                                \
+    X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")       \
+    X(f_seg_lookups, "leafd_segment_lookups_total", "counter",                                     \
+      "Tag lookups sent to the database.")                                                         \
+    X(f_seq_primary, "leafd_sequence_primary", "gauge",                                            \
+      "1 while this node is the sequence primary.")                                                \
+    X(f_seq_issuing, "leafd_sequence_issuing", "gauge",                                            \
+      "1 while the primary's lease lets it issue (2/3 of the session timeout).")                   \
+    X(f_seq_elections, "leafd_sequence_elections_total", "counter", "Elections this node won.")    \
+    X(f_seq_demotions, "leafd_sequence_demotions_total", "counter", "Demotions of this node.")     \
+    X(f_seq_fences, "leafd_sequence_fence_failures_total", "counter",                              \
+      "Writes refused because another primary wrote since (bad version).")                         \
+    X(f_seq_writes, "leafd_sequence_writes_total", "counter",                                      \
+      "Sequence high-water marks persisted to ZooKeeper.")                                         \
+    X(f_seq_write_failures, "leafd_sequence_write_failures_total", "counter",                      \
+      "Sequence writes that failed or whose outcome was unknown.")                                 \
+    X(f_seq_issued, "leafd_sequence_issued_total", "counter", "Sequence IDs issued by this node.") \
+    X(f_seq_headroom, "leafd_sequence_headroom_min", "gauge",                                      \
+      "The least persisted headroom of any serving sequence (IDs issuable without a write).")      \
+    X(f_seq_headroom_each, "leafd_sequence_headroom", "gauge",                                     \
+      "Persisted headroom per sequence on the primary (at most leafd.metrics.tags.max series).")
+
+#define METRICS_DECLARE(fn, fname, ftype, fhelp) void fn(struct out *o, const struct snap *s);
+METRICS_FAMILIES(METRICS_DECLARE)
+#undef METRICS_DECLARE
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * The families of the node's services: snowflake, ZooKeeper, segment (with
+ * the bounded per-tag set: the tags with the least runway first) and
+ * sequence. Rows of METRICS_FAMILIES (metrics_impl.h).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "metrics_impl.h"
+#include "segment_tags.h"
+#include "zk_session.h"
+
+/* ---- snowflake families ---- */
+
+void f_clock_backwards(struct out *o, const struct snap *s) {
+    metrics_sample_u(o, "", "outcome=\"waited\"", s->sf.backwards_waits);
+    metrics_sample_u(o, "", "outcome=\"refused\"", s->sf.backwards_errors);
+}
+
+void f_seq_exhausted(struct out *o, const struct snap *s) {
+    metrics_sample_u(o, "", NULL, s->sf.exhaustions);
+}
+
+void f_worker_id(struct out *o, const struct snap *s) {
+    metrics_sample_i(o, NULL, s->sf.worker_id);
+}
+
+void f_years_left(struct out *o, const struct snap *s) {
+    metrics_sample_d(o, NULL, s->sf.years_left);
+}
+
+/* ZooKeeper families exist only when the node registered through ZooKeeper. */
+static int zk_on(const struct snap *s) {
+    return s->sf.started && s->sf.use_zk;
+}
+
+static double age_s(int64_t ms) {
+    return ms < 0 ? -1.0 : (double)ms / 1000.0;
+}
+
+void f_zk_connected(struct out *o, const struct snap *s) {
+    if (zk_on(s)) {
+        metrics_sample_d(o, NULL, s->sf.zk_state == ZK_STATE_CONNECTED);
+    }
+}
+
+void f_zk_reconnects(struct out *o, const struct snap *s) {
+    if (zk_on(s)) {
+        metrics_sample_d(o, NULL, (double)(s->sf.connects > 1 ? s->sf.connects - 1 : 0));
+    }
+}
+
+void f_zk_expirations(struct out *o, const struct snap *s) {
+    if (zk_on(s)) {
+        metrics_sample_d(o, NULL, (double)s->sf.expirations);
+    }
+}
+
+void f_zk_ephemeral(struct out *o, const struct snap *s) {
+    if (zk_on(s)) {
+        metrics_sample_d(o, NULL, s->sf.ephemeral);
+    }
+}
+
+void f_zk_report_age(struct out *o, const struct snap *s) {
+    if (zk_on(s)) {
+        metrics_sample_d(o, NULL, age_s(s->sf.zk_report_age_ms));
+    }
+}
+
+void f_local_report_age(struct out *o, const struct snap *s) {
+    if (s->sf.started) {
+        metrics_sample_d(o, NULL, age_s(s->sf.local_report_age_ms));
+    }
+}
+
+void f_reserved_ahead(struct out *o, const struct snap *s) {
+    if (s->sf.started) {
+        metrics_sample_d(o, NULL, (double)s->sf.reserved_ahead_ms / 1000.0);
+    }
+}
+
+/* ---- segment families ---- */
+
+static void tag_sample(struct out *o, const struct tag_rec *t, int64_t v) {
+    char labels[VALIDATE_TAG_MAX + 16];
+    snprintf(labels, sizeof(labels), "tag=\"%s\"", t->name);
+    metrics_sample_i(o, labels, v);
+}
+
+#define SEG_TAG_FAMILY(fn, field)                                                                  \
+    void fn(struct out *o, const struct snap *s) {                                                 \
+        if (!s->seg.enabled) {                                                                     \
+            return;                                                                                \
+        }                                                                                          \
+        metrics_header(o);                                                                         \
+        for (size_t i = 0; i < s->ntags; i++) {                                                    \
+            tag_sample(o, &s->tags[i], s->tags[i].field);                                          \
+        }                                                                                          \
+    }
+SEG_TAG_FAMILY(f_seg_remaining, remaining)
+SEG_TAG_FAMILY(f_seg_step, step)
+SEG_TAG_FAMILY(f_seg_issued, issued)
+SEG_TAG_FAMILY(f_seg_fetches, fetches)
+SEG_TAG_FAMILY(f_seg_fetch_errors, fetch_errors)
+#undef SEG_TAG_FAMILY
+
+void f_seg_runway(struct out *o, const struct snap *s) {
+    if (!s->seg.enabled) {
+        return;
+    }
+    metrics_header(o);
+    for (size_t i = 0; i < s->ntags; i++) {
+        char labels[VALIDATE_TAG_MAX + 16];
+        snprintf(labels, sizeof(labels), "tag=\"%s\"", s->tags[i].name);
+        metrics_sample_d(o, labels, s->tags[i].runway);
+    }
+}
+
+void f_seg_runway_min(struct out *o, const struct snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_d(o, NULL, s->runway_min);
+    }
+}
+
+void f_seg_tags(struct out *o, const struct snap *s) {
+    if (!s->seg.enabled) {
+        return;
+    }
+    metrics_sample_u(o, "", "state=\"pending\"", s->seg.tags_by_state[SEGMENT_TAG_PENDING]);
+    metrics_sample_u(o, "", "state=\"active\"", s->seg.tags_by_state[SEGMENT_TAG_ACTIVE]);
+    metrics_sample_u(o, "", "state=\"absent\"", s->seg.tags_by_state[SEGMENT_TAG_ABSENT]);
+}
+
+void f_seg_tags_exported(struct out *o, const struct snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_u(o, "", NULL, s->ntags);
+    }
+}
+
+void f_seg_latency(struct out *o, const struct snap *s) {
+    if (!s->seg.enabled) {
+        return;
+    }
+    uint64_t cum = 0;
+    for (int i = 0; i <= SEGMENT_LATENCY_BUCKETS; i++) {
+        cum += s->seg.latency_buckets[i];
+        char labels[48];
+        if (i < SEGMENT_LATENCY_BUCKETS) {
+            snprintf(labels, sizeof(labels), "le=\"%g\"",
+                     (double)s->seg.latency_bounds_ms[i] / 1000.0);
+        } else {
+            snprintf(labels, sizeof(labels), "le=\"+Inf\"");
+        }
+        metrics_sample_u(o, "_bucket", labels, cum);
+    }
+    sbuf_printf(o->b, "%s_sum %.6f\n", o->name, (double)s->seg.latency_sum_us / 1e6);
+    metrics_sample_u(o, "_count", NULL, cum);
+}
+
+void f_seg_db_errors(struct out *o, const struct snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_u(o, "", NULL, s->seg.db_errors);
+    }
+}
+
+void f_seg_db_up(struct out *o, const struct snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_i(o, NULL, s->seg.db_up);
+    }
+}
+
+void f_seg_lookups(struct out *o, const struct snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_u(o, "", NULL, s->seg.lookups);
+    }
+}
+
+/*
+ * The registry: one row per family, X(function, name, type, help). The
+ * order of the rows is the order of the scrape.
+ */
+/* ---- sequence families ---- */
+
+#define SEQ_FAMILY(fn, expr)                                                                       \
+    void fn(struct out *o, const struct snap *s) {                                                 \
+        if (s->seq.enabled) {                                                                      \
+            metrics_sample_u(o, "", NULL, (uint64_t)(expr));                                       \
+        }                                                                                          \
+    }
+SEQ_FAMILY(f_seq_primary, s->seq.primary)
+SEQ_FAMILY(f_seq_issuing, s->seq.live)
+SEQ_FAMILY(f_seq_elections, s->seq.elections)
+SEQ_FAMILY(f_seq_demotions, s->seq.demotions)
+SEQ_FAMILY(f_seq_fences, s->seq.fence_failures)
+SEQ_FAMILY(f_seq_writes, s->seq.writes)
+SEQ_FAMILY(f_seq_write_failures, s->seq.write_failures)
+SEQ_FAMILY(f_seq_issued, s->seq.issued)
+#undef SEQ_FAMILY
+
+void f_seq_headroom(struct out *o, const struct snap *s) {
+    if (s->seq.enabled && s->seq.min_headroom >= 0) {
+        metrics_sample_i(o, NULL, s->seq.min_headroom);
+    }
+}
+
+struct seq_each {
+    struct out *o;
+    size_t left; /* leafd.metrics.tags.max bounds the per-sequence series too */
+};
+
+static void seq_one(const char *name, int64_t acked_max, int64_t last, int64_t headroom,
+                    const char *phase, void *arg) {
+    struct seq_each *e = arg;
+    if (e->left == 0) {
+        return;
+    }
+    e->left--;
+    char labels[VALIDATE_TAG_MAX + 48];
+    snprintf(labels, sizeof(labels), "sequence=\"%s\",phase=\"%s\"", name, phase);
+    metrics_sample_i(e->o, labels, headroom);
+}
+
+void f_seq_headroom_each(struct out *o, const struct snap *s) {
+    if (s->seq.enabled && s->seq.primary) {
+        struct seq_each e = {o, (size_t)s->ctx->cfg->metrics_tags_max};
+        sequence_service_each(s->ctx->sequence, seq_one, &e);
+    }
+}
+
+/* ---- the bounded per-tag set: the least runway first --------------------- */
+
+static double tag_runway(const struct segment_tag_view *v, int64_t now) {
+    double rate = segment_buffer_rate(&v->buf, now);
+    return rate <= 0.0 ? INFINITY : (double)v->buf.available / rate;
+}
+
+/* Max-heap on runway over s->tags[0..ntags): the root is the one to drop first. */
+static void heap_down(struct tag_rec *h, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l].runway > h[m].runway) {
+            m = l;
+        }
+        if (r < n && h[r].runway > h[m].runway) {
+            m = r;
+        }
+        if (m == i) {
+            return;
+        }
+        struct tag_rec t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static void heap_up(struct tag_rec *h, size_t i) {
+    while (i > 0 && h[(i - 1) / 2].runway < h[i].runway) {
+        struct tag_rec t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void collect_tag(const struct segment_tag_view *v, void *arg) {
+    struct snap *s = arg;
+    if (v->state != SEGMENT_TAG_ACTIVE) {
+        return;
+    }
+    struct tag_rec r;
+    memcpy(r.name, v->name, sizeof(r.name));
+    r.runway = tag_runway(v, segment_service_now_ms());
+    r.remaining = v->buf.available;
+    r.step = v->buf.step;
+    r.issued = (int64_t)v->buf.issued;
+    r.fetches = (int64_t)v->buf.fetches;
+    r.fetch_errors = (int64_t)v->fetch_errors;
+    s->active++;
+    if (r.runway < s->runway_min) {
+        s->runway_min = r.runway;
+    }
+    if (s->tags_cap == 0) {
+        return;
+    }
+    if (s->ntags < s->tags_cap) {
+        s->tags[s->ntags] = r;
+        heap_up(s->tags, s->ntags++);
+    } else if (r.runway < s->tags[0].runway) {
+        s->tags[0] = r;
+        heap_down(s->tags, s->ntags, 0);
+    }
+}
+
+static int tag_rec_cmp(const void *a, const void *b) {
+    return strcmp(((const struct tag_rec *)a)->name, ((const struct tag_rec *)b)->name);
+}
+
+void metrics_snap_tags(struct snap *s) {
+    s->runway_min = INFINITY;
+    if (!s->seg.enabled) {
+        return;
+    }
+    size_t cap = (size_t)s->ctx->cfg->metrics_tags_max;
+    s->tags = cap ? malloc(cap * sizeof(*s->tags)) : NULL;
+    s->tags_cap = s->tags ? cap : 0;
+    if (cap && s->tags == NULL) {
+        log_error("metrics", "out of memory collecting per-tag metrics; only aggregates exported");
+    }
+    segment_service_each(s->ctx->segment, collect_tag, s);
+    qsort(s->tags, s->ntags, sizeof(*s->tags), tag_rec_cmp);
+}
