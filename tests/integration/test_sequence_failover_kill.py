@@ -21,7 +21,7 @@ import time
 
 from leafdtest import Env, check, log
 from seqclients import first_answer
-from seqcluster import (boot, fatal, final_checks, find_primary, probe, report, restart_node,
+from seqcluster import (boot, fatal, final_checks, find_primary, report, restart_node,
                         seq_props)
 
 SESSION_MS = 4000

@@ -9,7 +9,6 @@ follow the primary through a 100 ms election, a crashed node and a handover,
 and what they record passes the checks. About 10 s."""
 import json
 import random
-import socket
 import socketserver
 import threading
 import time

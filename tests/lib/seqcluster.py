@@ -22,11 +22,13 @@ Assumptions, in one place so they can be adapted to what leafd ships:
 """
 import json
 import re
+import socket
 import subprocess
 import time
 
 from leafdtest import check, free_port, http, log, raw, wait_until, _checks
-from seqclients import (FAIL_KINDS, HttpSeqClient, Recorder, RespSeqClient, Target,
+from seqclients import (FAIL_KINDS, HttpSeqClient, Recorder, RespError, RespReader,
+                        RespSeqClient, Target, resp_command,
                         check_strict_order, event_window, handover_windows, ids_rate,
                         max_gap, max_unavailable, summary)
 from zkhelpers import zk_props
@@ -212,11 +214,9 @@ class Workload:
 
     def settle(self, timeout=20):
         """True once every following client got an answer after now."""
-        t = time.monotonic()
-        def ok():
-            got = {r.client for r in self.rec.records[-5000:] if r.recv > t}
-            return all(c.cname in got for c in self.clients if c.follow)
-        return wait_until(ok, timeout, interval=0.05)
+        base = {c: c.answers for c in self.clients if c.follow}
+        return wait_until(lambda: all(c.answers > n for c, n in base.items()), timeout,
+                          interval=0.05)
 
 
 def gap_bound(batch, rate):
@@ -253,15 +253,39 @@ def report(wl, label, t_fault, t_to, batch):
             "fail_events": n_ev, "records": records, "events": events}
 
 
+def resp_get(node, key, hops=3):
+    """GET key over RESP on node, following -MOVED; the reply (int, str, None or RespError)."""
+    port = node.resp_port
+    for _ in range(hops):
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+            s.sendall(resp_command("GET", key))
+            v = RespReader(s).read()
+        if not (isinstance(v, RespError) and v.startswith("MOVED ")):
+            return v
+        port = int(v.split()[-1].rsplit(":", 1)[1])
+    return v
+
+
 def final_checks(env, wl, nodes, zk, name="it"):
-    """After the run: the persisted max covers every ID seen (contract: every
-    ID ever issued is <= max)."""
+    """After the run, clients stopped: the persisted max covers every ID seen
+    (every ID ever issued is <= max), and RESP GET sequence:<name> (the last
+    ID issued, cluster-wide) is at least the highest ID seen, at most max."""
     records, _ = wl.rec.snapshot()
     seen = max((r.hi for r in records), default=0)
     out = zk.cli("get", "/leafd/%s/sequences/%s" % (name, wl.seq))
     m = re.search(r'\{\s*"max"\s*:\s*(\d+)\s*\}', out)
-    check(m is not None and int(m.group(1)) >= seen,
-          "persisted max %s >= highest ID seen %d" % (m.group(1) if m else out[-200:], seen))
+    mx = int(m.group(1)) if m else None
+    check(mx is not None and mx >= seen,
+          "persisted max %s >= highest ID seen %d" % (mx if m else out[-200:], seen))
+    live = [n for n in nodes if n.proc and n.proc.alive()]
+    try:
+        v = resp_get(live[0], "sequence:" + wl.seq)
+    except OSError as e:
+        v = e
+    ok = not isinstance(v, (RespError, OSError)) and v is not None and \
+        seen <= int(v) <= (mx if mx is not None else int(v))
+    check(ok, "GET sequence:%s = %r: between the highest ID seen %d and the persisted max %s"
+          % (wl.seq, v, seen, mx))
     return _checks["failed"] == 0
 
 
