@@ -1,0 +1,19 @@
+# Sequences (issue 12), the test side: the partition proxy's own test, and the
+# failover tests against the real binary (three leafd nodes, real ZooKeeper,
+# HTTP and RESP clients that follow redirects; see tests/lib/seqclients.py and
+# tests/lib/seqcluster.py). They measure failover times, so they run alone
+# (RUN_SERIAL) and get ZK_EXPIRE_BIN for the session-expiry case. zk.cmake,
+# which defines zk_expire, is included after this file: a generator
+# expression may name a target defined later.
+function(leaf_sequence_integration_test name)
+  leaf_integration_test(${name})
+  set_property(TEST it.${name} APPEND PROPERTY ENVIRONMENT "ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+  set_property(TEST it.${name} APPEND PROPERTY LABELS sequence)
+  set_tests_properties(it.${name} PROPERTIES RUN_SERIAL TRUE)
+endfunction()
+
+foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_sequence_${t}.py)
+    leaf_sequence_integration_test(test_sequence_${t})
+  endif()
+endforeach()
