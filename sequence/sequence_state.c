@@ -202,8 +202,13 @@ static int state_emit_write(struct sequence_state *s, const struct sequence_leas
         return 0;
     }
     state_update_batch(s, now_ms);
+    /* One batch above what is issued (and what a parked request needs): the
+     * headroom, and so the gap a crash leaves, stays within one batch. */
     int64_t from = state_add_sat(s->last, s->need);
-    int64_t target = state_add_sat(from > s->acked_max ? from : s->acked_max, s->batch);
+    int64_t target = state_add_sat(from, s->batch);
+    if (target < s->acked_max) {
+        target = s->acked_max; /* never lower (a fence after a lapse rewrites it as is) */
+    }
     state_emit(s, now_ms, SEQUENCE_OP_WRITE, a);
     a->version = s->version;
     a->max = target;

@@ -37,7 +37,9 @@
  * at the rate measured between two writes, so a busy sequence writes about 5
  * and at most about 10 times a second), never below the configured base and
  * never above SEQUENCE_MAX_BATCH; when the rate falls it halves per write
- * back toward the base. A crash loses at most one batch.
+ * back toward the base. A write sets M to one batch above the last ID
+ * issued (plus what a parked request needs), never lower than it was, so the
+ * headroom, and what a crash loses, is at most one batch.
  *
  * A new primary reads (M, v) (a missing node is created at start - 1 when
  * the sequence may be created), then writes M + batch with expected version

@@ -280,8 +280,8 @@ def summary(args, sched, stats, elapsed):
     say("seed %d; %g s of faults, %.1f s in all; %d client threads" % (args.seed, args.seconds, elapsed,
                                                                          args.clients))
     per_tag = ", ".join("%s %d" % kv for kv in sorted(stats["segment_ids_per_tag"].items()))
-    say("IDs checked: snowflake %d, segment %d (%s)" % (stats["snowflake_ids"], stats["segment_ids"],
-                                                        per_tag))
+    say("IDs checked: snowflake %d, segment %d (%s), sequence %d (strictly increasing across nodes)"
+        % (stats["snowflake_ids"], stats["segment_ids"], per_tag, stats.get("sequence_ids", 0)))
     inj = collections.Counter(f.kind for f in sched.injected)
     say("faults injected: %d: %s" % (len(sched.injected), " ".join("%s=%d" % (k, inj[k]) for k in KINDS)))
     missing = [k for k in KINDS if not inj[k]]

@@ -140,6 +140,8 @@ class Client(threading.Thread):
 
     def _pick(self):
         n = self.rng.randrange(len(self.nodes))
+        if self.rng.random() < 0.15:
+            return n, "sequence", "chaos.seq", self.rng.choice((1, 1, 1, 5, 50))
         if self.rng.random() < 0.5:
             return n, "snowflake", "chaos", self.rng.choice(SNOWFLAKE_COUNTS)
         fresh = self.fresh_tags
@@ -148,6 +150,63 @@ class Client(threading.Thread):
             return n, "segment", self.rng.choice(fresh[-3:]), self.rng.choice(FRESH_COUNTS)
         tag, counts = self.rng.choice(SEGMENT_TAGS)
         return n, "segment", tag, self.rng.choice(counts)
+
+    def _sequence(self, n, mode, tag, count, proto):
+        """A sequence request that follows redirects (307, -MOVED) and retries
+        503 no_primary / -TRYAGAIN for up to 8 s, on fresh connections. One
+        record: sent before the first try, received after the answer."""
+        t0 = time.time()
+        run = self.nodes[n].run
+        deadline = t0 + 8.0
+        port_of = {nd.port: i for i, nd in enumerate(self.nodes)}
+        resp_of = {nd.resp_port: i for i, nd in enumerate(self.nodes)}
+        code, detail = "timeout", ""
+        while time.time() < deadline and not self.stop_flag.is_set():
+            node = self.nodes[n]
+            run = node.run
+            try:
+                if proto == "resp":
+                    conn = RespConn(node.resp_port, 2)
+                    try:
+                        reply = (conn.call("INCR", "sequence:" + tag) if count == 1
+                                 else conn.call("LEAF.IDS", "sequence:" + tag, count))
+                    finally:
+                        conn.close()
+                    ids = [reply] if count == 1 else reply
+                else:
+                    conn = httpclient.HTTPConnection("127.0.0.1", node.port, timeout=2)
+                    try:
+                        conn.request("GET", "/api/%s/get/%s%s" % (mode, tag, "?count=%d" % count
+                                                                   if count > 1 else ""))
+                        r = conn.getresponse()
+                        body = r.read()
+                        loc = r.getheader("Location") or ""
+                    finally:
+                        conn.close()
+                    if r.status == 307:
+                        n = port_of.get(int(loc.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]), n)
+                        continue
+                    if r.status != 200:
+                        code = json.loads(body).get("code", "http_%d" % r.status)
+                        detail = body[:120].decode("utf-8", "replace")
+                        time.sleep(0.02)
+                        continue
+                    ids = [int(x) for x in body.split(b"\n")]
+                self.requests += 1
+                self._success(n, run, mode, tag, count, t0, time.time(), array("q", ids))
+                return
+            except RespError as e:
+                if e.code == "moved":
+                    n = resp_of.get(int(e.line.rsplit(":", 1)[1]), n)
+                    continue
+                code, detail = e.code, e.line[:120]
+                time.sleep(0.02)
+            except Exception as e:  # noqa: BLE001 - every failure is recorded
+                code, detail = classify(e), repr(e)[:120]
+                n = (n + 1) % len(self.nodes)  # a dead node: try the next one
+                time.sleep(0.02)
+        self.requests += 1
+        self.errors.append((n, run, mode, tag, t0, time.time(), code, detail))
 
     def _http(self, conn, n, run, mode, tag, count, t0):
         path = "/api/%s/get/%s" % (mode, tag) + ("?count=%d" % count if count > 1 else "")
@@ -200,6 +259,11 @@ class Client(threading.Thread):
         while not self.stop_flag.is_set():
             n, mode, tag, count = self._pick()
             proto = "resp" if self.rng.random() < 0.5 else "http"
+            if mode == "sequence":
+                self._sequence(n, mode, tag, count, proto)
+                if self.pause:
+                    time.sleep(self.pause)
+                continue
             t0 = time.time()
             run = self.nodes[n].run
             try:

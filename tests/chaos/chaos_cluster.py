@@ -196,6 +196,8 @@ class Cluster:
             resp_port = free_port()
             props = zk_props(self.zk_address(), name="chaos", **{
                 "leafd.resp.listen": "127.0.0.1:%d" % resp_port,
+                "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
+                "leafd.sequence.batch": "500",
                 "leaf.segment.enable": "true",
                 "leaf.jdbc.url": self.db.jdbc_url(),
                 "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw",

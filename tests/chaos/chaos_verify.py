@@ -8,6 +8,12 @@
    IDs; across runs, every ID of a run is above every ID of the node's
    earlier runs (the contract's "including across restarts").
 3. Segment order: per client thread, node run and tag, IDs ascend.
+3b. Sequence order (the contract's strict rule): across every client, node
+   and protocol, an answer received before another request was sent holds
+   only smaller IDs; no sequence ID repeats. Sequence clients follow
+   redirects and retry for up to 8 s, so a sequence error is one that
+   outlasted that; it is explained by any fault window (any node: the
+   primary's fault is every node's).
 4. No ID from the future: ms(id) <= t1 + offset + reserve.ms + 1 s, where t1
    is the client's real receive time and offset the largest clock offset
    the node's faked clock may have had during the request (so this is
@@ -52,13 +58,15 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None):
     v = v or Verdict()
     stats = {}
     names = [n.name for n in nodes]
-    snow, seg = [], collections.defaultdict(list)
+    snow, seg, seq = [], collections.defaultdict(list), []
     n_snow = n_seg = 0
     for c in clients:
         for (n, run, mode, tag, t0, t1, ids) in c.ok:
             if mode == "snowflake":
                 n_snow += len(ids)
                 snow.append(ids)
+            elif mode == "sequence":
+                seq.append((t0, t1, ids))
             else:
                 n_seg += len(ids)
                 seg[tag].append(ids)
@@ -71,6 +79,9 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None):
     _duplicates(v, "snowflake", snow, clients, names)
     for tag, arrs in seg.items():
         _duplicates(v, "segment/" + tag, arrs, clients, names, tag)
+    stats["sequence_ids"] = sum(len(r[2]) for r in seq)
+    _duplicates(v, "sequence", [r[2] for r in seq], clients, names, "chaos.seq")
+    _sequence_order(v, seq)
     _snowflake_order(v, clients, names)
     _segment_order(v, clients, names)
     stats["lead_ms"] = _future(v, clients, nodes, reserve_ms)
@@ -80,11 +91,29 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None):
     return v, stats
 
 
+def _sequence_order(v, recs):
+    """Whenever an answer was received before a request was sent, the later IDs are larger."""
+    by_t1 = sorted(recs, key=lambda r: r[1])
+    i, best, bad = 0, None, 0
+    for t0, t1, ids in sorted(recs, key=lambda r: r[0]):
+        while i < len(by_t1) and by_t1[i][1] < t0:
+            top = by_t1[i][2][-1]
+            best = top if best is None or top > best else best
+            i += 1
+        if best is not None and ids[0] <= best:
+            bad += 1
+            if bad <= SHOW:
+                v.bad("sequence strictly increasing", "request sent at %.3f got %d, not above %d "
+                      "received before it" % (t0, ids[0], best))
+        if any(a >= b for a, b in zip(ids, ids[1:])):
+            v.bad("sequence strictly increasing", "an answer's IDs do not ascend: %r" % list(ids[:5]))
+
+
 def _where(clients, names, value, tag=None):
     out = []
     for c in clients:
         for (n, run, mode, t, t0, t1, ids) in c.ok:
-            if (tag is None and mode == "snowflake") or (mode == "segment" and t == tag):
+            if (tag is None and mode == "snowflake") or (mode != "snowflake" and t == tag):
                 if value in ids:
                     out.append("client %d from %s run %d at %.3f" % (c.idx, names[n], run, t1))
     return "; ".join(out)
@@ -218,6 +247,8 @@ def _errors(v, clients, names, windows, stats):
         for (n, run, mode, tag, t0, t1, code, detail) in c.errors:
             codes[code] += 1
             if any(w.explains(n, mode, code, t0, t1) for w in windows):
+                continue
+            if mode == "sequence" and any(t0 <= w.end and t1 >= w.start for w in windows):
                 continue
             unexplained[code] += 1
             if len(examples) < SHOW:
