@@ -162,7 +162,12 @@ static void conn_resume(struct net_conn *c) {
 }
 
 static void on_timer(uv_timer_t *t) {
-    conn_resume(t->data);
+    struct net_conn *c = t->data;
+    if (conn_session(c)->waiting) {
+        conn_resume(c);
+    } else if (!c->closing && c->in_len > 0) {
+        conn_process(c); /* input held back by output that has gone since */
+    }
 }
 
 /* ---- input ---------------------------------------------------------------- */
@@ -360,6 +365,13 @@ static void conn_flush(struct net_conn *c) {
         s->head_started_ms == 0 && !socket_has_input(c)) {
         conn_close(c); /* every request received so far is answered */
         return;
+    }
+    if (!c->writing && c->in_len > 0 && !s->waiting && !s->close_after &&
+        s->out.len < SESSION_MAX_OUTPUT) {
+        /* Input held back by the output limit, and the output went out at once
+         * (no write callback will come): go on with it from the loop, as the
+         * client may send nothing more to trigger a read. */
+        uv_timer_start(&c->timer, on_timer, 0, 0);
     }
     conn_update_reading(c);
 }
