@@ -118,6 +118,12 @@ class Client(threading.Thread):
 
     def _conn(self, n, proto):
         c = self.conns.get((n, proto))
+        if c and c[1] != self.nodes[n].run:
+            # Opened to an earlier run of the node (killed or restarted since):
+            # with two protocols per node a connection can sit unused past the
+            # fault's window, so it is dropped, not tried.
+            self._drop((n, proto))
+            c = None
         if c:
             return c
         node = self.nodes[n]
