@@ -393,6 +393,7 @@ static void version_done(int rc, const struct Stat *stat, const void *data) {
     struct zk_event *ev = op_event(c, rc, "zoo_aset/aexists");
     if (ev != NULL) {
         ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
+        ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
         push_event(c->s, ev);
     }
     free(c);
@@ -404,6 +405,7 @@ static void data_done(int rc, const char *value, int value_len, const struct Sta
     struct zk_event *ev = op_event(c, rc, "zoo_aget");
     if (ev != NULL) {
         ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
+        ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
         if (rc == ZOK && value != NULL && value_len > 0) {
             ev->data = malloc((size_t)value_len + 1);
             if (ev->data == NULL) {

@@ -28,6 +28,9 @@ enum {
     OP_ELECT_LIST,
     OP_ELECT_WATCH,
     OP_HEARTBEAT,
+    OP_LEASE_READ,
+    OP_LEASE_CLAIM,
+    OP_LEASE_RELEASE,
     OP_ELECT_DELETE,
     OP_ORPHAN_DELETE,
     OP_PEER_GET,
@@ -70,6 +73,12 @@ struct sequence_service {
     struct sequence_where self;
     char mine[SEQ_PATH_MAX]; /* my election node's full path, "" when none */
     int creating, listing, heartbeat_inflight, deleting, stepping_down;
+    /* Taking over (see sequence_zk.c, "the lease node"): 0 no, 1 reading the
+     * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */
+    int taking_over;
+    int lease_released; /* the previous primary released the lease node */
+    int64_t lease_old_mtime, takeover_sent_ms, takeover_at_ms;
+    char lease_path[SEQ_DIR_MAX]; /* /leafd/{leaf.name}/lease */
     int64_t create_sent_ms, heartbeat_sent_ms, last_heartbeat_ms, last_view_ms;
     int connected_once;
     char **line; /* the last list of children (view), owned here */

@@ -369,6 +369,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
                                 svc->self.resp[0] ? svc->self.resp : NULL);
     snprintf(svc->dir_primary, sizeof(svc->dir_primary), "/leafd/%s/primary", cfg->name);
     snprintf(svc->dir_seqs, sizeof(svc->dir_seqs), "/leafd/%s/sequences", cfg->name);
+    snprintf(svc->lease_path, sizeof(svc->lease_path), "/leafd/%s/lease", cfg->name);
     uv_async_init(svc->loop, &svc->async, seq_on_async);
     svc->async.data = svc;
     uv_timer_init(svc->loop, &svc->cron);
@@ -401,8 +402,15 @@ void sequence_service_step_down(struct sequence_service *svc) {
     if (!svc->enabled || !svc->started || svc->stepping_down) {
         return;
     }
+    pthread_mutex_lock(&svc->lock);
+    int was = svc->lease.primary;
+    pthread_mutex_unlock(&svc->lock);
     seq_lose_primary(svc, "stopping");
     svc->stepping_down = 1;
+    if (was && svc->zk_open && zk_session_state(&svc->zk) == ZK_STATE_CONNECTED) {
+        /* Issuing has stopped: the next primary need not wait out this lease. */
+        zk_session_set(&svc->zk, svc->lease_path, "released", 8);
+    }
     if (svc->zk_open) {
         zk_session_close(&svc->zk); /* the election node goes with the session, at once */
         svc->zk_open = 0;

@@ -119,7 +119,100 @@ static void on_peer(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_unlock(&svc->lock);
 }
 
+/*
+ * The lease node. An election is decided by the election nodes, which
+ * vanish when a session ends. ZooKeeper ends a session by itself only after
+ * the timeout, by which time the old primary has stopped issuing (its lease
+ * runs 2/3 of it). But a session can also be closed early, by anyone who
+ * opens it with its id and password: the old primary would then issue for up
+ * to 2/3 T more while the new one already does, and strict order would
+ * break. So the primary also rewrites /leafd/{leaf.name}/lease as its
+ * heartbeat, and a new primary, before it issues, reads that node's last
+ * change (the server's mtime), writes it to learn the server's time now,
+ * and waits until T has passed since the old primary's last heartbeat on
+ * the server's clock (times 4/3 on its own: the clock rates agree within a
+ * third, as for the lease itself; the old primary stopped by 2/3 T after its
+ * send, which is at most 8/9 T on the server's clock). After a crash
+ * that time has already passed when the session expires: no wait. A primary
+ * that steps down writes "released" after it stopped issuing: no wait either.
+ */
+static void takeover_start(struct sequence_service *svc) {
+    if (svc->taking_over) {
+        return;
+    }
+    if (zk_session_aget(&svc->zk, OP_LEASE_READ, 0, svc->lease_path) == LEAF_OK) {
+        svc->taking_over = 1;
+    }
+}
+
+static void takeover_claim(struct sequence_service *svc, int exists) {
+    char data[SEQ_PATH_MAX + 16];
+    int n = snprintf(data, sizeof(data), "primary=%s", base_name(svc->mine));
+    svc->takeover_sent_ms = seq_now_ms();
+    leaf_status_t rc = exists ? zk_session_aset_version(&svc->zk, OP_LEASE_CLAIM, 0,
+                                                        svc->lease_path, data, (size_t)n, -1)
+                              : zk_session_acreate2(&svc->zk, OP_LEASE_CLAIM, 0, svc->lease_path,
+                                                    data, (size_t)n, ZK_MODE_PERSISTENT);
+    svc->taking_over = rc == LEAF_OK ? 2 : 0;
+}
+
+static void on_lease_read(struct sequence_service *svc, const struct zk_event *ev) {
+    if (svc->taking_over != 1) {
+        return;
+    }
+    if (ev->result == ZK_RESULT_OK) {
+        svc->lease_old_mtime = ev->mtime;
+        svc->lease_released =
+            ev->data != NULL && ev->len >= 8 && memcmp(ev->data, "released", 8) == 0;
+        takeover_claim(svc, 1);
+    } else if (ev->result == ZK_RESULT_NONODE) {
+        svc->lease_released = 1; /* no primary ever held it */
+        takeover_claim(svc, 0);
+    } else {
+        svc->taking_over = 0; /* the next list tries again */
+    }
+}
+
+static void become_primary(struct sequence_service *svc);
+
+static void on_lease_claim(struct sequence_service *svc, const struct zk_event *ev) {
+    if (svc->taking_over != 2) {
+        return;
+    }
+    if (ev->result != ZK_RESULT_OK) {
+        svc->taking_over = 0;
+        return;
+    }
+    int64_t now = seq_now_ms();
+    pthread_mutex_lock(&svc->lock);
+    sequence_lease_answer(&svc->lease, svc->takeover_sent_ms, now);
+    int64_t t = svc->lease.timeout_ms;
+    pthread_mutex_unlock(&svc->lock);
+    int64_t wait = 0;
+    if (!svc->lease_released && ev->mtime > 0) {
+        wait = svc->lease_old_mtime + t - ev->mtime;
+        wait = wait < 0 ? 0 : wait * 4 / 3;
+    }
+    svc->takeover_at_ms = now + wait;
+    svc->taking_over = 3;
+    if (wait > 0) {
+        log_warn("sequence",
+                 "the previous primary's session ended %lld ms after its last heartbeat, "
+                 "before its lease could run out (was it closed from elsewhere?); waiting "
+                 "%lld ms before issuing",
+                 (long long)(ev->mtime - svc->lease_old_mtime), (long long)wait);
+    }
+    become_primary(svc);
+}
+
 static void become_primary(struct sequence_service *svc) {
+    if (svc->taking_over != 3) {
+        takeover_start(svc);
+        return;
+    }
+    if (seq_now_ms() < svc->takeover_at_ms) {
+        return; /* the cron comes back */
+    }
     pthread_mutex_lock(&svc->lock);
     int was = svc->lease.primary;
     if (!was) {
@@ -146,6 +239,9 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     if (sequence_elect_decide(names, ev->nnames, svc->mine, &d) != LEAF_OK) {
         log_error("sequence", "my election node %s has no counter", svc->mine);
         return;
+    }
+    if (d.verdict != SEQUENCE_ELECT_PRIMARY) {
+        svc->taking_over = 0;
     }
     if (d.verdict == SEQUENCE_ELECT_MISSING) {
         seq_lose_primary(svc, "my election node is gone");
@@ -185,22 +281,25 @@ static void on_heartbeat(struct sequence_service *svc, const struct zk_event *ev
         pthread_mutex_lock(&svc->lock);
         sequence_lease_answer(&svc->lease, svc->heartbeat_sent_ms, seq_now_ms());
         pthread_mutex_unlock(&svc->lock);
-    } else if (ev->result == ZK_RESULT_NONODE) {
-        seq_lose_primary(svc, "my election node was deleted");
-        svc->mine[0] = '\0';
-        elect_create(svc);
     }
 }
 
+/* The primary's heartbeat: a write of the lease node (renews the lease, dates it). */
 static void heartbeat(struct sequence_service *svc, int64_t now) {
     int64_t every = svc->lease.timeout_ms / 6;
-    if (svc->mine[0] == '\0' || svc->heartbeat_inflight || now - svc->last_heartbeat_ms < every) {
+    pthread_mutex_lock(&svc->lock);
+    int primary = svc->lease.primary;
+    pthread_mutex_unlock(&svc->lock);
+    if (svc->mine[0] == '\0' || (!primary && svc->taking_over != 3) || svc->heartbeat_inflight ||
+        now - svc->last_heartbeat_ms < every) {
         return;
     }
+    char data[SEQ_PATH_MAX + 16];
+    int n = snprintf(data, sizeof(data), "primary=%s", base_name(svc->mine));
     svc->last_heartbeat_ms = now;
     svc->heartbeat_sent_ms = now;
-    if (zk_session_aset_version(&svc->zk, OP_HEARTBEAT, 0, svc->mine, svc->self_data,
-                                strlen(svc->self_data), -1) == LEAF_OK) {
+    if (zk_session_aset_version(&svc->zk, OP_HEARTBEAT, 0, svc->lease_path, data, (size_t)n, -1) ==
+        LEAF_OK) {
         svc->heartbeat_inflight = 1;
     }
 }
@@ -363,6 +462,7 @@ static void on_state(struct sequence_service *svc, int state) {
         seq_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
+        svc->taking_over = 0;
         log_warn("sequence", "ZooKeeper session expired: starting a new one and getting in line "
                              "again");
         zk_session_reopen(&svc->zk);
@@ -398,9 +498,26 @@ static void demote(struct sequence_service *svc) {
     }
     pthread_mutex_unlock(&svc->lock);
     seq_lose_primary(svc, "demoted");
-    if (svc->mine[0] && !svc->deleting &&
-        zk_session_adelete(&svc->zk, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
+    svc->taking_over = 0;
+    if (svc->mine[0] == '\0' || svc->deleting) {
+        return;
+    }
+    /* Issuing has stopped: release the lease (the next primary need not wait
+     * it out), then leave the line. */
+    if (was && zk_session_aset_version(&svc->zk, OP_LEASE_RELEASE, 0, svc->lease_path, "released",
+                                       8, -1) == LEAF_OK) {
         svc->deleting = 1;
+        return;
+    }
+    if (zk_session_adelete(&svc->zk, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
+        svc->deleting = 1;
+    }
+}
+
+static void on_lease_release(struct sequence_service *svc) {
+    if (svc->mine[0] == '\0' ||
+        zk_session_adelete(&svc->zk, OP_ELECT_DELETE, 0, svc->mine, -1) != LEAF_OK) {
+        svc->deleting = 0;
     }
 }
 
@@ -425,6 +542,9 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
         }
         break;
     case OP_HEARTBEAT: on_heartbeat(svc, ev); break;
+    case OP_LEASE_READ: on_lease_read(svc, ev); break;
+    case OP_LEASE_CLAIM: on_lease_claim(svc, ev); break;
+    case OP_LEASE_RELEASE: on_lease_release(svc); break;
     case OP_ELECT_DELETE: on_delete_done(svc, ev); break;
     case OP_PEER_GET: on_peer(svc, ev); break;
     case OP_SEQ: on_seq(svc, ev); break;
@@ -466,6 +586,9 @@ void seq_on_cron(uv_timer_t *t) {
         return;
     }
     heartbeat(svc, now);
+    if (svc->taking_over == 3) {
+        become_primary(svc); /* once the previous primary's lease has run out */
+    }
     if (svc->mine[0] == '\0') {
         elect_create(svc);
     } else if (now - svc->last_view_ms >= SEQ_VIEW_MS) {
