@@ -321,8 +321,16 @@ class Scheduler(threading.Thread):
             out += " " + r.stderr.strip()[-300:]
         self.log("#%d expire session %s of %s: rc=%d %s" % (f.id, sid, n.name, r.returncode, out))
 
+    def sequence_window(self, f, t):
+        """Sequences need ZooKeeper (the primary renews its lease there): while
+        it is out, and for two session timeouts after (a new session, an
+        election, a wait for the old lease), sequence requests may fail."""
+        self.window(f, self.all_nodes, ("sequence",), ANY, t,
+                    time.time() + 2 * self.c.session_ms / 1000.0 + GRACE_NODE)
+
     def ep_zk_one(self, f):
         z = self.c.zks[f.target]
+        t = time.time()
         z.stop()
         self.log("#%d ZooKeeper %s stopped (kill -9)" % (f.id, z.name))
         time.sleep(f.params["hold"])
@@ -331,8 +339,10 @@ class Scheduler(threading.Thread):
             self.log("#%d ZooKeeper %s did not rejoin within 90 s" % (f.id, z.name))
             return
         self.log("#%d ZooKeeper %s serving again" % (f.id, z.name))
+        self.sequence_window(f, t)
 
     def ep_zk_all(self, f):
+        t = time.time()
         for z in self.c.zks:
             z.stop()
         self.log("#%d whole ZooKeeper ensemble stopped (kill -9)" % f.id)
@@ -345,6 +355,7 @@ class Scheduler(threading.Thread):
             if not self._wait(z.serving, 90):
                 self.incidents.append("ZooKeeper %s did not rejoin within 90 s" % z.name)
         self.log("#%d ensemble serving again after %.1f s" % (f.id, time.time() - t0))
+        self.sequence_window(f, t)
 
     def ep_db_kill(self, f):
         tag = "chaos.f%d" % f.id
