@@ -10,8 +10,11 @@ RESP) on one sequence the whole time, while in turn:
      redirects to the new primary;
   2. the primary's ZooKeeper session is expired (tests/tools/zk_expire on
      every live session id the node logged, cross-checked with ZooKeeper's
-     `cons`; see seqcluster.node_sessions): a standby serves within the
-     session timeout + 2 s, and the old primary comes back as a standby.
+     `cons`; see seqcluster.node_sessions): a standby serves within 4/3 of the
+     session timeout + 2 s (a session closed from outside ends before the
+     old primary's lease has run out, so the new primary waits that lease out:
+     up to 4/3 T, see src/node/sequence_zk.c "The lease node"), and the old
+     primary comes back as a standby.
 After each fault: IDs unique and in real-time order over all answers so far,
 gap at most one batch. At the end the persisted max covers every ID seen.
 Fails fast when sequences are absent. About 35 s."""
@@ -74,8 +77,8 @@ fig = report(wl, "session expiry", t_fault, time.monotonic(), BATCH)
 first = first_answer(fig["records"], t_fault, exclude=old.name)
 failover = first.recv - t_fault if first else float("inf")
 log("session expiry: first ID from another node %.1f ms after the expiry" % (failover * 1000))
-check(failover <= SESSION_MS / 1000.0 + 2.0,
-      "after the expiry a standby serves within session timeout + 2 s (%.3f s)" % failover)
+check(failover <= SESSION_MS * 4 / 3000.0 + 2.0,
+      "after the expiry a standby serves within 4/3 session timeout + 2 s (%.3f s)" % failover)
 back = wait_until(lambda: probe(old)[0] == 307, 20)
 check(back, "the expired primary rejoins as a standby that redirects: %s" % (probe(old),))
 time.sleep(1.0)
