@@ -153,8 +153,11 @@ def zk_cons(zk):
 def node_sessions(node, zks):
     """The node's live ZooKeeper session ids as hex strings, and how they were found."""
     live = {sid for z in zks for _, sid in zk_cons(z)}
-    logged = [int(x, 16) for x in re.findall(r"ZooKeeper session (0x[0-9a-f]+) established",
-                                              node.log_text())]
+    # Both of the node's sessions: the snowflake node's ("... established") and
+    # the sequence election's (logged by the sequence service by name).
+    pairs = re.findall(r"(?:ZooKeeper session (0x[0-9a-f]+) established|election runs on "
+                       r"ZooKeeper session (0x[0-9a-f]+))", node.log_text())
+    logged = [int(x, 16) for pair in pairs for x in pair if x]
     found = [s for s in dict.fromkeys(logged) if s in live]
     if found:
         return ["0x%x" % s for s in found], "leafd log + cons"
