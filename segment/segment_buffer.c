@@ -36,6 +36,19 @@ static struct segment_range *buffer_at(struct segment_buffer *b, int i) {
     return &b->ranges[(b->head + i) % SEGMENT_MAX_RANGES];
 }
 
+/* The current range is used up (or skipped): the next one becomes current. */
+static void buffer_pop(struct segment_buffer *b) {
+    b->head = (b->head + 1) % SEGMENT_MAX_RANGES;
+    b->nranges--;
+}
+
+/* count IDs went to a caller. */
+static leaf_status_t buffer_issued(struct segment_buffer *b, int count) {
+    b->available -= count;
+    b->issued += (uint64_t)count;
+    return LEAF_OK;
+}
+
 leaf_status_t segment_buffer_take(struct segment_buffer *b, int count, int64_t *ids) {
     if (count < 1) {
         return LEAF_EINVAL;
@@ -53,13 +66,10 @@ leaf_status_t segment_buffer_take(struct segment_buffer *b, int count, int64_t *
             ids[n++] = r->next++;
         }
         if (r->next == r->end) {
-            b->head = (b->head + 1) % SEGMENT_MAX_RANGES;
-            b->nranges--;
+            buffer_pop(b);
         }
     }
-    b->available -= count;
-    b->issued += (uint64_t)count;
-    return LEAF_OK;
+    return buffer_issued(b, count);
 }
 
 leaf_status_t segment_buffer_take_dense(struct segment_buffer *b, int count, int64_t *last) {
@@ -85,19 +95,15 @@ leaf_status_t segment_buffer_take_dense(struct segment_buffer *b, int count, int
         int64_t rest = r->end - r->next;
         b->skipped += (uint64_t)rest;
         b->available -= rest;
-        b->head = (b->head + 1) % SEGMENT_MAX_RANGES;
-        b->nranges--;
+        buffer_pop(b);
     }
     struct segment_range *r = buffer_at(b, 0);
     r->next += count;
     *last = r->next - 1;
     if (r->next == r->end) {
-        b->head = (b->head + 1) % SEGMENT_MAX_RANGES;
-        b->nranges--;
+        buffer_pop(b);
     }
-    b->available -= count;
-    b->issued += (uint64_t)count;
-    return LEAF_OK;
+    return buffer_issued(b, count);
 }
 
 static int buffer_prefetch_due(const struct segment_buffer *b) {
