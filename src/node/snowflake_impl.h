@@ -36,6 +36,7 @@ enum {
     OP_L_FLIST,   /* children of leaf_forever */
     OP_L_TLIST,   /* children of leaf_temporary */
     OP_L_READ,    /* a slot's data (arg: slot) */
+    OP_L_OWNERS,  /* a slot's children: whether it has an owner (arg: slot) */
     OP_L_FREAD,   /* a leaf_forever node's data (arg: worker ID) */
     OP_L_MKSLOT,  /* create a slot (arg: slot) */
     OP_L_OWNER,   /* create a slot's owner (arg: slot) */
@@ -86,6 +87,8 @@ struct snowflake_lease {
     struct zk_lease_slot *slots; /* nslots entries; .exists marks a listed slot */
     char **fnames;               /* nslots leaf_forever child names by worker ID (NULL none) */
     int full_read;               /* the slots' data were read (else listed ones are skipped) */
+    int *reads;                  /* READ's calls to make, (slot << 2 | kind), in order */
+    int nreads, ireads;          /* how many, and the next to send */
     char **temp_names;           /* the leaf_temporary listing (live identities) */
     int ntemp;
 

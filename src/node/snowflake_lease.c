@@ -7,9 +7,11 @@
  *
  * A claim (start, re-claim after a lost slot, switch on a clock step):
  *   LIST   children of leaf_lease, leaf_forever and leaf_temporary;
- *   READ   the data of the slots and leaf_forever nodes that matter: all of
- *          them, unless enough slots were never created (their floor is 0,
- *          the oldest possible), then only the slot this node held last;
+ *   READ   the data (and whether an owner exists) of the slots and
+ *          leaf_forever nodes that matter: none while enough slots were
+ *          never created (their floor is 0, the oldest possible), else a
+ *          random sample of LEASE_SAMPLE; and always the slot this node held
+ *          last;
  *   TRY    per candidate, pipelined: create the slot if missing, create its
  *          owner, read the slot back (ZooKeeper answers in order);
  *   FIRST  zk_lease_begin() on what was read, then the first reservation
@@ -32,9 +34,18 @@
 #include "log.h"
 #include "snowflake_impl.h"
 
-#define LEASE_RETRY_MS 1000
+#define LEASE_RETRY_MS 250
 #define LEASE_START_WAIT_MS 30000
 #define LEASE_SWITCH_BLOCK_MS 1000
+/* Reads in flight at once: ZooKeeper stops reading a connection with too many
+ * outstanding requests (globalOutstandingLimit), and the session may expire. */
+#define LEASE_READ_WINDOW 128
+
+/* Slots read per claim once every slot was created: a random sample, so a
+ * start costs a few hundred reads, not two per slot. */
+#define LEASE_SAMPLE 96
+
+enum { READ_SLOT, READ_OWNERS, READ_FOREVER };
 
 static uint64_t lease_rand(void *ctx) {
     struct snowflake_lease *l = ctx;
@@ -72,6 +83,9 @@ void snowflake_lease_free(struct snowflake_node *n) {
         free(l->fnames);
     }
     zk_names_free(l->temp_names, l->ntemp);
+    free(l->reads);
+    l->reads = NULL;
+    l->nreads = l->ireads = 0;
     l->slots = NULL;
     l->fnames = NULL;
     l->temp_names = NULL;
@@ -92,7 +106,8 @@ static int lease_reset_snapshot(struct snowflake_node *n) {
     snowflake_lease_free(n);
     l->slots = calloc((size_t)l->nslots, sizeof(*l->slots));
     l->fnames = calloc((size_t)l->nslots, sizeof(*l->fnames));
-    if (l->slots == NULL || l->fnames == NULL) {
+    l->reads = calloc((size_t)l->nslots * 3, sizeof(*l->reads));
+    if (l->slots == NULL || l->reads == NULL || l->fnames == NULL) {
         log_error("snowflake", "out of memory reading %d lease slots", l->nslots);
         return -1;
     }
@@ -156,16 +171,57 @@ static int forever_live(const struct snowflake_lease *l, const char *fname) {
     return 0;
 }
 
-static void lease_send_read(struct snowflake_node *n, int op, int64_t k, const char *path) {
-    if (zk_session_aget(&n->zk, op, (uint64_t)k, path) == LEAF_OK) {
-        n->lease.pending++;
-    } else {
-        n->lease.slots[k].bad = 1;
+/* Sends READ's next calls while fewer than LEASE_READ_WINDOW are in flight. */
+static void lease_send_reads(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    char path[ZK_PATH_MAX];
+    static const int ops[] = {OP_L_READ, OP_L_OWNERS, OP_L_FREAD};
+    while (l->ireads < l->nreads && l->pending < LEASE_READ_WINDOW) {
+        int slot = l->reads[l->ireads] >> 2, kind = l->reads[l->ireads] & 3;
+        int fits = kind == READ_FOREVER
+                       ? snprintf(path, sizeof(path), "%s/%s", n->layout.forever,
+                                  l->fnames[slot]) < (int)sizeof(path)
+                       : zk_lease_slot_path(&n->layout, slot, path, sizeof(path)) == LEAF_OK;
+        leaf_status_t st = !fits                 ? LEAF_EINVAL
+                           : kind == READ_OWNERS ? zk_session_achildren2(&n->zk, ops[kind],
+                                                                         (uint64_t)slot, path)
+                                                 : zk_session_aget(&n->zk, ops[kind],
+                                                                   (uint64_t)slot, path);
+        l->ireads++;
+        if (st == LEAF_OK) {
+            l->pending++;
+        } else {
+            l->slots[slot].bad = 1;
+        }
     }
 }
 
-/* After LIST: which data to read. Never-created slots have the oldest floor
- * (0), so while enough are left the listed ones need not be read at all. */
+/*
+ * Sets want[i] for the created slots (or leaf_forever workers) READ reads:
+ * the slot this node held last, and unless enough slots were never created
+ * (their floor is 0, the oldest possible) a random sample of LEASE_SAMPLE.
+ */
+static void lease_pick_reads(struct snowflake_lease *l, int full, char *want) {
+    int npool = 0;
+    for (int i = 0; i < l->nslots; i++) {
+        int used = l->slots[i].exists || l->fnames[i] != NULL;
+        want[i] = used && (i == l->known_slot);
+        if (used && full && i != l->known_slot) {
+            l->reads[npool++] = i; /* the pool, before reads[] holds the calls */
+        }
+    }
+    int take = npool < LEASE_SAMPLE ? npool : LEASE_SAMPLE;
+    for (int k = 0; k < take; k++) {
+        int j = k + (int)(lease_rand(l) % (uint64_t)(npool - k));
+        int t = l->reads[k];
+        l->reads[k] = l->reads[j];
+        l->reads[j] = t;
+        want[l->reads[k]] = 1;
+    }
+}
+
+/* After LIST: queue the reads (a slot's data and owner, a leaf_forever node's
+ * data); slots not read are not candidates this time. */
 static void lease_read(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     int fresh = 0;
@@ -175,25 +231,34 @@ static void lease_read(struct snowflake_node *n) {
     l->full_read = fresh < 2 * ZK_LEASE_SPREAD + LEASE_CANDIDATES;
     l->phase = LEASE_READ;
     l->pending = 0;
-    char path[ZK_PATH_MAX];
+    l->nreads = l->ireads = 0;
+    char *want = calloc((size_t)l->nslots, 1);
+    if (want == NULL) {
+        lease_wait(n);
+        return;
+    }
+    lease_pick_reads(l, l->full_read, want);
     for (int i = 0; i < l->nslots; i++) {
         struct zk_lease_slot *s = &l->slots[i];
-        int want = l->full_read || i == l->known_slot;
         if (l->fnames[i] != NULL && forever_live(l, l->fnames[i])) {
-            s->held = 1;
-        } else if (l->fnames[i] != NULL && want &&
-                   snprintf(path, sizeof(path), "%s/%s", n->layout.forever, l->fnames[i]) <
-                       (int)sizeof(path)) {
-            lease_send_read(n, OP_L_FREAD, i, path);
+            s->held = 1; /* a node still running in forever mode */
+        } else if (l->fnames[i] != NULL && want[i]) {
+            l->reads[l->nreads++] = i << 2 | READ_FOREVER;
         } else if (l->fnames[i] != NULL) {
-            s->held = 1; /* not read: not a candidate this time */
+            s->held = 1;
         }
-        if (s->exists && want && zk_lease_slot_path(&n->layout, i, path, sizeof(path)) == LEAF_OK) {
-            lease_send_read(n, OP_L_READ, i, path);
+        if (s->exists && want[i]) {
+            /* Its data, and whether it is held: a holder cut off keeps an old
+             * reservation until its session expires, and must not be tried
+             * over and over. */
+            l->reads[l->nreads++] = i << 2 | READ_SLOT;
+            l->reads[l->nreads++] = i << 2 | READ_OWNERS;
         } else if (s->exists) {
             s->held = 1;
         }
     }
+    free(want);
+    lease_send_reads(n);
     if (l->pending == 0) {
         lease_choose(n);
     }
@@ -206,7 +271,11 @@ static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) 
         return;
     }
     struct zk_lease_slot *s = &l->slots[k];
-    if (ev->op == OP_L_READ && ev->result == ZK_RESULT_NONODE) {
+    if (ev->op == OP_L_OWNERS) {
+        for (int i = 0; ev->rc == LEAF_OK && i < ev->nnames; i++) {
+            s->held |= strcmp(ev->names[i], ZK_LEASE_OWNER) == 0;
+        }
+    } else if (ev->op == OP_L_READ && ev->result == ZK_RESULT_NONODE) {
         s->exists = 0;
     } else if (ev->op == OP_L_READ) {
         struct zk_lease_data d;
@@ -643,9 +712,12 @@ static void lease_phase_reply(struct snowflake_node *n, const struct zk_event *e
         if (--l->pending == 0) {
             lease_read(n);
         }
-    } else if (l->phase == LEASE_READ && (ev->op == OP_L_READ || ev->op == OP_L_FREAD)) {
+    } else if (l->phase == LEASE_READ &&
+               (ev->op == OP_L_READ || ev->op == OP_L_OWNERS || ev->op == OP_L_FREAD)) {
         lease_got_read(n, ev);
-        if (--l->pending == 0) {
+        l->pending--;
+        lease_send_reads(n);
+        if (l->pending == 0) {
             lease_choose(n);
         }
     } else if (l->phase == LEASE_TRY && ev->op >= OP_L_MKSLOT && ev->op <= OP_L_GET &&
