@@ -222,7 +222,10 @@ static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
                 "\"clock_behind_ms\":%" PRId64 ",\"worker_id\":%d,"
                 "\"mode\":\"%s\",\"coordinated\":%s%s",
                 v.ready ? "true" : "false", v.reason, v.clock_behind_ms, v.worker_id,
-                v.is_static ? "static" : v.lease ? "lease" : "zookeeper", v.is_static ? "false" : "true",
+                v.is_static ? "static"
+                : v.lease   ? "lease"
+                            : "zookeeper",
+                v.is_static ? "false" : "true",
                 v.is_static ? ",\"warning\":\"static worker mode: worker IDs are not "
                               "coordinated; never run two nodes with the same worker ID\""
                             : "");

@@ -93,7 +93,8 @@ void f_lease_slot(struct out *o, const struct snap *s) {
 
 void f_lease_held(struct out *o, const struct snap *s) {
     if (s->sf.lease) {
-        int held = strcmp(s->sf.lease_state, "held") == 0 || strcmp(s->sf.lease_state, "resync") == 0;
+        int held =
+            strcmp(s->sf.lease_state, "held") == 0 || strcmp(s->sf.lease_state, "resync") == 0;
         metrics_sample_i(o, NULL, held);
     }
 }

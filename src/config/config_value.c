@@ -251,9 +251,9 @@ static leaf_status_t config_check_wmode(const char *v, char *why, size_t whylen)
 }
 
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
-    [CONFIG_NAME] = config_check_name, [CONFIG_ADDR] = config_check_addr,
-    [CONFIG_IPV4] = config_check_ipv4, [CONFIG_JDBC] = config_check_jdbc,
-    [CONFIG_ZKADDR] = config_check_zk, [CONFIG_OPTADDR] = config_check_optaddr,
+    [CONFIG_NAME] = config_check_name,   [CONFIG_ADDR] = config_check_addr,
+    [CONFIG_IPV4] = config_check_ipv4,   [CONFIG_JDBC] = config_check_jdbc,
+    [CONFIG_ZKADDR] = config_check_zk,   [CONFIG_OPTADDR] = config_check_optaddr,
     [CONFIG_WMODE] = config_check_wmode,
 };
 

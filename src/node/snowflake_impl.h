@@ -112,7 +112,7 @@ struct snowflake_lease {
         atomic_llong claims, claims_lost, switches, fence_failures, switch_failures;
         atomic_llong last_switch_us; /* from the refusal to the move */
     } stats;
-    int64_t switch_started_ns; /* monotonic, when the switch being made was asked for */
+    int64_t switch_started_ns;    /* monotonic, when the switch being made was asked for */
     atomic_llong switch_asked_ns; /* monotonic, set with switch_wanted by an event loop */
 };
 
@@ -182,5 +182,26 @@ void snowflake_lease_poke(struct snowflake_node *n);
 void snowflake_lease_want_switch(struct snowflake_node *n, int64_t wait_ms);
 void snowflake_lease_close(struct snowflake_node *n);
 void snowflake_lease_free(struct snowflake_node *n);
+void snowflake_lease_wait(struct snowflake_node *n);
+void snowflake_lease_install(struct snowflake_node *n);
+
+/* snowflake_claim.c: claiming a slot (control thread) */
+void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose);
+void snowflake_claim_candidates(struct snowflake_node *n);
+void snowflake_claim_try(struct snowflake_node *n);
+void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev);
+void snowflake_claim_release(struct snowflake_node *n, int64_t slot);
+size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token, char *buf,
+                            size_t cap);
+int64_t snowflake_claim_high_locked(const struct snowflake_gen *g);
+int64_t snowflake_claim_high(struct snowflake_node *n);
+enum zk_lease_write_rc snowflake_claim_write_rc(enum zk_result r);
+uint64_t snowflake_claim_rand(void *ctx);
+void snowflake_claim_free(struct snowflake_node *n);
+void snowflake_claim_give_up(struct snowflake_node *n);
+
+static inline int snowflake_node_connected(struct snowflake_node *n) {
+    return zk_session_state(&n->zk) == ZK_STATE_CONNECTED;
+}
 
 #endif

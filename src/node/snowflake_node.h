@@ -66,7 +66,7 @@ struct snowflake_node_view {
     int64_t zk_report_age_ms, local_report_age_ms, reserved_ahead_ms;
     /* lease mode (contract section 12) */
     int lease;
-    int64_t lease_slot; /* held slot, -1 none */
+    int64_t lease_slot;      /* held slot, -1 none */
     const char *lease_state; /* "none", "held", "resync", "lost" */
     long long lease_claims, lease_claims_lost, lease_switches, lease_switch_failures;
     long long lease_fence_failures, lease_last_switch_us;

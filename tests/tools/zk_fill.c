@@ -48,7 +48,8 @@ static int hold(zhandle_t *zh, const char *lease, int count) {
         snprintf(path, sizeof(path), "%s/%010d", lease, i);
         zoo_create(zh, path, "{\"reserved\":0}", 14, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
         snprintf(path, sizeof(path), "%s/%010d/owner", lease, i);
-        ok += zoo_create(zh, path, "zk_fill", 7, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0) == ZOK;
+        ok +=
+            zoo_create(zh, path, "zk_fill", 7, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0) == ZOK;
     }
     printf("held %d\n", ok);
     fflush(stdout);
@@ -85,7 +86,8 @@ int main(int argc, char **argv) {
         char ip[32];
         snprintf(ip, sizeof(ip), "10.9.%d.%d", i / 250, i % 250);
         snprintf(path, sizeof(path), "%s%s:8080-", argv[2], ip);
-        int len = snprintf(data, sizeof(data), "{\"ip\":\"%s\",\"port\":\"8080\",\"timestamp\":1}", ip);
+        int len =
+            snprintf(data, sizeof(data), "{\"ip\":\"%s\",\"port\":\"8080\",\"timestamp\":1}", ip);
         if (zoo_create(zh, path, data, len, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_SEQUENTIAL, made,
                        (int)sizeof(made)) == ZOK) {
             ok++;
