@@ -680,6 +680,34 @@ static void test_finish_worker_id(void) {
     CHECK_EQ_INT(finish(), LEAF_OK);
 }
 
+/* leafd.snowflake.worker.mode: forever | lease; lease needs ZooKeeper. */
+static void test_worker_mode(void) {
+    expect_value_ok("leafd.snowflake.worker.mode", "lease");
+    expect_value_ok("leafd.snowflake.worker.mode", "FOREVER");
+    expect_value_error("leafd.snowflake.worker.mode", "leased",
+                       "expected forever or lease, got \"leased\"");
+    expect_value_error("leafd.snowflake.switch.after.ms", "4",
+                       "must be between 5 and 86400000, got \"4\"");
+    CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\n"
+                       "leaf.snowflake.zk.address=127.0.0.1:2181\n"),
+                 LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_OK);
+    CHECK_EQ_INT(cfg.lease_mode, 0);
+    CHECK_EQ_INT(cfg.switch_after_ms, 1000);
+    CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\n"
+                       "leaf.snowflake.zk.address=127.0.0.1:2181\n"
+                       "leafd.snowflake.worker.mode = lease\n"),
+                 LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_OK);
+    CHECK_EQ_INT(cfg.lease_mode, 1);
+    CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=1\n"
+                       "leafd.snowflake.worker.mode=lease\n"),
+                 LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.snowflake.worker.mode: lease needs "
+                                "leaf.snowflake.zk.address: the slots live there");
+}
+
 static void test_finish_worker_id_with_zk(void) {
     static const char *const env[] = {"LEAFD_SNOWFLAKE_WORKER_ID", "5", NULL};
     const char *why =
@@ -878,6 +906,7 @@ int main(void) {
     TEST(test_env_bad);
     TEST(test_finish_name_required);
     TEST(test_finish_worker_id);
+    TEST(test_worker_mode);
     TEST(test_finish_worker_id_with_zk);
     TEST(test_finish_segment);
     TEST(test_finish_identity_port);
