@@ -38,6 +38,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "user_service.h"
 
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
@@ -47,6 +48,7 @@ struct daemon {
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
+    struct user_service *users;
     struct metrics *metrics;
     struct api_ctx api;
     struct http_proto_config http;
@@ -174,6 +176,7 @@ static leaf_status_t wire(struct daemon *d) {
         .snowflake = d->snowflake,
         .segment = d->segment,
         .sequence = d->sequence,
+        .users = d->users,
         .metrics = d->metrics,
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
@@ -181,7 +184,8 @@ static leaf_status_t wire(struct daemon *d) {
         .conn_arg = d,
     };
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
+    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
+                                        resp_api_app_size()};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
     add_listener(d, API_PROTO_HTTP, d->cfg.listen, d->cfg.listen_host, d->cfg.listen_port,
                  &http_proto_ops, &d->http);
@@ -211,6 +215,7 @@ static void daemon_free(struct daemon *d) {
     }
     segment_service_free(d->segment);
     sequence_service_free(d->sequence);
+    user_service_free(d->users);
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
 }
@@ -225,7 +230,7 @@ static int daemon_start(struct daemon *d) {
     if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
         sequence_service_create(&d->sequence, &d->cfg, &d->control) != LEAF_OK ||
-        wire(d) != LEAF_OK) {
+        user_service_create(&d->users, &d->cfg, &d->control) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
     /* The port first: a node that cannot serve must not register anywhere. */
@@ -248,10 +253,18 @@ static int daemon_start(struct daemon *d) {
         snowflake_node_shutdown(d->snowflake);
         return -1;
     }
+    if (user_service_start(d->users) != LEAF_OK) {
+        user_service_stop(d->users);
+        sequence_service_step_down(d->sequence);
+        segment_service_stop(d->segment);
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
     int nthreads = resolve_threads(&d->cfg);
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
+        user_service_stop(d->users);
         sequence_service_step_down(d->sequence);
         segment_service_stop(d->segment);
         snowflake_node_shutdown(d->snowflake);
@@ -294,7 +307,8 @@ int main(int argc, char **argv) {
     }
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
-    segment_service_stop(d.segment);      /* after the event loops: stop the database thread */
+    segment_service_stop(d.segment); /* after the event loops: stop the database thread */
+    user_service_stop(d.users);
     snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
     daemon_free(&d);
     log_info("main", "stopped cleanly");

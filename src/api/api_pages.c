@@ -81,9 +81,6 @@ leaf_status_t api_db_page(struct http_request *req) {
     if (req->retries > 0) {
         return api_admin_wait(req, db_page);
     }
-    if (!api_admin_allowed(req)) {
-        return LEAF_OK;
-    }
     if (!api_ctx(req)->cfg->segment_enable) {
         http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
         return LEAF_OK;

@@ -514,6 +514,12 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
         return config_key_error(c, CONFIG_I_name, "required when leafd.sequence.enable is true",
                                 err, errlen);
     }
+    if (c->auth_enable && (!zk || c->name[0] == '\0')) {
+        return config_key_error(c, CONFIG_I_auth_enable,
+                                "needs leaf.snowflake.zk.address and leaf.name: the users live "
+                                "in ZooKeeper under /leafd/{leaf.name}/users",
+                                err, errlen);
+    }
     if (c->data_dir[0] == '\0') {
         /* The worker-ID cache and time reservation live there; "" would mean "/". */
         return config_key_error(c, CONFIG_I_data_dir, "must not be empty", err, errlen);

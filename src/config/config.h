@@ -89,7 +89,9 @@ enum config_type {
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
-      "per-tag metric series at most (the tags with the least runway first)")
+      "per-tag metric series at most (the tags with the least runway first)")                      \
+    X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
+      "ID and admin requests need a user's credentials (users live in ZooKeeper)")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -131,6 +133,7 @@ struct leaf_config {
     int64_t sequence_batch;
     int sequence_autocreate;
     int64_t metrics_tags_max;
+    int auth_enable;
 
     /* derived by config_finish() */
     char listen_host[16];
