@@ -44,9 +44,13 @@ void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const ch
     /* The user name is the client's text: only its printable bytes, cut short. */
     char safe[AUTH_USER_NAME_MAX + 1];
     size_t n = log_safe(user, user_len, safe, sizeof(safe));
-    log_warn("auth", "authentication failed (%s) from %s over %s%s%s%s; %llu more lines suppressed",
-             user_failure_name(why), peer && peer[0] ? peer : "?", proto, n ? " as user '" : "",
-             safe, n ? "'" : "", (unsigned long long)suppressed);
+    char more[64] = "";
+    if (suppressed > 0) {
+        snprintf(more, sizeof(more), " (%llu similar lines suppressed before)",
+                 (unsigned long long)suppressed);
+    }
+    log_warn("auth", "authentication failed (%s) from %s over %s%s%s%s%s", user_failure_name(why),
+             peer && peer[0] ? peer : "?", proto, n ? " as user '" : "", safe, n ? "'" : "", more);
 }
 
 /* Answers a refusal: 401 with the challenge, or 403. */
