@@ -94,6 +94,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return 0;
 }
 
+extern char **environ;
+
 static const char *env_get(const char *name) {
     return getenv(name);
 }
@@ -101,8 +103,15 @@ static const char *env_get(const char *name) {
 /* Loads file + environment + cross-key checks; prints the error and returns -1. */
 static int load_config(const struct args *a, struct leaf_config *cfg) {
     char err[1024];
+    if (a->config_path == NULL) {
+        /* Running on silent defaults (0.0.0.0:8080) is never what was meant. */
+        fprintf(stderr, "leafd: no configuration file: give -c FILE (-c /dev/null runs on the "
+                        "defaults and LEAF_*/LEAFD_* environment variables alone)\n");
+        return -1;
+    }
     config_defaults(cfg);
-    if ((a->config_path && config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK) ||
+    if (config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK ||
+        config_check_env(environ, err, sizeof(err)) != LEAF_OK ||
         config_apply_env(cfg, env_get, err, sizeof(err)) != LEAF_OK ||
         config_finish(cfg, err, sizeof(err)) != LEAF_OK) {
         fprintf(stderr, "leafd: configuration error: %s\n", err);
@@ -151,11 +160,12 @@ static uint64_t proto_connections(void *arg, enum api_proto proto) {
     return i < 0 ? 0 : net_server_connections(d->server, i);
 }
 
-static void add_listener(struct daemon *d, enum api_proto proto, const char *addr, const char *host,
-                         int port, const struct proto_ops *ops, void *arg) {
+static void add_listener(struct daemon *d, enum api_proto proto, const char *what, const char *addr,
+                         const char *host, int port, const struct proto_ops *ops, void *arg) {
     d->listener_of[proto] = d->nlisteners;
     d->listeners[d->nlisteners++] = (struct net_listen_config){
         .addr = addr,
+        .what = what,
         .host = host,
         .port = port,
         .proto = ops,
@@ -183,11 +193,11 @@ static leaf_status_t wire(struct daemon *d) {
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
-    add_listener(d, API_PROTO_HTTP, d->cfg.listen, d->cfg.listen_host, d->cfg.listen_port,
-                 &http_proto_ops, &d->http);
+    add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
+                 d->cfg.listen_port, &http_proto_ops, &d->http);
     if (d->cfg.resp_port != 0) {
-        add_listener(d, API_PROTO_RESP, d->cfg.resp_listen, d->cfg.resp_host, d->cfg.resp_port,
-                     &resp_proto_ops, &d->resp);
+        add_listener(d, API_PROTO_RESP, "leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host,
+                     d->cfg.resp_port, &resp_proto_ops, &d->resp);
     }
     return LEAF_OK;
 }
@@ -282,8 +292,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (a.check_only) {
-        printf("configuration OK%s%s\n", a.config_path ? ": " : "",
-               a.config_path ? a.config_path : "");
+        printf("configuration OK: %s\n", a.config_path);
         return 0;
     }
     log_set_level(d.cfg.log_level);
