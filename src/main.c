@@ -278,6 +278,32 @@ static int daemon_start(struct daemon *d) {
     return 0;
 }
 
+/*
+ * The first line of the log: what this process is about to be, before the
+ * services (and the ZooKeeper client) write their own lines.
+ */
+static void log_startup(const struct leaf_config *c, const char *path) {
+    char snowflake[700], segment[512];
+    if (!c->snowflake_enable) {
+        snprintf(snowflake, sizeof(snowflake), "off");
+    } else if (c->zk_address[0] != '\0') {
+        snprintf(snowflake, sizeof(snowflake), "ZooKeeper %s, cluster %s", c->zk_address, c->name);
+    } else {
+        snprintf(snowflake, sizeof(snowflake), "static worker ID %lld (not coordinated)",
+                 (long long)c->worker_id);
+    }
+    if (c->segment_enable) {
+        snprintf(segment, sizeof(segment), "database %s:%d/%s", c->db_host, c->db_port, c->db_name);
+    } else {
+        snprintf(segment, sizeof(segment), "off");
+    }
+    log_info("main",
+             "leafd %s starting (pid %ld, config %s): HTTP %s%s%s, snowflake %s, segment %s, "
+             "sequence %s",
+             LEAFD_VERSION, (long)getpid(), path, c->listen, c->resp_port ? ", RESP " : "",
+             c->resp_listen, snowflake, segment, c->sequence_enable ? "on" : "off");
+}
+
 int main(int argc, char **argv) {
     struct args a = {0};
     struct daemon d;
@@ -296,6 +322,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     log_set_level(d.cfg.log_level);
+    log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
         daemon_free(&d);

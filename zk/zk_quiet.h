@@ -20,10 +20,10 @@
 #define ZK_QUIET_SUMMARY_MS 30000
 
 struct zk_quiet {
-    int in_outage;          /* a line passed since the last reset */
-    int64_t window_ms;      /* when the current summary window began */
-    uint64_t counted;       /* lines held back since the window began */
-    char last[256];         /* the last line held back */
+    int in_outage;     /* a line passed since the last reset */
+    int64_t window_ms; /* when the current summary window began */
+    uint64_t counted;  /* lines held back since the window began */
+    char last[256];    /* the last line held back */
 };
 
 enum zk_quiet_action {

@@ -187,8 +187,10 @@ static leaf_status_t config_set_int(const struct config_key *k, void *field, con
         return LEAF_EINVAL;
     }
     if (rc != LEAF_OK || x < k->min || x > k->max) {
-        snprintf(why, whylen, "must be between %lld and %lld, got %s", (long long)k->min,
-                 (long long)k->max, q);
+        /* A minimum of -1 is the "unset" sentinel (worker.id): name it, not -1. */
+        snprintf(why, whylen, "must be between %lld and %lld%s, got %s",
+                 (long long)(k->min == -1 ? 0 : k->min), (long long)k->max,
+                 k->min == -1 ? " (or -1: unset)" : "", q);
         return LEAF_EINVAL;
     }
     memcpy(field, &x, sizeof(x));

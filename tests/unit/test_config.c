@@ -311,9 +311,9 @@ static void test_int(void) {
 
 static void test_int_range(void) {
     expect_value_error("leafd.snowflake.worker.id", "1024",
-                       "must be between -1 and 1023, got \"1024\"");
+                       "must be between 0 and 1023 (or -1: unset), got \"1024\"");
     expect_value_error("leafd.snowflake.worker.id", "-2",
-                       "must be between -1 and 1023, got \"-2\"");
+                       "must be between 0 and 1023 (or -1: unset), got \"-2\"");
     expect_value_error("leaf.snowflake.port", "65536",
                        "must be between 0 and 65535, got \"65536\"");
     expect_value_error("leafd.threads", "65", "must be between 0 and 64, got \"65\"");
@@ -329,9 +329,10 @@ static void test_int_range(void) {
     expect_value_error("leafd.snowflake.epoch", "18446744073709551617",
                        "must be between 0 and 4102444800000, got \"18446744073709551617\"");
     expect_value_error("leafd.snowflake.worker.id", "-9223372036854775808",
-                       "must be between -1 and 1023, got \"-9223372036854775808\"");
-    expect_value_error("leafd.snowflake.worker.id", "-99999999999999999999999",
-                       "must be between -1 and 1023, got \"-99999999999999999999999\"");
+                       "must be between 0 and 1023 (or -1: unset), got \"-9223372036854775808\"");
+    expect_value_error(
+        "leafd.snowflake.worker.id", "-99999999999999999999999",
+        "must be between 0 and 1023 (or -1: unset), got \"-99999999999999999999999\"");
 }
 
 static void test_addr(void) {
@@ -627,7 +628,7 @@ static void test_env_bad(void) {
                       "expected true or false, got \"yes\"");
     CHECK_EQ_INT(apply_env(int_env), LEAF_EINVAL);
     CHECK_EQ_STR(err, "environment LEAFD_SNOWFLAKE_WORKER_ID: leafd.snowflake.worker.id: "
-                      "must be between -1 and 1023, got \"2048\"");
+                      "must be between 0 and 1023 (or -1: unset), got \"2048\"");
     CHECK_EQ_INT(apply_env(zk_env), LEAF_EINVAL);
     CHECK_EQ_STR(err, "environment LEAF_SNOWFLAKE_ZK_ADDRESS: leaf.snowflake.zk.address: "
                       "expected host:port[,host:port...] (or empty), got \"zk1\"");
