@@ -10,6 +10,10 @@ set_tests_properties(ops.alert_rules PROPERTIES TIMEOUT 60 LABELS ops)
 add_test(NAME ops.systemd_unit COMMAND ${PROJECT_SOURCE_DIR}/tools/check-unit)
 set_tests_properties(ops.systemd_unit PROPERTIES TIMEOUT 60 LABELS ops SKIP_RETURN_CODE 77)
 
+# cmake --install: every file where OPERATIONS.md says, and the installed pieces work.
+add_test(NAME ops.install COMMAND ${PROJECT_SOURCE_DIR}/tools/check-install ${CMAKE_BINARY_DIR})
+set_tests_properties(ops.install PROPERTIES TIMEOUT 60 LABELS ops)
+
 # The code itself: clang-format and clang-tidy, zero findings (tools/lint).
 add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)
 set_tests_properties(lint.format PROPERTIES TIMEOUT 120 LABELS lint)
