@@ -47,6 +47,7 @@ struct daemon {
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
+    struct cluster_survey *cluster;
     struct metrics *metrics;
     struct api_ctx api;
     struct http_proto_config http;
@@ -189,6 +190,7 @@ static leaf_status_t wire(struct daemon *d) {
         .pid = (long)getpid(),
         .connections = proto_connections,
         .conn_arg = d,
+        .cluster = d->cluster,
     };
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
@@ -219,6 +221,7 @@ static void daemon_free(struct daemon *d) {
             log_warn("main", "the control loop still had handles at exit");
         }
     }
+    cluster_survey_free(d->cluster); /* after the loops: no page reads it any more */
     segment_service_free(d->segment);
     sequence_service_free(d->sequence);
     snowflake_node_free(d->snowflake);
@@ -235,7 +238,7 @@ static int daemon_start(struct daemon *d) {
     if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
         sequence_service_create(&d->sequence, &d->cfg, &d->control) != LEAF_OK ||
-        wire(d) != LEAF_OK) {
+        cluster_survey_create(&d->cluster, &d->cfg) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
     /* The port first: a node that cannot serve must not register anywhere. */

@@ -3,6 +3,7 @@ leaf_integration_test(test_ops_leafctl)
 leaf_integration_test(test_ops_observability)
 leaf_integration_test(test_ops_zk_inspect)
 leaf_integration_test(test_ops_quickstart)
+leaf_integration_test(test_ops_pages)
 
 # The alert rules: promtool check rules + the promtool unit tests in tests/alerts/.
 add_test(NAME ops.alert_rules COMMAND ${PROJECT_SOURCE_DIR}/tools/check-alerts)

@@ -37,6 +37,7 @@ static const struct route routes[] = {
     {HTTP_GET, 0, "/health", api_health, "health"},
     {HTTP_GET, 0, "/ready", api_ready, "ready"},
     {HTTP_GET, 0, "/metrics", api_metrics, "metrics"},
+    {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster"},
 };
 
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
