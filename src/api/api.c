@@ -318,6 +318,7 @@ leaf_status_t api_ready(struct http_request *req) {
     ok &= ready_sequence(ctx, &b);
     sbuf_putc(&b, ',');
     ok &= ready_auth(ctx, &b);
+    sbuf_puts(&b, ",\"version\":\"" LEAFD_VERSION "\"");
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {

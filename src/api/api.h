@@ -9,6 +9,7 @@
  */
 #include <stdint.h>
 
+#include "cluster_survey.h"
 #include "config.h"
 #include "http_proto.h"
 #include "ids.h"
@@ -35,6 +36,7 @@ struct api_ctx {
     /* Open connections of a protocol's listener (the server's count). */
     uint64_t (*connections)(void *arg, enum api_proto proto);
     void *conn_arg;
+    struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
 };
 
 /* The router: dispatches a request to its handler (http_proto_config.handler). */
@@ -61,6 +63,7 @@ leaf_status_t api_admin_init_cache(struct http_request *req);
 leaf_status_t api_admin_step(struct http_request *req);
 leaf_status_t api_cache_page(struct http_request *req);
 leaf_status_t api_db_page(struct http_request *req);
+leaf_status_t api_cluster_page(struct http_request *req); /* api_cluster.c */
 
 static inline const struct api_ctx *api_ctx(const struct http_request *req) {
     return (const struct api_ctx *)req->ctx;

@@ -63,6 +63,7 @@ static const struct route routes[] = {
     {HTTP_POST, 0, "/api/users", api_users_add, "users_add", ADMIN, RK_NONE, SF, 0},
     {HTTP_POST, 1, "/api/users/", api_users_change, "users_change", ADMIN, RK_NONE, SF, 0},
     {HTTP_DELETE, 1, "/api/users/", api_users_delete, "users_delete", ADMIN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster", ADMIN, RK_NONE, SF, 1},
 };
 /* clang-format on */
 

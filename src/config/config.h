@@ -168,9 +168,20 @@ leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len, 
 /* Reads and parses a file; missing/unreadable file is an error naming it. */
 leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err, size_t errlen);
 
+/* A key's environment variable: leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS. */
+void config_env_name(const char *key, char *out, size_t outlen);
+
 /* Applies environment overrides (LEAF_NAME, LEAFD_LISTEN, ...) through getenv_fn. */
 leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,
                                size_t errlen);
+
+/*
+ * The environment's LEAF_* and LEAFD_* variables (envp: NAME=value strings,
+ * NULL-terminated) must each be a key's variable, or one of the names
+ * leafd's own tools use (config_env.c lists them): a typo such as
+ * LEAFD_LISTN is an error naming the variable, as the same typo in the file is.
+ */
+leaf_status_t config_check_env(char *const *envp, char *err, size_t errlen);
 
 /*
  * Cross-key checks and derived fields (listen_host/port, db_*, identity_port).

@@ -642,7 +642,8 @@ leaf_status_t net_listen_probe(const struct net_listen_config *lc) {
         bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
         rc = LEAF_OK;
     } else {
-        log_error("net", "bind(%s) failed: %s", lc->addr, strerror(errno));
+        log_error("net", "bind(%s) for %s failed: %s", lc->addr, lc->what ? lc->what : "listening",
+                  strerror(errno));
     }
     close(fd);
     return rc;
@@ -668,7 +669,8 @@ static int listen_socket(const struct net_listen_config *lc) {
         return -1;
     }
     if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-        log_error("net", "bind(%s) failed: %s", lc->addr, strerror(errno));
+        log_error("net", "bind(%s) for %s failed: %s", lc->addr, lc->what ? lc->what : "listening",
+                  strerror(errno));
         close(fd);
         return -1;
     }

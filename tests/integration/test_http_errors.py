@@ -10,7 +10,8 @@ import json
 import re
 import time
 
-from leafdtest import (Env, HttpStream, check, get_request, http, log, raw, static_props)
+from leafdtest import (Env, HttpStream, check, free_port, get_request, http, log, port_open, raw,
+                       static_props, wait_until)
 
 NO_ALLOW = []  # 405 answers without an Allow header
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -243,12 +244,15 @@ def main():
                     if st != 200:
                         check_error("epoch in the future " + path, st, 503, hdr.get("Content-Type"), body)
 
-        # Snowflake disabled: 503 JSON, not an ID.
-        node3 = env.leafd("disabled", {"leaf.name": "it"}, wait_ready=False)
-        node3.wait_ready(10)
+        # A mode that is off: 503 JSON, not an ID. (A node with both off refuses to
+        # start, so snowflake is off on a segment node whose database is not there.)
+        node3 = env.leafd("disabled", {"leaf.name": "it", "leaf.segment.enable": "true",
+                                       "leaf.jdbc.url": "jdbc:mysql://127.0.0.1:%d/leaf" % free_port(),
+                                       "leaf.jdbc.username": "root"}, wait_ready=False)
+        wait_until(lambda: port_open(node3.port), 10)
         st, body, hdr = http(node3.port, "/api/snowflake/get/x")
         check_error("snowflake disabled", st, 503, hdr.get("Content-Type"), body)
-        st, body, hdr = http(node3.port, "/api/segment/get/x")
+        st, body, hdr = http(node.port, "/api/segment/get/x")
         check_error("segment disabled", st, 503, hdr.get("Content-Type"), body)
         env.finish()
 

@@ -612,8 +612,7 @@ static void test_grant_spec(void) {
     CHECK_EQ_INT(auth_grant_spec_parse("segment:a:admin", 15, 1, &g, why, sizeof(why)),
                  LEAF_EINVAL);
     CHECK_EQ_INT(auth_grant_spec_parse("seg*:ids", 8, 1, &g, why, sizeof(why)), LEAF_EINVAL);
-    CHECK_EQ_INT(auth_grant_spec_parse("segment:a:ids,", 14, 1, &g, why, sizeof(why)),
-                 LEAF_EINVAL);
+    CHECK_EQ_INT(auth_grant_spec_parse("segment:a:ids,", 14, 1, &g, why, sizeof(why)), LEAF_EINVAL);
 }
 
 /* Grant merges rights into the same pattern; revoke takes them away and drops empty grants. */
