@@ -34,6 +34,7 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "node_config.h"
 #include "resp_api.h"
 #include "segment_service.h"
 #include "sequence_service.h"
@@ -104,7 +105,8 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
     config_defaults(cfg);
     if ((a->config_path && config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK) ||
         config_apply_env(cfg, env_get, err, sizeof(err)) != LEAF_OK ||
-        config_finish(cfg, err, sizeof(err)) != LEAF_OK) {
+        config_finish(cfg, err, sizeof(err)) != LEAF_OK ||
+        node_config_check(cfg, clock_wall_ms(), err, sizeof(err)) != LEAF_OK) {
         fprintf(stderr, "leafd: configuration error: %s\n", err);
         return -1;
     }

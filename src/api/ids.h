@@ -36,7 +36,7 @@ struct api_ctx;
     X(IDS_E_OVERLOADED, 503, "overloaded",                                                         \
       "the generator stayed busy or the clock behind for a whole second")                          \
     X(IDS_E_CLOCK_OUT_OF_RANGE, 503, "clock_out_of_range",                                         \
-      "the clock is before the epoch or past the 41-bit horizon")                                  \
+      "the clock is before the epoch or past the time field's horizon")                                  \
     X(IDS_E_NOT_READY, 503, "not_ready", "no worker ID held or reservation not persisted")         \
     X(IDS_E_OUT_OF_MEMORY, 503, "out_of_memory", "out of memory")                                  \
     X(IDS_E_SEQUENCE_DISABLED, 503, "sequence_disabled", "sequence mode is disabled on this node") \
