@@ -166,6 +166,38 @@ static void add_listener(struct daemon *d, enum api_proto proto, const char *add
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
+/* One opaque-ID cipher per event loop, when leafd.opaque.key is set. */
+static leaf_status_t opaque_create(struct daemon *d, int nloops) {
+    struct segment_opaque_key key;
+    if (node_config_opaque_key(&d->cfg, &key) != LEAF_OK) {
+        return LEAF_OK; /* off (the key was checked with the configuration) */
+    }
+    d->api.opaque = calloc((size_t)nloops, sizeof(*d->api.opaque));
+    if (d->api.opaque == NULL) {
+        log_error("main", "calloc(opaque ID ciphers) failed");
+        return LEAF_ENOMEM;
+    }
+    for (int i = 0; i < nloops; i++) {
+        if (segment_opaque_init(&d->api.opaque[i], &key) != LEAF_OK) {
+            log_error("main", "cannot set up AES-128 for opaque IDs (OpenSSL)");
+            return LEAF_ERR;
+        }
+        d->api.opaque_loops = i + 1;
+    }
+    memset(&key, 0, sizeof(key));
+    log_info("main", "opaque IDs on: /api/opaque/get/{tag} and opaque:<tag>");
+    return LEAF_OK;
+}
+
+static void opaque_free(struct daemon *d) {
+    for (int i = 0; i < d->api.opaque_loops; i++) {
+        segment_opaque_close(&d->api.opaque[i]);
+    }
+    free(d->api.opaque);
+    d->api.opaque = NULL;
+    d->api.opaque_loops = 0;
+}
+
 static leaf_status_t wire(struct daemon *d) {
     if (metrics_create(&d->metrics, router_count(), resp_api_command_count(),
                        resp_api_outcome_count()) != LEAF_OK) {
@@ -182,6 +214,9 @@ static leaf_status_t wire(struct daemon *d) {
         .connections = proto_connections,
         .conn_arg = d,
     };
+    if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
+        return LEAF_ERR;
+    }
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
@@ -215,6 +250,7 @@ static void daemon_free(struct daemon *d) {
     sequence_service_free(d->sequence);
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
+    opaque_free(d);
 }
 
 /* Starts everything in order; on failure undoes what started and returns non-zero. */

@@ -67,8 +67,8 @@ leaf_status_t node_config_check(const struct leaf_config *cfg, int64_t now_ms, c
     struct segment_opaque_key k;
     char why[SEGMENT_OPAQUE_REASON_MAX];
     if (cfg->opaque_key[0] != '\0' &&
-        segment_opaque_key_parse(&k, cfg->opaque_key, strlen(cfg->opaque_key), why,
-                                 sizeof(why)) != LEAF_OK) {
+        segment_opaque_key_parse(&k, cfg->opaque_key, strlen(cfg->opaque_key), why, sizeof(why)) !=
+            LEAF_OK) {
         return config_error_at(cfg, "leafd.opaque.key", why, err, errlen);
     }
     return LEAF_OK;

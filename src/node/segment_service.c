@@ -503,11 +503,12 @@ static void give_back(struct segment_service *svc) {
     struct segment_zero_waste_result r;
     segment_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, svc->cfg->db_timeout_ms, &r);
     if (r.tags > 0) {
+        /* what was neither given back nor kept failed or ran out of time */
         log_info("segment",
                  "zero waste: gave back %" PRId64 " unused IDs of %d tag(s); %d kept (another "
                  "node reserved since), %d failed%s",
-                 r.ids, r.given, r.kept, r.failed + (r.timed_out ? r.tags - r.given - r.kept - r.failed : 0),
-                 r.timed_out ? " (out of time)" : "");
+                 r.ids, r.given, r.kept, r.tags - r.given - r.kept,
+                 r.timed_out ? " or out of time" : "");
     }
 }
 
@@ -515,7 +516,7 @@ void segment_service_stop(struct segment_service *svc) {
     if (svc == NULL || !svc->enabled) {
         return;
     }
-    give_back(svc); /* the event loops are gone: nothing is issued any more */
+    give_back(svc);           /* the event loops are gone: nothing is issued any more */
     segment_db_stop(svc->db); /* queued jobs come back failed through on_db_done */
     svc->db = NULL;
     /* The event loops are gone: every admin job left is abandoned. */

@@ -27,12 +27,12 @@
 #include "segment_tags.h"
 
 struct segment_zero_waste_result {
-    int tags;        /* tags with unused IDs: UPDATEs sent */
-    int given;       /* matched: the IDs went back */
-    int kept;        /* another node reserved since: nothing to give back */
-    int failed;      /* database error, no connection, or out of time */
-    int64_t ids;     /* IDs given back in all */
-    int timed_out;   /* the deadline passed with UPDATEs outstanding */
+    int tags;      /* tags with unused IDs: UPDATEs sent */
+    int given;     /* matched: the IDs went back */
+    int kept;      /* another node reserved since: nothing to give back */
+    int failed;    /* database error, no connection, or out of time */
+    int64_t ids;   /* IDs given back in all */
+    int timed_out; /* the deadline passed with UPDATEs outstanding */
 };
 
 /*

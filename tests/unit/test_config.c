@@ -664,10 +664,10 @@ static void test_finish_name_required(void) {
 static void test_finish_worker_id(void) {
     CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\n"), LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_EINVAL);
-    CHECK_EQ_STR(err,
-                 FILE_NAME ": leafd.snowflake.worker.id: required (0 up to the layout's largest worker "
+    CHECK_EQ_STR(err, FILE_NAME
+                 ": leafd.snowflake.worker.id: required (0 up to the layout's largest worker "
                  "ID, 1023 by default) when "
-                           "leaf.snowflake.enable is true and leaf.snowflake.zk.address is empty");
+                 "leaf.snowflake.enable is true and leaf.snowflake.zk.address is empty");
     CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=-1\n"),
                  LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_EINVAL);
