@@ -2,3 +2,4 @@
 leaf_unit_test(test_node_config leaf_node_config)
 leaf_integration_test(test_shapes_zero_waste)
 leaf_integration_test(test_shapes_ranges)
+leaf_integration_test(test_shapes_layout)

@@ -27,6 +27,7 @@ static enum ids_error snowflake_error(leaf_status_t rc) {
     case LEAF_ECLOCK: return IDS_E_CLOCK_BACKWARDS;
     case LEAF_EAGAIN: return IDS_E_OVERLOADED;
     case LEAF_ERANGE: return IDS_E_CLOCK_OUT_OF_RANGE;
+    case LEAF_EINVAL: return IDS_E_BATCH_TOO_LARGE;
     default: return IDS_E_NOT_READY;
     }
 }

@@ -49,7 +49,11 @@ struct api_ctx;
     X(IDS_E_BAD_RANGE_COUNT, 400, "bad_count", "count must be an integer from 1 to 1000000")       \
     X(IDS_E_OPAQUE_DISABLED, 503, "opaque_disabled",                                               \
       "opaque IDs are off on this node (leafd.opaque.key is empty)")                               \
-    X(IDS_E_OPAQUE_FAILED, 503, "opaque_failed", "the opaque ID cipher failed; see the node's log")
+    X(IDS_E_OPAQUE_FAILED, 503, "opaque_failed",                                                   \
+      "the opaque ID cipher failed; see the node's log")                                           \
+    X(IDS_E_BATCH_TOO_LARGE, 400, "bad_count",                                                     \
+      "count is above what leafd.snowflake.layout issues at once (its sequence width and time "    \
+      "unit; the node logs the limit at start); ask for fewer")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, msg) e,

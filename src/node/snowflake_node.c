@@ -558,9 +558,12 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     atomic_store(&n->ready, 1);
     char text[64];
     snowflake_layout_format(&n->gen.layout, text, sizeof(text));
-    log_info("snowflake", "layout %s, %" PRId64 " ms per tick, %.1f years left from epoch %" PRId64,
+    log_info("snowflake",
+             "layout %s, %" PRId64 " ms per tick, %.1f years left from epoch %" PRId64
+             ", batches of at most %d IDs",
              text, n->gen.layout.unit_ms,
-             snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch);
+             snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch,
+             snowflake_gen_max_batch(&n->gen));
     log_info("snowflake",
              "serving as %s with worker ID %" PRId64 " (%s%s); no ID at or "
              "below %" PRId64 " ms, reservations %" PRId64 " ms ahead",
