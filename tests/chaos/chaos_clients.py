@@ -228,6 +228,8 @@ class Client(threading.Thread):
                 code, detail = classify(e), repr(e)[:120]
                 n = (n + 1) % len(self.nodes)  # a dead node: try the next one
                 time.sleep(0.02)
+        if self.stop_flag.is_set() and code == "timeout" and not detail:
+            return  # cut short by the end of the run before any answer: not an error
         self.requests += 1
         self.errors.append((n, run, mode, tag, t0, time.time(), code, detail))
 
