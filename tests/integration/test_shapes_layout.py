@@ -54,13 +54,17 @@ def timed_ids(node, path):
     return before, now_ms(), out
 
 
+def layout_node(name, worker, layout, unit, epoch):
+    """A static-worker node in a given layout."""
+    return env.leafd(name, static_props(worker=worker, **{
+        "leafd.snowflake.layout": layout, "leafd.snowflake.time.unit.ms": str(unit),
+        "leafd.snowflake.epoch": str(epoch)}))
+
+
 env = Env()
 
 log("Sonyflake layout at 10 ms, worker 40000")
-sony = env.leafd("sony", static_props(worker=40000, **{
-    "leafd.snowflake.layout": "time:39,sequence:8,worker:16",
-    "leafd.snowflake.time.unit.ms": "10",
-    "leafd.snowflake.epoch": str(SONYFLAKE_EPOCH)}))
+sony = layout_node("sony", 40000, "time:39,sequence:8,worker:16", 10, SONYFLAKE_EPOCH)
 ok_time = ok_worker = 0
 prev = 0
 rounds = 200
@@ -99,10 +103,7 @@ check(st == 400 and "bad_snowflake_id" in body, "a negative ID: 400 (%d %s)" % (
 check(sony.stop() == 0, "the Sonyflake node stops cleanly")
 
 log("Baidu uid-generator formula at 1000 ms: time:31,worker:23,sequence:9, worker 5000000")
-baidu = env.leafd("baidu", static_props(worker=5000000, **{
-    "leafd.snowflake.layout": "time:31,worker:23,sequence:9",
-    "leafd.snowflake.time.unit.ms": "1000",
-    "leafd.snowflake.epoch": str(BAIDU_EPOCH)}))
+baidu = layout_node("baidu", 5000000, "time:31,worker:23,sequence:9", 1000, BAIDU_EPOCH)
 good = total = 0
 for i in range(30):  # 512 IDs a second: about 1300 IDs, 3 s
     before, after, ids = timed_ids(baidu, "/api/snowflake/get/x?count=%d" % (1 + i * 3))

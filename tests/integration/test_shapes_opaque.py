@@ -11,17 +11,14 @@ decoder is an admin endpoint; a node without the key answers 503."""
 import json
 import threading
 
-from leafdtest import Env, HttpStream, RespStream, check, get_request, log
+from leafdtest import Env, HttpStream, RespStream, check, get_request, log, seg_props
 
 KEY = "000102030405060708090a0b0c0d0e0f"
 TOTAL = 200000
 
 
 def props(db, **extra):
-    p = {"leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
-         "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw", "leafd.opaque.key": KEY}
-    p.update(extra)
-    return p
+    return seg_props(db, **dict({"leafd.opaque.key": KEY}, **extra))
 
 
 def decode_all(node, ids, batch=2000):

@@ -13,12 +13,7 @@ import random
 import threading
 import time
 
-from leafdtest import Env, check, log
-
-
-def seg_props(db):
-    return {"leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
-            "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw"}
+from leafdtest import Env, check, log, seg_props
 
 
 class Client(threading.Thread):

@@ -15,14 +15,7 @@ other node reserved a range of the tag since.
 import signal
 import time
 
-from leafdtest import Env, check, log, wait_until
-
-
-def seg_props(db, **extra):
-    p = {"leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
-         "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw"}
-    p.update(extra)
-    return p
+from leafdtest import Env, check, log, seg_props, wait_until
 
 
 def max_id(db, tag):
