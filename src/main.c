@@ -34,6 +34,7 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "node_config.h"
 #include "resp_api.h"
 #include "segment_service.h"
 #include "sequence_service.h"
@@ -116,7 +117,8 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
     if (config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK ||
         config_check_env(environ, err, sizeof(err)) != LEAF_OK ||
         config_apply_env(cfg, env_get, err, sizeof(err)) != LEAF_OK ||
-        config_finish(cfg, err, sizeof(err)) != LEAF_OK) {
+        config_finish(cfg, err, sizeof(err)) != LEAF_OK ||
+        node_config_check(cfg, clock_wall_ms(), err, sizeof(err)) != LEAF_OK) {
         fprintf(stderr, "leafd: configuration error: %s\n", err);
         return -1;
     }
@@ -177,6 +179,38 @@ static void add_listener(struct daemon *d, enum api_proto proto, const char *wha
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
+/* One opaque-ID cipher per event loop, when leafd.opaque.key is set. */
+static leaf_status_t opaque_create(struct daemon *d, int nloops) {
+    struct segment_opaque_key key;
+    if (node_config_opaque_key(&d->cfg, &key) != LEAF_OK) {
+        return LEAF_OK; /* off (the key was checked with the configuration) */
+    }
+    d->api.opaque = calloc((size_t)nloops, sizeof(*d->api.opaque));
+    if (d->api.opaque == NULL) {
+        log_error("main", "calloc(opaque ID ciphers) failed");
+        return LEAF_ENOMEM;
+    }
+    for (int i = 0; i < nloops; i++) {
+        if (segment_opaque_init(&d->api.opaque[i], &key) != LEAF_OK) {
+            log_error("main", "cannot set up AES-128 for opaque IDs (OpenSSL)");
+            return LEAF_ERR;
+        }
+        d->api.opaque_loops = i + 1;
+    }
+    memset(&key, 0, sizeof(key));
+    log_info("main", "opaque IDs on: /api/opaque/get/{tag} and opaque:<tag>");
+    return LEAF_OK;
+}
+
+static void opaque_free(struct daemon *d) {
+    for (int i = 0; i < d->api.opaque_loops; i++) {
+        segment_opaque_close(&d->api.opaque[i]);
+    }
+    free(d->api.opaque);
+    d->api.opaque = NULL;
+    d->api.opaque_loops = 0;
+}
+
 static leaf_status_t wire(struct daemon *d) {
     if (metrics_create(&d->metrics, router_count(), resp_api_command_count(),
                        resp_api_outcome_count()) != LEAF_OK) {
@@ -195,6 +229,9 @@ static leaf_status_t wire(struct daemon *d) {
         .conn_arg = d,
         .cluster = d->cluster,
     };
+    if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
+        return LEAF_ERR;
+    }
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
                                         resp_api_app_size()};
@@ -231,6 +268,7 @@ static void daemon_free(struct daemon *d) {
     user_service_free(d->users);
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
+    opaque_free(d);
 }
 
 /* Starts everything in order; on failure undoes what started and returns non-zero. */

@@ -173,10 +173,13 @@ leaf_status_t api_decode(struct http_request *req) {
     size_t len;
     int64_t id;
     struct snowflake_parts parts;
+    const struct api_ctx *ctx = api_ctx(req);
     if (!api_query_get(req, "snowflakeId", &val, &len) || num_parse_i64(val, len, &id) != LEAF_OK ||
-        snowflake_id_decode(id, api_ctx(req)->cfg->epoch, &parts) != 0) {
+        snowflake_layout_decode(snowflake_node_layout(ctx->snowflake), id, ctx->cfg->epoch,
+                                &parts) != LEAF_OK) {
         http_respond_error(req, 400, "bad_snowflake_id",
-                           "snowflakeId must be a non-negative 64-bit decimal integer");
+                           "snowflakeId must be a non-negative 64-bit decimal integer that fits "
+                           "leafd.snowflake.layout");
         return LEAF_OK;
     }
     /* Leaf's shape: {"timestamp":"<ms>(<local time>)","workerId":"<n>","sequenceId":"<n>"} */

@@ -31,6 +31,10 @@ struct api_ctx {
     struct sequence_service *sequence;
     struct user_service *users;
     struct metrics *metrics;
+    /* Opaque IDs: one cipher context per event loop (indexed by the loop),
+     * each used by its loop's thread only; NULL when leafd.opaque.key is empty. */
+    struct segment_opaque *opaque;
+    int opaque_loops;
     int64_t started_ms; /* wall clock at start */
     long pid;
     /* Open connections of a protocol's listener (the server's count). */
@@ -57,6 +61,9 @@ leaf_status_t api_metrics(struct http_request *req);
 leaf_status_t api_segment_get(struct http_request *req);
 /* api_segment.c */
 leaf_status_t api_leaf_get(struct http_request *req);
+leaf_status_t api_segment_range(struct http_request *req);
+leaf_status_t api_opaque_get(struct http_request *req);
+leaf_status_t api_decode_opaque(struct http_request *req);
 /* admin API (api_admin.c) and monitor pages (api_pages.c) */
 leaf_status_t api_admin_create(struct http_request *req);
 leaf_status_t api_admin_init_cache(struct http_request *req);

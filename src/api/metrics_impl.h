@@ -63,7 +63,7 @@ void metrics_snap_tags(struct snap *s);
       "Milliseconds whose sequence ran out.")                                                      \
     X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")        \
     X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                               \
-      "Years before the 41-bit timestamp runs out.")                                               \
+      "Years before the time field of leafd.snowflake.layout runs out.")                           \
     X(f_http_connections, "leafd_http_connections", "gauge", "Open connections, by protocol.")     \
     X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                       \
       "1 while the ZooKeeper session is connected.")                                               \

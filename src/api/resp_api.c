@@ -82,7 +82,7 @@ static leaf_status_t reply_ok(struct resp_request *req) {
 
 /* ---- keys: the namespace names the mode ------------------------------------- */
 
-enum key_ns { KEY_SNOWFLAKE, KEY_SEGMENT, KEY_SEQUENCE };
+enum key_ns { KEY_SNOWFLAKE, KEY_SEGMENT, KEY_SEQUENCE, KEY_OPAQUE };
 
 struct key_ref {
     enum key_ns ns;
@@ -98,6 +98,7 @@ static const struct {
     {"snowflake:", 10, KEY_SNOWFLAKE},
     {"segment:", 8, KEY_SEGMENT},
     {"sequence:", 9, KEY_SEQUENCE},
+    {"opaque:", 7, KEY_OPAQUE},
 };
 
 /* Reads argument i as a key; on failure the error reply is written and 0 returned. */
@@ -119,8 +120,8 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         }
     }
     reply_error(req, O_BAD_KEY,
-                "BAD_KEY the key names the mode: snowflake:<key>, segment:<biz_tag> or "
-                "sequence:<name>");
+                "BAD_KEY the key names the mode: snowflake:<key>, segment:<biz_tag>, "
+                "sequence:<name> or opaque:<biz_tag>");
     return 0;
 }
 
@@ -146,6 +147,7 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
     struct ids_call c = {
         .mode = k->ns == KEY_SNOWFLAKE ? IDS_SNOWFLAKE
                 : k->ns == KEY_SEGMENT ? IDS_SEGMENT
+                : k->ns == KEY_OPAQUE  ? IDS_OPAQUE
                                        : IDS_SEQUENCE,
         .key = k->name,
         .key_len = k->len,
@@ -210,7 +212,8 @@ static leaf_status_t cmd_incrby(struct resp_request *req) {
     if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
-    if (k.ns == KEY_SNOWFLAKE && count == 1) {
+    int scattered = k.ns == KEY_SNOWFLAKE || k.ns == KEY_OPAQUE;
+    if (scattered && count == 1) {
         /* A block of one is consecutive: answered as INCR (redis-py's incr() sends INCRBY k 1). */
         int64_t id;
         leaf_status_t rc = issue(req, &k, 1, 0, &id);
@@ -219,11 +222,11 @@ static leaf_status_t cmd_incrby(struct resp_request *req) {
         }
         return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
     }
-    if (k.ns == KEY_SNOWFLAKE) {
+    if (scattered) {
         return reply_error(req, O_WRONG_MODE,
-                           "WRONG_MODE snowflake IDs are not consecutive, so INCRBY cannot hand "
+                           "WRONG_MODE %s IDs are not consecutive, so INCRBY cannot hand "
                            "out a block of them; use LEAF.IDS %s %d",
-                           req->cmd.argv[1], count);
+                           k.ns == KEY_OPAQUE ? "opaque" : "snowflake", req->cmd.argv[1], count);
     }
     leaf_status_t rc = issue(req, &k, count, 1, &last);
     if (rc == LEAF_OK) {

@@ -40,6 +40,7 @@ struct route {
 #define SF AUTH_MODE_SNOWFLAKE
 #define SEG AUTH_MODE_SEGMENT
 #define SEQ AUTH_MODE_SEQUENCE
+#define OPQ AUTH_MODE_OPAQUE
 
 /* clang-format off */
 static const struct route routes[] = {
@@ -64,6 +65,9 @@ static const struct route routes[] = {
     {HTTP_POST, 1, "/api/users/", api_users_change, "users_change", ADMIN, RK_NONE, SF, 0},
     {HTTP_DELETE, 1, "/api/users/", api_users_delete, "users_delete", ADMIN, RK_NONE, SF, 0},
     {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster", ADMIN, RK_NONE, SF, 1},
+    {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0},
+    {HTTP_GET, 1, "/api/opaque/get/", api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0},
+    {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0},
 };
 /* clang-format on */
 
