@@ -110,6 +110,23 @@ static void maybe_fetch(struct segment_service *svc, struct segment_tag *t, int6
     }
 }
 
+/*
+ * The circuit breaker: once the tag's last fetch failed (db_failed_ms is
+ * reset by the next success), one request waits for the retry the request
+ * path started, and every other request with nothing buffered is answered
+ * at once instead of waiting leafd.segment.wait.ms for the same outcome.
+ * Tag lock held.
+ */
+static int breaker_open(struct segment_service *svc, const struct segment_tag *t) {
+    if (t->db_failed_ms < 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&svc->wait_lock);
+    int waited_on = t->waiters.head != NULL;
+    pthread_mutex_unlock(&svc->wait_lock);
+    return waited_on;
+}
+
 static leaf_status_t get_locked(struct segment_service *svc, struct segment_tag *t, int count,
                                 int dense, int64_t *ids, int64_t first_seen, int64_t now) {
     if (t->state == SEGMENT_TAG_ACTIVE) {
@@ -119,7 +136,10 @@ static leaf_status_t get_locked(struct segment_service *svc, struct segment_tag 
         if (rc == LEAF_OK) {
             return LEAF_OK;
         }
-        return t->db_failed_ms >= first_seen ? LEAF_EUNAVAIL : LEAF_EAGAIN;
+        if (t->db_failed_ms >= first_seen || breaker_open(svc, t)) {
+            return LEAF_EUNAVAIL;
+        }
+        return LEAF_EAGAIN;
     }
     if (t->lookup_in_flight) {
         return LEAF_EAGAIN;
