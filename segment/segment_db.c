@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "segment_known.h"
 
 #define DB_BACKOFF_MIN_MS 100
 #define DB_BACKOFF_MAX_MS 2000
@@ -314,12 +315,21 @@ static leaf_status_t db_select(struct segment_db *db, struct segment_db_job *job
             return db_fail(db, job, st);
         }
         db_cols_terminate(&c);
-        if (job->nrows < SEGMENT_DB_MAX_ROWS &&
-            (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
+        if (job->op == SEGMENT_DB_LOAD) { /* a refresh: only names and steps, compactly */
+            if (job->nrows < SEGMENT_DB_MAX_LOAD_ROWS) {
+                segment_known_pack(&job->packed, c.row.biz_tag, strlen(c.row.biz_tag), c.row.step);
+                job->nrows++;
+            }
+        } else if (job->nrows < SEGMENT_DB_MAX_ROWS &&
+                   (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
             break;
         }
     }
     mysql_stmt_free_result(st);
+    if (rc == LEAF_OK && job->packed.failed) {
+        snprintf(job->error, sizeof(job->error), "out of memory reading rows");
+        rc = LEAF_ENOMEM;
+    }
     return rc;
 }
 
@@ -543,6 +553,7 @@ struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag
 void segment_db_job_free(struct segment_db_job *job) {
     if (job != NULL) {
         free(job->rows);
+        sbuf_free(&job->packed);
         free(job);
     }
 }

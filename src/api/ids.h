@@ -44,7 +44,9 @@ struct api_ctx;
     X(IDS_E_NO_PRIMARY, 503, "no_primary", "no sequence primary can issue now; retry shortly")     \
     X(IDS_E_UNKNOWN_SEQUENCE, 404, "unknown_sequence",                                             \
       "no such sequence (create it with POST /api/sequence)")                                      \
-    X(IDS_E_SEQUENCE_EXHAUSTED, 503, "sequence_exhausted", "the sequence would pass 2^63-1")
+    X(IDS_E_SEQUENCE_EXHAUSTED, 503, "sequence_exhausted", "the sequence would pass 2^63-1")       \
+    X(IDS_E_LOOKUPS_OVERLOADED, 503, "overloaded",                                                 \
+      "too many unknown tags looked up this second; retry shortly")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, msg) e,

@@ -26,7 +26,7 @@ import time
 
 from leafdtest import Env, check, log, wait_until
 
-HANG_S = 8
+HANG_S = 6
 RESUME_S = 1.5
 WAIT_MS = 500
 
