@@ -150,6 +150,9 @@ struct snowflake_node {
     int work_busy;
     int64_t work_value;
     leaf_status_t work_rc;
+    char work_err[320];      /* what failed, when work_rc is not LEAF_OK */
+    int64_t write_failures;  /* cache writes failed in a row (control thread) */
+    int64_t write_logged_ms; /* monotonic ms of the last line about them */
 
     struct snowflake_lease lease; /* lease mode only */
 
