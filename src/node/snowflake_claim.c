@@ -74,6 +74,7 @@ static int lease_reset_snapshot(struct snowflake_node *n) {
 void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose) {
     struct snowflake_lease *l = &n->lease;
     l->purpose = purpose;
+    l->switch_listed = purpose == LEASE_SWITCH;
     l->pending = 0;
     l->phase = LEASE_LIST;
     if (!snowflake_node_connected(n) || lease_reset_snapshot(n) != 0) {
@@ -333,6 +334,12 @@ size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t
 
 void snowflake_claim_give_up(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
+    if (l->purpose == LEASE_SWITCH && !l->switch_listed) {
+        /* The candidates came from the last snapshot, which may be stale: read
+         * the slots afresh before giving up. */
+        snowflake_claim_list(n, LEASE_SWITCH);
+        return;
+    }
     if (l->purpose == LEASE_SWITCH) {
         /* No slot below the clock: 503 until it catches up, as in forever mode. */
         atomic_fetch_add(&l->stats.switch_failures, 1);

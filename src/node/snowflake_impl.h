@@ -103,6 +103,7 @@ struct snowflake_lease {
     int write_busy, resync_busy;
     int cache_dirty;            /* the local cache lags the hold */
     int64_t switch_block_until; /* monotonic ms: no switch attempt before (none found) */
+    int switch_listed;          /* this switch read the slots afresh (else: the last snapshot) */
     uv_timer_t retry;
 
     atomic_int switch_wanted;

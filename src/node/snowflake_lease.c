@@ -304,6 +304,7 @@ void snowflake_lease_poke(struct snowflake_node *n) {
     }
     l->switch_started_ns = atomic_load(&l->switch_asked_ns);
     l->purpose = LEASE_SWITCH;
+    l->switch_listed = 0;
     /* The snapshot of the last claim first (never-created slots are below any
      * clock); LIST again only when it offers nothing. */
     snowflake_claim_candidates(n);

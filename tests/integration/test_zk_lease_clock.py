@@ -7,11 +7,13 @@ three times (-10, -20, -30 minutes). A client keeps requesting IDs on one
 keep-alive connection throughout. Checks: every step switches slot (the 503s
 last less than a second; the aim is under 100 ms and the figures are logged),
 no ID repeats, and no ID of a slot left behind is at or above the reservation
-that slot keeps in ZooKeeper.
+that slot keeps in ZooKeeper. Then, with every other slot held by a helper, one
+more step finds no slot below the clock: 503 until the clock is put right.
 """
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 
@@ -123,6 +125,28 @@ for s in slots:
 m = n.get("/metrics")[1]
 check('leafd_snowflake_lease_switches_total{outcome="switched"} %d' % STEPS in m,
       "metrics count the switches")
+
+# No free slot below the clock: a helper holds every slot, the clock steps back
+# once more, and the node answers 503 clock_backwards as in forever mode until
+# the clock is put right.
 clock.set("+0")
+time.sleep(0.3)
+holder = subprocess.Popen([os.environ["ZK_FILL_BIN"], zk.address(), "--hold", LEASE, "1024"],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+log("helper: %s" % holder.stdout.readline().strip())
+clock.set("-%d" % (600 * (STEPS + 1)))
+time.sleep(0.2)
+refused = [n.get("/api/snowflake/get/clk")[0] for _ in range(5)]
+failed = wait_until(lambda: n.get("/api/snowflake/get/clk")[0] == 503 and
+                   ready_json(n)[1]["snowflake"]["lease"].get("switch_failures", 0) >= 1, 5)
+lease = ready_json(n)[1]["snowflake"].get("lease", {})
+check(all(st == 503 for st in refused), "no free slot below the clock: 503 (%s)" % refused)
+check(lease.get("switch_failures", 0) >= 1 and lease.get("slot") == slots[-1],
+      "the failed switch is counted and the slot kept: %s" % lease)
+clock.set("+0")
+check(wait_until(lambda: n.get("/api/snowflake/get/clk")[0] == 200, 5),
+      "serves again once the clock is put right")
+holder.stdin.close()
+holder.wait(30)
 check(n.stop() == 0, "graceful stop")
 env.finish()

@@ -49,8 +49,18 @@ class Runner:
         self.results = {}  # index -> "ok" | "exit N" | "timeout"
         self.workers = {}
 
-    def one(self, i, props, kill9):
+    def port_race(self, i):
+        path = os.path.join(self.env.dir, "%s%d" % (self.tag, i), "leafd.log")
+        with open(path) as f:
+            raced = "failed: Address already in use" in f.read()
+        if raced:
+            log("start %s%d lost its listen port to another process; started again" % (self.tag, i))
+        return raced
+
+    def one(self, i, props, kill9, retry=False):
         d = os.path.join(self.env.dir, "%s%d" % (self.tag, i))
+        if retry:
+            shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         port = free_port()
         p = dict(props)
@@ -116,7 +126,11 @@ class Runner:
                         return
                     i = todo.pop(0)
                 try:
-                    self.one(i, props_of(i), kill9_every and i % kill9_every == kill9_every - 1)
+                    kill9 = kill9_every and i % kill9_every == kill9_every - 1
+                    if self.one(i, props_of(i), kill9) != "ok" and self.port_race(i):
+                        # free_port() raced another process for the listen port:
+                        # the harness's fault, not the node's; start it once more.
+                        self.one(i, props_of(i), kill9, retry=True)
                 except Exception as e:  # noqa: BLE001 - a start that cannot run is a failure
                     with self.lock:
                         self.results[i] = "error %r" % e

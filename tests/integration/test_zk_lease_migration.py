@@ -14,7 +14,7 @@ every ID it issues is above that worker's leaf_forever timestamp.
 import json
 import os
 
-from leafdtest import Env, check, log
+from leafdtest import Env, check, log, wait_until
 from zkhelpers import cli_get, cli_list, ms_of, ready_json, worker_of, zk_props
 
 FOREVER = "/snowflake/it/leaf_forever"
@@ -30,13 +30,19 @@ def forever_stamps(zk):
 
 env = Env()
 zk = env.zookeeper()
-nodes = {name: env.leafd(name, zk_props(zk.address())) for name in ("x", "y", "z", "w")}
+nodes = {name: env.leafd(name, zk_props(zk.address(), **{"leafd.zk.session.timeout.ms": "4000"}))
+         for name in ("x", "y", "z", "w")}
 worker = {}
 for name, n in nodes.items():
     worker[name] = worker_of(n.get_ids("/api/snowflake/get/m?count=100")[0])
 log("forever workers: %s" % worker)
 check(nodes["x"].stop() == 0 and nodes["y"].stop() == 0, "x and y stop gracefully")
 nodes["z"].proc.kill9()
+# Until its session expires z's leaf_temporary node says it may still run, and
+# no lease node would take its worker ID (the same guard as for w below).
+zid = "127.0.0.1:%d" % nodes["z"].port
+check(wait_until(lambda: zid not in (cli_list(zk, "/snowflake/it/leaf_temporary") or []), 20,
+                 interval=0.5), "z's ephemeral node vanished with its session")
 stamps = forever_stamps(zk)
 log("leaf_forever timestamps: %s" % stamps)
 
