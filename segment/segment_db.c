@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "segment_giveback.h"
 #include "segment_known.h"
 
 #define DB_BACKOFF_MIN_MS 100
@@ -29,6 +30,7 @@ static const char *const db_sql[] = {
     [SEGMENT_DB_CREATE] = "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) "
                           "VALUES (?, ?, ?, ?)",
     [SEGMENT_DB_SET_STEP] = "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
+    [SEGMENT_DB_GIVEBACK] = SEGMENT_GIVEBACK_SQL,
 };
 #define DB_NSTMT ((int)(sizeof(db_sql) / sizeof(db_sql[0])))
 
@@ -54,7 +56,8 @@ struct segment_db {
     atomic_int connected;
     atomic_ullong errors;
 
-    MYSQL *conn; /* database thread only */
+    pthread_mutex_t conn_mu; /* guards conn against segment_db_cancel(); the thread writes it */
+    MYSQL *conn;             /* database thread only, but see conn_mu */
     MYSQL_STMT *stmt[DB_NSTMT];
     int64_t backoff_ms;
     int64_t next_connect_ms; /* monotonic; no connect attempt before */
@@ -66,7 +69,19 @@ static int64_t db_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void db_disconnect(struct segment_db *db) {
+int64_t segment_db_now_ms(void) {
+    return db_now_ms();
+}
+
+/* Sets the connection under conn_mu, so that segment_db_cancel() never sees a closed one. */
+static void db_set_conn(struct segment_db *db, MYSQL *conn) {
+    pthread_mutex_lock(&db->conn_mu);
+    db->conn = conn;
+    pthread_mutex_unlock(&db->conn_mu);
+}
+
+/* Closes the statements and the connection, silently (also at a clean stop). */
+static void db_close(struct segment_db *db) {
     for (int i = 0; i < DB_NSTMT; i++) {
         if (db->stmt[i] != NULL) {
             mysql_stmt_close(db->stmt[i]);
@@ -74,9 +89,15 @@ static void db_disconnect(struct segment_db *db) {
         }
     }
     if (db->conn != NULL) {
-        mysql_close(db->conn);
-        db->conn = NULL;
+        MYSQL *conn = db->conn;
+        db_set_conn(db, NULL);
+        mysql_close(conn);
     }
+}
+
+/* Drops a connection that failed, and schedules the next attempt. */
+static void db_disconnect(struct segment_db *db) {
+    db_close(db);
     if (atomic_exchange(&db->connected, 0)) {
         log_warn("segment",
                  "database connection to %s:%d/%s lost; reconnecting in the "
@@ -88,8 +109,26 @@ static void db_disconnect(struct segment_db *db) {
         db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ? DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
 }
 
-static MYSQL *db_open(struct segment_db *db) {
+/*
+ * Errors that waiting will not fix: the server answered, and refused the
+ * credentials or the database name. At start they are configuration errors.
+ */
+static const char *db_config_error_key(unsigned int err) {
+    switch (err) {
+    case ER_ACCESS_DENIED_ERROR:
+    case 1698: /* ER_ACCESS_DENIED_NO_PASSWORD_ERROR (MariaDB: unix_socket root) */
+        return "leaf.jdbc.username / leaf.jdbc.password";
+    case ER_DBACCESS_DENIED_ERROR: /* also what a user sees for a database that does not exist */
+        return "the database name in leaf.jdbc.url, and leaf.jdbc.username's grants on it";
+    case ER_BAD_DB_ERROR: return "the database name in leaf.jdbc.url";
+    default: return NULL;
+    }
+}
+
+/* A connected handle, or NULL with *why_key set when the error is a configuration error. */
+static MYSQL *db_open(struct segment_db *db, const char **why_key) {
     MYSQL *m = mysql_init(NULL);
+    *why_key = NULL;
     if (m == NULL) {
         return NULL;
     }
@@ -100,12 +139,19 @@ static MYSQL *db_open(struct segment_db *db) {
     mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &db->timeout_s);
     mysql_options(m, MYSQL_OPT_RECONNECT, &reconnect);
     mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
+    /* The connection's character set: descriptions are UTF-8 (checked by the API). */
     mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     /* CLIENT_FOUND_ROWS: an UPDATE reports matched rows, so 0 means "no such tag". */
     if (mysql_real_connect(m, db->host, db->user, db->password, db->database,
                            (unsigned int)db->port, NULL, CLIENT_FOUND_ROWS) == NULL) {
-        log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
-                 mysql_error(m));
+        *why_key = db_config_error_key(mysql_errno(m));
+        if (*why_key != NULL) {
+            log_error("segment", "connect(%s:%d/%s) refused: %s (check %s)", db->host, db->port,
+                      db->database, mysql_error(m), *why_key);
+        } else {
+            log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
+                     mysql_error(m));
+        }
         mysql_close(m);
         return NULL;
     }
@@ -142,13 +188,17 @@ static leaf_status_t db_session_limits(struct segment_db *db, MYSQL *m) {
     return LEAF_ERR;
 }
 
-/* Opens the connection and prepares every statement; LEAF_OK or LEAF_EUNAVAIL. */
+/*
+ * Opens the connection and prepares every statement: LEAF_OK, LEAF_EUNAVAIL,
+ * or LEAF_EINVAL when the server refused the credentials or the database.
+ */
 static leaf_status_t db_connect(struct segment_db *db) {
-    db->conn = db_open(db);
+    const char *why_key;
+    db_set_conn(db, db_open(db, &why_key));
     if (db->conn == NULL || db_session_limits(db, db->conn) != LEAF_OK) {
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
-        return LEAF_EUNAVAIL;
+        return why_key != NULL ? LEAF_EINVAL : LEAF_EUNAVAIL;
     }
     for (int i = 0; i < DB_NSTMT; i++) {
         db->stmt[i] = mysql_stmt_init(db->conn);
@@ -180,6 +230,11 @@ static leaf_status_t db_fail(struct segment_db *db, struct segment_db_job *job, 
     atomic_fetch_add(&db->errors, 1);
     if (err == ER_DUP_ENTRY) {
         return LEAF_EEXIST;
+    }
+    if (err == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD || err == ER_DATA_TOO_LONG ||
+        err == ER_INVALID_CHARACTER_STRING) {
+        /* The value, not the database: the column's character set or size cannot hold it. */
+        return LEAF_ERANGE;
     }
     log_warn("segment", "statement for tag '%s' on %s:%d failed: %u %s", job->tag, db->host,
              db->port, err, job->error);
@@ -367,7 +422,36 @@ static leaf_status_t db_set_step(struct segment_db *db, struct segment_db_job *j
     return rc;
 }
 
+/*
+ * Zero waste: gives back [max_id, expected_max) if max_id is still
+ * expected_max. LEAF_OK when it matched, LEAF_ENOTFOUND when not (someone
+ * reserved since, or the row is gone).
+ */
+static leaf_status_t db_giveback(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_BIND p[3];
+    unsigned long tag_len;
+    MYSQL_STMT *st = db->stmt[SEGMENT_DB_GIVEBACK];
+    memset(p, 0, sizeof(p));
+    db_bind_i64(&p[0], &job->max_id);
+    db_bind_str(&p[1], job->tag, &tag_len);
+    db_bind_i64(&p[2], &job->expected_max);
+    leaf_status_t rc = db_exec(db, job, st, p);
+    if (rc == LEAF_OK && mysql_stmt_affected_rows(st) == 0) {
+        return LEAF_ENOTFOUND;
+    }
+    return rc;
+}
+
 static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
+    if (job->deadline_ms > 0 && db_now_ms() >= job->deadline_ms) {
+        snprintf(job->error, sizeof(job->error), "deadline passed before it ran");
+        return LEAF_EAGAIN;
+    }
+    if (job->op == SEGMENT_DB_GIVEBACK && db->conn == NULL) {
+        /* a stop does not wait for a reconnect */
+        snprintf(job->error, sizeof(job->error), "no database connection");
+        return LEAF_EUNAVAIL;
+    }
     if (db->conn == NULL && (db_now_ms() < db->next_connect_ms || db_connect(db) != LEAF_OK)) {
         snprintf(job->error, sizeof(job->error), "database unreachable");
         return LEAF_EUNAVAIL;
@@ -379,6 +463,7 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
     case SEGMENT_DB_LIST: return db_select(db, job, db->stmt[job->op], NULL);
     case SEGMENT_DB_CREATE: return db_create(db, job);
     case SEGMENT_DB_SET_STEP: return db_set_step(db, job);
+    case SEGMENT_DB_GIVEBACK: return db_giveback(db, job);
     }
     return LEAF_EINVAL;
 }
@@ -443,7 +528,7 @@ static struct segment_db_job *db_next_job(struct segment_db *db) {
 
 static void *db_main(void *arg) {
     struct segment_db *db = arg;
-    db_connect(db);
+    /* segment_db_start() made the first attempt; a failed one is retried by db_idle(). */
     pthread_mutex_lock(&db->mu);
     struct segment_db_job *job;
     while ((job = db_next_job(db)) != NULL) {
@@ -454,11 +539,15 @@ static void *db_main(void *arg) {
         job->rc = stopping ? LEAF_EUNAVAIL : db_run(db, job);
         clock_gettime(CLOCK_MONOTONIC, &b);
         job->latency_us = (int64_t)(b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
-        db->done(job, db->done_arg);
+        if (job->own_done != NULL) {
+            job->own_done(job, job->own_done_arg);
+        } else {
+            db->done(job, db->done_arg);
+        }
         pthread_mutex_lock(&db->mu);
     }
     pthread_mutex_unlock(&db->mu);
-    db_disconnect(db);
+    db_close(db); /* a clean stop: no "lost" warning */
     return NULL;
 }
 
@@ -486,15 +575,25 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&db->mu, NULL);
+    pthread_mutex_init(&db->conn_mu, NULL);
     pthread_cond_init(&db->cv, &ca);
     pthread_condattr_destroy(&ca);
-    int err = pthread_create(&db->thread, NULL, db_main, db);
-    if (err != 0) {
-        log_error("segment", "pthread_create(database thread) failed: %s", strerror(err));
+    /* The first connect happens here, on the caller's thread, so that a
+     * refused password or database stops start-up; an unreachable server
+     * does not (the thread keeps trying). The thread takes the connection
+     * over through pthread_create, which orders the two. */
+    leaf_status_t rc = db_connect(db);
+    int err = rc == LEAF_EINVAL ? 0 : pthread_create(&db->thread, NULL, db_main, db);
+    if (rc == LEAF_EINVAL || err != 0) {
+        if (err != 0) {
+            log_error("segment", "pthread_create(database thread) failed: %s", strerror(err));
+        }
+        db_close(db);
         pthread_cond_destroy(&db->cv);
+        pthread_mutex_destroy(&db->conn_mu);
         pthread_mutex_destroy(&db->mu);
         free(db);
-        return LEAF_ERR;
+        return rc == LEAF_EINVAL ? LEAF_EINVAL : LEAF_ERR;
     }
     *out = db;
     return LEAF_OK;
@@ -531,8 +630,17 @@ void segment_db_stop(struct segment_db *db) {
     pthread_mutex_unlock(&db->mu);
     pthread_join(db->thread, NULL);
     pthread_cond_destroy(&db->cv);
+    pthread_mutex_destroy(&db->conn_mu);
     pthread_mutex_destroy(&db->mu);
     free(db);
+}
+
+void segment_db_cancel(struct segment_db *db) {
+    pthread_mutex_lock(&db->conn_mu);
+    if (db->conn != NULL) {
+        mariadb_cancel(db->conn);
+    }
+    pthread_mutex_unlock(&db->conn_mu);
 }
 
 struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag, size_t tag_len) {

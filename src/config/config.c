@@ -66,6 +66,7 @@ _Static_assert(CONFIG_NKEYS <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
 static const size_t config_secret_offsets[] = {
     offsetof(struct leaf_config, jdbc_password),
     offsetof(struct leaf_config, admin_token),
+    offsetof(struct leaf_config, opaque_key),
 };
 
 static const char *const config_level_names[] = {
@@ -125,8 +126,7 @@ static int config_is_secret(const struct config_key *k) {
     return 0;
 }
 
-/* leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS */
-static void config_env_name(const char *key, char *out, size_t outlen) {
+void config_env_name(const char *key, char *out, size_t outlen) {
     size_t i;
 
     for (i = 0; key[i] != '\0' && i + 1 < outlen; i++) {
@@ -188,8 +188,10 @@ static leaf_status_t config_set_int(const struct config_key *k, void *field, con
         return LEAF_EINVAL;
     }
     if (rc != LEAF_OK || x < k->min || x > k->max) {
-        snprintf(why, whylen, "must be between %lld and %lld, got %s", (long long)k->min,
-                 (long long)k->max, q);
+        /* A minimum of -1 is the "unset" sentinel (worker.id): name it, not -1. */
+        snprintf(why, whylen, "must be between %lld and %lld%s, got %s",
+                 (long long)(k->min == -1 ? 0 : k->min), (long long)k->max,
+                 k->min == -1 ? " (or -1: unset)" : "", q);
         return LEAF_EINVAL;
     }
     memcpy(field, &x, sizeof(x));
@@ -302,6 +304,22 @@ static size_t config_separator(const char *s, size_t n) {
     return i;
 }
 
+/*
+ * Why a key is unknown. Spring Boot's server.port is where Leaf users keep
+ * the HTTP port; leafd does not take it as an alias (one key per setting, and
+ * the listen address also has a host), but says which key to use instead.
+ */
+static const char *config_unknown_why(const char *key, size_t keylen) {
+    if (keylen == 0) {
+        return "missing key";
+    }
+    if (config_span_is(key, keylen, "server.port")) {
+        return "unknown key (a Spring Boot setting): leafd's HTTP port is in leafd.listen, "
+               "e.g. leafd.listen = 0.0.0.0:8080";
+    }
+    return "unknown key";
+}
+
 static leaf_status_t config_parse_line(struct config_parser *p, const char *s, size_t n) {
     char why[CONFIG_WHY_MAX];
     size_t sep, keylen, vlen;
@@ -333,7 +351,7 @@ static leaf_status_t config_parse_line(struct config_parser *p, const char *s, s
     }
     i = config_find(key, keylen);
     if (i < 0) {
-        return config_line_error(p, key, keylen, keylen ? "unknown key" : "missing key");
+        return config_line_error(p, key, keylen, config_unknown_why(key, keylen));
     }
     if (p->seen[i] != 0) {
         snprintf(why, sizeof(why), "given twice (first on line %d)", p->seen[i]);
@@ -480,6 +498,16 @@ static leaf_status_t config_key_error(const struct leaf_config *c, size_t i, con
     return LEAF_EINVAL;
 }
 
+leaf_status_t config_error_at(const struct leaf_config *c, const char *key, const char *why,
+                              char *err, size_t errlen) {
+    int i = config_find(key, strlen(key));
+    if (i < 0) {
+        config_errorf(err, errlen, "%s: %s", key, why);
+        return LEAF_ENOTFOUND;
+    }
+    return config_key_error(c, (size_t)i, why, err, errlen);
+}
+
 static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, size_t errlen) {
     int zk = c->zk_address[0] != '\0';
 
@@ -493,7 +521,8 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     }
     if (c->snowflake_enable && !zk && c->worker_id < 0) {
         return config_key_error(c, CONFIG_I_worker_id,
-                                "required (0..1023) when leaf.snowflake.enable is true and "
+                                "required (0 up to the layout's largest worker ID, 1023 by "
+                                "default) when leaf.snowflake.enable is true and "
                                 "leaf.snowflake.zk.address is empty",
                                 err, errlen);
     }
@@ -512,6 +541,12 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     }
     if (c->sequence_enable && c->name[0] == '\0') {
         return config_key_error(c, CONFIG_I_name, "required when leafd.sequence.enable is true",
+                                err, errlen);
+    }
+    if (c->auth_enable && (!zk || c->name[0] == '\0')) {
+        return config_key_error(c, CONFIG_I_auth_enable,
+                                "needs leaf.snowflake.zk.address and leaf.name: the users live "
+                                "in ZooKeeper under /leafd/{leaf.name}/users",
                                 err, errlen);
     }
     if (c->data_dir[0] == '\0') {
@@ -554,6 +589,14 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     memcpy(c->db_name, j.db, sizeof(c->db_name));
     c->db_port = j.port;
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
+    /* Last, so that the derived fields are filled either way. */
+    if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
+        /* A node with nothing to serve would pass /ready and issue nothing. */
+        return config_key_error(c, CONFIG_I_snowflake_enable,
+                                "nothing to serve: set leaf.snowflake.enable, leaf.segment.enable "
+                                "or leafd.sequence.enable to true",
+                                err, errlen);
+    }
     return LEAF_OK;
 }
 

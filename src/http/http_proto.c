@@ -26,7 +26,8 @@ struct http_proto {
     size_t head_bytes;
     char field[32];
     size_t field_len;
-    int hdr; /* enum proto_header: the header whose value is being received */
+    int hdr;           /* enum proto_header: the header whose value is being received */
+    int auth_too_long; /* the Authorization value passed HTTP_MAX_AUTH: bad credentials */
     int in_body;
     int head_only; /* the request is HEAD: answers carry no body */
 
@@ -195,7 +196,7 @@ static int on_message_begin(llhttp_t *lp) {
     p->url_len = p->auth_off = p->auth_len = p->body_off = p->body_len = 0;
     p->head_bytes = p->field_len = p->value_len = 0;
     p->hdr = HDR_OTHER;
-    p->in_body = 0;
+    p->in_body = p->auth_too_long = 0;
     p->head_only = 0;
     p->hosts = p->expect_continue = p->expect_other = p->te_other = 0;
     p->reject = 0;
@@ -215,7 +216,7 @@ static int proto_append(struct http_proto *p, size_t *len, size_t cap, const cha
         case 413:
             return proto_reject(p, 413, "body_too_large", "request body larger than 16384 bytes");
         default:
-            return proto_reject(p, 431, "header_too_large", "request head larger than 8192 bytes");
+            return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
         }
     }
     sbuf_append(&p->head, at, n);
@@ -234,7 +235,7 @@ static int on_url(llhttp_t *lp, const char *at, size_t len) {
 static int head_add(struct http_proto *p, size_t len) {
     p->head_bytes += len;
     if (p->head_bytes > HTTP_MAX_HEAD) {
-        return proto_reject(p, 431, "header_too_large", "request head larger than 8192 bytes");
+        return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
     }
     return 0;
 }
@@ -269,6 +270,7 @@ static int on_header_field_complete(llhttp_t *lp) {
     if (p->hdr == HDR_AUTH) {
         p->auth_off = p->head.len; /* the last Authorization header wins */
         p->auth_len = 0;
+        p->auth_too_long = 0;
     }
     if (p->hdr == HDR_HOST && ++p->hosts > 1) { /* RFC 9112 3.2 */
         return proto_reject(p, 400, "bad_request", "more than one Host header");
@@ -287,6 +289,14 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
         return proto_reject(p, 400, "bad_request", "folded header line (obs-fold)");
     }
     if (p->hdr == HDR_AUTH) {
+        if (p->auth_too_long) {
+            return 0;
+        }
+        if (p->auth_len + len > HTTP_MAX_AUTH) {
+            /* Credentials that long are wrong ones (401), not a reason to drop the connection. */
+            p->auth_too_long = 1;
+            return 0;
+        }
         return proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431);
     }
     if (p->hdr != HDR_OTHER) {
@@ -421,7 +431,9 @@ static void proto_build_request(struct http_proto *p) {
         .body_len = p->body_len,
         .auth = p->auth_len ? base + p->auth_off : "",
         .auth_len = p->auth_len,
+        .auth_too_long = p->auth_too_long,
         .loopback = p->s.loopback,
+        .peer = p->s.peer,
         .loop = p->s.loop,
         .first_seen_ms = p->s.now_ms,
         .started_ns = clock_mono_ns(),

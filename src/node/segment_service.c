@@ -12,6 +12,7 @@
 #include "segment_known.h"
 #include "segment_negcache.h"
 #include "segment_tags.h"
+#include "segment_zero_waste.h"
 
 /* Leaf refreshes every 60 s; half that keeps "a deleted tag stops being served
  * within 60 s" true even counting the refresh's own round trip. */
@@ -615,9 +616,13 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     uv_unref((uv_handle_t *)&svc->refresh);
     struct segment_db_options o = {cfg->db_host,       cfg->db_port, cfg->jdbc_username,
                                    cfg->jdbc_password, cfg->db_name, cfg->db_timeout_ms};
-    if (segment_db_start(&svc->db, &o, on_db_done, svc) != LEAF_OK ||
-        segment_db_start(&svc->db_bg, &o, on_db_done, svc) != LEAF_OK) {
-        return LEAF_ERR;
+    leaf_status_t rc = segment_db_start(&svc->db, &o, on_db_done, svc);
+    if (rc == LEAF_OK) {
+        rc = segment_db_start(&svc->db_bg, &o, on_db_done, svc);
+    }
+    if (rc != LEAF_OK) {
+        segment_service_stop(svc); /* undoes the above; a database not started is NULL */
+        return rc;
     }
     refresh_tags(svc);
     uv_timer_start(&svc->refresh, on_refresh, SEGMENT_REFRESH_MS, SEGMENT_REFRESH_MS);
@@ -626,10 +631,25 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     return LEAF_OK;
 }
 
+/* Zero waste: the unused rest of every tag's ranges goes back to leaf_alloc (logs only). */
+static void give_back(struct segment_service *svc) {
+    struct segment_zero_waste_result r;
+    segment_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, svc->cfg->db_timeout_ms, &r);
+    if (r.tags > 0) {
+        /* what was neither given back nor kept failed or ran out of time */
+        log_info("segment",
+                 "zero waste: gave back %" PRId64 " unused IDs of %d tag(s); %d kept (another "
+                 "node reserved since), %d failed%s",
+                 r.ids, r.given, r.kept, r.tags - r.given - r.kept,
+                 r.timed_out ? " or out of time" : "");
+    }
+}
+
 void segment_service_stop(struct segment_service *svc) {
     if (svc == NULL || !svc->enabled) {
         return;
     }
+    give_back(svc);           /* the event loops are gone: nothing is issued any more */
     segment_db_stop(svc->db); /* queued jobs come back failed through on_db_done */
     segment_db_stop(svc->db_bg);
     svc->db = svc->db_bg = NULL;

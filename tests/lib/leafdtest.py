@@ -221,7 +221,7 @@ class MariaDB:
             raise RuntimeError("mariadb-install-db failed: " + r.stderr[-2000:])
         self.proc = None
         self.start()
-        self.sql("CREATE DATABASE leaf; CREATE USER 'leaf'@'127.0.0.1' IDENTIFIED BY 'leafpw';"
+        self.sql("CREATE DATABASE leaf CHARACTER SET utf8mb4; CREATE USER 'leaf'@'127.0.0.1' IDENTIFIED BY 'leafpw';"
                  "GRANT ALL ON leaf.* TO 'leaf'@'127.0.0.1';", db="")
         sqlfile = os.path.join(os.path.dirname(__file__), "..", "..", "conf", "leaf_alloc.sql")
         if os.path.exists(sqlfile):
@@ -387,6 +387,14 @@ class Env:
         self.close()
         print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]))
         sys.exit(1 if _checks["failed"] else 0)
+
+
+def seg_props(db, **extra):
+    """Config of a segment node on the MariaDB db (the harness's user leaf)."""
+    p = {"leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
+         "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw"}
+    p.update(extra)
+    return p
 
 
 def static_props(worker=1, **extra):
