@@ -706,6 +706,16 @@ void segment_service_each(struct segment_service *svc,
     pthread_rwlock_unlock(&svc->tags_lock);
 }
 
+size_t segment_service_known(struct segment_service *svc) {
+    if (!svc->enabled) {
+        return 0;
+    }
+    pthread_rwlock_rdlock(&svc->tags_lock);
+    size_t n = segment_known_count(svc->known);
+    pthread_rwlock_unlock(&svc->tags_lock);
+    return n;
+}
+
 static void count_tag(const struct segment_tag_view *v, void *arg) {
     struct segment_service_stats *st = arg;
     st->tags_by_state[v->state]++;

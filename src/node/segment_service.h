@@ -80,6 +80,10 @@ struct segment_tag_view {
     uint64_t fetch_errors;
 };
 
+/* Tags in leaf_alloc at the last refresh (the known set); only those requests used are in the
+ * map that segment_service_each() walks (any thread). */
+size_t segment_service_known(struct segment_service *svc);
+
 /* Calls fn with a copy of every tag's state (tags read-locked meanwhile). */
 void segment_service_each(struct segment_service *svc,
                           void (*fn)(const struct segment_tag_view *v, void *arg), void *arg);
