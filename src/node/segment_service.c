@@ -734,6 +734,9 @@ void segment_service_stats(struct segment_service *svc, struct segment_service_s
     st->fetches = atomic_load(&svc->fetches);
     st->fetch_failures = atomic_load(&svc->fetch_failures);
     st->refreshes = atomic_load(&svc->refreshes);
+    pthread_mutex_lock(&svc->neg_lock);
+    st->lookups_refused = svc->neg.refused;
+    pthread_mutex_unlock(&svc->neg_lock);
     for (int i = 0; i <= LATENCY_N && i < SEGMENT_LATENCY_BUCKETS + 1; i++) {
         st->latency_buckets[i] = atomic_load(&svc->latency_buckets[i]);
         st->latency_bounds_ms[i] = i < LATENCY_N ? latency_bounds_ms[i] : 0;
