@@ -111,6 +111,7 @@ void segment_tags_activate(struct segment_tags *m, struct segment_tag *t, int64_
         int fetching = t->buf.fetching; /* a stale fetch may still be in flight */
         segment_buffer_init(&t->buf, step);
         t->buf.fetching = fetching;
+        t->db_failed_ms = -1; /* the row was just read: no circuit breaker from before */
     } else {
         segment_buffer_set_min_step(&t->buf, step);
     }
