@@ -46,7 +46,7 @@ leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, ch
     char text[512];
     size_t len = zk_record_format_cache(c, text, sizeof(text));
     if (len == 0) {
-        snprintf(err, err_len, "cannot format the cache record for %s", path);
+        snprintf(err, err_len, "cannot format %s", path);
         return LEAF_ERR;
     }
     return file_write_atomic_err(path, text, len, 0644, err, err_len);

@@ -21,10 +21,10 @@
 leaf_status_t file_write_atomic(const char *component, const char *path, const char *data,
                                 size_t len, mode_t mode);
 
-/* The same without logging: on failure err says what failed, for a caller that logs at a
- * limited rate (the periodic time reservation). */
+/* The same without logging: on failure err says what failed (the operation and the file), for
+ * a caller that logs at its own rate. */
 leaf_status_t file_write_atomic_err(const char *path, const char *data, size_t len, mode_t mode,
-                                    char *err, size_t err_len);
+                                    char *err, size_t errlen);
 
 /*
  * Reads the whole file (at most max bytes) into a malloc'd, NUL-terminated

@@ -289,10 +289,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
         return proto_reject(p, 400, "bad_request", "folded header line (obs-fold)");
     }
     if (p->hdr == HDR_AUTH) {
-        if (p->auth_too_long) {
-            return 0;
-        }
-        if (p->auth_len + len > HTTP_MAX_AUTH) {
+        if (p->auth_too_long || p->auth_len + len > HTTP_MAX_AUTH) {
             /* Credentials that long are wrong ones (401), not a reason to drop the connection. */
             p->auth_too_long = 1;
             return 0;
