@@ -77,7 +77,8 @@ static void db_set_conn(struct segment_db *db, MYSQL *conn) {
     pthread_mutex_unlock(&db->conn_mu);
 }
 
-static void db_disconnect(struct segment_db *db) {
+/* Closes the statements and the connection, silently (also at a clean stop). */
+static void db_close(struct segment_db *db) {
     for (int i = 0; i < DB_NSTMT; i++) {
         if (db->stmt[i] != NULL) {
             mysql_stmt_close(db->stmt[i]);
@@ -89,6 +90,11 @@ static void db_disconnect(struct segment_db *db) {
         db_set_conn(db, NULL);
         mysql_close(conn);
     }
+}
+
+/* Drops a connection that failed, and schedules the next attempt. */
+static void db_disconnect(struct segment_db *db) {
+    db_close(db);
     if (atomic_exchange(&db->connected, 0)) {
         log_warn("segment",
                  "database connection to %s:%d/%s lost; reconnecting in the "
@@ -100,8 +106,26 @@ static void db_disconnect(struct segment_db *db) {
         db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ? DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
 }
 
-static MYSQL *db_open(struct segment_db *db) {
+/*
+ * Errors that waiting will not fix: the server answered, and refused the
+ * credentials or the database name. At start they are configuration errors.
+ */
+static const char *db_config_error_key(unsigned int err) {
+    switch (err) {
+    case ER_ACCESS_DENIED_ERROR:
+    case 1698: /* ER_ACCESS_DENIED_NO_PASSWORD_ERROR (MariaDB: unix_socket root) */
+        return "leaf.jdbc.username / leaf.jdbc.password";
+    case ER_DBACCESS_DENIED_ERROR: /* also what a user sees for a database that does not exist */
+        return "the database name in leaf.jdbc.url, and leaf.jdbc.username's grants on it";
+    case ER_BAD_DB_ERROR: return "the database name in leaf.jdbc.url";
+    default: return NULL;
+    }
+}
+
+/* A connected handle, or NULL with *why_key set when the error is a configuration error. */
+static MYSQL *db_open(struct segment_db *db, const char **why_key) {
     MYSQL *m = mysql_init(NULL);
+    *why_key = NULL;
     if (m == NULL) {
         return NULL;
     }
@@ -112,25 +136,36 @@ static MYSQL *db_open(struct segment_db *db) {
     mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &db->timeout_s);
     mysql_options(m, MYSQL_OPT_RECONNECT, &reconnect);
     mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
+    /* The connection's character set: descriptions are UTF-8 (checked by the API). */
     mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     /* CLIENT_FOUND_ROWS: an UPDATE reports matched rows, so 0 means "no such tag". */
     if (mysql_real_connect(m, db->host, db->user, db->password, db->database,
                            (unsigned int)db->port, NULL, CLIENT_FOUND_ROWS) == NULL) {
-        log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
-                 mysql_error(m));
+        *why_key = db_config_error_key(mysql_errno(m));
+        if (*why_key != NULL) {
+            log_error("segment", "connect(%s:%d/%s) refused: %s (check %s)", db->host, db->port,
+                      db->database, mysql_error(m), *why_key);
+        } else {
+            log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
+                     mysql_error(m));
+        }
         mysql_close(m);
         return NULL;
     }
     return m;
 }
 
-/* Opens the connection and prepares every statement; LEAF_OK or LEAF_EUNAVAIL. */
+/*
+ * Opens the connection and prepares every statement: LEAF_OK, LEAF_EUNAVAIL,
+ * or LEAF_EINVAL when the server refused the credentials or the database.
+ */
 static leaf_status_t db_connect(struct segment_db *db) {
-    db_set_conn(db, db_open(db));
+    const char *why_key;
+    db_set_conn(db, db_open(db, &why_key));
     if (db->conn == NULL) {
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
-        return LEAF_EUNAVAIL;
+        return why_key != NULL ? LEAF_EINVAL : LEAF_EUNAVAIL;
     }
     for (int i = 0; i < DB_NSTMT; i++) {
         db->stmt[i] = mysql_stmt_init(db->conn);
@@ -162,6 +197,11 @@ static leaf_status_t db_fail(struct segment_db *db, struct segment_db_job *job, 
     atomic_fetch_add(&db->errors, 1);
     if (err == ER_DUP_ENTRY) {
         return LEAF_EEXIST;
+    }
+    if (err == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD || err == ER_DATA_TOO_LONG ||
+        err == ER_INVALID_CHARACTER_STRING) {
+        /* The value, not the database: the column's character set or size cannot hold it. */
+        return LEAF_ERANGE;
     }
     log_warn("segment", "statement for tag '%s' on %s:%d failed: %u %s", job->tag, db->host,
              db->port, err, job->error);
@@ -446,7 +486,7 @@ static struct segment_db_job *db_next_job(struct segment_db *db) {
 
 static void *db_main(void *arg) {
     struct segment_db *db = arg;
-    db_connect(db);
+    /* segment_db_start() made the first attempt; a failed one is retried by db_idle(). */
     pthread_mutex_lock(&db->mu);
     struct segment_db_job *job;
     while ((job = db_next_job(db)) != NULL) {
@@ -465,7 +505,7 @@ static void *db_main(void *arg) {
         pthread_mutex_lock(&db->mu);
     }
     pthread_mutex_unlock(&db->mu);
-    db_disconnect(db);
+    db_close(db); /* a clean stop: no "lost" warning */
     return NULL;
 }
 
@@ -495,14 +535,22 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
     pthread_mutex_init(&db->conn_mu, NULL);
     pthread_cond_init(&db->cv, &ca);
     pthread_condattr_destroy(&ca);
-    int err = pthread_create(&db->thread, NULL, db_main, db);
-    if (err != 0) {
-        log_error("segment", "pthread_create(database thread) failed: %s", strerror(err));
+    /* The first connect happens here, on the caller's thread, so that a
+     * refused password or database stops start-up; an unreachable server
+     * does not (the thread keeps trying). The thread takes the connection
+     * over through pthread_create, which orders the two. */
+    leaf_status_t rc = db_connect(db);
+    int err = rc == LEAF_EINVAL ? 0 : pthread_create(&db->thread, NULL, db_main, db);
+    if (rc == LEAF_EINVAL || err != 0) {
+        if (err != 0) {
+            log_error("segment", "pthread_create(database thread) failed: %s", strerror(err));
+        }
+        db_close(db);
         pthread_cond_destroy(&db->cv);
         pthread_mutex_destroy(&db->conn_mu);
         pthread_mutex_destroy(&db->mu);
         free(db);
-        return LEAF_ERR;
+        return rc == LEAF_EINVAL ? LEAF_EINVAL : LEAF_ERR;
     }
     *out = db;
     return LEAF_OK;

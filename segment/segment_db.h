@@ -70,7 +70,8 @@ struct segment_db_job {
     void *admin_svc; /* admin: the service that waits for it */
     int done;        /* admin: the result is in (guarded by the service's admin lock) */
 
-    leaf_status_t rc;            /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERR */
+    leaf_status_t rc;            /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERANGE (a value
+                                  * the column cannot store: charset or size), ERR */
     int64_t new_max;             /* FETCH: max_id after the reservation */
     int64_t row_step;            /* LOOKUP, SET_STEP: the row's step */
     struct segment_db_row *rows; /* LOAD, LIST: malloc'd, freed by segment_db_job_free() */
@@ -100,7 +101,12 @@ typedef void (*segment_db_done_fn)(struct segment_db_job *job, void *arg);
 
 struct segment_db;
 
-/* Starts the thread, which connects at once (failures are retried in the background). */
+/*
+ * Connects once on the calling thread, then starts the database thread.
+ * LEAF_EINVAL (logged) when the server refused the credentials or the
+ * database name: a configuration error. An unreachable server is not: the
+ * thread keeps retrying in the background.
+ */
 leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_options *o,
                                segment_db_done_fn done, void *arg);
 

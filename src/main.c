@@ -39,6 +39,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "user_service.h"
 
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
@@ -48,6 +49,8 @@ struct daemon {
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
+    struct user_service *users;
+    struct cluster_survey *cluster;
     struct metrics *metrics;
     struct api_ctx api;
     struct http_proto_config http;
@@ -95,6 +98,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
     return 0;
 }
 
+extern char **environ;
+
 static const char *env_get(const char *name) {
     return getenv(name);
 }
@@ -102,8 +107,15 @@ static const char *env_get(const char *name) {
 /* Loads file + environment + cross-key checks; prints the error and returns -1. */
 static int load_config(const struct args *a, struct leaf_config *cfg) {
     char err[1024];
+    if (a->config_path == NULL) {
+        /* Running on silent defaults (0.0.0.0:8080) is never what was meant. */
+        fprintf(stderr, "leafd: no configuration file: give -c FILE (-c /dev/null runs on the "
+                        "defaults and LEAF_*/LEAFD_* environment variables alone)\n");
+        return -1;
+    }
     config_defaults(cfg);
-    if ((a->config_path && config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK) ||
+    if (config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK ||
+        config_check_env(environ, err, sizeof(err)) != LEAF_OK ||
         config_apply_env(cfg, env_get, err, sizeof(err)) != LEAF_OK ||
         config_finish(cfg, err, sizeof(err)) != LEAF_OK ||
         node_config_check(cfg, clock_wall_ms(), err, sizeof(err)) != LEAF_OK) {
@@ -153,11 +165,12 @@ static uint64_t proto_connections(void *arg, enum api_proto proto) {
     return i < 0 ? 0 : net_server_connections(d->server, i);
 }
 
-static void add_listener(struct daemon *d, enum api_proto proto, const char *addr, const char *host,
-                         int port, const struct proto_ops *ops, void *arg) {
+static void add_listener(struct daemon *d, enum api_proto proto, const char *what, const char *addr,
+                         const char *host, int port, const struct proto_ops *ops, void *arg) {
     d->listener_of[proto] = d->nlisteners;
     d->listeners[d->nlisteners++] = (struct net_listen_config){
         .addr = addr,
+        .what = what,
         .host = host,
         .port = port,
         .proto = ops,
@@ -208,23 +221,26 @@ static leaf_status_t wire(struct daemon *d) {
         .snowflake = d->snowflake,
         .segment = d->segment,
         .sequence = d->sequence,
+        .users = d->users,
         .metrics = d->metrics,
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
         .connections = proto_connections,
         .conn_arg = d,
+        .cluster = d->cluster,
     };
     if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
         return LEAF_ERR;
     }
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
+    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
+                                        resp_api_app_size()};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
-    add_listener(d, API_PROTO_HTTP, d->cfg.listen, d->cfg.listen_host, d->cfg.listen_port,
-                 &http_proto_ops, &d->http);
+    add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
+                 d->cfg.listen_port, &http_proto_ops, &d->http);
     if (d->cfg.resp_port != 0) {
-        add_listener(d, API_PROTO_RESP, d->cfg.resp_listen, d->cfg.resp_host, d->cfg.resp_port,
-                     &resp_proto_ops, &d->resp);
+        add_listener(d, API_PROTO_RESP, "leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host,
+                     d->cfg.resp_port, &resp_proto_ops, &d->resp);
     }
     return LEAF_OK;
 }
@@ -246,8 +262,10 @@ static void daemon_free(struct daemon *d) {
             log_warn("main", "the control loop still had handles at exit");
         }
     }
+    cluster_survey_free(d->cluster); /* after the loops: no page reads it any more */
     segment_service_free(d->segment);
     sequence_service_free(d->sequence);
+    user_service_free(d->users);
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
     opaque_free(d);
@@ -263,7 +281,8 @@ static int daemon_start(struct daemon *d) {
     if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
         sequence_service_create(&d->sequence, &d->cfg, &d->control) != LEAF_OK ||
-        wire(d) != LEAF_OK) {
+        user_service_create(&d->users, &d->cfg, &d->control) != LEAF_OK ||
+        cluster_survey_create(&d->cluster, &d->cfg) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
     /* The port first: a node that cannot serve must not register anywhere. */
@@ -286,10 +305,18 @@ static int daemon_start(struct daemon *d) {
         snowflake_node_shutdown(d->snowflake);
         return -1;
     }
+    if (user_service_start(d->users) != LEAF_OK) {
+        user_service_stop(d->users);
+        sequence_service_step_down(d->sequence);
+        segment_service_stop(d->segment);
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
     int nthreads = resolve_threads(&d->cfg);
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
+        user_service_stop(d->users);
         sequence_service_step_down(d->sequence);
         segment_service_stop(d->segment);
         snowflake_node_shutdown(d->snowflake);
@@ -306,6 +333,32 @@ static int daemon_start(struct daemon *d) {
     return 0;
 }
 
+/*
+ * The first line of the log: what this process is about to be, before the
+ * services (and the ZooKeeper client) write their own lines.
+ */
+static void log_startup(const struct leaf_config *c, const char *path) {
+    char snowflake[700], segment[512];
+    if (!c->snowflake_enable) {
+        snprintf(snowflake, sizeof(snowflake), "off");
+    } else if (c->zk_address[0] != '\0') {
+        snprintf(snowflake, sizeof(snowflake), "ZooKeeper %s, cluster %s", c->zk_address, c->name);
+    } else {
+        snprintf(snowflake, sizeof(snowflake), "static worker ID %lld (not coordinated)",
+                 (long long)c->worker_id);
+    }
+    if (c->segment_enable) {
+        snprintf(segment, sizeof(segment), "database %s:%d/%s", c->db_host, c->db_port, c->db_name);
+    } else {
+        snprintf(segment, sizeof(segment), "off");
+    }
+    log_info("main",
+             "leafd %s starting (pid %ld, config %s): HTTP %s%s%s, snowflake %s, segment %s, "
+             "sequence %s",
+             LEAFD_VERSION, (long)getpid(), path, c->listen, c->resp_port ? ", RESP " : "",
+             c->resp_listen, snowflake, segment, c->sequence_enable ? "on" : "off");
+}
+
 int main(int argc, char **argv) {
     struct args a = {0};
     struct daemon d;
@@ -320,11 +373,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (a.check_only) {
-        printf("configuration OK%s%s\n", a.config_path ? ": " : "",
-               a.config_path ? a.config_path : "");
+        printf("configuration OK: %s\n", a.config_path);
         return 0;
     }
     log_set_level(d.cfg.log_level);
+    log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
         daemon_free(&d);
@@ -332,7 +385,8 @@ int main(int argc, char **argv) {
     }
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
-    segment_service_stop(d.segment);      /* after the event loops: stop the database thread */
+    segment_service_stop(d.segment); /* after the event loops: stop the database thread */
+    user_service_stop(d.users);
     snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
     daemon_free(&d);
     log_info("main", "stopped cleanly");

@@ -2,6 +2,8 @@
 leaf_integration_test(test_ops_leafctl)
 leaf_integration_test(test_ops_observability)
 leaf_integration_test(test_ops_zk_inspect)
+leaf_integration_test(test_ops_quickstart)
+leaf_integration_test(test_ops_pages)
 
 # The alert rules: promtool check rules + the promtool unit tests in tests/alerts/.
 add_test(NAME ops.alert_rules COMMAND ${PROJECT_SOURCE_DIR}/tools/check-alerts)
@@ -9,6 +11,10 @@ set_tests_properties(ops.alert_rules PROPERTIES TIMEOUT 60 LABELS ops)
 # The systemd unit: systemd-analyze verify (skipped, exit 77, without systemd-analyze).
 add_test(NAME ops.systemd_unit COMMAND ${PROJECT_SOURCE_DIR}/tools/check-unit)
 set_tests_properties(ops.systemd_unit PROPERTIES TIMEOUT 60 LABELS ops SKIP_RETURN_CODE 77)
+
+# cmake --install: every file where OPERATIONS.md says, and the installed pieces work.
+add_test(NAME ops.install COMMAND ${PROJECT_SOURCE_DIR}/tools/check-install ${CMAKE_BINARY_DIR})
+set_tests_properties(ops.install PROPERTIES TIMEOUT 60 LABELS ops)
 
 # The code itself: clang-format and clang-tidy, zero findings (tools/lint).
 add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)

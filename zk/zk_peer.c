@@ -93,10 +93,10 @@ static ssize_t exchange(int fd, const char *req, char *buf, size_t cap, int64_t 
     return (ssize_t)got;
 }
 
-/* Parses "HTTP/1.x 200 ..." with a body holding "timestamp":<ms>. */
-static int parse_answer(const char *buf, int64_t *peer_ms) {
-    const char *ts = strstr(buf, "\"timestamp\":");
-    if (strncmp(buf, "HTTP/1.", 7) != 0 || strncmp(buf + 8, " 200", 4) != 0 || ts == NULL) {
+/* Parses the body holding "timestamp":<ms>. */
+static int parse_time(const char *body, int64_t *peer_ms) {
+    const char *ts = strstr(body, "\"timestamp\":");
+    if (ts == NULL) {
         return -1;
     }
     char *end;
@@ -108,30 +108,53 @@ static int parse_answer(const char *buf, int64_t *peer_ms) {
     return 0;
 }
 
-leaf_status_t zk_peer_time(const char *ip, int port, int timeout_ms, int64_t *sent_ms,
-                           int64_t *peer_ms, int64_t *recv_ms) {
-    char req[160], buf[2048];
-    snprintf(req, sizeof(req),
-             "GET /api/snowflake/time HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n", ip,
-             port);
+leaf_status_t zk_peer_get(const char *ip, int port, const char *path, int timeout_ms,
+                          struct zk_peer_answer *a) {
+    char req[320];
+    memset(a, 0, sizeof(*a));
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n", path,
+             ip, port);
     int64_t deadline = mono_ms() + timeout_ms;
     int fd = connect_to(ip, port, deadline);
     if (fd < 0) {
-        log_warn("zk", "peer time check: connect(%s:%d) failed: %s; skipping this peer", ip, port,
-                 strerror(errno));
+        snprintf(a->error, sizeof(a->error), "connect: %s", strerror(errno));
         return LEAF_EUNAVAIL;
     }
-    *sent_ms = wall_ms();
-    ssize_t n = exchange(fd, req, buf, sizeof(buf), deadline);
-    *recv_ms = wall_ms();
+    a->sent_ms = wall_ms();
+    ssize_t n = exchange(fd, req, a->buf, sizeof(a->buf), deadline);
+    a->recv_ms = wall_ms();
     int err = errno;
     close(fd);
-    if (n < 0 || parse_answer(buf, peer_ms) != 0) {
+    const char *body = n > 0 ? strstr(a->buf, "\r\n\r\n") : NULL;
+    if (n < 0 || strncmp(a->buf, "HTTP/1.", 7) != 0 || body == NULL) {
+        snprintf(a->error, sizeof(a->error), "%s", n < 0 ? strerror(err) : "not an HTTP answer");
+        return LEAF_EUNAVAIL;
+    }
+    a->status = atoi(a->buf + 9);
+    a->body = body + 4;
+    return LEAF_OK;
+}
+
+leaf_status_t zk_peer_time(const char *ip, int port, int timeout_ms, int64_t *sent_ms,
+                           int64_t *peer_ms, int64_t *recv_ms) {
+    struct zk_peer_answer *a = malloc(sizeof(*a));
+    if (a == NULL) {
+        return LEAF_ENOMEM;
+    }
+    leaf_status_t rc = zk_peer_get(ip, port, "/api/snowflake/time", timeout_ms, a);
+    if (rc == LEAF_OK && (a->status != 200 || parse_time(a->body, peer_ms) != 0)) {
+        snprintf(a->error, sizeof(a->error), "bad answer");
+        rc = LEAF_EUNAVAIL;
+    }
+    if (rc != LEAF_OK) {
         log_warn("zk",
                  "peer time check: GET http://%s:%d/api/snowflake/time failed: %s; "
                  "skipping this peer",
-                 ip, port, n < 0 ? strerror(err) : "bad answer");
-        return LEAF_EUNAVAIL;
+                 ip, port, a->error);
+    } else {
+        *sent_ms = a->sent_ms;
+        *recv_ms = a->recv_ms;
     }
-    return LEAF_OK;
+    free(a);
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "log.h"
+#include "zk_quiet.h"
 
 /* Identifies a handle to its watcher (the handle's context). */
 struct zk_handle_ctx {
@@ -88,13 +89,20 @@ static leaf_status_t zk_check(int rc, const char *op, const char *path) {
 /*
  * The library's log lines look like
  *   2026-11-22 08:00:00,123:1234(0x7f..):ZOO_ERROR@handle_socket_error_msg@1290: Socket ...
- * Keep the level and "function@line: message". At most a few lines per
- * second pass, so a long outage does not flood the log.
+ * Keep the level and "function@line: message". Warnings and errors go
+ * through zk_quiet (the first of an outage, then a summary every 30 s).
  */
+/* The client's log: one quieting state for all handles (its callback has no context). */
+static struct zk_quiet zk_log_quiet;
+static pthread_mutex_t zk_log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int64_t zk_log_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void zk_log_line(const char *message) {
-    static int64_t window;
-    static int count;
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     int level = LEAF_LOG_INFO;
     const char *p = strstr(message, ":ZOO_");
     if (p != NULL) {
@@ -105,14 +113,35 @@ static void zk_log_line(const char *message) {
         const char *at = strchr(p, '@');
         message = at ? at + 1 : p + 1;
     }
-    pthread_mutex_lock(&mu);
-    int64_t sec = (int64_t)time(NULL);
-    count = sec == window ? count + 1 : 1;
-    window = sec;
-    int pass = count <= 5;
-    pthread_mutex_unlock(&mu);
-    if (pass) {
-        log_write(level, "zookeeper", "%.*s", (int)strcspn(message, "\n"), message);
+    int len = (int)strcspn(message, "\n");
+    if (level < LEAF_LOG_WARN) {
+        /* Only asked for at leafd.log.level = debug (zk_session_open). */
+        log_write(LEAF_LOG_DEBUG, "zookeeper", "%.*s", len, message);
+        return;
+    }
+    uint64_t n = 0;
+    char last[sizeof(zk_log_quiet.last)];
+    pthread_mutex_lock(&zk_log_mu);
+    enum zk_quiet_action a = zk_quiet_line(&zk_log_quiet, zk_log_now_ms(), message, &n);
+    memcpy(last, zk_log_quiet.last, sizeof(last));
+    pthread_mutex_unlock(&zk_log_mu);
+    if (a == ZK_QUIET_PASS) {
+        log_write(level, "zookeeper", "%.*s (more such lines: a summary every %d s)", len, message,
+                  ZK_QUIET_SUMMARY_MS / 1000);
+    } else if (a == ZK_QUIET_SUMMARY) {
+        log_write(level, "zookeeper", "%llu more client lines in the last %d s, the last: %s",
+                  (unsigned long long)n, ZK_QUIET_SUMMARY_MS / 1000, last);
+    }
+}
+
+/* A session (re)connected: report what the client's log held back, and start afresh. */
+static void zk_log_connected(void) {
+    pthread_mutex_lock(&zk_log_mu);
+    uint64_t n = zk_quiet_reset(&zk_log_quiet);
+    pthread_mutex_unlock(&zk_log_mu);
+    if (n > 0) {
+        log_info("zookeeper", "%llu client lines held back while disconnected",
+                 (unsigned long long)n);
     }
 }
 
@@ -144,7 +173,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
         return;
     }
     if (type != ZOO_SESSION_EVENT) {
-        /* A watch of zk_session_aexists_watch() (the only watches set). */
+        /* A watch of zk_session_aexists_watch() or of a *_watch read. */
         struct zk_event *w = calloc(1, sizeof(*w));
         if (w != NULL) {
             *w = (struct zk_event){.kind = ZK_EVENT_WATCH, .gen = h->gen};
@@ -158,6 +187,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
     int st = map_state(state);
     struct zk_event *ev = calloc(1, sizeof(*ev));
     pthread_mutex_lock(&s->mu);
+    int was = s->state;
     s->state = st;
     if (st == ZK_STATE_CONNECTED) {
         s->session_id = zoo_client_id(zh)->client_id;
@@ -165,8 +195,12 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     if (st == ZK_STATE_CONNECTED) {
+        zk_log_connected();
         log_info("zk", "ZooKeeper session 0x%llx established (%s)",
                  (unsigned long long)zoo_client_id(zh)->client_id, s->hosts);
+    } else if (st == ZK_STATE_CONNECTING && was == ZK_STATE_CONNECTED) {
+        log_warn("zk", "ZooKeeper connection lost (%s); reconnecting, the session lasts %d ms",
+                 s->hosts, s->timeout_ms);
     } else if (st == ZK_STATE_EXPIRED) {
         log_warn("zk", "ZooKeeper session expired (%s)", s->hosts);
     }
@@ -531,12 +565,20 @@ leaf_status_t zk_session_acreate2(struct zk_session *s, int op, uint64_t arg, co
     return async_refused(c, rc, "zoo_acreate");
 }
 
-leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path) {
+static leaf_status_t aget(struct zk_session *s, int op, uint64_t arg, const char *path, int watch) {
     struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget(s->zh, path, 0, data_done, c), "zoo_aget");
+    return async_refused(c, zoo_aget(s->zh, path, watch, data_done, c), "zoo_aget");
+}
+
+leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    return aget(s, op, arg, path, 0);
+}
+
+leaf_status_t zk_session_aget_watch(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    return aget(s, op, arg, path, 1);
 }
 
 leaf_status_t zk_session_aset_version(struct zk_session *s, int op, uint64_t arg, const char *path,
@@ -567,13 +609,23 @@ leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t ar
     return async_refused(c, zoo_aexists(s->zh, path, 1, version_done, c), "zoo_aexists");
 }
 
-leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path) {
+static leaf_status_t achildren(struct zk_session *s, int op, uint64_t arg, const char *path,
+                               int watch) {
     struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget_children(s->zh, path, 0, strings_done, c),
+    return async_refused(c, zoo_aget_children(s->zh, path, watch, strings_done, c),
                          "zoo_aget_children");
+}
+
+leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    return achildren(s, op, arg, path, 0);
+}
+
+leaf_status_t zk_session_achildren_watch(struct zk_session *s, int op, uint64_t arg,
+                                         const char *path) {
+    return achildren(s, op, arg, path, 1);
 }
 
 int zk_session_negotiated_timeout_ms(struct zk_session *s) {

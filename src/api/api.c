@@ -286,6 +286,30 @@ static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
     return st.connected;
 }
 
+/* Users: ready once a table is in use (from ZooKeeper or the local copy). */
+static int ready_auth(const struct api_ctx *ctx, struct sbuf *b) {
+    struct user_service_stats st;
+    user_service_stats(ctx->users, &st);
+    if (!st.enabled) {
+        sbuf_puts(b, "\"auth\":{\"enabled\":false}");
+        return 1;
+    }
+    sbuf_printf(b,
+                "\"auth\":{\"enabled\":true,\"ready\":%s,\"users\":%" PRIu64
+                ",\"source\":\"%s\",\"zookeeper\":\"%s\"",
+                st.loaded_ms ? "true" : "false", st.users,
+                !st.loaded_ms   ? "none"
+                : st.from_local ? "local copy"
+                                : "zookeeper",
+                st.connected ? "connected" : "disconnected");
+    if (!st.loaded_ms) {
+        sbuf_puts(b, ",\"reason\":\"users not loaded yet: ZooKeeper unreachable and no local "
+                     "copy\"");
+    }
+    sbuf_putc(b, '}');
+    return st.loaded_ms != 0;
+}
+
 leaf_status_t api_ready(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     struct sbuf b = SBUF_INIT;
@@ -295,6 +319,9 @@ leaf_status_t api_ready(struct http_request *req) {
     ok &= ready_segment(ctx, &b);
     sbuf_putc(&b, ',');
     ok &= ready_sequence(ctx, &b);
+    sbuf_putc(&b, ',');
+    ok &= ready_auth(ctx, &b);
+    sbuf_puts(&b, ",\"version\":\"" LEAFD_VERSION "\"");
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {

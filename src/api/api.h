@@ -9,6 +9,7 @@
  */
 #include <stdint.h>
 
+#include "cluster_survey.h"
 #include "config.h"
 #include "http_proto.h"
 #include "ids.h"
@@ -16,6 +17,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "user_service.h"
 
 #define LEAFD_VERSION "0.1.0"
 
@@ -27,6 +29,7 @@ struct api_ctx {
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
+    struct user_service *users;
     struct metrics *metrics;
     /* Opaque IDs: one cipher context per event loop (indexed by the loop),
      * each used by its loop's thread only; NULL when leafd.opaque.key is empty. */
@@ -37,6 +40,7 @@ struct api_ctx {
     /* Open connections of a protocol's listener (the server's count). */
     uint64_t (*connections)(void *arg, enum api_proto proto);
     void *conn_arg;
+    struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
 };
 
 /* The router: dispatches a request to its handler (http_proto_config.handler). */
@@ -66,6 +70,7 @@ leaf_status_t api_admin_init_cache(struct http_request *req);
 leaf_status_t api_admin_step(struct http_request *req);
 leaf_status_t api_cache_page(struct http_request *req);
 leaf_status_t api_db_page(struct http_request *req);
+leaf_status_t api_cluster_page(struct http_request *req); /* api_cluster.c */
 
 static inline const struct api_ctx *api_ctx(const struct http_request *req) {
     return (const struct api_ctx *)req->ctx;
@@ -80,8 +85,32 @@ typedef void (*api_admin_answer_fn)(struct http_request *req, struct segment_db_
 leaf_status_t api_admin_start(struct http_request *req, struct segment_db_job *job);
 leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer);
 
-/* The admin rule; answers 401/403 itself and returns 0 when refused. */
+/* The admin rule without users (leafd.admin.token, else loopback); answers 401/403, returns 0. */
 int api_admin_allowed(struct http_request *req);
+
+/*
+ * Users and permissions (api_auth.c). api_route_allowed is the router's
+ * check of a route's need; with auth off it applies the rule from before
+ * users existed (ID routes open, admin and create routes api_admin_allowed;
+ * open_without_auth: Leaf's open /cache page). api_authorize decides need on
+ * key (NULL: the identity only, for a key the handler reads from the body)
+ * and api_authorize_key does so for a key the handler read; both answer
+ * 401/403 themselves, return 0 when refused, and allow all with auth off.
+ */
+int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
+                      const struct auth_key *key);
+int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);
+int api_authorize_key(struct http_request *req, enum auth_need need, enum auth_mode mode,
+                      const char *name, size_t len);
+/* A failed authentication's warn line, at most one a second per client address. */
+void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
+                          enum user_failure why, const char *user, size_t user_len);
+
+/* The users' admin API (api_users.c). */
+leaf_status_t api_users_list(struct http_request *req);
+leaf_status_t api_users_add(struct http_request *req);
+leaf_status_t api_users_change(struct http_request *req);
+leaf_status_t api_users_delete(struct http_request *req);
 
 /* Finds name=value in the query; returns 1 and the raw value when present. */
 int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len);

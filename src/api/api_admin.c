@@ -67,6 +67,15 @@ static void admin_db_error(struct http_request *req, struct segment_db_job *job)
         http_respond_error(req, 503, "database_unavailable", "the database is unavailable");
     } else if (job->rc == LEAF_ENOTFOUND) {
         http_respond_error(req, 404, "unknown_tag", "no such biz_tag in leaf_alloc");
+    } else if (job->rc == LEAF_ERANGE) {
+        /* The value, not the database: biz_tag is checked before, so in an INSERT the
+         * only free text is the description (a latin1 table cannot hold "订单"). */
+        log_debug("segment", "leaf_alloc cannot store a value for tag '%s': %s", job->tag,
+                  job->error);
+        http_respond_error(req, 400, "bad_description",
+                           "description: the leaf_alloc table cannot store this text (its "
+                           "character set or size; create the table utf8mb4 as "
+                           "conf/leaf_alloc.sql does)");
     } else {
         log_error("segment", "admin operation on tag '%s' failed: %s", job->tag, job->error);
         http_respond_error(req, 500, "database_error", "the database refused the operation");
@@ -115,12 +124,17 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
                                         enum segment_db_op op, struct segment_request *r) {
     const char *code;
     char msg[160];
-    if (!api_admin_allowed(req) || !admin_segment_enabled(req)) {
+    if (!admin_segment_enabled(req)) {
         return NULL;
     }
     if (segment_request_parse(kind, req->body, req->body_len, r, &code, msg, sizeof(msg)) !=
         LEAF_OK) {
         http_respond_error(req, 400, code, msg);
+        return NULL;
+    }
+    /* The router checked the route's need; a create's key is in the body. */
+    if (kind == SEGMENT_REQ_CREATE && !api_authorize_key(req, AUTH_NEED_CREATE, AUTH_MODE_SEGMENT,
+                                                         r->biz_tag, strlen(r->biz_tag))) {
         return NULL;
     }
     struct segment_db_job *job = segment_db_job_new(op, r->biz_tag, strlen(r->biz_tag));
@@ -145,9 +159,9 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
         return;
     }
     struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b,
-                "{\"biz_tag\":\"%s\",\"max_id\":%" PRId64 ",\"step\":%" PRId64 ",\"description\":",
-                job->tag, job->max_id, job->step);
+    sbuf_printf(
+        &b, "{\"biz_tag\":\"%s\",\"max_id\":\"%" PRId64 "\",\"step\":%" PRId64 ",\"description\":",
+        job->tag, job->max_id, job->step);
     if (job->has_description) {
         sbuf_json_str(&b, job->description, strlen(job->description));
     } else {

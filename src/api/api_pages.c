@@ -1,88 +1,279 @@
 /*
- * The HTML monitor pages, as Leaf's: GET /cache (every tag's buffers, from
- * memory) and GET /db (the leaf_alloc rows; an admin endpoint, one database
- * round trip, same waiting scheme as api_admin.c). Pages are built in a
- * growable buffer.
+ * The HTML monitor pages, as Leaf's, made usable at 100,000 tags: GET /cache
+ * (every tag's two buffers, from memory) and GET /db (the leaf_alloc rows; an
+ * admin endpoint, one database round trip, same waiting scheme as
+ * api_admin.c). Both filter (?tag=), sort (?sort=, ?desc=) and page (?page=,
+ * ?per=); the shared head, form and pager are in api_page.c. Rows are
+ * collected, filtered and sorted in memory, then one page is written.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "api_page.h"
+#include "clock.h"
 #include "segment_tags.h"
 
-static void page_begin(struct sbuf *p, const char *title, const char *head) {
-    sbuf_printf(p,
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>"
-                "<style>td,th{padding:2px 8px;text-align:right}</style></head><body>"
-                "<h2>%s</h2><table border=\"1\"><tr>%s</tr>\n",
-                title, title, head);
-}
+/* ---- /cache --------------------------------------------------------------- */
 
-static void page_end(struct sbuf *p, struct http_request *req) {
-    sbuf_puts(p, "</table></body></html>\n");
-    api_respond_sbuf(req, 200, "text/html; charset=utf-8", p);
-}
+/* One tag as the page shows it: a copy taken under the tag's lock. */
+struct cache_row {
+    char name[VALIDATE_TAG_MAX + 1];
+    int state;
+    int ranges; /* buffered ranges: 0, 1 (current) or 2 (current and next) */
+    int fetching;
+    struct segment_range cur, next;
+    int64_t available, step, min_step;
+    uint64_t fetches, errors, issued;
+};
+
+struct cache_rows {
+    struct cache_row *rows;
+    size_t n, cap, unfiltered;
+    const struct page_query *q;
+    int oom;
+};
 
 static const char *const state_names[] = {"pending", "active", "absent"};
 
-static void cache_row(const struct segment_tag_view *v, void *arg) {
-    struct sbuf *p = arg;
+static void cache_collect(const struct segment_tag_view *v, void *arg) {
+    struct cache_rows *c = arg;
+    c->unfiltered++;
+    if (c->oom || !page_tag_matches(c->q, v->name)) {
+        return;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        struct cache_row *rows = realloc(c->rows, cap * sizeof(*rows));
+        if (rows == NULL) {
+            c->oom = 1;
+            return;
+        }
+        c->rows = rows;
+        c->cap = cap;
+    }
     const struct segment_buffer *b = &v->buf;
-    struct segment_range cur;
-    int has = segment_buffer_current(b, &cur);
+    struct cache_row *r = &c->rows[c->n++];
+    memset(r, 0, sizeof(*r));
+    memcpy(r->name, v->name, sizeof(r->name));
+    r->state = v->state >= 0 && v->state <= 2 ? v->state : 0;
+    r->ranges = b->nranges;
+    r->fetching = b->fetching;
+    if (b->nranges > 0) {
+        r->cur = b->ranges[b->head];
+    }
+    if (b->nranges > 1) {
+        r->next = b->ranges[(b->head + 1) % SEGMENT_MAX_RANGES];
+    }
+    r->available = b->available;
+    r->step = b->step;
+    r->min_step = b->min_step;
+    r->fetches = b->fetches;
+    r->errors = v->fetch_errors;
+    r->issued = b->issued;
+}
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
+
+static int cache_by_tag(const void *x, const void *y) {
+    return strcmp(((const struct cache_row *)x)->name, ((const struct cache_row *)y)->name);
+}
+/* Numeric columns break ties by tag, so a page never shuffles between renders. */
+#define CACHE_CMP_FN(fname, field)                                                                 \
+    static int fname(const void *x, const void *y) {                                               \
+        const struct cache_row *a = x, *b = y;                                                     \
+        int c = CMP(a->field, b->field);                                                           \
+        return c != 0 ? c : strcmp(a->name, b->name);                                              \
+    }
+static int cache_by_left(const void *x, const void *y) {
+    const struct cache_row *a = x, *b = y;
+    int c = CMP(a->cur.end - a->cur.next, b->cur.end - b->cur.next);
+    return c != 0 ? c : strcmp(a->name, b->name);
+}
+CACHE_CMP_FN(cache_by_available, available)
+CACHE_CMP_FN(cache_by_step, step)
+CACHE_CMP_FN(cache_by_fetches, fetches)
+CACHE_CMP_FN(cache_by_errors, errors)
+CACHE_CMP_FN(cache_by_issued, issued)
+
+static const struct page_column cache_cols[] = {
+    {"tag", "biz_tag", 0},          {NULL, "state", 0},
+    {NULL, "current range", 0},     {NULL, "next ID", 1},
+    {"left", "left in current", 1}, {NULL, "next range (second buffer)", 0},
+    {"available", "available", 1},  {"step", "step", 1},
+    {NULL, "table step", 1},        {"fetches", "fetches", 1},
+    {"errors", "fetch errors", 1},  {"issued", "issued", 1},
+};
+#define CACHE_NCOLS ((int)(sizeof(cache_cols) / sizeof(cache_cols[0])))
+static int (*const cache_cmp[CACHE_NCOLS])(const void *, const void *) = {
+    cache_by_tag,
+    NULL,
+    NULL,
+    NULL,
+    cache_by_left,
+    NULL,
+    cache_by_available,
+    cache_by_step,
+    NULL,
+    cache_by_fetches,
+    cache_by_errors,
+    cache_by_issued,
+};
+
+static void cache_row_html(struct sbuf *p, const struct cache_row *r) {
+    sbuf_printf(p, "<tr><td>%s</td><td%s>%s</td>", r->name, r->state == 1 ? "" : " class=\"warn\"",
+                state_names[r->state]);
+    if (r->ranges > 0) {
+        sbuf_printf(p,
+                    "<td>%" PRId64 " &ndash; %" PRId64 "</td><td class=\"n\">%" PRId64
+                    "</td><td class=\"n\">%" PRId64 "</td>",
+                    r->cur.start, r->cur.end - 1, r->cur.next, r->cur.end - r->cur.next);
+    } else {
+        sbuf_puts(p, "<td class=\"bad\">empty</td><td></td><td class=\"n\">0</td>");
+    }
+    if (r->ranges > 1) {
+        sbuf_printf(p, "<td class=\"ok\">ready: %" PRId64 " &ndash; %" PRId64 "</td>",
+                    r->next.start, r->next.end - 1);
+    } else {
+        sbuf_printf(p, "<td class=\"dim\">%s</td>", r->fetching ? "fetching" : "not yet");
+    }
     sbuf_printf(p,
-                "<tr><td>%s</td><td>%s</td><td>%s</td><td>%" PRId64 "</td><td>%" PRId64
-                "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%d</td>"
-                "<td>%s</td><td>%s</td><td>%" PRId64 "</td><td>%" PRIu64 "</td></tr>\n",
-                v->name, state_names[v->state], has ? "true" : "false", cur.start, cur.next,
-                cur.end, b->step, b->min_step, b->nranges, b->nranges > 1 ? "true" : "false",
-                b->fetching ? "true" : "false", b->available, b->fetches);
+                "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64
+                "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRIu64
+                "</td><td class=\"n%s\">%" PRIu64 "</td><td class=\"n\">%" PRIu64 "</td></tr>\n",
+                r->available, r->step, r->min_step, r->fetches, r->errors ? " bad" : "", r->errors,
+                r->issued);
+}
+
+static void rows_reverse(void *base, size_t n, size_t size) {
+    char tmp[sizeof(struct cache_row)];
+    char *a = base;
+    for (size_t i = 0; i < n / 2 && size <= sizeof(tmp); i++) {
+        memcpy(tmp, a + i * size, size);
+        memcpy(a + i * size, a + (n - 1 - i) * size, size);
+        memcpy(a + (n - 1 - i) * size, tmp, size);
+    }
 }
 
 leaf_status_t api_cache_page(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
-    struct sbuf p = SBUF_INIT;
-    page_begin(&p, "leafd segment cache",
-               "<th>key</th><th>state</th><th>init ok</th><th>value (first)</th><th>pos (next)"
-               "</th><th>max (end)</th><th>step</th><th>min step</th><th>ranges</th>"
-               "<th>next ready</th><th>fetching</th><th>remaining</th><th>fetches</th>");
-    if (!ctx->cfg->segment_enable) {
-        sbuf_puts(&p, "<tr><td colspan=\"13\">segment mode is disabled</td></tr>");
+    int64_t t0 = clock_mono_ns();
+    struct page_query q;
+    page_query_parse(req, cache_cols, CACHE_NCOLS, &q);
+    struct cache_rows c = {.q = &q};
+    segment_service_each(ctx->segment, cache_collect, &c);
+    if (c.n > 1) {
+        qsort(c.rows, c.n, sizeof(c.rows[0]), cache_cmp[q.sort] ? cache_cmp[q.sort] : cache_by_tag);
+        if (q.desc) {
+            rows_reverse(c.rows, c.n, sizeof(c.rows[0]));
+        }
     }
-    segment_service_each(ctx->segment, cache_row, &p);
-    page_end(&p, req);
+    struct sbuf p = SBUF_INIT;
+    page_head(&p, ctx, "/cache", "leafd segment cache", &q, 1);
+    if (!ctx->cfg->segment_enable) {
+        sbuf_puts(&p, "<p>segment mode is disabled on this node</p>\n");
+    }
+    if (c.oom) {
+        sbuf_puts(&p, "<p class=\"bad\">out of memory: some tags are not shown</p>\n");
+    }
+    page_table_begin(&p, "/cache", &q, cache_cols, CACHE_NCOLS);
+    size_t first = page_first(&q, c.n);
+    for (size_t i = first; i < c.n && i < first + (size_t)q.per; i++) {
+        cache_row_html(&p, &c.rows[i]);
+    }
+    page_table_end(&p, "/cache", &q, c.n, c.unfiltered);
+    free(c.rows);
+    page_finish(&p, req, t0);
     sbuf_free(&p);
     return LEAF_OK;
 }
 
+/* ---- /db ------------------------------------------------------------------ */
+
+static const struct page_column db_cols[] = {
+    {"tag", "biz_tag", 0},    {"max_id", "max_id", 1},           {"step", "step", 1},
+    {NULL, "description", 0}, {"update_time", "update_time", 0},
+};
+#define DB_NCOLS ((int)(sizeof(db_cols) / sizeof(db_cols[0])))
+
+/* Rows are large (a 1 KB description buffer each): sort pointers to them. */
+static int db_by_tag(const void *x, const void *y) {
+    const struct segment_db_row *a = *(const struct segment_db_row *const *)x;
+    const struct segment_db_row *b = *(const struct segment_db_row *const *)y;
+    return strcmp(a->biz_tag, b->biz_tag);
+}
+#define DB_CMP_FN(fname, expr)                                                                     \
+    static int fname(const void *x, const void *y) {                                               \
+        const struct segment_db_row *a = *(const struct segment_db_row *const *)x;                 \
+        const struct segment_db_row *b = *(const struct segment_db_row *const *)y;                 \
+        int c = (expr);                                                                            \
+        return c != 0 ? c : strcmp(a->biz_tag, b->biz_tag);                                        \
+    }
+DB_CMP_FN(db_by_max_id, CMP(a->max_id, b->max_id))
+DB_CMP_FN(db_by_step, CMP(a->step, b->step))
+DB_CMP_FN(db_by_time, strcmp(a->update_time, b->update_time))
+static int (*const db_cmp[DB_NCOLS])(const void *, const void *) = {
+    db_by_tag, db_by_max_id, db_by_step, NULL, db_by_time,
+};
+
 static void db_page(struct http_request *req, struct segment_db_job *job) {
+    int64_t t0 = clock_mono_ns();
     if (job->rc != LEAF_OK) {
         http_respond_error(req, 503, "database_unavailable", "the database is unavailable");
         return;
     }
-    struct sbuf p = SBUF_INIT;
-    page_begin(&p, "leafd leaf_alloc",
-               "<th>biz_tag</th><th>max_id</th><th>step</th><th>description</th>"
-               "<th>update_time</th>");
+    struct page_query q;
+    page_query_parse(req, db_cols, DB_NCOLS, &q);
+    typedef const struct segment_db_row *row_ptr;
+    row_ptr *rows = malloc((job->nrows ? job->nrows : 1) * sizeof(row_ptr));
+    if (rows == NULL) {
+        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        return;
+    }
+    size_t n = 0;
     for (size_t i = 0; i < job->nrows; i++) {
-        const struct segment_db_row *r = &job->rows[i];
+        if (page_tag_matches(&q, job->rows[i].biz_tag)) {
+            rows[n++] = &job->rows[i];
+        }
+    }
+    qsort(rows, n, sizeof(row_ptr), db_cmp[q.sort] ? db_cmp[q.sort] : db_by_tag);
+    if (q.desc) {
+        for (size_t i = 0; i < n / 2; i++) {
+            const struct segment_db_row *t = rows[i];
+            rows[i] = rows[n - 1 - i];
+            rows[n - 1 - i] = t;
+        }
+    }
+    struct sbuf p = SBUF_INIT;
+    page_head(&p, api_ctx(req), "/db", "leafd leaf_alloc", &q, 1);
+    if (job->nrows >= SEGMENT_DB_MAX_ROWS) {
+        sbuf_printf(&p,
+                    "<p class=\"warn\">the table has more than %d rows: the first %d by "
+                    "biz_tag are shown</p>\n",
+                    SEGMENT_DB_MAX_ROWS, SEGMENT_DB_MAX_ROWS);
+    }
+    page_table_begin(&p, "/db", &q, db_cols, DB_NCOLS);
+    size_t first = page_first(&q, n);
+    for (size_t i = first; i < n && i < first + (size_t)q.per; i++) {
+        const struct segment_db_row *r = rows[i];
         sbuf_puts(&p, "<tr><td>");
         sbuf_html(&p, r->biz_tag, strlen(r->biz_tag));
-        sbuf_printf(&p, "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>", r->max_id, r->step);
+        sbuf_printf(&p, "</td><td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64 "</td><td>",
+                    r->max_id, r->step);
         sbuf_html(&p, r->description, strlen(r->description));
         sbuf_printf(&p, "</td><td>%s</td></tr>\n", r->update_time);
     }
-    page_end(&p, req);
+    page_table_end(&p, "/db", &q, n, job->nrows);
+    free(rows);
+    page_finish(&p, req, t0);
     sbuf_free(&p);
 }
 
 leaf_status_t api_db_page(struct http_request *req) {
     if (req->retries > 0) {
         return api_admin_wait(req, db_page);
-    }
-    if (!api_admin_allowed(req)) {
-        return LEAF_OK;
     }
     if (!api_ctx(req)->cfg->segment_enable) {
         http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");

@@ -90,14 +90,11 @@ leaf_status_t api_opaque_get(struct http_request *req) {
     return api_ids_get(req, IDS_OPAQUE, sizeof("/api/opaque/get/") - 1);
 }
 
-/* GET /decodeOpaqueId?id=N (admin): the segment ID behind an opaque ID. */
+/* GET /decodeOpaqueId?id=N: the segment ID behind an opaque ID (admin: the router checks). */
 leaf_status_t api_decode_opaque(struct http_request *req) {
     const char *val;
     size_t len;
     int64_t id, plain;
-    if (!api_admin_allowed(req)) {
-        return LEAF_OK;
-    }
     struct segment_opaque *o = ids_opaque(api_ctx(req), req->loop);
     if (o == NULL) {
         api_respond_ids_error(req, IDS_E_OPAQUE_DISABLED);

@@ -126,8 +126,7 @@ static int config_is_secret(const struct config_key *k) {
     return 0;
 }
 
-/* leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS */
-static void config_env_name(const char *key, char *out, size_t outlen) {
+void config_env_name(const char *key, char *out, size_t outlen) {
     size_t i;
 
     for (i = 0; key[i] != '\0' && i + 1 < outlen; i++) {
@@ -189,8 +188,10 @@ static leaf_status_t config_set_int(const struct config_key *k, void *field, con
         return LEAF_EINVAL;
     }
     if (rc != LEAF_OK || x < k->min || x > k->max) {
-        snprintf(why, whylen, "must be between %lld and %lld, got %s", (long long)k->min,
-                 (long long)k->max, q);
+        /* A minimum of -1 is the "unset" sentinel (worker.id): name it, not -1. */
+        snprintf(why, whylen, "must be between %lld and %lld%s, got %s",
+                 (long long)(k->min == -1 ? 0 : k->min), (long long)k->max,
+                 k->min == -1 ? " (or -1: unset)" : "", q);
         return LEAF_EINVAL;
     }
     memcpy(field, &x, sizeof(x));
@@ -303,6 +304,22 @@ static size_t config_separator(const char *s, size_t n) {
     return i;
 }
 
+/*
+ * Why a key is unknown. Spring Boot's server.port is where Leaf users keep
+ * the HTTP port; leafd does not take it as an alias (one key per setting, and
+ * the listen address also has a host), but says which key to use instead.
+ */
+static const char *config_unknown_why(const char *key, size_t keylen) {
+    if (keylen == 0) {
+        return "missing key";
+    }
+    if (config_span_is(key, keylen, "server.port")) {
+        return "unknown key (a Spring Boot setting): leafd's HTTP port is in leafd.listen, "
+               "e.g. leafd.listen = 0.0.0.0:8080";
+    }
+    return "unknown key";
+}
+
 static leaf_status_t config_parse_line(struct config_parser *p, const char *s, size_t n) {
     char why[CONFIG_WHY_MAX];
     size_t sep, keylen, vlen;
@@ -334,7 +351,7 @@ static leaf_status_t config_parse_line(struct config_parser *p, const char *s, s
     }
     i = config_find(key, keylen);
     if (i < 0) {
-        return config_line_error(p, key, keylen, keylen ? "unknown key" : "missing key");
+        return config_line_error(p, key, keylen, config_unknown_why(key, keylen));
     }
     if (p->seen[i] != 0) {
         snprintf(why, sizeof(why), "given twice (first on line %d)", p->seen[i]);
@@ -526,6 +543,12 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
         return config_key_error(c, CONFIG_I_name, "required when leafd.sequence.enable is true",
                                 err, errlen);
     }
+    if (c->auth_enable && (!zk || c->name[0] == '\0')) {
+        return config_key_error(c, CONFIG_I_auth_enable,
+                                "needs leaf.snowflake.zk.address and leaf.name: the users live "
+                                "in ZooKeeper under /leafd/{leaf.name}/users",
+                                err, errlen);
+    }
     if (c->data_dir[0] == '\0') {
         /* The worker-ID cache and time reservation live there; "" would mean "/". */
         return config_key_error(c, CONFIG_I_data_dir, "must not be empty", err, errlen);
@@ -566,6 +589,14 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     memcpy(c->db_name, j.db, sizeof(c->db_name));
     c->db_port = j.port;
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
+    /* Last, so that the derived fields are filled either way. */
+    if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
+        /* A node with nothing to serve would pass /ready and issue nothing. */
+        return config_key_error(c, CONFIG_I_snowflake_enable,
+                                "nothing to serve: set leaf.snowflake.enable, leaf.segment.enable "
+                                "or leafd.sequence.enable to true",
+                                err, errlen);
+    }
     return LEAF_OK;
 }
 

@@ -91,6 +91,8 @@ enum config_type {
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
+    X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
+      "ID and admin requests need a user's credentials (users live in ZooKeeper)")                 \
     X("leafd.snowflake.layout", CONFIG_STR, snowflake_layout, "time:41,worker:10,sequence:12", 0,  \
       0, "snowflake fields from the most significant bit down, widths summing to at most 63")      \
     X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
@@ -138,6 +140,7 @@ struct leaf_config {
     int64_t sequence_batch;
     int sequence_autocreate;
     int64_t metrics_tags_max;
+    int auth_enable;
     char snowflake_layout[128];
     int64_t time_unit_ms;
     char opaque_key[65];
@@ -175,9 +178,20 @@ leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len, 
 /* Reads and parses a file; missing/unreadable file is an error naming it. */
 leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err, size_t errlen);
 
+/* A key's environment variable: leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS. */
+void config_env_name(const char *key, char *out, size_t outlen);
+
 /* Applies environment overrides (LEAF_NAME, LEAFD_LISTEN, ...) through getenv_fn. */
 leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,
                                size_t errlen);
+
+/*
+ * The environment's LEAF_* and LEAFD_* variables (envp: NAME=value strings,
+ * NULL-terminated) must each be a key's variable, or one of the names
+ * leafd's own tools use (config_env.c lists them): a typo such as
+ * LEAFD_LISTN is an error naming the variable, as the same typo in the file is.
+ */
+leaf_status_t config_check_env(char *const *envp, char *err, size_t errlen);
 
 /*
  * Cross-key checks and derived fields (listen_host/port, db_*, identity_port).

@@ -43,6 +43,7 @@
 
 struct net_listen_config {
     const char *addr; /* "host:port", as configured (messages) */
+    const char *what; /* the setting it comes from, e.g. "leafd.listen" (messages) */
     const char *host; /* dotted IPv4 */
     int port;
     const struct proto_ops *proto; /* the protocol spoken there */

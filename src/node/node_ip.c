@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -36,4 +37,39 @@ leaf_status_t node_advertise_ip(const struct leaf_config *cfg, char *ip, size_t 
         return LEAF_OK;
     }
     return first_ipv4(ip, cap);
+}
+
+/* 1 when ip is the address of one of this host's interfaces (or getifaddrs fails: no claim). */
+static int ip_is_local(const char *ip) {
+    struct ifaddrs *ifs, *i;
+    struct in_addr want;
+    if (inet_pton(AF_INET, ip, &want) != 1 || getifaddrs(&ifs) != 0) {
+        return 1;
+    }
+    int found = 0;
+    for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+        if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET) {
+            found = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr == want.s_addr;
+        }
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+void node_advertise_check(const struct leaf_config *cfg, const char *ip, int port) {
+    const char *why = NULL;
+    if (port != cfg->listen_port) {
+        why = "its port is not leafd.listen's (leaf.snowflake.port differs)";
+    } else if (strcmp(cfg->listen_host, "0.0.0.0") != 0 && strcmp(cfg->listen_host, ip) != 0) {
+        why = "its ip is not leafd.listen's host";
+    } else if (strcmp(cfg->listen_host, "0.0.0.0") == 0 && !ip_is_local(ip)) {
+        why = "its ip is on none of this host's interfaces (fine only behind a forwarding NAT)";
+    }
+    if (why != NULL) {
+        log_warn("node",
+                 "ADVERTISED ADDRESS %s:%d IS NOT WHERE THIS NODE LISTENS (leafd.listen = %s): %s; "
+                 "peers cannot reach it and skip their start-up clock check on it "
+                 "(check leafd.snowflake.advertise.ip and leaf.snowflake.port)",
+                 ip, port, cfg->listen, why);
+    }
 }

@@ -488,8 +488,10 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     uv_unref((uv_handle_t *)&svc->refresh);
     struct segment_db_options o = {cfg->db_host,       cfg->db_port, cfg->jdbc_username,
                                    cfg->jdbc_password, cfg->db_name, cfg->db_timeout_ms};
-    if (segment_db_start(&svc->db, &o, on_db_done, svc) != LEAF_OK) {
-        return LEAF_ERR;
+    leaf_status_t rc = segment_db_start(&svc->db, &o, on_db_done, svc);
+    if (rc != LEAF_OK) {
+        segment_service_stop(svc); /* undoes the above; svc->db is NULL */
+        return rc;
     }
     refresh_tags(svc);
     uv_timer_start(&svc->refresh, on_refresh, SEGMENT_REFRESH_MS, SEGMENT_REFRESH_MS);

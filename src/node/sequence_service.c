@@ -361,6 +361,9 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (node_advertise_ip(cfg, ip, sizeof(ip)) != LEAF_OK) {
         return LEAF_ERR;
     }
+    if (!cfg->snowflake_enable) { /* else the snowflake node checked the same address */
+        node_advertise_check(cfg, ip, cfg->listen_port);
+    }
     snprintf(svc->self.http, sizeof(svc->self.http), "%s:%d", ip, cfg->listen_port);
     if (cfg->resp_port != 0) {
         snprintf(svc->self.resp, sizeof(svc->self.resp), "%s:%d", ip, cfg->resp_port);

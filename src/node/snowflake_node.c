@@ -85,6 +85,9 @@ static leaf_status_t node_identity(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     n->self.port = cfg->identity_port;
+    if (cfg->zk_address[0] != '\0') {
+        node_advertise_check(cfg, n->self.ip, n->self.port);
+    }
     if (zk_layout_init(&n->layout, cfg->name, n->self.ip, n->self.port) != LEAF_OK ||
         zk_cache_path(n->cache_path, sizeof(n->cache_path), cfg->data_dir, cfg->name,
                       n->self.port) != LEAF_OK) {
@@ -507,6 +510,17 @@ void snowflake_node_free(struct snowflake_node *n) {
     free(n);
 }
 
+/* The start-up floor in words: -1 means this worker ID has no recorded history. */
+static void node_floor_text(int64_t floor_ms, char *out, size_t len) {
+    char when[64];
+    if (floor_ms < 0) {
+        snprintf(out, len, "no earlier time recorded for this worker ID");
+        return;
+    }
+    format_time(floor_ms, when, sizeof(when));
+    snprintf(out, len, "IDs start above the recorded time %s", when);
+}
+
 leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
     if (!cfg->snowflake_enable) {
@@ -564,11 +578,13 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
              text, n->gen.layout.unit_ms,
              snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch,
              snowflake_gen_max_batch(&n->gen));
+    char floor_text[96];
+    node_floor_text(floor_ms, floor_text, sizeof(floor_text));
     log_info("snowflake",
-             "serving as %s with worker ID %" PRId64 " (%s%s); no ID at or "
-             "below %" PRId64 " ms, reservations %" PRId64 " ms ahead",
+             "serving as %s with worker ID %" PRId64 " (%s%s); %s; reservations %" PRId64
+             " ms ahead",
              n->layout.identity, n->worker_id, n->use_zk ? "ZooKeeper " : "static, not coordinated",
-             n->use_zk ? cfg->zk_address : "", floor_ms, cfg->reserve_ms);
+             n->use_zk ? cfg->zk_address : "", floor_text, cfg->reserve_ms);
     return LEAF_OK;
 }
 

@@ -1,5 +1,8 @@
 """Command line and configuration (leafd -c, --check-config, keys, environment overrides).
 
+Refusals of issue 17: no -c, nothing to serve (Leaf's own file has both modes
+off), unknown LEAF_*/LEAFD_* variables, Spring's server.port.
+
 --version; --check-config on good and bad files (exit 1, stderr names
 file:line or file, and the key); environment overrides (also bad ones, named
 by variable); Leaf's own leaf.properties; start-up with the port in use.
@@ -88,12 +91,50 @@ def main():
         check(rc == 0, "-c FILE --check-config (other order): exit 0 (got %d)" % rc)
 
         # Leaf's own leaf.properties, unchanged.
+        # It turns both modes off, so it loads but leafd refuses to run with nothing to serve.
         leafp = write(d, "leaf.properties", LEAF_PROPERTIES)
+        nothing = "leaf.snowflake.enable: nothing to serve"
         rc, out, err = run(["--check-config", "-c", leafp])
-        check(rc == 0, "Leaf's leaf.properties passes --check-config (got %d, %r)" % (rc, err[:300]))
+        check(rc == 1 and "%s:7: %s" % (leafp, nothing) in err,
+              "Leaf's leaf.properties (both modes off): exit 1, nothing to serve (got %d, %r)"
+              % (rc, err[:300]))
         crlf = write(d, "leaf-crlf.properties", LEAF_PROPERTIES.replace("\n", "\r\n"))
         rc, out, err = run(["--check-config", "-c", crlf])
-        check(rc == 0, "leaf.properties with CRLF line ends passes (got %d, %r)" % (rc, err[:300]))
+        check(rc == 1 and nothing in err and "unknown" not in err,
+              "leaf.properties with CRLF line ends parses (got %d, %r)" % (rc, err[:300]))
+        rc, out, err = run(["--check-config", "-c", leafp], {"LEAF_SEGMENT_ENABLE": "true",
+                                                           "LEAF_JDBC_URL": "jdbc:mysql://127.0.0.1/leaf",
+                                                           "LEAF_JDBC_USERNAME": "root"})
+        check(rc == 0, "Leaf's leaf.properties with segment on passes (got %d, %r)" % (rc, err[:300]))
+        rc, out, err = run(["-c", leafp], timeout=10)
+        check(rc == 1 and nothing in err, "run with nothing to serve: exit 1 (got %d, %r)" % (rc, err[:300]))
+
+        # No -c: refused, for running and for checking (never silent defaults on 0.0.0.0:8080).
+        for argv in ([], ["--check-config"], ["--print-config"]):
+            rc, out, err = run(argv, timeout=10)
+            check(rc == 1 and "-c FILE" in err and "configuration OK" not in out,
+                  "leafd %s without -c: exit 1 asking for -c FILE (got %d, %r)" % (argv, rc, err[:200]))
+        rc, out, err = run(["--check-config", "-c", "/dev/null"], {"LEAF_NAME": "it",
+                                                                  "LEAF_SNOWFLAKE_ENABLE": "true",
+                                                                  "LEAFD_SNOWFLAKE_WORKER_ID": "3"})
+        check(rc == 0 and "configuration OK: /dev/null" in out,
+              "-c /dev/null with the environment alone: OK, naming the file (got %d, %r)" % (rc, out + err))
+
+        # Unknown LEAF_*/LEAFD_* variables are fatal, named (tools' own names are not keys).
+        rc, out, err = run(["--check-config", "-c", good], {"LEAFD_LISTN": "127.0.0.1:1"})
+        check(rc == 1 and "LEAFD_LISTN" in err and "LEAFD_LISTEN" in err,
+              "env LEAFD_LISTN: exit 1 naming it and LEAFD_LISTEN (got %d, %r)" % (rc, err[:300]))
+        rc, out, err = run(["-c", good], {"LEAF_SNOWFLAKE_ENABLED": "true"}, timeout=10)
+        check(rc == 1 and "LEAF_SNOWFLAKE_ENABLED" in err,
+              "env LEAF_SNOWFLAKE_ENABLED (run): exit 1 naming it (got %d, %r)" % (rc, err[:300]))
+        rc, out, err = run(["--check-config", "-c", good], {"LEAFD_TEST_ANYTHING": "1",
+                                                          "LEAFD_CONF": good, "LEAFD_PORT": "1"})
+        check(rc == 0, "the tools' own LEAFD_TEST_*, LEAFD_CONF, LEAFD_PORT pass (got %d, %r)"
+              % (rc, err[:300]))
+
+        # Spring Boot's server.port: refused, naming leafd.listen.
+        bad_config(d, "server-port", GOOD % (port, data) + "server.port = 8081\n", "server.port", 7,
+                   also=("leafd.listen",))
 
         base = "leaf.name = it\nleaf.snowflake.enable = true\nleafd.snowflake.worker.id = 7\n"
         bad_config(d, "unknown-key", base + "leaf.snowflake.enabled = true\n", "leaf.snowflake.enabled", 4)
@@ -174,6 +215,7 @@ def main():
         log("port in use: exit %d after %.2f s; %s" % (rc, time.monotonic() - t, err.strip().splitlines()[:3]))
         check(rc != 0, "port in use by another program: exit non-zero (got %d)" % rc)
         check("127.0.0.1:%d" % busy in err, "port in use: message names the address (got %r)" % err[:400])
+        check("leafd.listen" in err, "port in use: message names the key leafd.listen (got %r)" % err[:400])
         check("Sanitizer" not in err,
               "port in use: a clean exit, no sanitizer report (got %r)" % err[err.find("Sanitizer") - 200:][:600])
         holder.close()

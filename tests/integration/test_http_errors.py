@@ -10,7 +10,8 @@ import json
 import re
 import time
 
-from leafdtest import (Env, HttpStream, check, get_request, http, log, raw, static_props)
+from leafdtest import (Env, HttpStream, check, free_port, get_request, http, log, port_open, raw,
+                       static_props, wait_until)
 
 NO_ALLOW = []  # 405 answers without an Allow header
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -188,10 +189,10 @@ def main():
                          get_request("/api/snowflake/get/" + "a" * 3000), 414)
         connection_error(port, "URL of 2049 bytes in the query",
                          get_request("/health?" + "q" * (2049 - len("/health?"))), 414)
-        hdrs = {"X-Pad-%03d" % k: "v" * 88 for k in range(100)}  # 100 headers of ~100 bytes
-        connection_error(port, "100 headers of 100 bytes", get_request("/health", headers=hdrs), 431)
-        connection_error(port, "one 9000-byte header",
-                         get_request("/health", headers={"X-Big": "b" * 9000}), 431)
+        hdrs = {"X-Pad-%03d" % k: "v" * 88 for k in range(200)}  # 200 headers of ~100 bytes
+        connection_error(port, "200 headers of 100 bytes", get_request("/health", headers=hdrs), 431)
+        connection_error(port, "one 17000-byte header",
+                         get_request("/health", headers={"X-Big": "b" * 17000}), 431)
         connection_error(port, "Content-Length 20000",
                          b"POST /api/snowflake/get/x HTTP/1.1\r\nHost: x\r\nContent-Length: 20000\r\n\r\n"
                          + b"z" * 20000, 413)
@@ -243,12 +244,15 @@ def main():
                     if st != 200:
                         check_error("epoch in the future " + path, st, 503, hdr.get("Content-Type"), body)
 
-        # Snowflake disabled: 503 JSON, not an ID.
-        node3 = env.leafd("disabled", {"leaf.name": "it"}, wait_ready=False)
-        node3.wait_ready(10)
+        # A mode that is off: 503 JSON, not an ID. (A node with both off refuses to
+        # start, so snowflake is off on a segment node whose database is not there.)
+        node3 = env.leafd("disabled", {"leaf.name": "it", "leaf.segment.enable": "true",
+                                       "leaf.jdbc.url": "jdbc:mysql://127.0.0.1:%d/leaf" % free_port(),
+                                       "leaf.jdbc.username": "root"}, wait_ready=False)
+        wait_until(lambda: port_open(node3.port), 10)
         st, body, hdr = http(node3.port, "/api/snowflake/get/x")
         check_error("snowflake disabled", st, 503, hdr.get("Content-Type"), body)
-        st, body, hdr = http(node3.port, "/api/segment/get/x")
+        st, body, hdr = http(node.port, "/api/segment/get/x")
         check_error("segment disabled", st, 503, hdr.get("Content-Type"), body)
         env.finish()
 

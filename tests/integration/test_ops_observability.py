@@ -60,4 +60,15 @@ with Env() as env:
     for l in lines:
         check(LOGFMT.match(l) is not None, "log line is logfmt with time/level/component/msg: %r" % l)
     check(len(lines) < 20, "no per-request log lines at info (%d lines for 200+ requests)" % len(lines))
+    # The start-up summary is the first line: what runs, from which file, with which modes.
+    check("leafd " in lines[0] and "starting" in lines[0] and node.conf in lines[0] and
+          "static worker ID 5" in lines[0] and "segment off" in lines[0],
+          "the first line is the start-up summary (got %r)" % lines[0])
+    seg.stop()
+    seg_lines = [l for l in seg.log_text().splitlines() if l.strip()]
+    check(seg_lines and "starting" in seg_lines[0] and "database 127.0.0.1:%d/leaf" % db.port in seg_lines[0],
+          "segment node: the first line is the start-up summary (got %r)" % seg_lines[:1])
+    stop_at = next((i for i, l in enumerate(seg_lines) if "draining" in l), len(seg_lines))
+    warns = [l for l in seg_lines[stop_at:] if "level=warn" in l or "level=error" in l]
+    check(not warns, "a clean stop of a segment node logs no warning (got %r)" % warns[:3])
     env.finish()

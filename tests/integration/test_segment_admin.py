@@ -45,7 +45,7 @@ node = env.leafd("open", seg_props(db, **{"leafd.listen": "0.0.0.0:%d" % port}),
 log("create: 201, usable at once; duplicate 409")
 st, body = call(node, "POST", "/api/leaf",
                 {"biz_tag": "orders", "max_id": 100, "step": 10, "description": "order <ids>"})
-check(st == 201 and body == {"biz_tag": "orders", "max_id": 100, "step": 10,
+check(st == 201 and body == {"biz_tag": "orders", "max_id": "100", "step": 10,
                              "description": "order <ids>"}, "create -> 201 %r %r" % (st, body))
 row = db.sql("SELECT max_id, step, description FROM leaf_alloc WHERE biz_tag='orders'").strip()
 check(row == "100\t10\torder <ids>", "row stored: %r" % row)
@@ -54,8 +54,27 @@ check(st == 200 and ids == "100\n101\n102", "new tag served at once: %r" % ids)
 st, body = call(node, "POST", "/api/leaf", {"biz_tag": "orders"})
 check(st == 409 and body["code"] == "tag_exists", "duplicate -> 409 %r" % (body,))
 st, body = call(node, "POST", "/api/leaf", {"biz_tag": "defaults"})
-check(st == 201 and body["max_id"] == 1 and body["step"] == 2000 and body["description"] is None,
+check(st == 201 and body["max_id"] == "1" and body["step"] == 2000 and body["description"] is None,
       "defaults max_id 1, step 2000: %r" % (body,))
+
+log("max_id is a JSON string in every answer (2^53 + 1 survives JavaScript)")
+st, body = call(node, "POST", "/api/leaf", {"biz_tag": "big", "max_id": "9007199254740993"})
+check(st == 201 and body["max_id"] == "9007199254740993", "big max_id comes back as a string: %r" % (body,))
+
+log("non-ASCII descriptions: stored in a utf8mb4 table; a latin1 column is a 400 naming the field")
+st, body = call(node, "POST", "/api/leaf", {"biz_tag": "cn", "description": "订单"})
+check(st == 201 and body["description"] == "订单", "description 订单 -> 201 %r %r" % (st, body))
+check(db.sql("SELECT HEX(description) FROM leaf_alloc WHERE biz_tag='cn'").strip() == "E8AEA2E58D95",
+      "stored as UTF-8 bytes")
+db.sql("DELETE FROM leaf_alloc WHERE biz_tag = 'cn'")
+db.sql("ALTER TABLE leaf_alloc MODIFY description varchar(256) CHARACTER SET latin1 DEFAULT NULL")
+st, body = call(node, "POST", "/api/leaf", {"biz_tag": "cn2", "description": "订单 😀"})
+check(st == 400 and body.get("code") == "bad_description" and "description" in body.get("message", ""),
+      "latin1 column: 400 bad_description naming the field, never 500 (got %r %r)" % (st, body))
+st, body = call(node, "POST", "/api/leaf", {"biz_tag": "cn3", "description": "plain"})
+check(st == 201, "latin1 column still takes ASCII: %r" % st)
+db.sql("ALTER TABLE leaf_alloc MODIFY description varchar(256) CHARACTER SET utf8mb4 DEFAULT NULL")
+db.sql("DELETE FROM leaf_alloc WHERE biz_tag IN ('big', 'cn3')")
 
 log("400 on bad tag, step, max_id, body")
 for bad in [{"biz_tag": "a b"}, {"biz_tag": ""}, {"biz_tag": "x" * 129}, {}]:
@@ -122,4 +141,24 @@ st, body = call(tnode, "POST", "/api/leaf", {"biz_tag": "tok", "step": 5}, token
 check(st == 201, "right token -> 201")
 st, ids, _ = tnode.get("/api/segment/get/tok?count=2")
 check(st == 200 and ids == "1\n2", "created through the token node, served: %r" % ids)
+log("a clean stop logs no warning")
+node.stop()
+warns = [l for l in node.log_text().splitlines() if "level=warn" in l or "level=error" in l]
+check(not warns, "no warn/error lines over the node's life (got %r)" % warns[:3])
+
+log("at start, a refused password or an unknown database is a configuration error: exit 1")
+for name, extra, key in [("badpw", {"leaf.jdbc.password": "wrong"}, "leaf.jdbc.password"),
+                         ("nodb", {"leaf.jdbc.url": db.jdbc_url().replace("/leaf?", "/nosuchdb?")},
+                          "leaf.jdbc.url")]:
+    bad = env.leafd(name, seg_props(db, **extra), wait_ready=False)
+    rc = bad.wait_exit(20)
+    text = bad.log_text()
+    check(rc == 1 and key in text, "%s: exit 1 naming %s (got %r; %r)" % (name, key, rc, text[-400:]))
+    bad.proc = None
+log("an unreachable database is not: the node runs and /ready says 503")
+gone = env.leafd("unreachable", seg_props(db, **{"leaf.jdbc.url": "jdbc:mysql://127.0.0.1:%d/leaf"
+                                                 % free_port()}), wait_ready=False)
+check(gone.wait_exit(2) is None, "unreachable database: still running after 2 s")
+st, _, _ = gone.get("/ready")
+check(st == 503, "unreachable database: /ready 503 (got %d)" % st)
 env.finish()

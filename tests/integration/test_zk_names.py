@@ -2,7 +2,8 @@
 ZooKeeper get different worker IDs, parsed from the node actually created
 (Leaf defect 2: Leaf left them at 0); a leaf.name containing '-' works (Leaf
 defect 3: Leaf split the whole path on '-'); a worker ID above 1023 stops
-start-up with a clear message."""
+start-up with a clear message; an advertised ip:port that is not the listen
+address is warned about at start."""
 from leafdtest import Env, check, log, wait_until
 from zkhelpers import cli_list, start_expect_exit, worker_of, zk_props
 
@@ -35,6 +36,16 @@ zk.cli("create", "/snowflake/%s/leaf_forever/127.0.0.1:%d-0000001024" % (name, c
 rc, text = start_expect_exit(c)
 check(rc == 1, "worker ID 1024 stops start-up with exit 1 (got %s)" % rc)
 check("worker ID 1024" in text and "above 1023" in text, "clear message:\n" + text[-800:])
+# The advertised identity is checked against the listen address (issue 17).
+loud = "IS NOT WHERE THIS NODE LISTENS"
+check(not any(loud in n.log_text() for n in (a, b)), "advertised = listen address: no warning")
+d = env.leafd("d", zk_props(zk.address(), name=name, **{"leaf.snowflake.port": "1"}))
+check(loud in d.log_text() and "leaf.snowflake.port" in d.log_text(),
+      "leaf.snowflake.port other than the listen port: a loud warning naming the key")
+d.stop()
+e = env.leafd("e", zk_props(zk.address(), name=name, **{"leafd.snowflake.advertise.ip": "192.0.2.1"}))
+check(loud in e.log_text(), "advertise ip other than the listen host: a loud warning")
+e.stop()
 for n in (a, b):
     check(n.stop() == 0, "node stops cleanly")
 env.finish()

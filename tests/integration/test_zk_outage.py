@@ -23,6 +23,7 @@ path = "/snowflake/it/leaf_forever/127.0.0.1:%d-%010d" % (n.port, w)
 load = Load([n], count=20)
 load.start()
 time.sleep(0.5)
+mark = len(n.log_text())
 zk.stop()
 log("ZooKeeper stopped")
 time.sleep(7)  # more than reserve.ms (3 s): only the local reservation keeps IDs flowing
@@ -30,10 +31,20 @@ st, r = ready_json(n)
 log("ready while ZooKeeper is down: %s" % r)
 check(st == 200 and r["snowflake"]["zookeeper"]["session"] == "connecting",
       "/ready stays 200 and shows the session connecting: %s" % r)
+outage_log = n.log_text()[mark:].splitlines()
+client = [l for l in outage_log if "component=zookeeper" in l]
+log("log lines during the 7 s outage: %d, of them the ZooKeeper client's: %d"
+    % (len(outage_log), len(client)))
+# The client writes ~5 lines a second while the server is down; leafd keeps the first,
+# then one summary per 30 s (none within 7 s), and logs the state change itself.
+check(len(client) <= 2, "the client's own lines are quieted: %d in 7 s (%r)" % (len(client), client[:4]))
+check(any("ZooKeeper connection lost" in l for l in outage_log), "the state change is logged")
 zk.start()
 log("ZooKeeper restarted")
 ok = wait_until(lambda: ready_json(n)[1]["snowflake"]["zookeeper"]["session"] == "connected", 30)
 check(ok, "session reconnected")
+check(any("client lines held back while disconnected" in l for l in n.log_text()[mark:].splitlines()),
+      "on reconnection, the count of lines held back is logged once")
 time.sleep(4)
 errors = load.finish()
 check(not errors, "no client error while ZooKeeper was down and back: %s" % errors[:3])

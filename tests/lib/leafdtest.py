@@ -221,7 +221,7 @@ class MariaDB:
             raise RuntimeError("mariadb-install-db failed: " + r.stderr[-2000:])
         self.proc = None
         self.start()
-        self.sql("CREATE DATABASE leaf; CREATE USER 'leaf'@'127.0.0.1' IDENTIFIED BY 'leafpw';"
+        self.sql("CREATE DATABASE leaf CHARACTER SET utf8mb4; CREATE USER 'leaf'@'127.0.0.1' IDENTIFIED BY 'leafpw';"
                  "GRANT ALL ON leaf.* TO 'leaf'@'127.0.0.1';", db="")
         sqlfile = os.path.join(os.path.dirname(__file__), "..", "..", "conf", "leaf_alloc.sql")
         if os.path.exists(sqlfile):

@@ -88,6 +88,13 @@ static leaf_status_t apply_env(const char *const *env) {
     return config_apply_env(&cfg, fake_getenv, err, sizeof(err));
 }
 
+/* finish() on a configuration that turns no mode on: refused, derived fields filled. */
+static void expect_nothing_to_serve(void) {
+    CHECK_EQ_INT(finish(), LEAF_EINVAL);
+    CHECK(strstr(err, "leaf.snowflake.enable: nothing to serve: set leaf.snowflake.enable, "
+                      "leaf.segment.enable or leafd.sequence.enable to true") != NULL);
+}
+
 static int was_asked(const char *name) {
     int i;
 
@@ -122,7 +129,7 @@ static void test_defaults(void) {
     CHECK_EQ_INT(cfg.idle_timeout_ms, 60000);
     CHECK_EQ_INT(cfg.db_timeout_ms, 2000);
     CHECK_EQ_STR(cfg.sources[0].file, "");
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    expect_nothing_to_serve();
     CHECK_EQ_STR(cfg.listen_host, "0.0.0.0");
     CHECK_EQ_INT(cfg.listen_port, 8080);
     CHECK_EQ_INT(cfg.identity_port, 8080);
@@ -149,7 +156,11 @@ static void test_leaf_properties(void) {
     CHECK_EQ_INT(cfg.snowflake_enable, 0);
     CHECK_EQ_STR(cfg.sources[0].file, FILE_NAME);
     CHECK_EQ_INT(cfg.sources[0].line, 1);
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    /* Leaf's file turns both modes off: it loads, but leafd has nothing to serve. */
+    CHECK_EQ_INT(finish(), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":7: leaf.snowflake.enable: nothing to serve: set "
+                                "leaf.snowflake.enable, leaf.segment.enable or "
+                                "leafd.sequence.enable to true");
 }
 
 static void test_separators_and_whitespace(void) {
@@ -300,9 +311,9 @@ static void test_int(void) {
 
 static void test_int_range(void) {
     expect_value_error("leafd.snowflake.worker.id", "2147483648",
-                       "must be between -1 and 2147483647, got \"2147483648\"");
+                       "must be between 0 and 2147483647 (or -1: unset), got \"2147483648\"");
     expect_value_error("leafd.snowflake.worker.id", "-2",
-                       "must be between -1 and 2147483647, got \"-2\"");
+                       "must be between 0 and 2147483647 (or -1: unset), got \"-2\"");
     expect_value_error("leaf.snowflake.port", "65536",
                        "must be between 0 and 65535, got \"65536\"");
     expect_value_error("leafd.threads", "65", "must be between 0 and 64, got \"65\"");
@@ -317,10 +328,12 @@ static void test_int_range(void) {
                        "must be between 0 and 4102444800000, got \"9223372036854775808\"");
     expect_value_error("leafd.snowflake.epoch", "18446744073709551617",
                        "must be between 0 and 4102444800000, got \"18446744073709551617\"");
-    expect_value_error("leafd.snowflake.worker.id", "-9223372036854775808",
-                       "must be between -1 and 2147483647, got \"-9223372036854775808\"");
-    expect_value_error("leafd.snowflake.worker.id", "-99999999999999999999999",
-                       "must be between -1 and 2147483647, got \"-99999999999999999999999\"");
+    expect_value_error(
+        "leafd.snowflake.worker.id", "-9223372036854775808",
+        "must be between 0 and 2147483647 (or -1: unset), got \"-9223372036854775808\"");
+    expect_value_error(
+        "leafd.snowflake.worker.id", "-99999999999999999999999",
+        "must be between 0 and 2147483647 (or -1: unset), got \"-99999999999999999999999\"");
 }
 
 static void test_addr(void) {
@@ -332,7 +345,7 @@ static void test_addr(void) {
 
     expect_value_ok("leafd.listen", "127.0.0.1:1");
     CHECK_EQ_STR(cfg.listen, "127.0.0.1:1");
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    expect_nothing_to_serve();
     CHECK_EQ_STR(cfg.listen_host, "127.0.0.1");
     CHECK_EQ_INT(cfg.listen_port, 1);
     CHECK_EQ_INT(cfg.identity_port, 1);
@@ -386,12 +399,12 @@ static void test_jdbc_good(void) {
     CHECK_EQ_INT(cfg.db_port, 3306);
     CHECK_EQ_STR(cfg.db_name, "leaf");
     CHECK_EQ_INT(parse("leaf.jdbc.url=jdbc:mariadb://192.0.2.7/leaf_db$1\n"), LEAF_OK);
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    expect_nothing_to_serve();
     CHECK_EQ_STR(cfg.db_host, "192.0.2.7");
     CHECK_EQ_INT(cfg.db_port, 3306);
     CHECK_EQ_STR(cfg.db_name, "leaf_db$1");
     CHECK_EQ_INT(parse("leaf.jdbc.url=jdbc:mysql://db-1.example.com:13306/Leaf\n"), LEAF_OK);
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    expect_nothing_to_serve();
     CHECK_EQ_STR(cfg.db_host, "db-1.example.com");
     CHECK_EQ_INT(cfg.db_port, 13306);
     CHECK_EQ_STR(cfg.db_name, "Leaf");
@@ -616,7 +629,7 @@ static void test_env_bad(void) {
                       "expected true or false, got \"yes\"");
     CHECK_EQ_INT(apply_env(int_env), LEAF_EINVAL);
     CHECK_EQ_STR(err, "environment LEAFD_SNOWFLAKE_WORKER_ID: leafd.snowflake.worker.id: "
-                      "must be between -1 and 2147483647, got \"2147483648\"");
+                      "must be between 0 and 2147483647 (or -1: unset), got \"2147483648\"");
     CHECK_EQ_INT(apply_env(zk_env), LEAF_EINVAL);
     CHECK_EQ_STR(err, "environment LEAF_SNOWFLAKE_ZK_ADDRESS: leaf.snowflake.zk.address: "
                       "expected host:port[,host:port...] (or empty), got \"zk1\"");
@@ -719,9 +732,14 @@ static void test_finish_segment(void) {
                        "leaf.jdbc.username=root\n"),
                  LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_OK);
-    /* Segment off: the database keys are not needed. */
-    CHECK_EQ_INT(parse("leaf.segment.enable=false\n"), LEAF_OK);
+    /* Segment off: the database keys are not needed (but something must be on). */
+    CHECK_EQ_INT(parse("leaf.segment.enable=false\nleaf.snowflake.enable=true\nleaf.name=n\n"
+                       "leafd.snowflake.worker.id=1\n"),
+                 LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_OK);
+    /* Nothing on at all: refused, naming the keys. */
+    CHECK_EQ_INT(parse("leaf.segment.enable=false\n"), LEAF_OK);
+    expect_nothing_to_serve();
     /* An empty data dir would put the worker-ID cache at the file system root. */
     CHECK_EQ_INT(parse("leafd.data.dir=\n"), LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_EINVAL);
@@ -730,10 +748,10 @@ static void test_finish_segment(void) {
 
 static void test_finish_identity_port(void) {
     CHECK_EQ_INT(parse("leafd.listen=0.0.0.0:9090\n"), LEAF_OK);
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    expect_nothing_to_serve();
     CHECK_EQ_INT(cfg.identity_port, 9090);
     CHECK_EQ_INT(parse("leafd.listen=0.0.0.0:9090\nleaf.snowflake.port=2222\n"), LEAF_OK);
-    CHECK_EQ_INT(finish(), LEAF_OK);
+    expect_nothing_to_serve();
     CHECK_EQ_INT(cfg.listen_port, 9090);
     CHECK_EQ_INT(cfg.identity_port, 2222);
 }
@@ -850,6 +868,39 @@ static void test_load_file(void) {
     rmdir(dir);
 }
 
+/* Unknown LEAF_* / LEAFD_* variables: fatal, named, with the nearest key's variable. */
+static void test_env_unknown(void) {
+    char *typo[] = {"PATH=/bin", "LEAFD_LISTN=127.0.0.1:1", NULL};
+    char *far[] = {"LEAF_SOMETHING_ELSE_ENTIRELY=1", NULL};
+    char *fine[] = {"PATH=/bin",
+                    "LEAFD_LISTEN=127.0.0.1:1",
+                    "LEAF_SNOWFLAKE_ZK_ADDRESS=",
+                    "LEAFD_BIN=/x/leafd",
+                    "LEAFD_CONF=/x.properties",
+                    "LEAFD_TEST_TSAN=0",
+                    "LEAFD_FUZZ_FLAGS=-x",
+                    "LEAFDX=1",
+                    "LEAF=1",
+                    "leafd_listn=lower case is not ours",
+                    NULL};
+    CHECK_EQ_INT(config_check_env(typo, err, sizeof(err)), LEAF_EINVAL);
+    CHECK_EQ_STR(err, "environment LEAFD_LISTN: unknown variable (no such key); did you mean "
+                      "LEAFD_LISTEN?");
+    CHECK_EQ_INT(config_check_env(far, err, sizeof(err)), LEAF_EINVAL);
+    CHECK_EQ_STR(err, "environment LEAF_SOMETHING_ELSE_ENTIRELY: unknown variable (no such key)");
+    err[0] = '\0';
+    CHECK_EQ_INT(config_check_env(fine, err, sizeof(err)), LEAF_OK);
+    CHECK_EQ_STR(err, "");
+    CHECK_EQ_INT(config_check_env(NULL, err, sizeof(err)), LEAF_OK);
+}
+
+/* Spring Boot's server.port: unknown, and the message names leafd.listen. */
+static void test_server_port_named(void) {
+    expect_error("leaf.name = x\nserver.port = 8081\n",
+                 FILE_NAME ":2: server.port: unknown key (a Spring Boot setting): leafd's HTTP "
+                           "port is in leafd.listen, e.g. leafd.listen = 0.0.0.0:8080");
+}
+
 int main(void) {
     TEST(test_defaults);
     TEST(test_leaf_properties);
@@ -886,5 +937,7 @@ int main(void) {
     TEST(test_dump);
     TEST(test_dump_small_buffer);
     TEST(test_load_file);
+    TEST(test_env_unknown);
+    TEST(test_server_port_named);
     return unit_done();
 }

@@ -3,6 +3,7 @@
 #include "unit.h"
 #include "zk_clock.h"
 #include "zk_layout.h"
+#include "zk_quiet.h"
 #include "zk_record.h"
 
 static void test_layout_paths(void) {
@@ -145,6 +146,42 @@ static void test_peer_clock(void) {
     CHECK_EQ_INT(zk_clock_offset(1000, 990, 1020), -20);
 }
 
+/* The client's own lines during an outage: the first, then a summary per 30 s. */
+static void test_quiet(void) {
+    struct zk_quiet q = {0};
+    uint64_t n = 99;
+    int64_t t = 1000000;
+    CHECK_EQ_INT(zk_quiet_line(&q, t, "connect() failed", &n), ZK_QUIET_PASS);
+    /* Five lines a second for a day would be 432,000 lines; here: 2 per minute. */
+    int logged = 0, summaries = 0;
+    uint64_t total = 0;
+    for (int i = 1; i <= 5 * 60; i++) { /* one minute */
+        enum zk_quiet_action a = zk_quiet_line(&q, t + (int64_t)i * 200, "failed again\n", &n);
+        logged += a != ZK_QUIET_HOLD;
+        if (a == ZK_QUIET_SUMMARY) {
+            summaries++;
+            total += n;
+        }
+    }
+    CHECK_EQ_INT(logged, 2);
+    CHECK_EQ_INT(summaries, 2);
+    CHECK_EQ_INT(total, 300);
+    CHECK_EQ_STR(q.last, "failed again");
+    /* Connected again: nothing left over here (the last line made a summary). */
+    CHECK_EQ_INT(zk_quiet_reset(&q), 0);
+    /* The next outage's first line passes again; what it held back is reported at the reset. */
+    CHECK_EQ_INT(zk_quiet_line(&q, t + 100000, "refused", &n), ZK_QUIET_PASS);
+    CHECK_EQ_INT(zk_quiet_line(&q, t + 100200, "refused", &n), ZK_QUIET_HOLD);
+    CHECK_EQ_INT(zk_quiet_line(&q, t + 100400, "refused", &n), ZK_QUIET_HOLD);
+    CHECK_EQ_INT(zk_quiet_reset(&q), 2);
+    /* A clock stepped back restarts the window instead of passing lines. */
+    CHECK_EQ_INT(zk_quiet_line(&q, t, "x", &n), ZK_QUIET_PASS);
+    CHECK_EQ_INT(zk_quiet_line(&q, t - 50000, "x", &n), ZK_QUIET_HOLD);
+    CHECK_EQ_INT(zk_quiet_line(&q, t - 50000 + 29999, "x", &n), ZK_QUIET_HOLD);
+    CHECK_EQ_INT(zk_quiet_line(&q, t - 50000 + 30000, "x", &n), ZK_QUIET_SUMMARY);
+    CHECK_EQ_INT(n, 3);
+}
+
 int main(void) {
     TEST(test_layout_paths);
     TEST(test_worker_id_parse);
@@ -154,5 +191,6 @@ int main(void) {
     TEST(test_cache_text);
     TEST(test_startup_clock);
     TEST(test_peer_clock);
+    TEST(test_quiet);
     return unit_done();
 }

@@ -1,0 +1,261 @@
+/*
+ * GET /cluster: the cluster at a glance. A verdict first (healthy, or the
+ * list of what is wrong), then every live node with its worker ID, clock
+ * offset from this node, age of its last report, modes and version (from
+ * the survey, src/node/cluster_survey.c, which runs on its own thread: the
+ * page never waits for it), the sequence primary, and the segment tags
+ * with the least runway on this node.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "api_page.h"
+#include "clock.h"
+
+#define CLUSTER_REPORT_STALE_MS 10000 /* reports are written every 3 s */
+#define CLUSTER_LOW_TAGS 10
+
+static int64_t abs64(int64_t x) {
+    return x < 0 ? -x : x;
+}
+
+/* Appends one problem to the verdict list; returns 1. */
+static int cluster_problem(struct sbuf *v, const char *fmt, const char *id, int64_t n) {
+    sbuf_puts(v, "<li>");
+    sbuf_printf(v, fmt, id, n);
+    sbuf_puts(v, "</li>");
+    return 1;
+}
+
+/* The verdict: healthy, or what is wrong, in the order an operator acts on it. */
+static void cluster_verdict(struct sbuf *p, const struct api_ctx *ctx,
+                            const struct cluster_snapshot *s) {
+    struct sbuf v = SBUF_INIT;
+    int bad = 0;
+    int64_t limit = ctx->cfg->peer_max_offset_ms / 2;
+    if (s->error[0] != '\0') {
+        bad += cluster_problem(&v, "%s", s->error, 0);
+    }
+    for (int i = 0; i < s->npeers; i++) {
+        const struct cluster_peer *n = &s->peers[i];
+        if (!n->reachable) {
+            bad += cluster_problem(&v, "%s does not answer over HTTP", n->id, 0);
+            continue;
+        }
+        if (!n->ready) {
+            bad += cluster_problem(&v, "%s is not ready (see its /ready)", n->id, 0);
+        }
+        if (abs64(n->offset_ms) > limit) {
+            bad += cluster_problem(&v, "%s: clock %" PRId64 " ms off this node's", n->id,
+                                   n->offset_ms);
+        }
+        if (n->report_age_ms > CLUSTER_REPORT_STALE_MS) {
+            bad += cluster_problem(&v, "%s: last report to ZooKeeper %" PRId64 " ms ago", n->id,
+                                   n->report_age_ms);
+        }
+        for (int j = 0; j < i; j++) {
+            if (n->worker_id >= 0 && s->peers[j].worker_id == n->worker_id &&
+                s->peers[j].reachable) {
+                bad += cluster_problem(&v, "%s shares worker ID %" PRId64 " with another node",
+                                       n->id, n->worker_id);
+            }
+        }
+    }
+    if (s->taken_ms == 0 && s->error[0] == '\0') {
+        sbuf_puts(p, "<p class=\"warn\">surveying the cluster&hellip; the table fills in within "
+                     "seconds (refresh)</p>\n");
+    } else if (bad == 0) {
+        sbuf_printf(p,
+                    "<p class=\"ok\" style=\"font-size:120%%\">&#10004; healthy: %d live "
+                    "node%s, all ready, clocks within %" PRId64 " ms</p>\n",
+                    s->npeers, s->npeers == 1 ? "" : "s", limit);
+    } else {
+        sbuf_printf(p, "<p class=\"bad\" style=\"font-size:120%%\">&#10008; %d problem%s</p><ul>",
+                    bad, bad == 1 ? "" : "s");
+        sbuf_append(p, v.data, v.len);
+        sbuf_puts(p, "</ul>\n");
+    }
+    sbuf_free(&v);
+}
+
+static void cluster_modes(struct sbuf *p, const struct cluster_peer *n) {
+    sbuf_printf(p, "%s%s", n->snowflake ? "snowflake " : "", n->segment ? "segment " : "");
+    if (n->sequence) {
+        sbuf_printf(p, "sequence (%s)", n->role[0] ? n->role : "?");
+    }
+}
+
+static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
+                          const struct cluster_snapshot *s) {
+    char self[64];
+    snprintf(self, sizeof(self), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
+    sbuf_printf(p,
+                "<h3>Live nodes (%d)</h3>\n<table><tr><th>node</th><th class=\"n\">worker ID"
+                "</th><th class=\"n\">clock offset</th><th class=\"n\">round trip</th><th "
+                "class=\"n\">last report</th><th>modes</th><th>version</th><th>ready</th>"
+                "<th>registered under</th></tr>\n",
+                s->npeers);
+    for (int i = 0; i < s->npeers; i++) {
+        const struct cluster_peer *n = &s->peers[i];
+        sbuf_printf(p, "<tr><td><a href=\"http://%s/cluster\">%s</a>%s</td>", n->id, n->id,
+                    strcmp(n->id, self) == 0 ? " <b>(this node)</b>" : "");
+        if (!n->reachable) {
+            sbuf_puts(p, "<td colspan=\"7\" class=\"bad\">no answer: ");
+            sbuf_html(p, n->error, strlen(n->error));
+            sbuf_puts(p, "</td>");
+        } else {
+            int64_t limit = ctx->cfg->peer_max_offset_ms / 2;
+            sbuf_puts(p, n->worker_id >= 0 ? "<td class=\"n\">" : "<td class=\"n dim\">");
+            if (n->worker_id >= 0) {
+                sbuf_printf(p, "%d</td>", n->worker_id);
+            } else {
+                sbuf_puts(p, "none</td>");
+            }
+            sbuf_printf(p,
+                        "<td class=\"n%s\">%+" PRId64 " ms</td><td class=\"n\">%" PRId64 " ms</td>",
+                        abs64(n->offset_ms) > limit ? " bad" : "", n->offset_ms, n->rtt_ms);
+            if (n->report_age_ms >= 0) {
+                sbuf_printf(p, "<td class=\"n%s\">%.1f s ago</td>",
+                            n->report_age_ms > CLUSTER_REPORT_STALE_MS ? " bad" : "",
+                            (double)n->report_age_ms / 1000.0);
+            } else {
+                sbuf_puts(p, "<td class=\"n dim\">&ndash;</td>");
+            }
+            sbuf_puts(p, "<td>");
+            cluster_modes(p, n);
+            sbuf_printf(p, "</td><td>%s</td><td class=\"%s\">%s</td>",
+                        n->version[0] ? n->version : "?", n->ready ? "ok" : "bad",
+                        n->ready ? "ready" : "NOT READY");
+        }
+        sbuf_printf(p, "<td>%s%s%s</td></tr>\n", n->temporary ? "leaf_temporary" : "",
+                    n->temporary && n->in_line ? ", " : "", n->in_line ? "election line" : "");
+    }
+    sbuf_puts(p, "</table>\n");
+    if (s->taken_ms > 0) {
+        sbuf_printf(p,
+                    "<p class=\"dim\">surveyed %.1f s ago in %" PRId64 " ms (every %d s while "
+                    "this page is open; offsets are the other node's clock minus this "
+                    "node's)</p>\n",
+                    (double)(clock_wall_ms() - s->taken_ms) / 1000.0, s->took_ms,
+                    CLUSTER_SURVEY_EVERY_MS / 1000);
+    }
+}
+
+static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx) {
+    if (!ctx->cfg->sequence_enable) {
+        sbuf_puts(p, "<h3>Sequences</h3><p class=\"dim\">off on this node</p>\n");
+        return;
+    }
+    struct sequence_service_stats st;
+    sequence_service_stats(ctx->sequence, &st);
+    sbuf_puts(p, "<h3>Sequences</h3><p>primary: ");
+    if (st.where.known) {
+        sbuf_printf(p, "<b><a href=\"http://%s/cluster\">%s</a></b>%s", st.where.http,
+                    st.where.http, st.primary ? " (this node)" : "");
+    } else {
+        sbuf_puts(p, "<span class=\"bad\">none elected</span>");
+    }
+    sbuf_printf(p, " &middot; %zu sequences &middot; %" PRIu64 " elections seen</p>\n",
+                st.sequences, st.elections);
+}
+
+/* The tags with the least runway on this node. */
+struct low_tag {
+    char name[VALIDATE_TAG_MAX + 1];
+    int64_t available;
+    double rate, runway;
+};
+
+struct low_tags {
+    struct low_tag t[CLUSTER_LOW_TAGS];
+    int n;
+    size_t total;
+    int64_t now_ms;
+};
+
+static int low_before(const struct low_tag *a, const struct low_tag *b) {
+    return a->runway < b->runway || (a->runway == b->runway && a->available < b->available);
+}
+
+static void low_collect(const struct segment_tag_view *v, void *arg) {
+    struct low_tags *l = arg;
+    struct low_tag x;
+    l->total++;
+    memcpy(x.name, v->name, sizeof(x.name));
+    x.available = v->buf.available;
+    x.rate = segment_buffer_rate(&v->buf, l->now_ms);
+    x.runway = x.rate > 0.0 ? (double)x.available / x.rate : INFINITY;
+    int i = l->n < CLUSTER_LOW_TAGS ? l->n++ : CLUSTER_LOW_TAGS;
+    if (i == CLUSTER_LOW_TAGS && !low_before(&x, &l->t[CLUSTER_LOW_TAGS - 1])) {
+        return;
+    }
+    if (i == CLUSTER_LOW_TAGS) {
+        i = CLUSTER_LOW_TAGS - 1;
+    }
+    while (i > 0 && low_before(&x, &l->t[i - 1])) { /* insertion into the sorted ten */
+        l->t[i] = l->t[i - 1];
+        i--;
+    }
+    l->t[i] = x;
+}
+
+static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
+    sbuf_puts(p, "<h3>Segment tags with the least runway (this node's buffers)</h3>\n");
+    if (!ctx->cfg->segment_enable) {
+        sbuf_puts(p, "<p class=\"dim\">segment mode is off on this node</p>\n");
+        return;
+    }
+    struct low_tags *l = calloc(1, sizeof(*l));
+    if (l == NULL) {
+        return;
+    }
+    l->now_ms = clock_mono_ms();
+    segment_service_each(ctx->segment, low_collect, l);
+    sbuf_printf(p, "<table><tr><th>biz_tag</th><th class=\"n\">IDs buffered</th><th class=\"n\">"
+                   "IDs/s</th><th class=\"n\">runway</th></tr>\n");
+    for (int i = 0; i < l->n; i++) {
+        const struct low_tag *t = &l->t[i];
+        sbuf_printf(p,
+                    "<tr><td><a href=\"/cache?tag=%s\">%s</a></td><td class=\"n%s\">%" PRId64
+                    "</td><td class=\"n\">%.1f</td>",
+                    t->name, t->name, t->available == 0 ? " bad" : "", t->available, t->rate);
+        if (isinf(t->runway)) {
+            sbuf_puts(p, "<td class=\"n dim\">idle</td></tr>\n");
+        } else {
+            sbuf_printf(p, "<td class=\"n%s\">%.0f s</td></tr>\n",
+                        t->runway < 60.0 ? " bad" : (t->runway < 900.0 ? " warn" : ""), t->runway);
+        }
+    }
+    sbuf_printf(p,
+                "</table><p class=\"dim\">%zu tags on this node; all of them on <a "
+                "href=\"/cache?sort=available\">/cache</a></p>\n",
+                l->total);
+    free(l);
+}
+
+leaf_status_t api_cluster_page(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    int64_t t0 = clock_mono_ns();
+    struct page_query q;
+    page_query_parse(req, NULL, 0, &q);
+    struct cluster_snapshot *s = malloc(sizeof(*s));
+    if (s == NULL) {
+        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        return LEAF_OK;
+    }
+    cluster_survey_snapshot(ctx->cluster, s);
+    struct sbuf p = SBUF_INIT;
+    page_head(&p, ctx, "/cluster", "leafd cluster", &q, 0);
+    cluster_verdict(&p, ctx, s);
+    cluster_nodes(&p, ctx, s);
+    cluster_sequence(&p, ctx);
+    cluster_runway(&p, ctx);
+    free(s);
+    page_finish(&p, req, t0);
+    sbuf_free(&p);
+    return LEAF_OK;
+}
