@@ -90,7 +90,7 @@ leaf_status_t api_opaque_get(struct http_request *req) {
     return api_ids_get(req, IDS_OPAQUE, sizeof("/api/opaque/get/") - 1);
 }
 
-/* GET /decodeOpaqueId?id=N: the segment ID behind an opaque ID (admin: the router checks). */
+/* GET /decodeOpaqueId?id=N (admin: the router checks): the segment ID behind an opaque ID. */
 leaf_status_t api_decode_opaque(struct http_request *req) {
     const char *val;
     size_t len;

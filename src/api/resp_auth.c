@@ -10,7 +10,6 @@
 
 #include "api.h"
 #include "resp_api.h"
-#include "validate.h"
 
 /* What a RESP connection keeps for the API (resp_client.app). */
 struct resp_app {
@@ -65,20 +64,6 @@ leaf_status_t resp_cmd_auth(struct resp_request *req) {
     return LEAF_OK;
 }
 
-/*
- * The key a command's right is checked on: opaque:<tag> is the tag's segment
- * IDs, so the grant on segment:<tag> covers it (grants name no opaque mode).
- */
-static leaf_status_t key_of(const char *s, size_t n, struct auth_key *out) {
-    static const char opaque[] = "opaque:";
-    size_t p = sizeof(opaque) - 1;
-    if (n > p && memcmp(s, opaque, p) == 0 && validate_tag(s + p, n - p)) {
-        *out = (struct auth_key){AUTH_MODE_SEGMENT, s + p, n - p};
-        return LEAF_OK;
-    }
-    return auth_key_parse(s, n, out);
-}
-
 int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
     const struct api_ctx *ctx = req->ctx;
     if (!user_service_enabled(ctx->users) || need == AUTH_NEED_NONE) {
@@ -88,7 +73,7 @@ int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg
     const struct auth_key *k = NULL;
     /* A malformed key is the handler's to refuse (BAD_KEY): only who asks is checked. */
     if (key_arg > 0 && key_arg < req->cmd.argc &&
-        key_of(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
+        auth_key_parse(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
         k = &key;
     }
     enum user_failure why = USER_FAIL_COUNT;

@@ -60,6 +60,9 @@ struct snowflake_node {
     int work_busy;
     int64_t work_value;
     leaf_status_t work_rc;
+    char work_err[320];      /* what failed, when work_rc is not LEAF_OK */
+    int64_t write_failures;  /* cache writes failed in a row (control thread) */
+    int64_t write_logged_ms; /* monotonic ms of the last line about them */
 
     struct {
         atomic_int zk_state;
@@ -211,14 +214,42 @@ static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
 static void node_write_work(uv_work_t *w) {
     struct snowflake_node *n = w->data;
     struct zk_cache_data c = {n->worker_id, n->work_value};
-    n->work_rc = zk_cache_store(n->cache_path, &c);
+    n->work_rc = zk_cache_store(n->cache_path, &c, n->work_err, sizeof(n->work_err));
 }
 
-/* Control thread: the write is on disk (or failed, logged by zk_cache_store). */
+/* Repeated failures of the periodic write are logged once a minute at most. */
+#define NODE_WRITE_LOG_EVERY_MS 60000
+
+/* Control thread: logs a failed periodic write, rate-limited; and a write that works again. */
+static void node_write_logged(struct snowflake_node *n, int ok) {
+    int64_t now = clock_mono_ms();
+    if (ok) {
+        if (n->write_failures > 0) {
+            log_info("snowflake",
+                     "time reservation persisted to %s again after %" PRId64
+                     " failed attempt(s); serving up to it",
+                     n->cache_path, n->write_failures);
+        }
+        n->write_failures = 0;
+        return;
+    }
+    if (n->write_failures++ == 0 || now - n->write_logged_ms >= NODE_WRITE_LOG_EVERY_MS) {
+        log_error("snowflake",
+                  "cannot persist the time reservation (%s; %" PRId64
+                  " attempt(s) failed in a row): issuing stops at the last reservation; "
+                  "retrying every %" PRId64 " ms, logged once a minute",
+                  n->work_err, n->write_failures, n->report_ms);
+        n->write_logged_ms = now;
+    }
+}
+
+/* Control thread: the write is on disk, or failed. */
 static void node_write_done(uv_work_t *w, int status) {
     struct snowflake_node *n = w->data;
     n->work_busy = 0;
-    if (status == 0 && n->work_rc == LEAF_OK) {
+    int ok = status == 0 && n->work_rc == LEAF_OK;
+    node_write_logged(n, ok);
+    if (ok) {
         node_raise_ceiling(n, n->work_value);
     }
 }
@@ -405,9 +436,9 @@ static void node_on_async(uv_async_t *a) {
 static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
     struct zk_cache_data c = {n->worker_id, reserved};
-    if (zk_cache_store(n->cache_path, &c) != LEAF_OK) {
-        log_error("snowflake", "cannot persist the reservation to %s; refusing to serve",
-                  n->cache_path);
+    char err[320];
+    if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) != LEAF_OK) {
+        log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
     node_raise_ceiling(n, reserved);
@@ -570,6 +601,8 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     atomic_store(&n->ready, 1);
+    char floor_text[96];
+    node_floor_text(floor_ms, floor_text, sizeof(floor_text));
     char text[64];
     snowflake_layout_format(&n->gen.layout, text, sizeof(text));
     log_info("snowflake",
@@ -578,8 +611,6 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
              text, n->gen.layout.unit_ms,
              snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch,
              snowflake_gen_max_batch(&n->gen));
-    char floor_text[96];
-    node_floor_text(floor_ms, floor_text, sizeof(floor_text));
     log_info("snowflake",
              "serving as %s with worker ID %" PRId64 " (%s%s); %s; reservations %" PRId64
              " ms ahead",
@@ -633,9 +664,14 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     /* Let an in-flight cache write finish before the final one. */
     uv_run(n->loop, UV_RUN_DEFAULT);
     struct zk_cache_data c = {n->worker_id, final};
-    if (n->worker_id >= 0 && zk_cache_store(n->cache_path, &c) == LEAF_OK) {
+    char err[320];
+    if (n->worker_id < 0) {
+        /* nothing issued, nothing to persist */
+    } else if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) == LEAF_OK) {
         log_info("snowflake", "persisted the last issued time %" PRId64 " to %s and ZooKeeper",
                  final, n->cache_path);
+    } else {
+        log_error("snowflake", "cannot persist the last issued time (%s)", err);
     }
     n->started = 0;
 }

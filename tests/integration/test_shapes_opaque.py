@@ -8,7 +8,8 @@ decodable (pipelined decodes) to a segment ID different from itself; the
 decoded IDs are unique too and each node's ascend in issue order. RESP INCR
 and LEAF.IDS work, INCRBY is refused (opaque IDs are not consecutive); the
 decoder is an admin endpoint; a node without the key answers 503. With
-users on, opaque:<tag> and ranges need the segment:<tag> grant."""
+users on, opaque IDs need an opaque:<tag> grant and ranges a segment:<tag>
+one; the decoder needs admin."""
 import base64
 import json
 import os
@@ -123,13 +124,14 @@ check(st == 503 and "opaque_disabled" in body, "no key: 503 opaque_disabled (%d 
 for n in nodes + [admin, plain]:
     check(n.stop() == 0, "%s stops cleanly" % n.name)
 
-log("with users on: opaque:<tag> and ranges need the segment:<tag> grant")
+log("with users on: opaque IDs need an opaque:<tag> grant, ranges a segment:<tag> one")
 zk = env.zookeeper()
 db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('billing', 1, 100)")
 au = env.leafd("au", props(db, **{"leafd.auth.enable": "true", "leafd.admin.token": "root-tok",
                                   "leaf.name": "shapes", "leaf.snowflake.zk.address": zk.address(),
                                   "leafd.snowflake.advertise.ip": "127.0.0.1"}), resp=True)
-r = subprocess.run([LEAFCTL, "user", "add", "shop", "--grant", "segment:orders:ids", "-c", au.conf],
+r = subprocess.run([LEAFCTL, "user", "add", "shop", "--grant", "opaque:orders:ids",
+                    "--grant", "segment:orders:ids", "-c", au.conf],
                    capture_output=True, text=True, timeout=30)
 check(r.returncode == 0, "leafctl user add shop: %s" % (r.stdout + r.stderr)[:200])
 secret = json.loads(r.stdout)["secret"] if r.returncode == 0 else "x"
