@@ -657,7 +657,9 @@ void segment_service_stop(struct segment_service *svc) {
     if (svc == NULL || !svc->enabled) {
         return;
     }
-    give_back(svc);           /* the event loops are gone: nothing is issued any more */
+    if (svc->db != NULL) {
+        give_back(svc); /* the event loops are gone: nothing is issued any more */
+    }
     segment_db_stop(svc->db); /* queued jobs come back failed through on_db_done */
     segment_db_stop(svc->db_lookup);
     segment_db_stop(svc->db_bg);
