@@ -65,8 +65,8 @@ struct segment_db_job {
     void *admin_svc; /* admin: the service that waits for it */
     int done;        /* admin: the result is in (guarded by the service's admin lock) */
 
-    leaf_status_t rc; /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERANGE (a value
-                       * the column cannot store: charset or size), ERR */
+    leaf_status_t rc;            /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERANGE (a value
+                                  * the column cannot store: charset or size), ERR */
     int64_t new_max;             /* FETCH: max_id after the reservation */
     int64_t row_step;            /* LOOKUP, SET_STEP: the row's step */
     struct segment_db_row *rows; /* LOAD, LIST: malloc'd, freed by segment_db_job_free() */
