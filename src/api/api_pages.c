@@ -203,6 +203,7 @@ static const struct page_column db_cols[] = {
     {NULL, "description", 0}, {"update_time", "update_time", 0},
 };
 #define DB_NCOLS ((int)(sizeof(db_cols) / sizeof(db_cols[0])))
+#define DB_PAGE_EXTRA_WAIT_MS 15000
 
 /* Rows are large (a 1 KB description buffer each): sort pointers to them. */
 static int db_by_tag(const void *x, const void *y) {
@@ -275,7 +276,8 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
 
 leaf_status_t api_db_page(struct http_request *req) {
     if (req->retries > 0) {
-        return api_admin_wait(req, db_page);
+        /* Reading 100,000 rows takes a second or more on a busy server. */
+        return api_admin_wait_for(req, db_page, DB_PAGE_EXTRA_WAIT_MS);
     }
     if (!api_admin_allowed(req)) {
         return LEAF_OK;
