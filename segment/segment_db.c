@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "segment_giveback.h"
 
 #define DB_BACKOFF_MIN_MS 100
 #define DB_BACKOFF_MAX_MS 2000
@@ -27,6 +28,7 @@ static const char *const db_sql[] = {
     [SEGMENT_DB_CREATE] = "INSERT INTO leaf_alloc (biz_tag, max_id, step, description) "
                           "VALUES (?, ?, ?, ?)",
     [SEGMENT_DB_SET_STEP] = "UPDATE leaf_alloc SET step = ? WHERE biz_tag = ?",
+    [SEGMENT_DB_GIVEBACK] = SEGMENT_GIVEBACK_SQL,
 };
 #define DB_NSTMT ((int)(sizeof(db_sql) / sizeof(db_sql[0])))
 
@@ -51,7 +53,8 @@ struct segment_db {
     atomic_int connected;
     atomic_ullong errors;
 
-    MYSQL *conn; /* database thread only */
+    pthread_mutex_t conn_mu; /* guards conn against segment_db_cancel(); the thread writes it */
+    MYSQL *conn;             /* database thread only, but see conn_mu */
     MYSQL_STMT *stmt[DB_NSTMT];
     int64_t backoff_ms;
     int64_t next_connect_ms; /* monotonic; no connect attempt before */
@@ -63,6 +66,17 @@ static int64_t db_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t segment_db_now_ms(void) {
+    return db_now_ms();
+}
+
+/* Sets the connection under conn_mu, so that segment_db_cancel() never sees a closed one. */
+static void db_set_conn(struct segment_db *db, MYSQL *conn) {
+    pthread_mutex_lock(&db->conn_mu);
+    db->conn = conn;
+    pthread_mutex_unlock(&db->conn_mu);
+}
+
 /* Closes the statements and the connection, silently (also at a clean stop). */
 static void db_close(struct segment_db *db) {
     for (int i = 0; i < DB_NSTMT; i++) {
@@ -72,8 +86,9 @@ static void db_close(struct segment_db *db) {
         }
     }
     if (db->conn != NULL) {
-        mysql_close(db->conn);
-        db->conn = NULL;
+        MYSQL *conn = db->conn;
+        db_set_conn(db, NULL);
+        mysql_close(conn);
     }
 }
 
@@ -146,7 +161,7 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
  */
 static leaf_status_t db_connect(struct segment_db *db) {
     const char *why_key;
-    db->conn = db_open(db, &why_key);
+    db_set_conn(db, db_open(db, &why_key));
     if (db->conn == NULL) {
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
@@ -365,7 +380,36 @@ static leaf_status_t db_set_step(struct segment_db *db, struct segment_db_job *j
     return rc;
 }
 
+/*
+ * Zero waste: gives back [max_id, expected_max) if max_id is still
+ * expected_max. LEAF_OK when it matched, LEAF_ENOTFOUND when not (someone
+ * reserved since, or the row is gone).
+ */
+static leaf_status_t db_giveback(struct segment_db *db, struct segment_db_job *job) {
+    MYSQL_BIND p[3];
+    unsigned long tag_len;
+    MYSQL_STMT *st = db->stmt[SEGMENT_DB_GIVEBACK];
+    memset(p, 0, sizeof(p));
+    db_bind_i64(&p[0], &job->max_id);
+    db_bind_str(&p[1], job->tag, &tag_len);
+    db_bind_i64(&p[2], &job->expected_max);
+    leaf_status_t rc = db_exec(db, job, st, p);
+    if (rc == LEAF_OK && mysql_stmt_affected_rows(st) == 0) {
+        return LEAF_ENOTFOUND;
+    }
+    return rc;
+}
+
 static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
+    if (job->deadline_ms > 0 && db_now_ms() >= job->deadline_ms) {
+        snprintf(job->error, sizeof(job->error), "deadline passed before it ran");
+        return LEAF_EAGAIN;
+    }
+    if (job->op == SEGMENT_DB_GIVEBACK && db->conn == NULL) {
+        /* a stop does not wait for a reconnect */
+        snprintf(job->error, sizeof(job->error), "no database connection");
+        return LEAF_EUNAVAIL;
+    }
     if (db->conn == NULL && (db_now_ms() < db->next_connect_ms || db_connect(db) != LEAF_OK)) {
         snprintf(job->error, sizeof(job->error), "database unreachable");
         return LEAF_EUNAVAIL;
@@ -377,6 +421,7 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
     case SEGMENT_DB_LIST: return db_select(db, job, db->stmt[job->op], NULL);
     case SEGMENT_DB_CREATE: return db_create(db, job);
     case SEGMENT_DB_SET_STEP: return db_set_step(db, job);
+    case SEGMENT_DB_GIVEBACK: return db_giveback(db, job);
     }
     return LEAF_EINVAL;
 }
@@ -452,7 +497,11 @@ static void *db_main(void *arg) {
         job->rc = stopping ? LEAF_EUNAVAIL : db_run(db, job);
         clock_gettime(CLOCK_MONOTONIC, &b);
         job->latency_us = (int64_t)(b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
-        db->done(job, db->done_arg);
+        if (job->own_done != NULL) {
+            job->own_done(job, job->own_done_arg);
+        } else {
+            db->done(job, db->done_arg);
+        }
         pthread_mutex_lock(&db->mu);
     }
     pthread_mutex_unlock(&db->mu);
@@ -483,6 +532,7 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&db->mu, NULL);
+    pthread_mutex_init(&db->conn_mu, NULL);
     pthread_cond_init(&db->cv, &ca);
     pthread_condattr_destroy(&ca);
     /* The first connect happens here, on the caller's thread, so that a
@@ -497,6 +547,7 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
         }
         db_close(db);
         pthread_cond_destroy(&db->cv);
+        pthread_mutex_destroy(&db->conn_mu);
         pthread_mutex_destroy(&db->mu);
         free(db);
         return rc == LEAF_EINVAL ? LEAF_EINVAL : LEAF_ERR;
@@ -536,8 +587,17 @@ void segment_db_stop(struct segment_db *db) {
     pthread_mutex_unlock(&db->mu);
     pthread_join(db->thread, NULL);
     pthread_cond_destroy(&db->cv);
+    pthread_mutex_destroy(&db->conn_mu);
     pthread_mutex_destroy(&db->mu);
     free(db);
+}
+
+void segment_db_cancel(struct segment_db *db) {
+    pthread_mutex_lock(&db->conn_mu);
+    if (db->conn != NULL) {
+        mariadb_cancel(db->conn);
+    }
+    pthread_mutex_unlock(&db->conn_mu);
 }
 
 struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag, size_t tag_len) {

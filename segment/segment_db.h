@@ -34,6 +34,7 @@ enum segment_db_op {
     SEGMENT_DB_LIST,     /* every row, all columns (/db page) */
     SEGMENT_DB_CREATE,   /* INSERT a row (tag, max_id, step, description) */
     SEGMENT_DB_SET_STEP, /* UPDATE a row's step */
+    SEGMENT_DB_GIVEBACK, /* zero waste: max_id = job max_id if it is still expected_max */
 };
 
 #define SEGMENT_DB_DESC_MAX 256
@@ -46,6 +47,10 @@ struct segment_db_row {
     char description[SEGMENT_DB_DESC_MAX * 4 + 1];
     char update_time[32];
 };
+
+struct segment_db_job;
+/* A job's own completion callback (on the database thread); see own_done below. */
+typedef void (*segment_db_done_fn_own)(struct segment_db_job *job, void *arg);
 
 /*
  * One unit of work. The submitter fills the request part; the database
@@ -74,6 +79,12 @@ struct segment_db_job {
     int64_t latency_us;
     char error[256];
     struct segment_db_job *next; /* queue link */
+
+    /* GIVEBACK (segment_giveback.h): request and completion. */
+    int64_t expected_max;            /* parameter 3; max_id (above) is parameter 1 */
+    int64_t deadline_ms;             /* segment_db_now_ms(): not started after it (0: none) */
+    segment_db_done_fn_own own_done; /* when set, called instead of the thread's `done` */
+    void *own_done_arg;
 };
 
 struct segment_db_options {
@@ -107,6 +118,16 @@ int segment_db_connected(const struct segment_db *db);
 
 /* Errors seen (statements and connects), for metrics (any thread). */
 uint64_t segment_db_errors(const struct segment_db *db);
+
+/*
+ * Aborts the statement in progress, if any (mariadb_cancel: the socket is
+ * shut down, the statement fails at once and the connection is dropped and
+ * reopened later). Any thread; used to keep a shutdown within its time bound.
+ */
+void segment_db_cancel(struct segment_db *db);
+
+/* Monotonic ms, the clock of deadline_ms. */
+int64_t segment_db_now_ms(void);
 
 /* Fails every queued job through `done`, joins the thread, frees it. */
 void segment_db_stop(struct segment_db *db);

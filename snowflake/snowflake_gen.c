@@ -153,10 +153,16 @@ static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_tick, int
     return limit;
 }
 
+int snowflake_gen_max_batch(const struct snowflake_gen *g) {
+    int64_t ahead = g->borrow_ms / g->layout.unit_ms;
+    int64_t most = ((ahead < 1 ? 1 : ahead) + 1) * per_tick_min(g);
+    return most > SNOWFLAKE_MAX_BATCH ? SNOWFLAKE_MAX_BATCH : (int)most;
+}
+
 leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n,
                                  int64_t *wait_ms) {
     *wait_ms = 0;
-    if (n < 1 || n > SNOWFLAKE_MAX_BATCH) {
+    if (n < 1 || n > snowflake_gen_max_batch(g)) {
         return LEAF_EINVAL;
     }
     if (g->worker_id < 0 || g->worker_id > snowflake_layout_max(&g->layout, SNOWFLAKE_WORKER)) {

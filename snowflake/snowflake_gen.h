@@ -80,6 +80,14 @@ void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_l
  */
 int snowflake_gen_start_span(int sequence_bits);
 
+/*
+ * The largest batch snowflake_gen_next() can ever issue at once: what a
+ * fresh tick and the borrowed ones hold ((max(1 tick, borrow_ms) + 1 tick)
+ * x the IDs a tick surely holds), at most SNOWFLAKE_MAX_BATCH. 10000 in the
+ * default layout; 512 for Sonyflake's 8-bit sequence at 10 ms.
+ */
+int snowflake_gen_max_batch(const struct snowflake_gen *g);
+
 /* Sets the worker ID (0..2^worker bits - 1) or -1 to stop issuing. */
 void snowflake_gen_set_worker(struct snowflake_gen *g, int worker_id);
 
@@ -96,8 +104,9 @@ void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms);
 int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
 
 /*
- * Issues n (1..SNOWFLAKE_MAX_BATCH) ascending IDs into out at clock now_ms.
- * Returns:
+ * Issues n (1..snowflake_gen_max_batch()) ascending IDs into out at clock
+ * now_ms. Returns:
+ *   LEAF_EINVAL    n out of range: above the max batch no wait would help;
  *   LEAF_OK        all n written;
  *   LEAF_EAGAIN    nothing written; retry after *wait_ms (clock a little
  *                  behind, or the batch does not fit in borrow_ms);

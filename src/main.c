@@ -34,10 +34,12 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "node_config.h"
 #include "resp_api.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "user_service.h"
 
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
@@ -47,6 +49,7 @@ struct daemon {
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
+    struct user_service *users;
     struct cluster_survey *cluster;
     struct metrics *metrics;
     struct api_ctx api;
@@ -114,7 +117,8 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
     if (config_load_file(cfg, a->config_path, err, sizeof(err)) != LEAF_OK ||
         config_check_env(environ, err, sizeof(err)) != LEAF_OK ||
         config_apply_env(cfg, env_get, err, sizeof(err)) != LEAF_OK ||
-        config_finish(cfg, err, sizeof(err)) != LEAF_OK) {
+        config_finish(cfg, err, sizeof(err)) != LEAF_OK ||
+        node_config_check(cfg, clock_wall_ms(), err, sizeof(err)) != LEAF_OK) {
         fprintf(stderr, "leafd: configuration error: %s\n", err);
         return -1;
     }
@@ -175,6 +179,38 @@ static void add_listener(struct daemon *d, enum api_proto proto, const char *wha
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
+/* One opaque-ID cipher per event loop, when leafd.opaque.key is set. */
+static leaf_status_t opaque_create(struct daemon *d, int nloops) {
+    struct segment_opaque_key key;
+    if (node_config_opaque_key(&d->cfg, &key) != LEAF_OK) {
+        return LEAF_OK; /* off (the key was checked with the configuration) */
+    }
+    d->api.opaque = calloc((size_t)nloops, sizeof(*d->api.opaque));
+    if (d->api.opaque == NULL) {
+        log_error("main", "calloc(opaque ID ciphers) failed");
+        return LEAF_ENOMEM;
+    }
+    for (int i = 0; i < nloops; i++) {
+        if (segment_opaque_init(&d->api.opaque[i], &key) != LEAF_OK) {
+            log_error("main", "cannot set up AES-128 for opaque IDs (OpenSSL)");
+            return LEAF_ERR;
+        }
+        d->api.opaque_loops = i + 1;
+    }
+    memset(&key, 0, sizeof(key));
+    log_info("main", "opaque IDs on: /api/opaque/get/{tag} and opaque:<tag>");
+    return LEAF_OK;
+}
+
+static void opaque_free(struct daemon *d) {
+    for (int i = 0; i < d->api.opaque_loops; i++) {
+        segment_opaque_close(&d->api.opaque[i]);
+    }
+    free(d->api.opaque);
+    d->api.opaque = NULL;
+    d->api.opaque_loops = 0;
+}
+
 static leaf_status_t wire(struct daemon *d) {
     if (metrics_create(&d->metrics, router_count(), resp_api_command_count(),
                        resp_api_outcome_count()) != LEAF_OK) {
@@ -185,6 +221,7 @@ static leaf_status_t wire(struct daemon *d) {
         .snowflake = d->snowflake,
         .segment = d->segment,
         .sequence = d->sequence,
+        .users = d->users,
         .metrics = d->metrics,
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
@@ -192,8 +229,12 @@ static leaf_status_t wire(struct daemon *d) {
         .conn_arg = d,
         .cluster = d->cluster,
     };
+    if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
+        return LEAF_ERR;
+    }
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0};
+    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
+                                        resp_api_app_size()};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
     add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http);
@@ -224,8 +265,10 @@ static void daemon_free(struct daemon *d) {
     cluster_survey_free(d->cluster); /* after the loops: no page reads it any more */
     segment_service_free(d->segment);
     sequence_service_free(d->sequence);
+    user_service_free(d->users);
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
+    opaque_free(d);
 }
 
 /* Starts everything in order; on failure undoes what started and returns non-zero. */
@@ -238,6 +281,7 @@ static int daemon_start(struct daemon *d) {
     if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
         sequence_service_create(&d->sequence, &d->cfg, &d->control) != LEAF_OK ||
+        user_service_create(&d->users, &d->cfg, &d->control) != LEAF_OK ||
         cluster_survey_create(&d->cluster, &d->cfg) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
@@ -261,10 +305,18 @@ static int daemon_start(struct daemon *d) {
         snowflake_node_shutdown(d->snowflake);
         return -1;
     }
+    if (user_service_start(d->users) != LEAF_OK) {
+        user_service_stop(d->users);
+        sequence_service_step_down(d->sequence);
+        segment_service_stop(d->segment);
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
     int nthreads = resolve_threads(&d->cfg);
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
+        user_service_stop(d->users);
         sequence_service_step_down(d->sequence);
         segment_service_stop(d->segment);
         snowflake_node_shutdown(d->snowflake);
@@ -333,7 +385,8 @@ int main(int argc, char **argv) {
     }
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
-    segment_service_stop(d.segment);      /* after the event loops: stop the database thread */
+    segment_service_stop(d.segment); /* after the event loops: stop the database thread */
+    user_service_stop(d.users);
     snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
     daemon_free(&d);
     log_info("main", "stopped cleanly");

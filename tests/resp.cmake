@@ -17,3 +17,5 @@ function(leaf_resp_test name)
 endfunction()
 leaf_resp_test(test_resp_clients)
 leaf_resp_test(test_resp_ids)
+# Users and permissions over HTTP and RESP, three nodes, ZooKeeper and MariaDB.
+leaf_resp_test(test_auth)

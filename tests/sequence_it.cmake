@@ -17,3 +17,6 @@ foreach(t proxy harness failover_kill failover_demote failover_zk failover_parti
     leaf_sequence_integration_test(test_sequence_${t})
   endif()
 endforeach()
+# A failed sequence start with ZooKeeper down exits 1 instead of hanging (found by chaos).
+leaf_integration_test(test_sequence_start_zk_down)
+set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence)

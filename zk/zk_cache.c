@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "log.h"
 
 leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const char *name,
@@ -40,87 +41,11 @@ leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c) {
     return LEAF_OK;
 }
 
-/* mkdir -p of the directory part of path. */
-static leaf_status_t make_parents(const char *path) {
-    char dir[1024];
-    if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
-        return LEAF_EINVAL;
-    }
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') {
-            continue;
-        }
-        *p = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            log_error("zk", "mkdir(%s) failed: %s", dir, strerror(errno));
-            return LEAF_ERR;
-        }
-        *p = '/';
-    }
-    return LEAF_OK;
-}
-
-static leaf_status_t fsync_dir(const char *path) {
-    char dir[1024];
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL) {
-        snprintf(dir, sizeof(dir), ".");
-    } else {
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || fsync(fd) != 0) {
-        log_error("zk", "fsync(directory %s) failed: %s", dir, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-        }
-        return LEAF_ERR;
-    }
-    close(fd);
-    return LEAF_OK;
-}
-
-static leaf_status_t write_all(int fd, const char *tmp, const char *buf, size_t len) {
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            log_error("zk", "write(%s) failed: %s", tmp, strerror(errno));
-            return LEAF_ERR;
-        }
-        buf += n;
-        len -= (size_t)n;
-    }
-    if (fsync(fd) != 0) {
-        log_error("zk", "fsync(%s) failed: %s", tmp, strerror(errno));
-        return LEAF_ERR;
-    }
-    return LEAF_OK;
-}
-
 leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c) {
-    char text[512], tmp[1100];
+    char text[512];
     size_t len = zk_record_format_cache(c, text, sizeof(text));
-    if (len == 0 || snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) ||
-        make_parents(path) != LEAF_OK) {
+    if (len == 0) {
         return LEAF_ERR;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        log_error("zk", "open(%s) failed: %s", tmp, strerror(errno));
-        return LEAF_ERR;
-    }
-    leaf_status_t rc = write_all(fd, tmp, text, len);
-    if (close(fd) != 0 && rc == LEAF_OK) {
-        log_error("zk", "close(%s) failed: %s", tmp, strerror(errno));
-        rc = LEAF_ERR;
-    }
-    if (rc == LEAF_OK && rename(tmp, path) != 0) {
-        log_error("zk", "rename(%s, %s) failed: %s", tmp, path, strerror(errno));
-        rc = LEAF_ERR;
-    }
-    return rc == LEAF_OK ? fsync_dir(path) : rc;
+    return file_write_atomic("zk", path, text, len, 0644);
 }

@@ -26,6 +26,7 @@ leaf_status_t zk_layout_init(struct zk_layout *l, const char *name, const char *
         !fits(snprintf(l->lease, sizeof(l->lease), "%s/leaf_lease", l->root), sizeof(l->lease))) {
         return LEAF_EINVAL;
     }
+    l->max_worker_id = ZK_MAX_WORKER_ID;
     return LEAF_OK;
 }
 

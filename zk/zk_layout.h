@@ -35,6 +35,8 @@ struct zk_layout {
     char ephemeral[ZK_PATH_MAX];      /* {temporary}/{identity} */
     char forever_prefix[ZK_PATH_MAX]; /* {forever}/{identity}- (for PERSISTENT_SEQUENTIAL) */
     char lease[ZK_PATH_MAX];          /* {root}/leaf_lease (lease mode's slots) */
+    int64_t max_worker_id; /* the snowflake layout's largest worker ID (ZK_MAX_WORKER_ID unless
+                              the caller sets another after init) */
 };
 
 /* Fills every path; LEAF_EINVAL when a path would not fit. */

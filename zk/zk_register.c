@@ -151,11 +151,12 @@ leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
             st = create_own(s, l, self, wall_ms, out);
         }
     }
-    if (st == LEAF_OK && out->worker_id > ZK_MAX_WORKER_ID) {
+    if (st == LEAF_OK && out->worker_id > l->max_worker_id) {
         log_error("zk",
-                  "refusing to start: worker ID %" PRId64 " of %s is above %d (the 10-bit "
-                  "limit); remove unused nodes under %s or use a new leaf.name",
-                  out->worker_id, out->forever_path, ZK_MAX_WORKER_ID, l->forever);
+                  "refusing to start: worker ID %" PRId64 " of %s is above %" PRId64
+                  " (the largest the worker field of leafd.snowflake.layout holds); remove "
+                  "unused nodes under %s, use a new leaf.name or a wider worker field",
+                  out->worker_id, out->forever_path, l->max_worker_id, l->forever);
         return LEAF_ERANGE;
     }
     return st;

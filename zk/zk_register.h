@@ -32,8 +32,8 @@ struct zk_registration {
 /*
  * Returns LEAF_OK; LEAF_EUNAVAIL when ZooKeeper could not be used (the
  * caller may start from the local cache); LEAF_ERANGE for a worker ID over
- * 1023; LEAF_ECLOCK when the peers' clocks disagree; LEAF_ERR otherwise.
- * Every refusal is logged with its reason.
+ * l->max_worker_id (1023 in the default layout); LEAF_ECLOCK when the peers' clocks disagree;
+ * LEAF_ERR otherwise. Every refusal is logged with its reason.
  */
 leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
                           const struct zk_node_data *self, int64_t peer_max_offset_ms,

@@ -173,7 +173,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
         return;
     }
     if (type != ZOO_SESSION_EVENT) {
-        /* A watch of zk_session_aexists_watch() (the only watches set). */
+        /* A watch of zk_session_aexists_watch() or of a *_watch read. */
         struct zk_event *w = calloc(1, sizeof(*w));
         if (w != NULL) {
             *w = (struct zk_event){.kind = ZK_EVENT_WATCH, .gen = h->gen};
@@ -565,12 +565,20 @@ leaf_status_t zk_session_acreate2(struct zk_session *s, int op, uint64_t arg, co
     return async_refused(c, rc, "zoo_acreate");
 }
 
-leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path) {
+static leaf_status_t aget(struct zk_session *s, int op, uint64_t arg, const char *path, int watch) {
     struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget(s->zh, path, 0, data_done, c), "zoo_aget");
+    return async_refused(c, zoo_aget(s->zh, path, watch, data_done, c), "zoo_aget");
+}
+
+leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    return aget(s, op, arg, path, 0);
+}
+
+leaf_status_t zk_session_aget_watch(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    return aget(s, op, arg, path, 1);
 }
 
 leaf_status_t zk_session_aset_version(struct zk_session *s, int op, uint64_t arg, const char *path,
@@ -601,13 +609,23 @@ leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t ar
     return async_refused(c, zoo_aexists(s->zh, path, 1, version_done, c), "zoo_aexists");
 }
 
-leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path) {
+static leaf_status_t achildren(struct zk_session *s, int op, uint64_t arg, const char *path,
+                               int watch) {
     struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget_children(s->zh, path, 0, strings_done, c),
+    return async_refused(c, zoo_aget_children(s->zh, path, watch, strings_done, c),
                          "zoo_aget_children");
+}
+
+leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path) {
+    return achildren(s, op, arg, path, 0);
+}
+
+leaf_status_t zk_session_achildren_watch(struct zk_session *s, int op, uint64_t arg,
+                                         const char *path) {
+    return achildren(s, op, arg, path, 1);
 }
 
 int zk_session_negotiated_timeout_ms(struct zk_session *s) {

@@ -160,6 +160,17 @@ leaf_status_t zk_session_adelete(struct zk_session *s, int op, uint64_t arg, con
 leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t arg,
                                        const char *path);
 leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path);
+/*
+ * aget and achildren2 that also leave a watch: it fires once as a
+ * ZK_EVENT_WATCH (path in ev->data) when the node's data changes or it is
+ * deleted (aget), or when a child is added or removed (achildren). The
+ * client keeps one watch per path however often it is set, and sets them
+ * again by itself after a reconnect (not after an expiry: a new session
+ * starts with none).
+ */
+leaf_status_t zk_session_aget_watch(struct zk_session *s, int op, uint64_t arg, const char *path);
+leaf_status_t zk_session_achildren_watch(struct zk_session *s, int op, uint64_t arg,
+                                         const char *path);
 
 /* The session timeout the server granted (ms); 0 before the first connection. */
 int zk_session_negotiated_timeout_ms(struct zk_session *s);

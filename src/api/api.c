@@ -173,10 +173,13 @@ leaf_status_t api_decode(struct http_request *req) {
     size_t len;
     int64_t id;
     struct snowflake_parts parts;
+    const struct api_ctx *ctx = api_ctx(req);
     if (!api_query_get(req, "snowflakeId", &val, &len) || num_parse_i64(val, len, &id) != LEAF_OK ||
-        snowflake_id_decode(id, api_ctx(req)->cfg->epoch, &parts) != 0) {
+        snowflake_layout_decode(snowflake_node_layout(ctx->snowflake), id, ctx->cfg->epoch,
+                                &parts) != LEAF_OK) {
         http_respond_error(req, 400, "bad_snowflake_id",
-                           "snowflakeId must be a non-negative 64-bit decimal integer");
+                           "snowflakeId must be a non-negative 64-bit decimal integer that fits "
+                           "leafd.snowflake.layout");
         return LEAF_OK;
     }
     /* Leaf's shape: {"timestamp":"<ms>(<local time>)","workerId":"<n>","sequenceId":"<n>"} */
@@ -283,6 +286,30 @@ static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
     return st.connected;
 }
 
+/* Users: ready once a table is in use (from ZooKeeper or the local copy). */
+static int ready_auth(const struct api_ctx *ctx, struct sbuf *b) {
+    struct user_service_stats st;
+    user_service_stats(ctx->users, &st);
+    if (!st.enabled) {
+        sbuf_puts(b, "\"auth\":{\"enabled\":false}");
+        return 1;
+    }
+    sbuf_printf(b,
+                "\"auth\":{\"enabled\":true,\"ready\":%s,\"users\":%" PRIu64
+                ",\"source\":\"%s\",\"zookeeper\":\"%s\"",
+                st.loaded_ms ? "true" : "false", st.users,
+                !st.loaded_ms   ? "none"
+                : st.from_local ? "local copy"
+                                : "zookeeper",
+                st.connected ? "connected" : "disconnected");
+    if (!st.loaded_ms) {
+        sbuf_puts(b, ",\"reason\":\"users not loaded yet: ZooKeeper unreachable and no local "
+                     "copy\"");
+    }
+    sbuf_putc(b, '}');
+    return st.loaded_ms != 0;
+}
+
 leaf_status_t api_ready(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     struct sbuf b = SBUF_INIT;
@@ -292,6 +319,8 @@ leaf_status_t api_ready(struct http_request *req) {
     ok &= ready_segment(ctx, &b);
     sbuf_putc(&b, ',');
     ok &= ready_sequence(ctx, &b);
+    sbuf_putc(&b, ',');
+    ok &= ready_auth(ctx, &b);
     sbuf_puts(&b, ",\"version\":\"" LEAFD_VERSION "\"");
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");

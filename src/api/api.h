@@ -17,6 +17,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "user_service.h"
 
 #define LEAFD_VERSION "0.1.0"
 
@@ -28,7 +29,12 @@ struct api_ctx {
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
+    struct user_service *users;
     struct metrics *metrics;
+    /* Opaque IDs: one cipher context per event loop (indexed by the loop),
+     * each used by its loop's thread only; NULL when leafd.opaque.key is empty. */
+    struct segment_opaque *opaque;
+    int opaque_loops;
     int64_t started_ms; /* wall clock at start */
     long pid;
     /* Open connections of a protocol's listener (the server's count). */
@@ -55,6 +61,9 @@ leaf_status_t api_metrics(struct http_request *req);
 leaf_status_t api_segment_get(struct http_request *req);
 /* api_segment.c */
 leaf_status_t api_leaf_get(struct http_request *req);
+leaf_status_t api_segment_range(struct http_request *req);
+leaf_status_t api_opaque_get(struct http_request *req);
+leaf_status_t api_decode_opaque(struct http_request *req);
 /* admin API (api_admin.c) and monitor pages (api_pages.c) */
 leaf_status_t api_admin_create(struct http_request *req);
 leaf_status_t api_admin_init_cache(struct http_request *req);
@@ -79,8 +88,32 @@ leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answe
 leaf_status_t api_admin_wait_for(struct http_request *req, api_admin_answer_fn answer,
                                  int64_t extra_ms);
 
-/* The admin rule; answers 401/403 itself and returns 0 when refused. */
+/* The admin rule without users (leafd.admin.token, else loopback); answers 401/403, returns 0. */
 int api_admin_allowed(struct http_request *req);
+
+/*
+ * Users and permissions (api_auth.c). api_route_allowed is the router's
+ * check of a route's need; with auth off it applies the rule from before
+ * users existed (ID routes open, admin and create routes api_admin_allowed;
+ * open_without_auth: Leaf's open /cache page). api_authorize decides need on
+ * key (NULL: the identity only, for a key the handler reads from the body)
+ * and api_authorize_key does so for a key the handler read; both answer
+ * 401/403 themselves, return 0 when refused, and allow all with auth off.
+ */
+int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
+                      const struct auth_key *key);
+int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);
+int api_authorize_key(struct http_request *req, enum auth_need need, enum auth_mode mode,
+                      const char *name, size_t len);
+/* A failed authentication's warn line, at most one a second per client address. */
+void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
+                          enum user_failure why, const char *user, size_t user_len);
+
+/* The users' admin API (api_users.c). */
+leaf_status_t api_users_list(struct http_request *req);
+leaf_status_t api_users_add(struct http_request *req);
+leaf_status_t api_users_change(struct http_request *req);
+leaf_status_t api_users_delete(struct http_request *req);
 
 /* Finds name=value in the query; returns 1 and the raw value when present. */
 int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len);

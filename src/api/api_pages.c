@@ -279,9 +279,6 @@ leaf_status_t api_db_page(struct http_request *req) {
         /* Reading 100,000 rows takes a second or more on a busy server. */
         return api_admin_wait_for(req, db_page, DB_PAGE_EXTRA_WAIT_MS);
     }
-    if (!api_admin_allowed(req)) {
-        return LEAF_OK;
-    }
     if (!api_ctx(req)->cfg->segment_enable) {
         http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
         return LEAF_OK;

@@ -1,11 +1,14 @@
 /*
- * GET /api/leaf?biz_tag=T: one segment ID as JSON (the admin-style read).
- * The waiting policy is ids.c's, as for every ID request.
+ * Segment reads beyond /api/segment/get: GET /api/leaf?biz_tag=T (one ID as
+ * JSON, the admin-style read), ranges for client-side caching, and opaque
+ * IDs with their admin decoder (CONTRACT section 13). The waiting policy is
+ * ids.c's, as for every ID request.
  */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "api.h"
+#include "num.h"
 #include "validate.h"
 
 leaf_status_t api_leaf_get(struct http_request *req) {
@@ -27,5 +30,89 @@ leaf_status_t api_leaf_get(struct http_request *req) {
                          (int)key_len, key, id);
         http_respond(req, 200, "application/json", body, (size_t)n);
     }
+    return LEAF_OK;
+}
+
+/* The most IDs one range request may ask for: the dynamic step's cap. */
+#define API_RANGE_COUNT_MAX 1000000
+
+/*
+ * GET /api/segment/range/{tag}?count=N: N consecutive IDs for the client to
+ * hand out itself, as {"biz_tag":T,"start":"<id>","end":"<id>"} (end
+ * included; IDs as strings). Taken from the node's buffers as RESP INCRBY:
+ * from one range, skipping the rest of a range too short for N.
+ */
+leaf_status_t api_segment_range(struct http_request *req) {
+    static const size_t prefix = sizeof("/api/segment/range/") - 1;
+    const char *key = req->path + prefix, *val;
+    size_t key_len = req->path_len - prefix, len;
+    int64_t count = 1, last;
+    if (!validate_tag(key, key_len)) {
+        api_respond_ids_error(req, IDS_E_BAD_TAG);
+        return LEAF_OK;
+    }
+    if (api_query_get(req, "count", &val, &len) &&
+        (len == 0 || val[0] == '-' ||
+         num_parse_range(val, len, 1, API_RANGE_COUNT_MAX, &count) != LEAF_OK)) {
+        api_respond_ids_error(req, IDS_E_BAD_RANGE_COUNT);
+        return LEAF_OK;
+    }
+    struct ids_call c = {
+        .mode = IDS_SEGMENT,
+        .key = key,
+        .key_len = key_len,
+        .count = (int)count,
+        .dense = 1,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = http_request_now(req),
+        .wait = req->wait,
+    };
+    leaf_status_t rc = ids_issue(api_ctx(req), &c, &last);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = c.retry_ms;
+        return LEAF_EAGAIN;
+    }
+    if (rc != LEAF_OK) {
+        api_respond_ids_error(req, c.err);
+        return LEAF_OK;
+    }
+    char body[256];
+    int n = snprintf(body, sizeof(body),
+                     "{\"biz_tag\":\"%.*s\",\"start\":\"%" PRId64 "\",\"end\":\"%" PRId64 "\"}",
+                     (int)key_len, key, last - count + 1, last);
+    http_respond(req, 200, "application/json", body, (size_t)n);
+    return LEAF_OK;
+}
+
+/* GET /api/opaque/get/{tag}[?count=N]: the tag's segment IDs through the keyed permutation. */
+leaf_status_t api_opaque_get(struct http_request *req) {
+    return api_ids_get(req, IDS_OPAQUE, sizeof("/api/opaque/get/") - 1);
+}
+
+/* GET /decodeOpaqueId?id=N (admin: the router checks): the segment ID behind an opaque ID. */
+leaf_status_t api_decode_opaque(struct http_request *req) {
+    const char *val;
+    size_t len;
+    int64_t id, plain;
+    struct segment_opaque *o = ids_opaque(api_ctx(req), req->loop);
+    if (o == NULL) {
+        api_respond_ids_error(req, IDS_E_OPAQUE_DISABLED);
+        return LEAF_OK;
+    }
+    if (!api_query_get(req, "id", &val, &len) || len == 0 || val[0] == '-' ||
+        num_parse_i64(val, len, &id) != LEAF_OK || id < 1) {
+        http_respond_error(req, 400, "bad_opaque_id",
+                           "id must be a decimal integer from 1 to 9223372036854775807");
+        return LEAF_OK;
+    }
+    if (segment_opaque_decrypt(o, id, &plain) != LEAF_OK) {
+        api_respond_ids_error(req, IDS_E_OPAQUE_FAILED);
+        return LEAF_OK;
+    }
+    char body[128];
+    int n = snprintf(body, sizeof(body), "{\"id\":\"%" PRId64 "\",\"segment_id\":\"%" PRId64 "\"}",
+                     id, plain);
+    http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }

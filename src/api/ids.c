@@ -1,6 +1,7 @@
 #include "ids.h"
 
 #include "api.h"
+#include "log.h"
 
 /*
  * A request waiting for the generator (clock a little behind, or every
@@ -26,6 +27,7 @@ static enum ids_error snowflake_error(leaf_status_t rc) {
     case LEAF_ECLOCK: return IDS_E_CLOCK_BACKWARDS;
     case LEAF_EAGAIN: return IDS_E_OVERLOADED;
     case LEAF_ERANGE: return IDS_E_CLOCK_OUT_OF_RANGE;
+    case LEAF_EINVAL: return IDS_E_BATCH_TOO_LARGE;
     default: return IDS_E_NOT_READY;
     }
 }
@@ -128,12 +130,38 @@ leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *l
     return rc == LEAF_OK ? LEAF_OK : sequence_outcome(c, rc);
 }
 
+/* The event loop's own cipher context (one per loop: OpenSSL contexts are not shared). */
+struct segment_opaque *ids_opaque(const struct api_ctx *ctx, int loop) {
+    return ctx->opaque != NULL && loop >= 0 && loop < ctx->opaque_loops ? &ctx->opaque[loop] : NULL;
+}
+
+/* Segment IDs of the tag, then the keyed permutation, in place. */
+static leaf_status_t issue_opaque(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    struct segment_opaque *o = ids_opaque(ctx, c->loop);
+    if (o == NULL) {
+        c->err = IDS_E_OPAQUE_DISABLED;
+        return LEAF_ERR;
+    }
+    c->dense = 0;
+    leaf_status_t rc = issue_segment(ctx, c, ids);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    if (segment_opaque_encrypt_many(o, ids, ids, c->count) != LEAF_OK) {
+        log_error("api", "the opaque ID cipher failed for tag '%.*s'", (int)c->key_len, c->key);
+        c->err = IDS_E_OPAQUE_FAILED;
+        return LEAF_ERR;
+    }
+    return LEAF_OK;
+}
+
 leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
     switch (c->mode) {
     case IDS_SNOWFLAKE: return issue_snowflake(ctx, c, ids);
     case IDS_SEGMENT: return issue_segment(ctx, c, ids);
+    case IDS_OPAQUE: return issue_opaque(ctx, c, ids);
     default: return issue_sequence(ctx, c, ids);
     }
 }

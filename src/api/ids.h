@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "segment_opaque.h"
 #include "sequence_service.h"
 #include "session.h"
 #include "status.h"
@@ -36,7 +37,7 @@ struct api_ctx;
     X(IDS_E_OVERLOADED, 503, "overloaded",                                                         \
       "the generator stayed busy or the clock behind for a whole second")                          \
     X(IDS_E_CLOCK_OUT_OF_RANGE, 503, "clock_out_of_range",                                         \
-      "the clock is before the epoch or past the 41-bit horizon")                                  \
+      "the clock is before the epoch or past the time field's horizon")                            \
     X(IDS_E_NOT_READY, 503, "not_ready", "no worker ID held or reservation not persisted")         \
     X(IDS_E_OUT_OF_MEMORY, 503, "out_of_memory", "out of memory")                                  \
     X(IDS_E_SEQUENCE_DISABLED, 503, "sequence_disabled", "sequence mode is disabled on this node") \
@@ -44,7 +45,15 @@ struct api_ctx;
     X(IDS_E_NO_PRIMARY, 503, "no_primary", "no sequence primary can issue now; retry shortly")     \
     X(IDS_E_UNKNOWN_SEQUENCE, 404, "unknown_sequence",                                             \
       "no such sequence (create it with POST /api/sequence)")                                      \
-    X(IDS_E_SEQUENCE_EXHAUSTED, 503, "sequence_exhausted", "the sequence would pass 2^63-1")
+    X(IDS_E_SEQUENCE_EXHAUSTED, 503, "sequence_exhausted", "the sequence would pass 2^63-1")       \
+    X(IDS_E_BAD_RANGE_COUNT, 400, "bad_count", "count must be an integer from 1 to 1000000")       \
+    X(IDS_E_OPAQUE_DISABLED, 503, "opaque_disabled",                                               \
+      "opaque IDs are off on this node (leafd.opaque.key is empty)")                               \
+    X(IDS_E_OPAQUE_FAILED, 503, "opaque_failed",                                                   \
+      "the opaque ID cipher failed; see the node's log")                                           \
+    X(IDS_E_BATCH_TOO_LARGE, 400, "bad_count",                                                     \
+      "count is above what leafd.snowflake.layout issues at once (its sequence width and time "    \
+      "unit; the node logs the limit at start); ask for fewer")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, msg) e,
@@ -61,7 +70,8 @@ struct ids_error_info {
 
 const struct ids_error_info *ids_error_info(enum ids_error e);
 
-enum ids_mode { IDS_SNOWFLAKE, IDS_SEGMENT, IDS_SEQUENCE };
+/* IDS_OPAQUE: a tag's segment IDs through the keyed permutation (segment_opaque.h); never dense. */
+enum ids_mode { IDS_SNOWFLAKE, IDS_SEGMENT, IDS_SEQUENCE, IDS_OPAQUE };
 
 /*
  * One call for IDs. The caller fills the inputs; a request that parks is
@@ -92,6 +102,9 @@ struct ids_call {
  * already be valid (validate_tag) and count within 1..10000.
  */
 leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids);
+
+/* The event loop's opaque cipher; NULL when leafd.opaque.key is empty. */
+struct segment_opaque *ids_opaque(const struct api_ctx *ctx, int loop);
 
 /* The last ID issued of a sequence (c->count unused); 0 when none yet. As ids_issue(). */
 leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *last);

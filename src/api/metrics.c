@@ -301,6 +301,7 @@ void metrics_render(const struct api_ctx *ctx, struct sbuf *b) {
     snowflake_node_view(ctx->snowflake, &s.sf);
     segment_service_stats(ctx->segment, &s.seg);
     sequence_service_stats(ctx->sequence, &s.seq);
+    user_service_stats(ctx->users, &s.users);
     metrics_snap_tags(&s);
     struct out o = {.b = b};
 #define METRICS_RENDER(fn, fname, ftype, fhelp)                                                    \

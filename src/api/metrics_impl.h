@@ -27,6 +27,7 @@ struct snap {
     struct snowflake_node_view sf;
     struct segment_service_stats seg;
     struct sequence_service_stats seq;
+    struct user_service_stats users;
     struct tag_rec *tags; /* the exported tags, sorted by name */
     size_t ntags, tags_cap;
     size_t active;     /* active tags in all */
@@ -62,7 +63,7 @@ void metrics_snap_tags(struct snap *s);
       "Milliseconds whose sequence ran out.")                                                      \
     X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")        \
     X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                               \
-      "Years before the 41-bit timestamp runs out.")                                               \
+      "Years before the time field of leafd.snowflake.layout runs out.")                           \
     X(f_http_connections, "leafd_http_connections", "gauge", "Open connections, by protocol.")     \
     X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                       \
       "1 while the ZooKeeper session is connected.")                                               \
@@ -116,7 +117,18 @@ void metrics_snap_tags(struct snap *s);
     X(f_seq_headroom, "leafd_sequence_headroom_min", "gauge",                                      \
       "The least persisted headroom of any serving sequence (IDs issuable without a write).")      \
     X(f_seq_headroom_each, "leafd_sequence_headroom", "gauge",                                     \
-      "Persisted headroom per sequence on the primary (at most leafd.metrics.tags.max series).")
+      "Persisted headroom per sequence on the primary (at most leafd.metrics.tags.max series).")   \
+    X(f_auth_failures, "leafd_auth_failures_total", "counter",                                     \
+      "Failed authentications, by reason (never the secret).")                                     \
+    X(f_auth_denied, "leafd_auth_denied_total", "counter",                                         \
+      "Requests of an authenticated user refused for want of a right, by right.")                  \
+    X(f_auth_users, "leafd_auth_users", "gauge", "Users this node applies.")                       \
+    X(f_auth_rejected, "leafd_auth_records_ignored", "gauge",                                      \
+      "User records in ZooKeeper ignored as malformed at the last load.")                          \
+    X(f_auth_reloads, "leafd_auth_reloads_total", "counter",                                       \
+      "Loads of the users from ZooKeeper, by outcome.")                                            \
+    X(f_auth_age, "leafd_auth_users_age_seconds", "gauge",                                         \
+      "Seconds since the users in use were loaded (from ZooKeeper or the local copy).")
 
 #define METRICS_DECLARE(fn, fname, ftype, fhelp) void fn(struct out *o, const struct snap *s);
 METRICS_FAMILIES(METRICS_DECLARE)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "metrics_impl.h"
 #include "segment_tags.h"
@@ -314,4 +315,48 @@ void metrics_snap_tags(struct snap *s) {
     }
     segment_service_each(s->ctx->segment, collect_tag, s);
     qsort(s->tags, s->ntags, sizeof(*s->tags), tag_rec_cmp);
+}
+
+/* ---- users and permissions ---- */
+
+void f_auth_failures(struct out *o, const struct snap *s) {
+    for (int i = 0; s->users.enabled && i < USER_FAIL_COUNT; i++) {
+        char labels[64];
+        snprintf(labels, sizeof(labels), "reason=\"%s\"", user_failure_name((enum user_failure)i));
+        metrics_sample_u(o, "", labels, s->users.failures[i]);
+    }
+}
+
+void f_auth_denied(struct out *o, const struct snap *s) {
+    static const char *const rights[3] = {"ids", "create", "admin"};
+    for (int i = 0; s->users.enabled && i < 3; i++) {
+        char labels[32];
+        snprintf(labels, sizeof(labels), "right=\"%s\"", rights[i]);
+        metrics_sample_u(o, "", labels, s->users.denied[i]);
+    }
+}
+
+void f_auth_users(struct out *o, const struct snap *s) {
+    if (s->users.enabled) {
+        metrics_sample_u(o, "", NULL, s->users.users);
+    }
+}
+
+void f_auth_rejected(struct out *o, const struct snap *s) {
+    if (s->users.enabled) {
+        metrics_sample_u(o, "", NULL, s->users.rejected);
+    }
+}
+
+void f_auth_reloads(struct out *o, const struct snap *s) {
+    if (s->users.enabled) {
+        metrics_sample_u(o, "", "outcome=\"ok\"", s->users.reloads);
+        metrics_sample_u(o, "", "outcome=\"failed\"", s->users.reload_failures);
+    }
+}
+
+void f_auth_age(struct out *o, const struct snap *s) {
+    if (s->users.enabled && s->users.loaded_ms > 0) {
+        metrics_sample_d(o, NULL, (double)(clock_wall_ms() - s->users.loaded_ms) / 1000.0);
+    }
 }

@@ -26,7 +26,10 @@
     X(O_ERR, "err")                                                                                \
     X(O_BAD_KEY, "bad_key")                                                                        \
     X(O_WRONG_MODE, "wrong_mode")                                                                  \
-    X(O_PROTOCOL, "protocol_error")
+    X(O_PROTOCOL, "protocol_error")                                                                \
+    X(O_NOAUTH, "noauth")                                                                          \
+    X(O_WRONGPASS, "wrongpass")                                                                    \
+    X(O_NOPERM, "noperm")
 
 enum {
 #define RESP_OUTCOME_ENUM(e, name) e,
@@ -67,6 +70,11 @@ reply_error(struct resp_request *req, int outcome, const char *fmt, ...) {
     return LEAF_OK;
 }
 
+void resp_api_refuse(struct resp_request *req, enum auth_verdict v) {
+    int outcome = v == AUTH_NOAUTH ? O_NOAUTH : v == AUTH_WRONGPASS ? O_WRONGPASS : O_NOPERM;
+    reply_error(req, outcome, "%s", auth_verdict_resp(v));
+}
+
 static leaf_status_t reply_ok(struct resp_request *req) {
     resp_reply_simple(req->out, "OK");
     return LEAF_OK;
@@ -74,7 +82,7 @@ static leaf_status_t reply_ok(struct resp_request *req) {
 
 /* ---- keys: the namespace names the mode ------------------------------------- */
 
-enum key_ns { KEY_SNOWFLAKE, KEY_SEGMENT, KEY_SEQUENCE };
+enum key_ns { KEY_SNOWFLAKE, KEY_SEGMENT, KEY_SEQUENCE, KEY_OPAQUE };
 
 struct key_ref {
     enum key_ns ns;
@@ -90,6 +98,7 @@ static const struct {
     {"snowflake:", 10, KEY_SNOWFLAKE},
     {"segment:", 8, KEY_SEGMENT},
     {"sequence:", 9, KEY_SEQUENCE},
+    {"opaque:", 7, KEY_OPAQUE},
 };
 
 /* Reads argument i as a key; on failure the error reply is written and 0 returned. */
@@ -111,8 +120,8 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         }
     }
     reply_error(req, O_BAD_KEY,
-                "BAD_KEY the key names the mode: snowflake:<key>, segment:<biz_tag> or "
-                "sequence:<name>");
+                "BAD_KEY the key names the mode: snowflake:<key>, segment:<biz_tag>, "
+                "sequence:<name> or opaque:<biz_tag>");
     return 0;
 }
 
@@ -138,6 +147,7 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
     struct ids_call c = {
         .mode = k->ns == KEY_SNOWFLAKE ? IDS_SNOWFLAKE
                 : k->ns == KEY_SEGMENT ? IDS_SEGMENT
+                : k->ns == KEY_OPAQUE  ? IDS_OPAQUE
                                        : IDS_SEQUENCE,
         .key = k->name,
         .key_len = k->len,
@@ -202,7 +212,8 @@ static leaf_status_t cmd_incrby(struct resp_request *req) {
     if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
-    if (k.ns == KEY_SNOWFLAKE && count == 1) {
+    int scattered = k.ns == KEY_SNOWFLAKE || k.ns == KEY_OPAQUE;
+    if (scattered && count == 1) {
         /* A block of one is consecutive: answered as INCR (redis-py's incr() sends INCRBY k 1). */
         int64_t id;
         leaf_status_t rc = issue(req, &k, 1, 0, &id);
@@ -211,11 +222,11 @@ static leaf_status_t cmd_incrby(struct resp_request *req) {
         }
         return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
     }
-    if (k.ns == KEY_SNOWFLAKE) {
+    if (scattered) {
         return reply_error(req, O_WRONG_MODE,
-                           "WRONG_MODE snowflake IDs are not consecutive, so INCRBY cannot hand "
+                           "WRONG_MODE %s IDs are not consecutive, so INCRBY cannot hand "
                            "out a block of them; use LEAF.IDS %s %d",
-                           req->cmd.argv[1], count);
+                           k.ns == KEY_OPAQUE ? "opaque" : "snowflake", req->cmd.argv[1], count);
     }
     leaf_status_t rc = issue(req, &k, count, 1, &last);
     if (rc == LEAF_OK) {
@@ -322,30 +333,6 @@ static int set_name(struct resp_request *req, int i) {
     return 1;
 }
 
-/*
- * AUTH [user] secret. With leafd.auth.enable off (the only mode so far) no
- * credential is needed and any is accepted, as Redis accepts any password
- * for a user without one: clients configured with credentials keep working.
- */
-static int auth_accept(struct resp_request *req, const char *user, size_t user_len) {
-    size_t n = user_len < RESP_USER_MAX ? user_len : RESP_USER_MAX;
-    memcpy(req->client->user, user, n);
-    req->client->user[n] = '\0';
-    return 1;
-}
-
-static leaf_status_t cmd_auth(struct resp_request *req) {
-    if (req->cmd.argc > 3) {
-        return reply_error(req, O_ERR, "ERR syntax error");
-    }
-    int has_user = req->cmd.argc == 3;
-    if (!auth_accept(req, has_user ? req->cmd.argv[1] : "default",
-                     has_user ? req->cmd.argvlen[1] : 7)) {
-        return LEAF_OK;
-    }
-    return reply_ok(req);
-}
-
 static void hello_pair(struct sbuf *b, const char *key, const char *val) {
     resp_reply_bulk(b, key, strlen(key));
     resp_reply_bulk(b, val, strlen(val));
@@ -370,7 +357,8 @@ static leaf_status_t cmd_hello(struct resp_request *req) {
     }
     for (; i < c->argc; i++) {
         if (resp_arg_is(c, i, "auth") && i + 2 < c->argc) {
-            if (!auth_accept(req, c->argv[i + 1], c->argvlen[i + 1])) {
+            if (!resp_auth_login(req, c->argv[i + 1], c->argvlen[i + 1], c->argv[i + 2],
+                                 c->argvlen[i + 2])) {
                 return LEAF_OK;
             }
             i += 2;
@@ -471,7 +459,7 @@ static leaf_status_t cmd_quit(struct resp_request *req) {
 static leaf_status_t cmd_reset(struct resp_request *req) {
     req->client->resp3 = 0;
     req->client->name[0] = '\0';
-    req->client->user[0] = '\0';
+    resp_auth_reset(req);
     resp_reply_simple(req->out, "RESET");
     return LEAF_OK;
 }
@@ -488,28 +476,32 @@ struct resp_command {
     int arity; /* n: exactly n arguments with the name; -n: at least n */
     int first_key, last_key, key_step;
     leaf_status_t (*fn)(struct resp_request *req);
+    enum auth_need need; /* the right needed on the key (first_key) */
 };
+
+#define IDS AUTH_NEED_IDS
+#define OPEN AUTH_NEED_NONE
 
 /* The ID commands first: they are looked up most. */
 static const struct resp_command commands[] = {
-    {"incr", "write fast", 2, 1, 1, 1, cmd_incr},
-    {"incrby", "write fast", 3, 1, 1, 1, cmd_incrby},
-    {"leaf.ids", "write fast", 3, 1, 1, 1, cmd_leaf_ids},
-    {"get", "readonly fast", 2, 1, 1, 1, cmd_get},
-    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping},
-    {"echo", "fast", 2, 0, 0, 0, cmd_echo},
-    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello},
-    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, cmd_auth},
-    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select},
-    {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client},
-    {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info},
-    {"command", "loading stale", -1, 0, 0, 0, resp_cmd_command},
-    {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config},
-    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit},
-    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset},
-    {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly},
-    {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly},
-    {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster},
+    {"incr", "write fast", 2, 1, 1, 1, cmd_incr, IDS},
+    {"incrby", "write fast", 3, 1, 1, 1, cmd_incrby, IDS},
+    {"leaf.ids", "write fast", 3, 1, 1, 1, cmd_leaf_ids, IDS},
+    {"get", "readonly fast", 2, 1, 1, 1, cmd_get, IDS},
+    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN},
+    {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN},
+    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN},
+    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, resp_cmd_auth, OPEN},
+    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN},
+    {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client, OPEN},
+    {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info, OPEN},
+    {"command", "loading stale", -1, 0, 0, 0, resp_cmd_command, OPEN},
+    {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config, OPEN},
+    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit, OPEN},
+    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset, OPEN},
+    {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN},
+    {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN},
+    {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN},
 };
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))
@@ -576,6 +568,10 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
     if ((c->arity > 0 && req->cmd.argc != c->arity) ||
         (c->arity < 0 && req->cmd.argc < -c->arity)) {
         return reply_error(req, O_ERR, "ERR wrong number of arguments for '%s' command", c->name);
+    }
+    /* Checked at arrival; a parked command that resumes was allowed. */
+    if (req->retries == 0 && !resp_auth_allowed(req, c->need, c->first_key)) {
+        return LEAF_OK;
     }
     return c->fn(req);
 }

@@ -9,36 +9,67 @@
 #include "api.h"
 #include "clock.h"
 #include "llhttp.h"
+#include "validate.h"
 
 typedef leaf_status_t (*route_fn)(struct http_request *req);
+
+/* Where the key of a route's need is (users and permissions). */
+enum route_key {
+    RK_NONE,  /* the need is not keyed */
+    RK_PATH,  /* the rest of the path after the prefix: /api/segment/get/{key} */
+    RK_QUERY, /* ?biz_tag= */
+    RK_BODY,  /* in the body: the router checks who asks, the handler the key */
+};
 
 struct route {
     int method;       /* llhttp method */
     int prefix;       /* the rest of the path is the handler's argument */
     const char *path; /* exact path, or a prefix when prefix = 1 */
     route_fn fn;
-    const char *name; /* metric label */
+    const char *name;    /* metric label */
+    enum auth_need need; /* what the caller needs (api_route_allowed) */
+    enum route_key key;
+    enum auth_mode mode; /* the key's mode */
+    int open;            /* open when auth is off, whatever the need (Leaf's /cache) */
 };
 
+#define IDS AUTH_NEED_IDS
+#define CREATE AUTH_NEED_CREATE
+#define ADMIN AUTH_NEED_ADMIN
+#define OPEN AUTH_NEED_NONE
+#define SF AUTH_MODE_SNOWFLAKE
+#define SEG AUTH_MODE_SEGMENT
+#define SEQ AUTH_MODE_SEQUENCE
+#define OPQ AUTH_MODE_OPAQUE
+
+/* clang-format off */
 static const struct route routes[] = {
-    {HTTP_GET, 1, "/api/snowflake/get/", api_snowflake_get, "snowflake_get"},
-    {HTTP_GET, 1, "/api/segment/get/", api_segment_get, "segment_get"},
-    {HTTP_GET, 1, "/api/sequence/get/", api_sequence_get, "sequence_get"},
-    {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get"},
-    {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create"},
-    {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache"},
-    {HTTP_PUT, 0, "/api/leaf/step", api_admin_step, "leaf_step"},
-    {HTTP_POST, 0, "/api/sequence", api_sequence_create, "sequence_create"},
-    {HTTP_POST, 0, "/api/cluster/demote", api_cluster_demote, "cluster_demote"},
-    {HTTP_GET, 0, "/cache", api_cache_page, "cache"},
-    {HTTP_GET, 0, "/db", api_db_page, "db"},
-    {HTTP_GET, 0, "/decodeSnowflakeId", api_decode, "decode"},
-    {HTTP_GET, 0, "/api/snowflake/time", api_time, "time"},
-    {HTTP_GET, 0, "/health", api_health, "health"},
-    {HTTP_GET, 0, "/ready", api_ready, "ready"},
-    {HTTP_GET, 0, "/metrics", api_metrics, "metrics"},
-    {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster"},
+    {HTTP_GET, 1, "/api/snowflake/get/", api_snowflake_get, "snowflake_get", IDS, RK_PATH, SF, 0},
+    {HTTP_GET, 1, "/api/segment/get/", api_segment_get, "segment_get", IDS, RK_PATH, SEG, 0},
+    {HTTP_GET, 1, "/api/sequence/get/", api_sequence_get, "sequence_get", IDS, RK_PATH, SEQ, 0},
+    {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0},
+    {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create", CREATE, RK_BODY, SEG, 0},
+    {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache", ADMIN, RK_NONE, SEG, 0},
+    {HTTP_PUT, 0, "/api/leaf/step", api_admin_step, "leaf_step", ADMIN, RK_NONE, SEG, 0},
+    {HTTP_POST, 0, "/api/sequence", api_sequence_create, "sequence_create", CREATE, RK_BODY, SEQ, 0},
+    {HTTP_POST, 0, "/api/cluster/demote", api_cluster_demote, "cluster_demote", ADMIN, RK_NONE, SEQ, 0},
+    {HTTP_GET, 0, "/cache", api_cache_page, "cache", ADMIN, RK_NONE, SEG, 1},
+    {HTTP_GET, 0, "/db", api_db_page, "db", ADMIN, RK_NONE, SEG, 0},
+    {HTTP_GET, 0, "/decodeSnowflakeId", api_decode, "decode", OPEN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/api/snowflake/time", api_time, "time", OPEN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/health", api_health, "health", OPEN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/ready", api_ready, "ready", OPEN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/metrics", api_metrics, "metrics", OPEN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/api/users", api_users_list, "users_list", ADMIN, RK_NONE, SF, 0},
+    {HTTP_POST, 0, "/api/users", api_users_add, "users_add", ADMIN, RK_NONE, SF, 0},
+    {HTTP_POST, 1, "/api/users/", api_users_change, "users_change", ADMIN, RK_NONE, SF, 0},
+    {HTTP_DELETE, 1, "/api/users/", api_users_delete, "users_delete", ADMIN, RK_NONE, SF, 0},
+    {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster", ADMIN, RK_NONE, SF, 1},
+    {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0},
+    {HTTP_GET, 1, "/api/opaque/get/", api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0},
+    {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0},
 };
+/* clang-format on */
 
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
 #define ROUTE_NOT_FOUND ROUTES_N
@@ -85,6 +116,25 @@ static void respond_405(struct http_request *req) {
     sbuf_free(&allow);
 }
 
+/* The route's need, with its key read from where the route keeps it. */
+static int route_allowed(const struct route *r, struct http_request *req) {
+    struct auth_key key = {r->mode, NULL, 0};
+    const struct auth_key *k = NULL;
+    if (r->key == RK_PATH) {
+        size_t n = strlen(r->path);
+        key.name = req->path + n;
+        key.len = req->path_len - n;
+    } else if (r->key == RK_QUERY) {
+        api_query_get(req, "biz_tag", &key.name, &key.len);
+    }
+    /* A key that breaks the tag rule is refused by the handler with a 400,
+     * before it issues anything: only who asks is checked here. */
+    if (key.name != NULL && validate_tag(key.name, key.len)) {
+        k = &key;
+    }
+    return api_route_allowed(req, r->need, r->open, r->key == RK_NONE ? NULL : k);
+}
+
 leaf_status_t router_dispatch(struct http_request *req) {
     /* HEAD is answered as GET; the protocol layer drops the body. */
     int method = req->method == HTTP_HEAD ? HTTP_GET : req->method;
@@ -98,6 +148,10 @@ leaf_status_t router_dispatch(struct http_request *req) {
         }
         if (routes[i].method == method) {
             req->route = i;
+            /* Checked at arrival; a parked request that resumes was allowed. */
+            if (req->retries == 0 && !route_allowed(&routes[i], req)) {
+                return LEAF_OK;
+            }
             return routes[i].fn(req);
         }
     }

@@ -153,3 +153,67 @@ int auth_grant_matches(const struct auth_grant *g, const struct auth_key *key) {
     }
     return key->len == g->len && memcmp(key->name, g->name, g->len) == 0;
 }
+
+/* A comma-separated list of rights ("ids,create"): LEAF_OK and the bits, or LEAF_EINVAL. */
+static leaf_status_t rights_list_parse(const char *s, size_t n, unsigned *out) {
+    unsigned rights = 0, bit;
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != ',') {
+            continue;
+        }
+        if (auth_right_parse(s + start, i - start, &bit) != LEAF_OK) {
+            return LEAF_EINVAL;
+        }
+        rights |= bit;
+        start = i + 1;
+    }
+    *out = rights;
+    return LEAF_OK;
+}
+
+leaf_status_t auth_grant_spec_parse(const char *s, size_t n, int rights_required,
+                                    struct auth_grant *g, char *msg, size_t msglen) {
+    const char *colon = NULL;
+    for (size_t i = n; i > 0; i--) {
+        if (s[i - 1] == ':') {
+            colon = s + i - 1;
+            break;
+        }
+    }
+    unsigned rights;
+    if (colon != NULL &&
+        rights_list_parse(colon + 1, n - (size_t)(colon + 1 - s), &rights) == LEAF_OK &&
+        auth_pattern_parse(s, (size_t)(colon - s), g, msg, msglen) == LEAF_OK) {
+        g->rights = rights;
+        return LEAF_OK;
+    }
+    if (rights_required) {
+        snprintf(msg, msglen,
+                 "a grant is PATTERN:RIGHTS, e.g. segment:orders.*:ids,create (rights: ids, "
+                 "create)");
+        return LEAF_EINVAL;
+    }
+    if (auth_pattern_parse(s, n, g, msg, msglen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    g->rights = AUTH_RIGHT_ALL;
+    return LEAF_OK;
+}
+
+size_t auth_grant_spec_format(const struct auth_grant *g, char *dst) {
+    size_t n = auth_pattern_format(g, dst);
+    char sep = ':';
+    for (unsigned bit = 1; bit <= AUTH_RIGHT_ALL; bit <<= 1) {
+        const char *name = auth_right_name(bit);
+        if ((g->rights & bit) != 0 && name != NULL) {
+            dst[n++] = sep;
+            size_t len = strlen(name);
+            memcpy(dst + n, name, len);
+            n += len;
+            sep = ',';
+        }
+    }
+    dst[n] = '\0';
+    return n;
+}

@@ -119,6 +119,22 @@ leaf_status_t auth_pattern_parse(const char *s, size_t n, struct auth_grant *g, 
 /* Writes g's pattern at dst (room: AUTH_PATTERN_MAX + 1) with a NUL; returns its length. */
 size_t auth_pattern_format(const struct auth_grant *g, char *dst);
 
+/*
+ * A grant as leafctl and the admin API write it: PATTERN:RIGHTS, the rights
+ * comma-separated after the last colon (`segment:orders.*:ids,create`,
+ * `*:ids`). With rights_required 0 the rights may be left out (`sequence:pay`,
+ * for a revoke): then g->rights is every right. LEAF_OK, or LEAF_EINVAL with a
+ * reason in msg (never the input).
+ */
+leaf_status_t auth_grant_spec_parse(const char *s, size_t n, int rights_required,
+                                    struct auth_grant *g, char *msg, size_t msglen);
+
+/* Room for auth_grant_spec_format: the pattern, a colon and every right. */
+#define AUTH_GRANT_SPEC_MAX (AUTH_PATTERN_MAX + 16)
+
+/* Writes g as PATTERN:RIGHTS at dst (room: AUTH_GRANT_SPEC_MAX + 1); returns its length. */
+size_t auth_grant_spec_format(const struct auth_grant *g, char *dst);
+
 /* 1 when g's pattern covers key (a valid key, as auth_key_parse gives), else 0. */
 int auth_grant_matches(const struct auth_grant *g, const struct auth_key *key);
 

@@ -312,3 +312,47 @@ void auth_user_free(struct auth_user *u) {
     free(u->grants);
     memset(u, 0, sizeof(*u));
 }
+
+/* The grant of u whose pattern equals g's, or NULL. */
+static struct auth_grant *same_pattern(struct auth_user *u, const struct auth_grant *g) {
+    for (size_t i = 0; i < u->ngrants; i++) {
+        struct auth_grant *h = &u->grants[i];
+        if (h->any_mode == g->any_mode && h->mode == g->mode && h->prefix == g->prefix &&
+            h->len == g->len && memcmp(h->name, g->name, g->len) == 0) {
+            return h;
+        }
+    }
+    return NULL;
+}
+
+leaf_status_t auth_user_grant(struct auth_user *u, const struct auth_grant *g) {
+    struct auth_grant *h = same_pattern(u, g);
+    if (h != NULL) {
+        h->rights |= g->rights;
+        return LEAF_OK;
+    }
+    if (u->ngrants >= AUTH_GRANTS_MAX) {
+        return LEAF_EINVAL;
+    }
+    struct auth_grant *grants = realloc(u->grants, (u->ngrants + 1) * sizeof(*grants));
+    if (grants == NULL) {
+        return LEAF_ENOMEM;
+    }
+    grants[u->ngrants++] = *g;
+    u->grants = grants;
+    return LEAF_OK;
+}
+
+int auth_user_revoke(struct auth_user *u, const struct auth_grant *g) {
+    struct auth_grant *h = same_pattern(u, g);
+    if (h == NULL || (h->rights & g->rights) == 0) {
+        return 0;
+    }
+    h->rights &= ~g->rights;
+    if (h->rights == 0) {
+        size_t i = (size_t)(h - u->grants);
+        memmove(h, h + 1, (u->ngrants - i - 1) * sizeof(*h));
+        u->ngrants--;
+    }
+    return 1;
+}

@@ -95,4 +95,17 @@ unsigned auth_user_rights(const struct auth_user *u, const struct auth_key *key)
 /* Frees what u owns (its grants) and clears it; u itself is the caller's. */
 void auth_user_free(struct auth_user *u);
 
+/*
+ * Adds g's rights to u: to the grant with the same pattern if there is one,
+ * else as a new grant. LEAF_OK, LEAF_EINVAL (AUTH_GRANTS_MAX reached), or
+ * LEAF_ENOMEM (u unchanged).
+ */
+leaf_status_t auth_user_grant(struct auth_user *u, const struct auth_grant *g);
+
+/*
+ * Takes g's rights away from u's grant with the same pattern, and drops that
+ * grant when no right is left. Returns 1 when something changed, else 0.
+ */
+int auth_user_revoke(struct auth_user *u, const struct auth_grant *g);
+
 #endif

@@ -62,3 +62,16 @@ void log_write(int level, const char *component, const char *fmt, ...) {
     log_vwrite(level, component, fmt, ap);
     va_end(ap);
 }
+
+size_t log_safe(const char *s, size_t n, char *dst, size_t cap) {
+    size_t k = 0;
+    for (size_t i = 0; s != NULL && i < n && k + 1 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        int keep = ch >= '!' && ch <= '~' && ch != '\'' && ch != '"';
+        dst[k++] = (char)(keep ? ch : '?');
+    }
+    if (cap > 0) {
+        dst[k] = '\0';
+    }
+    return k;
+}

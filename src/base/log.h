@@ -8,6 +8,7 @@
  * interleave. Any thread may call it; the level is set once at start.
  */
 #include <stdarg.h>
+#include <stddef.h>
 
 enum log_level_e { LEAF_LOG_DEBUG = 0, LEAF_LOG_INFO, LEAF_LOG_WARN, LEAF_LOG_ERROR };
 
@@ -15,6 +16,12 @@ void log_set_level(int level);
 int log_enabled(int level);
 void log_write(int level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/*
+ * Copies n bytes of a client's or a store's text into dst (room: cap) so it
+ * can go into a log line: printable ASCII except quotes kept, anything else
+ * '?', cut at cap - 1 bytes, NUL-terminated. Returns the length.
+ */
+size_t log_safe(const char *s, size_t n, char *dst, size_t cap);
 void log_vwrite(int level, const char *component, const char *fmt, va_list ap);
 
 #define log_debug(comp, ...)                                                                       \

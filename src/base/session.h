@@ -72,6 +72,7 @@ struct session {
     int waiting;             /* a request is parked: feed no input, write what is ready */
     int close_after;         /* close once out is written */
     int loopback;            /* the peer is a loopback address */
+    char peer[48];           /* the peer's "ip:port" (set by the server after open), for logs */
     int loop;                /* index of the serving loop (per-loop counters) */
     void *conn;              /* the server's connection (set by the server; read by wake) */
 };

@@ -66,6 +66,7 @@ _Static_assert(CONFIG_NKEYS <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
 static const size_t config_secret_offsets[] = {
     offsetof(struct leaf_config, jdbc_password),
     offsetof(struct leaf_config, admin_token),
+    offsetof(struct leaf_config, opaque_key),
 };
 
 static const char *const config_level_names[] = {
@@ -497,6 +498,16 @@ static leaf_status_t config_key_error(const struct leaf_config *c, size_t i, con
     return LEAF_EINVAL;
 }
 
+leaf_status_t config_error_at(const struct leaf_config *c, const char *key, const char *why,
+                              char *err, size_t errlen) {
+    int i = config_find(key, strlen(key));
+    if (i < 0) {
+        config_errorf(err, errlen, "%s: %s", key, why);
+        return LEAF_ENOTFOUND;
+    }
+    return config_key_error(c, (size_t)i, why, err, errlen);
+}
+
 static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, size_t errlen) {
     int zk = c->zk_address[0] != '\0';
 
@@ -510,7 +521,8 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     }
     if (c->snowflake_enable && !zk && c->worker_id < 0) {
         return config_key_error(c, CONFIG_I_worker_id,
-                                "required (0..1023) when leaf.snowflake.enable is true and "
+                                "required (0 up to the layout's largest worker ID, 1023 by "
+                                "default) when leaf.snowflake.enable is true and "
                                 "leaf.snowflake.zk.address is empty",
                                 err, errlen);
     }
@@ -529,6 +541,12 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     }
     if (c->sequence_enable && c->name[0] == '\0') {
         return config_key_error(c, CONFIG_I_name, "required when leafd.sequence.enable is true",
+                                err, errlen);
+    }
+    if (c->auth_enable && (!zk || c->name[0] == '\0')) {
+        return config_key_error(c, CONFIG_I_auth_enable,
+                                "needs leaf.snowflake.zk.address and leaf.name: the users live "
+                                "in ZooKeeper under /leafd/{leaf.name}/users",
                                 err, errlen);
     }
     if (c->data_dir[0] == '\0') {

@@ -55,8 +55,9 @@ enum config_type {
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
       "ip part of the identity and the address peers use (empty = first non-loopback)")            \
-    X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 1023,                          \
-      "static worker ID, only with an empty leaf.snowflake.zk.address (-1 = unset)")               \
+    X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 2147483647LL,                  \
+      "static worker ID up to the layout's largest, only with an empty leaf.snowflake.zk.address " \
+      "(-1 = unset)")                                                                              \
     X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,             \
       "snowflake epoch in ms since 1970")                                                          \
     X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                                      \
@@ -89,7 +90,15 @@ enum config_type {
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
-      "per-tag metric series at most (the tags with the least runway first)")
+      "per-tag metric series at most (the tags with the least runway first)")                      \
+    X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
+      "ID and admin requests need a user's credentials (users live in ZooKeeper)")                 \
+    X("leafd.snowflake.layout", CONFIG_STR, snowflake_layout, "time:41,worker:10,sequence:12", 0,  \
+      0, "snowflake fields from the most significant bit down, widths summing to at most 63")      \
+    X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
+      "milliseconds per tick of the snowflake time field")                                         \
+    X("leafd.opaque.key", CONFIG_STR, opaque_key, "", 0, 0,                                        \
+      "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -131,6 +140,10 @@ struct leaf_config {
     int64_t sequence_batch;
     int sequence_autocreate;
     int64_t metrics_tags_max;
+    int auth_enable;
+    char snowflake_layout[128];
+    int64_t time_unit_ms;
+    char opaque_key[65];
 
     /* derived by config_finish() */
     char listen_host[16];
@@ -195,5 +208,14 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen);
  * excluding the NUL, so a result of len - 1 may mean the dump was cut short.
  */
 size_t config_dump(const struct leaf_config *c, char *buf, size_t len);
+
+/*
+ * Writes an error about `key` the way config_finish() does ("where: key:
+ * why"), for checks made outside this library (the layout and the opaque
+ * key are checked by their domains, src/node/node_config.c). Returns
+ * LEAF_EINVAL, or LEAF_ENOTFOUND (and a plain message) for an unknown key.
+ */
+leaf_status_t config_error_at(const struct leaf_config *c, const char *key, const char *why,
+                              char *err, size_t errlen);
 
 #endif

@@ -25,6 +25,7 @@ static const char *const tools_exact[] = {
     "LEAFD_RESP_PORT", /* tools/quickstart: leafd's RESP port */
     "LEAFD_NODE_DIR",  /* tests: where the Node.js clients are installed */
     "LEAFD_KEEP_TMP",  /* tests: keep the temp dirs */
+    "LEAFD_USER",      /* tools/leafctl user: name:secret of an admin user */
 };
 static const char *const tools_prefix[] = {
     "LEAFD_TEST_", "LEAFD_TSAN_", "LEAFD_CHAOS_", "LEAFD_FUZZ_", "LEAFD_BENCH_",

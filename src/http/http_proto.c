@@ -26,6 +26,7 @@ struct http_proto {
     char field[32];
     size_t field_len;
     int in_auth;
+    int auth_too_long; /* the Authorization value passed HTTP_MAX_AUTH: bad credentials */
     int in_body;
     int too_large; /* 413/414/431 once a limit is hit */
     int head_only; /* the request is HEAD: answers carry no body */
@@ -164,7 +165,7 @@ static int on_message_begin(llhttp_t *lp) {
     sbuf_reset(&p->head);
     p->url_len = p->auth_off = p->auth_len = p->body_off = p->body_len = 0;
     p->head_bytes = p->field_len = 0;
-    p->in_auth = p->in_body = 0;
+    p->in_auth = p->in_body = p->auth_too_long = 0;
     p->too_large = 0;
     p->head_only = 0;
     if (p->s.head_started_ms == 0) {
@@ -221,6 +222,7 @@ static int on_header_field_complete(llhttp_t *lp) {
     if (p->in_auth) {
         p->auth_off = p->head.len; /* the last Authorization header wins */
         p->auth_len = 0;
+        p->auth_too_long = 0;
     }
     p->field_len = 0;
     return 0;
@@ -231,7 +233,15 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
-    return p->in_auth ? proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431) : 0;
+    if (!p->in_auth || p->auth_too_long) {
+        return 0;
+    }
+    if (p->auth_len + len > HTTP_MAX_AUTH) {
+        /* Credentials that long are wrong ones (401), not a reason to drop the connection. */
+        p->auth_too_long = 1;
+        return 0;
+    }
+    return proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431);
 }
 
 static int on_headers_complete(llhttp_t *lp) {
@@ -293,7 +303,9 @@ static void proto_build_request(struct http_proto *p) {
         .body_len = p->body_len,
         .auth = p->auth_len ? base + p->auth_off : "",
         .auth_len = p->auth_len,
+        .auth_too_long = p->auth_too_long,
         .loopback = p->s.loopback,
+        .peer = p->s.peer,
         .loop = p->s.loop,
         .first_seen_ms = p->s.now_ms,
         .started_ns = clock_mono_ns(),
@@ -334,7 +346,9 @@ static void proto_dispatch(struct http_proto *p) {
 static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
     switch (p->too_large) {
     case 414: proto_fail(p, 414, "uri_too_long", "request line longer than 2048 bytes"); return;
-    case 431: proto_fail(p, 431, "header_too_large", "request head larger than 8192 bytes"); return;
+    case 431:
+        proto_fail(p, 431, "header_too_large", "request head larger than 16384 bytes");
+        return;
     case 413: proto_fail(p, 413, "body_too_large", "request body larger than 16384 bytes"); return;
     case 503: proto_fail(p, 503, "out_of_memory", "out of memory receiving the request"); return;
     default: {

@@ -27,7 +27,7 @@
 #include "status.h"
 
 #define HTTP_MAX_URL 2048
-#define HTTP_MAX_HEAD 8192
+#define HTTP_MAX_HEAD 16384
 #define HTTP_MAX_BODY 16384
 #define HTTP_MAX_AUTH 512
 
@@ -47,7 +47,9 @@ struct http_request {
     size_t body_len;
     const char *auth; /* Authorization header value, or "" */
     size_t auth_len;
+    int auth_too_long;      /* the Authorization value was longer than HTTP_MAX_AUTH (not kept) */
     int loopback;           /* client address is 127.0.0.0/8 or ::1 */
+    const char *peer;       /* client "ip:port", for log lines */
     int loop;               /* index of the serving event loop */
     int retries;            /* times this request was parked so far */
     int ticket;             /* the handler's own state across parks; -1 at first */

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -430,6 +431,25 @@ static int addr_is_loopback(const struct sockaddr_storage *ss) {
     return 0;
 }
 
+/* "ip:port" of a peer ("?" when unknown), for log lines. */
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t cap) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (out == NULL) {
+        return;
+    }
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+    }
+    snprintf(out, cap, "%s:%d", ip, port);
+}
+
 /* Counts the connection; 0 when the process-wide limit says close it. */
 static int conn_admit(struct net_conn *c) {
     struct net_loop *nl = c->nl;
@@ -482,6 +502,7 @@ static void on_connection(uv_stream_t *server, int status) {
     nl->conns = c;
     struct sockaddr_storage ss;
     int len = sizeof(ss), loopback = 0;
+    memset(&ss, 0, sizeof(ss));
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
         loopback = addr_is_loopback(&ss);
     }
@@ -496,6 +517,7 @@ static void on_connection(uv_stream_t *server, int status) {
     }
     c->s->conn = c;
     c->s->wait.wake = conn_wake;
+    peer_name(&ss, len > 0 ? c->s->peer : NULL, sizeof(c->s->peer));
     uv_tcp_nodelay(&c->tcp, 1);
     c->last_active_ms = loop_now(nl);
     conn_update_reading(c);

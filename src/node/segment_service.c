@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "segment_tags.h"
+#include "segment_zero_waste.h"
 
 /* Leaf refreshes every 60 s; half that keeps "a deleted tag stops being served
  * within 60 s" true even counting the refresh's own round trip. */
@@ -499,10 +500,25 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     return LEAF_OK;
 }
 
+/* Zero waste: the unused rest of every tag's ranges goes back to leaf_alloc (logs only). */
+static void give_back(struct segment_service *svc) {
+    struct segment_zero_waste_result r;
+    segment_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, svc->cfg->db_timeout_ms, &r);
+    if (r.tags > 0) {
+        /* what was neither given back nor kept failed or ran out of time */
+        log_info("segment",
+                 "zero waste: gave back %" PRId64 " unused IDs of %d tag(s); %d kept (another "
+                 "node reserved since), %d failed%s",
+                 r.ids, r.given, r.kept, r.tags - r.given - r.kept,
+                 r.timed_out ? " or out of time" : "");
+    }
+}
+
 void segment_service_stop(struct segment_service *svc) {
     if (svc == NULL || !svc->enabled) {
         return;
     }
+    give_back(svc);           /* the event loops are gone: nothing is issued any more */
     segment_db_stop(svc->db); /* queued jobs come back failed through on_db_done */
     svc->db = NULL;
     /* The event loops are gone: every admin job left is abandoned. */

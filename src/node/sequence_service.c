@@ -373,10 +373,15 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     snprintf(svc->dir_primary, sizeof(svc->dir_primary), "/leafd/%s/primary", cfg->name);
     snprintf(svc->dir_seqs, sizeof(svc->dir_seqs), "/leafd/%s/sequences", cfg->name);
     snprintf(svc->lease_path, sizeof(svc->lease_path), "/leafd/%s/lease", cfg->name);
+    /* Neither handle keeps the control loop alive: it ends with the signals.
+     * Unreferenced at once, so that a start failing below (ZooKeeper
+     * unreachable) does not leave the shutdown's uv_run() waiting forever. */
     uv_async_init(svc->loop, &svc->async, seq_on_async);
     svc->async.data = svc;
+    uv_unref((uv_handle_t *)&svc->async);
     uv_timer_init(svc->loop, &svc->cron);
     svc->cron.data = svc;
+    uv_unref((uv_handle_t *)&svc->cron);
     svc->started = 1;
     if (zk_session_open(&svc->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, seq_notify,
                         &svc->async) != LEAF_OK) {
@@ -391,10 +396,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (ensure_parents(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
-    /* Neither handle keeps the control loop alive: it ends with the signals. */
-    uv_unref((uv_handle_t *)&svc->async);
     uv_timer_start(&svc->cron, seq_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
-    uv_unref((uv_handle_t *)&svc->cron);
     uv_async_send(&svc->async); /* the CONNECTED event is queued: get in line */
     log_info("sequence", "sequences on, advertised as %s; electing a primary under %s",
              svc->self_data, svc->dir_primary);

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "node_config.h"
 #include "node_ip.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
@@ -93,6 +94,7 @@ static leaf_status_t node_identity(struct snowflake_node *n) {
         log_error("snowflake", "leaf.name or leafd.data.dir is too long for a path");
         return LEAF_EINVAL;
     }
+    n->layout.max_worker_id = snowflake_layout_max(&n->gen.layout, SNOWFLAKE_WORKER);
     return LEAF_OK;
 }
 
@@ -461,6 +463,21 @@ static void node_static_lease(struct snowflake_node *n, const struct zk_cache_da
     }
 }
 
+/* A worker ID (from ZooKeeper, the cache or the config) must fit the layout's worker field. */
+static leaf_status_t node_check_worker_width(struct snowflake_node *n) {
+    int64_t max = snowflake_layout_max(&n->gen.layout, SNOWFLAKE_WORKER);
+    if (n->worker_id <= max) {
+        return LEAF_OK;
+    }
+    char text[64];
+    snowflake_layout_format(&n->gen.layout, text, sizeof(text));
+    log_error("snowflake",
+              "refusing to start: worker ID %" PRId64 " does not fit leafd.snowflake.layout %s "
+              "(worker IDs 0..%" PRId64 ")",
+              n->worker_id, text, max);
+    return LEAF_ERANGE;
+}
+
 leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,
                                     struct uv_loop_s *control_loop) {
     struct snowflake_node *n = calloc(1, sizeof(*n));
@@ -475,7 +492,11 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     atomic_init(&n->stats.worker_id, -1);
     pthread_mutex_init(&n->lock, NULL);
     uint64_t seed = (uint64_t)clock_wall_ms() ^ ((uint64_t)getpid() << 32);
-    snowflake_gen_init(&n->gen, cfg->epoch, seed);
+    struct snowflake_layout layout;
+    if (node_config_layout(cfg, &layout) != LEAF_OK) {
+        snowflake_layout_default(&layout); /* unreachable: main checked the configuration */
+    }
+    snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
     *out = n;
     return LEAF_OK;
@@ -534,7 +555,8 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     } else {
         node_static_lease(n, &cache, have_cache, &zk_ms);
     }
-    if (node_check_clock(n, zk_ms, have_cache ? cache.timestamp : -1, &floor_ms) != LEAF_OK) {
+    if (node_check_worker_width(n) != LEAF_OK ||
+        node_check_clock(n, zk_ms, have_cache ? cache.timestamp : -1, &floor_ms) != LEAF_OK) {
         return LEAF_ERR;
     }
     pthread_mutex_lock(&n->lock);
@@ -550,6 +572,14 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     atomic_store(&n->ready, 1);
     char floor_text[96];
     node_floor_text(floor_ms, floor_text, sizeof(floor_text));
+    char text[64];
+    snowflake_layout_format(&n->gen.layout, text, sizeof(text));
+    log_info("snowflake",
+             "layout %s, %" PRId64 " ms per tick, %.1f years left from epoch %" PRId64
+             ", batches of at most %d IDs",
+             text, n->gen.layout.unit_ms,
+             snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch,
+             snowflake_gen_max_batch(&n->gen));
     log_info("snowflake",
              "serving as %s with worker ID %" PRId64 " (%s%s); %s; reservations %" PRId64
              " ms ahead",
@@ -642,7 +672,7 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
         .backwards_waits = g.backwards_waits,
         .backwards_errors = g.backwards_errors,
         .exhaustions = g.exhaustions,
-        .years_left = snowflake_id_years_left(n->cfg->epoch, now),
+        .years_left = snowflake_layout_years_left(&g.layout, n->cfg->epoch, now),
         .use_zk = atomic_load(&n->stats.use_zk),
         .started = atomic_load(&n->stats.worker_id) >= 0,
         .zk_state = atomic_load(&n->stats.zk_state),
@@ -664,4 +694,8 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
                 : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID"
                 : v->ceiling_ms <= now                     ? "time reservation not persisted"
                                                            : "starting";
+}
+
+const struct snowflake_layout *snowflake_node_layout(const struct snowflake_node *n) {
+    return &n->gen.layout; /* written at create, read-only afterwards */
 }

@@ -53,6 +53,9 @@ void snowflake_node_free(struct snowflake_node *n);
 leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int count,
                                   int64_t *wait_ms);
 
+/* The layout (with its time unit) IDs are made and decoded with; fixed at create. Any thread. */
+const struct snowflake_layout *snowflake_node_layout(const struct snowflake_node *n);
+
 /* A snapshot for /ready, /metrics and pages. */
 struct snowflake_node_view {
     int enabled, is_static, started, ready;

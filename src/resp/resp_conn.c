@@ -26,6 +26,7 @@ static void conn_new_request(struct resp_conn *c) {
         .client = &c->client,
         .loop = c->s.loop,
         .loopback = c->s.loopback,
+        .peer = c->s.peer,
         .first_seen_ms = c->s.now_ms,
         .now_ms = c->s.now_ms,
         .started_ns = clock_mono_ns(),
@@ -112,11 +113,14 @@ static void resp_close(struct session *s) {
 }
 
 static struct session *resp_open(void *arg, int loopback, int loop) {
-    struct resp_conn *c = calloc(1, sizeof(*c));
+    const struct resp_conn_config *cfg = arg;
+    size_t head = (sizeof(struct resp_conn) + 15) & ~(size_t)15;
+    struct resp_conn *c = calloc(1, head + cfg->app_size);
     if (c == NULL) {
         return NULL;
     }
     c->cfg = arg;
+    c->client.app = cfg->app_size ? (char *)c + head : NULL;
     c->s.loopback = loopback;
     c->s.loop = loop;
     sbuf_init(&c->s.out, 0);

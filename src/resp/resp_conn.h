@@ -40,6 +40,7 @@ struct resp_client {
     char name[RESP_CLIENT_NAME_MAX + 1];
     char user[RESP_USER_MAX + 1]; /* authenticated user, "" = none */
     int64_t connected_ms;         /* monotonic ms at accept */
+    void *app; /* resp_conn_config.app_size zeroed bytes the handler owns (e.g. who AUTHed) */
 };
 
 /* What a handler sees of a command. Valid until it is answered. */
@@ -49,6 +50,7 @@ struct resp_request {
     struct resp_client *client;
     int loop;              /* index of the serving event loop */
     int loopback;          /* the peer is a loopback address */
+    const char *peer;      /* the peer's "ip:port", for log lines */
     int retries;           /* times this command was parked so far */
     int64_t first_seen_ms; /* monotonic ms when the command was first dispatched */
     int64_t now_ms;        /* the loop's monotonic time at this dispatch */
@@ -70,6 +72,7 @@ struct resp_conn_config {
     resp_done_fn done; /* may be NULL */
     void *ctx;
     uint64_t next_client_id; /* atomic; starts at 0 */
+    size_t app_size;         /* per-connection state of the handler's (resp_client.app) */
 };
 
 /* req->command of a reply the protocol wrote itself (protocol error, timeout). */

@@ -48,6 +48,7 @@ Needs LEAFD_BIN and ZK_EXPIRE_BIN (tools/chaos and ctest set them).
 """
 import argparse
 import collections
+import json
 import os
 import random
 import signal
@@ -199,6 +200,7 @@ def main():
         say("load stopped; %.1f s of faults + %.1f s of recovery" % (args.seconds,
                                                                        t_end - t_start - args.seconds))
         final_state(cluster, verdict)
+        opaque_plain = decode_opaque(cluster, clients)
         for name, (rc, secs, hung) in cluster.stop_nodes().items():
             if hung or rc != 0:
                 verdict.bad("graceful stop at the end", "%s exited %s after SIGTERM (%.1f s, hung=%s)"
@@ -208,7 +210,7 @@ def main():
             verdict.bad("fault episodes", text)
         t_v = time.time()
         verdict, stats = verify(clients, cluster.nodes, sched.windows, cluster.reserve_ms,
-                                (q0, q1), verdict)
+                                (q0, q1), verdict, opaque_plain)
         say("checks took %.1f s" % (time.time() - t_v))
         summary(args, sched, stats, t_end - t_start)
         for note in verdict.notes:
@@ -233,6 +235,29 @@ def main():
         cluster.close(keep=failed or args.keep)
         wd.done.set()
     sys.exit(1 if failed else 0)
+
+
+def decode_opaque(cluster, clients, batch=1000):
+    """Every opaque ID received, decoded by a live node through GET /decodeOpaqueId
+    (pipelined): {opaque ID: segment ID, or None when it did not decode}."""
+    wanted = sorted({x for c in clients for (n, run, mode, tag, t0, t1, ids) in c.ok
+                     if mode == "opaque" for x in ids})
+    out = dict.fromkeys(wanted)
+    node = next((n for n in cluster.nodes if n.leafd.proc and n.leafd.proc.alive()), None)
+    if node is None or not wanted:
+        return out
+    s = leafdtest.HttpStream(node.port, timeout=30)
+    try:
+        for i in range(0, len(wanted), batch):
+            chunk = wanted[i:i + batch]
+            s.send(b"".join(leafdtest.get_request("/decodeOpaqueId?id=%d" % x) for x in chunk))
+            for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
+                if st == 200:
+                    out[x] = int(json.loads(body)["segment_id"])
+    finally:
+        s.close()
+    say("decoded %d opaque IDs through %s" % (sum(v is not None for v in out.values()), node.name))
+    return out
 
 
 def final_state(cluster, verdict):
@@ -280,8 +305,10 @@ def summary(args, sched, stats, elapsed):
     say("seed %d; %g s of faults, %.1f s in all; %d client threads" % (args.seed, args.seconds, elapsed,
                                                                          args.clients))
     per_tag = ", ".join("%s %d" % kv for kv in sorted(stats["segment_ids_per_tag"].items()))
-    say("IDs checked: snowflake %d, segment %d (%s), sequence %d (strictly increasing across nodes)"
-        % (stats["snowflake_ids"], stats["segment_ids"], per_tag, stats.get("sequence_ids", 0)))
+    say("IDs checked: snowflake %d, segment %d (%s; ranges included), opaque %d (decoded into "
+        "segment/chaos), sequence %d (strictly increasing across nodes)"
+        % (stats["snowflake_ids"], stats["segment_ids"], per_tag, stats.get("opaque_ids", 0),
+           stats.get("sequence_ids", 0)))
     inj = collections.Counter(f.kind for f in sched.injected)
     say("faults injected: %d: %s" % (len(sched.injected), " ".join("%s=%d" % (k, inj[k]) for k in KINDS)))
     missing = [k for k in KINDS if not inj[k]]

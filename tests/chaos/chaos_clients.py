@@ -16,7 +16,13 @@ JSON error code of a non-200 answer, or conn_refused / conn_reset /
 disconnected / timeout / exception for a failed exchange. A 200 whose body
 is not `count` positive ascending decimal IDs is a protocol violation, kept
 apart from errors. Over RESP, the code of an error reply is its first word in
-lower case (the HTTP API's stable code)."""
+lower case (the HTTP API's stable code).
+
+Opaque IDs of `chaos` (HTTP /api/opaque/get, RESP opaque:chaos) are kept as
+mode "opaque" (not ascending; chaos.py decodes them at the end), ranges
+(/api/segment/range/chaos, HTTP only) as segment IDs: the range's IDs
+expanded. Errors of both count as segment errors: the same faults explain
+them."""
 import errno
 import http.client as httpclient
 import json
@@ -31,6 +37,13 @@ SNOWFLAKE_COUNTS = (1, 1, 1, 1, 10, 100, 500)
 # one fetches a new range from the database every few requests at first.
 SEGMENT_TAGS = (("chaos", (1, 1, 1, 10, 100, 500)),) * 4 + (("chaos.small", (1, 1, 2, 5)),)
 FRESH_COUNTS = (1, 1, 2, 10)
+OPAQUE_COUNTS = (1, 1, 10, 100)
+RANGE_COUNTS = (1, 5, 50, 300)
+
+
+def record_mode(mode):
+    """The mode an answer is checked as: opaque IDs and ranges are segment requests."""
+    return "segment" if mode in ("opaque", "range") else mode
 
 
 def classify(exc):
@@ -150,6 +163,10 @@ class Client(threading.Thread):
             return n, "sequence", "chaos.seq", self.rng.choice((1, 1, 1, 5, 50))
         if self.rng.random() < 0.5:
             return n, "snowflake", "chaos", self.rng.choice(SNOWFLAKE_COUNTS)
+        if self.rng.random() < 0.15:
+            return n, "opaque", "chaos", self.rng.choice(OPAQUE_COUNTS)
+        if self.rng.random() < 0.1:
+            return n, "range", "chaos", self.rng.choice(RANGE_COUNTS)
         fresh = self.fresh_tags
         if fresh and self.rng.random() < 0.1:
             # One of the last few tags created before a database outage.
@@ -211,11 +228,16 @@ class Client(threading.Thread):
                 code, detail = classify(e), repr(e)[:120]
                 n = (n + 1) % len(self.nodes)  # a dead node: try the next one
                 time.sleep(0.02)
+        if self.stop_flag.is_set() and code == "timeout" and not detail:
+            return  # cut short by the end of the run before any answer: not an error
         self.requests += 1
         self.errors.append((n, run, mode, tag, t0, time.time(), code, detail))
 
     def _http(self, conn, n, run, mode, tag, count, t0):
-        path = "/api/%s/get/%s" % (mode, tag) + ("?count=%d" % count if count > 1 else "")
+        if mode == "range":
+            path = "/api/segment/range/%s?count=%d" % (tag, count)
+        else:
+            path = "/api/%s/get/%s" % (mode, tag) + ("?count=%d" % count if count > 1 else "")
         conn.request("GET", path)
         r = conn.getresponse()
         body = r.read()
@@ -225,16 +247,20 @@ class Client(threading.Thread):
             self._drop((n, "http"))
         if r.status == 200:
             try:
-                ids = array("q", (int(x) for x in body.split(b"\n")))
-            except ValueError:
+                if mode == "range":
+                    j = json.loads(body)
+                    ids = array("q", range(int(j["start"]), int(j["end"]) + 1))
+                else:
+                    ids = array("q", (int(x) for x in body.split(b"\n")))
+            except (ValueError, KeyError, TypeError):
                 ids = body
-            self._success(n, run, mode, tag, count, t0, t1, ids)
+            self._success(n, run, "segment" if mode == "range" else mode, tag, count, t0, t1, ids)
             return
         try:
             code = json.loads(body).get("code") or "http_%d" % r.status
         except ValueError:
             code = "http_%d" % r.status
-        self.errors.append((n, run, mode, tag, t0, t1, code,
+        self.errors.append((n, run, record_mode(mode), tag, t0, t1, code,
                             body[:160].decode("utf-8", "replace")))
         time.sleep(0.01)
 
@@ -251,7 +277,8 @@ class Client(threading.Thread):
                 reply = conn.call("LEAF.IDS", key, count)
         except RespError as e:
             self.requests += 1
-            self.errors.append((n, run, mode, tag, t0, time.time(), e.code, e.line[:160]))
+            self.errors.append((n, run, record_mode(mode), tag, t0, time.time(), e.code,
+                                e.line[:160]))
             time.sleep(0.01)
             return
         t1 = time.time()
@@ -264,7 +291,7 @@ class Client(threading.Thread):
     def run(self):
         while not self.stop_flag.is_set():
             n, mode, tag, count = self._pick()
-            proto = "resp" if self.rng.random() < 0.5 else "http"
+            proto = "resp" if self.rng.random() < 0.5 and mode != "range" else "http"
             if mode == "sequence":
                 self._sequence(n, mode, tag, count, proto)
                 if self.pause:
@@ -285,7 +312,8 @@ class Client(threading.Thread):
                 t1 = time.time()
                 self.requests += 1
                 self._drop((n, proto))
-                self.errors.append((n, run, mode, tag, t0, t1, classify(e), repr(e)[:160]))
+                self.errors.append((n, run, record_mode(mode), tag, t0, t1, classify(e),
+                                    repr(e)[:160]))
                 time.sleep(0.02)
             if self.pause:
                 time.sleep(self.pause)
@@ -303,7 +331,7 @@ class Client(threading.Thread):
             bad = "%d IDs for count=%d" % (len(ids), count)
         elif ids[0] <= 0:
             bad = "non-positive ID %d" % ids[0]
-        elif any(a >= b for a, b in zip(ids, ids[1:])):
+        elif mode != "opaque" and any(a >= b for a, b in zip(ids, ids[1:])):
             bad = "IDs not ascending within one answer"
         if bad:
             self.violations.append("client %d: node %d run %d %s/%s at %.3f: %s"

@@ -40,6 +40,9 @@ import time
 from leafdtest import Env, free_port, http, wait_until
 from zkhelpers import faketime_env, zk_props
 
+# Opaque IDs (/api/opaque/get, opaque:<tag>) on every node, with one key.
+OPAQUE_KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
 SENTINEL = r"""
 import os, shutil, signal, sys
 pidfile, marker, rmdir = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
@@ -204,6 +207,7 @@ class Cluster:
                 "leafd.zk.session.timeout.ms": str(self.session_ms),
                 "leafd.snowflake.reserve.ms": str(self.reserve_ms),
                 "leafd.db.timeout.ms": "1000",
+                "leafd.opaque.key": OPAQUE_KEY,
                 "leafd.threads": str(self.threads)})
             log("starting leafd %s" % name)
             lf = self.env.leafd(name, props, extra_env=faketime_env(timestamp_file=tsfile),

@@ -1,7 +1,8 @@
 """The checks of a chaos run, over every answer every client received.
 
 1. No duplicate: snowflake IDs across all nodes; segment IDs per tag across
-   all nodes.
+   all nodes (ranges included, and the segment IDs the opaque IDs decode to);
+   opaque IDs across all nodes, each of which must have decoded.
 2. Snowflake order: within each run of each node, the IDs one client thread
    received strictly increase in the order it received them; across clients,
    an answer received before another request was sent holds only smaller
@@ -53,18 +54,21 @@ class Verdict:
         return not self.problems
 
 
-def verify(clients, nodes, windows, reserve_ms, quiet, v=None):
-    """Runs every check; returns (Verdict, stats dict)."""
+def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None):
+    """Runs every check; returns (Verdict, stats dict). opaque_plain: {opaque ID:
+    segment ID or None} for every opaque ID received (decoded by chaos.py)."""
     v = v or Verdict()
     stats = {}
     names = [n.name for n in nodes]
-    snow, seg, seq = [], collections.defaultdict(list), []
+    snow, seg, seq, opq = [], collections.defaultdict(list), [], []
     n_snow = n_seg = 0
     for c in clients:
         for (n, run, mode, tag, t0, t1, ids) in c.ok:
             if mode == "snowflake":
                 n_snow += len(ids)
                 snow.append(ids)
+            elif mode == "opaque":
+                opq.append((tag, ids))
             elif mode == "sequence":
                 seq.append((t0, t1, ids))
             else:
@@ -76,6 +80,16 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None):
     stats["segment_ids"] = n_seg
     stats["segment_ids_per_tag"] = {t: sum(len(a) for a in l) for t, l in seg.items()}
 
+    stats["opaque_ids"] = sum(len(ids) for _, ids in opq)
+    _duplicates(v, "opaque", [ids for _, ids in opq], clients, names, "opaque")
+    plain = opaque_plain or {}
+    undecoded = [x for _, ids in opq for x in ids if plain.get(x) is None]
+    if undecoded:
+        v.bad("opaque IDs decode", "%d opaque IDs did not decode, e.g. %r"
+              % (len(undecoded), undecoded[:SHOW]))
+    for tag in {t for t, _ in opq}:
+        dec = [plain[x] for t, ids in opq if t == tag for x in ids if plain.get(x) is not None]
+        seg[tag].append(dec)  # checked with the tag's segment IDs: no overlap
     _duplicates(v, "snowflake", snow, clients, names)
     for tag, arrs in seg.items():
         _duplicates(v, "segment/" + tag, arrs, clients, names, tag)

@@ -389,6 +389,14 @@ class Env:
         sys.exit(1 if _checks["failed"] else 0)
 
 
+def seg_props(db, **extra):
+    """Config of a segment node on the MariaDB db (the harness's user leaf)."""
+    p = {"leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
+         "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw"}
+    p.update(extra)
+    return p
+
+
 def static_props(worker=1, **extra):
     """Config of a static-worker snowflake node."""
     p = {"leaf.name": "it", "leaf.snowflake.enable": "true",

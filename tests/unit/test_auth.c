@@ -585,7 +585,73 @@ static void test_authenticate_and_session(void) {
     auth_table_free(t3);
 }
 
+/* PATTERN:RIGHTS as leafctl writes grants, and back. */
+static void test_grant_spec(void) {
+    struct auth_grant g;
+    char why[200], out[AUTH_GRANT_SPEC_MAX + 1];
+    CHECK_EQ_INT(auth_grant_spec_parse("segment:orders.*:ids,create", 27, 1, &g, why, sizeof(why)),
+                 LEAF_OK);
+    CHECK(g.rights == (AUTH_RIGHT_IDS | AUTH_RIGHT_CREATE) && g.prefix && g.len == 7);
+    auth_grant_spec_format(&g, out);
+    CHECK(strcmp(out, "segment:orders.*:ids,create") == 0);
+    CHECK_EQ_INT(auth_grant_spec_parse("*:ids", 5, 1, &g, why, sizeof(why)), LEAF_OK);
+    CHECK(g.any_mode && g.rights == AUTH_RIGHT_IDS);
+    /* A name with colons: the rights follow the last one. */
+    CHECK_EQ_INT(auth_grant_spec_parse("sequence:a:b:create", 19, 1, &g, why, sizeof(why)),
+                 LEAF_OK);
+    CHECK(g.len == 3 && memcmp(g.name, "a:b", 3) == 0 && g.rights == AUTH_RIGHT_CREATE);
+    /* Rights required: refused without; optional (revoke): all rights. */
+    CHECK_EQ_INT(auth_grant_spec_parse("sequence:pay", 12, 1, &g, why, sizeof(why)), LEAF_EINVAL);
+    CHECK(strstr(why, "PATTERN:RIGHTS") != NULL);
+    CHECK_EQ_INT(auth_grant_spec_parse("sequence:pay", 12, 0, &g, why, sizeof(why)), LEAF_OK);
+    CHECK(g.rights == AUTH_RIGHT_ALL && g.len == 3);
+    /* A tag called "ids": the pattern segment alone is no pattern, so it is the name. */
+    CHECK_EQ_INT(auth_grant_spec_parse("segment:ids", 11, 0, &g, why, sizeof(why)), LEAF_OK);
+    CHECK(g.len == 3 && memcmp(g.name, "ids", 3) == 0 && g.rights == AUTH_RIGHT_ALL);
+    CHECK_EQ_INT(auth_grant_spec_parse("segment:ids:ids", 15, 1, &g, why, sizeof(why)), LEAF_OK);
+    CHECK_EQ_INT(auth_grant_spec_parse("segment:a:admin", 15, 1, &g, why, sizeof(why)),
+                 LEAF_EINVAL);
+    CHECK_EQ_INT(auth_grant_spec_parse("seg*:ids", 8, 1, &g, why, sizeof(why)), LEAF_EINVAL);
+    CHECK_EQ_INT(auth_grant_spec_parse("segment:a:ids,", 14, 1, &g, why, sizeof(why)), LEAF_EINVAL);
+}
+
+/* Grant merges rights into the same pattern; revoke takes them away and drops empty grants. */
+static void test_user_grant_revoke(void) {
+    struct auth_user u;
+    memset(&u, 0, sizeof(u));
+    struct auth_grant g;
+    char why[200];
+    auth_grant_spec_parse("segment:orders.*:ids", 20, 1, &g, why, sizeof(why));
+    CHECK_EQ_INT(auth_user_grant(&u, &g), LEAF_OK);
+    auth_grant_spec_parse("segment:orders.*:create", 23, 1, &g, why, sizeof(why));
+    CHECK_EQ_INT(auth_user_grant(&u, &g), LEAF_OK);
+    CHECK(u.ngrants == 1 && u.grants[0].rights == AUTH_RIGHT_ALL);
+    auth_grant_spec_parse("*:ids", 5, 1, &g, why, sizeof(why));
+    CHECK_EQ_INT(auth_user_grant(&u, &g), LEAF_OK);
+    CHECK_EQ_INT(u.ngrants, 2);
+    auth_grant_spec_parse("segment:orders.*:ids", 20, 0, &g, why, sizeof(why));
+    CHECK(auth_user_revoke(&u, &g));
+    CHECK(u.ngrants == 2 && u.grants[0].rights == AUTH_RIGHT_CREATE);
+    auth_grant_spec_parse("segment:orders.*", 16, 0, &g, why, sizeof(why));
+    CHECK(auth_user_revoke(&u, &g));
+    CHECK(u.ngrants == 1 && u.grants[0].any_mode);
+    CHECK(!auth_user_revoke(&u, &g)); /* nothing left to take */
+    for (int i = 0; i < AUTH_GRANTS_MAX; i++) {
+        char spec[64];
+        int n = snprintf(spec, sizeof(spec), "segment:t%d:ids", i);
+        auth_grant_spec_parse(spec, (size_t)n, 1, &g, why, sizeof(why));
+        if (auth_user_grant(&u, &g) != LEAF_OK) {
+            CHECK_EQ_INT((int)u.ngrants, AUTH_GRANTS_MAX);
+            break;
+        }
+    }
+    CHECK_EQ_INT((int)u.ngrants, AUTH_GRANTS_MAX);
+    auth_user_free(&u);
+}
+
 int main(void) {
+    TEST(test_grant_spec);
+    TEST(test_user_grant_revoke);
     TEST(test_patterns);
     TEST(test_bad_patterns);
     TEST(test_keys);

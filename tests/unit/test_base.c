@@ -6,8 +6,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "clock.h"
+#include "file.h"
+#include "log.h"
 #include "num.h"
+#include "ratelimit.h"
 #include "sbuf.h"
 #include "unit.h"
 
@@ -138,7 +145,71 @@ static void test_clocks(void) {
     CHECK(n1 / 1000000 - m1 <= 1);
 }
 
+/* One line a second per key, whatever the collisions; suppressed lines counted. */
+static void test_ratelimit(void) {
+    static struct ratelimit r; /* 16 KiB: not on the stack */
+    uint64_t sup = 99;
+    CHECK(ratelimit_allow(&r, "10.0.0.1", 8, 1000, &sup));
+    CHECK_EQ_INT(sup, 0);
+    CHECK(!ratelimit_allow(&r, "10.0.0.1", 8, 1500, &sup));
+    CHECK(!ratelimit_allow(&r, "10.0.0.1", 8, 1999, &sup));
+    CHECK(ratelimit_allow(&r, "10.0.0.1", 8, 2000, &sup));
+    CHECK_EQ_INT(sup, 2);
+    /* Many keys within one second: each key at most once, whatever slot it shares. */
+    int allowed = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 5000; i++) {
+            char key[32];
+            int n = snprintf(key, sizeof(key), "192.168.%d.%d", i / 256, i % 256);
+            allowed += ratelimit_allow(&r, key, (size_t)n, 10000 + round * 10, &sup);
+        }
+    }
+    CHECK(allowed <= RATELIMIT_SLOTS);
+    CHECK(allowed > RATELIMIT_SLOTS / 2);
+}
+
+static void test_log_safe(void) {
+    char out[8];
+    CHECK_EQ_INT(log_safe("ab\ncd\"e'", 8, out, sizeof(out)), 7);
+    CHECK(strcmp(out, "ab?cd?e") == 0); /* cut at cap - 1 */
+    CHECK_EQ_INT(log_safe("x", 1, out, 1), 0);
+    CHECK(out[0] == '\0');
+    CHECK_EQ_INT(log_safe(NULL, 5, out, sizeof(out)), 0);
+}
+
+/* file_write_atomic: the mode whatever the umask, replaced whole, read back. */
+static void test_file_atomic(void) {
+    char dir[] = "/tmp/leafd-unit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/a/b/users.jsonl", dir);
+    mode_t old = umask(0);
+    CHECK_EQ_INT(file_write_atomic("unit", path, "one\n", 4, 0600), LEAF_OK);
+    umask(old);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    CHECK_EQ_INT(file_write_atomic("unit", path, "two\ntwo\n", 8, 0600), LEAF_OK);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_EQ_INT(file_read_all("unit", path, 100, &text, &len), LEAF_OK);
+    CHECK(len == 8 && strcmp(text, "two\ntwo\n") == 0);
+    free(text);
+    CHECK_EQ_INT(file_read_all("unit", path, 4, &text, &len), LEAF_EINVAL);
+    char missing[160];
+    snprintf(missing, sizeof(missing), "%s/none", dir);
+    CHECK_EQ_INT(file_read_all("unit", missing, 4, &text, &len), LEAF_ENOTFOUND);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/a/b", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/a", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 int main(void) {
+    TEST(test_ratelimit);
+    TEST(test_log_safe);
+    TEST(test_file_atomic);
     TEST(test_sbuf_grows);
     TEST(test_sbuf_printf_exact_fit);
     TEST(test_sbuf_max_is_sticky);

@@ -310,10 +310,10 @@ static void test_int(void) {
 }
 
 static void test_int_range(void) {
-    expect_value_error("leafd.snowflake.worker.id", "1024",
-                       "must be between 0 and 1023 (or -1: unset), got \"1024\"");
+    expect_value_error("leafd.snowflake.worker.id", "2147483648",
+                       "must be between 0 and 2147483647 (or -1: unset), got \"2147483648\"");
     expect_value_error("leafd.snowflake.worker.id", "-2",
-                       "must be between 0 and 1023 (or -1: unset), got \"-2\"");
+                       "must be between 0 and 2147483647 (or -1: unset), got \"-2\"");
     expect_value_error("leaf.snowflake.port", "65536",
                        "must be between 0 and 65535, got \"65536\"");
     expect_value_error("leafd.threads", "65", "must be between 0 and 64, got \"65\"");
@@ -328,11 +328,12 @@ static void test_int_range(void) {
                        "must be between 0 and 4102444800000, got \"9223372036854775808\"");
     expect_value_error("leafd.snowflake.epoch", "18446744073709551617",
                        "must be between 0 and 4102444800000, got \"18446744073709551617\"");
-    expect_value_error("leafd.snowflake.worker.id", "-9223372036854775808",
-                       "must be between 0 and 1023 (or -1: unset), got \"-9223372036854775808\"");
+    expect_value_error(
+        "leafd.snowflake.worker.id", "-9223372036854775808",
+        "must be between 0 and 2147483647 (or -1: unset), got \"-9223372036854775808\"");
     expect_value_error(
         "leafd.snowflake.worker.id", "-99999999999999999999999",
-        "must be between 0 and 1023 (or -1: unset), got \"-99999999999999999999999\"");
+        "must be between 0 and 2147483647 (or -1: unset), got \"-99999999999999999999999\"");
 }
 
 static void test_addr(void) {
@@ -617,7 +618,7 @@ static void test_env_override(void) {
 
 static void test_env_bad(void) {
     static const char *const bool_env[] = {"LEAF_SNOWFLAKE_ENABLE", "yes", NULL};
-    static const char *const int_env[] = {"LEAFD_SNOWFLAKE_WORKER_ID", "2048", NULL};
+    static const char *const int_env[] = {"LEAFD_SNOWFLAKE_WORKER_ID", "2147483648", NULL};
     static const char *const zk_env[] = {"LEAF_SNOWFLAKE_ZK_ADDRESS", "zk1", NULL};
     static const char *const trim_env[] = {"LEAFD_THREADS", " 4", NULL};
     static const char *const name_env[] = {"LEAF_NAME", "a/b", NULL};
@@ -628,7 +629,7 @@ static void test_env_bad(void) {
                       "expected true or false, got \"yes\"");
     CHECK_EQ_INT(apply_env(int_env), LEAF_EINVAL);
     CHECK_EQ_STR(err, "environment LEAFD_SNOWFLAKE_WORKER_ID: leafd.snowflake.worker.id: "
-                      "must be between 0 and 1023 (or -1: unset), got \"2048\"");
+                      "must be between 0 and 2147483647 (or -1: unset), got \"2147483648\"");
     CHECK_EQ_INT(apply_env(zk_env), LEAF_EINVAL);
     CHECK_EQ_STR(err, "environment LEAF_SNOWFLAKE_ZK_ADDRESS: leaf.snowflake.zk.address: "
                       "expected host:port[,host:port...] (or empty), got \"zk1\"");
@@ -676,13 +677,14 @@ static void test_finish_name_required(void) {
 static void test_finish_worker_id(void) {
     CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\n"), LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_EINVAL);
-    CHECK_EQ_STR(err,
-                 FILE_NAME ": leafd.snowflake.worker.id: required (0..1023) when "
-                           "leaf.snowflake.enable is true and leaf.snowflake.zk.address is empty");
+    CHECK_EQ_STR(err, FILE_NAME
+                 ": leafd.snowflake.worker.id: required (0 up to the layout's largest worker "
+                 "ID, 1023 by default) when "
+                 "leaf.snowflake.enable is true and leaf.snowflake.zk.address is empty");
     CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=-1\n"),
                  LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_EINVAL);
-    CHECK(strstr(err, FILE_NAME ":3: leafd.snowflake.worker.id: required (0..1023)") == err);
+    CHECK(strstr(err, FILE_NAME ":3: leafd.snowflake.worker.id: required (0 up to") == err);
     CHECK_EQ_INT(parse("leaf.name=a\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=0\n"),
                  LEAF_OK);
     CHECK_EQ_INT(finish(), LEAF_OK);

@@ -112,14 +112,14 @@ static void test_pipelined_in_order(void) {
 }
 
 static void test_limits(void) {
-    char big[12000];
+    char big[24000];
     snprintf(big, sizeof(big), "GET /%03000d HTTP/1.1\r\n\r\n", 0);
     CHECK(starts(feed(big), "HTTP/1.1 414 "));
     CHECK(conn->close_after);
 
     size_t pos = (size_t)snprintf(big, sizeof(big), "GET /health HTTP/1.1\r\n");
-    for (int i = 0; i < 100; i++) {
-        pos += (size_t)snprintf(big + pos, sizeof(big) - pos, "X-H%02d: %090d\r\n", i, 0);
+    for (int i = 0; i < 200; i++) {
+        pos += (size_t)snprintf(big + pos, sizeof(big) - pos, "X-H%03d: %090d\r\n", i, 0);
     }
     snprintf(big + pos, sizeof(big) - pos, "\r\n");
     CHECK(starts(feed(big), "HTTP/1.1 431 "));

@@ -276,9 +276,19 @@ static void test_exhaustion_at_8_bits(void) {
     CHECK_EQ_INT(wait, 1);
     CHECK_EQ_INT(snowflake_gen_next(&g, now + 7, ids, 1, &wait), LEAF_OK);
     CHECK_EQ_INT(ids[0] >> 24, tick + 2); /* borrowed again, one tick ahead of the clock */
-    /* a batch bigger than the borrow limit waits for as many ticks as it needs */
-    CHECK_EQ_INT(snowflake_gen_next(&g, now + 7, ids, 1000, &wait), LEAF_EAGAIN);
-    CHECK_EQ_INT(wait, 10 * 3); /* 255 left now, then 256 a tick: three more ticks */
+    /* a fresh tick and one borrowed hold 512: the largest batch; more is refused at once */
+    CHECK_EQ_INT(snowflake_gen_max_batch(&g), 512);
+    CHECK_EQ_INT(snowflake_gen_next(&g, now + 7, ids, 513, &wait), LEAF_EINVAL);
+    /* 512 waits until a fresh tick and the next are free: 255 left now (borrowed tick) */
+    CHECK_EQ_INT(snowflake_gen_next(&g, now + 7, ids, 512, &wait), LEAF_EAGAIN);
+    CHECK_EQ_INT(wait, 20);
+    CHECK_EQ_INT(snowflake_gen_next(&g, now + 27, ids, 512, &wait), LEAF_OK);
+    CHECK_EQ_INT(ids[0] >> 24, tick + 3);
+    CHECK_EQ_INT(ids[511] >> 24, tick + 4);
+    /* the default layout keeps its 10000 */
+    struct snowflake_gen d;
+    snowflake_gen_init(&d, SNOWFLAKE_DEFAULT_EPOCH, 1);
+    CHECK_EQ_INT(snowflake_gen_max_batch(&d), SNOWFLAKE_MAX_BATCH);
 }
 
 /* Unit 1000 (Baidu): a full second borrows the next one, then waits for the clock. */
@@ -289,6 +299,7 @@ static void test_borrow_at_unit_1000(void) {
     snowflake_gen_init_layout(&g, &l, epoch, 11);
     snowflake_gen_set_worker(&g, 4000000);
     CHECK_EQ_INT(g.start_span, 100);
+    CHECK_EQ_INT(snowflake_gen_max_batch(&g), 10000); /* 2 x (8192 - 99), capped */
     int64_t now = NOW_2026 + 250, tick = (now - epoch) / 1000;
     CHECK_EQ_INT(snowflake_gen_next(&g, now, ids, 10000, &wait), LEAF_OK);
     CHECK_EQ_INT(ids[0] >> 35, tick);
@@ -334,6 +345,35 @@ static void test_floor_ceiling_at_unit_1000(void) {
     CHECK_EQ_INT(ids[0] >> 32, snowflake_layout_max(&l, SNOWFLAKE_TIME));
 }
 
+/* JavaScript-safe at unit 1: order across milliseconds, every ID below 2^53, decoded back. */
+static void test_js_safe_generator(void) {
+    struct snowflake_layout l = parse_ok(JS_SAFE, 1);
+    struct snowflake_gen g;
+    snowflake_gen_init_layout(&g, &l, NOW_2026 - INT64_C(86400000), 9);
+    snowflake_gen_set_worker(&g, 15);
+    CHECK_EQ_INT(g.start_span, 1); /* 8 bits: every tick starts at 0 */
+    CHECK_EQ_INT(snowflake_gen_max_batch(&g), 9 * 256);
+    int64_t ids[SNOWFLAKE_MAX_BATCH], wait, prev = -1, now = NOW_2026;
+    for (int i = 0; i < 3000; i++) {
+        now += (int64_t)(next_rand() % 2);
+        int n = 1 + (int)(next_rand() % 300);
+        leaf_status_t rc = snowflake_gen_next(&g, now, ids, n, &wait);
+        if (rc == LEAF_EAGAIN) {
+            now += wait;
+            rc = snowflake_gen_next(&g, now, ids, n, &wait);
+        }
+        CHECK_EQ_INT(rc, LEAF_OK);
+        for (int k = 0; k < n && rc == LEAF_OK; k++) {
+            struct snowflake_parts p;
+            CHECK(ids[k] > prev && ids[k] < (INT64_C(1) << 53));
+            prev = ids[k];
+            CHECK_EQ_INT(snowflake_layout_decode(&l, ids[k], g.epoch, &p), LEAF_OK);
+            CHECK_EQ_INT(p.worker_id, 15);
+            CHECK(p.timestamp_ms <= now + SNOWFLAKE_DEFAULT_BORROW_MS);
+        }
+    }
+}
+
 int main(void) {
     TEST(test_parse_default_is_todays_layout);
     TEST(test_parse_errors);
@@ -345,5 +385,6 @@ int main(void) {
     TEST(test_exhaustion_at_8_bits);
     TEST(test_borrow_at_unit_1000);
     TEST(test_floor_ceiling_at_unit_1000);
+    TEST(test_js_safe_generator);
     return unit_done();
 }

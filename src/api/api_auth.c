@@ -1,0 +1,116 @@
+/*
+ * Who may do what over HTTP: the one check the router makes before a
+ * handler runs (a route's need is a column of the route table), and the
+ * check on a key only the handler can read (a tag in a POST body). The
+ * decision is src/auth's; the users are the user service's.
+ *
+ * With leafd.auth.enable off, the rules are the ones from before users
+ * existed: ID routes are open, and admin and create routes need
+ * leafd.admin.token, or a loopback client when no token is set.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "auth_header.h"
+#include "log.h"
+
+/* The credentials of the Authorization header, as the user service takes them. */
+static void creds_of(const struct http_request *req, struct auth_header *h, struct user_creds *c) {
+    memset(c, 0, sizeof(*c));
+    if (req->auth_too_long) {
+        h->scheme = AUTH_SCHEME_INVALID;
+        c->kind = USER_CREDS_MALFORMED;
+        return;
+    }
+    switch (auth_header_parse(req->auth, req->auth_len, h)) {
+    case AUTH_SCHEME_NONE: c->kind = USER_CREDS_NONE; break;
+    case AUTH_SCHEME_BASIC:
+        *c = (struct user_creds){USER_CREDS_BASIC, h->user, h->secret, h->user_len, h->secret_len};
+        break;
+    case AUTH_SCHEME_BEARER:
+        *c = (struct user_creds){USER_CREDS_BEARER, NULL, h->secret, 0, h->secret_len};
+        break;
+    default: c->kind = USER_CREDS_MALFORMED; break;
+    }
+}
+
+void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
+                          enum user_failure why, const char *user, size_t user_len) {
+    uint64_t suppressed = 0;
+    if (!user_service_log_allowed(ctx->users, peer, &suppressed)) {
+        return;
+    }
+    /* The user name is the client's text: only its printable bytes, cut short. */
+    char safe[AUTH_USER_NAME_MAX + 1];
+    size_t n = log_safe(user, user_len, safe, sizeof(safe));
+    char more[64] = "";
+    if (suppressed > 0) {
+        snprintf(more, sizeof(more), " (%llu similar lines suppressed before)",
+                 (unsigned long long)suppressed);
+    }
+    log_warn("auth", "authentication failed (%s) from %s over %s%s%s%s%s", user_failure_name(why),
+             peer && peer[0] ? peer : "?", proto, n ? " as user '" : "", safe, n ? "'" : "", more);
+}
+
+/* Answers a refusal: 401 with the challenge, or 403. */
+static void respond_refusal(struct http_request *req, enum auth_verdict v, enum auth_need need,
+                            const struct auth_key *key) {
+    if (v == AUTH_FORBIDDEN) {
+        char msg[300];
+        const char *right = need == AUTH_NEED_IDS      ? "ids"
+                            : need == AUTH_NEED_CREATE ? "create"
+                                                       : "admin";
+        if (key != NULL) {
+            snprintf(msg, sizeof(msg), "this user has no '%s' right on %s:%.*s", right,
+                     auth_mode_name(key->mode), (int)key->len, key->name);
+        } else {
+            snprintf(msg, sizeof(msg), "this user is not an admin");
+        }
+        http_respond_error(req, 403, auth_verdict_http_code(v), msg);
+        return;
+    }
+    static const char challenge[] = "WWW-Authenticate: Basic realm=\"leafd\"\r\n";
+    const char *body = v == AUTH_NOAUTH
+                           ? "{\"code\":\"unauthorized\",\"message\":\"credentials needed: "
+                             "Authorization: Basic base64(user:secret)\"}"
+                           : "{\"code\":\"unauthorized\",\"message\":\"wrong credentials\"}";
+    http_respond_ex(req, 401, "application/json", challenge, body, strlen(body));
+}
+
+int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key) {
+    const struct api_ctx *ctx = api_ctx(req);
+    if (!user_service_enabled(ctx->users)) {
+        return 1;
+    }
+    struct auth_header h;
+    struct user_creds creds;
+    creds_of(req, &h, &creds);
+    enum user_failure why = USER_FAIL_COUNT;
+    enum auth_verdict v = user_service_check(ctx->users, &creds, need, key, &why);
+    if (v != AUTH_ALLOW) {
+        if (why != USER_FAIL_COUNT) {
+            api_auth_log_failure(ctx, "http", req->peer, why, creds.user, creds.user_len);
+        }
+        respond_refusal(req, v, need, key);
+    }
+    auth_header_clear(&h); /* the decoded secret does not outlive the check */
+    return v == AUTH_ALLOW;
+}
+
+int api_authorize_key(struct http_request *req, enum auth_need need, enum auth_mode mode,
+                      const char *name, size_t len) {
+    struct auth_key key = {mode, name, len};
+    return api_authorize(req, need, &key);
+}
+
+int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
+                      const struct auth_key *key) {
+    if (!user_service_enabled(api_ctx(req)->users)) {
+        if (open_without_auth || need == AUTH_NEED_NONE || need == AUTH_NEED_IDS) {
+            return 1;
+        }
+        return api_admin_allowed(req);
+    }
+    return api_authorize(req, need, key);
+}

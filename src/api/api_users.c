@@ -1,0 +1,266 @@
+/*
+ * The users' admin API (contract section 11; tools/leafctl user uses it):
+ *   GET    /api/users                     the users this node applies
+ *   POST   /api/users                     {"name":..,"grants":["PATTERN:RIGHTS",..],"admin":false}
+ *                                         -> 201 {"name":..,"secret":".."} (the only time the
+ *                                         secret is shown)
+ *   POST   /api/users/{name}/grant        {"grants":[..],"admin":true|false (optional)}
+ *   POST   /api/users/{name}/revoke       {"grants":["PATTERN[:RIGHTS]",..],"admin":..}
+ *   POST   /api/users/{name}/rotate       -> {"name":..,"secret":".."}; the old secret stops
+ * working DELETE /api/users/{name} Admin routes (the router checks). A change is written to
+ * ZooKeeper by the user service on the control thread; the request parks until ZooKeeper answered,
+ * and every node (this one too) applies it through its watch.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "log.h"
+
+#define USERS_PREFIX "/api/users/"
+
+static int users_enabled(struct http_request *req) {
+    if (user_service_enabled(api_ctx(req)->users)) {
+        return 1;
+    }
+    http_respond_error(req, 503, "auth_disabled",
+                       "users and permissions are off on this node (leafd.auth.enable)");
+    return 0;
+}
+
+leaf_status_t api_users_list(struct http_request *req) {
+    if (!users_enabled(req)) {
+        return LEAF_OK;
+    }
+    struct sbuf b = SBUF_INIT;
+    user_service_list(api_ctx(req)->users, NULL, &b);
+    api_respond_sbuf(req, 200, "application/json", &b);
+    sbuf_free(&b);
+    return LEAF_OK;
+}
+
+/* The body of a change: grants (and admin); answers 400 and returns 0 when bad. */
+static int parse_grants(struct http_request *req, const cJSON *root, int rights_required,
+                        struct auth_grant *grants, struct user_change *c) {
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "grants");
+    const cJSON *admin = cJSON_GetObjectItemCaseSensitive(root, "admin");
+    char msg[200];
+    if (admin != NULL && !cJSON_IsBool(admin)) {
+        http_respond_error(req, 400, "bad_request", "\"admin\" must be true or false");
+        return 0;
+    }
+    c->admin = admin == NULL ? -1 : cJSON_IsTrue(admin);
+    if (arr != NULL && (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > AUTH_GRANTS_MAX)) {
+        http_respond_error(req, 400, "bad_request",
+                           "\"grants\" must be an array of at most 256 \"PATTERN:RIGHTS\" strings");
+        return 0;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        if (!cJSON_IsString(it) ||
+            auth_grant_spec_parse(it->valuestring, strlen(it->valuestring), rights_required,
+                                  &grants[c->ngrants], msg, sizeof(msg)) != LEAF_OK) {
+            http_respond_error(req, 400, "bad_grant",
+                               cJSON_IsString(it) ? msg : "each grant is a string");
+            return 0;
+        }
+        c->ngrants++;
+    }
+    c->grants = grants;
+    return 1;
+}
+
+static cJSON *parse_body(struct http_request *req) {
+    cJSON *root =
+        req->body_len ? cJSON_ParseWithLength(req->body, req->body_len) : cJSON_CreateObject();
+    if (root == NULL || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        http_respond_error(req, 400, "bad_request", "the body must be a JSON object");
+        return NULL;
+    }
+    return root;
+}
+
+/* A new secret and its hash into c; answers 500 and returns 0 when the OS has no randomness. */
+static int new_secret(struct http_request *req, struct user_change *c) {
+    if (auth_secret_generate(c->secret) != LEAF_OK ||
+        auth_secret_hash(c->secret, strlen(c->secret), c->hash) != LEAF_OK) {
+        log_error("auth", "cannot generate a secret (getrandom or SHA-256 failed)");
+        http_respond_error(req, 500, "secret_failed", "cannot generate a secret");
+        return 0;
+    }
+    return 1;
+}
+
+/* Answers once the change is done; queues it on the first call. */
+static leaf_status_t run_change(struct http_request *req, const struct user_change *c) {
+    struct user_change done;
+    if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > USER_CHANGE_WAIT_MS) {
+        http_respond_error(req, 503, "zookeeper_unavailable",
+                           "ZooKeeper did not answer in time; the change may or may not apply");
+        return LEAF_OK;
+    }
+    memset(&done, 0, sizeof(done));
+    leaf_status_t rc = user_service_change(api_ctx(req)->users, c, &req->ticket, req->wait, &done);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = USER_CHANGE_WAIT_MS;
+        return LEAF_EAGAIN;
+    }
+    struct sbuf b = SBUF_INIT;
+    switch (rc) {
+    case LEAF_OK:
+        sbuf_puts(&b, "{\"name\":");
+        sbuf_json_str(&b, done.name, strlen(done.name));
+        if (done.secret[0] != '\0') {
+            sbuf_printf(&b, ",\"secret\":\"%s\"", done.secret);
+        }
+        sbuf_puts(&b, done.kind == USER_CHANGE_DEL ? ",\"deleted\":true}" : "}");
+        api_respond_sbuf(req, done.kind == USER_CHANGE_ADD ? 201 : 200, "application/json", &b);
+        break;
+    case LEAF_EEXIST:
+        http_respond_error(req, 409, "user_exists", "a user of that name exists");
+        break;
+    case LEAF_ENOTFOUND: http_respond_error(req, 404, "unknown_user", "no such user"); break;
+    case LEAF_EINVAL:
+        http_respond_error(req, 400, "bad_change",
+                           "the change would pass 256 grants, or the stored record is malformed "
+                           "(see the log)");
+        break;
+    case LEAF_ENOMEM:
+        http_respond_error(req, 503, "busy", "too many user changes in flight");
+        break;
+    default:
+        http_respond_error(req, 503, "zookeeper_unavailable",
+                           "ZooKeeper could not be reached; the change may or may not apply");
+        break;
+    }
+    sbuf_free(&b);
+    memset(&done, 0, sizeof(done)); /* the secret */
+    return LEAF_OK;
+}
+
+leaf_status_t api_users_add(struct http_request *req) {
+    struct user_change c;
+    static const struct user_change none;
+    if (!users_enabled(req)) {
+        return LEAF_OK;
+    }
+    if (req->ticket >= 0) {
+        return run_change(req, &none);
+    }
+    cJSON *root = parse_body(req);
+    if (root == NULL) {
+        return LEAF_OK;
+    }
+    struct auth_grant *grants = calloc(AUTH_GRANTS_MAX, sizeof(*grants));
+    memset(&c, 0, sizeof(c));
+    c.kind = USER_CHANGE_ADD;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    leaf_status_t rc = LEAF_OK;
+    if (grants == NULL) {
+        http_respond_error(req, 503, "busy", "out of memory");
+    } else if (!cJSON_IsString(name) ||
+               !auth_user_name_valid(name->valuestring, strlen(name->valuestring))) {
+        http_respond_error(req, 400, "bad_user_name",
+                           "\"name\" must be 1 to 64 bytes of [A-Za-z0-9._-]");
+    } else if (parse_grants(req, root, 1, grants, &c) && new_secret(req, &c)) {
+        snprintf(c.name, sizeof(c.name), "%s", name->valuestring);
+        c.admin = c.admin > 0;
+        rc = run_change(req, &c);
+    }
+    memset(&c, 0, sizeof(c));
+    free(grants);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* {name}/{action} after /api/users/; 0 (and a 404 answered) when the path is not one. */
+static int users_path(struct http_request *req, char *name, const char **action,
+                      size_t *action_len) {
+    const char *p = req->path + strlen(USERS_PREFIX);
+    size_t n = req->path_len - strlen(USERS_PREFIX);
+    const char *slash = memchr(p, '/', n);
+    size_t name_len = slash ? (size_t)(slash - p) : n;
+    if (!auth_user_name_valid(p, name_len)) {
+        http_respond_error(req, 404, "not_found", "no such endpoint: /api/users/{name}[/action]");
+        return 0;
+    }
+    memcpy(name, p, name_len);
+    name[name_len] = '\0';
+    *action = slash ? slash + 1 : p + n;
+    *action_len = slash ? n - name_len - 1 : 0;
+    return 1;
+}
+
+static int action_is(const char *a, size_t n, const char *word) {
+    return n == strlen(word) && memcmp(a, word, n) == 0;
+}
+
+leaf_status_t api_users_change(struct http_request *req) {
+    struct user_change c;
+    static const struct user_change none;
+    const char *action;
+    size_t alen;
+    if (!users_enabled(req)) {
+        return LEAF_OK;
+    }
+    if (req->ticket >= 0) {
+        return run_change(req, &none);
+    }
+    memset(&c, 0, sizeof(c));
+    if (!users_path(req, c.name, &action, &alen)) {
+        return LEAF_OK;
+    }
+    if (action_is(action, alen, "rotate")) {
+        c.kind = USER_CHANGE_ROTATE;
+        leaf_status_t rc = new_secret(req, &c) ? run_change(req, &c) : LEAF_OK;
+        memset(&c, 0, sizeof(c));
+        return rc;
+    }
+    int grant = action_is(action, alen, "grant");
+    if (!grant && !action_is(action, alen, "revoke")) {
+        http_respond_error(req, 404, "not_found",
+                           "POST /api/users/{name}/grant, /revoke or /rotate");
+        return LEAF_OK;
+    }
+    cJSON *root = parse_body(req);
+    if (root == NULL) {
+        return LEAF_OK;
+    }
+    struct auth_grant *grants = calloc(AUTH_GRANTS_MAX, sizeof(*grants));
+    leaf_status_t rc = LEAF_OK;
+    c.kind = grant ? USER_CHANGE_GRANT : USER_CHANGE_REVOKE;
+    if (grants == NULL) {
+        http_respond_error(req, 503, "busy", "out of memory");
+    } else if (parse_grants(req, root, grant, grants, &c)) {
+        rc = run_change(req, &c);
+    }
+    free(grants);
+    cJSON_Delete(root);
+    return rc;
+}
+
+leaf_status_t api_users_delete(struct http_request *req) {
+    struct user_change c;
+    static const struct user_change none;
+    const char *action;
+    size_t alen;
+    if (!users_enabled(req)) {
+        return LEAF_OK;
+    }
+    if (req->ticket >= 0) {
+        return run_change(req, &none);
+    }
+    memset(&c, 0, sizeof(c));
+    if (!users_path(req, c.name, &action, &alen)) {
+        return LEAF_OK;
+    }
+    if (alen > 0) {
+        http_respond_error(req, 404, "not_found", "DELETE /api/users/{name}");
+        return LEAF_OK;
+    }
+    c.kind = USER_CHANGE_DEL;
+    return run_change(req, &c);
+}

@@ -1,0 +1,95 @@
+/*
+ * Who may do what over RESP: AUTH and HELLO's AUTH set the connection's
+ * user; every command whose row of the table needs a right is checked on
+ * its key before its handler runs. The decision is src/auth's, the users
+ * the user service's. With leafd.auth.enable off, any credentials are
+ * accepted (as Redis accepts any password for a user without one), so
+ * clients configured with some keep working.
+ */
+#include <string.h>
+
+#include "api.h"
+#include "resp_api.h"
+
+/* What a RESP connection keeps for the API (resp_client.app). */
+struct resp_app {
+    struct auth_session auth;
+};
+
+size_t resp_api_app_size(void) {
+    return sizeof(struct resp_app);
+}
+
+static struct auth_session *session_of(const struct resp_request *req) {
+    return &((struct resp_app *)req->client->app)->auth;
+}
+
+static void remember_user(struct resp_request *req, const char *user, size_t len) {
+    size_t n = len < RESP_USER_MAX ? len : RESP_USER_MAX;
+    memcpy(req->client->user, user, n);
+    req->client->user[n] = '\0';
+}
+
+int resp_auth_login(struct resp_request *req, const char *user, size_t user_len, const char *secret,
+                    size_t secret_len) {
+    const struct api_ctx *ctx = req->ctx;
+    if (!user_service_enabled(ctx->users)) {
+        remember_user(req, user, user_len);
+        return 1;
+    }
+    enum user_failure why = USER_FAIL_WRONG_SECRET;
+    if (user_service_login(ctx->users, user, user_len, secret, secret_len, session_of(req), &why) ==
+        LEAF_OK) {
+        remember_user(req, user, user_len);
+        return 1;
+    }
+    req->client->user[0] = '\0';
+    api_auth_log_failure(ctx, "resp", req->peer, why, user, user_len);
+    resp_api_refuse(req, AUTH_WRONGPASS);
+    return 0;
+}
+
+/* AUTH [user] secret: one argument is the password of the user "default" (Redis's rule). */
+leaf_status_t resp_cmd_auth(struct resp_request *req) {
+    const struct resp_cmd *c = &req->cmd;
+    if (c->argc > 3) {
+        resp_reply_error(req->out, "ERR syntax error");
+        return LEAF_OK;
+    }
+    int has_user = c->argc == 3;
+    if (resp_auth_login(req, has_user ? c->argv[1] : "default", has_user ? c->argvlen[1] : 7,
+                        c->argv[c->argc - 1], c->argvlen[c->argc - 1])) {
+        resp_reply_simple(req->out, "OK");
+    }
+    return LEAF_OK;
+}
+
+int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
+    const struct api_ctx *ctx = req->ctx;
+    if (!user_service_enabled(ctx->users) || need == AUTH_NEED_NONE) {
+        return 1;
+    }
+    struct auth_key key;
+    const struct auth_key *k = NULL;
+    /* A malformed key is the handler's to refuse (BAD_KEY): only who asks is checked. */
+    if (key_arg > 0 && key_arg < req->cmd.argc &&
+        auth_key_parse(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
+        k = &key;
+    }
+    enum user_failure why = USER_FAIL_COUNT;
+    enum auth_verdict v = user_service_session_check(ctx->users, session_of(req), need, k, &why);
+    if (v == AUTH_ALLOW) {
+        return 1;
+    }
+    if (why != USER_FAIL_COUNT) {
+        api_auth_log_failure(ctx, "resp", req->peer, why, req->client->user,
+                             strlen(req->client->user));
+    }
+    resp_api_refuse(req, v);
+    return 0;
+}
+
+void resp_auth_reset(struct resp_request *req) {
+    memset(session_of(req), 0, sizeof(struct auth_session));
+    req->client->user[0] = '\0';
+}

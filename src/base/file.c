@@ -1,0 +1,158 @@
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define FILE_PATH_MAX 1024
+
+/* mkdir -p of the directory part of path. */
+static leaf_status_t make_parents(const char *component, const char *path) {
+    char dir[FILE_PATH_MAX];
+    if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
+        log_error(component, "path too long: %.64s...", path);
+        return LEAF_EINVAL;
+    }
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/') {
+            continue;
+        }
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            log_error(component, "mkdir(%s) failed: %s", dir, strerror(errno));
+            return LEAF_ERR;
+        }
+        *p = '/';
+    }
+    return LEAF_OK;
+}
+
+static leaf_status_t fsync_dir(const char *component, const char *path) {
+    char dir[FILE_PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) {
+        snprintf(dir, sizeof(dir), ".");
+    } else {
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        log_error(component, "fsync(directory %s) failed: %s", dir, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return LEAF_ERR;
+    }
+    close(fd);
+    return LEAF_OK;
+}
+
+static leaf_status_t write_all(const char *component, int fd, const char *tmp, const char *buf,
+                               size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            log_error(component, "write(%s) failed: %s", tmp, strerror(errno));
+            return LEAF_ERR;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    if (fsync(fd) != 0) {
+        log_error(component, "fsync(%s) failed: %s", tmp, strerror(errno));
+        return LEAF_ERR;
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t file_write_atomic(const char *component, const char *path, const char *data,
+                                size_t len, mode_t mode) {
+    char tmp[FILE_PATH_MAX + 8];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) ||
+        make_parents(component, path) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) {
+        log_error(component, "open(%s) failed: %s", tmp, strerror(errno));
+        return LEAF_ERR;
+    }
+    leaf_status_t rc = LEAF_OK;
+    if (fchmod(fd, mode) != 0) { /* the umask may have narrowed it, or an old file widened it */
+        log_error(component, "fchmod(%s) failed: %s", tmp, strerror(errno));
+        rc = LEAF_ERR;
+    }
+    if (rc == LEAF_OK) {
+        rc = write_all(component, fd, tmp, data, len);
+    }
+    if (close(fd) != 0 && rc == LEAF_OK) {
+        log_error(component, "close(%s) failed: %s", tmp, strerror(errno));
+        rc = LEAF_ERR;
+    }
+    if (rc == LEAF_OK && rename(tmp, path) != 0) {
+        log_error(component, "rename(%s, %s) failed: %s", tmp, path, strerror(errno));
+        rc = LEAF_ERR;
+    }
+    if (rc != LEAF_OK) {
+        unlink(tmp);
+        return rc;
+    }
+    return fsync_dir(component, path);
+}
+
+leaf_status_t file_read_all(const char *component, const char *path, size_t max, char **out,
+                            size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            return LEAF_ENOTFOUND;
+        }
+        log_error(component, "open(%s) failed: %s", path, strerror(errno));
+        return LEAF_ERR;
+    }
+    char *buf = malloc(max + 1);
+    if (buf == NULL) {
+        close(fd);
+        return LEAF_ENOMEM;
+    }
+    size_t n = 0;
+    leaf_status_t rc = LEAF_OK;
+    while (rc == LEAF_OK) {
+        if (n > max) {
+            log_error(component, "%s is larger than %zu bytes", path, max);
+            rc = LEAF_EINVAL;
+            break;
+        }
+        ssize_t r = read(fd, buf + n, max + 1 - n);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0) {
+            log_error(component, "read(%s) failed: %s", path, strerror(errno));
+            rc = LEAF_ERR;
+        } else if (r == 0) {
+            break;
+        } else {
+            n += (size_t)r;
+        }
+    }
+    close(fd);
+    if (rc != LEAF_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return LEAF_OK;
+}

@@ -1,0 +1,25 @@
+#include "ratelimit.h"
+
+/* FNV-1a, never 0 (0 marks a free slot). */
+static uint64_t key_hash(const char *key, size_t n) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
+    }
+    return h ? h : 1;
+}
+
+int ratelimit_allow(struct ratelimit *r, const char *key, size_t n, int64_t now_ms,
+                    uint64_t *suppressed) {
+    uint64_t h = key_hash(key, n);
+    size_t i = (size_t)(h % RATELIMIT_SLOTS);
+    if (r->slots[i].key != 0 && now_ms - r->slots[i].last_ms < 1000) {
+        r->suppressed++;
+        return 0;
+    }
+    r->slots[i].key = h;
+    r->slots[i].last_ms = now_ms;
+    *suppressed = r->suppressed;
+    r->suppressed = 0;
+    return 1;
+}

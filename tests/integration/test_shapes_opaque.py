@@ -1,0 +1,118 @@
+"""Opaque IDs (CONTRACT section 13): with leafd.opaque.key set,
+GET /api/opaque/get/{tag} and RESP keys opaque:<tag> return the tag's segment
+IDs through a keyed permutation of [1, 2^63); GET /decodeOpaqueId?id=N
+(admin) returns the segment ID.
+
+Two nodes with one key on one tag: 200,000 opaque IDs, all unique, each
+decodable (pipelined decodes) to a segment ID different from itself; the
+decoded IDs are unique too and each node's ascend in issue order. RESP INCR
+and LEAF.IDS work, INCRBY is refused (opaque IDs are not consecutive); the
+decoder is an admin endpoint; a node without the key answers 503."""
+import json
+import threading
+
+from leafdtest import Env, HttpStream, RespStream, check, get_request, log, seg_props
+
+KEY = "000102030405060708090a0b0c0d0e0f"
+TOTAL = 200000
+
+
+def props(db, **extra):
+    return seg_props(db, **dict({"leafd.opaque.key": KEY}, **extra))
+
+
+def decode_all(node, ids, batch=2000):
+    """Pipelined GET /decodeOpaqueId, batch requests per write; returns the segment IDs."""
+    s = HttpStream(node.port, timeout=30)
+    out = []
+    for i in range(0, len(ids), batch):
+        chunk = ids[i:i + batch]
+        s.send(b"".join(get_request("/decodeOpaqueId?id=%d" % x) for x in chunk))
+        for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
+            j = json.loads(body) if st == 200 else {}
+            out.append(int(j["segment_id"]) if st == 200 and j.get("id") == str(x) else None)
+    s.close()
+    return out
+
+
+class Puller(threading.Thread):
+    def __init__(self, node, n):
+        super().__init__(daemon=True)
+        self.node, self.n, self.ids, self.error = node, n, [], None
+
+    def run(self):
+        try:
+            while len(self.ids) < self.n:
+                self.ids += self.node.get_ids("/api/opaque/get/orders?count=%d"
+                                              % min(10000, self.n - len(self.ids)))
+        except Exception as e:  # noqa: BLE001 - reported below
+            self.error = repr(e)
+
+
+env = Env()
+db = env.mariadb()
+db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('orders', 1, 5000)")
+nodes = [env.leafd("n%d" % i, props(db), resp=True) for i in (1, 2)]
+
+log("two nodes, %d opaque IDs of one tag" % TOTAL)
+pullers = [Puller(n, TOTAL // 2) for n in nodes]
+for p in pullers:
+    p.start()
+for p in pullers:
+    p.join(120)
+for p in pullers:
+    check(p.error is None and len(p.ids) == TOTAL // 2, "%s: %d IDs, error %s"
+          % (p.node.name, len(p.ids), p.error))
+all_ids = [x for p in pullers for x in p.ids]
+check(len(set(all_ids)) == len(all_ids) == TOTAL, "%d opaque IDs, all unique" % len(set(all_ids)))
+check(all(0 < x < (1 << 63) for x in all_ids), "every opaque ID is in [1, 2^63)")
+big = sum(1 for x in all_ids if x >= 1 << 53)
+check(big > TOTAL * 0.99, "they spread over the whole domain (%d of %d above 2^53)" % (big, TOTAL))
+
+log("decoding all of them (pipelined, through the node that issued each)")
+plains = []
+for p in pullers:
+    dec = decode_all(p.node, p.ids)
+    check(None not in dec, "%s: every opaque ID decodes" % p.node.name)
+    dec = [d for d in dec if d is not None]
+    check(dec == sorted(dec), "%s: the decoded segment IDs ascend in issue order" % p.node.name)
+    check(all(d != o for d, o in zip(dec, p.ids)), "%s: no opaque ID equals its segment ID"
+          % p.node.name)
+    plains += dec
+check(len(set(plains)) == TOTAL, "the segment IDs behind them are unique (%d)" % len(set(plains)))
+check(max(plains) < 1 << 32, "and are plain small segment IDs (max %d)" % max(plains))
+other = decode_all(nodes[1], pullers[0].ids[:1000])
+check(other == plains[:1000], "either node decodes any node's opaque IDs (one key)")
+
+log("RESP: INCR, LEAF.IDS, INCRBY refused")
+r = RespStream(nodes[0].resp_port)
+one = r.call("INCR", "opaque:orders")
+arr = r.call("LEAF.IDS", "opaque:orders", 5)
+bad = r.call("INCRBY", "opaque:orders", 5)
+check(isinstance(one, int) and one > 0 and one not in all_ids, "INCR opaque:orders -> %r" % one)
+check(isinstance(arr, list) and len(arr) == 5 and not set(arr) & set(all_ids + [one]),
+      "LEAF.IDS opaque:orders 5 -> 5 new IDs")
+check(str(bad).startswith("WRONG_MODE opaque IDs are not consecutive"), "INCRBY refused: %r" % bad)
+seg = decode_all(nodes[0], [one] + arr)
+check(seg == sorted(seg) and seg[0] > max(plains[:TOTAL // 2]),
+      "they decode to the next segment IDs: %r" % seg)
+r.close()
+
+log("the decoder is admin; bad input; a node without the key")
+st, body, _ = nodes[0].get("/decodeOpaqueId?id=0")
+check(st == 400 and "bad_opaque_id" in body, "id=0 -> 400 (%d %s)" % (st, body))
+st, body, _ = nodes[0].get("/decodeOpaqueId?id=9223372036854775808")
+check(st == 400, "id=2^63 -> 400 (%d)" % st)
+admin = env.leafd("admin", props(db, **{"leafd.admin.token": "s3cret"}))
+st, body, _ = admin.get("/decodeOpaqueId?id=%d" % all_ids[0])
+check(st == 401, "with leafd.admin.token set, no token -> 401 (%d)" % st)
+st, body, _ = admin.get("/decodeOpaqueId?id=%d" % all_ids[0],
+                        headers={"Authorization": "Bearer s3cret"})
+check(st == 200 and json.loads(body)["segment_id"] == str(plains[0]),
+      "with the token -> the segment ID (%s)" % body)
+plain = env.leafd("plain", {k: v for k, v in props(db).items() if k != "leafd.opaque.key"})
+st, body, _ = plain.get("/api/opaque/get/orders")
+check(st == 503 and "opaque_disabled" in body, "no key: 503 opaque_disabled (%d %s)" % (st, body))
+for n in nodes + [admin, plain]:
+    check(n.stop() == 0, "%s stops cleanly" % n.name)
+env.finish()
