@@ -54,7 +54,7 @@ def main():
 
     with open(QS) as f:
         script = f.read()
-    check('>>"$var/leafd.log"' in script and '>"$var/leafd.log"' not in script,
+    check('>>"$var/leafd.log"' in script and not re.search(r'[^>]>"\$var/leafd\.log"', script),
           "leafd's log is appended to across starts, never overwritten")
 
     with open(os.path.join(ROOT, "README.md")) as f:
