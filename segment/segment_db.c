@@ -2,6 +2,7 @@
 
 #include <errmsg.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <mysql.h>
 #include <mysqld_error.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 
 #include "log.h"
 #include "segment_giveback.h"
+#include "segment_known.h"
 
 #define DB_BACKOFF_MIN_MS 100
 #define DB_BACKOFF_MAX_MS 2000
@@ -41,6 +43,7 @@ struct segment_db {
     char host[256], user[256], password[256], database[129];
     int port;
     unsigned int timeout_s;
+    int64_t timeout_ms;
     segment_db_done_fn done;
     void *done_arg;
     pthread_t thread;
@@ -156,13 +159,43 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
 }
 
 /*
+ * Gives every statement a limit on the server, below leafd's own timeout: a
+ * statement leafd gave up on (a range UPDATE behind a row lock or a global
+ * read lock) then dies on the server too, instead of committing, unseen,
+ * when the lock goes. MariaDB has max_statement_time; MySQL only the lock
+ * waits, which are what hangs an UPDATE.
+ */
+static leaf_status_t db_session_limits(struct segment_db *db, MYSQL *m) {
+    int64_t limit_ms = db->timeout_ms / 2 > 100 ? db->timeout_ms / 2 : 100;
+    int64_t lock_s = limit_ms / 1000 > 1 ? limit_ms / 1000 : 1;
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "SET SESSION max_statement_time = %" PRId64 ".%03" PRId64
+             ", innodb_lock_wait_timeout = %" PRId64 ", lock_wait_timeout = %" PRId64,
+             limit_ms / 1000, limit_ms % 1000, lock_s, lock_s);
+    if (mysql_query(m, sql) == 0) {
+        return LEAF_OK;
+    }
+    if (mysql_errno(m) == ER_UNKNOWN_SYSTEM_VARIABLE) { /* MySQL */
+        snprintf(sql, sizeof(sql),
+                 "SET SESSION innodb_lock_wait_timeout = %" PRId64 ", lock_wait_timeout = %" PRId64,
+                 lock_s, lock_s);
+        if (mysql_query(m, sql) == 0) {
+            return LEAF_OK;
+        }
+    }
+    log_warn("segment", "%s on %s:%d failed: %s", sql, db->host, db->port, mysql_error(m));
+    return LEAF_ERR;
+}
+
+/*
  * Opens the connection and prepares every statement: LEAF_OK, LEAF_EUNAVAIL,
  * or LEAF_EINVAL when the server refused the credentials or the database.
  */
 static leaf_status_t db_connect(struct segment_db *db) {
     const char *why_key;
     db_set_conn(db, db_open(db, &why_key));
-    if (db->conn == NULL) {
+    if (db->conn == NULL || db_session_limits(db, db->conn) != LEAF_OK) {
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
         return why_key != NULL ? LEAF_EINVAL : LEAF_EUNAVAIL;
@@ -337,12 +370,21 @@ static leaf_status_t db_select(struct segment_db *db, struct segment_db_job *job
             return db_fail(db, job, st);
         }
         db_cols_terminate(&c);
-        if (job->nrows < SEGMENT_DB_MAX_ROWS &&
-            (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
+        if (job->op == SEGMENT_DB_LOAD) { /* a refresh: only names and steps, compactly */
+            if (job->nrows < SEGMENT_DB_MAX_LOAD_ROWS) {
+                segment_known_pack(&job->packed, c.row.biz_tag, strlen(c.row.biz_tag), c.row.step);
+                job->nrows++;
+            }
+        } else if (job->nrows < SEGMENT_DB_MAX_ROWS &&
+                   (rc = db_append_row(job, &c.row, &cap)) != LEAF_OK) {
             break;
         }
     }
     mysql_stmt_free_result(st);
+    if (rc == LEAF_OK && job->packed.failed) {
+        snprintf(job->error, sizeof(job->error), "out of memory reading rows");
+        rc = LEAF_ENOMEM;
+    }
     return rc;
 }
 
@@ -525,6 +567,7 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
     db_copy(db->database, sizeof(db->database), o->database);
     db->port = o->port;
     db->timeout_s = (unsigned int)((o->timeout_ms + 999) / 1000);
+    db->timeout_ms = o->timeout_ms;
     db->done = done;
     db->done_arg = arg;
     db->backoff_ms = DB_BACKOFF_MIN_MS;
@@ -618,6 +661,7 @@ struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag
 void segment_db_job_free(struct segment_db_job *job) {
     if (job != NULL) {
         free(job->rows);
+        sbuf_free(&job->packed);
         free(job);
     }
 }

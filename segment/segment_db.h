@@ -24,13 +24,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "sbuf.h"
 #include "status.h"
 #include "validate.h"
 
 enum segment_db_op {
     SEGMENT_DB_FETCH,    /* reserve `step` IDs: new_max */
     SEGMENT_DB_LOOKUP,   /* the tag's row: row_step */
-    SEGMENT_DB_LOAD,     /* every row's biz_tag and step (tag refresh) */
+    SEGMENT_DB_LOAD,     /* every row's biz_tag and step (tag refresh), packed */
     SEGMENT_DB_LIST,     /* every row, all columns (/db page) */
     SEGMENT_DB_CREATE,   /* INSERT a row (tag, max_id, step, description) */
     SEGMENT_DB_SET_STEP, /* UPDATE a row's step */
@@ -39,6 +40,7 @@ enum segment_db_op {
 
 #define SEGMENT_DB_DESC_MAX 256
 #define SEGMENT_DB_MAX_ROWS 100000
+#define SEGMENT_DB_MAX_LOAD_ROWS 4000000 /* LOAD rows are ~30 bytes each (segment_known.h) */
 
 struct segment_db_row {
     char biz_tag[VALIDATE_TAG_MAX * 4 + 1]; /* varchar(128) may hold multi-byte characters */
@@ -76,6 +78,7 @@ struct segment_db_job {
     int64_t row_step;            /* LOOKUP, SET_STEP: the row's step */
     struct segment_db_row *rows; /* LOAD, LIST: malloc'd, freed by segment_db_job_free() */
     size_t nrows;
+    struct sbuf packed; /* LOAD: (step, name) rows, segment_known_pack()'s format */
     int64_t latency_us;
     char error[256];
     struct segment_db_job *next; /* queue link */

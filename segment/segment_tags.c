@@ -150,6 +150,43 @@ struct segment_tag *segment_tags_sync_row(struct segment_tags *m, const char *na
     return t;
 }
 
+static int tags_removable(const struct segment_tag *t) {
+    return t->state != SEGMENT_TAG_ACTIVE && !t->lookup_in_flight && !t->buf.fetching &&
+           t->waiters.head == NULL;
+}
+
+int segment_tags_remove(struct segment_tags *m, struct segment_tag *t) {
+    if (!tags_removable(t)) {
+        return 0;
+    }
+    for (struct segment_tag **pp = &m->slots[t->hash % m->nslots]; *pp != NULL;
+         pp = &(*pp)->chain) {
+        if (*pp == t) {
+            *pp = t->chain;
+            tag_free(t);
+            m->count--;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_known *k) {
+    uint64_t gen = segment_known_gen(k);
+    for (size_t i = 0; i < m->nslots; i++) {
+        for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
+            int64_t step;
+            if (segment_known_find(k, t->name, t->name_len, &step)) {
+                segment_tags_activate(m, t, step);
+                if (t->seen_gen < gen) {
+                    t->seen_gen = gen;
+                }
+            }
+        }
+    }
+    return segment_tags_sync_end(m, gen);
+}
+
 /* Unlinks and frees every inactive tag no lookup or fetch is out for; returns how many. */
 static size_t tags_sweep(struct segment_tags *m) {
     size_t freed = 0;
@@ -157,8 +194,7 @@ static size_t tags_sweep(struct segment_tags *m) {
         struct segment_tag **pp = &m->slots[i];
         while (*pp != NULL) {
             struct segment_tag *t = *pp;
-            if (t->state != SEGMENT_TAG_ACTIVE && !t->lookup_in_flight && !t->buf.fetching &&
-                t->waiters.head == NULL) {
+            if (tags_removable(t)) {
                 *pp = t->chain;
                 tag_free(t);
                 m->count--;

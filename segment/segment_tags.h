@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "segment_buffer.h"
+#include "segment_known.h"
 #include "session.h"
 #include "validate.h"
 
@@ -88,6 +89,16 @@ struct segment_tag *segment_tags_sync_row(struct segment_tags *m, const char *na
 
 /* Ends refresh gen: returns how many tags became absent. */
 size_t segment_tags_sync_end(struct segment_tags *m, uint64_t gen);
+
+/*
+ * A refresh as a known set (segment_known.h): every tag in the map that the
+ * set holds is active with the set's step; then sync_end(the set's gen).
+ * Costs the tags in the map, not the rows of the table.
+ */
+size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_known *k);
+
+/* Unlinks and frees an inactive tag nothing is out or waiting for: 1, else 0 (kept). */
+int segment_tags_remove(struct segment_tags *m, struct segment_tag *t);
 
 /* Calls fn for every tag (order unspecified); stops early when fn returns non-zero. */
 void segment_tags_each(const struct segment_tags *m, int (*fn)(struct segment_tag *t, void *arg),

@@ -49,6 +49,16 @@ void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms) {
     g->ceiling_ms = ceiling_ms;
 }
 
+void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms,
+                        int64_t ceiling_ms) {
+    g->worker_id = worker_id;
+    g->floor_ms = floor_ms;
+    g->ceiling_ms = ceiling_ms;
+    g->last_ms = -1;
+    g->sequence = 0;
+    g->max_seen_ms = -1;
+}
+
 static int random_start(struct snowflake_gen *g) {
     if (g->start_span <= 1) {
         return 0;

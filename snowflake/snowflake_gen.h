@@ -98,6 +98,19 @@ void snowflake_gen_set_floor(struct snowflake_gen *g, int64_t floor_ms);
 void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms);
 
 /*
+ * Moves the generator to another worker ID (lease mode: a new slot after a
+ * lost session or a clock step), in one call so that no caller sees a
+ * half-moved state: worker, floor and ceiling are the new worker's, and
+ * everything learnt from the old one (the last tick, the sequence, the
+ * highest clock reading) is forgotten, since its IDs cannot collide with
+ * the new worker's. Only the new floor keeps the new worker above its own
+ * history. So IDs issued after a move may be below those issued before it:
+ * a node is strictly increasing per worker ID, not across a switch.
+ */
+void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms,
+                        int64_t ceiling_ms);
+
+/*
  * How far (ms) the clock now_ms is behind the highest reading seen or the
  * floor; 0 when IDs can be issued at this clock. /ready uses it.
  */

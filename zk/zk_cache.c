@@ -41,11 +41,13 @@ leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c) {
     return LEAF_OK;
 }
 
-leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c) {
+leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
+                             size_t err_len) {
     char text[512];
     size_t len = zk_record_format_cache(c, text, sizeof(text));
     if (len == 0) {
+        snprintf(err, err_len, "cannot format %s", path);
         return LEAF_ERR;
     }
-    return file_write_atomic("zk", path, text, len, 0644);
+    return file_write_atomic_err(path, text, len, 0644, err, err_len);
 }

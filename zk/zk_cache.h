@@ -21,8 +21,10 @@ leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const c
  * (logged naming the file); LEAF_ERR on a read error (logged). */
 leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c);
 
-/* Creates the directories as needed and replaces the file atomically.
- * Errors are logged naming the operation and the file. */
-leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c);
+/* Creates the directories as needed and replaces the file atomically. On
+ * failure, err says what failed, naming the operation and the file; the
+ * caller logs it (the periodic caller at a limited rate). */
+leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
+                             size_t err_len);
 
 #endif

@@ -225,7 +225,10 @@ static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
                 "\"clock_behind_ms\":%" PRId64 ",\"worker_id\":%d,"
                 "\"mode\":\"%s\",\"coordinated\":%s%s",
                 v.ready ? "true" : "false", v.reason, v.clock_behind_ms, v.worker_id,
-                v.is_static ? "static" : "zookeeper", v.is_static ? "false" : "true",
+                v.is_static ? "static"
+                : v.lease   ? "lease"
+                            : "zookeeper",
+                v.is_static ? "false" : "true",
                 v.is_static ? ",\"warning\":\"static worker mode: worker IDs are not "
                               "coordinated; never run two nodes with the same worker ID\""
                             : "");
@@ -238,6 +241,15 @@ static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
                     zk_state_name(v.zk_state), v.connects > 1 ? v.connects - 1 : 0, v.expirations,
                     v.registered ? "true" : "false", v.ephemeral ? "true" : "false",
                     v.zk_report_age_ms, v.local_report_age_ms, v.reserved_ahead_ms);
+    }
+    if (v.lease) {
+        sbuf_printf(b,
+                    ",\"lease\":{\"slot\":%" PRId64 ",\"state\":\"%s\",\"claims\":%lld,"
+                    "\"claims_lost\":%lld,\"switches\":%lld,\"switch_failures\":%lld,"
+                    "\"fence_failures\":%lld,\"last_switch_us\":%lld}",
+                    v.lease_slot, v.lease_state, v.lease_claims, v.lease_claims_lost,
+                    v.lease_switches, v.lease_switch_failures, v.lease_fence_failures,
+                    v.lease_last_switch_us);
     }
     sbuf_putc(b, '}');
     return v.ready;

@@ -75,6 +75,7 @@ static leaf_status_t issue_segment(const struct api_ctx *ctx, struct ids_call *c
     leaf_wait_cancel(c->wait);
     c->err = rc == LEAF_ENOTFOUND ? IDS_E_UNKNOWN_TAG
              : rc == LEAF_ENOMEM  ? IDS_E_TOO_MANY_TAGS
+             : rc == LEAF_EBUSY   ? IDS_E_LOOKUPS_OVERLOADED
                                   : IDS_E_DATABASE_UNAVAILABLE;
     return LEAF_ERR;
 }

@@ -53,7 +53,9 @@ struct api_ctx;
       "the opaque ID cipher failed; see the node's log")                                           \
     X(IDS_E_BATCH_TOO_LARGE, 400, "bad_count",                                                     \
       "count is above what leafd.snowflake.layout issues at once (its sequence width and time "    \
-      "unit; the node logs the limit at start); ask for fewer")
+      "unit; the node logs the limit at start); ask for fewer")                                    \
+    X(IDS_E_LOOKUPS_OVERLOADED, 503, "overloaded",                                                 \
+      "too many unknown tags looked up this second; retry shortly")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, msg) e,

@@ -79,6 +79,18 @@ void metrics_snap_tags(struct snap *s);
       "Seconds since the reservation was last written to the local cache (-1 = never).")           \
     X(f_reserved_ahead, "leafd_snowflake_reserved_ahead_seconds", "gauge",                         \
       "How far the persisted reservation is ahead of the clock.")                                  \
+    X(f_lease_slot, "leafd_snowflake_lease_slot", "gauge",                                         \
+      "Lease mode: the slot (worker ID) held, -1 none.")                                           \
+    X(f_lease_held, "leafd_snowflake_lease_held", "gauge",                                         \
+      "Lease mode: 1 while the slot's reservation can be extended.")                               \
+    X(f_lease_claims, "leafd_snowflake_lease_claims_total", "counter",                             \
+      "Lease mode: slots claimed (start, re-claims, switches).")                                   \
+    X(f_lease_claims_lost, "leafd_snowflake_lease_claims_lost_total", "counter",                   \
+      "Lease mode: slots lost (session expired or fenced).")                                       \
+    X(f_lease_switches, "leafd_snowflake_lease_switches_total", "counter",                         \
+      "Lease mode: moves to another slot on a clock step back, by outcome.")                       \
+    X(f_lease_fence_failures, "leafd_snowflake_lease_fence_failures_total", "counter",             \
+      "Lease mode: reservations refused because someone else wrote the slot.")                     \
     X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                     \
       "IDs buffered in memory for the tag.")                                                       \
     X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")        \

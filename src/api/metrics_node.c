@@ -85,6 +85,46 @@ void f_reserved_ahead(struct out *o, const struct snap *s) {
     }
 }
 
+/* Lease families exist only in lease mode. */
+void f_lease_slot(struct out *o, const struct snap *s) {
+    if (s->sf.lease) {
+        metrics_sample_i(o, NULL, s->sf.lease_slot);
+    }
+}
+
+void f_lease_held(struct out *o, const struct snap *s) {
+    if (s->sf.lease) {
+        int held =
+            strcmp(s->sf.lease_state, "held") == 0 || strcmp(s->sf.lease_state, "resync") == 0;
+        metrics_sample_i(o, NULL, held);
+    }
+}
+
+void f_lease_claims(struct out *o, const struct snap *s) {
+    if (s->sf.lease) {
+        metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_claims);
+    }
+}
+
+void f_lease_claims_lost(struct out *o, const struct snap *s) {
+    if (s->sf.lease) {
+        metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_claims_lost);
+    }
+}
+
+void f_lease_switches(struct out *o, const struct snap *s) {
+    if (s->sf.lease) {
+        metrics_sample_u(o, "", "outcome=\"switched\"", (uint64_t)s->sf.lease_switches);
+        metrics_sample_u(o, "", "outcome=\"no_slot\"", (uint64_t)s->sf.lease_switch_failures);
+    }
+}
+
+void f_lease_fence_failures(struct out *o, const struct snap *s) {
+    if (s->sf.lease) {
+        metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_fence_failures);
+    }
+}
+
 /* ---- segment families ---- */
 
 static void tag_sample(struct out *o, const struct tag_rec *t, int64_t v) {

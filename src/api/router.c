@@ -71,6 +71,20 @@ static const struct route routes[] = {
 };
 /* clang-format on */
 
+/* The handlers that answer with IDs. HEAD on them gets 405: RFC 9110 9.3.2 lets HEAD skip the
+ * work of GET, and an ID spent without being seen is waste. */
+static const route_fn issuing[] = {api_snowflake_get, api_segment_get, api_sequence_get,
+                                   api_leaf_get};
+
+static int route_issues(const struct route *r) {
+    for (size_t i = 0; i < sizeof(issuing) / sizeof(issuing[0]); i++) {
+        if (r->fn == issuing[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
 #define ROUTE_NOT_FOUND ROUTES_N
 #define ROUTE_BAD_REQUEST (ROUTES_N + 1)
@@ -105,7 +119,7 @@ static void respond_405(struct http_request *req) {
         if (route_matches(&routes[i], req)) {
             sbuf_printf(&allow, "%s%s%s", allow.len > 7 ? ", " : "",
                         http_method_name(routes[i].method),
-                        routes[i].method == HTTP_GET ? ", HEAD" : "");
+                        routes[i].method == HTTP_GET && !route_issues(&routes[i]) ? ", HEAD" : "");
         }
     }
     sbuf_puts(&allow, "\r\n");
@@ -136,7 +150,7 @@ static int route_allowed(const struct route *r, struct http_request *req) {
 }
 
 leaf_status_t router_dispatch(struct http_request *req) {
-    /* HEAD is answered as GET; the protocol layer drops the body. */
+    /* HEAD is answered as GET, the protocol layer dropping the body; not on issuing routes. */
     int method = req->method == HTTP_HEAD ? HTTP_GET : req->method;
     int path_route = -1;
     for (int i = 0; i < ROUTES_N; i++) {
@@ -146,7 +160,7 @@ leaf_status_t router_dispatch(struct http_request *req) {
         if (path_route < 0) {
             path_route = i;
         }
-        if (routes[i].method == method) {
+        if (routes[i].method == method && !(req->method == HTTP_HEAD && route_issues(&routes[i]))) {
             req->route = i;
             /* Checked at arrival; a parked request that resumes was allowed. */
             if (req->retries == 0 && !route_allowed(&routes[i], req)) {

@@ -13,10 +13,10 @@
 #define FILE_PATH_MAX 1024
 
 /* mkdir -p of the directory part of path. */
-static leaf_status_t make_parents(const char *component, const char *path) {
+static leaf_status_t make_parents(const char *path, char *err, size_t errlen) {
     char dir[FILE_PATH_MAX];
     if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir)) {
-        log_error(component, "path too long: %.64s...", path);
+        snprintf(err, errlen, "path too long: %.64s...", path);
         return LEAF_EINVAL;
     }
     for (char *p = dir + 1; *p; p++) {
@@ -25,7 +25,7 @@ static leaf_status_t make_parents(const char *component, const char *path) {
         }
         *p = '\0';
         if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            log_error(component, "mkdir(%s) failed: %s", dir, strerror(errno));
+            snprintf(err, errlen, "mkdir(%s) failed: %s", dir, strerror(errno));
             return LEAF_ERR;
         }
         *p = '/';
@@ -33,7 +33,7 @@ static leaf_status_t make_parents(const char *component, const char *path) {
     return LEAF_OK;
 }
 
-static leaf_status_t fsync_dir(const char *component, const char *path) {
+static leaf_status_t fsync_dir(const char *path, char *err, size_t errlen) {
     char dir[FILE_PATH_MAX];
     snprintf(dir, sizeof(dir), "%s", path);
     char *slash = strrchr(dir, '/');
@@ -44,7 +44,7 @@ static leaf_status_t fsync_dir(const char *component, const char *path) {
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || fsync(fd) != 0) {
-        log_error(component, "fsync(directory %s) failed: %s", dir, strerror(errno));
+        snprintf(err, errlen, "fsync(directory %s) failed: %s", dir, strerror(errno));
         if (fd >= 0) {
             close(fd);
         }
@@ -54,60 +54,73 @@ static leaf_status_t fsync_dir(const char *component, const char *path) {
     return LEAF_OK;
 }
 
-static leaf_status_t write_all(const char *component, int fd, const char *tmp, const char *buf,
-                               size_t len) {
+static leaf_status_t write_all(int fd, const char *tmp, const char *buf, size_t len, char *err,
+                               size_t errlen) {
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n <= 0) {
-            log_error(component, "write(%s) failed: %s", tmp, strerror(errno));
+            snprintf(err, errlen, "write(%s) failed: %s", tmp, strerror(errno));
             return LEAF_ERR;
         }
         buf += n;
         len -= (size_t)n;
     }
     if (fsync(fd) != 0) {
-        log_error(component, "fsync(%s) failed: %s", tmp, strerror(errno));
+        snprintf(err, errlen, "fsync(%s) failed: %s", tmp, strerror(errno));
         return LEAF_ERR;
     }
     return LEAF_OK;
 }
 
-leaf_status_t file_write_atomic(const char *component, const char *path, const char *data,
-                                size_t len, mode_t mode) {
+leaf_status_t file_write_atomic_err(const char *path, const char *data, size_t len, mode_t mode,
+                                    char *err, size_t errlen) {
     char tmp[FILE_PATH_MAX + 8];
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) ||
-        make_parents(component, path) != LEAF_OK) {
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+        snprintf(err, errlen, "path too long: %.64s...", path);
+        return LEAF_ERR;
+    }
+    if (make_parents(path, err, errlen) != LEAF_OK) {
         return LEAF_ERR;
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0) {
-        log_error(component, "open(%s) failed: %s", tmp, strerror(errno));
+        snprintf(err, errlen, "open(%s) failed: %s", tmp, strerror(errno));
         return LEAF_ERR;
     }
     leaf_status_t rc = LEAF_OK;
     if (fchmod(fd, mode) != 0) { /* the umask may have narrowed it, or an old file widened it */
-        log_error(component, "fchmod(%s) failed: %s", tmp, strerror(errno));
+        snprintf(err, errlen, "fchmod(%s) failed: %s", tmp, strerror(errno));
         rc = LEAF_ERR;
     }
     if (rc == LEAF_OK) {
-        rc = write_all(component, fd, tmp, data, len);
+        rc = write_all(fd, tmp, data, len, err, errlen);
     }
     if (close(fd) != 0 && rc == LEAF_OK) {
-        log_error(component, "close(%s) failed: %s", tmp, strerror(errno));
+        snprintf(err, errlen, "close(%s) failed: %s", tmp, strerror(errno));
         rc = LEAF_ERR;
     }
     if (rc == LEAF_OK && rename(tmp, path) != 0) {
-        log_error(component, "rename(%s, %s) failed: %s", tmp, path, strerror(errno));
+        snprintf(err, errlen, "rename(%s, %s) failed: %s", tmp, path, strerror(errno));
         rc = LEAF_ERR;
     }
     if (rc != LEAF_OK) {
         unlink(tmp);
         return rc;
     }
-    return fsync_dir(component, path);
+    return fsync_dir(path, err, errlen);
+}
+
+leaf_status_t file_write_atomic(const char *component, const char *path, const char *data,
+                                size_t len, mode_t mode) {
+    char err[FILE_PATH_MAX + 128];
+    leaf_status_t rc = file_write_atomic_err(path, data, len, mode, err, sizeof(err));
+    if (rc != LEAF_OK) {
+        log_error(component, "%s", err);
+    }
+    return rc;
 }
 
 leaf_status_t file_read_all(const char *component, const char *path, size_t max, char **out,

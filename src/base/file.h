@@ -21,6 +21,11 @@
 leaf_status_t file_write_atomic(const char *component, const char *path, const char *data,
                                 size_t len, mode_t mode);
 
+/* The same without logging: on failure err says what failed (the operation and the file), for
+ * a caller that logs at its own rate. */
+leaf_status_t file_write_atomic_err(const char *path, const char *data, size_t len, mode_t mode,
+                                    char *err, size_t errlen);
+
 /*
  * Reads the whole file (at most max bytes) into a malloc'd, NUL-terminated
  * buffer. LEAF_OK, LEAF_ENOTFOUND when it does not exist, LEAF_EINVAL when

@@ -23,7 +23,8 @@ typedef int leaf_status_t;
     X(LEAF_EEXIST, -6, "already exists")                                                           \
     X(LEAF_ECLOCK, -7, "clock moved backwards")                                                    \
     X(LEAF_EUNAVAIL, -8, "dependency unavailable")                                                 \
-    X(LEAF_ERANGE, -9, "out of range")
+    X(LEAF_ERANGE, -9, "out of range")                                                             \
+    X(LEAF_EBUSY, -10, "over budget, refused without trying")
 
 enum leaf_status {
 #define LEAF_STATUS_ENUM(name, value, text) name = (value),

@@ -549,6 +549,11 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
                                 "in ZooKeeper under /leafd/{leaf.name}/users",
                                 err, errlen);
     }
+    if (c->snowflake_enable && !zk && strcasecmp(c->worker_mode, "lease") == 0) {
+        return config_key_error(c, CONFIG_I_worker_mode,
+                                "lease needs leaf.snowflake.zk.address: the slots live there", err,
+                                errlen);
+    }
     if (c->data_dir[0] == '\0') {
         /* The worker-ID cache and time reservation live there; "" would mean "/". */
         return config_key_error(c, CONFIG_I_data_dir, "must not be empty", err, errlen);
@@ -589,6 +594,7 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     memcpy(c->db_name, j.db, sizeof(c->db_name));
     c->db_port = j.port;
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
+    c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
     /* Last, so that the derived fields are filled either way. */
     if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
         /* A node with nothing to serve would pass /ready and issue nothing. */

@@ -30,6 +30,7 @@ enum config_type {
     CONFIG_JDBC,    /* jdbc:mysql://host[:port]/db[?params] (params ignored) */
     CONFIG_ZKADDR,  /* host:port[,host:port...] or empty */
     CONFIG_OPTADDR, /* as CONFIG_ADDR, or empty (off) */
+    CONFIG_WMODE,   /* forever | lease (leafd.snowflake.worker.mode) */
     CONFIG_LEVEL,   /* debug | info | warn | error */
 };
 
@@ -77,6 +78,10 @@ enum config_type {
       "at start, a clock behind the stored time by at most this is waited out")                    \
     X("leafd.snowflake.peer.max.offset.ms", CONFIG_INT, peer_max_offset_ms, "5000", 1, 3600000,    \
       "a new node refuses to start this far from its live peers' average time")                    \
+    X("leafd.snowflake.worker.mode", CONFIG_WMODE, worker_mode, "forever", 0, 0,                   \
+      "forever: a worker ID per ip:port for good (Leaf); lease: recycled lease slots")             \
+    X("leafd.snowflake.switch.after.ms", CONFIG_INT, switch_after_ms, "1000", 5, 86400000,         \
+      "lease mode: a clock stepped back by more than this moves the node to another slot")         \
     X("leafd.zk.session.timeout.ms", CONFIG_INT, zk_session_timeout_ms, "10000", 2000, 120000,     \
       "ZooKeeper session timeout")                                                                 \
     X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                       \
@@ -133,6 +138,8 @@ struct leaf_config {
     int64_t reserve_ms;
     int64_t startup_max_wait_ms;
     int64_t peer_max_offset_ms;
+    char worker_mode[16];
+    int64_t switch_after_ms;
     int64_t zk_session_timeout_ms;
     int64_t segment_wait_ms;
     int64_t db_timeout_ms;
@@ -154,6 +161,7 @@ struct leaf_config {
     int db_port;
     char db_name[129];
     int identity_port; /* snowflake_port, or listen_port when 0 */
+    int lease_mode;    /* leafd.snowflake.worker.mode is lease */
 
     /* sources[i] tells where the value of the i-th CONFIG_KEYS row came from */
     struct config_source sources[CONFIG_MAX_KEYS];

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /*
  * Renders untrusted bytes (a key or value from the file) for a message:
@@ -238,10 +239,22 @@ static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
     return LEAF_OK;
 }
 
+static leaf_status_t config_check_wmode(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    if (strcasecmp(v, "forever") == 0 || strcasecmp(v, "lease") == 0) {
+        return LEAF_OK;
+    }
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected forever or lease, got %s", q);
+    return LEAF_EINVAL;
+}
+
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
-    [CONFIG_NAME] = config_check_name, [CONFIG_ADDR] = config_check_addr,
-    [CONFIG_IPV4] = config_check_ipv4, [CONFIG_JDBC] = config_check_jdbc,
-    [CONFIG_ZKADDR] = config_check_zk, [CONFIG_OPTADDR] = config_check_optaddr,
+    [CONFIG_NAME] = config_check_name,   [CONFIG_ADDR] = config_check_addr,
+    [CONFIG_IPV4] = config_check_ipv4,   [CONFIG_JDBC] = config_check_jdbc,
+    [CONFIG_ZKADDR] = config_check_zk,   [CONFIG_OPTADDR] = config_check_optaddr,
+    [CONFIG_WMODE] = config_check_wmode,
 };
 
 config_value_check_fn config_value_check(enum config_type type) {

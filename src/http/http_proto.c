@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "http_check.h"
 #include "num.h"
 
 /*
@@ -25,11 +26,29 @@ struct http_proto {
     size_t head_bytes;
     char field[32];
     size_t field_len;
-    int in_auth;
+    int hdr;           /* enum proto_header: the header whose value is being received */
     int auth_too_long; /* the Authorization value passed HTTP_MAX_AUTH: bad credentials */
     int in_body;
-    int too_large; /* 413/414/431 once a limit is hit */
     int head_only; /* the request is HEAD: answers carry no body */
+
+    /* What RFC 9112 checks need of the head: Host, Expect, Transfer-Encoding. */
+    char value[128]; /* the current Host/Expect/Transfer-Encoding value */
+    size_t value_len;
+    int hosts;           /* Host headers seen */
+    int expect_continue; /* Expect: 100-continue */
+    int expect_other;    /* any other expectation: 417 */
+    int te_other;        /* a transfer coding other than chunked: 501 */
+
+    /* Set when the request is refused while parsing: answered, then the connection closes. */
+    int reject;
+    const char *reject_code;
+    const char *reject_msg;
+
+    /* Folded header lines (obs-fold) are told apart from a value split across reads by the
+     * bytes before a value: the start of the bytes being parsed, and whether the bytes parsed
+     * before them ended in a line feed (followed by blanks only). */
+    const char *exec_start;
+    int tail_nl;
 
     struct http_request req; /* the request dispatched last (kept while parked) */
 };
@@ -160,31 +179,49 @@ static void proto_fail(struct http_proto *p, int status, const char *code, const
 
 /* ---- llhttp callbacks: copy what the handler needs, enforce limits -------- */
 
+/* The headers whose values the protocol itself reads. */
+enum proto_header { HDR_OTHER, HDR_AUTH, HDR_HOST, HDR_EXPECT, HDR_TE };
+
+/* Refuses the request being parsed: it is answered with status, then the connection closes. */
+static int proto_reject(struct http_proto *p, int status, const char *code, const char *msg) {
+    p->reject = status;
+    p->reject_code = code;
+    p->reject_msg = msg;
+    return HPE_USER;
+}
+
 static int on_message_begin(llhttp_t *lp) {
     struct http_proto *p = lp->data;
     sbuf_reset(&p->head);
     p->url_len = p->auth_off = p->auth_len = p->body_off = p->body_len = 0;
-    p->head_bytes = p->field_len = 0;
-    p->in_auth = p->in_body = p->auth_too_long = 0;
-    p->too_large = 0;
+    p->head_bytes = p->field_len = p->value_len = 0;
+    p->hdr = HDR_OTHER;
+    p->in_body = p->auth_too_long = 0;
     p->head_only = 0;
+    p->hosts = p->expect_continue = p->expect_other = p->te_other = 0;
+    p->reject = 0;
     if (p->s.head_started_ms == 0) {
         p->s.head_started_ms = p->s.now_ms;
     }
     return 0;
 }
 
-/* Appends a piece of the request to head; over the cap, records the status to answer. */
+/* Appends a piece of the request to head; over the cap, refuses with the status given. */
 static int proto_append(struct http_proto *p, size_t *len, size_t cap, const char *at, size_t n,
                         int status) {
     if (*len + n > cap) {
-        p->too_large = status;
-        return HPE_USER;
+        switch (status) {
+        case 414:
+            return proto_reject(p, 414, "uri_too_long", "request line longer than 2048 bytes");
+        case 413:
+            return proto_reject(p, 413, "body_too_large", "request body larger than 16384 bytes");
+        default:
+            return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
+        }
     }
     sbuf_append(&p->head, at, n);
     if (p->head.failed) {
-        p->too_large = 503;
-        return HPE_USER;
+        return proto_reject(p, 503, "out_of_memory", "out of memory receiving the request");
     }
     *len += n;
     return 0;
@@ -198,8 +235,7 @@ static int on_url(llhttp_t *lp, const char *at, size_t len) {
 static int head_add(struct http_proto *p, size_t len) {
     p->head_bytes += len;
     if (p->head_bytes > HTTP_MAX_HEAD) {
-        p->too_large = 431;
-        return HPE_USER;
+        return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
     }
     return 0;
 }
@@ -209,6 +245,9 @@ static int on_header_field(llhttp_t *lp, const char *at, size_t len) {
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
+    if (http_check_name_has_blank(at, len)) { /* "Host :": RFC 9112 5.1 */
+        return proto_reject(p, 400, "bad_request", "whitespace in a header field name");
+    }
     size_t room = sizeof(p->field) - 1 - p->field_len;
     size_t n = len < room ? len : room;
     memcpy(p->field + p->field_len, at, n);
@@ -216,15 +255,28 @@ static int on_header_field(llhttp_t *lp, const char *at, size_t len) {
     return 0;
 }
 
+static int field_is(const struct http_proto *p, const char *name) {
+    size_t n = strlen(name);
+    return p->field_len == n && strncasecmp(p->field, name, n) == 0;
+}
+
 static int on_header_field_complete(llhttp_t *lp) {
     struct http_proto *p = lp->data;
-    p->in_auth = p->field_len == 13 && strncasecmp(p->field, "authorization", 13) == 0;
-    if (p->in_auth) {
+    p->hdr = field_is(p, "authorization")       ? HDR_AUTH
+             : field_is(p, "host")              ? HDR_HOST
+             : field_is(p, "expect")            ? HDR_EXPECT
+             : field_is(p, "transfer-encoding") ? HDR_TE
+                                                : HDR_OTHER;
+    if (p->hdr == HDR_AUTH) {
         p->auth_off = p->head.len; /* the last Authorization header wins */
         p->auth_len = 0;
         p->auth_too_long = 0;
     }
+    if (p->hdr == HDR_HOST && ++p->hosts > 1) { /* RFC 9112 3.2 */
+        return proto_reject(p, 400, "bad_request", "more than one Host header");
+    }
     p->field_len = 0;
+    p->value_len = 0;
     return 0;
 }
 
@@ -233,24 +285,97 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
-    if (!p->in_auth || p->auth_too_long) {
-        return 0;
+    if (len > 0 && http_check_folded(at, p->exec_start, p->tail_nl)) { /* obs-fold: RFC 9112 5.2 */
+        return proto_reject(p, 400, "bad_request", "folded header line (obs-fold)");
     }
-    if (p->auth_len + len > HTTP_MAX_AUTH) {
-        /* Credentials that long are wrong ones (401), not a reason to drop the connection. */
-        p->auth_too_long = 1;
-        return 0;
+    if (p->hdr == HDR_AUTH) {
+        if (p->auth_too_long || p->auth_len + len > HTTP_MAX_AUTH) {
+            /* Credentials that long are wrong ones (401), not a reason to drop the connection. */
+            p->auth_too_long = 1;
+            return 0;
+        }
+        return proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431);
     }
-    return proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431);
+    if (p->hdr != HDR_OTHER) {
+        if (p->value_len + len > sizeof(p->value)) {
+            return proto_reject(p, 400, "bad_request",
+                                "Host, Expect or Transfer-Encoding too long");
+        }
+        memcpy(p->value + p->value_len, at, len);
+        p->value_len += len;
+    }
+    return 0;
+}
+
+static int on_header_value_complete(llhttp_t *lp) {
+    struct http_proto *p = lp->data;
+    switch (p->hdr) {
+    case HDR_HOST:
+        if (!http_check_host(p->value, p->value_len)) {
+            return proto_reject(p, 400, "bad_request", "invalid Host header");
+        }
+        break;
+    case HDR_EXPECT:
+        if (http_check_expect_continue(p->value, p->value_len)) {
+            p->expect_continue = 1;
+        } else {
+            p->expect_other = 1;
+        }
+        break;
+    case HDR_TE:
+        if (!http_check_te_chunked_only(p->value, p->value_len)) {
+            p->te_other = 1;
+        }
+        break;
+    default: break;
+    }
+    p->hdr = HDR_OTHER;
+    return 0;
+}
+
+/* RFC 9112's rules for the whole head; 0 to go on, HPE_USER after proto_reject(). */
+static int proto_check_head(struct http_proto *p, const llhttp_t *lp) {
+    if (lp->http_major == 0) { /* "GET /path" alone: HTTP/0.9 is not served */
+        return proto_reject(p, 400, "bad_request", "request line without an HTTP/1.x version");
+    }
+    if (lp->http_major > 1) {
+        return proto_reject(p, 505, "http_version_not_supported", "only HTTP/1.x is served");
+    }
+    if (lp->http_minor >= 1 && p->hosts == 0) { /* RFC 9112 3.2 */
+        return proto_reject(p, 400, "bad_request", "HTTP/1.1 request without a Host header");
+    }
+    if (lp->flags & F_TRANSFER_ENCODING) {
+        if (!(lp->flags & F_CHUNKED)) { /* RFC 9112 6.3: chunked must be the final coding */
+            return proto_reject(p, 400, "bad_request", "chunked is not the final transfer coding");
+        }
+        if (lp->http_minor == 0) { /* RFC 9112 6.1: a 1.0 message may not be chunked */
+            return proto_reject(p, 400, "bad_request", "Transfer-Encoding in an HTTP/1.0 request");
+        }
+        if (p->te_other) {
+            return proto_reject(p, 501, "not_implemented", "only the chunked transfer coding");
+        }
+    }
+    if (p->expect_other) {
+        return proto_reject(p, 417, "expectation_failed", "only Expect: 100-continue is met");
+    }
+    if ((lp->flags & F_CONTENT_LENGTH) && lp->content_length > HTTP_MAX_BODY) {
+        return proto_reject(p, 413, "body_too_large", "request body larger than 16384 bytes");
+    }
+    return 0;
 }
 
 static int on_headers_complete(llhttp_t *lp) {
     struct http_proto *p = lp->data;
-    if ((lp->flags & F_CONTENT_LENGTH) && lp->content_length > HTTP_MAX_BODY) {
-        p->too_large = 413;
+    if (proto_check_head(p, lp) != 0) {
         return HPE_USER;
     }
-    p->in_auth = 0;
+    p->hdr = HDR_OTHER;
+    /* RFC 9110 10.1.1: answer 100 before a body the client holds back; not to HTTP/1.0. */
+    int body_follows =
+        (lp->flags & F_CHUNKED) || ((lp->flags & F_CONTENT_LENGTH) && lp->content_length > 0);
+    if (p->expect_continue && lp->http_minor >= 1 && body_follows) {
+        sbuf_puts(&p->s.out, "HTTP/1.1 100 Continue\r\n\r\n");
+    }
     return 0;
 }
 
@@ -344,19 +469,13 @@ static void proto_dispatch(struct http_proto *p) {
 }
 
 static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
-    switch (p->too_large) {
-    case 414: proto_fail(p, 414, "uri_too_long", "request line longer than 2048 bytes"); return;
-    case 431:
-        proto_fail(p, 431, "header_too_large", "request head larger than 16384 bytes");
+    if (p->reject != 0) {
+        proto_fail(p, p->reject, p->reject_code, p->reject_msg);
         return;
-    case 413: proto_fail(p, 413, "body_too_large", "request body larger than 16384 bytes"); return;
-    case 503: proto_fail(p, 503, "out_of_memory", "out of memory receiving the request"); return;
-    default: {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "malformed HTTP request: %s", llhttp_errno_name(err));
-        proto_fail(p, 400, "bad_request", msg);
     }
-    }
+    char msg[160];
+    snprintf(msg, sizeof(msg), "malformed HTTP request: %s", llhttp_errno_name(err));
+    proto_fail(p, 400, "bad_request", msg);
 }
 
 /* ---- the protocol's entry points ------------------------------------------ */
@@ -365,15 +484,19 @@ static size_t http_input(struct session *s, const char *data, size_t len) {
     struct http_proto *p = (struct http_proto *)s;
     size_t used = 0;
     while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
+        p->exec_start = data + used;
         llhttp_errno_t err = llhttp_execute(&p->parser, data + used, len - used);
         if (err == HPE_OK) {
+            p->tail_nl = http_check_tail_nl(data + used, len - used, p->tail_nl);
             return len;
         }
         if (err != HPE_PAUSED) {
             proto_parse_error(p, err);
             return len;
         }
-        used = (size_t)(llhttp_get_error_pos(&p->parser) - data);
+        size_t end = (size_t)(llhttp_get_error_pos(&p->parser) - data);
+        p->tail_nl = http_check_tail_nl(data + used, end - used, p->tail_nl);
+        used = end;
         llhttp_resume(&p->parser);
         proto_build_request(p);
         proto_dispatch(p);
@@ -409,6 +532,7 @@ static const llhttp_settings_t proto_settings = {
     .on_header_field = on_header_field,
     .on_header_field_complete = on_header_field_complete,
     .on_header_value = on_header_value,
+    .on_header_value_complete = on_header_value_complete,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
@@ -425,6 +549,8 @@ static struct session *http_open(void *arg, int loopback, int loop) {
     sbuf_init(&p->s.out, 0);
     sbuf_init(&p->head, 0);
     llhttp_init(&p->parser, HTTP_REQUEST, &proto_settings);
+    /* Any HTTP/d.d reaches proto_check_head: 1.2 is served as 1.1, 2.0 gets 505. */
+    p->parser.lenient_flags |= LENIENT_VERSION;
     p->parser.data = p;
     return &p->s;
 }

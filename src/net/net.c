@@ -79,7 +79,6 @@ struct net_loop {
     atomic_int stop_requested;
     int draining;
     int64_t drain_started_ms;
-    int64_t last_limit_log_ms;
     struct net_conn *conns;
     char *rbuf; /* NET_LOOP_READ_BUF bytes */
 
@@ -96,6 +95,7 @@ struct net_server {
     atomic_llong nconns[NET_MAX_LISTENERS]; /* process-wide, per listener */
     atomic_llong total_conns;
     atomic_ullong rejected;
+    atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
 };
 
 static void conn_process(struct net_conn *c);
@@ -460,13 +460,16 @@ static int conn_admit(struct net_conn *c) {
         return 1;
     }
     atomic_fetch_add_explicit(&srv->rejected, 1, memory_order_relaxed);
+    /* One line a second for the whole process, whichever loop refuses. */
     int64_t now = loop_now(nl);
-    if (now - nl->last_limit_log_ms >= 1000 || nl->last_limit_log_ms == 0) {
-        nl->last_limit_log_ms = now;
+    long long last = atomic_load(&srv->limit_log_ms);
+    if ((last == 0 || now - last >= 1000) &&
+        atomic_compare_exchange_strong(&srv->limit_log_ms, &last, now)) {
         log_warn("net",
                  "connection limit leafd.http.max.connections = %" PRId64
-                 " reached; closing new clients on %s",
-                 srv->limits.max_connections, c->ls->cfg->addr);
+                 " reached; closing new clients on %s (%llu refused so far)",
+                 srv->limits.max_connections, c->ls->cfg->addr,
+                 (unsigned long long)atomic_load(&srv->rejected));
     }
     return 0;
 }

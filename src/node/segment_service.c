@@ -9,14 +9,21 @@
 
 #include "clock.h"
 #include "log.h"
+#include "segment_known.h"
+#include "segment_negcache.h"
 #include "segment_tags.h"
 #include "segment_zero_waste.h"
 
 /* Leaf refreshes every 60 s; half that keeps "a deleted tag stops being served
  * within 60 s" true even counting the refresh's own round trip. */
 #define SEGMENT_REFRESH_MS 30000
-#define SEGMENT_MAX_TAGS 65536 /* unknown tags are kept until the next refresh */
-#define SEGMENT_MAX_ADMIN 64   /* admin requests waiting at once */
+#define SEGMENT_MAX_TAGS 65536 /* tags in the map at most, counting only unknown ones' lookups */
+/* Unknown tags: remembered 2 s (at most 16384), and at most 500 lookups a second for tags that
+ * are neither known from the last refresh nor remembered (segment_negcache.h). */
+#define SEGMENT_NEG_CAP 16384
+#define SEGMENT_NEG_TTL_MS 2000
+#define SEGMENT_LOOKUPS_PER_S 500.0
+#define SEGMENT_MAX_ADMIN 64 /* admin requests waiting at once */
 
 /* Fetch latency histogram bounds in ms; the last bucket is +Inf. */
 static const int64_t latency_bounds_ms[] = {1, 2, 5, 10, 50, 100, 500, 1000, 5000};
@@ -25,7 +32,7 @@ static const int64_t latency_bounds_ms[] = {1, 2, 5, 10, 50, 100, 500, 1000, 500
 /*
  * The service. Locks, in the order they may be taken:
  * tags_lock (the map, see segment_tags.h) -> a tag's lock -> wait_lock (every
- * tag's waiters) ; admin_lock (admin jobs' done flags and waits) and
+ * tag's waiters) or neg_lock (unknown tags) ; admin_lock (admin jobs' done flags and waits) and
  * done_lock (database thread -> control loop) are taken alone.
  * Counters: relaxed atomics written by the control loop or the database
  * thread, read by any thread. Handles: control loop only.
@@ -33,10 +40,16 @@ static const int64_t latency_bounds_ms[] = {1, 2, 5, 10, 50, 100, 500, 1000, 500
 struct segment_service {
     const struct leaf_config *cfg;
     int enabled;
+    /* Two connections, so that range fetches never queue behind anything: `db` runs only
+     * fetches; `db_bg` runs lookups, refreshes and admin jobs. */
     struct segment_db *db;
+    struct segment_db *db_bg;
     pthread_rwlock_t tags_lock;
     struct segment_tags tags;
+    struct segment_known *known; /* the last refresh's rows; swapped under the write lock */
     pthread_mutex_t wait_lock;
+    pthread_mutex_t neg_lock; /* guards neg; taken alone or innermost */
+    struct segment_negcache neg;
 
     pthread_mutex_t done_lock;
     struct segment_db_job *done_head, *done_tail;
@@ -82,11 +95,31 @@ static leaf_status_t submit(struct segment_service *svc, enum segment_db_op op,
     }
     job->step = step;
     job->cookie = t->epoch;
-    segment_db_submit(svc->db, job);
+    segment_db_submit(op == SEGMENT_DB_FETCH ? svc->db : svc->db_bg, job);
     return LEAF_OK;
 }
 
-/* ---- the request path (event-loop threads) --------------------------------- */
+/*
+ * Whether a tag nobody knows may be looked up. 404 when it was found
+ * unknown since the request arrived (its own lookup, or one it shared).
+ * Else LEAF_OK within the lookup budget (so that a tag added to the table
+ * is served on its first request); beyond it, without a query, 404 when
+ * the negative cache remembers the tag as unknown, else 503 (LEAF_EBUSY).
+ * Tags lock held.
+ */
+static leaf_status_t admit_lookup(struct segment_service *svc, const char *tag, size_t len,
+                                  int64_t first_seen, int64_t now) {
+    pthread_mutex_lock(&svc->neg_lock);
+    int64_t found = segment_negcache_found(&svc->neg, tag, len, now);
+    /* Until the first refresh is in, every tag is unknown: no budget then. */
+    int free_pass = !atomic_load(&svc->loaded);
+    leaf_status_t rc = found >= first_seen                                   ? LEAF_ENOTFOUND
+                       : free_pass || segment_negcache_admit(&svc->neg, now) ? LEAF_OK
+                       : found >= 0                                          ? LEAF_ENOTFOUND
+                                                                             : LEAF_EBUSY;
+    pthread_mutex_unlock(&svc->neg_lock);
+    return rc;
+}
 
 /* Starts the tag's lookup unless one is in flight. Tag lock held. */
 static void start_lookup(struct segment_service *svc, struct segment_tag *t, int64_t now) {
@@ -111,6 +144,23 @@ static void maybe_fetch(struct segment_service *svc, struct segment_tag *t, int6
     }
 }
 
+/*
+ * The circuit breaker: once the tag's last fetch failed (db_failed_ms is
+ * reset by the next success), one request waits for the retry the request
+ * path started, and every other request with nothing buffered is answered
+ * at once instead of waiting leafd.segment.wait.ms for the same outcome.
+ * Tag lock held.
+ */
+static int breaker_open(struct segment_service *svc, const struct segment_tag *t) {
+    if (t->db_failed_ms < 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&svc->wait_lock);
+    int waited_on = t->waiters.head != NULL;
+    pthread_mutex_unlock(&svc->wait_lock);
+    return waited_on;
+}
+
 static leaf_status_t get_locked(struct segment_service *svc, struct segment_tag *t, int count,
                                 int dense, int64_t *ids, int64_t first_seen, int64_t now) {
     if (t->state == SEGMENT_TAG_ACTIVE) {
@@ -120,7 +170,10 @@ static leaf_status_t get_locked(struct segment_service *svc, struct segment_tag 
         if (rc == LEAF_OK) {
             return LEAF_OK;
         }
-        return t->db_failed_ms >= first_seen ? LEAF_EUNAVAIL : LEAF_EAGAIN;
+        if (t->db_failed_ms >= first_seen || breaker_open(svc, t)) {
+            return LEAF_EUNAVAIL;
+        }
+        return LEAF_EAGAIN;
     }
     if (t->lookup_in_flight) {
         return LEAF_EAGAIN;
@@ -130,6 +183,10 @@ static leaf_status_t get_locked(struct segment_service *svc, struct segment_tag 
     }
     if (t->state == SEGMENT_TAG_ABSENT && t->lookup_started_ms >= first_seen) {
         return LEAF_ENOTFOUND;
+    }
+    leaf_status_t rc = admit_lookup(svc, t->name, t->name_len, first_seen, now);
+    if (rc != LEAF_OK) {
+        return rc;
     }
     start_lookup(svc, t, now);
     return LEAF_EAGAIN;
@@ -155,23 +212,52 @@ static void wait_on(struct segment_service *svc, struct segment_tag *t, struct l
     pthread_mutex_unlock(&svc->wait_lock);
 }
 
-/* A tag not in the table yet: add it and look it up (write lock). */
-static leaf_status_t get_new(struct segment_service *svc, const char *tag, size_t len, int64_t now,
-                             struct leaf_wait *w) {
-    leaf_status_t rc = LEAF_EAGAIN;
-    pthread_rwlock_wrlock(&svc->tags_lock);
-    int created = 0;
-    struct segment_tag *t = segment_tags_find(&svc->tags, tag, len);
-    if (t == NULL && svc->tags.count < SEGMENT_MAX_TAGS) {
+/*
+ * A tag not in the map yet (write lock). Known from the last refresh: it
+ * enters the map active, and its first range is fetched. Else (admitted
+ * by admit_lookup() already) it enters pending and is looked up. NULL
+ * with *rc set when it does not enter.
+ */
+static struct segment_tag *admit_new(struct segment_service *svc, const char *tag, size_t len,
+                                     int64_t now, leaf_status_t *rc) {
+    int created;
+    int64_t step;
+    struct segment_tag *t;
+    if (segment_known_find(svc->known, tag, len, &step)) {
         t = segment_tags_add(&svc->tags, tag, len, &created);
-    }
-    if (t == NULL) {
-        rc = LEAF_ENOMEM; /* the table is full, or memory is out */
-    } else {
-        if (created) {
-            start_lookup(svc, t, now);
+        if (t != NULL && created) {
+            segment_tags_activate(&svc->tags, t, step);
+            t->seen_gen = segment_known_gen(svc->known);
         }
-        wait_on(svc, t, w);
+        *rc = LEAF_ENOMEM;
+        return t;
+    }
+    if (svc->tags.count >= SEGMENT_MAX_TAGS) {
+        *rc = LEAF_ENOMEM; /* too many unknown tags being looked up */
+        return NULL;
+    }
+    t = segment_tags_add(&svc->tags, tag, len, &created);
+    if (t != NULL && created) {
+        start_lookup(svc, t, now);
+    }
+    *rc = LEAF_ENOMEM;
+    return t;
+}
+
+static leaf_status_t get_new(struct segment_service *svc, const char *tag, size_t len, int count,
+                             int dense, int64_t *ids, int64_t first_seen, int64_t now,
+                             struct leaf_wait *w) {
+    leaf_status_t rc;
+    pthread_rwlock_wrlock(&svc->tags_lock);
+    struct segment_tag *t = segment_tags_find(&svc->tags, tag, len);
+    if (t == NULL) {
+        t = admit_new(svc, tag, len, now, &rc);
+    }
+    if (t != NULL) {
+        rc = get_locked(svc, t, count, dense, ids, first_seen, now); /* the write lock suffices */
+        if (rc == LEAF_EAGAIN) {
+            wait_on(svc, t, w);
+        }
     }
     pthread_rwlock_unlock(&svc->tags_lock);
     return rc;
@@ -187,8 +273,14 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
     pthread_rwlock_rdlock(&svc->tags_lock);
     struct segment_tag *t = segment_tags_find(&svc->tags, tag, len);
     if (t == NULL) {
+        /* Neither in the map nor known: a flood of such tags is refused here, on the read
+         * lock, beyond the lookup budget. */
+        leaf_status_t rc = segment_known_find(svc->known, tag, len, NULL)
+                               ? LEAF_OK
+                               : admit_lookup(svc, tag, len, first_seen_ms, now);
         pthread_rwlock_unlock(&svc->tags_lock);
-        return get_new(svc, tag, len, now, w);
+        return rc != LEAF_OK ? rc
+                             : get_new(svc, tag, len, count, dense, ids, first_seen_ms, now, w);
     }
     pthread_mutex_lock(&t->lock);
     leaf_status_t rc = get_locked(svc, t, count, dense, ids, first_seen_ms, now);
@@ -210,6 +302,20 @@ static void note_latency(struct segment_service *svc, int64_t us) {
     atomic_fetch_add_explicit(&svc->latency_buckets[i], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&svc->latency_sum_us, (unsigned long long)us, memory_order_relaxed);
 }
+
+static void neg_put(struct segment_service *svc, const char *tag, int64_t now) {
+    pthread_mutex_lock(&svc->neg_lock);
+    segment_negcache_put(&svc->neg, tag, strlen(tag), now);
+    pthread_mutex_unlock(&svc->neg_lock);
+}
+
+static void neg_forget(struct segment_service *svc, const char *tag) {
+    pthread_mutex_lock(&svc->neg_lock);
+    segment_negcache_forget(&svc->neg, tag, strlen(tag));
+    pthread_mutex_unlock(&svc->neg_lock);
+}
+
+static void wake_tag(struct segment_service *svc, const struct segment_db_job *job);
 
 static void apply_fetch(struct segment_service *svc, struct segment_db_job *job, int64_t now) {
     struct segment_tag *t = segment_tags_find(&svc->tags, job->tag, strlen(job->tag));
@@ -236,6 +342,7 @@ static void apply_fetch(struct segment_service *svc, struct segment_db_job *job,
     if (job->rc == LEAF_ENOTFOUND) {
         log_info("segment", "tag '%s' is no longer in leaf_alloc; stopped serving it", t->name);
         segment_tags_deactivate(&svc->tags, t);
+        neg_put(svc, t->name, now);
         return;
     }
     t->db_failed_ms = now;
@@ -256,43 +363,59 @@ static void apply_lookup(struct segment_service *svc, struct segment_db_job *job
         t->lookup_in_flight = 0;
     }
     if (job->rc == LEAF_OK) {
+        neg_forget(svc, job->tag);
         segment_tags_activate(&svc->tags, t, job->row_step);
     } else if (job->rc == LEAF_ENOTFOUND) {
         segment_tags_deactivate(&svc->tags, t);
+        neg_put(svc, job->tag, now);
+        /* Its waiters learn it from the negative cache; the entry goes at once, so that a
+         * flood of unknown tags holds no memory beyond that cache. */
+        wake_tag(svc, job);
+        segment_tags_remove(&svc->tags, t);
     } else {
         t->db_failed_ms = now;
     }
 }
 
-static void apply_load(struct segment_service *svc, struct segment_db_job *job) {
-    if (job->rc != LEAF_OK) {
-        return;
+/* A refresh's rows become the known set; the tags in the map follow it (write lock). Returns
+ * the set replaced, for the caller to free outside the lock. */
+static struct segment_known *apply_load(struct segment_service *svc, struct segment_db_job *job,
+                                        struct segment_known *known) {
+    if (job->rc != LEAF_OK || known == NULL) {
+        return known;
     }
-    for (size_t i = 0; i < job->nrows; i++) {
-        const char *name = job->rows[i].biz_tag;
-        size_t len = strlen(name);
-        if (!validate_tag(name, len)) {
-            log_debug("segment", "leaf_alloc row '%s' is not a valid tag; not served", name);
-            continue;
-        }
-        if (segment_tags_sync_row(&svc->tags, name, len, job->rows[i].step, job->cookie) == NULL) {
-            log_error("segment", "out of memory loading tag '%s'", name);
-        }
-    }
-    size_t gone = segment_tags_sync_end(&svc->tags, job->cookie);
+    struct segment_known *old = svc->known;
+    svc->known = known;
+    size_t gone = segment_tags_sync_known(&svc->tags, known);
     if (gone > 0) {
         log_info("segment", "%zu tag(s) left leaf_alloc; stopped serving them", gone);
     }
     if (!atomic_exchange(&svc->loaded, 1)) {
-        log_info("segment", "loaded %zu tag(s) from leaf_alloc", job->nrows);
+        log_info("segment", "loaded %zu tag(s) from leaf_alloc (%zu KB)", job->nrows,
+                 segment_known_bytes(known) / 1024);
     }
     atomic_fetch_add_explicit(&svc->refreshes, 1, memory_order_relaxed);
+    return old;
+}
+
+/* Builds a refresh's known set, before the write lock is taken (100,000 rows: a few ms). */
+static struct segment_known *build_known(struct segment_db_job *job) {
+    struct segment_known *known = NULL;
+    if (job->op != SEGMENT_DB_LOAD || job->rc != LEAF_OK) {
+        return NULL;
+    }
+    if (segment_known_build(&known, &job->packed, job->cookie) != LEAF_OK) {
+        log_error("segment", "out of memory building the set of %zu tags", job->nrows);
+        return NULL;
+    }
+    return known;
 }
 
 static void apply_admin_effect(struct segment_service *svc, struct segment_db_job *job) {
     int created;
     struct segment_tag *t;
     if (job->op == SEGMENT_DB_CREATE && job->rc == LEAF_OK) {
+        neg_forget(svc, job->tag);
         t = segment_tags_add(&svc->tags, job->tag, strlen(job->tag), &created);
         if (t != NULL) {
             segment_tags_activate(&svc->tags, t, job->step);
@@ -319,6 +442,7 @@ static void wake_tag(struct segment_service *svc, const struct segment_db_job *j
 }
 
 static void apply(struct segment_service *svc, struct segment_db_job *job) {
+    struct segment_known *known = build_known(job);
     int64_t now = segment_service_now_ms();
     pthread_rwlock_wrlock(&svc->tags_lock);
     switch (job->op) {
@@ -326,7 +450,7 @@ static void apply(struct segment_service *svc, struct segment_db_job *job) {
     case SEGMENT_DB_LOOKUP: apply_lookup(svc, job, now); break;
     case SEGMENT_DB_LOAD:
         pthread_mutex_lock(&svc->wait_lock); /* the sweep reads the wait lists */
-        apply_load(svc, job);
+        known = apply_load(svc, job, known);
         pthread_mutex_unlock(&svc->wait_lock);
         break;
     default: apply_admin_effect(svc, job); break;
@@ -335,6 +459,7 @@ static void apply(struct segment_service *svc, struct segment_db_job *job) {
         wake_tag(svc, job);
     }
     pthread_rwlock_unlock(&svc->tags_lock);
+    segment_known_free(known); /* the set replaced (or unused) */
 }
 
 /* ---- admin jobs --------------------------------------------------------------- */
@@ -384,7 +509,7 @@ leaf_status_t segment_service_admin_begin(struct segment_service *svc, struct se
     job->owner = w;
     w->data = job;
     w->cancel = admin_cancel;
-    segment_db_submit(svc->db, job);
+    segment_db_submit(svc->db_bg, job);
     return LEAF_OK;
 }
 
@@ -443,7 +568,7 @@ static void refresh_tags(struct segment_service *svc) {
     pthread_rwlock_wrlock(&svc->tags_lock);
     job->cookie = segment_tags_next_gen(&svc->tags);
     pthread_rwlock_unlock(&svc->tags_lock);
-    segment_db_submit(svc->db, job);
+    segment_db_submit(svc->db_bg, job);
 }
 
 static void on_refresh(uv_timer_t *t) {
@@ -474,8 +599,11 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     pthread_mutex_init(&svc->wait_lock, NULL);
     pthread_mutex_init(&svc->done_lock, NULL);
     pthread_mutex_init(&svc->admin_lock, NULL);
+    pthread_mutex_init(&svc->neg_lock, NULL);
     svc->enabled = 1;
-    if (segment_tags_init(&svc->tags) != LEAF_OK) {
+    if (segment_tags_init(&svc->tags) != LEAF_OK ||
+        segment_negcache_init(&svc->neg, SEGMENT_NEG_CAP, SEGMENT_NEG_TTL_MS,
+                              SEGMENT_LOOKUPS_PER_S) != LEAF_OK) {
         log_error("segment", "out of memory creating the tag table");
         return LEAF_ENOMEM;
     }
@@ -489,6 +617,9 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     struct segment_db_options o = {cfg->db_host,       cfg->db_port, cfg->jdbc_username,
                                    cfg->jdbc_password, cfg->db_name, cfg->db_timeout_ms};
     leaf_status_t rc = segment_db_start(&svc->db, &o, on_db_done, svc);
+    if (rc == LEAF_OK) {
+        rc = segment_db_start(&svc->db_bg, &o, on_db_done, svc);
+    }
     if (rc != LEAF_OK) {
         segment_service_stop(svc); /* undoes the above; svc->db is NULL */
         return rc;
@@ -520,7 +651,8 @@ void segment_service_stop(struct segment_service *svc) {
     }
     give_back(svc);           /* the event loops are gone: nothing is issued any more */
     segment_db_stop(svc->db); /* queued jobs come back failed through on_db_done */
-    svc->db = NULL;
+    segment_db_stop(svc->db_bg);
+    svc->db = svc->db_bg = NULL;
     /* The event loops are gone: every admin job left is abandoned. */
     struct segment_db_job *job = take_done(svc);
     while (job != NULL) {
@@ -532,7 +664,11 @@ void segment_service_stop(struct segment_service *svc) {
     uv_close((uv_handle_t *)&svc->refresh, NULL);
     uv_run(svc->loop, UV_RUN_NOWAIT);
     segment_tags_free(&svc->tags);
+    segment_known_free(svc->known);
+    svc->known = NULL;
+    segment_negcache_free(&svc->neg);
     pthread_rwlock_destroy(&svc->tags_lock);
+    pthread_mutex_destroy(&svc->neg_lock);
     pthread_mutex_destroy(&svc->wait_lock);
     pthread_mutex_destroy(&svc->done_lock);
     pthread_mutex_destroy(&svc->admin_lock);
@@ -583,7 +719,7 @@ void segment_service_stats(struct segment_service *svc, struct segment_service_s
     }
     segment_service_each(svc, count_tag, st);
     st->db_up = segment_db_connected(svc->db);
-    st->db_errors = segment_db_errors(svc->db);
+    st->db_errors = segment_db_errors(svc->db) + segment_db_errors(svc->db_bg);
     st->lookups = atomic_load(&svc->lookups);
     st->fetches = atomic_load(&svc->fetches);
     st->fetch_failures = atomic_load(&svc->fetch_failures);

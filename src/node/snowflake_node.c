@@ -1,4 +1,5 @@
 #include "snowflake_node.h"
+#include "snowflake_impl.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -17,63 +18,6 @@
 #include "zk_clock.h"
 #include "zk_register.h"
 #include "zk_session.h"
-
-/* How long start-up waits for a first ZooKeeper connection before it falls
- * back to the local cache (and keeps trying in the background). */
-#define NODE_CONNECT_WAIT_MS 5000
-#define NODE_REPORT_MS 3000
-
-/* Tags of the asynchronous ZooKeeper calls. */
-enum { OP_SET_FOREVER = 1, OP_SET_EPHEMERAL, OP_CREATE_EPHEMERAL, OP_MINE_EPHEMERAL, OP_FIND };
-
-/*
- * The node. The generator (gen, under lock) is shared by every event loop;
- * everything else belongs to the control thread from start to shutdown,
- * except stats (atomics, read by any thread for /ready and /metrics).
- */
-struct snowflake_node {
-    const struct leaf_config *cfg;
-    uv_loop_t *loop; /* the control loop */
-    pthread_mutex_t lock;
-    struct snowflake_gen gen; /* guarded by lock */
-    atomic_int ready;         /* worker held and clock checked */
-    int is_static;            /* static worker mode: not coordinated */
-
-    int started;
-    int stopping;
-    int use_zk; /* 0 in static worker mode: the reservation lives in the local cache only */
-    struct zk_layout layout;
-    struct zk_session zk;
-    struct zk_node_data self; /* ip and port of the identity */
-    char cache_path[1024];
-    int64_t worker_id;
-    char forever_path[ZK_PATH_MAX];
-    int registered; /* 1: forever node known; 0: look it up; -1: gave up (logged) */
-    int ephemeral_ok;
-    int busy[OP_FIND + 1]; /* an async call of that tag is in flight */
-    int64_t reserved_ms;   /* highest reservation on disk = the generator's ceiling */
-    int64_t report_ms;
-
-    uv_async_t async; /* woken by ZooKeeper threads (zk_session notify) */
-    uv_timer_t cron;
-    uv_work_t work; /* the cache-file write on the threadpool */
-    int work_busy;
-    int64_t work_value;
-    leaf_status_t work_rc;
-
-    struct {
-        atomic_int zk_state;
-        atomic_int registered;
-        atomic_int ephemeral;
-        atomic_llong connects;
-        atomic_llong expirations;
-        atomic_llong last_zk_report_ms;
-        atomic_llong last_local_report_ms;
-        atomic_llong reserved_ms;
-        atomic_llong worker_id;
-        atomic_int use_zk;
-    } stats;
-};
 
 static void node_notify(void *arg) {
     uv_async_send(arg); /* thread-safe; coalesces */
@@ -208,17 +152,52 @@ static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
 }
 
 /* Threadpool: the atomic cache-file write (fsync may take a while). */
-static void node_write_work(uv_work_t *w) {
+void snowflake_node_write_work(uv_work_t *w) {
     struct snowflake_node *n = w->data;
     struct zk_cache_data c = {n->worker_id, n->work_value};
-    n->work_rc = zk_cache_store(n->cache_path, &c);
+    n->work_rc = zk_cache_store(n->cache_path, &c, n->work_err, sizeof(n->work_err));
 }
 
-/* Control thread: the write is on disk (or failed, logged by zk_cache_store). */
-static void node_write_done(uv_work_t *w, int status) {
+/* Repeated failures of the periodic write are logged once a minute at most. */
+#define NODE_WRITE_LOG_EVERY_MS 60000
+
+/* Control thread: logs a failed periodic write, rate-limited; and a write that works again. */
+static void node_write_logged(struct snowflake_node *n, int ok) {
+    int64_t now = clock_mono_ms();
+    if (ok) {
+        if (n->write_failures > 0) {
+            log_info("snowflake",
+                     "time reservation persisted to %s again after %" PRId64
+                     " failed attempt(s); serving up to it",
+                     n->cache_path, n->write_failures);
+        }
+        n->write_failures = 0;
+        return;
+    }
+    if (n->write_failures++ == 0 || now - n->write_logged_ms >= NODE_WRITE_LOG_EVERY_MS) {
+        log_error("snowflake",
+                  "cannot persist the time reservation (%s; %" PRId64
+                  " attempt(s) failed in a row): issuing stops at the last reservation; "
+                  "retrying every %" PRId64 " ms, logged once a minute",
+                  n->work_err, n->write_failures, n->report_ms);
+        n->write_logged_ms = now;
+    }
+}
+
+/* Control thread: the write is on disk, or failed. In lease mode the ceiling is the
+ * slot's acknowledged reservation instead. */
+void snowflake_node_write_done(uv_work_t *w, int status) {
     struct snowflake_node *n = w->data;
     n->work_busy = 0;
-    if (status == 0 && n->work_rc == LEAF_OK) {
+    if (n->cfg->lease_mode) { /* the ceiling is the slot's acknowledged reservation */
+        if (status == 0 && n->work_rc == LEAF_OK) {
+            atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
+        }
+        return;
+    }
+    int ok = status == 0 && n->work_rc == LEAF_OK;
+    node_write_logged(n, ok);
+    if (ok) {
         node_raise_ceiling(n, n->work_value);
     }
 }
@@ -229,7 +208,7 @@ static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
 
 /* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
 static void node_zk_report(struct snowflake_node *n, int64_t reserved) {
-    if (!n->use_zk) {
+    if (!n->use_zk || n->cfg->lease_mode) {
         return;
     }
     char data[256];
@@ -259,6 +238,10 @@ static void node_zk_report(struct snowflake_node *n, int64_t reserved) {
 
 static void node_cron(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
+    if (n->cfg->lease_mode) {
+        snowflake_lease_cron(n);
+        return;
+    }
     int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
@@ -266,7 +249,8 @@ static void node_cron(uv_timer_t *t) {
     if (!n->work_busy) {
         n->work_busy = 1;
         n->work_value = reserved;
-        if (uv_queue_work(t->loop, &n->work, node_write_work, node_write_done) != 0) {
+        if (uv_queue_work(t->loop, &n->work, snowflake_node_write_work,
+                          snowflake_node_write_done) != 0) {
             log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
             n->work_busy = 0;
         }
@@ -375,9 +359,15 @@ static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
     if (ev->state == ZK_STATE_CONNECTED) {
         atomic_fetch_add(&n->stats.connects, 1);
         node_zk_report(n, n->reserved_ms);
+        if (n->cfg->lease_mode) {
+            snowflake_lease_state(n, ev->state);
+        }
     } else if (ev->state == ZK_STATE_EXPIRED) {
         /* The handle is dead: replace it; the ephemeral node must be re-created. */
         atomic_fetch_add(&n->stats.expirations, 1);
+        if (n->cfg->lease_mode) {
+            snowflake_lease_state(n, ev->state);
+        }
         n->ephemeral_ok = 0;
         atomic_store(&n->stats.ephemeral, 0);
         if (zk_session_reopen(&n->zk) == LEAF_OK) {
@@ -396,18 +386,23 @@ static void node_on_async(uv_async_t *a) {
             node_state(n, ev);
         } else if (ev->op > 0 && ev->op <= OP_FIND) {
             node_done(n, ev);
+        } else if (ev->op > OP_FIND && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
+            snowflake_lease_event(n, ev);
         }
     }
     zk_event_free(list);
+    if (n->cfg->lease_mode) {
+        snowflake_lease_poke(n);
+    }
 }
 
 /* The first reservation, written synchronously before serving. */
 static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
     struct zk_cache_data c = {n->worker_id, reserved};
-    if (zk_cache_store(n->cache_path, &c) != LEAF_OK) {
-        log_error("snowflake", "cannot persist the reservation to %s; refusing to serve",
-                  n->cache_path);
+    char err[320];
+    if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) != LEAF_OK) {
+        log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
     node_raise_ceiling(n, reserved);
@@ -435,6 +430,11 @@ static leaf_status_t node_start_loop(struct snowflake_node *n) {
     uv_loop_t *loop = n->loop;
     n->report_ms =
         n->cfg->reserve_ms / 2 < NODE_REPORT_MS ? n->cfg->reserve_ms / 2 : NODE_REPORT_MS;
+    if (n->cfg->lease_mode) {
+        /* Lease mode extends the slot once less than half of reserve.ms is left:
+         * look five times per reserve.ms so the ceiling is never reached. */
+        n->report_ms = n->cfg->reserve_ms / 5;
+    }
     uv_timer_init(loop, &n->cron);
     if (uv_timer_start(&n->cron, node_cron, (uint64_t)n->report_ms, (uint64_t)n->report_ms) != 0) {
         log_error("snowflake", "uv_timer_start(report timer) failed");
@@ -498,6 +498,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     }
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
+    snowflake_lease_init(n);
     *out = n;
     return LEAF_OK;
 }
@@ -506,6 +507,7 @@ void snowflake_node_free(struct snowflake_node *n) {
     if (n == NULL) {
         return;
     }
+    snowflake_lease_free(n);
     pthread_mutex_destroy(&n->lock);
     free(n);
 }
@@ -519,6 +521,44 @@ static void node_floor_text(int64_t floor_ms, char *out, size_t len) {
     }
     format_time(floor_ms, when, sizeof(when));
     snprintf(out, len, "IDs start above the recorded time %s", when);
+}
+
+/* Creates path if missing (its parent exists). */
+static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
+    leaf_status_t st = zk_session_create(&n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+    return st == LEAF_EEXIST ? LEAF_OK : st;
+}
+
+/*
+ * Lease mode: ZooKeeper is required at start (a slot cannot be taken from
+ * the local cache alone: someone else may hold it now); the cache only says
+ * which slot to try first. The clock rule is the slot's floor.
+ */
+static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_cache_data *cache) {
+    const struct leaf_config *cfg = n->cfg;
+    if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, node_notify,
+                        &n->async) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    if (zk_session_wait_connected(&n->zk, 6 * NODE_CONNECT_WAIT_MS) != LEAF_OK) {
+        log_error("snowflake",
+                  "lease mode needs ZooKeeper (%s) at start, and it is unreachable; a slot "
+                  "cannot be taken from the local cache alone",
+                  cfg->zk_address);
+        return LEAF_EUNAVAIL;
+    }
+    atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTED);
+    if (node_ensure(n, "/snowflake") != LEAF_OK || node_ensure(n, n->layout.root) != LEAF_OK ||
+        node_ensure(n, n->layout.lease) != LEAF_OK || snowflake_lease_start(n, cache) != LEAF_OK ||
+        node_start_loop(n) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    atomic_store(&n->ready, 1);
+    log_info("snowflake",
+             "serving as %s in lease mode with worker ID %" PRId64 " (ZooKeeper %s); "
+             "reservations %" PRId64 " ms ahead",
+             n->layout.identity, n->worker_id, cfg->zk_address, cfg->reserve_ms);
+    return LEAF_OK;
 }
 
 leaf_status_t snowflake_node_start(struct snowflake_node *n) {
@@ -546,6 +586,9 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     n->started = 1;
     n->use_zk = cfg->zk_address[0] != '\0';
     atomic_store(&n->stats.use_zk, n->use_zk);
+    if (cfg->lease_mode) {
+        return node_start_lease(n, have_cache ? &cache : NULL);
+    }
     if (n->use_zk) {
         if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, node_notify,
                             &n->async) != LEAF_OK ||
@@ -627,15 +670,21 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
         zk_session_close(&n->zk);
     }
     uv_close((uv_handle_t *)&n->async, node_closed);
+    snowflake_lease_close(n);
     if (n->report_ms > 0) {
         uv_close((uv_handle_t *)&n->cron, node_closed);
     }
     /* Let an in-flight cache write finish before the final one. */
     uv_run(n->loop, UV_RUN_DEFAULT);
     struct zk_cache_data c = {n->worker_id, final};
-    if (n->worker_id >= 0 && zk_cache_store(n->cache_path, &c) == LEAF_OK) {
+    char err[320];
+    if (n->worker_id < 0) {
+        /* nothing issued, nothing to persist */
+    } else if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) == LEAF_OK) {
         log_info("snowflake", "persisted the last issued time %" PRId64 " to %s and ZooKeeper",
                  final, n->cache_path);
+    } else {
+        log_error("snowflake", "cannot persist the last issued time (%s)", err);
     }
     n->started = 0;
 }
@@ -646,8 +695,26 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
      * readings out of order (that would look like a step back). */
     pthread_mutex_lock(&n->lock);
     leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
+    if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
+        snowflake_lease_want_switch(n, *wait_ms);
+    }
     pthread_mutex_unlock(&n->lock);
     return rc;
+}
+
+static void node_view_lease(struct snowflake_node *n, struct snowflake_node_view *v) {
+    static const char *const states[] = {"none", "held", "resync", "lost"};
+    struct snowflake_lease *l = &n->lease;
+    int st = atomic_load(&l->stats.state);
+    v->lease = n->cfg->lease_mode;
+    v->lease_slot = atomic_load(&l->stats.slot);
+    v->lease_state = st >= 0 && st <= ZK_LEASE_LOST ? states[st] : "none";
+    v->lease_claims = atomic_load(&l->stats.claims);
+    v->lease_claims_lost = atomic_load(&l->stats.claims_lost);
+    v->lease_switches = atomic_load(&l->stats.switches);
+    v->lease_switch_failures = atomic_load(&l->stats.switch_failures);
+    v->lease_fence_failures = atomic_load(&l->stats.fence_failures);
+    v->lease_last_switch_us = atomic_load(&l->stats.last_switch_us);
 }
 
 /* Age in ms of a wall-clock stamp, -1 when it never happened. */
@@ -684,6 +751,7 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
         .local_report_age_ms = age_ms(atomic_load(&n->stats.last_local_report_ms), now),
         .reserved_ahead_ms = (int64_t)atomic_load(&n->stats.reserved_ms) - now,
     };
+    node_view_lease(n, v);
     /* Ready while the persisted reservation is ahead of the clock and the
      * clock is not behind what was issued (ZooKeeper itself is a weak
      * dependency at run time). */

@@ -67,6 +67,12 @@ struct snowflake_node_view {
     int use_zk, zk_state, registered, ephemeral;
     long long connects, expirations;
     int64_t zk_report_age_ms, local_report_age_ms, reserved_ahead_ms;
+    /* lease mode (contract section 12) */
+    int lease;
+    int64_t lease_slot;      /* held slot, -1 none */
+    const char *lease_state; /* "none", "held", "resync", "lost" */
+    long long lease_claims, lease_claims_lost, lease_switches, lease_switch_failures;
+    long long lease_fence_failures, lease_last_switch_us;
 };
 void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v);
 

@@ -176,12 +176,11 @@ def main():
         # Connection-level errors: answered, closed, others served.
         connection_error(port, "malformed request line", b"GARBAGE\r\n\r\n", 400)
         connection_error(port, "binary junk", b"\x00\x01\x02\x03 \xff\xfe\r\n\r\n", 400)
-        # llhttp reads a request line without a version as HTTP/0.9; one answer
-        # and a close is as acceptable as a 400 (and not worth a special case).
+        # A request line without a version (HTTP/0.9) is refused: 400 and close.
         data = raw(port, b"GET /health\r\n\r\n")
         r = parse_raw_response(data)
-        check(r is not None and r[0] in (200, 400) and r[1].get("connection", "").lower() == "close",
-              "request line without version: one answer (200 or 400) and close (got %r)" % data[:200])
+        check(r is not None and r[0] == 400 and r[1].get("connection", "").lower() == "close",
+              "request line without version: 400 and close (got %r)" % data[:200])
         connection_error(port, "bad version", b"GET /health HTTX/1.1\r\nHost: x\r\n\r\n", 400)
         connection_error(port, "space in URL", b"GET /api/snowflake/get/a b HTTP/1.1\r\nHost: x\r\n\r\n", 400)
         connection_error(port, "bad header line", b"GET /health HTTP/1.1\r\nNoColonHere\r\n\r\n", 400)

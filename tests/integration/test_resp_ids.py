@@ -20,7 +20,8 @@ Covers:
   itself after the restart;
 - a segment request that waits for its range (the row locked in MariaDB) parks
   without blocking other connections, and pipelined replies stay in order
-  (a second node with leafd.segment.wait.ms = 3000 so the wait fits);
+  (a second node with leafd.segment.wait.ms = 3000 and leafd.db.timeout.ms = 6000 so the
+  wait and the statement's server-side limit fit);
 - /metrics has the RESP families for all of it; INFO has loading:0 and leafd.
 
 Run by ctest with /usr/bin/python3, the interpreter python3-redis belongs to.
@@ -314,7 +315,9 @@ check(time.time() - t_up < 15, "recovery within seconds (%.1f s)" % (time.time()
 o.close()
 
 log("a request waiting for its range parks; others are served; replies stay in order")
-park = env.leafd("park", dict(seg, **{"leafd.segment.wait.ms": "3000"}), resp=True)
+# leafd.db.timeout.ms 6000: the server-side statement limit (half of it) outlasts the 1.2 s lock.
+park = env.leafd("park", dict(seg, **{"leafd.segment.wait.ms": "3000", "leafd.db.timeout.ms": "6000"}),
+                 resp=True)
 b = RespStream(park.resp_port)
 check(isinstance(b.call("INCR", "segment:other"), int), "segment:other warmed up")
 lock = subprocess.Popen(["mariadb", "--no-defaults", "-uroot", "--socket=" + db.sock, "-N", "-B",

@@ -39,10 +39,10 @@ static int starts(const char *s, const char *prefix) {
 }
 
 static void test_pipelined_in_order(void) {
-    const char *req = "GET /health HTTP/1.1\r\n\r\n"
-                      "GET /nope HTTP/1.1\r\n\r\n"
-                      "GET /api/snowflake/get/a?count=2 HTTP/1.1\r\n\r\n"
-                      "POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+    const char *req = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /api/snowflake/get/a?count=2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
     for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
         const char *out = feed_chunked(req, chunk);
         const char *a = strstr(out, "200 OK"), *b = strstr(out, "404 Not Found");
@@ -55,33 +55,47 @@ static void test_pipelined_in_order(void) {
 }
 
 static void test_routes_and_inputs(void) {
-    CHECK(starts(feed("GET /api/snowflake/get/ HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/ HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 "));
     CHECK(strstr(http_feed_out, "\"code\":\"bad_tag\"") != NULL);
-    CHECK(starts(feed("GET /api/snowflake/get/a%2Fb HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
-    CHECK(starts(feed("GET /api/snowflake/get/a/b HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
-    CHECK(starts(feed("GET /api/snowflake/get/a?count=0 HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(
+        starts(feed("GET /api/snowflake/get/a%2Fb HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a/b HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count=0 HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 400 "));
     CHECK(strstr(http_feed_out, "\"code\":\"bad_count\"") != NULL);
-    CHECK(starts(feed("GET /api/snowflake/get/a?count=10001 HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
-    CHECK(starts(feed("GET /api/snowflake/get/a?x=1&count=3 HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count=10001 HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?x=1&count=3 HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 200 "));
     const char *body = strstr(http_feed_out, "\r\n\r\n") + 4;
     CHECK_EQ_INT(count_of(body, "\n"), 2);
-    CHECK(starts(feed("GET /api/snowflake/get/a?count=1000 HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count=1000 HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 200 "));
     body = strstr(http_feed_out, "\r\n\r\n") + 4;
     CHECK_EQ_INT(count_of(body, "\n"), 999);
-    CHECK(starts(feed("DELETE /health HTTP/1.1\r\n\r\n"), "HTTP/1.1 405 "));
-    CHECK(starts(feed("GET /decodeSnowflakeId?snowflakeId=-5 HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
-    CHECK(starts(feed("GET /decodeSnowflakeId?snowflakeId=99999999999999999999 HTTP/1.1\r\n\r\n"),
+    CHECK(starts(feed("DELETE /health HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 405 "));
+    /* HEAD on an ID endpoint would spend an ID unseen: 405, Allow: GET. */
+    const char *head = feed("HEAD /api/snowflake/get/a HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(starts(head, "HTTP/1.1 405 "));
+    CHECK(strstr(head, "\r\nAllow: GET\r\n") != NULL);
+    CHECK(starts(feed("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /decodeSnowflakeId?snowflakeId=-5 HTTP/1.1\r\nHost: x\r\n\r\n"),
                  "HTTP/1.1 400 "));
+    CHECK(starts(
+        feed("GET /decodeSnowflakeId?snowflakeId=99999999999999999999 HTTP/1.1\r\nHost: x\r\n\r\n"),
+        "HTTP/1.1 400 "));
 }
 
 static void test_allow_and_query_edge_cases(void) {
-    const char *out = feed("POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    const char *out = feed("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
     CHECK(starts(out, "HTTP/1.1 405 "));
     CHECK(strstr(out, "\r\nAllow: GET, HEAD\r\n") != NULL);
-    CHECK(starts(feed("GET /api/snowflake/get/a?count HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
-    CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 "));
-    CHECK(starts(feed("POST /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\n\r\n"),
+    CHECK(starts(feed("GET /api/snowflake/get/a?count HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 400 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 400 "));
+    CHECK(starts(feed("POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
                  "HTTP/1.1 405 "));
     CHECK_EQ_INT(count_of(http_feed_out, "HTTP/1.1 "), 2);
 }
@@ -90,26 +104,26 @@ static void test_allow_and_query_edge_cases(void) {
 static void test_admin_loopback_rule(void) {
     client_loopback = 0;
     const char *out =
-        feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
+        feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"forbidden\"") != NULL);
-    CHECK(starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
-    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"),
+    CHECK(starts(feed("GET /db HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 403 "));
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"),
                  "HTTP/1.1 403 "));
-    CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     client_loopback = 1;
-    CHECK(!starts(feed("GET /db HTTP/1.1\r\n\r\n"), "HTTP/1.1 403 "));
+    CHECK(!starts(feed("GET /db HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 403 "));
 }
 
 static void test_views(void) {
-    CHECK(starts(feed("GET /ready HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /ready HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "\"mode\":\"static\"") != NULL);
-    CHECK(starts(feed("GET /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "# TYPE leafd_ids_issued_total counter\n") != NULL);
     CHECK(strstr(http_feed_out, "leafd_http_requests_total{protocol=\"http\",route=\"snowflake_"
                                 "get\",status=\"200\"}") != NULL);
     CHECK(strstr(http_feed_out, "leafd_zk_session_connected") == NULL); /* static mode */
-    CHECK(starts(feed("GET /cache HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /cache HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "segment mode is disabled") != NULL);
     /* The pages' query: anything outside the tag alphabet is no filter, numbers are clamped. */
     CHECK(starts(feed("GET /cache?tag=%3Cb%3E&page=-5&per=999999&sort=nope&refresh=x "

@@ -93,10 +93,10 @@ static void test_simple_get(void) {
 }
 
 static void test_pipelined_in_order(void) {
-    const char *req = "GET /health HTTP/1.1\r\n\r\n"
-                      "GET /nope HTTP/1.1\r\n\r\n"
-                      "GET /park HTTP/1.1\r\n\r\n"
-                      "POST /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
+    const char *req = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "GET /park HTTP/1.1\r\nHost: x\r\n\r\n"
+                      "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
     parks_left = 3;
     for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
         const char *out = feed_chunked(req, chunk);
@@ -113,26 +113,27 @@ static void test_pipelined_in_order(void) {
 
 static void test_limits(void) {
     char big[24000];
-    snprintf(big, sizeof(big), "GET /%03000d HTTP/1.1\r\n\r\n", 0);
+    snprintf(big, sizeof(big), "GET /%03000d HTTP/1.1\r\nHost: x\r\n\r\n", 0);
     CHECK(starts(feed(big), "HTTP/1.1 414 "));
     CHECK(conn->close_after);
 
-    size_t pos = (size_t)snprintf(big, sizeof(big), "GET /health HTTP/1.1\r\n");
+    size_t pos = (size_t)snprintf(big, sizeof(big), "GET /health HTTP/1.1\r\nHost: x\r\n");
     for (int i = 0; i < 200; i++) {
         pos += (size_t)snprintf(big + pos, sizeof(big) - pos, "X-H%03d: %090d\r\n", i, 0);
     }
     snprintf(big + pos, sizeof(big) - pos, "\r\n");
     CHECK(starts(feed(big), "HTTP/1.1 431 "));
 
-    CHECK(
-        starts(feed("POST /api/leaf HTTP/1.1\r\nContent-Length: 20000\r\n\r\n"), "HTTP/1.1 413 "));
+    CHECK(starts(feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nContent-Length: 20000\r\n\r\n"),
+                 "HTTP/1.1 413 "));
     CHECK(strstr(http_feed_out, "\"code\":\"body_too_large\"") != NULL);
 }
 
 static void test_malformed(void) {
-    const char *bad[] = {"GARBAGE\r\n\r\n", "GET / HTTP/9.9\r\n\r\n",
-                         "GET /health HTTP/1.1\r\nBad Header\r\n\r\n",
-                         "GET /health HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "\x01\x02\x03\r\n"};
+    const char *bad[] = {"GARBAGE\r\n\r\n", "GET / HTTP/1.1x\r\n\r\n",
+                         "GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+                         "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+                         "\x01\x02\x03\r\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int before = done_calls;
         const char *out = feed(bad[i]);
@@ -151,49 +152,121 @@ static void test_http10_and_connection_close(void) {
     out = feed("GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
     CHECK(strstr(out, "Connection: keep-alive") != NULL);
     CHECK(!conn->close_after);
-    out = feed("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    out = feed("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     CHECK(strstr(out, "Connection: close") != NULL);
     CHECK(conn->close_after);
 }
 
 static void test_chunked_body_accepted(void) {
-    const char *out = feed("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+    const char *out =
+        feed("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+             "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(starts(out, "HTTP/1.1 200 "));
     CHECK(strstr(out, "\r\n\r\nhello world") != NULL);
     CHECK_EQ_INT(count_of(out, "HTTP/1.1 "), 2);
 }
 
 static void test_request_parts(void) {
-    const char *out = feed("GET /query?a=1&b=2 HTTP/1.1\r\nAuthorization: Basic x\r\n"
+    const char *out = feed("GET /query?a=1&b=2 HTTP/1.1\r\nHost: x\r\nAuthorization: Basic x\r\n"
                            "Authorization: Bearer last\r\n\r\n");
     CHECK(strstr(out, "\r\n\r\na=1&b=2") != NULL);
-    out = feed_chunked("GET /auth HTTP/1.1\r\nAuthorization: Basic first\r\n"
+    out = feed_chunked("GET /auth HTTP/1.1\r\nHost: x\r\nAuthorization: Basic first\r\n"
                        "X-Other: 1\r\nAuthorization: Bearer last\r\n\r\n",
                        3);
     CHECK(strstr(out, "\r\n\r\nBearer last") != NULL);
 }
 
 static void test_head_and_absolute_form(void) {
-    const char *out = feed("HEAD /health HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+    const char *out =
+        feed("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(starts(out, "HTTP/1.1 200 OK\r\n"));
     CHECK(strstr(out, "Content-Length: 15\r\n\r\nHTTP/1.1 200") != NULL); /* no HEAD body */
     CHECK_EQ_INT(count_of(out, "{\"status\":\"ok\"}"), 1);
-    CHECK(starts(feed("GET http://example.com:8080/health HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET http://example.com:8080/health HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 200 "));
 }
 
 static void test_timeout_and_idle(void) {
-    feed("GET /health HTTP/1.1\r\n");
+    feed("GET /health HTTP/1.1\r\nHost: x\r\n");
     CHECK(conn->head_started_ms != 0);
     http_proto_ops.timeout(conn);
     CHECK(strstr(conn->out.data, "HTTP/1.1 408 ") != NULL);
     CHECK(conn->close_after);
-    feed("GET /health HTTP/1.1\r\n\r\n");
+    feed("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK_EQ_INT(conn->head_started_ms, 0);
     http_proto_ops.idle(conn); /* buffers go; the connection still works */
     sbuf_reset(&conn->out);
-    http_feed(conn, "GET /health HTTP/1.1\r\n\r\n", 24, 5);
+    http_feed(conn, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 33, 5);
     CHECK(starts(http_feed_out, "HTTP/1.1 200 OK\r\n"));
+}
+
+/* RFC 9112: each refused head gets its status and a close, in any split of the bytes. */
+static void test_rfc9112_refusals(void) {
+    static const struct {
+        const char *req;
+        const char *status;
+    } cases[] = {
+        {"GET /health HTTP/1.1\r\nHost : x\r\n\r\n", "400"},
+        {"GET /health HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "400"},
+        {"GET /health HTTP/1.1\r\nHost: a b\r\n\r\n", "400"},
+        {"POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n", "400"},
+        {"GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n", "400"},
+        {"GET /health HTTP/1.1\r\nX-A:\r\n\tb\r\nHost: x\r\n\r\n", "400"},
+        {"GET /health HTTP/1.1\r\n\r\n", "400"},
+        {"GET /health HTTP/2.0\r\nHost: x\r\n\r\n", "505"},
+        {"GET /health\r\n\r\n", "400"},
+        {"GET /health HTTP/0.9\r\n\r\n", "400"},
+        {"POST /echo HTTP/1.1\r\nHost: x\r\nExpect: magic\r\nContent-Length: 1\r\n\r\na", "417"},
+        {"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+         "1\r\na\r\n0\r\n\r\n",
+         "501"},
+        {"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", "400"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        for (size_t chunk = 1; chunk <= 4096; chunk *= 8) {
+            char want[16];
+            snprintf(want, sizeof(want), "HTTP/1.1 %s ", cases[i].status);
+            const char *out = feed_chunked(cases[i].req, chunk);
+            if (!starts(out, want) || !conn->close_after) {
+                fprintf(stderr, "case %zu chunk %zu: %.300s\n", i, chunk, out);
+            }
+            CHECK(starts(out, want));
+            CHECK(conn->close_after);
+        }
+    }
+}
+
+/* What RFC 9112 lets through: HTTP/1.2 as 1.1, blanks around Host, values split anywhere. */
+static void test_rfc9112_accepted(void) {
+    static const char *ok[] = {
+        "GET /health HTTP/1.2\r\nHost: x\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost:\t127.0.0.1:8080 \r\nX-A:  a b  c\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost:\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost: [::1]:80\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET /health HTTP/1.0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        for (size_t chunk = 1; chunk <= 4096; chunk *= 2) {
+            const char *out = feed_chunked(ok[i], chunk);
+            if (!starts(out, "HTTP/1.1 200 ")) {
+                fprintf(stderr, "case %zu chunk %zu: %.300s\n", i, chunk, out);
+            }
+            CHECK(starts(out, "HTTP/1.1 200 "));
+        }
+    }
+}
+
+/* Expect: 100-continue gets its interim answer before the final one (not for HTTP/1.0). */
+static void test_expect_continue(void) {
+    const char *out = feed("POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\n"
+                           "Content-Length: 5\r\n\r\nhello");
+    CHECK(starts(out, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"));
+    CHECK(strstr(out, "\r\n\r\nhello") != NULL);
+    CHECK(!conn->close_after);
+    out = feed("POST /echo HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello");
+    CHECK(starts(out, "HTTP/1.1 200 OK\r\n"));
+    out = feed("GET /health HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n");
+    CHECK(starts(out, "HTTP/1.1 200 OK\r\n")); /* no body: nothing to continue */
 }
 
 int main(void) {
@@ -206,6 +279,9 @@ int main(void) {
     TEST(test_request_parts);
     TEST(test_head_and_absolute_form);
     TEST(test_timeout_and_idle);
+    TEST(test_rfc9112_refusals);
+    TEST(test_rfc9112_accepted);
+    TEST(test_expect_continue);
     http_proto_ops.close(conn);
     return unit_done();
 }

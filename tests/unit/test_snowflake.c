@@ -166,6 +166,31 @@ static void test_floor_and_ceiling(void) {
     CHECK_EQ_INT(snowflake_gen_next(&g, T0 + 102, ids, 1, &wait), LEAF_EUNAVAIL);
 }
 
+/* A move forgets the old worker's clock readings; only the new floor and ceiling bind. */
+static void test_move_to_other_worker(void) {
+    struct snowflake_gen g;
+    gen_with_worker(&g, 3);
+    int64_t id, id2, wait;
+    snowflake_gen_set_ceiling(&g, T0 + 1000);
+    CHECK_EQ_INT(snowflake_gen_next(&g, T0, &id, 1, &wait), LEAF_OK);
+    /* the clock steps back 10 minutes: refused on worker 3 */
+    int64_t back = T0 - 600000;
+    CHECK_EQ_INT(snowflake_gen_next(&g, back, &id2, 1, &wait), LEAF_ECLOCK);
+    snowflake_gen_move(&g, 7, back - 50, back + 5000);
+    CHECK_EQ_INT(snowflake_gen_next(&g, back, &id2, 1, &wait), LEAF_OK);
+    struct snowflake_parts p;
+    snowflake_id_decode(id2, EPOCH, &p);
+    CHECK_EQ_INT(p.worker_id, 7);
+    CHECK_EQ_INT(p.timestamp_ms, back);
+    CHECK(id2 < id); /* below the old worker's IDs: unique through the worker field */
+    /* the new floor binds: a floor ahead of the clock refuses */
+    snowflake_gen_move(&g, 8, back + 100, back + 5000);
+    CHECK_EQ_INT(snowflake_gen_next(&g, back, &id2, 1, &wait), LEAF_ECLOCK);
+    /* and the new ceiling */
+    snowflake_gen_move(&g, 9, back - 10, back);
+    CHECK_EQ_INT(snowflake_gen_next(&g, back, &id2, 1, &wait), LEAF_EUNAVAIL);
+}
+
 static void test_no_worker_and_range(void) {
     struct snowflake_gen g;
     int64_t id, wait;
@@ -193,6 +218,7 @@ int main(void) {
     TEST(test_exhaustion_borrows_next_ms);
     TEST(test_borrow_is_bounded);
     TEST(test_floor_and_ceiling);
+    TEST(test_move_to_other_worker);
     TEST(test_no_worker_and_range);
     TEST(test_years_left);
     return unit_done();
