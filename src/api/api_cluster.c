@@ -231,8 +231,8 @@ static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
         }
     }
     sbuf_printf(p,
-                "</table><p class=\"dim\">%zu tags on this node; all of them on <a "
-                "href=\"/cache?sort=available\">/cache</a></p>\n",
+                "</table><p class=\"dim\">%zu tags in this node's memory (the ones it has "
+                "served); all of them on <a href=\"/cache?sort=available\">/cache</a></p>\n",
                 l->total);
     free(l);
 }
