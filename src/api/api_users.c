@@ -198,20 +198,33 @@ static int action_is(const char *a, size_t n, const char *word) {
     return n == strlen(word) && memcmp(a, word, n) == 0;
 }
 
-leaf_status_t api_users_change(struct http_request *req) {
-    struct user_change c;
+/*
+ * The start every change of /api/users/{name}[/action] shares: 1 to go on
+ * with c->name and the action read; 0 when answered already, or when a
+ * parked change was polled (its status in *rc).
+ */
+static int change_begin(struct http_request *req, struct user_change *c, const char **action,
+                        size_t *alen, leaf_status_t *rc) {
     static const struct user_change none;
-    const char *action;
-    size_t alen;
+    *rc = LEAF_OK;
     if (!users_enabled(req)) {
-        return LEAF_OK;
+        return 0;
     }
     if (req->ticket >= 0) {
-        return run_change(req, &none);
+        *rc = run_change(req, &none);
+        return 0;
     }
-    memset(&c, 0, sizeof(c));
-    if (!users_path(req, c.name, &action, &alen)) {
-        return LEAF_OK;
+    memset(c, 0, sizeof(*c));
+    return users_path(req, c->name, action, alen);
+}
+
+leaf_status_t api_users_change(struct http_request *req) {
+    struct user_change c;
+    const char *action;
+    size_t alen;
+    leaf_status_t polled;
+    if (!change_begin(req, &c, &action, &alen, &polled)) {
+        return polled;
     }
     if (action_is(action, alen, "rotate")) {
         c.kind = USER_CHANGE_ROTATE;
@@ -244,18 +257,11 @@ leaf_status_t api_users_change(struct http_request *req) {
 
 leaf_status_t api_users_delete(struct http_request *req) {
     struct user_change c;
-    static const struct user_change none;
     const char *action;
     size_t alen;
-    if (!users_enabled(req)) {
-        return LEAF_OK;
-    }
-    if (req->ticket >= 0) {
-        return run_change(req, &none);
-    }
-    memset(&c, 0, sizeof(c));
-    if (!users_path(req, c.name, &action, &alen)) {
-        return LEAF_OK;
+    leaf_status_t polled;
+    if (!change_begin(req, &c, &action, &alen, &polled)) {
+        return polled;
     }
     if (alen > 0) {
         http_respond_error(req, 404, "not_found", "DELETE /api/users/{name}");
