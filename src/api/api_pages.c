@@ -183,6 +183,12 @@ leaf_status_t api_cache_page(struct http_request *req) {
     if (c.oom) {
         sbuf_puts(&p, "<p class=\"bad\">out of memory: some tags are not shown</p>\n");
     }
+    if (ctx->cfg->segment_enable) {
+        sbuf_printf(&p,
+                    "<p>%zu tags in leaf_alloc at the last refresh; a tag is shown here once "
+                    "asked for (it gets its buffers on its first request)</p>\n",
+                    segment_service_known(ctx->segment));
+    }
     page_table_begin(&p, "/cache", &q, cache_cols, CACHE_NCOLS);
     size_t first = page_first(&q, c.n);
     for (size_t i = first; i < c.n && i < first + (size_t)q.per; i++) {
