@@ -628,6 +628,10 @@ void segment_db_stop(struct segment_db *db) {
     db->stopping = 1;
     pthread_cond_signal(&db->cv);
     pthread_mutex_unlock(&db->mu);
+    /* Nobody waits for a result any more: a statement or ping in progress on a
+     * hanging server is aborted, so the join (and the exit) does not wait for
+     * the read timeout. */
+    segment_db_cancel(db);
     pthread_join(db->thread, NULL);
     pthread_cond_destroy(&db->cv);
     pthread_mutex_destroy(&db->conn_mu);

@@ -132,7 +132,10 @@ void segment_db_cancel(struct segment_db *db);
 /* Monotonic ms, the clock of deadline_ms. */
 int64_t segment_db_now_ms(void);
 
-/* Fails every queued job through `done`, joins the thread, frees it. */
+/*
+ * Fails every queued job through `done`, aborts a statement in progress
+ * (segment_db_cancel), joins the thread, frees it.
+ */
 void segment_db_stop(struct segment_db *db);
 
 struct segment_db_job *segment_db_job_new(enum segment_db_op op, const char *tag, size_t tag_len);

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define KNOWN_EMPTY UINT32_MAX
 
 /* The packed rows and an open-addressing index of their offsets (linear probing). */
@@ -13,15 +15,6 @@ struct segment_known {
     size_t count;
     uint64_t gen;
 };
-
-static uint64_t known_hash(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
 
 void segment_known_pack(struct sbuf *packed, const char *name, size_t len, int64_t step) {
     if (len == 0 || len > 255) {
@@ -46,7 +39,7 @@ static const char *known_row(const struct segment_known *k, uint32_t off, size_t
 
 /* The index slot holding name, or the empty slot where it would go. */
 static size_t known_slot(const struct segment_known *k, const char *name, size_t len) {
-    size_t i = (size_t)known_hash(name, len) & k->mask;
+    size_t i = (size_t)leaf_hash(name, len) & k->mask;
     while (k->index[i] != KNOWN_EMPTY) {
         size_t n;
         const char *s = known_row(k, k->index[i], &n, NULL);

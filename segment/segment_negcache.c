@@ -3,14 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t neg_hash(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+#include "hash.h"
 
 leaf_status_t segment_negcache_init(struct segment_negcache *c, size_t cap, int64_t ttl_ms,
                                     double lookups_per_s) {
@@ -40,7 +33,7 @@ void segment_negcache_free(struct segment_negcache *c) {
 }
 
 static int32_t *neg_bucket(struct segment_negcache *c, const char *name, size_t len) {
-    return &c->buckets[neg_hash(name, len) & (c->nbuckets - 1)];
+    return &c->buckets[leaf_hash(name, len) & (c->nbuckets - 1)];
 }
 
 /* The link pointing at the entry for name, or at the chain's end (-1). */

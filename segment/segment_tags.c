@@ -3,16 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEGMENT_TAGS_INITIAL_SLOTS 64
+#include "hash.h"
 
-static uint64_t tags_hash(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+#define SEGMENT_TAGS_INITIAL_SLOTS 64
 
 leaf_status_t segment_tags_init(struct segment_tags *m) {
     memset(m, 0, sizeof(*m));
@@ -46,7 +39,7 @@ void segment_tags_free(struct segment_tags *m) {
 }
 
 struct segment_tag *segment_tags_find(const struct segment_tags *m, const char *name, size_t len) {
-    uint64_t h = tags_hash(name, len);
+    uint64_t h = leaf_hash(name, len);
     for (struct segment_tag *t = m->slots[h % m->nslots]; t != NULL; t = t->chain) {
         if (t->hash == h && t->name_len == len && memcmp(t->name, name, len) == 0) {
             return t;
@@ -96,7 +89,7 @@ struct segment_tag *segment_tags_add(struct segment_tags *m, const char *name, s
     }
     memcpy(t->name, name, len);
     t->name_len = len;
-    t->hash = tags_hash(name, len);
+    t->hash = leaf_hash(name, len);
     t->state = SEGMENT_TAG_PENDING;
     t->epoch = ++m->next_epoch;
     t->db_failed_ms = -1;
@@ -118,6 +111,7 @@ void segment_tags_activate(struct segment_tags *m, struct segment_tag *t, int64_
         int fetching = t->buf.fetching; /* a stale fetch may still be in flight */
         segment_buffer_init(&t->buf, step);
         t->buf.fetching = fetching;
+        t->db_failed_ms = -1; /* the row was just read: no circuit breaker from before */
     } else {
         segment_buffer_set_min_step(&t->buf, step);
     }

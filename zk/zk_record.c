@@ -22,7 +22,7 @@ static void record_escape(const char *s, size_t cap, char *out) {
             *out++ = '\\';
             *out++ = (char)ch;
         } else if (ch < 0x20) {
-            out += sprintf(out, "\\u%04x", ch);
+            out += snprintf(out, 7, "\\u%04x", ch); /* 6 bytes and the NUL */
         } else {
             *out++ = (char)ch;
         }

@@ -84,6 +84,9 @@ static inline const struct api_ctx *api_ctx(const struct http_request *req) {
 typedef void (*api_admin_answer_fn)(struct http_request *req, struct segment_db_job *job);
 leaf_status_t api_admin_start(struct http_request *req, struct segment_db_job *job);
 leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer);
+/* The same with extra_ms instead of 1 s on top of leafd.db.timeout.ms (a long read: /db). */
+leaf_status_t api_admin_wait_for(struct http_request *req, api_admin_answer_fn answer,
+                                 int64_t extra_ms);
 
 /* The admin rule without users (leafd.admin.token, else loopback); answers 401/403, returns 0. */
 int api_admin_allowed(struct http_request *req);

@@ -84,6 +84,11 @@ static void admin_db_error(struct http_request *req, struct segment_db_job *job)
 
 /* Later calls: answers once the job is back, or 503 when it takes too long. */
 leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer) {
+    return api_admin_wait_for(req, answer, ADMIN_EXTRA_WAIT_MS);
+}
+
+leaf_status_t api_admin_wait_for(struct http_request *req, api_admin_answer_fn answer,
+                                 int64_t extra_ms) {
     const struct api_ctx *ctx = api_ctx(req);
     struct segment_db_job *job = NULL;
     leaf_status_t rc = segment_service_admin_take(ctx->segment, req->wait, &job);
@@ -92,8 +97,8 @@ leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answe
         segment_db_job_free(job);
         return LEAF_OK;
     }
-    int64_t left = ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS -
-                   (http_request_now(req) - req->first_seen_ms);
+    int64_t left =
+        ctx->cfg->db_timeout_ms + extra_ms - (http_request_now(req) - req->first_seen_ms);
     if (rc == LEAF_EAGAIN && left > 0) {
         req->retry_ms = left; /* woken sooner when the result is in */
         return LEAF_EAGAIN;

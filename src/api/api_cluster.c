@@ -231,8 +231,8 @@ static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
         }
     }
     sbuf_printf(p,
-                "</table><p class=\"dim\">%zu tags on this node; all of them on <a "
-                "href=\"/cache?sort=available\">/cache</a></p>\n",
+                "</table><p class=\"dim\">%zu tags in this node's memory (the ones it has "
+                "served); all of them on <a href=\"/cache?sort=available\">/cache</a></p>\n",
                 l->total);
     free(l);
 }
@@ -247,7 +247,12 @@ leaf_status_t api_cluster_page(struct http_request *req) {
         http_respond_error(req, 500, "out_of_memory", "out of memory");
         return LEAF_OK;
     }
-    cluster_survey_snapshot(ctx->cluster, s);
+    if (ctx->cluster != NULL) {
+        cluster_survey_snapshot(ctx->cluster, s);
+    } else { /* an API context without a survey (the unit tests' fixture) */
+        memset(s, 0, sizeof(*s));
+        snprintf(s->error, sizeof(s->error), "no cluster survey in this process");
+    }
     struct sbuf p = SBUF_INIT;
     page_head(&p, ctx, "/cluster", "leafd cluster", &q, 0);
     cluster_verdict(&p, ctx, s);

@@ -113,6 +113,8 @@ void metrics_snap_tags(struct snap *s);
     X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")       \
     X(f_seg_lookups, "leafd_segment_lookups_total", "counter",                                     \
       "Tag lookups sent to the database.")                                                         \
+    X(f_seg_lookups_refused, "leafd_segment_lookups_refused_total", "counter",                     \
+      "Unknown tags answered without a lookup, beyond the lookup budget (404 or 503).")            \
     X(f_seq_primary, "leafd_sequence_primary", "gauge",                                            \
       "1 while this node is the sequence primary.")                                                \
     X(f_seq_issuing, "leafd_sequence_issuing", "gauge",                                            \

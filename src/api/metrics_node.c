@@ -221,6 +221,12 @@ void f_seg_lookups(struct out *o, const struct snap *s) {
     }
 }
 
+void f_seg_lookups_refused(struct out *o, const struct snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_u(o, "", NULL, s->seg.lookups_refused);
+    }
+}
+
 /*
  * The registry: one row per family, X(function, name, type, help). The
  * order of the rows is the order of the scrape.

@@ -40,9 +40,11 @@ static const int64_t latency_bounds_ms[] = {1, 2, 5, 10, 50, 100, 500, 1000, 500
 struct segment_service {
     const struct leaf_config *cfg;
     int enabled;
-    /* Two connections, so that range fetches never queue behind anything: `db` runs only
-     * fetches; `db_bg` runs lookups, refreshes and admin jobs. */
+    /* Three connections, so that nothing queues behind what it must not wait for: `db` runs
+     * only range fetches, `db_lookup` only the lookups of tags not known from the last refresh
+     * (budgeted: segment_negcache.h), `db_bg` refreshes (100,000 rows) and admin jobs. */
     struct segment_db *db;
+    struct segment_db *db_lookup;
     struct segment_db *db_bg;
     pthread_rwlock_t tags_lock;
     struct segment_tags tags;
@@ -95,7 +97,10 @@ static leaf_status_t submit(struct segment_service *svc, enum segment_db_op op,
     }
     job->step = step;
     job->cookie = t->epoch;
-    segment_db_submit(op == SEGMENT_DB_FETCH ? svc->db : svc->db_bg, job);
+    segment_db_submit(op == SEGMENT_DB_FETCH    ? svc->db
+                      : op == SEGMENT_DB_LOOKUP ? svc->db_lookup
+                                                : svc->db_bg,
+                      job);
     return LEAF_OK;
 }
 
@@ -618,10 +623,13 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
                                    cfg->jdbc_password, cfg->db_name, cfg->db_timeout_ms};
     leaf_status_t rc = segment_db_start(&svc->db, &o, on_db_done, svc);
     if (rc == LEAF_OK) {
+        rc = segment_db_start(&svc->db_lookup, &o, on_db_done, svc);
+    }
+    if (rc == LEAF_OK) {
         rc = segment_db_start(&svc->db_bg, &o, on_db_done, svc);
     }
     if (rc != LEAF_OK) {
-        segment_service_stop(svc); /* undoes the above; svc->db is NULL */
+        segment_service_stop(svc); /* undoes the above; a database not started is NULL */
         return rc;
     }
     refresh_tags(svc);
@@ -649,10 +657,13 @@ void segment_service_stop(struct segment_service *svc) {
     if (svc == NULL || !svc->enabled) {
         return;
     }
-    give_back(svc);           /* the event loops are gone: nothing is issued any more */
+    if (svc->db != NULL) {
+        give_back(svc); /* the event loops are gone: nothing is issued any more */
+    }
     segment_db_stop(svc->db); /* queued jobs come back failed through on_db_done */
+    segment_db_stop(svc->db_lookup);
     segment_db_stop(svc->db_bg);
-    svc->db = svc->db_bg = NULL;
+    svc->db = svc->db_lookup = svc->db_bg = NULL;
     /* The event loops are gone: every admin job left is abandoned. */
     struct segment_db_job *job = take_done(svc);
     while (job != NULL) {
@@ -706,6 +717,16 @@ void segment_service_each(struct segment_service *svc,
     pthread_rwlock_unlock(&svc->tags_lock);
 }
 
+size_t segment_service_known(struct segment_service *svc) {
+    if (!svc->enabled) {
+        return 0;
+    }
+    pthread_rwlock_rdlock(&svc->tags_lock);
+    size_t n = segment_known_count(svc->known);
+    pthread_rwlock_unlock(&svc->tags_lock);
+    return n;
+}
+
 static void count_tag(const struct segment_tag_view *v, void *arg) {
     struct segment_service_stats *st = arg;
     st->tags_by_state[v->state]++;
@@ -719,11 +740,15 @@ void segment_service_stats(struct segment_service *svc, struct segment_service_s
     }
     segment_service_each(svc, count_tag, st);
     st->db_up = segment_db_connected(svc->db);
-    st->db_errors = segment_db_errors(svc->db) + segment_db_errors(svc->db_bg);
+    st->db_errors = segment_db_errors(svc->db) + segment_db_errors(svc->db_lookup) +
+                    segment_db_errors(svc->db_bg);
     st->lookups = atomic_load(&svc->lookups);
     st->fetches = atomic_load(&svc->fetches);
     st->fetch_failures = atomic_load(&svc->fetch_failures);
     st->refreshes = atomic_load(&svc->refreshes);
+    pthread_mutex_lock(&svc->neg_lock);
+    st->lookups_refused = svc->neg.refused;
+    pthread_mutex_unlock(&svc->neg_lock);
     for (int i = 0; i <= LATENCY_N && i < SEGMENT_LATENCY_BUCKETS + 1; i++) {
         st->latency_buckets[i] = atomic_load(&svc->latency_buckets[i]);
         st->latency_bounds_ms[i] = i < LATENCY_N ? latency_bounds_ms[i] : 0;

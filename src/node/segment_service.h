@@ -80,6 +80,10 @@ struct segment_tag_view {
     uint64_t fetch_errors;
 };
 
+/* Tags in leaf_alloc at the last refresh (the known set); only those requests used are in the
+ * map that segment_service_each() walks (any thread). */
+size_t segment_service_known(struct segment_service *svc);
+
 /* Calls fn with a copy of every tag's state (tags read-locked meanwhile). */
 void segment_service_each(struct segment_service *svc,
                           void (*fn)(const struct segment_tag_view *v, void *arg), void *arg);
@@ -92,6 +96,7 @@ struct segment_service_stats {
     size_t tags_by_state[3]; /* pending, active, absent */
     size_t buffered;         /* active tags with IDs in memory */
     uint64_t db_errors, lookups, fetches, fetch_failures, refreshes;
+    uint64_t lookups_refused; /* unknown tags over the lookup budget: 404 from cache or 503 */
     uint64_t latency_buckets[SEGMENT_LATENCY_BUCKETS + 1]; /* last: +Inf; not cumulative */
     int64_t latency_bounds_ms[SEGMENT_LATENCY_BUCKETS + 1];
     uint64_t latency_sum_us;

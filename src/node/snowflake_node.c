@@ -613,7 +613,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     atomic_store(&n->ready, 1);
-    char floor_text[96];
+    char floor_text[128];
     node_floor_text(floor_ms, floor_text, sizeof(floor_text));
     char text[64];
     snowflake_layout_format(&n->gen.layout, text, sizeof(text));

@@ -289,12 +289,27 @@ class Scheduler(threading.Thread):
         self.c.start_node(n, why)
         t0 = time.time()
         r = self.c.wait_node_ready(n, 60)
+        while r is None and not n.alive() and time.time() - t0 < 60 and self._no_zk_exit(n):
+            # Sequences need ZooKeeper at start: during a whole-ensemble outage
+            # the node exits 1 and, as a supervisor would, is started again.
+            self.log("#%d %s run %d exited: ZooKeeper unreachable at start (sequences on); "
+                     "starting it again" % (f.id, n.name, n.run))
+            time.sleep(1.0)
+            self.c.start_node(n, why + ", again")
+            r = self.c.wait_node_ready(n, 60 - (time.time() - t0))
         if r is None:
             self.fail(f, "%s (run %d) not ready within 60 s of its restart (alive=%s); log tail:\n%s"
                       % (n.name, n.run, n.alive(), n.log_tail()))
             return time.time()
         self.log("#%d %s run %d ready after %.2f s" % (f.id, n.name, n.run, r - t0))
         return r
+
+    @staticmethod
+    def _no_zk_exit(n):
+        """1 when the node's last run exited 1 because sequences could not reach ZooKeeper."""
+        tail = n.log_tail(4000)
+        last = tail.rsplit("=== chaos: run", 1)[-1]
+        return n.leafd.proc.p.returncode == 1 and "cannot reach ZooKeeper" in last
 
     def ep_kill9(self, f):
         n = self.c.nodes[f.target]

@@ -4,7 +4,7 @@ IDLE keep-alive connections (each sends one request, reads the answer, then
 stays silent) and SLOW slowloris connections (a request head trickled one
 byte every 300 ms) are held open while a normal client, in its own process,
 measures its throughput and p99 latency; the same client measured alone
-before is the reference. Checked:
+before and after is the reference (the worse of the two: the shared machine's load drifts). Checked:
 - the normal client's throughput stays above half and its p99 within 2x
   (+5 ms) of the reference (the machine is shared: "unchanged" within noise);
 - the slow clients get a 408 at leafd.http.request.timeout.ms (2 s here)
@@ -110,10 +110,6 @@ def abuse(env):
         time.sleep(0.3)
     during = json.loads(proc.communicate(timeout=30)[0])
     log("normal client during the abuse: %.0f req/s, p99 %.2f ms" % (during["rps"], during["p99"] * 1000))
-    check(during["bad"] == 0 and ref["bad"] == 0, "the normal client got only 200s")
-    check(during["rps"] >= ref["rps"] * 0.5, "throughput kept (%.0f vs %.0f req/s)" % (during["rps"], ref["rps"]))
-    check(during["p99"] <= 2 * ref["p99"] + 0.005,
-          "p99 within 2x (%.2f ms vs %.2f ms)" % (during["p99"] * 1000, ref["p99"] * 1000))
     closed, got408 = closed_count(slow, REQUEST_MS / 1000 + 3 - (time.monotonic() - t_slow))
     log("slow clients: %d closed, %d got 408, %.1f s after they began" % (closed, got408, time.monotonic() - t_slow))
     check(closed == SLOW and got408 >= SLOW * 0.9, "slow clients got 408 and a close (%d, %d)" % (closed, got408))
@@ -123,6 +119,14 @@ def abuse(env):
     for s in idle + slow:
         s.close()
     check(n.get("/health")[0] == 200, "still serving")
+    # The reference again, after the abuse: the machine's load drifts (shared CI), so the abuse
+    # run is compared with the worse of the two references around it.
+    ref2 = normal_client(n.port, 3)
+    log("normal client alone again: %.0f req/s, p99 %.2f ms" % (ref2["rps"], ref2["p99"] * 1000))
+    rps, p99 = min(ref["rps"], ref2["rps"]), max(ref["p99"], ref2["p99"])
+    check(during["bad"] == 0 and ref["bad"] == 0 and ref2["bad"] == 0, "the normal client got only 200s")
+    check(during["rps"] >= rps * 0.5, "throughput kept (%.0f vs %.0f req/s)" % (during["rps"], rps))
+    check(during["p99"] <= 2 * p99 + 0.005, "p99 within 2x (%.2f ms vs %.2f ms)" % (during["p99"] * 1000, p99 * 1000))
     n.stop()
 
 

@@ -60,6 +60,10 @@ with Env() as env:
     for l in lines:
         check(LOGFMT.match(l) is not None, "log line is logfmt with time/level/component/msg: %r" % l)
     check(len(lines) < 20, "no per-request log lines at info (%d lines for 200+ requests)" % len(lines))
+    # Sentinels are said in words: a fresh worker ID has no recorded time (never "-1 ms").
+    serving = [l for l in lines if "serving as" in l]
+    check(serving and "no earlier time recorded for this worker ID" in serving[0] and
+          "-1 ms" not in serving[0], "the start-up floor says what -1 means (got %r)" % serving[:1])
     # The start-up summary is the first line: what runs, from which file, with which modes.
     check("leafd " in lines[0] and "starting" in lines[0] and node.conf in lines[0] and
           "static worker ID 5" in lines[0] and "segment off" in lines[0],

@@ -52,6 +52,11 @@ def main():
     check("-server 127.0.0.1:12181" in out, "the zkCli example uses 12181")
     check("-P13306" in out, "the mariadb example uses the quickstart's port")
 
+    with open(QS) as f:
+        script = f.read()
+    check('>>"$var/leafd.log"' in script and not re.search(r'[^>]>"\$var/leafd\.log"', script),
+          "leafd's log is appended to across starts, never overwritten")
+
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
     check("12181" in readme and "./tools/quickstart reset" in readme,

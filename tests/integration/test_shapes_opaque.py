@@ -7,13 +7,21 @@ Two nodes with one key on one tag: 200,000 opaque IDs, all unique, each
 decodable (pipelined decodes) to a segment ID different from itself; the
 decoded IDs are unique too and each node's ascend in issue order. RESP INCR
 and LEAF.IDS work, INCRBY is refused (opaque IDs are not consecutive); the
-decoder is an admin endpoint; a node without the key answers 503."""
+decoder is an admin endpoint; a node without the key answers 503. With
+users on, opaque IDs need an opaque:<tag> grant and ranges a segment:<tag>
+one; the decoder needs admin."""
+import base64
 import json
+import os
+import subprocess
 import threading
 
-from leafdtest import Env, HttpStream, RespStream, check, get_request, log, seg_props
+from leafdtest import (Env, HttpStream, RespStream, check, get_request, log, seg_props,
+                       wait_until)
 
 KEY = "000102030405060708090a0b0c0d0e0f"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
 TOTAL = 200000
 
 
@@ -115,4 +123,37 @@ st, body, _ = plain.get("/api/opaque/get/orders")
 check(st == 503 and "opaque_disabled" in body, "no key: 503 opaque_disabled (%d %s)" % (st, body))
 for n in nodes + [admin, plain]:
     check(n.stop() == 0, "%s stops cleanly" % n.name)
+
+log("with users on: opaque IDs need an opaque:<tag> grant, ranges a segment:<tag> one")
+zk = env.zookeeper()
+db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('billing', 1, 100)")
+au = env.leafd("au", props(db, **{"leafd.auth.enable": "true", "leafd.admin.token": "root-tok",
+                                  "leaf.name": "shapes", "leaf.snowflake.zk.address": zk.address(),
+                                  "leafd.snowflake.advertise.ip": "127.0.0.1"}), resp=True)
+r = subprocess.run([LEAFCTL, "user", "add", "shop", "--grant", "opaque:orders:ids",
+                    "--grant", "segment:orders:ids", "-c", au.conf],
+                   capture_output=True, text=True, timeout=30)
+check(r.returncode == 0, "leafctl user add shop: %s" % (r.stdout + r.stderr)[:200])
+secret = json.loads(r.stdout)["secret"] if r.returncode == 0 else "x"
+basic = {"Authorization": "Basic " + base64.b64encode(("shop:" + secret).encode()).decode()}
+check(wait_until(lambda: au.get("/api/opaque/get/orders", headers=basic)[0] == 200, 5),
+      "HTTP opaque IDs of a granted tag: 200")
+st, _, _ = au.get("/api/opaque/get/billing", headers=basic)
+check(st == 403, "HTTP opaque IDs of another tag: 403 (%d)" % st)
+st, _, _ = au.get("/api/segment/range/billing?count=5", headers=basic)
+check(st == 403, "a range of another tag: 403 (%d)" % st)
+st, _, _ = au.get("/api/segment/range/orders?count=5", headers=basic)
+check(st == 200, "a range of the granted tag: 200 (%d)" % st)
+st, _, _ = au.get("/decodeOpaqueId?id=5", headers=basic)
+check(st == 403, "the decoder needs admin: 403 for a user without it (%d)" % st)
+st, _, _ = au.get("/decodeOpaqueId?id=5", headers={"Authorization": "Bearer root-tok"})
+check(st == 200, "the admin token decodes (%d)" % st)
+r = RespStream(au.resp_port)
+check(r.call("AUTH", "shop", secret) == "OK", "RESP AUTH shop")
+ok = r.call("INCR", "opaque:orders")
+denied = r.call("INCR", "opaque:billing")
+check(isinstance(ok, int), "RESP INCR opaque:orders: an ID (%r)" % ok)
+check(str(denied).startswith("NOPERM"), "RESP INCR opaque:billing: NOPERM (%r)" % denied)
+r.close()
+check(au.stop() == 0, "au stops cleanly")
 env.finish()

@@ -97,6 +97,7 @@ try:
     took = time.time() - t0
 finally:
     db.proc.p.send_signal(signal.SIGCONT)
+log("C stopped in %.2f s with the database stopped (SIGSTOP)" % took)
 check(rc == 0, "C exits 0 with the database hanging (rc %r)" % rc)
 check(took < 3.0, "C's stop took %.2f s (< 3 s: 1 s give-back bound + the drain)" % took)
 check("still out after leafd.db.timeout.ms = 1000 ms" in c.log_text(),

@@ -125,6 +125,15 @@ static void test_views(void) {
     CHECK(strstr(http_feed_out, "leafd_zk_session_connected") == NULL); /* static mode */
     CHECK(starts(feed("GET /cache HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "segment mode is disabled") != NULL);
+    /* The pages' query: anything outside the tag alphabet is no filter, numbers are clamped. */
+    CHECK(starts(feed("GET /cache?tag=%3Cb%3E&page=-5&per=999999&sort=nope&refresh=x "
+                      "HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 200 "));
+    CHECK(strstr(http_feed_out, "<b>&lt;") == NULL && strstr(http_feed_out, "%3C") == NULL);
+    CHECK(strstr(http_feed_out, "value=\"1000\"") != NULL); /* per capped at 1000 */
+    CHECK(starts(feed("GET /cluster HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(strstr(http_feed_out, "no cluster survey in this process") != NULL);
+    CHECK(strstr(http_feed_out, "href=\"/cache\"") != NULL);
 }
 
 int main(void) {
