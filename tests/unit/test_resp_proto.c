@@ -445,8 +445,8 @@ static void test_reply_resp2(void) {
     CHECK_OUT(&b, "-ERR unknown command 'x'\r\n");
     resp_reply_error(&b, "ERR bad\r\nthing\n");
     CHECK_OUT(&b, "-ERR bad  thing \r\n");
-    resp_reply_errorf(&b, "MOVED %d %s:%d", 866, "10.0.0.1", 6380);
-    CHECK_OUT(&b, "-MOVED 866 10.0.0.1:6380\r\n");
+    resp_reply_errorf(&b, "MOVED %d %s:%d", 866, "127.0.0.1", 6380);
+    CHECK_OUT(&b, "-MOVED 866 127.0.0.1:6380\r\n");
     resp_reply_errorf(&b, "ERR %s", "x\ny");
     CHECK_OUT(&b, "-ERR x y\r\n");
     resp_reply_int(&b, 0);
