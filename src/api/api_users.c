@@ -41,9 +41,13 @@ leaf_status_t api_users_list(struct http_request *req) {
     return LEAF_OK;
 }
 
-/* The body of a change: grants (and admin); answers 400 and returns 0 when bad. */
+/*
+ * The body of a change: grants (and admin) into c, the grants in a malloc'd
+ * array at *owned (the caller frees it, also on failure); answers 400 (or
+ * 503 out of memory) and returns 0 when bad.
+ */
 static int parse_grants(struct http_request *req, const cJSON *root, int rights_required,
-                        struct auth_grant *grants, struct user_change *c) {
+                        struct user_change *c, struct auth_grant **owned) {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "grants");
     const cJSON *admin = cJSON_GetObjectItemCaseSensitive(root, "admin");
     char msg[200];
@@ -55,6 +59,13 @@ static int parse_grants(struct http_request *req, const cJSON *root, int rights_
     if (arr != NULL && (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > AUTH_GRANTS_MAX)) {
         http_respond_error(req, 400, "bad_request",
                            "\"grants\" must be an array of at most 256 \"PATTERN:RIGHTS\" strings");
+        return 0;
+    }
+    int n = arr != NULL ? cJSON_GetArraySize(arr) : 0;
+    struct auth_grant *grants = n > 0 ? calloc((size_t)n, sizeof(*grants)) : NULL;
+    *owned = grants;
+    if (n > 0 && grants == NULL) {
+        http_respond_error(req, 503, "busy", "out of memory");
         return 0;
     }
     const cJSON *it;
@@ -154,18 +165,16 @@ leaf_status_t api_users_add(struct http_request *req) {
     if (root == NULL) {
         return LEAF_OK;
     }
-    struct auth_grant *grants = calloc(AUTH_GRANTS_MAX, sizeof(*grants));
+    struct auth_grant *grants = NULL;
     memset(&c, 0, sizeof(c));
     c.kind = USER_CHANGE_ADD;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     leaf_status_t rc = LEAF_OK;
-    if (grants == NULL) {
-        http_respond_error(req, 503, "busy", "out of memory");
-    } else if (!cJSON_IsString(name) ||
-               !auth_user_name_valid(name->valuestring, strlen(name->valuestring))) {
+    if (!cJSON_IsString(name) ||
+        !auth_user_name_valid(name->valuestring, strlen(name->valuestring))) {
         http_respond_error(req, 400, "bad_user_name",
                            "\"name\" must be 1 to 64 bytes of [A-Za-z0-9._-]");
-    } else if (parse_grants(req, root, 1, grants, &c) && new_secret(req, &c)) {
+    } else if (parse_grants(req, root, 1, &c, &grants) && new_secret(req, &c)) {
         snprintf(c.name, sizeof(c.name), "%s", name->valuestring);
         c.admin = c.admin > 0;
         rc = run_change(req, &c);
@@ -242,12 +251,10 @@ leaf_status_t api_users_change(struct http_request *req) {
     if (root == NULL) {
         return LEAF_OK;
     }
-    struct auth_grant *grants = calloc(AUTH_GRANTS_MAX, sizeof(*grants));
+    struct auth_grant *grants = NULL;
     leaf_status_t rc = LEAF_OK;
     c.kind = grant ? USER_CHANGE_GRANT : USER_CHANGE_REVOKE;
-    if (grants == NULL) {
-        http_respond_error(req, 503, "busy", "out of memory");
-    } else if (parse_grants(req, root, grant, grants, &c)) {
+    if (parse_grants(req, root, grant, &c, &grants)) {
         rc = run_change(req, &c);
     }
     free(grants);

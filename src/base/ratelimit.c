@@ -1,11 +1,10 @@
 #include "ratelimit.h"
 
-/* FNV-1a, never 0 (0 marks a free slot). */
+#include "hash.h"
+
+/* The key's hash, never 0 (0 marks a free slot). */
 static uint64_t key_hash(const char *key, size_t n) {
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
-    }
+    uint64_t h = leaf_hash(key, n);
     return h ? h : 1;
 }
 

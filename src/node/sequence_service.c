@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "log.h"
 #include "node_ip.h"
 #include "sequence_record.h"
@@ -20,16 +21,8 @@ int64_t seq_now_ms(void) {
 
 /* ---- the table of sequences (lock held) ---------------------------------- */
 
-static uint64_t name_hash(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    }
-    return h;
-}
-
 static struct seq_entry *entry_find(struct sequence_service *svc, const char *name, size_t len) {
-    struct seq_entry *e = svc->slots[name_hash(name, len) & (svc->nslots - 1)];
+    struct seq_entry *e = svc->slots[leaf_hash(name, len) & (svc->nslots - 1)];
     while (e != NULL && !(e->len == len && memcmp(e->name, name, len) == 0)) {
         e = e->next;
     }
@@ -46,7 +39,7 @@ static void table_grow(struct sequence_service *svc) {
         struct seq_entry *e = svc->slots[i];
         while (e != NULL) {
             struct seq_entry *next = e->next;
-            size_t j = name_hash(e->name, e->len) & (n - 1);
+            size_t j = leaf_hash(e->name, e->len) & (n - 1);
             e->next = slots[j];
             slots[j] = e;
             e = next;
@@ -81,7 +74,7 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     e->idx = (uint32_t)svc->count;
     sequence_state_init(&e->st, svc->cfg->sequence_batch);
     svc->by_idx[svc->count++] = e;
-    size_t j = name_hash(name, len) & (svc->nslots - 1);
+    size_t j = leaf_hash(name, len) & (svc->nslots - 1);
     e->next = svc->slots[j];
     svc->slots[j] = e;
     if (svc->count > svc->nslots) {

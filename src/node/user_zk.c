@@ -34,10 +34,9 @@ static void run_changes(struct user_service *svc);
 /* ---- the local copy ----------------------------------------------------------- */
 
 static void reject_record(void *arg, const char *node_name, const char *msg) {
-    struct user_service *svc = arg;
+    (void)arg;
     char safe[AUTH_USER_NAME_MAX + 1];
     size_t i = log_safe(node_name, node_name ? strlen(node_name) : 0, safe, sizeof(safe));
-    (void)svc;
     log_warn("auth", "user record '%s' ignored (the other users are applied): %s",
              i ? safe : "(local copy)", msg);
 }
@@ -284,8 +283,8 @@ static void change_done(struct user_service *svc, int i, leaf_status_t rc) {
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_OK) {
+        /* No reload here: the watch on the directory or the record fires for this write too. */
         atomic_fetch_add_explicit(&svc->changes, 1, memory_order_relaxed);
-        reload(svc); /* the watch says so too; this one does not wait for it */
     }
 }
 
