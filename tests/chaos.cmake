@@ -3,10 +3,18 @@
 # tests/chaos/chaos.py. ./tools/test runs a 60 s pass with a random seed,
 # printed first; `CHAOS_SEED=S ./tools/test -R chaos` replays one (chaos.py
 # reads CHAOS_SEED at run time). tools/chaos runs it for as long as asked.
+# it.chaos_lease_short is the lease-mode node set (chaos.py --lease, 45 s:
+# worker-ID leases with partitions, clock-step switches, new identities and
+# the fence check; same seed handling; tools/tsan's "chaos" excludes it too).
 # RUN_SERIAL: five servers and three nodes next to other tests on a small
 # machine would turn timing into false alarms.
 add_test(NAME it.chaos_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --seconds 60)
 set_tests_properties(it.chaos_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+  LABELS "integration;chaos"
+  ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+add_test(NAME it.chaos_lease_short
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --lease --seconds 45)
+set_tests_properties(it.chaos_lease_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
   LABELS "integration;chaos"
   ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Chaos test of leafd: uniqueness and order of IDs while everything fails.
 
-    tests/chaos/chaos.py [--seconds N] [--seed S] [--clients N] [--keep]
-    tools/chaos [--seconds N] [--seed S]      (builds a release binary first)
+    tests/chaos/chaos.py [--lease] [--seconds N] [--seed S] [--clients N] [--keep]
+    tools/chaos [--lease] [--seconds N] [--seed S]  (builds a release binary first)
 
 Sets up, all on 127.0.0.1 in a temp dir: a three-server ZooKeeper ensemble
 (QuorumPeerMain), one MariaDB with Leaf's leaf_alloc and the tags `chaos`
@@ -41,6 +41,29 @@ beyond the node's clock + reserve.ms + 1 s, one distinct worker ID per
 node, every client error inside a fault window that explains it, and every
 node serving both modes again at the end.
 
+--lease runs the lease-mode node set (contract section 12): the nodes use
+leafd.snowflake.worker.mode = lease with a 4 s ZooKeeper session, each
+through its own blackholable proxies to the ensemble (chaos_cluster.py), and
+the faults are those above, adapted (chaos_lease.py), plus one:
+
+    partition  cut a node off from ZooKeeper for longer than its session;
+               another node may restart with a new identity whose local
+               cache names the cut-off node's slot and take it; the cut-off
+               node serves only up to its ceiling, then refuses, and claims
+               a slot again after the heal
+    kill9, sigterm  the node may come back with a new identity: an empty
+               data dir, or one whose cache names another node's free slot
+    clock_2s, clock_10m  the node switches slot: 503s only around the step
+               and around putting it right; a restart while 10 min behind
+               must start, not refuse
+
+Every kind comes once per rotation, the 10-min step in every one, and the
+first rotation opens with the partition and the clock steps (a 45 s run has
+about 7 faults). The checks drop "one worker ID per node" and "across
+restarts", keep the rest per (node run, worker ID), and add the fence: per
+worker ID, every holder's first ID is above everything earlier holders
+issued (chaos_verify.py); the end state is every node holding its own slot.
+
 Prints a summary (seed, IDs checked per mode, faults per kind, errors by
 code) and exits 0; on failure also the full fault log, the failed checks
 and the replay command, keeps the temp dir (server logs) and exits 1.
@@ -62,7 +85,7 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 import leafdtest  # noqa: E402
 from chaos_clients import Client  # noqa: E402
 from chaos_cluster import Cluster  # noqa: E402
-from chaos_faults import KINDS, FaultLog, Scheduler, make_schedule  # noqa: E402
+from chaos_faults import FaultLog, Scheduler, kinds_of, make_schedule  # noqa: E402
 from chaos_verify import Verdict, verify  # noqa: E402
 from zkhelpers import FAKETIME_LIB, cli_list  # noqa: E402
 
@@ -80,6 +103,7 @@ def parse_args():
     ap.add_argument("--seed", type=int, default=None, help="schedule seed (default $CHAOS_SEED or random)")
     ap.add_argument("--clients", type=int, default=4, help="client threads")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir even when the run passes")
+    ap.add_argument("--lease", action="store_true", help="the lease-mode node set (worker-ID leases)")
     a = ap.parse_args()
     if a.seed is None:
         env = os.environ.get("CHAOS_SEED", "").strip()
@@ -147,18 +171,21 @@ def main():
     preflight()
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    replay = "tools/chaos --seconds %g --seed %d" % (args.seconds, args.seed)
-    say("seed %d, %g s of faults, %d clients, leafd %s" % (args.seed, args.seconds, args.clients,
-                                                           leafdtest.LEAFD_BIN))
+    replay = "tools/chaos%s --seconds %g --seed %d" % (" --lease" if args.lease else "", args.seconds,
+                                                        args.seed)
+    say("seed %d, %g s of faults, %d clients, %s mode, leafd %s" % (
+        args.seed, args.seconds, args.clients, "lease" if args.lease else "forever",
+        leafdtest.LEAFD_BIN))
     say("replay: " + replay)
-    schedule = make_schedule(args.seed, args.seconds)
+    schedule = make_schedule(args.seed, args.seconds, args.lease)
     kinds = collections.Counter(f.kind for f in schedule)
-    say("schedule: %d faults: %s" % (len(schedule), " ".join("%s=%d" % (k, kinds[k]) for k in KINDS)))
+    say("schedule: %d faults: %s" % (len(schedule), " ".join("%s=%d" % (k, kinds[k])
+                                                             for k in kinds_of(args.lease))))
 
     flog_ref = [None]
     wd = Watchdog(args.seconds + 320, flog_ref)
     wd.start()
-    cluster = Cluster()
+    cluster = Cluster(lease=args.lease)
     verdict = Verdict()
     failed = True
     stop = threading.Event()
@@ -199,7 +226,7 @@ def main():
         t_end = time.time()
         say("load stopped; %.1f s of faults + %.1f s of recovery" % (args.seconds,
                                                                        t_end - t_start - args.seconds))
-        final_state(cluster, verdict)
+        (final_lease_state if args.lease else final_state)(cluster, verdict)
         opaque_plain = decode_opaque(cluster, clients)
         for name, (rc, secs, hung) in cluster.stop_nodes().items():
             if hung or rc != 0:
@@ -210,9 +237,12 @@ def main():
             verdict.bad("fault episodes", text)
         t_v = time.time()
         verdict, stats = verify(clients, cluster.nodes, sched.windows, cluster.reserve_ms,
-                                (q0, q1), verdict, opaque_plain)
+                                (q0, q1), verdict, opaque_plain,
+                                lease=sched if args.lease else None)
         say("checks took %.1f s" % (time.time() - t_v))
         summary(args, sched, stats, t_end - t_start)
+        if args.lease:
+            lease_summary(sched, stats)
         for note in verdict.notes:
             say("note: " + note)
         if sched.incidents:
@@ -293,6 +323,37 @@ def final_state(cluster, verdict):
                             len(cli_list(zk, "/snowflake/chaos/leaf_temporary") or [])))
 
 
+def final_lease_state(cluster, verdict):
+    """Lease mode, after the faults: every node ready, its session connected,
+    holding a slot (state held), no two nodes on the same slot; ZooKeeper's
+    slot count is reported (slots are created lazily and never deleted)."""
+    def settled(n):
+        try:
+            st, r = n.ready_json()
+        except OSError:
+            return None
+        sf = r.get("snowflake", {})
+        ok = (st == 200 and sf.get("zookeeper", {}).get("session") == "connected" and
+              sf.get("lease", {}).get("state") == "held")
+        return (st, r) if ok else None
+    slots = {}
+    for n in cluster.nodes:
+        if not leafdtest.wait_until(lambda: settled(n), 30, interval=0.2):
+            try:
+                st, r = n.ready_json()
+            except OSError as e:
+                st, r = 0, repr(e)
+            verdict.bad("nodes settle after the faults", "%s not ready and holding a slot 30 s "
+                        "after the last fault: %s %s" % (n.name, st, r))
+        slots[n.name] = n.lease().get("slot")
+    if len(set(slots.values())) != len(slots):
+        verdict.bad("nodes settle after the faults", "nodes share a slot at the end: %s" % slots)
+    zk = next((z for z in cluster.zks if z.serving()), None)
+    kids = cli_list(zk, "/snowflake/chaos/leaf_lease") if zk else None
+    say("end state: all nodes ready, sessions connected, slots held: %s; ZooKeeper has %s slots"
+        % (", ".join("%s=%s" % kv for kv in slots.items()), len(kids) if kids is not None else "?"))
+
+
 def _worker(n):
     try:
         return n.ready_json()[1]["snowflake"]["worker_id"]
@@ -309,9 +370,10 @@ def summary(args, sched, stats, elapsed):
         "segment/chaos), sequence %d (strictly increasing across nodes)"
         % (stats["snowflake_ids"], stats["segment_ids"], per_tag, stats.get("opaque_ids", 0),
            stats.get("sequence_ids", 0)))
+    kinds = kinds_of(args.lease)
     inj = collections.Counter(f.kind for f in sched.injected)
-    say("faults injected: %d: %s" % (len(sched.injected), " ".join("%s=%d" % (k, inj[k]) for k in KINDS)))
-    missing = [k for k in KINDS if not inj[k]]
+    say("faults injected: %d: %s" % (len(sched.injected), " ".join("%s=%d" % (k, inj[k]) for k in kinds)))
+    missing = [k for k in kinds if not inj[k]]
     if missing and args.seconds >= 60:
         say("note: kinds not injected this run: %s" % ", ".join(missing))
     errs = sum(stats["errors"].values())
@@ -322,6 +384,19 @@ def summary(args, sched, stats, elapsed):
     say("worker IDs: %s; max snowflake lead over the node's own clock at receipt: %s" % (
         ", ".join("%s=%s" % (k, v[0] if len(v) == 1 else v) for k, v in stats["workers"].items()),
         ", ".join("%s %+.0f ms" % kv for kv in stats["lead_ms"].items())))
+
+
+def lease_summary(sched, stats):
+    fence = stats.get("fence", {})
+    say("lease: %d holder segments over %d worker IDs, %d worker IDs held by more than one node "
+        "(%d handovers between nodes); takeovers during a partition %d, adopted slots %d of %d "
+        "tried" % (fence.get("segments", 0), fence.get("workers", 0), fence.get("shared", 0),
+                   fence.get("handovers", 0), len(sched.takeovers),
+                   sum(1 for _, want, got in sched.adoptions if want == got), len(sched.adoptions)))
+    spans = stats.get("switch_spans", [])
+    if spans:
+        say("lease: 503 spans around clock steps (ms, per step and put-right): %s"
+            % ", ".join("%.0f" % (s * 1000) for _, s in spans))
 
 
 def _fmt(d):

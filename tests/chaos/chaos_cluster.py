@@ -24,6 +24,15 @@ start after a stop adds one. The counter is raised before the new process
 is spawned and only once the old one is gone, so a client that read the
 same run before and after its connect() knows which process it talks to.
 
+Lease mode (chaos.py --lease): the nodes run with
+leafd.snowflake.worker.mode = lease and a 4 s session, and each reaches every
+ZooKeeper server through its own tests/lib/tcpproxy.py proxy, so one node can
+be cut off from the ensemble (blackhole) while the others are not. A restart
+may come back with a new identity (leaf.snowflake.port, never listened on)
+and a new data dir: empty (a container started elsewhere) or holding a local
+cache that names a slot another node held (its volume moved), so worker IDs
+pass between nodes. Every socket stays on 127.0.0.1.
+
 Cleanup: a sentinel process holds the read end of a pipe from this process;
 when the runner exits for any reason (even SIGKILL from a ctest timeout) the
 pipe closes without the word "done" and the sentinel kills, by pid, every server this run started
@@ -38,6 +47,7 @@ import threading
 import time
 
 from leafdtest import Env, free_port, http, wait_until
+from tcpproxy import Proxy
 from zkhelpers import faketime_env, zk_props
 
 # Opaque IDs (/api/opaque/get, opaque:<tag>) on every node, with one key.
@@ -72,6 +82,11 @@ if rmdir and os.path.isdir(marker):
 
 
 SETTLE_S = 1.2
+# Lease mode: a short session, so that an expiry or a partition frees a slot
+# within a few seconds of the run.
+LEASE_SESSION_MS = 4000
+# Lease mode: identities after a restart with a new one (never listened on).
+IDENTITY_PORT_BASE = 40000
 
 
 class Node:
@@ -88,6 +103,10 @@ class Node:
         self.tsfile = tsfile
         self.run = 1
         self.worker = None
+        # Lease mode: the identity's generation (0: the first) and this
+        # node's proxies to the ZooKeeper servers.
+        self.generation = 0
+        self.proxies = []
         # (real time before the write, real time after it, offset in seconds)
         self.offsets = [(0.0, 0.0, 0.0)]
         self.offset = 0.0
@@ -148,12 +167,25 @@ class Node:
     def log_path(self):
         return os.path.join(self.leafd.dir, "leafd.log")
 
+    def lease(self):
+        """/ready's lease member ({} when unreachable)."""
+        try:
+            return self.ready_json()[1].get("snowflake", {}).get("lease", {}) or {}
+        except OSError:
+            return {}
+
+    def identity(self):
+        return "127.0.0.1:%s" % self.leafd.props.get("leaf.snowflake.port", self.port)
+
 
 class Cluster:
     """Owns every server of one chaos run and the sentinel that outlives it."""
 
-    def __init__(self, reserve_ms=5000, session_ms=6000, threads=2):
+    def __init__(self, reserve_ms=5000, session_ms=6000, threads=2, lease=False):
         self.env = Env()
+        self.lease = lease
+        if lease:
+            session_ms = LEASE_SESSION_MS
         self.dir = self.env.dir
         self.reserve_ms = reserve_ms
         self.pidfile = os.path.join(self.dir, "pids")
@@ -163,6 +195,7 @@ class Cluster:
             [sys.executable, "-c", SENTINEL, self.pidfile, self.dir, "0" if self.keep else "1"],
             stdin=subprocess.PIPE, start_new_session=True)
         self.zks = []
+        self.nodes_proxies = []
         self.db = None
         self.nodes = []
         self.session_ms = session_ms
@@ -179,6 +212,12 @@ class Cluster:
     def zk_address(self):
         return ",".join(z.address() for z in self.zks)
 
+    def node_zk_address(self, i):
+        """What node i connects to: the ensemble, or in lease mode its proxies."""
+        if not self.lease:
+            return self.zk_address()
+        return ",".join("127.0.0.1:%d" % p.port for p in self.nodes_proxies[i])
+
     def start(self, log):
         log("starting a three-server ZooKeeper ensemble")
         self.zks = self.env.zookeeper_ensemble(3)
@@ -189,6 +228,8 @@ class Cluster:
         self.track(self.db.proc)
         self.db.sql("INSERT INTO leaf_alloc(biz_tag,max_id,step,description) VALUES"
                     "('chaos',1,1000,'chaos test'),('chaos.small',1,10,'chaos test, small step')")
+        self.nodes_proxies = [[Proxy(target=("127.0.0.1", z.port)) for z in self.zks]
+                              for _ in range(3)] if self.lease else [[], [], []]
         for i in range(3):
             name = "n%d" % (i + 1)
             ndir = os.path.join(self.dir, name)
@@ -197,7 +238,8 @@ class Cluster:
             with open(tsfile, "w") as f:
                 f.write("+0\n")
             resp_port = free_port()
-            props = zk_props(self.zk_address(), name="chaos", **{
+            lease = {"leafd.snowflake.worker.mode": "lease"} if self.lease else {}
+            props = zk_props(self.node_zk_address(i), name="chaos", **lease, **{
                 "leafd.resp.listen": "127.0.0.1:%d" % resp_port,
                 "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
                 "leafd.sequence.batch": "500",
@@ -214,6 +256,7 @@ class Cluster:
                                 wait_ready=False)
             self.track(lf.proc)
             node = Node(i, lf, tsfile, resp_port)
+            node.proxies = self.nodes_proxies[i]
             self.nodes.append(node)
             if not lf.wait_ready(60):
                 raise RuntimeError("leafd %s not ready at set-up; log:\n%s"
@@ -254,6 +297,22 @@ class Cluster:
                     % (node.run, node.name, why, node.offset))
         node.leafd.start(wait_ready=False)
         self.track(node.leafd.proc)
+
+    def new_identity(self, node, slot=None):
+        """Lease mode, before a start: a new identity (leaf.snowflake.port) and
+        a new data dir, empty, or (slot given) with a local cache naming that
+        slot, so the node tries it first. Returns the identity."""
+        node.generation += 1
+        port = IDENTITY_PORT_BASE + 1000 * node.idx + node.generation
+        ddir = os.path.join(node.leafd.dir, "data.%d" % node.generation)
+        node.leafd.props["leaf.snowflake.port"] = str(port)
+        node.leafd.props["leafd.data.dir"] = ddir
+        if slot is not None:
+            cache = os.path.join(ddir, "chaos", str(port))
+            os.makedirs(cache, exist_ok=True)
+            with open(os.path.join(cache, "workerID.properties"), "w") as f:
+                f.write("workerID=%d\ntimestamp=0\n" % slot)
+        return node.identity()
 
     def wait_node_ready(self, node, timeout=60):
         """Waits until the node's snowflake mode is ready; returns the time or
@@ -302,6 +361,9 @@ class Cluster:
     def close(self, keep=False):
         if keep:
             os.environ["LEAFD_KEEP_TMP"] = "1"
+        for ps in self.nodes_proxies:
+            for p in ps:
+                p.close()
         try:
             self.env.close()
         finally:

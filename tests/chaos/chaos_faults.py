@@ -25,12 +25,19 @@ import threading
 import time
 import traceback
 
+from chaos_lease import LeaseEpisodes
 from zkhelpers import session_id
 
 KINDS = ("kill9", "sigterm", "zk_one", "zk_all", "expire", "db_kill",
          "clock_3ms", "clock_2s", "clock_10m")
-NODE_KINDS = ("kill9", "sigterm", "expire", "clock_3ms", "clock_2s", "clock_10m")
+# Lease mode (chaos.py --lease) adds a partition between one node and ZooKeeper.
+LEASE_KINDS = KINDS + ("partition",)
+NODE_KINDS = ("kill9", "sigterm", "expire", "clock_3ms", "clock_2s", "clock_10m", "partition")
 ANY = None
+# A start that exits 1 for want of ZooKeeper: sequences, and in lease mode the
+# slot (a start needs ZooKeeper; none claimed within 30 s).
+NO_ZK_AT_START = ("cannot reach ZooKeeper", "lease mode needs ZooKeeper",
+                  "no lease slot could be claimed")
 # Seconds after recovery during which errors still count as the fault's.
 GRACE_NODE = 3.0
 GRACE_CLOCK = 1.0
@@ -54,8 +61,14 @@ class Fault:
         return "#%d %s%s %s" % (self.id, self.kind, tgt, p)
 
 
-def make_schedule(seed, seconds):
+def kinds_of(lease):
+    return LEASE_KINDS if lease else KINDS
+
+
+def make_schedule(seed, seconds, lease=False):
     """The faults of a run, in order: a list of Fault."""
+    if lease:
+        return make_lease_schedule(seed, seconds)
     rng = random.Random("%s/schedule" % seed)
     faults = []
     t = rng.uniform(2.0, 4.0)
@@ -98,6 +111,68 @@ def make_schedule(seed, seconds):
     return faults
 
 
+def make_lease_schedule(seed, seconds):
+    """The lease set's schedule: the same rotation over LEASE_KINDS, with the
+    10-minute step in every deck (it costs a switch, not a stop), and the
+    first deck opening with the partition, both clock steps and a restart
+    that adopts another node's slot, in random order, so that a short run
+    (45 s, about 7 faults) has them. Restarts draw the identity they come
+    back with: the same, a new one with an empty data dir, or a new one
+    whose local cache names a slot another node held (adopt)."""
+    rng = random.Random("%s/lease-schedule" % seed)
+    faults = []
+    t = rng.uniform(2.0, 4.0)
+    last = max(seconds - 10.0, seconds * 0.8)
+    deck = []
+    decks = 0
+    adopt = True  # the first deck's restart
+    while t < last:
+        if not deck:
+            deck = list(LEASE_KINDS)
+            if rng.random() < 0.4:
+                deck.append(rng.choice([k for k in LEASE_KINDS if k != "clock_10m"]))
+            rng.shuffle(deck)
+            if decks == 0:
+                head = ["partition", "clock_10m", "clock_2s", rng.choice(["kill9", "sigterm"])]
+                rng.shuffle(head)
+                if head[0] in ("kill9", "sigterm"):
+                    # the restart adopts a slot another node left: not first
+                    head[0], head[1] = head[1], head[0]
+                for k in head:
+                    deck.remove(k)
+                deck = head + deck
+            decks += 1
+        kind = deck.pop(0)
+        target = rng.randrange(3) if kind in NODE_KINDS or kind == "zk_one" else None
+        params = {}
+        if kind in ("kill9", "sigterm"):
+            params["pause"] = rng.uniform(0.0, 2.0)
+            params["identity"] = "adopt" if adopt else rng.choice(["same", "fresh", "adopt"])
+            adopt = False
+        elif kind in ("zk_one", "zk_all", "db_kill"):
+            params["hold"] = rng.uniform(1.0, 6.0)
+        elif kind == "clock_3ms":
+            params["hold"] = rng.uniform(0.2, 2.0)
+        elif kind == "clock_2s":
+            params["hold"] = rng.uniform(2.0, 4.0)
+            params["crash"] = rng.random() < 1.0 / 3
+        elif kind == "clock_10m":
+            # Held long enough to see the node serve from its new slot; one
+            # time in three it is also restarted while behind.
+            params["hold"] = rng.uniform(3.0, 6.0)
+            params["restart"] = rng.random() < 1.0 / 3
+            params["stop"] = rng.choice(["SIGKILL", "SIGTERM"])
+        elif kind == "partition":
+            # Cut off for longer than the session; held this long once the
+            # node refuses (its ceiling reached); one time in four no other
+            # node takes its slot.
+            params["hold"] = rng.uniform(0.5, 2.0)
+            params["takeover"] = rng.random() < 0.75
+        faults.append(Fault(len(faults) + 1, t, kind, target, params))
+        t += rng.uniform(4.0, 6.0)
+    return faults
+
+
 class FaultLog:
     """Every fault event with its time since the start; printed as it
     happens and again in full when a run fails."""
@@ -129,12 +204,14 @@ class Window:
                 t0 <= self.end and t1 >= self.start)
 
 
-class Scheduler(threading.Thread):
+class Scheduler(LeaseEpisodes, threading.Thread):
     """Injects the scheduled faults, each in its own episode thread, and
-    watches for processes that die on their own."""
+    watches for processes that die on their own. In lease mode a kind with a
+    lease_<kind> method (chaos_lease.py) runs that instead of ep_<kind>."""
 
     def __init__(self, cluster, schedule, t_start, seconds, flog):
-        super().__init__(name="scheduler", daemon=True)
+        threading.Thread.__init__(self, name="scheduler", daemon=True)
+        LeaseEpisodes.__init__(self)
         self.c = cluster
         self.schedule = schedule
         self.t_start = t_start
@@ -163,7 +240,7 @@ class Scheduler(threading.Thread):
 
     def resources(self, fault, target):
         k = fault.kind
-        if k == "expire":
+        if k in ("expire", "partition"):
             return {"node%d" % target, "zk_quorum"}
         if k in NODE_KINDS:
             return {"node%d" % target}
@@ -227,7 +304,8 @@ class Scheduler(threading.Thread):
         f.started = time.time()
         self.log("start %s" % f.describe())
         try:
-            getattr(self, "ep_" + f.kind)(f)
+            lease_ep = getattr(self, "lease_" + f.kind, None) if self.c.lease else None
+            (lease_ep or getattr(self, "ep_" + f.kind))(f)
         except Exception:  # noqa: BLE001 - a harness error is a failure too
             self.fail(f, "episode raised:\n" + traceback.format_exc())
         finally:
@@ -240,6 +318,8 @@ class Scheduler(threading.Thread):
         it: a node is a failure (a crash); the others are logged and
         restarted, since they are the test's environment, not leafd."""
         while not self.stop_flag.wait(0.5):
+            if self.c.lease:
+                self.track_slots()
             with self.lock:
                 for n in self.c.nodes:
                     if "node%d" % n.idx in self.busy or n.alive():
@@ -272,9 +352,10 @@ class Scheduler(threading.Thread):
 
     # ---- episodes: one method per kind -------------------------------------
 
-    def _restart(self, f, n, sig, pause, why):
-        """Stops node n with sig, waits pause s, starts it again and waits
-        for it; returns the time it was ready (or now, after a failure)."""
+    def _restart(self, f, n, sig, pause, why, prepare=None):
+        """Stops node n with sig, waits pause s, (calls prepare(), e.g. a new
+        identity), starts it again and waits for it; returns the time it was
+        ready (or now, after a failure)."""
         run = n.run
         rc, secs, hung = self.c.stop_node(n, sig)
         self.log("#%d %s %s (run %d) exited %s after %.2f s"
@@ -286,6 +367,8 @@ class Scheduler(threading.Thread):
             self.fail(f, "%s exited %s after SIGTERM (expected 0); log tail:\n%s"
                       % (n.name, rc, n.log_tail()))
         time.sleep(pause)
+        if prepare:
+            prepare()
         self.c.start_node(n, why)
         t0 = time.time()
         r = self.c.wait_node_ready(n, 60)
@@ -309,7 +392,7 @@ class Scheduler(threading.Thread):
         """1 when the node's last run exited 1 because sequences could not reach ZooKeeper."""
         tail = n.log_tail(4000)
         last = tail.rsplit("=== chaos: run", 1)[-1]
-        return n.leafd.proc.p.returncode == 1 and "cannot reach ZooKeeper" in last
+        return n.leafd.proc.p.returncode == 1 and any(w in last for w in NO_ZK_AT_START)
 
     def ep_kill9(self, f):
         n = self.c.nodes[f.target]

@@ -26,11 +26,32 @@
    the run. The overall error rate is reported.
 7. Liveness: in the quiet period after the last fault ended, every node
    served both modes.
+
+Lease mode (chaos.py --lease; contract section 12) changes 2 and 5 and adds 8:
+2. The order checks hold per (node run, worker ID): a node may move to
+   another worker ID in one run (a switch, a claim after an expiry), and its
+   IDs are then smaller than before a clock step. Across runs: see 8.
+5. A node may hold several worker IDs over a run, and a worker ID may pass
+   between nodes: nothing is checked per node (reported only). One answer
+   holds one worker ID.
+8. The fence: for each worker ID, its holder segments (node, run: a node
+   run's IDs from that worker ID), ordered by their first receive time;
+   every segment's smallest ID is above the largest ID of every earlier
+   segment of that worker ID: a new holder starts above the old holder's
+   reservation, even while the old one, cut off from ZooKeeper, still issues
+   below its ceiling. (A node run never takes back a worker ID another node
+   held meanwhile here: a claim prefers never-created slots, and there are
+   1024.) And a node cut off from ZooKeeper answers no snowflake request sent
+   later than reserve.ms + 1 s after the cut, until the heal: it cannot
+   extend its reservation, so it stops at its ceiling.
 """
 import collections
 
 EPOCH = 1288834974657
 SLACK_MS = 1000
+# The refusals of a lease node around a clock step (a restart's connection
+# errors are not the switch's).
+SWITCH_CODES = ("clock_backwards", "not_ready", "overloaded")
 SHOW = 8
 
 
@@ -54,9 +75,11 @@ class Verdict:
         return not self.problems
 
 
-def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None):
+def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None, lease=None):
     """Runs every check; returns (Verdict, stats dict). opaque_plain: {opaque ID:
-    segment ID or None} for every opaque ID received (decoded by chaos.py)."""
+    segment ID or None} for every opaque ID received (decoded by chaos.py).
+    lease: the scheduler of a lease-mode run (its partitions and switch
+    windows), None in forever mode."""
     v = v or Verdict()
     stats = {}
     names = [n.name for n in nodes]
@@ -96,10 +119,14 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
     stats["sequence_ids"] = sum(len(r[2]) for r in seq)
     _duplicates(v, "sequence", [r[2] for r in seq], clients, names, "chaos.seq")
     _sequence_order(v, seq)
-    _snowflake_order(v, clients, names)
+    _snowflake_order(v, clients, names, lease is not None)
     _segment_order(v, clients, names)
     stats["lead_ms"] = _future(v, clients, nodes, reserve_ms)
-    stats["workers"] = _workers(v, clients, names)
+    stats["workers"] = _workers(v, clients, names, lease is not None)
+    if lease is not None:
+        stats["fence"] = _fence(v, clients, names)
+        _cut_off(v, clients, names, lease.partitions, reserve_ms)
+        stats["switch_spans"] = _switch_spans(clients, lease.switch_windows)
     _errors(v, clients, names, windows, stats)
     _liveness(v, clients, names, quiet)
     return v, stats
@@ -147,21 +174,25 @@ def _duplicates(v, what, arrays, clients, names, tag=None):
                   % (what, d, extra, _where(clients, names, d, tag)))
 
 
-def _snowflake_order(v, clients, names):
-    per_run = collections.defaultdict(list)  # (node, run) -> [(t0, t1, first, last)]
+def _snowflake_order(v, clients, names, lease=False):
+    """Per (node, run), or in lease mode per (node, run, worker ID)."""
+    per_run = collections.defaultdict(list)  # key -> [(t0, t1, first, last)]
     for c in clients:
-        last = {}  # (node, run) -> (last id, t1)
+        last = {}  # key -> (last id, t1)
         for (n, run, mode, tag, t0, t1, ids) in c.ok:
             if mode != "snowflake":
                 continue
-            per_run[(n, run)].append((t0, t1, ids[0], ids[-1]))
-            prev = last.get((n, run))
+            key = (n, run, worker_of(ids[0])) if lease else (n, run)
+            per_run[key].append((t0, t1, ids[0], ids[-1]))
+            prev = last.get(key)
             if prev and ids[0] <= prev[0]:
-                v.bad("snowflake order per client", "client %d, %s run %d: ID %d at %.3f is not "
-                      "above %d received at %.3f" % (c.idx, names[n], run, ids[0], t1, prev[0], prev[1]))
-            last[(n, run)] = (ids[-1], t1)
+                v.bad("snowflake order per client", "client %d, %s run %d%s: ID %d at %.3f is not "
+                      "above %d received at %.3f" % (c.idx, names[n], run, _wtext(key), ids[0], t1,
+                                                      prev[0], prev[1]))
+            last[key] = (ids[-1], t1)
     # Across clients, in real time: answers complete before a request left.
-    for (n, run), rs in per_run.items():
+    for key, rs in per_run.items():
+        n, run = key[0], key[1]
         by_t1 = sorted(rs, key=lambda r: r[1])
         by_t0 = sorted(rs, key=lambda r: r[0])
         i, best, best_r = 0, None, None
@@ -171,8 +202,11 @@ def _snowflake_order(v, clients, names):
                     best, best_r = by_t1[i][3], by_t1[i]
                 i += 1
             if best is not None and r[2] <= best:
-                v.bad("snowflake order in real time", "%s run %d: request sent at %.4f got %d, "
-                      "not above %d received at %.4f" % (names[n], run, r[0], r[2], best, best_r[1]))
+                v.bad("snowflake order in real time", "%s run %d%s: request sent at %.4f got %d, "
+                      "not above %d received at %.4f" % (names[n], run, _wtext(key), r[0], r[2],
+                                                          best, best_r[1]))
+    if lease:
+        return  # across runs: the fence check, per worker ID
     # Across runs of one node: every run above all earlier runs.
     runs = collections.defaultdict(dict)
     for (n, run), rs in per_run.items():
@@ -235,13 +269,22 @@ def _future(v, clients, nodes, reserve_ms):
     return {nodes[n].name: d for n, d in sorted(lead.items())}
 
 
-def _workers(v, clients, names):
+def _wtext(key):
+    return " worker %d" % key[2] if len(key) > 2 else ""
+
+
+def _workers(v, clients, names, lease=False):
     seen = collections.defaultdict(set)
     for c in clients:
         for (n, run, mode, tag, t0, t1, ids) in c.ok:
             if mode == "snowflake":
                 seen[n].add(worker_of(ids[0]))
                 seen[n].add(worker_of(ids[-1]))
+                if lease and worker_of(ids[0]) != worker_of(ids[-1]):
+                    v.bad("worker IDs", "client %d, %s run %d: one answer holds worker IDs %d and "
+                          "%d" % (c.idx, names[n], run, worker_of(ids[0]), worker_of(ids[-1])))
+    if lease:
+        return {names[n]: sorted(ws) for n, ws in sorted(seen.items())}
     for n, ws in seen.items():
         if len(ws) != 1:
             v.bad("worker IDs", "%s used worker IDs %s" % (names[n], sorted(ws)))
@@ -250,6 +293,73 @@ def _workers(v, clients, names):
         v.bad("worker IDs", "nodes share a worker ID: %s"
               % {names[n]: sorted(ws) for n, ws in seen.items()})
     return {names[n]: sorted(ws) for n, ws in sorted(seen.items())}
+
+
+def _fence(v, clients, names):
+    """Check 8: per worker ID, holder segments (node, run) in order of their
+    first receive time; each starts above every earlier one's largest ID."""
+    seg = {}  # (worker, node, run) -> [first t1, min, max, answers]
+    for c in clients:
+        for (n, run, mode, tag, t0, t1, ids) in c.ok:
+            if mode != "snowflake":
+                continue
+            k = (worker_of(ids[0]), n, run)
+            s = seg.get(k)
+            if s is None:
+                seg[k] = [t1, ids[0], ids[-1], 1]
+            else:
+                s[0] = min(s[0], t1)
+                s[1] = min(s[1], ids[0])
+                s[2] = max(s[2], ids[-1])
+                s[3] += 1
+    per_worker = collections.defaultdict(list)
+    for (w, n, run), s in seg.items():
+        per_worker[w].append((s[0], s[1], s[2], s[3], n, run))
+    handovers = shared = 0
+    for w, segs in sorted(per_worker.items()):
+        segs.sort()
+        if len({n for _, _, _, _, n, _ in segs}) > 1:
+            shared += 1
+        top = None
+        for k, (first, lo, hi, count, n, run) in enumerate(segs):
+            if k and segs[k - 1][4] != n:
+                handovers += 1
+            if top is not None and lo <= top[0]:
+                v.bad("fence", "worker %d: %s run %d's first answer at %.3f holds %d (ms %d), not "
+                      "above %d (ms %d) from %s run %d, an earlier holder"
+                      % (w, names[n], run, first, lo, ms_of(lo), top[0], ms_of(top[0]),
+                         names[top[1]], top[2]))
+            if top is None or hi > top[0]:
+                top = (hi, n, run)
+    return {"segments": len(seg), "workers": len(per_worker), "shared": shared,
+            "handovers": handovers}
+
+
+def _cut_off(v, clients, names, partitions, reserve_ms):
+    """A node cut off from ZooKeeper serves no snowflake request sent more than
+    reserve.ms + SLACK_MS after the cut, until the heal."""
+    for (n, run, slot, cut, healed) in partitions:
+        late = [(c.idx, t0, t1, ids[-1]) for c in clients
+                for (nn, rr, mode, tag, t0, t1, ids) in c.ok
+                if nn == n and rr == run and mode == "snowflake" and
+                t0 > cut + (reserve_ms + SLACK_MS) / 1000.0 and t1 < healed]
+        for (ci, t0, t1, last) in late[:SHOW]:
+            v.bad("cut-off node stops at its ceiling", "%s run %d, cut off at %.3f (slot %s), "
+                  "healed at %.3f: client %d sent at %.3f got ID %d (worker %d, ms %d)"
+                  % (names[n], run, cut, slot, healed, ci, t0, last, worker_of(last), ms_of(last)))
+
+
+def _switch_spans(clients, switch_windows):
+    """Per clock transition of a lease node: from its first to its last
+    snowflake error inside the window (0 when none), in s."""
+    out = []
+    for (n, start, end, label) in switch_windows:
+        errs = [(t0, t1) for c in clients for (nn, run, mode, tag, t0, t1, code, d) in c.errors
+                if nn == n and mode == "snowflake" and code in SWITCH_CODES and
+                t0 <= end and t1 >= start]
+        span = (max(t1 for _, t1 in errs) - min(t0 for t0, _ in errs)) if errs else 0.0
+        out.append((label, span))
+    return out
 
 
 def _errors(v, clients, names, windows, stats):
