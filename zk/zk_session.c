@@ -395,8 +395,45 @@ static struct zk_op_ctx *op_ctx(struct zk_session *s, int op, const char *path) 
     return op_ctx2(s, op, 0, path);
 }
 
+/*
+ * Runs on a ZooKeeper thread: a request was answered "session expired". The
+ * server no longer has the session (its ephemerals are gone), so it is
+ * expired, whatever the handle's state says: the client library does not
+ * always say so itself. A chaos run (seed 7, tools/chaos --lease) saw a
+ * handle stay "connected" after a zk_expire raced the client's reconnect
+ * in a three-server ensemble, with every request answered "session expired"
+ * for 40 s: the node never claimed a slot again. Queued once per handle, as
+ * the watcher's own expiry is; owners replace the handle on it, and drop
+ * what the old generation queues after.
+ */
+static void op_session_expired(struct zk_session *s, unsigned gen, int rc) {
+    if (rc != ZSESSIONEXPIRED) {
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    int was = s->state;
+    if (was != ZK_STATE_EXPIRED && was != ZK_STATE_CLOSED) {
+        s->state = ZK_STATE_EXPIRED;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (was == ZK_STATE_EXPIRED || was == ZK_STATE_CLOSED) {
+        return;
+    }
+    log_warn("zk",
+             "ZooKeeper answered a request with \"session expired\" while the session "
+             "looked %s: taking it as expired (%s)",
+             zk_state_name(was), s->hosts);
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev != NULL) {
+        *ev = (struct zk_event){.kind = ZK_EVENT_STATE, .gen = gen, .state = ZK_STATE_EXPIRED};
+        push_event(s, ev);
+    }
+}
+
 /* Runs on a ZooKeeper thread (or in zookeeper_close): queue the result. */
 static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *what) {
+    op_session_expired(c->s, c->gen, rc);
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev == NULL) {
         log_error("zk", "out of memory queueing the result of %s(%s)", what, c->path);
@@ -525,6 +562,7 @@ leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path,
 
 static void owner_done(int rc, const struct Stat *stat, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
+    op_session_expired(c->s, c->gen, rc);
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev != NULL) {
         *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op};

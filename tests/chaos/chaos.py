@@ -395,8 +395,9 @@ def lease_summary(sched, stats):
                    sum(1 for _, want, got in sched.adoptions if want == got), len(sched.adoptions)))
     spans = stats.get("switch_spans", [])
     if spans:
-        say("lease: 503 spans around clock steps (ms, per step and put-right): %s"
-            % ", ".join("%.0f" % (s * 1000) for _, s in spans))
+        say("lease: 503 spans around clock steps, each from the first refusal to the last "
+            "(ms; transitions not overlapping another fault on the node): %s"
+            % ", ".join("%s %.0f" % (label.split(" ", 2)[2], s * 1000) for label, s in spans))
 
 
 def _fmt(d):

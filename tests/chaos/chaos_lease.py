@@ -51,7 +51,7 @@ class LeaseEpisodes:
         self.slot_seen = {}     # slot -> (node idx, last time seen held)
         self.node_slot = {}     # node idx -> slot at the last look
         self.partitions = []    # (node idx, run, slot, cut, healed)
-        self.switch_windows = []  # (node idx, start, end, label): 503 spans measured
+        self.switch_windows = []  # (node idx, start, end, label, fault id): 503 spans
         self.takeovers = []     # (fault id, slot, from node, to node)
         self.adoptions = []     # (fault id, slot wanted, slot got)
 
@@ -85,11 +85,14 @@ class LeaseEpisodes:
                 best = (slot, seen, idx)
         return best
 
-    def _switch_window(self, f, n, start, label):
-        end = start + SWITCH_S
+    def _switch_window(self, f, n, start, label, until=None):
+        """Refusals on n for SWITCH_S after a clock transition at start, or
+        until the next transition (until) if that comes first."""
+        end = start + SWITCH_S if until is None else min(start + SWITCH_S, until)
         self.window(f, (n.idx,), ("snowflake",), LEASE_CODES, start, end)
         with self.lock:
-            self.switch_windows.append((n.idx, start, end, "#%d %s %s" % (f.id, f.kind, label)))
+            self.switch_windows.append((n.idx, start, end, "#%d %s %s" % (f.id, f.kind, label),
+                                        f.id))
 
     def _wait_ready(self, nodes, timeout):
         """Waits until every node's snowflake mode is ready; the time, or None."""
@@ -267,7 +270,6 @@ class LeaseEpisodes:
         n = self.c.nodes[f.target]
         t = time.time()
         n.set_offset(-2)
-        self._switch_window(f, n, t, "step back")
         if not f.params.get("crash"):
             time.sleep(f.params["hold"])
         else:
@@ -277,6 +279,7 @@ class LeaseEpisodes:
             self.window(f, (n.idx,), ("snowflake", "segment"), None, t, r + GRACE)
         t_right = time.time()
         n.set_offset(0)
+        self._switch_window(f, n, t, "step back", t_right)
         self._switch_window(f, n, t_right, "put right")
         self.log("#%d %s lease after the step: %s" % (f.id, n.name, _brief(n.lease())))
 
@@ -289,7 +292,6 @@ class LeaseEpisodes:
         before = n.lease()
         t = time.time()
         n.set_offset(-600)
-        self._switch_window(f, n, t, "step back")
         time.sleep(f.params["hold"])
         ok = self._wait(lambda: n.snowflake_ready(), max(0.5, t + SWITCH_S - time.time()))
         after = n.lease()
@@ -307,6 +309,7 @@ class LeaseEpisodes:
             self.window(f, (n.idx,), ("snowflake", "segment"), None, t_stop, r + GRACE)
         t_right = time.time()
         n.set_offset(0)
+        self._switch_window(f, n, t, "step back", t_right)
         self._switch_window(f, n, t_right, "put right")
 
 

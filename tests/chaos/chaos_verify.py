@@ -126,7 +126,7 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
     if lease is not None:
         stats["fence"] = _fence(v, clients, names)
         _cut_off(v, clients, names, lease.partitions, reserve_ms)
-        stats["switch_spans"] = _switch_spans(clients, lease.switch_windows)
+        stats["switch_spans"] = _switch_spans(clients, lease.switch_windows, windows)
     _errors(v, clients, names, windows, stats)
     _liveness(v, clients, names, quiet)
     return v, stats
@@ -349,11 +349,15 @@ def _cut_off(v, clients, names, partitions, reserve_ms):
                   % (names[n], run, cut, slot, healed, ci, t0, last, worker_of(last), ms_of(last)))
 
 
-def _switch_spans(clients, switch_windows):
-    """Per clock transition of a lease node: from its first to its last
-    snowflake error inside the window (0 when none), in s."""
+def _switch_spans(clients, switch_windows, windows):
+    """Per clock transition of a lease node whose window overlaps no other
+    fault's on that node (a restart, a partition): from its first to its
+    last refusal inside the window (0 when none), in s."""
     out = []
-    for (n, start, end, label) in switch_windows:
+    for (n, start, end, label, fid) in switch_windows:
+        if any(n in w.nodes and "snowflake" in w.modes and w.start < end and w.end > start and
+               (w.fid != fid or w.codes is None) for w in windows):
+            continue
         errs = [(t0, t1) for c in clients for (nn, run, mode, tag, t0, t1, code, d) in c.errors
                 if nn == n and mode == "snowflake" and code in SWITCH_CODES and
                 t0 <= end and t1 >= start]

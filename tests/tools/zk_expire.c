@@ -39,8 +39,8 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: zk_expire HOSTS SESSION_ID_HEX\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: zk_expire HOSTS SESSION_ID_HEX [LINGER_MS]\n");
         return 2;
     }
     clientid_t cid;
@@ -57,6 +57,9 @@ int main(int argc, char **argv) {
         usleep(50000);
     }
     int ok = atomic_load(&connected) && zoo_client_id(zh)->client_id == cid.client_id;
+    if (argc == 4) {
+        usleep((useconds_t)atoi(argv[3]) * 1000);
+    }
     zookeeper_close(zh);
     printf("%s session 0x%llx\n", ok ? "expired" : "could not attach to",
            (unsigned long long)cid.client_id);
