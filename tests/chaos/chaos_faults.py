@@ -162,6 +162,11 @@ def make_lease_schedule(seed, seconds):
             params["hold"] = rng.uniform(3.0, 6.0)
             params["restart"] = rng.random() < 1.0 / 3
             params["stop"] = rng.choice(["SIGKILL", "SIGTERM"])
+        elif kind == "expire":
+            # zk_expire holds the session this long before closing it: the
+            # node's client may reconnect to it meanwhile (a race that once
+            # left a handle "connected" to a closed session).
+            params["linger"] = rng.choice([0, 0, 100, 300])
         elif kind == "partition":
             # Cut off for longer than the session; held this long once the
             # node refuses (its ceiling reached); one time in four no other

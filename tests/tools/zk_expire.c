@@ -1,5 +1,5 @@
 /*
- * zk_expire HOSTS SESSION_ID: makes a ZooKeeper session expire, as a test
+ * zk_expire HOSTS SESSION_ID [LINGER_MS]: makes a ZooKeeper session expire, as a test
  * tool. It opens a second handle on the same session and closes it, which
  * ends the session on the server; the original client then sees
  * SESSION_EXPIRED on its next contact.
@@ -8,6 +8,8 @@
  * server derives it from the session id with java.util.Random seeded by
  * id ^ 0xB3415C00 (ZooKeeperServer.generatePasswd), so the tool computes it
  * the same way. SESSION_ID is hex, as leafd logs it ("session 0x...").
+ * LINGER_MS (optional): how long to hold the session before closing it; the
+ * original client may reconnect to it meanwhile (the chaos run varies it).
  */
 #include <pthread.h>
 #include <stdatomic.h>
