@@ -301,14 +301,7 @@ def final_state(cluster, verdict):
             return None
         z = r.get("snowflake", {}).get("zookeeper", {})
         return (st, r) if st == 200 and z.get("session") == "connected" and z.get("ephemeral") else None
-    for n in cluster.nodes:
-        if not leafdtest.wait_until(lambda: settled(n), 30, interval=0.2):
-            try:
-                st, r = n.ready_json()
-            except OSError as e:
-                st, r = 0, repr(e)
-            verdict.bad("nodes settle after the faults", "%s not ready and back in ZooKeeper 30 s "
-                        "after the last fault: %s %s" % (n.name, st, r))
+    _settle(cluster, verdict, settled, "back in ZooKeeper")
     zk = next((z for z in cluster.zks if z.serving()), None)
     if zk is None:
         verdict.bad("nodes settle after the faults", "no ZooKeeper server serving at the end")
@@ -321,6 +314,18 @@ def final_state(cluster, verdict):
     say("end state: all nodes ready, sessions connected, ZooKeeper: %d leaf_forever, %d "
         "leaf_temporary" % (len(cli_list(zk, "/snowflake/chaos/leaf_forever") or []),
                             len(cli_list(zk, "/snowflake/chaos/leaf_temporary") or [])))
+
+
+def _settle(cluster, verdict, settled, what):
+    """Waits up to 30 s for each node to be settled(n); a node that is not fails the check."""
+    for n in cluster.nodes:
+        if not leafdtest.wait_until(lambda: settled(n), 30, interval=0.2):
+            try:
+                st, r = n.ready_json()
+            except OSError as e:
+                st, r = 0, repr(e)
+            verdict.bad("nodes settle after the faults", "%s not ready and %s 30 s after the "
+                        "last fault: %s %s" % (n.name, what, st, r))
 
 
 def final_lease_state(cluster, verdict):
@@ -336,16 +341,8 @@ def final_lease_state(cluster, verdict):
         ok = (st == 200 and sf.get("zookeeper", {}).get("session") == "connected" and
               sf.get("lease", {}).get("state") == "held")
         return (st, r) if ok else None
-    slots = {}
-    for n in cluster.nodes:
-        if not leafdtest.wait_until(lambda: settled(n), 30, interval=0.2):
-            try:
-                st, r = n.ready_json()
-            except OSError as e:
-                st, r = 0, repr(e)
-            verdict.bad("nodes settle after the faults", "%s not ready and holding a slot 30 s "
-                        "after the last fault: %s %s" % (n.name, st, r))
-        slots[n.name] = n.lease().get("slot")
+    _settle(cluster, verdict, settled, "holding a slot")
+    slots = {n.name: n.lease().get("slot") for n in cluster.nodes}
     if len(set(slots.values())) != len(slots):
         verdict.bad("nodes settle after the faults", "nodes share a slot at the end: %s" % slots)
     zk = next((z for z in cluster.zks if z.serving()), None)

@@ -61,6 +61,17 @@ class Fault:
         return "#%d %s%s %s" % (self.id, self.kind, tgt, p)
 
 
+def _common_params(rng, kind):
+    """The parameters both sets draw alike (in this order: replays depend on it)."""
+    if kind in ("kill9", "sigterm"):
+        return {"pause": rng.uniform(0.0, 2.0)}
+    if kind in ("zk_one", "zk_all", "db_kill"):
+        return {"hold": rng.uniform(1.0, 6.0)}
+    if kind == "clock_3ms":
+        return {"hold": rng.uniform(0.2, 2.0)}
+    return {}
+
+
 def kinds_of(lease):
     return LEASE_KINDS if lease else KINDS
 
@@ -91,14 +102,8 @@ def make_schedule(seed, seconds, lease=False):
             decks += 1
         kind = deck.pop(0)
         target = rng.randrange(3) if kind in NODE_KINDS or kind == "zk_one" else None
-        params = {}
-        if kind in ("kill9", "sigterm"):
-            params["pause"] = rng.uniform(0.0, 2.0)
-        elif kind in ("zk_one", "zk_all", "db_kill"):
-            params["hold"] = rng.uniform(1.0, 6.0)
-        elif kind == "clock_3ms":
-            params["hold"] = rng.uniform(0.2, 2.0)
-        elif kind == "clock_2s":
+        params = _common_params(rng, kind)
+        if kind == "clock_2s":
             params["hold"] = rng.uniform(1.0, 4.0)
             # One time in three the node also crashes while behind and is
             # restarted with its clock still 2 s back (it must wait, not repeat).
@@ -144,15 +149,10 @@ def make_lease_schedule(seed, seconds):
             decks += 1
         kind = deck.pop(0)
         target = rng.randrange(3) if kind in NODE_KINDS or kind == "zk_one" else None
-        params = {}
+        params = _common_params(rng, kind)
         if kind in ("kill9", "sigterm"):
-            params["pause"] = rng.uniform(0.0, 2.0)
             params["identity"] = "adopt" if adopt else rng.choice(["same", "fresh", "adopt"])
             adopt = False
-        elif kind in ("zk_one", "zk_all", "db_kill"):
-            params["hold"] = rng.uniform(1.0, 6.0)
-        elif kind == "clock_3ms":
-            params["hold"] = rng.uniform(0.2, 2.0)
         elif kind == "clock_2s":
             params["hold"] = rng.uniform(2.0, 4.0)
             params["crash"] = rng.random() < 1.0 / 3
@@ -437,6 +437,10 @@ class Scheduler(LeaseEpisodes, threading.Thread):
         z.stop()
         self.log("#%d ZooKeeper %s stopped (kill -9)" % (f.id, z.name))
         time.sleep(f.params["hold"])
+        self.restart_zk(f, z, t)
+
+    def restart_zk(self, f, z, t):
+        """Starts server z again; opens the sequence window of a fault at t."""
         if not self.c.start_zk(z):
             self.incidents.append("ZooKeeper %s did not rejoin within 90 s" % z.name)
             self.log("#%d ZooKeeper %s did not rejoin within 90 s" % (f.id, z.name))

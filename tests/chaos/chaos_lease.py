@@ -205,12 +205,7 @@ class LeaseEpisodes:
             r = time.time()
         self.window(f, self.all_nodes, ("snowflake",), LEASE_CODES, t, r + GRACE)
         time.sleep(max(0.0, t + f.params["hold"] - time.time()))
-        if not self.c.start_zk(z):
-            self.incidents.append("ZooKeeper %s did not rejoin within 90 s" % z.name)
-            self.log("#%d ZooKeeper %s did not rejoin within 90 s" % (f.id, z.name))
-            return
-        self.log("#%d ZooKeeper %s serving again" % (f.id, z.name))
-        self.sequence_window(f, t)
+        self.restart_zk(f, z, t)
 
     def lease_zk_all(self, f):
         t = time.time()
