@@ -26,6 +26,7 @@ five times. FOREVER_DIRECT, FOREVER_REAL, LEASE_STARTS and LEASE_BUSY
 override the numbers.
 """
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -48,6 +49,23 @@ FOREVER_REAL = knob("FOREVER_REAL", 1100, 60)
 LEASE_STARTS = knob("LEASE_STARTS", 2000, 120)
 LEASE_BUSY = knob("LEASE_BUSY", 0, 1000)
 NAME = "ex"
+
+
+def cpu_now(zk):
+    """CPU seconds so far: this harness, its reaped children (the leafd
+    processes), and the ZooKeeper server (still running: read from /proc)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open("/proc/%d/stat" % zk.proc.p.pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    zk_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, zk_s)
+
+
+def cpu_per_start(before, after, starts):
+    parts = [(b - a) * 1000 / max(starts, 1) for a, b in zip(before, after)]
+    return "CPU per start: leafd %.0f ms, ZooKeeper %.0f ms, harness %.0f ms" % (
+        parts[1], parts[2], parts[0])
 
 
 class Runner:
@@ -179,6 +197,7 @@ log("%d forever identities (%d registered directly), then %d lease starts (%d sl
 
 # ---- forever mode: the Leaf bug ----
 t0 = time.monotonic()
+cpu0 = cpu_now(zk)
 if FOREVER_DIRECT:
     r = subprocess.run([os.environ["ZK_FILL_BIN"], zk.address(), "/snowflake/%s/leaf_forever/" % NAME,
                         str(FOREVER_DIRECT)], capture_output=True, text=True, timeout=120)
@@ -186,15 +205,17 @@ if FOREVER_DIRECT:
     made = FOREVER_DIRECT if r.returncode == 0 else 0
     check(made == FOREVER_DIRECT, "%d identities registered directly (%d)" % (FOREVER_DIRECT, made))
 fr = Runner(env, zk, "forever")
-fr.run(FOREVER_REAL, lambda i: zk_props(zk.address(), name=NAME, **{
-    "leafd.snowflake.advertise.ip": "10.200.%d.%d" % (i // 256, i % 256)}))
+# Identities 127.0.0.1:{a free port}: a first registration asks the live peers
+# for their time, so they must be reachable.
+fr.run(FOREVER_REAL, lambda i: zk_props(zk.address(), name=NAME))
 ok = [i for i, r in fr.results.items() if r == "ok"]
 refused = [i for i, r in fr.results.items() if r == "exit 1"]
 forever_s = time.monotonic() - t0
 expect_ok = max(0, min(FOREVER_REAL, 1024 - FOREVER_DIRECT))
-log("forever: %d of %d real starts served (worker IDs up to %d), %d refused, in %.1f s; %s"
+cpu1 = cpu_now(zk)
+log("forever: %d of %d real starts served (worker IDs up to %d), %d refused, in %.1f s; %s; %s"
     % (len(ok), FOREVER_REAL, max(fr.workers.values() or [-1]), len(refused), forever_s,
-       fr.spread()))
+       fr.spread(), cpu_per_start(cpu0, cpu1, FOREVER_REAL)))
 check(len(ok) == expect_ok, "forever: %d real starts got a worker ID (%d)" % (expect_ok, len(ok)))
 check(max(fr.workers.values() or [0]) == 1023, "forever: the last worker ID handed out is 1023")
 check(len(refused) == FOREVER_REAL - len(ok), "forever: every other start exits 1 (%s)"
@@ -213,20 +234,23 @@ if LEASE_BUSY:
     line = holder.stdout.readline().strip()
     check(line == "held %d" % LEASE_BUSY, "lease: a helper holds %d slots (%s)" % (LEASE_BUSY, line))
 t1 = time.monotonic()
+cpu1 = cpu_now(zk)
 lr = Runner(env, zk, "lease")
 lr.run(LEASE_STARTS, lambda i: zk_props(zk.address(), name=NAME, **{
     "leafd.snowflake.worker.mode": "lease", "leafd.zk.session.timeout.ms": "4000",
     "leafd.snowflake.advertise.ip": "10.%d.%d.%d" % (1 + i // 65536, (i // 256) % 256, i % 256),
     "leaf.snowflake.port": str(20000 + i)}), kill9_every=10)
 lease_s = time.monotonic() - t1
+cpu2 = cpu_now(zk)
 if holder:
     holder.stdin.close()
     holder.wait(30)
 bad = {i: r for i, r in lr.results.items() if r != "ok"}
 used = set(lr.workers.values())
 log("lease: %d starts in %.1f s (%.1f starts/s, %d at a time), %d distinct worker IDs used, %s; "
-    "failures: %s" % (LEASE_STARTS, lease_s, LEASE_STARTS / lease_s, PARALLEL, len(used),
-                      lr.spread(), list(bad.items())[:5]))
+    "%s; failures: %s" % (LEASE_STARTS, lease_s, LEASE_STARTS / lease_s, PARALLEL, len(used),
+                          lr.spread(), cpu_per_start(cpu1, cpu2, LEASE_STARTS),
+                          list(bad.items())[:5]))
 for i in list(bad)[:2]:
     p = os.path.join(env.dir, "lease%d" % i, "leafd.log")
     if os.path.exists(p):
