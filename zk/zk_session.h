@@ -127,6 +127,10 @@ leaf_status_t zk_session_create(struct zk_session *s, const char *path, const ch
 leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
                              size_t *len);
 leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len);
+/* Only if the node is still at version (the fence); a failure is logged
+ * ("bad version": someone else wrote it since). */
+leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, const char *data,
+                                     size_t len, int32_t version);
 /* *names is an array of *n strings; free with zk_names_free. */
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n);
 void zk_names_free(char **names, int n);

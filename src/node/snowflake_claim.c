@@ -18,8 +18,12 @@
  * outstanding requests (globalOutstandingLimit), and the session may expire. */
 #define LEASE_READ_WINDOW 128
 /* Slots read per claim once every slot was created: a random sample, so a
- * start costs a few hundred reads, not two per slot. */
-#define LEASE_SAMPLE 96
+ * claim costs a few dozen reads, not two per slot. A start or re-claim only
+ * needs an old slot (the oldest of 32 random ones is in the oldest 3% on
+ * average); a switch needs one below a stepped-back clock, which may be rare,
+ * so it reads more. */
+#define LEASE_SAMPLE 32
+#define LEASE_SAMPLE_SWITCH 96
 
 enum { READ_SLOT, READ_OWNERS, READ_FOREVER };
 
@@ -153,9 +157,11 @@ static void lease_send_reads(struct snowflake_node *n) {
 /*
  * Sets want[i] for the created slots (or leaf_forever workers) READ reads:
  * the slot this node held last, and unless enough slots were never created
- * (their floor is 0, the oldest possible) a random sample of LEASE_SAMPLE.
+ * (their floor is 0, the oldest possible) a random sample of LEASE_SAMPLE
+ * (LEASE_SAMPLE_SWITCH for a switch).
  */
 static void lease_pick_reads(struct snowflake_lease *l, int full, char *want) {
+    int sample = l->purpose == LEASE_SWITCH ? LEASE_SAMPLE_SWITCH : LEASE_SAMPLE;
     int npool = 0;
     for (int i = 0; i < l->nslots; i++) {
         int used = l->slots[i].exists || l->fnames[i] != NULL;
@@ -164,7 +170,7 @@ static void lease_pick_reads(struct snowflake_lease *l, int full, char *want) {
             l->reads[npool++] = i; /* the pool, before reads[] holds the calls */
         }
     }
-    int take = npool < LEASE_SAMPLE ? npool : LEASE_SAMPLE;
+    int take = npool < sample ? npool : sample;
     for (int k = 0; k < take; k++) {
         int j = k + (int)(snowflake_claim_rand(l) % (uint64_t)(npool - k));
         int t = l->reads[k];

@@ -184,6 +184,7 @@ void snowflake_lease_event(struct snowflake_node *n, const struct zk_event *ev);
 void snowflake_lease_state(struct snowflake_node *n, int state);
 void snowflake_lease_poke(struct snowflake_node *n);
 void snowflake_lease_want_switch(struct snowflake_node *n, int64_t wait_ms);
+void snowflake_lease_stop(struct snowflake_node *n, int64_t final_ms);
 void snowflake_lease_close(struct snowflake_node *n);
 void snowflake_lease_free(struct snowflake_node *n);
 void snowflake_lease_wait(struct snowflake_node *n);

@@ -372,6 +372,32 @@ leaf_status_t snowflake_lease_start(struct snowflake_node *n, const struct zk_ca
     return LEAF_OK;
 }
 
+/*
+ * Graceful stop, issuing already stopped at final_ms (no ID above it): the
+ * held slot's reservation comes down to final_ms with the fencing write, so
+ * the next holder (this node restarted, or any other) starts at once instead
+ * of waiting out a reservation nobody will use. Someone else's write since
+ * (bad version) leaves the slot as it is; so do a session that is gone and
+ * an extension still in flight (its outcome is unknown).
+ */
+void snowflake_lease_stop(struct snowflake_node *n, int64_t final_ms) {
+    struct snowflake_lease *l = &n->lease;
+    struct zk_lease_hold *h = &l->hold;
+    char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
+    if (h->state != ZK_LEASE_HELD || l->write_busy || final_ms >= h->acked_ms ||
+        zk_session_state(&n->zk) != ZK_STATE_CONNECTED ||
+        zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
+        return;
+    }
+    size_t len = snowflake_claim_data(n, final_ms, h->token, data, sizeof(data));
+    if (len > 0 && zk_session_set_version(&n->zk, path, data, len, h->version) == LEAF_OK) {
+        log_info("snowflake",
+                 "lease slot %" PRId64 " given back with its reservation lowered to %" PRId64
+                 " ms, the last time issued",
+                 h->slot, final_ms);
+    }
+}
+
 void snowflake_lease_close(struct snowflake_node *n) {
     if (n->lease.retry.loop != NULL) {
         uv_close((uv_handle_t *)&n->lease.retry, lease_closed);

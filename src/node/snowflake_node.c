@@ -665,6 +665,9 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     if (n->registered == 1 && zk_session_state(&n->zk) == ZK_STATE_CONNECTED) {
         zk_session_set(&n->zk, n->forever_path, data, len);
     }
+    if (n->cfg->lease_mode) {
+        snowflake_lease_stop(n, final);
+    }
     /* Closing the session removes the ephemeral node at once. */
     if (n->use_zk) {
         zk_session_close(&n->zk);
