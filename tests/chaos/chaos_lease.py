@@ -34,6 +34,7 @@ import subprocess
 import time
 
 from chaos_cluster import SETTLE_S
+from chaos_verify import EPOCH
 from leafdtest import http
 
 # What a lease node answers while it cannot issue (no slot, ceiling reached,
@@ -44,6 +45,11 @@ LEASE_CODES = {"not_ready", "clock_backwards", "overloaded"}
 # claim itself.
 SWITCH_S = SETTLE_S + 2.8
 GRACE = 3.0
+# After a fault that may make a node claim its own slot again (an expiry, a
+# partition, ZooKeeper down), its floor is its old reservation, up to
+# reserve.ms ahead of the clock: /ready may say ready while requests are still
+# refused (clock_backwards) until the clock passes it.
+RECLAIM_S = 6.0
 
 
 class LeaseEpisodes:
@@ -153,13 +159,13 @@ class LeaseEpisodes:
     def lease_expire(self, f):
         n = self.c.nodes[f.target]
         lease = n.lease()
-        lost = lease.get("claims_lost", 0)
         t = time.time()
         sid = self._owner_session(lease.get("slot"))
         if not sid:
             self.log("#%d %s: no owner session found for slot %s; nothing to expire"
                      % (f.id, n.name, lease.get("slot")))
             return
+        claims = n.lease().get("claims", 0)
         r = subprocess.run([os.environ["ZK_EXPIRE_BIN"], self.c.zk_address(), sid,
                             str(f.params.get("linger", 0))],
                            capture_output=True, text=True, timeout=60)
@@ -167,14 +173,14 @@ class LeaseEpisodes:
         self.log("#%d expire session %s of %s (the owner of slot %s): rc=%d %s"
                  % (f.id, sid, n.name, lease.get("slot"), r.returncode, out))
         # The node learns of the expiry on its next contact; then it claims again.
-        self._wait(lambda: n.lease().get("claims_lost", 0) > lost, 10)
+        self._wait(lambda: n.lease().get("claims", 0) > claims, 15)
         r = self._wait_ready([n], 30)
         if r is None:
             self.fail(f, "%s not serving snowflake IDs 30 s after its session expired; lease %s; "
                       "log tail:\n%s" % (n.name, n.lease(), n.log_tail()))
             r = time.time()
         self.log("#%d %s serving again, slot %s" % (f.id, n.name, n.lease().get("slot")))
-        self.window(f, (n.idx,), ("snowflake",), LEASE_CODES, t, r + GRACE)
+        self.window(f, (n.idx,), ("snowflake",), LEASE_CODES, t, r + RECLAIM_S)
 
     def _owner_session(self, slot):
         """The session that owns the slot's owner node (ephemeralOwner), hex:
@@ -203,7 +209,7 @@ class LeaseEpisodes:
             self.fail(f, "not every node serves snowflake IDs 30 s after one ZooKeeper server "
                       "stopped: %s" % {n.name: _brief(n.lease()) for n in self.c.nodes})
             r = time.time()
-        self.window(f, self.all_nodes, ("snowflake",), LEASE_CODES, t, r + GRACE)
+        self.window(f, self.all_nodes, ("snowflake",), LEASE_CODES, t, r + RECLAIM_S)
         time.sleep(max(0.0, t + f.params["hold"] - time.time()))
         self.restart_zk(f, z, t)
 
@@ -215,7 +221,7 @@ class LeaseEpisodes:
             self.fail(f, "not every node serves snowflake IDs 40 s after the ensemble came back: %s"
                       % {n.name: n.lease() for n in self.c.nodes})
             r = time.time()
-        self.window(f, self.all_nodes, ("snowflake",), LEASE_CODES, t, r + GRACE)
+        self.window(f, self.all_nodes, ("snowflake",), LEASE_CODES, t, r + RECLAIM_S)
 
     def lease_partition(self, f):
         a = self.c.nodes[f.target]
@@ -261,7 +267,7 @@ class LeaseEpisodes:
         else:
             self.log("#%d %s serving again %.1f s after the heal, slot %s"
                      % (f.id, a.name, r - healed, a.lease().get("slot")))
-        self.window(f, (a.idx,), ("snowflake",), LEASE_CODES, t, r + GRACE)
+        self.window(f, (a.idx,), ("snowflake",), LEASE_CODES, t, r + RECLAIM_S)
         self.sequence_window(f, t)
         if bi is not None:
             with self.lock:
@@ -313,17 +319,23 @@ class LeaseEpisodes:
         starts on such a slot; the clock put right costs another brief
         window at most."""
         n = self.c.nodes[f.target]
+        # One ID now, so that the slot has issued at the current time: a
+        # node that issued nothing since its start (clients busy elsewhere)
+        # may rightly serve a stepped-back clock from a fresh slot.
+        _probes(n, 1)
         before = n.lease()
         t = time.time()
         n.set_offset(-600)
         time.sleep(f.params["hold"])
-        ok = self._wait(lambda: n.snowflake_ready(), max(0.5, t + SWITCH_S - time.time()))
+        # A request refused for the clock is what starts a switch: probe.
+        ok = self._wait(lambda: _probes(n, 1)[0][0] == 200, max(0.5, t + SWITCH_S - time.time()))
         after = n.lease()
         self.log("#%d %s with the clock 10 min back: lease %s -> %s"
                  % (f.id, n.name, _brief(before), _brief(after)))
         if not ok or after.get("switches", 0) <= before.get("switches", 0):
             self.fail(f, "%s did not switch slot and serve with its clock 10 min behind "
-                      "(ready=%s): lease before %s, after %s" % (n.name, ok, before, after))
+                      "(ready=%s): lease before %s, after %s; probes: %s; /ready: %s"
+                      % (n.name, ok, before, after, _probes(n), _ready_text(n)))
         if f.params.get("restart"):
             sig = signal.SIGKILL if f.params["stop"] == "SIGKILL" else signal.SIGTERM
             t_stop = time.time()
@@ -342,6 +354,26 @@ def _refuses(n):
         return http(n.port, "/api/snowflake/get/chaos.probe", timeout=2)[0] == 503
     except OSError:
         return False
+
+
+def _probes(n, k=3):
+    """What the node answers now: (status, worker, ms) of k snowflake requests."""
+    out = []
+    for _ in range(k):
+        try:
+            st, body, _ = http(n.port, "/api/snowflake/get/chaos.probe", timeout=2)
+            i = int(body) if st == 200 else None
+            out.append((st, (i >> 12) & 1023, (i >> 22) + EPOCH) if i else (st, body[:80]))
+        except (OSError, ValueError) as e:
+            out.append(repr(e))
+    return out
+
+
+def _ready_text(n):
+    try:
+        return n.ready_json()[1].get("snowflake")
+    except OSError as e:
+        return repr(e)
 
 
 def _brief(lease):
