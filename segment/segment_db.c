@@ -2,6 +2,7 @@
 
 #include <errmsg.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <mysql.h>
 #include <mysqld_error.h>
@@ -9,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "segment_giveback.h"
@@ -56,8 +59,13 @@ struct segment_db {
     atomic_int connected;
     atomic_ullong errors;
 
-    pthread_mutex_t conn_mu; /* guards conn against segment_db_cancel(); the thread writes it */
+    pthread_mutex_t conn_mu; /* guards conn and cancel_fd against segment_db_cancel() */
     MYSQL *conn;             /* database thread only, but see conn_mu */
+    /* A dup() of conn's socket (-1: none), for segment_db_cancel(): shutting it
+     * down aborts a statement in progress, and it stays valid while the
+     * database thread's libmariadb closes and frees its own end (a failed
+     * statement does, so mariadb_cancel() could read a freed handle). */
+    int cancel_fd;
     MYSQL_STMT *stmt[DB_NSTMT];
     int64_t backoff_ms;
     int64_t next_connect_ms; /* monotonic; no connect attempt before */
@@ -73,10 +81,19 @@ int64_t segment_db_now_ms(void) {
     return db_now_ms();
 }
 
-/* Sets the connection under conn_mu, so that segment_db_cancel() never sees a closed one. */
+/* Sets the connection (and its cancel_fd) under conn_mu, so that
+ * segment_db_cancel() never sees a closed one. */
 static void db_set_conn(struct segment_db *db, MYSQL *conn) {
     pthread_mutex_lock(&db->conn_mu);
+    if (db->cancel_fd >= 0) {
+        close(db->cancel_fd);
+        db->cancel_fd = -1;
+    }
     db->conn = conn;
+    if (conn != NULL) {
+        int fd = (int)mysql_get_socket(conn);
+        db->cancel_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    }
     pthread_mutex_unlock(&db->conn_mu);
 }
 
@@ -561,6 +578,7 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
     if (db == NULL) {
         return LEAF_ENOMEM;
     }
+    db->cancel_fd = -1;
     db_copy(db->host, sizeof(db->host), o->host);
     db_copy(db->user, sizeof(db->user), o->user);
     db_copy(db->password, sizeof(db->password), o->password);
@@ -641,8 +659,8 @@ void segment_db_stop(struct segment_db *db) {
 
 void segment_db_cancel(struct segment_db *db) {
     pthread_mutex_lock(&db->conn_mu);
-    if (db->conn != NULL) {
-        mariadb_cancel(db->conn);
+    if (db->cancel_fd >= 0) {
+        shutdown(db->cancel_fd, SHUT_RDWR);
     }
     pthread_mutex_unlock(&db->conn_mu);
 }
