@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "hash.h"
@@ -327,15 +328,28 @@ int sequence_service_enabled(const struct sequence_service *svc) {
     return svc != NULL && svc->enabled;
 }
 
-/* Creates the persistent parents once, synchronously, at start-up. */
+/*
+ * Creates the persistent parents once, synchronously, at start-up. A
+ * connection lost meanwhile (the server the session is on dies: the chaos
+ * run's zk_one, seed 32, made such a start exit 1) is retried on the
+ * session's next connection, for up to one session timeout; a create that
+ * was applied before the loss answers "exists" on the retry.
+ */
 static leaf_status_t ensure_parents(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX];
     const char *parts[] = {"/leafd", NULL, svc->dir_primary, svc->dir_seqs};
     snprintf(path, sizeof(path), "/leafd/%s", svc->cfg->name);
     parts[1] = path;
+    int64_t until = clock_mono_ms() + svc->cfg->zk_session_timeout_ms;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         leaf_status_t st =
             zk_session_create(&svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+        while (st == LEAF_EUNAVAIL && clock_mono_ms() < until) {
+            struct timespec pause = {0, 100 * 1000000L};
+            nanosleep(&pause, NULL);
+            (void)zk_session_wait_connected(&svc->zk, SEQ_CRON_MS);
+            st = zk_session_create(&svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+        }
         if (st != LEAF_OK && st != LEAF_EEXIST) {
             log_error("sequence", "cannot create %s in ZooKeeper (%s)", parts[i],
                       leaf_strstatus(st));
