@@ -171,9 +171,15 @@ struct snowflake_node {
     } stats;
 };
 
-/* snowflake_node.c, shared with snowflake_lease.c: the local cache write */
+/* snowflake_node.c, shared with snowflake_lease.c and snowflake_forever.c:
+ * the local cache write, and the JSON a leaf_forever/leaf_temporary node holds */
 void snowflake_node_write_work(uv_work_t *w);
 void snowflake_node_write_done(uv_work_t *w, int status);
+size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
+
+/* snowflake_forever.c: forever mode's ZooKeeper upkeep (control thread) */
+void snowflake_forever_report(struct snowflake_node *n, int64_t reserved);
+void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev);
 
 /* snowflake_lease.c: lease mode, driven by snowflake_node.c (control thread,
  * except snowflake_lease_want_switch: any event loop) */

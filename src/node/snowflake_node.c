@@ -133,7 +133,7 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     return LEAF_OK;
 }
 
-static size_t node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap) {
+size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap) {
     struct zk_node_data d = n->self;
     d.timestamp = timestamp;
     return zk_record_format_node(&d, buf, cap);
@@ -202,40 +202,6 @@ void snowflake_node_write_done(uv_work_t *w, int status) {
     }
 }
 
-static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
-    n->busy[op] = st == LEAF_OK;
-}
-
-/* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
-static void node_zk_report(struct snowflake_node *n, int64_t reserved) {
-    if (!n->use_zk || n->cfg->lease_mode) {
-        return;
-    }
-    char data[256];
-    size_t len = node_json(n, reserved, data, sizeof(data));
-    if (zk_session_state(&n->zk) != ZK_STATE_CONNECTED || len == 0) {
-        return;
-    }
-    if (n->registered == 0 && !n->busy[OP_FIND]) {
-        node_zk_call(n, OP_FIND, zk_session_achildren(&n->zk, OP_FIND, n->layout.forever));
-    }
-    if (n->registered == 1 && !n->busy[OP_SET_FOREVER]) {
-        node_zk_call(n, OP_SET_FOREVER,
-                     zk_session_aset(&n->zk, OP_SET_FOREVER, n->forever_path, data, len));
-    }
-    if (n->registered != 1) {
-        return; /* the ephemeral node advertises a registered worker only */
-    }
-    if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
-        node_zk_call(n, OP_SET_EPHEMERAL,
-                     zk_session_aset(&n->zk, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
-    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] && !n->busy[OP_MINE_EPHEMERAL]) {
-        node_zk_call(n, OP_CREATE_EPHEMERAL,
-                     zk_session_acreate(&n->zk, OP_CREATE_EPHEMERAL, n->layout.ephemeral, data, len,
-                                        ZK_MODE_EPHEMERAL));
-    }
-}
-
 static void node_cron(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
     if (n->cfg->lease_mode) {
@@ -255,100 +221,7 @@ static void node_cron(uv_timer_t *t) {
             n->work_busy = 0;
         }
     }
-    node_zk_report(n, reserved);
-}
-
-/*
- * ZooKeeper no longer records this node's worker ID (its data was lost or the
- * node deleted). Another node may be handed the same ID, so this one stops
- * issuing snowflake IDs (/ready turns 503) until an operator restarts it; a
- * restart registers afresh, still above the stored time.
- */
-static void node_drop_worker(struct snowflake_node *n, const char *why) {
-    pthread_mutex_lock(&n->lock);
-    snowflake_gen_set_worker(&n->gen, -1);
-    pthread_mutex_unlock(&n->lock);
-    log_error("snowflake",
-              "%s: stopped issuing snowflake IDs with worker ID %" PRId64
-              " (another node may be given it); restart this node to register again",
-              why, n->worker_id);
-}
-
-/* The lookup of the forever node after a start from the cache. */
-static void node_found(struct snowflake_node *n, char **names, int nnames) {
-    int i = names == NULL
-                ? -1
-                : zk_layout_find_own((const char *const *)names, nnames, n->layout.identity);
-    int64_t id = -1;
-    if (i >= 0) {
-        zk_layout_worker_id(names[i], &id);
-    }
-    if (i < 0 || id != n->worker_id) {
-        log_error("snowflake",
-                  "ZooKeeper has %s for %s under %s, but this node runs as worker ID "
-                  "%" PRId64 " from its local cache; not re-registering (was ZooKeeper's data "
-                  "lost?)",
-                  i < 0 ? "no node" : names[i], n->layout.identity, n->layout.forever,
-                  n->worker_id);
-        n->registered = -1;
-        node_drop_worker(n, "worker ID not confirmed by ZooKeeper");
-        return;
-    }
-    int w =
-        snprintf(n->forever_path, sizeof(n->forever_path), "%s/%s", n->layout.forever, names[i]);
-    if (w < 0 || (size_t)w >= sizeof(n->forever_path)) {
-        n->registered = -1;
-        return;
-    }
-    n->registered = 1;
-    atomic_store(&n->stats.registered, 1);
-    log_info("snowflake", "ZooKeeper is back: %s confirms worker ID %" PRId64, n->forever_path,
-             n->worker_id);
-    node_zk_report(n, n->reserved_ms);
-}
-
-static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t rc, int mine) {
-    if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
-        log_warn("snowflake", "%s vanished; re-creating it", n->layout.ephemeral);
-        n->ephemeral_ok = 0;
-    } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_OK) {
-        log_info("snowflake", "created ephemeral node %s", n->layout.ephemeral);
-        n->ephemeral_ok = 1;
-    } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_EEXIST) {
-        /* Ours from before a lost reply, or a previous session's that
-         * vanishes when that session expires: ask whose it is. */
-        node_zk_call(n, OP_MINE_EPHEMERAL,
-                     zk_session_amine(&n->zk, OP_MINE_EPHEMERAL, n->layout.ephemeral));
-    } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
-        n->ephemeral_ok = mine;
-        if (!mine) {
-            log_info("snowflake",
-                     "%s still belongs to a previous session; re-creating it once "
-                     "that session expires",
-                     n->layout.ephemeral);
-        }
-    }
-    atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
-}
-
-static void node_done(struct snowflake_node *n, const struct zk_event *ev) {
-    n->busy[ev->op] = 0;
-    if (ev->gen != n->zk.gen) {
-        return; /* from a handle already replaced */
-    }
-    if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
-        atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
-    } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {
-        log_error("snowflake", "%s was deleted while this node holds worker ID %" PRId64,
-                  n->forever_path, n->worker_id);
-        node_drop_worker(n, "worker node deleted from ZooKeeper");
-    } else if (ev->op == OP_FIND && ev->rc == LEAF_OK) {
-        node_found(n, ev->names, ev->nnames);
-    } else if (ev->op == OP_FIND && ev->rc == LEAF_ENOTFOUND) {
-        node_found(n, NULL, 0);
-    } else {
-        node_ephemeral_done(n, ev->op, ev->rc, ev->mine);
-    }
+    snowflake_forever_report(n, reserved);
 }
 
 static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
@@ -358,7 +231,7 @@ static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
     atomic_store(&n->stats.zk_state, ev->state);
     if (ev->state == ZK_STATE_CONNECTED) {
         atomic_fetch_add(&n->stats.connects, 1);
-        node_zk_report(n, n->reserved_ms);
+        snowflake_forever_report(n, n->reserved_ms);
         if (n->cfg->lease_mode) {
             snowflake_lease_state(n, ev->state);
         }
@@ -385,7 +258,7 @@ static void node_on_async(uv_async_t *a) {
         if (ev->kind == ZK_EVENT_STATE) {
             node_state(n, ev);
         } else if (ev->op > 0 && ev->op <= OP_FIND) {
-            node_done(n, ev);
+            snowflake_forever_done(n, ev);
         } else if (ev->op > OP_FIND && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
             snowflake_lease_event(n, ev);
         }
@@ -407,7 +280,7 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     }
     node_raise_ceiling(n, reserved);
     char data[256];
-    size_t len = node_json(n, reserved, data, sizeof(data));
+    size_t len = snowflake_node_json(n, reserved, data, sizeof(data));
     if (n->registered == 1 && zk_session_set(&n->zk, n->forever_path, data, len) == LEAF_OK) {
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
     }
@@ -661,7 +534,7 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     }
     int64_t final = node_stop_issuing(n);
     char data[256];
-    size_t len = node_json(n, final, data, sizeof(data));
+    size_t len = snowflake_node_json(n, final, data, sizeof(data));
     if (n->registered == 1 && zk_session_state(&n->zk) == ZK_STATE_CONNECTED) {
         zk_session_set(&n->zk, n->forever_path, data, len);
     }
@@ -703,68 +576,6 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     }
     pthread_mutex_unlock(&n->lock);
     return rc;
-}
-
-static void node_view_lease(struct snowflake_node *n, struct snowflake_node_view *v) {
-    static const char *const states[] = {"none", "held", "resync", "lost"};
-    struct snowflake_lease *l = &n->lease;
-    int st = atomic_load(&l->stats.state);
-    v->lease = n->cfg->lease_mode;
-    v->lease_slot = atomic_load(&l->stats.slot);
-    v->lease_state = st >= 0 && st <= ZK_LEASE_LOST ? states[st] : "none";
-    v->lease_claims = atomic_load(&l->stats.claims);
-    v->lease_claims_lost = atomic_load(&l->stats.claims_lost);
-    v->lease_switches = atomic_load(&l->stats.switches);
-    v->lease_switch_failures = atomic_load(&l->stats.switch_failures);
-    v->lease_fence_failures = atomic_load(&l->stats.fence_failures);
-    v->lease_last_switch_us = atomic_load(&l->stats.last_switch_us);
-}
-
-/* Age in ms of a wall-clock stamp, -1 when it never happened. */
-static int64_t age_ms(int64_t stamp, int64_t now) {
-    return stamp > 0 ? now - stamp : -1;
-}
-
-void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v) {
-    pthread_mutex_lock(&n->lock);
-    int64_t now = clock_wall_ms();
-    struct snowflake_gen g = n->gen;
-    int64_t behind = snowflake_gen_behind(&n->gen, now);
-    pthread_mutex_unlock(&n->lock);
-    *v = (struct snowflake_node_view){
-        .enabled = n->cfg->snowflake_enable,
-        .is_static = n->is_static,
-        .worker_id = g.worker_id,
-        .clock_behind_ms = behind,
-        .ceiling_ms = g.ceiling_ms,
-        .now_ms = now,
-        .issued = g.issued,
-        .backwards_waits = g.backwards_waits,
-        .backwards_errors = g.backwards_errors,
-        .exhaustions = g.exhaustions,
-        .years_left = snowflake_layout_years_left(&g.layout, n->cfg->epoch, now),
-        .use_zk = atomic_load(&n->stats.use_zk),
-        .started = atomic_load(&n->stats.worker_id) >= 0,
-        .zk_state = atomic_load(&n->stats.zk_state),
-        .registered = atomic_load(&n->stats.registered),
-        .ephemeral = atomic_load(&n->stats.ephemeral),
-        .connects = atomic_load(&n->stats.connects),
-        .expirations = atomic_load(&n->stats.expirations),
-        .zk_report_age_ms = age_ms(atomic_load(&n->stats.last_zk_report_ms), now),
-        .local_report_age_ms = age_ms(atomic_load(&n->stats.last_local_report_ms), now),
-        .reserved_ahead_ms = (int64_t)atomic_load(&n->stats.reserved_ms) - now,
-    };
-    node_view_lease(n, v);
-    /* Ready while the persisted reservation is ahead of the clock and the
-     * clock is not behind what was issued (ZooKeeper itself is a weak
-     * dependency at run time). */
-    v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
-               behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
-    v->reason = v->ready                                   ? ""
-                : v->worker_id < 0                         ? "no worker ID held"
-                : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID"
-                : v->ceiling_ms <= now                     ? "time reservation not persisted"
-                                                           : "starting";
 }
 
 const struct snowflake_layout *snowflake_node_layout(const struct snowflake_node *n) {

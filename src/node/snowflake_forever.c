@@ -1,0 +1,143 @@
+/*
+ * Forever mode at run time (contract section 5): keeps ZooKeeper's record of
+ * this node's worker ID up to date (its leaf_forever node's timestamp, the
+ * EPHEMERAL leaf_temporary node), finds its node again after a start from
+ * the local cache, and stops issuing when ZooKeeper lost the record.
+ * Threads: the control thread only.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "clock.h"
+#include "log.h"
+#include "snowflake_impl.h"
+#include "zk_layout.h"
+
+static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
+    n->busy[op] = st == LEAF_OK;
+}
+
+/* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
+void snowflake_forever_report(struct snowflake_node *n, int64_t reserved) {
+    if (!n->use_zk || n->cfg->lease_mode) {
+        return;
+    }
+    char data[256];
+    size_t len = snowflake_node_json(n, reserved, data, sizeof(data));
+    if (zk_session_state(&n->zk) != ZK_STATE_CONNECTED || len == 0) {
+        return;
+    }
+    if (n->registered == 0 && !n->busy[OP_FIND]) {
+        node_zk_call(n, OP_FIND, zk_session_achildren(&n->zk, OP_FIND, n->layout.forever));
+    }
+    if (n->registered == 1 && !n->busy[OP_SET_FOREVER]) {
+        node_zk_call(n, OP_SET_FOREVER,
+                     zk_session_aset(&n->zk, OP_SET_FOREVER, n->forever_path, data, len));
+    }
+    if (n->registered != 1) {
+        return; /* the ephemeral node advertises a registered worker only */
+    }
+    if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
+        node_zk_call(n, OP_SET_EPHEMERAL,
+                     zk_session_aset(&n->zk, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
+    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] && !n->busy[OP_MINE_EPHEMERAL]) {
+        node_zk_call(n, OP_CREATE_EPHEMERAL,
+                     zk_session_acreate(&n->zk, OP_CREATE_EPHEMERAL, n->layout.ephemeral, data, len,
+                                        ZK_MODE_EPHEMERAL));
+    }
+}
+
+/*
+ * ZooKeeper no longer records this node's worker ID (its data was lost or the
+ * node deleted). Another node may be handed the same ID, so this one stops
+ * issuing snowflake IDs (/ready turns 503) until an operator restarts it; a
+ * restart registers afresh, still above the stored time.
+ */
+static void node_drop_worker(struct snowflake_node *n, const char *why) {
+    pthread_mutex_lock(&n->lock);
+    snowflake_gen_set_worker(&n->gen, -1);
+    pthread_mutex_unlock(&n->lock);
+    log_error("snowflake",
+              "%s: stopped issuing snowflake IDs with worker ID %" PRId64
+              " (another node may be given it); restart this node to register again",
+              why, n->worker_id);
+}
+
+/* The lookup of the forever node after a start from the cache. */
+static void node_found(struct snowflake_node *n, char **names, int nnames) {
+    int i = names == NULL
+                ? -1
+                : zk_layout_find_own((const char *const *)names, nnames, n->layout.identity);
+    int64_t id = -1;
+    if (i >= 0) {
+        zk_layout_worker_id(names[i], &id);
+    }
+    if (i < 0 || id != n->worker_id) {
+        log_error("snowflake",
+                  "ZooKeeper has %s for %s under %s, but this node runs as worker ID "
+                  "%" PRId64 " from its local cache; not re-registering (was ZooKeeper's data "
+                  "lost?)",
+                  i < 0 ? "no node" : names[i], n->layout.identity, n->layout.forever,
+                  n->worker_id);
+        n->registered = -1;
+        node_drop_worker(n, "worker ID not confirmed by ZooKeeper");
+        return;
+    }
+    int w =
+        snprintf(n->forever_path, sizeof(n->forever_path), "%s/%s", n->layout.forever, names[i]);
+    if (w < 0 || (size_t)w >= sizeof(n->forever_path)) {
+        n->registered = -1;
+        return;
+    }
+    n->registered = 1;
+    atomic_store(&n->stats.registered, 1);
+    log_info("snowflake", "ZooKeeper is back: %s confirms worker ID %" PRId64, n->forever_path,
+             n->worker_id);
+    snowflake_forever_report(n, n->reserved_ms);
+}
+
+static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t rc, int mine) {
+    if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
+        log_warn("snowflake", "%s vanished; re-creating it", n->layout.ephemeral);
+        n->ephemeral_ok = 0;
+    } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_OK) {
+        log_info("snowflake", "created ephemeral node %s", n->layout.ephemeral);
+        n->ephemeral_ok = 1;
+    } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_EEXIST) {
+        /* Ours from before a lost reply, or a previous session's that
+         * vanishes when that session expires: ask whose it is. */
+        node_zk_call(n, OP_MINE_EPHEMERAL,
+                     zk_session_amine(&n->zk, OP_MINE_EPHEMERAL, n->layout.ephemeral));
+    } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
+        n->ephemeral_ok = mine;
+        if (!mine) {
+            log_info("snowflake",
+                     "%s still belongs to a previous session; re-creating it once "
+                     "that session expires",
+                     n->layout.ephemeral);
+        }
+    }
+    atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
+}
+
+void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
+    n->busy[ev->op] = 0;
+    if (ev->gen != n->zk.gen) {
+        return; /* from a handle already replaced */
+    }
+    if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
+        atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+    } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {
+        log_error("snowflake", "%s was deleted while this node holds worker ID %" PRId64,
+                  n->forever_path, n->worker_id);
+        node_drop_worker(n, "worker node deleted from ZooKeeper");
+    } else if (ev->op == OP_FIND && ev->rc == LEAF_OK) {
+        node_found(n, ev->names, ev->nnames);
+    } else if (ev->op == OP_FIND && ev->rc == LEAF_ENOTFOUND) {
+        node_found(n, NULL, 0);
+    } else {
+        node_ephemeral_done(n, ev->op, ev->rc, ev->mine);
+    }
+}
+

@@ -1,0 +1,71 @@
+/*
+ * What /ready, /metrics and the pages show of the snowflake node: a copy
+ * taken under the generator's lock and from the counters (any thread).
+ */
+#include <stdatomic.h>
+
+#include "clock.h"
+#include "snowflake_impl.h"
+#include "snowflake_node.h"
+
+static void node_view_lease(struct snowflake_node *n, struct snowflake_node_view *v) {
+    static const char *const states[] = {"none", "held", "resync", "lost"};
+    struct snowflake_lease *l = &n->lease;
+    int st = atomic_load(&l->stats.state);
+    v->lease = n->cfg->lease_mode;
+    v->lease_slot = atomic_load(&l->stats.slot);
+    v->lease_state = st >= 0 && st <= ZK_LEASE_LOST ? states[st] : "none";
+    v->lease_claims = atomic_load(&l->stats.claims);
+    v->lease_claims_lost = atomic_load(&l->stats.claims_lost);
+    v->lease_switches = atomic_load(&l->stats.switches);
+    v->lease_switch_failures = atomic_load(&l->stats.switch_failures);
+    v->lease_fence_failures = atomic_load(&l->stats.fence_failures);
+    v->lease_last_switch_us = atomic_load(&l->stats.last_switch_us);
+}
+
+/* Age in ms of a wall-clock stamp, -1 when it never happened. */
+static int64_t age_ms(int64_t stamp, int64_t now) {
+    return stamp > 0 ? now - stamp : -1;
+}
+
+void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v) {
+    pthread_mutex_lock(&n->lock);
+    int64_t now = clock_wall_ms();
+    struct snowflake_gen g = n->gen;
+    int64_t behind = snowflake_gen_behind(&n->gen, now);
+    pthread_mutex_unlock(&n->lock);
+    *v = (struct snowflake_node_view){
+        .enabled = n->cfg->snowflake_enable,
+        .is_static = n->is_static,
+        .worker_id = g.worker_id,
+        .clock_behind_ms = behind,
+        .ceiling_ms = g.ceiling_ms,
+        .now_ms = now,
+        .issued = g.issued,
+        .backwards_waits = g.backwards_waits,
+        .backwards_errors = g.backwards_errors,
+        .exhaustions = g.exhaustions,
+        .years_left = snowflake_layout_years_left(&g.layout, n->cfg->epoch, now),
+        .use_zk = atomic_load(&n->stats.use_zk),
+        .started = atomic_load(&n->stats.worker_id) >= 0,
+        .zk_state = atomic_load(&n->stats.zk_state),
+        .registered = atomic_load(&n->stats.registered),
+        .ephemeral = atomic_load(&n->stats.ephemeral),
+        .connects = atomic_load(&n->stats.connects),
+        .expirations = atomic_load(&n->stats.expirations),
+        .zk_report_age_ms = age_ms(atomic_load(&n->stats.last_zk_report_ms), now),
+        .local_report_age_ms = age_ms(atomic_load(&n->stats.last_local_report_ms), now),
+        .reserved_ahead_ms = (int64_t)atomic_load(&n->stats.reserved_ms) - now,
+    };
+    node_view_lease(n, v);
+    /* Ready while the persisted reservation is ahead of the clock and the
+     * clock is not behind what was issued (ZooKeeper itself is a weak
+     * dependency at run time). */
+    v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
+               behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
+    v->reason = v->ready                                   ? ""
+                : v->worker_id < 0                         ? "no worker ID held"
+                : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID"
+                : v->ceiling_ms <= now                     ? "time reservation not persisted"
+                                                           : "starting";
+}
