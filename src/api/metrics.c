@@ -82,7 +82,9 @@ leaf_status_t metrics_create(struct metrics **out, int nroutes, int ncommands, i
         log_error("metrics", "allocating the metrics registry failed");
         return LEAF_ENOMEM;
     }
-    struct metrics *m = (struct metrics *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+    char *at = block;
+    at += (64 - (uintptr_t)at % 64) % 64;
+    struct metrics *m = (struct metrics *)(void *)at;
     m->block = block;
     m->nroutes = clamp(nroutes, METRICS_MAX_ROUTES);
     m->ncommands = clamp(ncommands, METRICS_MAX_COMMANDS);
