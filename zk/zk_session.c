@@ -217,8 +217,8 @@ static leaf_status_t open_handle(struct zk_session *s) {
         return LEAF_ENOMEM;
     }
     h->s = s;
+    pthread_mutex_lock(&s->mu); /* s->gen is read under it by the ZooKeeper threads */
     h->gen = ++s->gen;
-    pthread_mutex_lock(&s->mu);
     s->state = ZK_STATE_CONNECTING;
     pthread_mutex_unlock(&s->mu);
     zhandle_t *zh = zookeeper_init2(s->hosts, zk_watcher, s->timeout_ms, NULL, h, 0, zk_log_line);
@@ -417,12 +417,16 @@ static void op_session_expired(struct zk_session *s, unsigned gen, int rc) {
     }
     pthread_mutex_lock(&s->mu);
     int was = s->state;
-    if (was != ZK_STATE_EXPIRED && was != ZK_STATE_CLOSED) {
+    /* Only for the current handle: a request of a handle already replaced
+     * (its answers can come after the new one connected) says nothing about
+     * the new session. */
+    int current = gen == s->gen;
+    if (current && was != ZK_STATE_EXPIRED && was != ZK_STATE_CLOSED) {
         s->state = ZK_STATE_EXPIRED;
         pthread_cond_broadcast(&s->cv);
     }
     pthread_mutex_unlock(&s->mu);
-    if (was == ZK_STATE_EXPIRED || was == ZK_STATE_CLOSED) {
+    if (!current || was == ZK_STATE_EXPIRED || was == ZK_STATE_CLOSED) {
         return;
     }
     log_warn("zk",

@@ -88,7 +88,7 @@ struct zk_session {
     void *hctx;
     char hosts[512];
     int timeout_ms;
-    unsigned gen;
+    unsigned gen; /* written by the owner under mu; ZooKeeper threads read it under mu */
     zk_notify_fn notify;
     void *notify_arg;
 
