@@ -140,4 +140,3 @@ void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev)
         node_ephemeral_done(n, ev->op, ev->rc, ev->mine);
     }
 }
-
