@@ -363,13 +363,13 @@ leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, 
     return zk_check(rc, "zoo_get", path);
 }
 
-leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len) {
-    return zk_check(zoo_set(s->zh, path, data, (int)len, -1), "zoo_set", path);
-}
-
 leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, const char *data,
                                      size_t len, int32_t version) {
     return zk_check(zoo_set(s->zh, path, data, (int)len, version), "zoo_set", path);
+}
+
+leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len) {
+    return zk_session_set_version(s, path, data, len, -1);
 }
 
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n) {
