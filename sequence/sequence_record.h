@@ -51,4 +51,25 @@ size_t sequence_record_format_node(char *buf, size_t cap, const char *http, cons
 /* LEAF_EINVAL when "http" is missing, a field is repeated or an address is invalid. */
 leaf_status_t sequence_record_parse_node(const char *buf, size_t len, struct sequence_node_addr *a);
 
+/* Where nodes of the election answer: what an election node records (the
+ * primary's for redirects, every node's for CLUSTER SLOTS and zk-inspect). */
+#define SEQUENCE_PEER_ADDR 64
+#define SEQUENCE_MAX_PEERS 16
+
+/* Where the primary answers, for redirects; known = 0 while none is elected. */
+struct sequence_where {
+    int known;
+    char http[SEQUENCE_PEER_ADDR];
+    char resp[SEQUENCE_PEER_ADDR]; /* "" when the primary has no RESP port */
+};
+
+/* One node in line for the election (CLUSTER SLOTS, zk-inspect). */
+struct sequence_peer {
+    long long seq; /* the counter of its election node */
+    int primary;   /* the lowest: the primary */
+    int self;      /* this node */
+    char http[SEQUENCE_PEER_ADDR];
+    char resp[SEQUENCE_PEER_ADDR];
+};
+
 #endif

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "net.h"
 #include "node_config.h"
+#include "node_zk.h"
 #include "resp_api.h"
 #include "segment_service.h"
 #include "sequence_service.h"
@@ -46,6 +47,7 @@ struct daemon {
     struct leaf_config cfg;
     uv_loop_t control; /* the main thread's loop */
     uv_signal_t sig_term, sig_int;
+    struct node_zk zk; /* the process's one ZooKeeper session, shared by the services */
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
@@ -255,6 +257,9 @@ static void close_handle(uv_handle_t *h, void *arg) {
  * are stopped already. The control loop is closed first, with every handle
  * still on it, while the objects that hold those handles are alive. */
 static void daemon_free(struct daemon *d) {
+    cluster_survey_free(d->cluster); /* joins its thread, the session's last other user */
+    d->cluster = NULL;
+    node_zk_close(&d->zk); /* no more wake-ups; every ephemeral node goes at once */
     if (d->control_ready) {
         uv_walk(&d->control, close_handle, NULL);
         uv_run(&d->control, UV_RUN_DEFAULT);
@@ -262,7 +267,6 @@ static void daemon_free(struct daemon *d) {
             log_warn("main", "the control loop still had handles at exit");
         }
     }
-    cluster_survey_free(d->cluster); /* after the loops: no page reads it any more */
     segment_service_free(d->segment);
     sequence_service_free(d->sequence);
     user_service_free(d->users);
@@ -278,11 +282,15 @@ static int daemon_start(struct daemon *d) {
         return -1;
     }
     d->control_ready = 1;
-    if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control) != LEAF_OK ||
+    if (node_zk_open(&d->zk, &d->cfg, &d->control) != LEAF_OK) {
+        return -1;
+    }
+    struct zk_session *zk = node_zk_session(&d->zk);
+    if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control, zk) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
-        sequence_service_create(&d->sequence, &d->cfg, &d->control) != LEAF_OK ||
-        user_service_create(&d->users, &d->cfg, &d->control) != LEAF_OK ||
-        cluster_survey_create(&d->cluster, &d->cfg) != LEAF_OK || wire(d) != LEAF_OK) {
+        sequence_service_create(&d->sequence, &d->cfg, &d->control, zk) != LEAF_OK ||
+        user_service_create(&d->users, &d->cfg, &d->control, zk) != LEAF_OK ||
+        cluster_survey_create(&d->cluster, &d->cfg, zk) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
     /* The port first: a node that cannot serve must not register anywhere. */

@@ -1,6 +1,7 @@
 #include "zk_session.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@ struct zk_handle_ctx {
 /* One asynchronous call in flight; freed by its completion. */
 struct zk_op_ctx {
     struct zk_session *s;
+    struct zk_sub *sub;
     unsigned gen;
     int op;
     uint64_t arg;
@@ -145,6 +147,8 @@ static void zk_log_connected(void) {
     }
 }
 
+static void zk_event_free(struct zk_event *ev);
+
 static void push_event(struct zk_session *s, struct zk_event *ev) {
     pthread_mutex_lock(&s->mu);
     if (s->tail) {
@@ -173,15 +177,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
         return;
     }
     if (type != ZOO_SESSION_EVENT) {
-        /* A watch of zk_session_aexists_watch() or of a *_watch read. */
-        struct zk_event *w = calloc(1, sizeof(*w));
-        if (w != NULL) {
-            *w = (struct zk_event){.kind = ZK_EVENT_WATCH, .gen = h->gen};
-            w->data = path != NULL ? strdup(path) : NULL;
-            w->len = w->data != NULL ? strlen(w->data) : 0;
-            push_event(h->s, w);
-        }
-        return;
+        return; /* every watch is set with its subscriber's watcher (sub_watcher) */
     }
     struct zk_session *s = h->s;
     int st = map_state(state);
@@ -211,6 +207,29 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
     push_event(s, ev);
 }
 
+/*
+ * Runs on a ZooKeeper thread: a watch a subscriber set fired. ctx is the
+ * subscriber; the handle's own context says which generation set it.
+ * Session events reach every watcher too: the handle's watcher reports them.
+ */
+static void sub_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+    const struct zk_handle_ctx *h = zoo_get_context(zh);
+    struct zk_sub *sub = ctx;
+    if (type == ZOO_SESSION_EVENT || h == NULL || sub == NULL) {
+        return;
+    }
+    struct zk_event *w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        log_error("zk", "out of memory queueing a watch of %s for %s", path ? path : "?",
+                  sub->name);
+        return;
+    }
+    *w = (struct zk_event){.kind = ZK_EVENT_WATCH, .gen = h->gen, .sub = sub};
+    w->data = path != NULL ? strdup(path) : NULL;
+    w->len = w->data != NULL ? strlen(w->data) : 0;
+    push_event(h->s, w);
+}
+
 static leaf_status_t open_handle(struct zk_session *s) {
     struct zk_handle_ctx *h = calloc(1, sizeof(*h));
     if (h == NULL) {
@@ -227,7 +246,9 @@ static leaf_status_t open_handle(struct zk_session *s) {
         free(h);
         return LEAF_ERR;
     }
+    pthread_rwlock_wrlock(&s->zh_lock);
     s->zh = zh;
+    pthread_rwlock_unlock(&s->zh_lock);
     s->hctx = h;
     return LEAF_OK;
 }
@@ -237,6 +258,7 @@ leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeo
     memset(s, 0, sizeof(*s));
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_rwlock_init(&s->zh_lock, NULL);
     snprintf(s->hosts, sizeof(s->hosts), "%s", hosts);
     s->timeout_ms = timeout_ms;
     s->notify = notify;
@@ -272,19 +294,86 @@ int zk_session_state(struct zk_session *s) {
     return st;
 }
 
+int64_t zk_session_id(struct zk_session *s) {
+    pthread_mutex_lock(&s->mu);
+    int64_t id = s->session_id;
+    pthread_mutex_unlock(&s->mu);
+    return id;
+}
+
 static void close_handle(struct zk_session *s) {
+    /* Waits for another thread's synchronous call on the handle to return. */
+    pthread_rwlock_wrlock(&s->zh_lock);
     if (s->zh != NULL) {
         /* Pending completions run now with ZCLOSING; they only queue events. */
         zookeeper_close(s->zh);
         s->zh = NULL;
     }
+    pthread_rwlock_unlock(&s->zh_lock);
     free(s->hctx);
     s->hctx = NULL;
 }
 
-leaf_status_t zk_session_reopen(struct zk_session *s) {
-    close_handle(s);
-    return open_handle(s);
+leaf_status_t zk_session_subscribe(struct zk_session *s, struct zk_sub *sub) {
+    if (s->nsubs == ZK_MAX_SUBS) {
+        log_error("zk", "cannot subscribe %s to the ZooKeeper session: %d subscribers already",
+                  sub->name, ZK_MAX_SUBS);
+        return LEAF_ERR;
+    }
+    sub->s = s;
+    s->subs[s->nsubs++] = sub;
+    return LEAF_OK;
+}
+
+static struct zk_event *session_take(struct zk_session *s) {
+    pthread_mutex_lock(&s->mu);
+    struct zk_event *ev = s->head;
+    s->head = s->tail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    return ev;
+}
+
+/* A state change: counted here, then every subscriber sees it. */
+static void dispatch_state(struct zk_session *s, struct zk_event *ev) {
+    if (ev->state == ZK_STATE_CONNECTED) {
+        atomic_fetch_add(&s->connects, 1);
+    } else if (ev->state == ZK_STATE_EXPIRED) {
+        atomic_fetch_add(&s->expirations, 1);
+    }
+    for (int i = 0; i < s->nsubs; i++) {
+        s->subs[i]->on_event(s->subs[i]->arg, ev);
+    }
+}
+
+void zk_session_dispatch(struct zk_session *s) {
+    struct zk_event *list = session_take(s);
+    int expired = 0;
+    for (struct zk_event *ev = list; ev != NULL && !expired; ev = ev->next) {
+        if (ev->gen != s->gen) {
+            continue; /* from a handle replaced after an expiry */
+        }
+        if (ev->kind == ZK_EVENT_STATE) {
+            dispatch_state(s, ev);
+            /* What the dead handle queued after this answers for a session
+             * that is gone: dropped, as the new handle's generation would. */
+            expired = ev->state == ZK_STATE_EXPIRED;
+        } else if (ev->sub != NULL) {
+            ev->sub->on_event(ev->sub->arg, ev);
+        }
+    }
+    zk_event_free(list);
+    if (expired) {
+        /* Every subscriber has let go of the dead session: one new one for all. */
+        close_handle(s);
+        if (open_handle(s) == LEAF_OK) {
+            log_info("zk", "opened a new ZooKeeper session after expiry (%s)", s->hosts);
+        }
+    }
+    for (int i = 0; i < s->nsubs; i++) {
+        if (s->subs[i]->on_idle != NULL) {
+            s->subs[i]->on_idle(s->subs[i]->arg);
+        }
+    }
 }
 
 void zk_session_close(struct zk_session *s) {
@@ -300,15 +389,7 @@ void zk_session_close(struct zk_session *s) {
     zk_event_free(ev);
 }
 
-struct zk_event *zk_session_take(struct zk_session *s) {
-    pthread_mutex_lock(&s->mu);
-    struct zk_event *ev = s->head;
-    s->head = s->tail = NULL;
-    pthread_mutex_unlock(&s->mu);
-    return ev;
-}
-
-void zk_event_free(struct zk_event *ev) {
+static void zk_event_free(struct zk_event *ev) {
     while (ev != NULL) {
         struct zk_event *next = ev->next;
         zk_names_free(ev->names, ev->nnames);
@@ -348,35 +429,57 @@ static int copy_names(const struct String_vector *v, char ***names, int *n) {
     return 0;
 }
 
+/* Another thread's synchronous call holds the handle alive (close_handle waits). */
+static zhandle_t *handle_hold(struct zk_session *s) {
+    pthread_rwlock_rdlock(&s->zh_lock);
+    return s->zh;
+}
+
+static void handle_release(struct zk_session *s) {
+    pthread_rwlock_unlock(&s->zh_lock);
+}
+
 leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
                                 size_t len, enum zk_mode mode, char *created, size_t cap) {
-    int rc = zoo_create(s->zh, path, data, data ? (int)len : -1, &ZOO_OPEN_ACL_UNSAFE,
+    int rc = zoo_create(handle_hold(s), path, data, data ? (int)len : -1, &ZOO_OPEN_ACL_UNSAFE,
                         zk_mode_flags(mode), created, (int)cap);
+    handle_release(s);
     return zk_check(rc, "zoo_create", path);
 }
 
 leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
                              size_t *len) {
     int n = (int)cap;
-    int rc = zoo_get(s->zh, path, 0, buf, &n, NULL);
+    int rc = zoo_get(handle_hold(s), path, 0, buf, &n, NULL);
+    handle_release(s);
     *len = rc == ZOK && n > 0 ? (size_t)n : 0;
     return zk_check(rc, "zoo_get", path);
 }
 
 leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, const char *data,
                                      size_t len, int32_t version) {
-    return zk_check(zoo_set(s->zh, path, data, (int)len, version), "zoo_set", path);
+    int rc = zoo_set(handle_hold(s), path, data, (int)len, version);
+    handle_release(s);
+    return zk_check(rc, "zoo_set", path);
 }
 
 leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len) {
     return zk_session_set_version(s, path, data, len, -1);
 }
 
+leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t version) {
+    int rc = zoo_delete(handle_hold(s), path, version);
+    handle_release(s);
+    return zk_check(rc, "zoo_delete", path);
+}
+
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n) {
     struct String_vector v = {0, NULL};
     *names = NULL;
     *n = 0;
-    leaf_status_t st = zk_check(zoo_get_children(s->zh, path, 0, &v), "zoo_get_children", path);
+    int rc = zoo_get_children(handle_hold(s), path, 0, &v);
+    handle_release(s);
+    leaf_status_t st = zk_check(rc, "zoo_get_children", path);
     if (st == LEAF_OK && copy_names(&v, names, n) != 0) {
         st = LEAF_ENOMEM;
     }
@@ -384,11 +487,13 @@ leaf_status_t zk_session_children(struct zk_session *s, const char *path, char *
     return st;
 }
 
-static struct zk_op_ctx *op_ctx2(struct zk_session *s, int op, uint64_t arg, const char *path) {
+/* Owner thread: the context of one call of sub's (the handle cannot change under it). */
+static struct zk_op_ctx *op_ctx2(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
     struct zk_op_ctx *c = calloc(1, sizeof(*c));
     if (c != NULL) {
-        c->s = s;
-        c->gen = s->gen;
+        c->s = sub->s;
+        c->sub = sub;
+        c->gen = sub->s->gen;
         c->op = op;
         c->arg = arg;
         snprintf(c->path, sizeof(c->path), "%s", path);
@@ -396,8 +501,8 @@ static struct zk_op_ctx *op_ctx2(struct zk_session *s, int op, uint64_t arg, con
     return c;
 }
 
-static struct zk_op_ctx *op_ctx(struct zk_session *s, int op, const char *path) {
-    return op_ctx2(s, op, 0, path);
+static struct zk_op_ctx *op_ctx(struct zk_sub *sub, int op, const char *path) {
+    return op_ctx2(sub, op, 0, path);
 }
 
 /*
@@ -448,7 +553,8 @@ static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *
         log_error("zk", "out of memory queueing the result of %s(%s)", what, c->path);
         return NULL;
     }
-    *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op, .arg = c->arg};
+    *ev = (struct zk_event){
+        .kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op, .arg = c->arg};
     ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, what, c->path);
     ev->result = zk_result_of(rc);
     return ev;
@@ -549,23 +655,24 @@ static leaf_status_t async_refused(struct zk_op_ctx *c, int rc, const char *what
     return st;
 }
 
-leaf_status_t zk_session_aset(struct zk_session *s, int op, const char *path, const char *data,
+leaf_status_t zk_session_aset(struct zk_sub *sub, int op, const char *path, const char *data,
                               size_t len) {
-    struct zk_op_ctx *c = op_ctx(s, op, path);
+    struct zk_op_ctx *c = op_ctx(sub, op, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aset(s->zh, path, data, (int)len, -1, stat_done, c), "zoo_aset");
+    return async_refused(c, zoo_aset(sub->s->zh, path, data, (int)len, -1, stat_done, c),
+                         "zoo_aset");
 }
 
-leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path, const char *data,
+leaf_status_t zk_session_acreate(struct zk_sub *sub, int op, const char *path, const char *data,
                                  size_t len, enum zk_mode mode) {
-    struct zk_op_ctx *c = op_ctx(s, op, path);
+    struct zk_op_ctx *c = op_ctx(sub, op, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    int rc = zoo_acreate(s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE, zk_mode_flags(mode),
-                         string_done, c);
+    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE,
+                         zk_mode_flags(mode), string_done, c);
     return async_refused(c, rc, "zoo_acreate");
 }
 
@@ -574,7 +681,7 @@ static void owner_done(int rc, const struct Stat *stat, const void *data) {
     op_session_expired(c->s, c->gen, rc);
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev != NULL) {
-        *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .op = c->op};
+        *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op};
         ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, "zoo_aexists", c->path);
         pthread_mutex_lock(&c->s->mu);
         ev->mine = rc == ZOK && stat != NULL && stat->ephemeralOwner == c->s->session_id;
@@ -584,97 +691,103 @@ static void owner_done(int rc, const struct Stat *stat, const void *data) {
     free(c);
 }
 
-leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path) {
-    struct zk_op_ctx *c = op_ctx(s, op, path);
+leaf_status_t zk_session_amine(struct zk_sub *sub, int op, const char *path) {
+    struct zk_op_ctx *c = op_ctx(sub, op, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aexists(s->zh, path, 0, owner_done, c), "zoo_aexists");
+    return async_refused(c, zoo_aexists(sub->s->zh, path, 0, owner_done, c), "zoo_aexists");
 }
 
-leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *path) {
-    struct zk_op_ctx *c = op_ctx(s, op, path);
+leaf_status_t zk_session_achildren(struct zk_sub *sub, int op, const char *path) {
+    struct zk_op_ctx *c = op_ctx(sub, op, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget_children(s->zh, path, 0, strings_done, c),
+    return async_refused(c, zoo_aget_children(sub->s->zh, path, 0, strings_done, c),
                          "zoo_aget_children");
 }
 
-leaf_status_t zk_session_acreate2(struct zk_session *s, int op, uint64_t arg, const char *path,
+leaf_status_t zk_session_acreate2(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                   const char *data, size_t len, enum zk_mode mode) {
-    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    int rc = zoo_acreate(s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE, zk_mode_flags(mode),
-                         created_done, c);
+    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE,
+                         zk_mode_flags(mode), created_done, c);
     return async_refused(c, rc, "zoo_acreate");
 }
 
-static leaf_status_t aget(struct zk_session *s, int op, uint64_t arg, const char *path, int watch) {
-    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+static leaf_status_t aget(struct zk_sub *sub, int op, uint64_t arg, const char *path, int watch) {
+    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget(s->zh, path, watch, data_done, c), "zoo_aget");
+    int rc = watch ? zoo_awget(sub->s->zh, path, sub_watcher, sub, data_done, c)
+                   : zoo_aget(sub->s->zh, path, 0, data_done, c);
+    return async_refused(c, rc, "zoo_aget");
 }
 
-leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path) {
-    return aget(s, op, arg, path, 0);
+leaf_status_t zk_session_aget(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
+    return aget(sub, op, arg, path, 0);
 }
 
-leaf_status_t zk_session_aget_watch(struct zk_session *s, int op, uint64_t arg, const char *path) {
-    return aget(s, op, arg, path, 1);
+leaf_status_t zk_session_aget_watch(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
+    return aget(sub, op, arg, path, 1);
 }
 
-leaf_status_t zk_session_aset_version(struct zk_session *s, int op, uint64_t arg, const char *path,
+leaf_status_t zk_session_aset_version(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                       const char *data, size_t len, int32_t version) {
-    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aset(s->zh, path, data, (int)len, version, version_done, c),
+    return async_refused(c, zoo_aset(sub->s->zh, path, data, (int)len, version, version_done, c),
                          "zoo_aset");
 }
 
-leaf_status_t zk_session_adelete(struct zk_session *s, int op, uint64_t arg, const char *path,
+leaf_status_t zk_session_adelete(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                  int32_t version) {
-    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_adelete(s->zh, path, version, void_done, c), "zoo_adelete");
+    return async_refused(c, zoo_adelete(sub->s->zh, path, version, void_done, c), "zoo_adelete");
 }
 
-leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t arg,
-                                       const char *path) {
-    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+leaf_status_t zk_session_aexists_watch(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
+    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aexists(s->zh, path, 1, version_done, c), "zoo_aexists");
+    return async_refused(c, zoo_awexists(sub->s->zh, path, sub_watcher, sub, version_done, c),
+                         "zoo_aexists");
 }
 
-static leaf_status_t achildren(struct zk_session *s, int op, uint64_t arg, const char *path,
+static leaf_status_t achildren(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                int watch) {
-    struct zk_op_ctx *c = op_ctx2(s, op, arg, path);
+    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    return async_refused(c, zoo_aget_children(s->zh, path, watch, strings_done, c),
-                         "zoo_aget_children");
+    int rc = watch ? zoo_awget_children(sub->s->zh, path, sub_watcher, sub, strings_done, c)
+                   : zoo_aget_children(sub->s->zh, path, 0, strings_done, c);
+    return async_refused(c, rc, "zoo_aget_children");
 }
 
-leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path) {
-    return achildren(s, op, arg, path, 0);
+leaf_status_t zk_session_achildren2(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
+    return achildren(sub, op, arg, path, 0);
 }
 
-leaf_status_t zk_session_achildren_watch(struct zk_session *s, int op, uint64_t arg,
+leaf_status_t zk_session_achildren_watch(struct zk_sub *sub, int op, uint64_t arg,
                                          const char *path) {
-    return achildren(s, op, arg, path, 1);
+    return achildren(sub, op, arg, path, 1);
 }
 
 int zk_session_negotiated_timeout_ms(struct zk_session *s) {
-    return s->zh != NULL ? zoo_recv_timeout((zhandle_t *)s->zh) : 0;
+    zhandle_t *zh = handle_hold(s);
+    int t = zh != NULL ? zoo_recv_timeout(zh) : 0;
+    handle_release(s);
+    return t;
 }

@@ -2,22 +2,32 @@
 #define LEAF_ZK_SESSION_H
 
 /*
- * One ZooKeeper session, wrapping the multi-threaded C client so that no
- * other file includes zookeeper.h.
+ * The process's one ZooKeeper session, wrapping the multi-threaded C client
+ * so that no other file includes zookeeper.h.
+ *
+ * One session, many subscribers (as libuv serves many uv_async_t from one
+ * eventfd): each service that uses ZooKeeper registers a struct zk_sub
+ * with zk_session_subscribe() and makes its asynchronous calls through it.
+ * A result or a watch comes back to that subscriber only, with the
+ * subscriber's own operation tag, so tags of two services cannot collide.
+ * A state change (connected, connection lost, expired) goes to every
+ * subscriber.
  *
  * Threads: the client runs its own I/O and completion threads; watchers and
  * completions run there. They never touch the owner's state: each result is
  * pushed as a struct zk_event onto a mutex-protected queue and the owner is
  * woken through the notify function (the daemon passes one that calls
- * uv_async_send). The owner (the control thread) drains the queue with
- * zk_session_take() and does everything else: it owns the handle, opens,
- * re-opens after expiry and closes it. An expired handle is dead; the owner
- * calls zk_session_reopen(), which closes it and starts a new session (a new
- * generation: events of the old one are marked stale).
+ * uv_async_send). The owner (the control thread) calls zk_session_dispatch(),
+ * which is the one place that drops the events of a replaced handle and the
+ * one reconnect path: an expired handle is dead, so after every subscriber
+ * has seen ZK_STATE_EXPIRED the session closes it and starts a new one (a new
+ * generation). The owner opens and closes the session.
  *
- * The synchronous calls (zk_session_create/get/set/children) block and are
- * for start-up only, before the event loops run. At run time only the
- * zk_session_a*() calls are used.
+ * The synchronous calls (zk_session_create/get/set/children/delete) block
+ * the calling thread until ZooKeeper answers: the control thread uses them
+ * at start-up and shutdown only, before and after the event loops run; the
+ * /cluster survey's own thread uses them at any time. A read-write lock
+ * keeps the handle alive under them while the owner replaces or closes it.
  *
  * The library's own log lines go through src/base/log.h (component "zookeeper").
  */
@@ -60,15 +70,18 @@ enum zk_result {
     ZK_RESULT_FAILED,
 };
 
+struct zk_sub;
+
 /* One result handed from a ZooKeeper thread to the owner; the owner frees it. */
 struct zk_event {
     struct zk_event *next;
     enum zk_event_kind kind;
-    unsigned gen;     /* handle generation that produced it */
-    int state;        /* ZK_EVENT_STATE: the new enum zk_state */
-    int op;           /* ZK_EVENT_DONE: the caller's tag */
-    leaf_status_t rc; /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
-    char **names;     /* ZK_EVENT_DONE of zk_session_achildren(): the children */
+    struct zk_sub *sub; /* DONE and WATCH: the subscriber it is for; STATE: NULL (everyone) */
+    unsigned gen;       /* handle generation that produced it */
+    int state;          /* ZK_EVENT_STATE: the new enum zk_state */
+    int op;             /* ZK_EVENT_DONE: the caller's tag */
+    leaf_status_t rc;   /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
+    char **names;       /* ZK_EVENT_DONE of zk_session_achildren(): the children */
     int nnames;
     int mine;              /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
                             * ephemeral owned by this session */
@@ -82,15 +95,45 @@ struct zk_event {
 
 typedef void (*zk_notify_fn)(void *arg);
 
+#define ZK_MAX_SUBS 8
+
+/*
+ * A service's registration on the session. The service owns and embeds it;
+ * it lives as long as the session. on_event runs on the owner thread for
+ * each result and watch of this subscriber and for every state change;
+ * on_idle (may be NULL) once after each batch of events, whether or not
+ * one was this subscriber's. The event belongs to the session, which frees
+ * it after the call: a subscriber may take ev->names or ev->data over by
+ * setting the field to NULL (a state event is shared: take nothing).
+ */
+struct zk_sub {
+    const char *name; /* for log lines: "snowflake", "sequence", "users" */
+    void (*on_event)(void *arg, struct zk_event *ev);
+    void (*on_idle)(void *arg);
+    void *arg;
+    struct zk_session *s; /* set by zk_session_subscribe */
+};
+
 struct zk_session {
     /* Owner (control thread) only. */
-    void *zh; /* zhandle_t */
     void *hctx;
     char hosts[512];
     int timeout_ms;
     unsigned gen; /* written by the owner under mu; ZooKeeper threads read it under mu */
     zk_notify_fn notify;
     void *notify_arg;
+    struct zk_sub *subs[ZK_MAX_SUBS];
+    int nsubs;
+
+    /* The handle: replaced and closed by the owner under the write lock;
+     * every call on it holds the read lock (other threads' synchronous
+     * calls may run while the owner wants to replace it). */
+    pthread_rwlock_t zh_lock;
+    void *zh; /* zhandle_t */
+
+    /* Owner writes, any thread reads (the metrics). */
+    _Atomic long long connects;    /* times a session was (re)established */
+    _Atomic long long expirations; /* sessions that expired */
 
     /* Guarded by mu; written by ZooKeeper threads, read by the owner. */
     pthread_mutex_t mu;
@@ -105,21 +148,27 @@ struct zk_session {
 leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,
                               zk_notify_fn notify, void *notify_arg);
 
+/* Owner thread, before the first dispatch that should reach it: registers sub. */
+leaf_status_t zk_session_subscribe(struct zk_session *s, struct zk_sub *sub);
+
+/*
+ * Owner thread, when woken: hands every queued event to its subscriber
+ * (state changes to all), drops those of a replaced handle, replaces an
+ * expired handle, then calls every on_idle.
+ */
+void zk_session_dispatch(struct zk_session *s);
+
 /* Blocks until connected (LEAF_OK), expired or timeout_ms passed (LEAF_EUNAVAIL). */
 leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms);
 
 /* The latest state as the ZooKeeper threads reported it. */
 int zk_session_state(struct zk_session *s);
 
-/* Closes the dead handle and starts a new session. */
-leaf_status_t zk_session_reopen(struct zk_session *s);
+/* The server's id of the current session (0 before the first connection). */
+int64_t zk_session_id(struct zk_session *s);
 
 /* Closes the session (ephemeral nodes vanish at once) and frees queued events. */
 void zk_session_close(struct zk_session *s);
-
-/* Takes every queued event (oldest first); NULL when none. */
-struct zk_event *zk_session_take(struct zk_session *s);
-void zk_event_free(struct zk_event *ev);
 
 /* Synchronous, start-up only. created/cap may be NULL/0. */
 leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
@@ -131,18 +180,23 @@ leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char 
  * ("bad version": someone else wrote it since). */
 leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, const char *data,
                                      size_t len, int32_t version);
+/* Any version when version is -1. */
+leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t version);
 /* *names is an array of *n strings; free with zk_names_free. */
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n);
 void zk_names_free(char **names, int n);
 
-/* Asynchronous: the result comes back as a ZK_EVENT_DONE with the given op tag. */
-leaf_status_t zk_session_aset(struct zk_session *s, int op, const char *path, const char *data,
+/*
+ * Asynchronous, owner thread: the result comes back to sub's on_event as a
+ * ZK_EVENT_DONE with the given op tag (the subscriber's own numbering).
+ */
+leaf_status_t zk_session_aset(struct zk_sub *sub, int op, const char *path, const char *data,
                               size_t len);
-leaf_status_t zk_session_acreate(struct zk_session *s, int op, const char *path, const char *data,
+leaf_status_t zk_session_acreate(struct zk_sub *sub, int op, const char *path, const char *data,
                                  size_t len, enum zk_mode mode);
-leaf_status_t zk_session_achildren(struct zk_session *s, int op, const char *path);
+leaf_status_t zk_session_achildren(struct zk_sub *sub, int op, const char *path);
 /* Whether path is an ephemeral node of this very session (result in ev->mine). */
-leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path);
+leaf_status_t zk_session_amine(struct zk_sub *sub, int op, const char *path);
 
 /*
  * The calls of the sequence primary; each result carries op and arg back,
@@ -152,18 +206,17 @@ leaf_status_t zk_session_amine(struct zk_session *s, int op, const char *path);
  * is the new version. adelete: version -1 deletes any version.
  * aexists_watch: ev->result OK or NONODE, and a watch that fires once as a
  * ZK_EVENT_WATCH (path in ev->data) when the node is created, changed or
- * deleted.
+ * deleted; the watch is the subscriber's (it reaches sub only).
  */
-leaf_status_t zk_session_acreate2(struct zk_session *s, int op, uint64_t arg, const char *path,
+leaf_status_t zk_session_acreate2(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                   const char *data, size_t len, enum zk_mode mode);
-leaf_status_t zk_session_aget(struct zk_session *s, int op, uint64_t arg, const char *path);
-leaf_status_t zk_session_aset_version(struct zk_session *s, int op, uint64_t arg, const char *path,
+leaf_status_t zk_session_aget(struct zk_sub *sub, int op, uint64_t arg, const char *path);
+leaf_status_t zk_session_aset_version(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                       const char *data, size_t len, int32_t version);
-leaf_status_t zk_session_adelete(struct zk_session *s, int op, uint64_t arg, const char *path,
+leaf_status_t zk_session_adelete(struct zk_sub *sub, int op, uint64_t arg, const char *path,
                                  int32_t version);
-leaf_status_t zk_session_aexists_watch(struct zk_session *s, int op, uint64_t arg,
-                                       const char *path);
-leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, const char *path);
+leaf_status_t zk_session_aexists_watch(struct zk_sub *sub, int op, uint64_t arg, const char *path);
+leaf_status_t zk_session_achildren2(struct zk_sub *sub, int op, uint64_t arg, const char *path);
 /*
  * aget and achildren2 that also leave a watch: it fires once as a
  * ZK_EVENT_WATCH (path in ev->data) when the node's data changes or it is
@@ -172,8 +225,8 @@ leaf_status_t zk_session_achildren2(struct zk_session *s, int op, uint64_t arg, 
  * again by itself after a reconnect (not after an expiry: a new session
  * starts with none).
  */
-leaf_status_t zk_session_aget_watch(struct zk_session *s, int op, uint64_t arg, const char *path);
-leaf_status_t zk_session_achildren_watch(struct zk_session *s, int op, uint64_t arg,
+leaf_status_t zk_session_aget_watch(struct zk_sub *sub, int op, uint64_t arg, const char *path);
+leaf_status_t zk_session_achildren_watch(struct zk_sub *sub, int op, uint64_t arg,
                                          const char *path);
 
 /* The session timeout the server granted (ms); 0 before the first connection. */

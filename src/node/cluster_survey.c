@@ -1,7 +1,8 @@
 /*
- * The cluster survey: see cluster_survey.h. The thread owns its ZooKeeper
- * session and its working snapshot; `mu` guards the published snapshot,
- * the poke time and `stop`.
+ * The cluster survey: see cluster_survey.h. The thread owns its working
+ * snapshot and reads ZooKeeper with the process's one session's
+ * synchronous calls (they block this thread only); `mu` guards the
+ * published snapshot, the poke time and `stop`.
  */
 #include "cluster_survey.h"
 
@@ -31,16 +32,12 @@ struct cluster_survey {
     int64_t poked_ms; /* monotonic: the page was last asked for */
     struct cluster_snapshot *pub;
 
+    struct zk_session *zk; /* the process's one session (node_zk), NULL without ZooKeeper */
+
     /* survey thread only */
-    struct zk_session zk;
-    int zk_open;
     struct cluster_snapshot *work;
     struct zk_peer_answer answer;
 };
-
-static void survey_notify(void *arg) {
-    (void)arg; /* the thread polls its session between surveys */
-}
 
 /* The peer for identity id ("ip:port"), added when new; NULL when the table is full. */
 static struct cluster_peer *survey_peer(struct cluster_snapshot *w, const char *id) {
@@ -60,19 +57,9 @@ static struct cluster_peer *survey_peer(struct cluster_snapshot *w, const char *
     return p;
 }
 
-/* Connects (or reconnects after an expiry) the survey's own session. */
+/* The session is connected, or becomes so soon (the control thread reconnects it). */
 static leaf_status_t survey_zk(struct cluster_survey *s) {
-    if (!s->zk_open) {
-        if (zk_session_open(&s->zk, s->cfg->zk_address, (int)s->cfg->zk_session_timeout_ms,
-                            survey_notify, NULL) != LEAF_OK) {
-            return LEAF_EUNAVAIL;
-        }
-        s->zk_open = 1;
-    } else if (zk_session_state(&s->zk) == ZK_STATE_EXPIRED) {
-        zk_session_reopen(&s->zk);
-    }
-    zk_event_free(zk_session_take(&s->zk)); /* nobody waits for its events */
-    return zk_session_wait_connected(&s->zk, SURVEY_CONNECT_WAIT_MS);
+    return zk_session_wait_connected(s->zk, SURVEY_CONNECT_WAIT_MS);
 }
 
 /* Children of path, each passed to fn; a missing path is an empty list. */
@@ -80,7 +67,7 @@ static void survey_list(struct cluster_survey *s, const char *path,
                         void (*fn)(struct cluster_survey *s, const char *dir, const char *name)) {
     char **names = NULL;
     int n = 0;
-    if (zk_session_children(&s->zk, path, &names, &n) != LEAF_OK) {
+    if (zk_session_children(s->zk, path, &names, &n) != LEAF_OK) {
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -102,7 +89,7 @@ static void survey_line(struct cluster_survey *s, const char *dir, const char *n
     char path[512], data[256], id[64];
     size_t len = 0;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (zk_session_get(&s->zk, path, data, sizeof(data) - 1, &len) != LEAF_OK) {
+    if (zk_session_get(s->zk, path, data, sizeof(data) - 1, &len) != LEAF_OK) {
         return;
     }
     data[len] = '\0';
@@ -231,13 +218,11 @@ static void *survey_main(void *arg) {
         }
     }
     pthread_mutex_unlock(&s->mu);
-    if (s->zk_open) {
-        zk_session_close(&s->zk);
-    }
     return NULL;
 }
 
-leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct leaf_config *cfg) {
+leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct leaf_config *cfg,
+                                    struct zk_session *zk) {
     struct cluster_survey *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         return LEAF_ENOMEM;
@@ -251,6 +236,7 @@ leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct le
         return LEAF_ENOMEM;
     }
     s->cfg = cfg;
+    s->zk = zk;
     s->poked_ms = -CLUSTER_SURVEY_IDLE_MS - 1;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -258,7 +244,7 @@ leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct le
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (cfg->zk_address[0] == '\0') {
+    if (zk == NULL) {
         snprintf(s->pub->error, sizeof(s->pub->error),
                  "no ZooKeeper (leaf.snowflake.zk.address is empty): this node knows no peers");
     }
@@ -268,7 +254,7 @@ leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct le
 
 void cluster_survey_snapshot(struct cluster_survey *s, struct cluster_snapshot *out) {
     pthread_mutex_lock(&s->mu);
-    if (s->cfg->zk_address[0] != '\0' && !s->started && !s->stop) {
+    if (s->zk != NULL && !s->started && !s->stop) {
         int err = pthread_create(&s->thread, NULL, survey_main, s);
         if (err != 0) {
             log_error("node", "pthread_create(cluster survey) failed: %s", strerror(err));

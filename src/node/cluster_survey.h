@@ -51,8 +51,12 @@ struct cluster_snapshot {
 };
 
 struct cluster_survey;
+struct zk_session;
 
-leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct leaf_config *cfg);
+/* zk: the process's ZooKeeper session (NULL without ZooKeeper); free the
+ * survey (which joins its thread) before closing the session. */
+leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct leaf_config *cfg,
+                                    struct zk_session *zk);
 
 /*
  * Copies the latest snapshot (any thread) and asks for fresh ones for the

@@ -64,9 +64,10 @@ struct sequence_service {
     int enabled, started;
 
     /* control thread */
-    struct zk_session zk;
-    int zk_open;
-    uv_async_t async;
+    struct zk_session *zk; /* the process's one session (node_zk) */
+    struct zk_sub zsub;    /* this service's calls and events on it */
+    int zk_open;           /* subscribed and started: ZooKeeper calls may be made */
+    uv_async_t async;      /* woken by the event loops (creates, dirty records, demotion) */
     uv_timer_t cron;
     char dir_primary[SEQ_DIR_MAX], dir_seqs[SEQ_DIR_MAX];
     char self_data[2 * SEQUENCE_PEER_ADDR + 16];
@@ -103,15 +104,16 @@ struct sequence_service {
     uint64_t elections, demotions;
 };
 
-/* sequence_service.c; lock held */
+/* sequence_zk.c, the floor sequence_service.c stands on; lock held */
 int64_t seq_now_ms(void);
 void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
 void seq_wake_all(struct sequence_service *svc);
 
 /* sequence_zk.c; control thread */
 void seq_lose_primary(struct sequence_service *svc, const char *why);
+void seq_on_zk(void *arg, struct zk_event *ev);
+void seq_on_idle(void *arg);
 void seq_on_async(uv_async_t *h);
 void seq_on_cron(uv_timer_t *t);
-void seq_notify(void *arg);
 
 #endif

@@ -16,10 +16,6 @@
 #include "node_ip.h"
 #include "sequence_record.h"
 
-int64_t seq_now_ms(void) {
-    return clock_mono_ms();
-}
-
 /* ---- the table of sequences (lock held) ---------------------------------- */
 
 static struct seq_entry *entry_find(struct sequence_service *svc, const char *name, size_t len) {
@@ -82,32 +78,6 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
         table_grow(svc);
     }
     return e;
-}
-
-/* Asks the control thread to look at e (lock held). */
-void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
-    if (e->dirty) {
-        return;
-    }
-    if (svc->ndirty == svc->dirty_cap) {
-        size_t cap = svc->dirty_cap ? svc->dirty_cap * 2 : 64;
-        struct seq_entry **a = realloc(
-            svc->dirty,
-            cap * sizeof(struct seq_entry *)); /* NOLINT(bugprone-sizeof-expression): pointers */
-        if (a == NULL) {
-            return; /* the cron's next pass over waiting entries picks it up */
-        }
-        svc->dirty = a;
-        svc->dirty_cap = cap;
-    }
-    svc->dirty[svc->ndirty++] = e;
-    e->dirty = 1;
-}
-
-void seq_wake_all(struct sequence_service *svc) {
-    for (size_t i = 0; i < svc->count; i++) {
-        leaf_wait_wake_all(&svc->by_idx[i]->waiters);
-    }
 }
 
 /* ---- waiters --------------------------------------------------------------- */
@@ -302,7 +272,7 @@ leaf_status_t sequence_service_demote(struct sequence_service *svc) {
 /* ---- life cycle ------------------------------------------------------------- */
 
 leaf_status_t sequence_service_create(struct sequence_service **out, const struct leaf_config *cfg,
-                                      struct uv_loop_s *control_loop) {
+                                      struct uv_loop_s *control_loop, struct zk_session *zk) {
     struct sequence_service *svc = calloc(1, sizeof(*svc));
     if (svc == NULL) {
         log_error("sequence", "out of memory creating the sequence service");
@@ -321,6 +291,11 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
         return LEAF_ENOMEM;
     }
     *out = svc;
+    if (svc->enabled && zk != NULL) {
+        svc->zk = zk;
+        svc->zsub = (struct zk_sub){"sequence", seq_on_zk, seq_on_idle, svc, NULL};
+        return zk_session_subscribe(zk, &svc->zsub);
+    }
     return LEAF_OK;
 }
 
@@ -342,13 +317,12 @@ static leaf_status_t ensure_parents(struct sequence_service *svc) {
     parts[1] = path;
     int64_t until = clock_mono_ms() + svc->cfg->zk_session_timeout_ms;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-        leaf_status_t st =
-            zk_session_create(&svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+        leaf_status_t st = zk_session_create(svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
         while (st == LEAF_EUNAVAIL && clock_mono_ms() < until) {
             struct timespec pause = {0, 100 * 1000000L};
             nanosleep(&pause, NULL);
-            (void)zk_session_wait_connected(&svc->zk, SEQ_CRON_MS);
-            st = zk_session_create(&svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+            (void)zk_session_wait_connected(svc->zk, SEQ_CRON_MS);
+            st = zk_session_create(svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
         }
         if (st != LEAF_OK && st != LEAF_EEXIST) {
             log_error("sequence", "cannot create %s in ZooKeeper (%s)", parts[i],
@@ -390,12 +364,8 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     svc->cron.data = svc;
     uv_unref((uv_handle_t *)&svc->cron);
     svc->started = 1;
-    if (zk_session_open(&svc->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, seq_notify,
-                        &svc->async) != LEAF_OK) {
-        return LEAF_ERR;
-    }
     svc->zk_open = 1;
-    if (zk_session_wait_connected(&svc->zk, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
+    if (zk_session_wait_connected(svc->zk, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
         log_error("sequence", "cannot reach ZooKeeper at %s within %lld ms", cfg->zk_address,
                   (long long)cfg->zk_session_timeout_ms);
         return LEAF_EUNAVAIL;
@@ -404,7 +374,8 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
         return LEAF_ERR;
     }
     uv_timer_start(&svc->cron, seq_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
-    uv_async_send(&svc->async); /* the CONNECTED event is queued: get in line */
+    /* The CONNECTED event is queued on the session: the control loop's
+     * first dispatch puts this node in line. */
     log_info("sequence", "sequences on, advertised as %s; electing a primary under %s",
              svc->self_data, svc->dir_primary);
     return LEAF_OK;
@@ -419,13 +390,16 @@ void sequence_service_step_down(struct sequence_service *svc) {
     pthread_mutex_unlock(&svc->lock);
     seq_lose_primary(svc, "stopping");
     svc->stepping_down = 1;
-    if (was && svc->zk_open && zk_session_state(&svc->zk) == ZK_STATE_CONNECTED) {
+    if (was && svc->zk_open && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Issuing has stopped: the next primary need not wait out this lease. */
-        zk_session_set(&svc->zk, svc->lease_path, "released", 8);
+        zk_session_set(svc->zk, svc->lease_path, "released", 8);
     }
-    if (svc->zk_open) {
-        zk_session_close(&svc->zk); /* the election node goes with the session, at once */
-        svc->zk_open = 0;
+    if (svc->zk_open && svc->mine[0] != '\0' && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
+        /* Out of line at once: the next node need not wait for this
+         * process's session to close. (An election node still being
+         * created is deleted when its answer comes: seq_on_zk.) */
+        (void)zk_session_delete(svc->zk, svc->mine, -1);
+        svc->mine[0] = '\0';
     }
     uv_timer_stop(&svc->cron);
 }
@@ -433,9 +407,6 @@ void sequence_service_step_down(struct sequence_service *svc) {
 void sequence_service_free(struct sequence_service *svc) {
     if (svc == NULL) {
         return;
-    }
-    if (svc->zk_open) {
-        zk_session_close(&svc->zk);
     }
     zk_names_free(svc->line, svc->nline);
     for (size_t i = 0; i < svc->count; i++) {

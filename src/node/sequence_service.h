@@ -32,34 +32,18 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "sequence_record.h"
 #include "session.h"
 #include "status.h"
 
 struct uv_loop_s;
+struct zk_session;
 struct sequence_service;
 
-#define SEQUENCE_PEER_ADDR 64
-#define SEQUENCE_MAX_PEERS 16
-
-/* Where the primary answers, for redirects; known = 0 while none is elected. */
-struct sequence_where {
-    int known;
-    char http[SEQUENCE_PEER_ADDR];
-    char resp[SEQUENCE_PEER_ADDR]; /* "" when the primary has no RESP port */
-};
-
-/* One node in line for the election (CLUSTER SLOTS, zk-inspect). */
-struct sequence_peer {
-    long long seq; /* the counter of its election node */
-    int primary;   /* the lowest: the primary */
-    int self;      /* this node */
-    char http[SEQUENCE_PEER_ADDR];
-    char resp[SEQUENCE_PEER_ADDR];
-};
-
+/* Subscribes to zk, the process's ZooKeeper session (NULL without ZooKeeper). */
 leaf_status_t sequence_service_create(struct sequence_service **out, const struct leaf_config *cfg,
-                                      struct uv_loop_s *control_loop);
-/* Opens the session and starts the election (no-op when sequences are off). */
+                                      struct uv_loop_s *control_loop, struct zk_session *zk);
+/* Waits for the session and starts the election (no-op when sequences are off). */
 leaf_status_t sequence_service_start(struct sequence_service *svc);
 /* Stops issuing and leaves ZooKeeper at once, so the next node takes over; control thread. */
 void sequence_service_step_down(struct sequence_service *svc);

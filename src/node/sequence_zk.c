@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sequence_elect.h"
 #include "sequence_record.h"
@@ -40,7 +41,7 @@ static void elect_create(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX];
     snprintf(path, sizeof(path), "%s/n_", svc->dir_primary);
     svc->create_sent_ms = seq_now_ms();
-    if (zk_session_acreate2(&svc->zk, OP_ELECT_CREATE, 0, path, svc->self_data,
+    if (zk_session_acreate2(&svc->zsub, OP_ELECT_CREATE, 0, path, svc->self_data,
                             strlen(svc->self_data), ZK_MODE_EPHEMERAL_SEQUENTIAL) == LEAF_OK) {
         svc->creating = 1;
     }
@@ -50,7 +51,7 @@ static void elect_list(struct sequence_service *svc) {
     if (svc->listing) {
         return;
     }
-    if (zk_session_achildren2(&svc->zk, OP_ELECT_LIST, 0, svc->dir_primary) == LEAF_OK) {
+    if (zk_session_achildren2(&svc->zsub, OP_ELECT_LIST, 0, svc->dir_primary) == LEAF_OK) {
         svc->listing = 1;
     }
 }
@@ -73,7 +74,7 @@ static void view_read(struct sequence_service *svc, char **names, int n) {
         char path[SEQ_PATH_MAX];
         snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, names[i]);
         if (sequence_elect_seq(names[i]) >= 0 &&
-            zk_session_aget(&svc->zk, OP_PEER_GET, (uint64_t)i, path) == LEAF_OK) {
+            zk_session_aget(&svc->zsub, OP_PEER_GET, (uint64_t)i, path) == LEAF_OK) {
             svc->peer_reads_left++;
         }
     }
@@ -140,7 +141,7 @@ static void takeover_start(struct sequence_service *svc) {
     if (svc->taking_over) {
         return;
     }
-    if (zk_session_aget(&svc->zk, OP_LEASE_READ, 0, svc->lease_path) == LEAF_OK) {
+    if (zk_session_aget(&svc->zsub, OP_LEASE_READ, 0, svc->lease_path) == LEAF_OK) {
         svc->taking_over = 1;
     }
 }
@@ -149,9 +150,9 @@ static void takeover_claim(struct sequence_service *svc, int exists) {
     char data[SEQ_PATH_MAX + 16];
     int n = snprintf(data, sizeof(data), "primary=%s", base_name(svc->mine));
     svc->takeover_sent_ms = seq_now_ms();
-    leaf_status_t rc = exists ? zk_session_aset_version(&svc->zk, OP_LEASE_CLAIM, 0,
+    leaf_status_t rc = exists ? zk_session_aset_version(&svc->zsub, OP_LEASE_CLAIM, 0,
                                                         svc->lease_path, data, (size_t)n, -1)
-                              : zk_session_acreate2(&svc->zk, OP_LEASE_CLAIM, 0, svc->lease_path,
+                              : zk_session_acreate2(&svc->zsub, OP_LEASE_CLAIM, 0, svc->lease_path,
                                                     data, (size_t)n, ZK_MODE_PERSISTENT);
     svc->taking_over = rc == LEAF_OK ? 2 : 0;
 }
@@ -252,7 +253,7 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     } else {
         char path[SEQ_PATH_MAX];
         snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, ev->names[d.watch]);
-        zk_session_aexists_watch(&svc->zk, OP_ELECT_WATCH, 0, path);
+        zk_session_aexists_watch(&svc->zsub, OP_ELECT_WATCH, 0, path);
     }
     /* The names move to the view, which reads every address. */
     char **taken = ev->names;
@@ -298,8 +299,8 @@ static void heartbeat(struct sequence_service *svc, int64_t now) {
     int n = snprintf(data, sizeof(data), "primary=%s", base_name(svc->mine));
     svc->last_heartbeat_ms = now;
     svc->heartbeat_sent_ms = now;
-    if (zk_session_aset_version(&svc->zk, OP_HEARTBEAT, 0, svc->lease_path, data, (size_t)n, -1) ==
-        LEAF_OK) {
+    if (zk_session_aset_version(&svc->zsub, OP_HEARTBEAT, 0, svc->lease_path, data, (size_t)n,
+                                -1) == LEAF_OK) {
         svc->heartbeat_inflight = 1;
     }
 }
@@ -313,12 +314,13 @@ static void seq_perform(struct sequence_service *svc, struct seq_entry *e,
     uint64_t arg = ((uint64_t)a->token << 24) | e->idx;
     leaf_status_t rc = LEAF_ERR;
     switch (a->op) {
-    case SEQUENCE_OP_READ: rc = zk_session_aget(&svc->zk, OP_SEQ, arg, path); break;
+    case SEQUENCE_OP_READ: rc = zk_session_aget(&svc->zsub, OP_SEQ, arg, path); break;
     case SEQUENCE_OP_CREATE:
-        rc = zk_session_acreate2(&svc->zk, OP_SEQ, arg, path, a->data, a->len, ZK_MODE_PERSISTENT);
+        rc =
+            zk_session_acreate2(&svc->zsub, OP_SEQ, arg, path, a->data, a->len, ZK_MODE_PERSISTENT);
         break;
     case SEQUENCE_OP_WRITE:
-        rc = zk_session_aset_version(&svc->zk, OP_SEQ, arg, path, a->data, a->len, a->version);
+        rc = zk_session_aset_version(&svc->zsub, OP_SEQ, arg, path, a->data, a->len, a->version);
         break;
     default: return;
     }
@@ -413,7 +415,7 @@ static void run_creates(struct sequence_service *svc) {
             len = sequence_record_format_max(data, sizeof(data), c->start - 1);
         }
         pthread_mutex_unlock(&svc->lock);
-        if (go && zk_session_acreate2(&svc->zk, OP_ADMIN_CREATE, (uint64_t)i, path, data, len,
+        if (go && zk_session_acreate2(&svc->zsub, OP_ADMIN_CREATE, (uint64_t)i, path, data, len,
                                       ZK_MODE_PERSISTENT) != LEAF_OK) {
             pthread_mutex_lock(&svc->lock);
             c->done = 1;
@@ -452,7 +454,7 @@ static void on_state(struct sequence_service *svc, int state) {
     svc->connected = state == ZK_STATE_CONNECTED;
     sequence_lease_connected(&svc->lease, svc->connected);
     if (svc->connected) {
-        int t = zk_session_negotiated_timeout_ms(&svc->zk);
+        int t = zk_session_negotiated_timeout_ms(svc->zk);
         if (t > 0) {
             svc->lease.timeout_ms = t;
         }
@@ -463,14 +465,10 @@ static void on_state(struct sequence_service *svc, int state) {
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
         svc->taking_over = 0;
-        log_warn("sequence", "ZooKeeper session expired: starting a new one and getting in line "
-                             "again");
-        zk_session_reopen(&svc->zk);
+        log_warn("sequence", "ZooKeeper session expired: getting in line again on the new one");
     } else if (state == ZK_STATE_CONNECTED) {
         if (!svc->connected_once || svc->mine[0] == '\0') {
-            pthread_mutex_lock(&svc->zk.mu);
-            long long sid = (long long)svc->zk.session_id;
-            pthread_mutex_unlock(&svc->zk.mu);
+            long long sid = (long long)zk_session_id(svc->zk);
             log_info("sequence", "the election runs on ZooKeeper session 0x%llx", sid);
         }
         svc->connected_once = 1;
@@ -504,27 +502,24 @@ static void demote(struct sequence_service *svc) {
     }
     /* Issuing has stopped: release the lease (the next primary need not wait
      * it out), then leave the line. */
-    if (was && zk_session_aset_version(&svc->zk, OP_LEASE_RELEASE, 0, svc->lease_path, "released",
+    if (was && zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, svc->lease_path, "released",
                                        8, -1) == LEAF_OK) {
         svc->deleting = 1;
         return;
     }
-    if (zk_session_adelete(&svc->zk, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
+    if (zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
         svc->deleting = 1;
     }
 }
 
 static void on_lease_release(struct sequence_service *svc) {
     if (svc->mine[0] == '\0' ||
-        zk_session_adelete(&svc->zk, OP_ELECT_DELETE, 0, svc->mine, -1) != LEAF_OK) {
+        zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, svc->mine, -1) != LEAF_OK) {
         svc->deleting = 0;
     }
 }
 
 static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
-    if (ev->gen != svc->zk.gen) {
-        return; /* from a handle replaced after an expiry */
-    }
     if (ev->kind == ZK_EVENT_STATE) {
         on_state(svc, ev->state);
         return;
@@ -553,19 +548,29 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     }
 }
 
-void seq_on_async(uv_async_t *h) {
-    struct sequence_service *svc = h->data;
-    struct zk_event *ev = zk_session_take(&svc->zk);
-    while (ev != NULL) {
-        struct zk_event *next = ev->next;
-        ev->next = NULL;
-        if (!svc->stepping_down) {
-            handle_event(svc, ev);
-        }
-        zk_event_free(ev);
-        ev = next;
+/* Control thread: one event of this service's on the session (node_zk). */
+void seq_on_zk(void *arg, struct zk_event *ev) {
+    struct sequence_service *svc = arg;
+    if (!svc->zk_open) {
+        return;
     }
-    if (svc->stepping_down) {
+    if (!svc->stepping_down) {
+        handle_event(svc, ev);
+    } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_ELECT_CREATE &&
+               ev->result == ZK_RESULT_OK && ev->data != NULL) {
+        /* Created after the step-down began: out of line at once. */
+        (void)zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, ev->data, -1);
+    }
+}
+
+void seq_on_async(uv_async_t *h) {
+    seq_on_idle(h->data);
+}
+
+/* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
+void seq_on_idle(void *arg) {
+    struct sequence_service *svc = arg;
+    if (!svc->zk_open || svc->stepping_down) {
         return;
     }
     pthread_mutex_lock(&svc->lock);
@@ -597,6 +602,32 @@ void seq_on_cron(uv_timer_t *t) {
     run_dirty(svc);
 }
 
-void seq_notify(void *arg) {
-    uv_async_send(arg);
+int64_t seq_now_ms(void) {
+    return clock_mono_ms();
+}
+
+/* Asks the control thread to look at e (lock held). */
+void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
+    if (e->dirty) {
+        return;
+    }
+    if (svc->ndirty == svc->dirty_cap) {
+        size_t cap = svc->dirty_cap ? svc->dirty_cap * 2 : 64;
+        struct seq_entry **a = realloc(
+            svc->dirty,
+            cap * sizeof(struct seq_entry *)); /* NOLINT(bugprone-sizeof-expression): pointers */
+        if (a == NULL) {
+            return; /* the cron's next pass over waiting entries picks it up */
+        }
+        svc->dirty = a;
+        svc->dirty_cap = cap;
+    }
+    svc->dirty[svc->ndirty++] = e;
+    e->dirty = 1;
+}
+
+void seq_wake_all(struct sequence_service *svc) {
+    for (size_t i = 0; i < svc->count; i++) {
+        leaf_wait_wake_all(&svc->by_idx[i]->waiters);
+    }
 }

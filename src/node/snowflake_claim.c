@@ -27,6 +27,11 @@
 
 enum { READ_SLOT, READ_OWNERS, READ_FOREVER };
 
+#define LEASE_RETRY_MS 250
+
+static void claim_wait(struct snowflake_node *n);
+static void claim_install(struct snowflake_node *n);
+
 uint64_t snowflake_claim_rand(void *ctx) {
     struct snowflake_lease *l = ctx;
     l->rng ^= l->rng << 13;
@@ -82,18 +87,18 @@ void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose) 
     l->pending = 0;
     l->phase = LEASE_LIST;
     if (!snowflake_node_connected(n) || lease_reset_snapshot(n) != 0) {
-        snowflake_lease_wait(n);
+        claim_wait(n);
         return;
     }
     const char *paths[] = {n->layout.lease, n->layout.forever, n->layout.temporary};
     int ops[] = {OP_L_LIST, OP_L_FLIST, OP_L_TLIST};
     for (int i = 0; i < 3; i++) {
-        if (zk_session_achildren2(&n->zk, ops[i], 0, paths[i]) == LEAF_OK) {
+        if (zk_session_achildren2(&n->zsub, ops[i], 0, paths[i]) == LEAF_OK) {
             l->pending++;
         }
     }
     if (l->pending < 3) {
-        snowflake_lease_wait(n); /* the replies still due are ignored in WAIT */
+        claim_wait(n); /* the replies still due are ignored in WAIT */
     }
 }
 
@@ -143,8 +148,8 @@ static void lease_send_reads(struct snowflake_node *n) {
                        : zk_lease_slot_path(&n->layout, slot, path, sizeof(path)) == LEAF_OK;
         leaf_status_t st = !fits ? LEAF_EINVAL
                            : kind == READ_OWNERS
-                               ? zk_session_achildren2(&n->zk, ops[kind], (uint64_t)slot, path)
-                               : zk_session_aget(&n->zk, ops[kind], (uint64_t)slot, path);
+                               ? zk_session_achildren2(&n->zsub, ops[kind], (uint64_t)slot, path)
+                               : zk_session_aget(&n->zsub, ops[kind], (uint64_t)slot, path);
         l->ireads++;
         if (st == LEAF_OK) {
             l->pending++;
@@ -194,7 +199,7 @@ static void lease_read(struct snowflake_node *n) {
     l->nreads = l->ireads = 0;
     char *want = calloc((size_t)l->nslots, 1);
     if (want == NULL) {
-        snowflake_lease_wait(n);
+        claim_wait(n);
         return;
     }
     lease_pick_reads(l, l->full_read, want);
@@ -327,7 +332,7 @@ static void lease_choose(struct snowflake_node *n) {
 void snowflake_claim_release(struct snowflake_node *n, int64_t slot) {
     char path[ZK_PATH_MAX];
     if (zk_lease_owner_path(&n->layout, slot, path, sizeof(path)) == LEAF_OK) {
-        zk_session_adelete(&n->zk, OP_L_RELEASE, (uint64_t)slot, path, -1);
+        zk_session_adelete(&n->zsub, OP_L_RELEASE, (uint64_t)slot, path, -1);
     }
 }
 
@@ -356,7 +361,7 @@ void snowflake_claim_give_up(struct snowflake_node *n) {
         l->phase = LEASE_IDLE;
         return;
     }
-    snowflake_lease_wait(n);
+    claim_wait(n);
 }
 
 /* Sends the pipelined create-slot, create-owner and read-back of the next candidate. */
@@ -379,15 +384,15 @@ void snowflake_claim_try(struct snowflake_node *n) {
         return;
     }
     uint64_t arg = (uint64_t)c->slot;
-    if (!c->exists && zk_session_acreate2(&n->zk, OP_L_MKSLOT, arg, slot, data, len,
+    if (!c->exists && zk_session_acreate2(&n->zsub, OP_L_MKSLOT, arg, slot, data, len,
                                           ZK_MODE_PERSISTENT) == LEAF_OK) {
         l->pending++;
     }
-    if (zk_session_acreate2(&n->zk, OP_L_OWNER, arg, owner, n->layout.identity,
+    if (zk_session_acreate2(&n->zsub, OP_L_OWNER, arg, owner, n->layout.identity,
                             strlen(n->layout.identity), ZK_MODE_EPHEMERAL) == LEAF_OK) {
         l->pending++;
     }
-    if (zk_session_aget(&n->zk, OP_L_GET, arg, slot) == LEAF_OK) {
+    if (zk_session_aget(&n->zsub, OP_L_GET, arg, slot) == LEAF_OK) {
         l->pending++;
     }
 }
@@ -412,7 +417,7 @@ static void lease_tried(struct snowflake_node *n) {
     if (l->owner_rc != ZK_RESULT_OK) {
         log_warn("snowflake", "claiming lease slot %" PRId64 ": the owner's create failed",
                  c->slot);
-        snowflake_lease_wait(n);
+        claim_wait(n);
         return;
     }
     uint64_t token = 0;
@@ -433,7 +438,7 @@ static void lease_tried(struct snowflake_node *n) {
     zk_lease_write_sent(&l->claim, reserved);
     l->phase = LEASE_FIRST;
     if (len == 0 || zk_lease_slot_path(&n->layout, c->slot, path, sizeof(path)) != LEAF_OK ||
-        zk_session_aset_version(&n->zk, OP_L_FIRST, token, path, data, len, l->claim.version) !=
+        zk_session_aset_version(&n->zsub, OP_L_FIRST, token, path, data, len, l->claim.version) !=
             LEAF_OK) {
         lease_next(n, 1);
     }
@@ -465,7 +470,7 @@ static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev)
     }
     if (zk_lease_write_done(&l->claim, snowflake_claim_write_rc(ev->result), ev->version) ==
         ZK_LEASE_RAISE_CEILING) {
-        snowflake_lease_install(n);
+        claim_install(n);
         return;
     }
     l->claim.state = ZK_LEASE_NONE;
@@ -496,4 +501,101 @@ void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev) 
             lease_tried(n);
         }
     }
+}
+
+void snowflake_claim_publish(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    atomic_store(&l->stats.slot, l->hold.state == ZK_LEASE_NONE ? -1 : l->hold.slot);
+    atomic_store(&l->stats.state, (int)l->hold.state);
+}
+
+/* The local cache remembers the slot and its reservation for the next start
+ * (its slot first); the generator's ceiling does not wait for it. */
+void snowflake_claim_store_cache(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    if (!l->cache_dirty || n->work_busy || l->hold.state == ZK_LEASE_NONE) {
+        return;
+    }
+    n->work_busy = 1;
+    n->work_value = l->hold.acked_ms;
+    l->cache_dirty = 0;
+    if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work, snowflake_node_write_done) !=
+        0) {
+        log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
+        n->work_busy = 0;
+        l->cache_dirty = 1;
+    }
+}
+
+/* The claim's first reservation is acknowledged: the generator moves to it. */
+static void claim_install(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    struct zk_lease_hold old = l->hold;
+    pthread_mutex_lock(&n->lock);
+    if (!n->stopping) {
+        snowflake_gen_move(&n->gen, (int)l->claim.slot, l->claim.floor_ms, l->claim.acked_ms);
+    }
+    pthread_mutex_unlock(&n->lock);
+    l->hold = l->claim;
+    l->claim.state = ZK_LEASE_NONE;
+    l->write_busy = l->resync_busy = 0;
+    l->known_slot = l->hold.slot;
+    l->known_ms = l->hold.acked_ms;
+    l->slots[l->hold.slot].held = 1;
+    n->worker_id = l->hold.slot;
+    atomic_store(&n->stats.worker_id, n->worker_id);
+    atomic_store(&n->stats.reserved_ms, l->hold.acked_ms);
+    atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+    atomic_fetch_add(&l->stats.claims, 1);
+    /* The slot held before: its owner goes, its reservation stays. After an
+     * expiry the owner went with the session (and may be someone else's now). */
+    if (old.state == ZK_LEASE_HELD || old.state == ZK_LEASE_RESYNC) {
+        if (old.slot != l->hold.slot) {
+            snowflake_claim_release(n, old.slot);
+        }
+    }
+    if (l->purpose == LEASE_SWITCH) {
+        int64_t us = (clock_mono_ns() - l->switch_started_ns) / 1000;
+        atomic_fetch_add(&l->stats.switches, 1);
+        atomic_store(&l->stats.last_switch_us, us);
+        log_warn("snowflake",
+                 "the clock stepped back: switched from lease slot %" PRId64 " to %" PRId64
+                 " in %" PRId64 " us; slot %" PRId64 " keeps its reservation %" PRId64 " ms",
+                 old.slot, l->hold.slot, us, old.slot, old.acked_ms);
+    } else {
+        log_info("snowflake",
+                 "holding lease slot %" PRId64 " (worker ID %" PRId64
+                 "): no ID at or below %" PRId64 " ms, reserved up to %" PRId64 " ms",
+                 l->hold.slot, l->hold.slot, l->hold.floor_ms, l->hold.acked_ms);
+    }
+    l->phase = LEASE_IDLE;
+    snowflake_claim_publish(n);
+    l->cache_dirty = 1;
+    snowflake_claim_store_cache(n);
+}
+/* ----- driving it ----- */
+
+static void lease_on_retry(uv_timer_t *t) {
+    struct snowflake_node *n = t->data;
+    struct snowflake_lease *l = &n->lease;
+    if (l->phase != LEASE_WAIT) {
+        return;
+    }
+    l->phase = LEASE_IDLE;
+    if (l->hold.state != ZK_LEASE_HELD && l->hold.state != ZK_LEASE_RESYNC) {
+        snowflake_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
+                                    ? LEASE_START
+                                    : LEASE_RECLAIM);
+    }
+}
+
+static void claim_wait(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    if (l->purpose == LEASE_SWITCH) {
+        snowflake_claim_give_up(n);
+        return;
+    }
+    l->phase = LEASE_WAIT;
+    l->pending = 0;
+    uv_timer_start(&l->retry, lease_on_retry, LEASE_RETRY_MS, 0);
 }

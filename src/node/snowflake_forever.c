@@ -24,27 +24,27 @@ void snowflake_forever_report(struct snowflake_node *n, int64_t reserved) {
         return;
     }
     char data[256];
-    size_t len = snowflake_node_json(n, reserved, data, sizeof(data));
-    if (zk_session_state(&n->zk) != ZK_STATE_CONNECTED || len == 0) {
+    size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
+    if (zk_session_state(n->zk) != ZK_STATE_CONNECTED || len == 0) {
         return;
     }
     if (n->registered == 0 && !n->busy[OP_FIND]) {
-        node_zk_call(n, OP_FIND, zk_session_achildren(&n->zk, OP_FIND, n->layout.forever));
+        node_zk_call(n, OP_FIND, zk_session_achildren(&n->zsub, OP_FIND, n->layout.forever));
     }
     if (n->registered == 1 && !n->busy[OP_SET_FOREVER]) {
         node_zk_call(n, OP_SET_FOREVER,
-                     zk_session_aset(&n->zk, OP_SET_FOREVER, n->forever_path, data, len));
+                     zk_session_aset(&n->zsub, OP_SET_FOREVER, n->forever_path, data, len));
     }
     if (n->registered != 1) {
         return; /* the ephemeral node advertises a registered worker only */
     }
     if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
         node_zk_call(n, OP_SET_EPHEMERAL,
-                     zk_session_aset(&n->zk, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
+                     zk_session_aset(&n->zsub, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
     } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] && !n->busy[OP_MINE_EPHEMERAL]) {
         node_zk_call(n, OP_CREATE_EPHEMERAL,
-                     zk_session_acreate(&n->zk, OP_CREATE_EPHEMERAL, n->layout.ephemeral, data, len,
-                                        ZK_MODE_EPHEMERAL));
+                     zk_session_acreate(&n->zsub, OP_CREATE_EPHEMERAL, n->layout.ephemeral, data,
+                                        len, ZK_MODE_EPHEMERAL));
     }
 }
 
@@ -108,7 +108,7 @@ static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t 
         /* Ours from before a lost reply, or a previous session's that
          * vanishes when that session expires: ask whose it is. */
         node_zk_call(n, OP_MINE_EPHEMERAL,
-                     zk_session_amine(&n->zk, OP_MINE_EPHEMERAL, n->layout.ephemeral));
+                     zk_session_amine(&n->zsub, OP_MINE_EPHEMERAL, n->layout.ephemeral));
     } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
         n->ephemeral_ok = mine;
         if (!mine) {
@@ -123,9 +123,6 @@ static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t 
 
 void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
     n->busy[ev->op] = 0;
-    if (ev->gen != n->zk.gen) {
-        return; /* from a handle already replaced */
-    }
     if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
     } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {
@@ -139,4 +136,10 @@ void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev)
     } else {
         node_ephemeral_done(n, ev->op, ev->rc, ev->mine);
     }
+}
+
+size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap) {
+    struct zk_node_data d = n->self;
+    d.timestamp = timestamp;
+    return zk_record_format_node(&d, buf, cap);
 }

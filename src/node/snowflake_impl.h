@@ -134,7 +134,8 @@ struct snowflake_node {
     int stopping;
     int use_zk; /* 0 in static worker mode: the reservation lives in the local cache only */
     struct zk_layout layout;
-    struct zk_session zk;
+    struct zk_session *zk;    /* the process's one session (node_zk); NULL in static mode */
+    struct zk_sub zsub;       /* this node's calls and events on it */
     struct zk_node_data self; /* ip and port of the identity */
     char cache_path[1024];
     int64_t worker_id;
@@ -145,7 +146,7 @@ struct snowflake_node {
     int64_t reserved_ms;   /* highest reservation on disk = the generator's ceiling */
     int64_t report_ms;
 
-    uv_async_t async; /* woken by ZooKeeper threads (zk_session notify) */
+    uv_async_t async; /* woken by an event loop that saw the clock far behind (lease mode) */
     uv_timer_t cron;
     uv_work_t work; /* the cache-file write on the threadpool */
     int work_busy;
@@ -175,7 +176,7 @@ struct snowflake_node {
  * the local cache write, and the JSON a leaf_forever/leaf_temporary node holds */
 void snowflake_node_write_work(uv_work_t *w);
 void snowflake_node_write_done(uv_work_t *w, int status);
-size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
+size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
 
 /* snowflake_forever.c: forever mode's ZooKeeper upkeep (control thread) */
 void snowflake_forever_report(struct snowflake_node *n, int64_t reserved);
@@ -193,8 +194,6 @@ void snowflake_lease_want_switch(struct snowflake_node *n, int64_t wait_ms);
 void snowflake_lease_stop(struct snowflake_node *n, int64_t final_ms);
 void snowflake_lease_close(struct snowflake_node *n);
 void snowflake_lease_free(struct snowflake_node *n);
-void snowflake_lease_wait(struct snowflake_node *n);
-void snowflake_lease_install(struct snowflake_node *n);
 
 /* snowflake_claim.c: claiming a slot (control thread) */
 void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose);
@@ -210,9 +209,11 @@ enum zk_lease_write_rc snowflake_claim_write_rc(enum zk_result r);
 uint64_t snowflake_claim_rand(void *ctx);
 void snowflake_claim_free(struct snowflake_node *n);
 void snowflake_claim_give_up(struct snowflake_node *n);
+void snowflake_claim_publish(struct snowflake_node *n);
+void snowflake_claim_store_cache(struct snowflake_node *n);
 
 static inline int snowflake_node_connected(struct snowflake_node *n) {
-    return zk_session_state(&n->zk) == ZK_STATE_CONNECTED;
+    return zk_session_state(n->zk) == ZK_STATE_CONNECTED;
 }
 
 #endif

@@ -38,14 +38,7 @@
 #include "log.h"
 #include "snowflake_impl.h"
 
-#define LEASE_RETRY_MS 250
 #define LEASE_START_WAIT_MS 30000
-
-static void lease_publish(struct snowflake_node *n) {
-    struct snowflake_lease *l = &n->lease;
-    atomic_store(&l->stats.slot, l->hold.state == ZK_LEASE_NONE ? -1 : l->hold.slot);
-    atomic_store(&l->stats.state, (int)l->hold.state);
-}
 
 void snowflake_lease_init(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
@@ -64,60 +57,13 @@ void snowflake_lease_free(struct snowflake_node *n) {
 }
 
 /* ----- holding a slot ----- */
-static void lease_store_cache(struct snowflake_node *n);
 
-/* The claim's first reservation is acknowledged: the generator moves to it. */
-void snowflake_lease_install(struct snowflake_node *n) {
-    struct snowflake_lease *l = &n->lease;
-    struct zk_lease_hold old = l->hold;
-    pthread_mutex_lock(&n->lock);
-    if (!n->stopping) {
-        snowflake_gen_move(&n->gen, (int)l->claim.slot, l->claim.floor_ms, l->claim.acked_ms);
-    }
-    pthread_mutex_unlock(&n->lock);
-    l->hold = l->claim;
-    l->claim.state = ZK_LEASE_NONE;
-    l->write_busy = l->resync_busy = 0;
-    l->known_slot = l->hold.slot;
-    l->known_ms = l->hold.acked_ms;
-    l->slots[l->hold.slot].held = 1;
-    n->worker_id = l->hold.slot;
-    atomic_store(&n->stats.worker_id, n->worker_id);
-    atomic_store(&n->stats.reserved_ms, l->hold.acked_ms);
-    atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
-    atomic_fetch_add(&l->stats.claims, 1);
-    /* The slot held before: its owner goes, its reservation stays. After an
-     * expiry the owner went with the session (and may be someone else's now). */
-    if (old.state == ZK_LEASE_HELD || old.state == ZK_LEASE_RESYNC) {
-        if (old.slot != l->hold.slot) {
-            snowflake_claim_release(n, old.slot);
-        }
-    }
-    if (l->purpose == LEASE_SWITCH) {
-        int64_t us = (clock_mono_ns() - l->switch_started_ns) / 1000;
-        atomic_fetch_add(&l->stats.switches, 1);
-        atomic_store(&l->stats.last_switch_us, us);
-        log_warn("snowflake",
-                 "the clock stepped back: switched from lease slot %" PRId64 " to %" PRId64
-                 " in %" PRId64 " us; slot %" PRId64 " keeps its reservation %" PRId64 " ms",
-                 old.slot, l->hold.slot, us, old.slot, old.acked_ms);
-    } else {
-        log_info("snowflake",
-                 "holding lease slot %" PRId64 " (worker ID %" PRId64
-                 "): no ID at or below %" PRId64 " ms, reserved up to %" PRId64 " ms",
-                 l->hold.slot, l->hold.slot, l->hold.floor_ms, l->hold.acked_ms);
-    }
-    l->phase = LEASE_IDLE;
-    lease_publish(n);
-    l->cache_dirty = 1;
-    lease_store_cache(n);
-}
 /* The held slot was lost (fenced, deleted, or the session expired). */
 static void lease_lost(struct snowflake_node *n, const char *why) {
     struct snowflake_lease *l = &n->lease;
     zk_lease_lose(&l->hold);
     atomic_fetch_add(&l->stats.claims_lost, 1);
-    lease_publish(n);
+    snowflake_claim_publish(n);
     log_warn("snowflake",
              "lost lease slot %" PRId64 " (%s): issuing only below its acknowledged "
              "reservation %" PRId64 " ms, then none until a slot is claimed again",
@@ -136,7 +82,7 @@ static void lease_act(struct snowflake_node *n, enum zk_lease_action a) {
         atomic_store(&n->stats.reserved_ms, l->hold.acked_ms);
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
         l->cache_dirty = 1;
-        lease_store_cache(n);
+        snowflake_claim_store_cache(n);
     } else if (a == ZK_LEASE_LOST_SLOT) {
         atomic_fetch_add(&l->stats.fence_failures, 1);
         log_error("snowflake",
@@ -148,7 +94,7 @@ static void lease_act(struct snowflake_node *n, enum zk_lease_action a) {
             snowflake_claim_list(n, LEASE_RECLAIM);
         }
     }
-    lease_publish(n);
+    snowflake_claim_publish(n);
 }
 
 static void lease_got_hold(struct snowflake_node *n, const struct zk_event *ev) {
@@ -184,7 +130,7 @@ static void lease_extend(struct snowflake_node *n) {
         return;
     }
     if (h->state == ZK_LEASE_RESYNC && !l->resync_busy) {
-        l->resync_busy = zk_session_aget(&n->zk, OP_L_RESYNC, h->token, path) == LEAF_OK;
+        l->resync_busy = zk_session_aget(&n->zsub, OP_L_RESYNC, h->token, path) == LEAF_OK;
         return;
     }
     if (l->write_busy || !zk_lease_should_write(h, now, n->cfg->reserve_ms)) {
@@ -196,56 +142,11 @@ static void lease_extend(struct snowflake_node *n) {
         return;
     }
     zk_lease_write_sent(h, reserved);
-    l->write_busy =
-        zk_session_aset_version(&n->zk, OP_L_SET, h->token, path, data, len, h->version) == LEAF_OK;
+    l->write_busy = zk_session_aset_version(&n->zsub, OP_L_SET, h->token, path, data, len,
+                                            h->version) == LEAF_OK;
     if (!l->write_busy) {
         h->pending_ms = -1; /* refused before it was sent: nothing in flight */
     }
-}
-
-/* The local cache remembers the slot and its reservation for the next start
- * (its slot first); the generator's ceiling does not wait for it. */
-static void lease_store_cache(struct snowflake_node *n) {
-    struct snowflake_lease *l = &n->lease;
-    if (!l->cache_dirty || n->work_busy || l->hold.state == ZK_LEASE_NONE) {
-        return;
-    }
-    n->work_busy = 1;
-    n->work_value = l->hold.acked_ms;
-    l->cache_dirty = 0;
-    if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work, snowflake_node_write_done) !=
-        0) {
-        log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
-        n->work_busy = 0;
-        l->cache_dirty = 1;
-    }
-}
-
-/* ----- driving it ----- */
-
-static void lease_on_retry(uv_timer_t *t) {
-    struct snowflake_node *n = t->data;
-    struct snowflake_lease *l = &n->lease;
-    if (l->phase != LEASE_WAIT) {
-        return;
-    }
-    l->phase = LEASE_IDLE;
-    if (l->hold.state != ZK_LEASE_HELD && l->hold.state != ZK_LEASE_RESYNC) {
-        snowflake_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
-                                    ? LEASE_START
-                                    : LEASE_RECLAIM);
-    }
-}
-
-void snowflake_lease_wait(struct snowflake_node *n) {
-    struct snowflake_lease *l = &n->lease;
-    if (l->purpose == LEASE_SWITCH) {
-        snowflake_claim_give_up(n);
-        return;
-    }
-    l->phase = LEASE_WAIT;
-    l->pending = 0;
-    uv_timer_start(&l->retry, lease_on_retry, LEASE_RETRY_MS, 0);
 }
 
 void snowflake_lease_cron(struct snowflake_node *n) {
@@ -255,12 +156,9 @@ void snowflake_lease_cron(struct snowflake_node *n) {
     } else if (l->phase == LEASE_IDLE && snowflake_node_connected(n)) {
         snowflake_claim_list(n, LEASE_RECLAIM);
     }
-    lease_store_cache(n);
+    snowflake_claim_store_cache(n);
 }
 void snowflake_lease_event(struct snowflake_node *n, const struct zk_event *ev) {
-    if (ev->gen != n->zk.gen) {
-        return; /* from a session already replaced */
-    }
     switch (ev->op) {
     case OP_L_SET:
     case OP_L_RESYNC: lease_got_hold(n, ev); break;
@@ -385,12 +283,12 @@ void snowflake_lease_stop(struct snowflake_node *n, int64_t final_ms) {
     struct zk_lease_hold *h = &l->hold;
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
     if (h->state != ZK_LEASE_HELD || l->write_busy || final_ms >= h->acked_ms ||
-        zk_session_state(&n->zk) != ZK_STATE_CONNECTED ||
+        zk_session_state(n->zk) != ZK_STATE_CONNECTED ||
         zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
         return;
     }
     size_t len = snowflake_claim_data(n, final_ms, h->token, data, sizeof(data));
-    if (len > 0 && zk_session_set_version(&n->zk, path, data, len, h->version) == LEAF_OK) {
+    if (len > 0 && zk_session_set_version(n->zk, path, data, len, h->version) == LEAF_OK) {
         log_info("snowflake",
                  "lease slot %" PRId64 " given back with its reservation lowered to %" PRId64
                  " ms, the last time issued",

@@ -19,10 +19,6 @@
 #include "zk_register.h"
 #include "zk_session.h"
 
-static void node_notify(void *arg) {
-    uv_async_send(arg); /* thread-safe; coalesces */
-}
-
 static leaf_status_t node_identity(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
     if (node_advertise_ip(cfg, n->self.ip, sizeof(n->self.ip)) != LEAF_OK) {
@@ -96,8 +92,8 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     struct zk_registration reg;
     leaf_status_t st = LEAF_EUNAVAIL;
     *zk_ms = -1;
-    if (zk_session_wait_connected(&n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
-        st = zk_register(&n->zk, &n->layout, &n->self, n->cfg->peer_max_offset_ms, clock_wall_ms,
+    if (zk_session_wait_connected(n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
+        st = zk_register(n->zk, &n->layout, &n->self, n->cfg->peer_max_offset_ms, clock_wall_ms,
                          &reg);
     }
     if (st == LEAF_OK) {
@@ -131,12 +127,6 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
              "worker ID %" PRId64 "; retrying ZooKeeper in the background",
              n->cfg->zk_address, n->cache_path, n->worker_id);
     return LEAF_OK;
-}
-
-size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap) {
-    struct zk_node_data d = n->self;
-    d.timestamp = timestamp;
-    return zk_record_format_node(&d, buf, cap);
 }
 
 /* Raises the generator's ceiling to a reservation now on disk. */
@@ -225,9 +215,6 @@ static void node_cron(uv_timer_t *t) {
 }
 
 static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
-    if (ev->gen != n->zk.gen) {
-        return;
-    }
     atomic_store(&n->stats.zk_state, ev->state);
     if (ev->state == ZK_STATE_CONNECTED) {
         atomic_fetch_add(&n->stats.connects, 1);
@@ -243,30 +230,38 @@ static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
         }
         n->ephemeral_ok = 0;
         atomic_store(&n->stats.ephemeral, 0);
-        if (zk_session_reopen(&n->zk) == LEAF_OK) {
-            atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTING);
-            log_info("snowflake", "opened a new ZooKeeper session after expiry");
-        }
+        /* The session replaces the dead handle; what was in flight on it is
+         * dropped, so nothing is in flight any more. */
+        memset(n->busy, 0, sizeof(n->busy));
+        atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTING);
     }
 }
 
-/* Control thread: drain what the ZooKeeper threads queued. */
-static void node_on_async(uv_async_t *a) {
-    struct snowflake_node *n = a->data;
-    struct zk_event *list = zk_session_take(&n->zk);
-    for (struct zk_event *ev = list; ev != NULL; ev = ev->next) {
-        if (ev->kind == ZK_EVENT_STATE) {
-            node_state(n, ev);
-        } else if (ev->op > 0 && ev->op <= OP_FIND) {
-            snowflake_forever_done(n, ev);
-        } else if (ev->op > OP_FIND && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
-            snowflake_lease_event(n, ev);
-        }
+/* Control thread: one event of this node's on the session (node_zk). */
+static void node_on_zk(void *arg, struct zk_event *ev) {
+    struct snowflake_node *n = arg;
+    if (!n->started || n->stopping) {
+        return; /* not yet serving, or its last time is persisted already */
     }
-    zk_event_free(list);
+    if (ev->kind == ZK_EVENT_STATE) {
+        node_state(n, ev);
+    } else if (ev->op > 0 && ev->op <= OP_FIND) {
+        snowflake_forever_done(n, ev);
+    } else if (ev->op > OP_FIND && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
+        snowflake_lease_event(n, ev);
+    }
+}
+
+/* Control thread, after each batch of ZooKeeper events and at an event loop's poke. */
+static void node_on_idle(void *arg) {
+    struct snowflake_node *n = arg;
     if (n->cfg->lease_mode) {
         snowflake_lease_poke(n);
     }
+}
+
+static void node_on_async(uv_async_t *a) {
+    node_on_idle(a->data);
 }
 
 /* The first reservation, written synchronously before serving. */
@@ -280,13 +275,13 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     }
     node_raise_ceiling(n, reserved);
     char data[256];
-    size_t len = snowflake_node_json(n, reserved, data, sizeof(data));
-    if (n->registered == 1 && zk_session_set(&n->zk, n->forever_path, data, len) == LEAF_OK) {
+    size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
+    if (n->registered == 1 && zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK) {
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
     }
     if (n->registered == 1) {
         leaf_status_t st =
-            zk_session_create(&n->zk, n->layout.ephemeral, data, len, ZK_MODE_EPHEMERAL, NULL, 0);
+            zk_session_create(n->zk, n->layout.ephemeral, data, len, ZK_MODE_EPHEMERAL, NULL, 0);
         n->ephemeral_ok = st == LEAF_OK;
         if (st == LEAF_EEXIST) {
             log_info("snowflake",
@@ -352,7 +347,7 @@ static leaf_status_t node_check_worker_width(struct snowflake_node *n) {
 }
 
 leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,
-                                    struct uv_loop_s *control_loop) {
+                                    struct uv_loop_s *control_loop, struct zk_session *zk) {
     struct snowflake_node *n = calloc(1, sizeof(*n));
     if (n == NULL) {
         log_error("snowflake", "calloc(snowflake node) failed");
@@ -372,6 +367,14 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
     snowflake_lease_init(n);
+    if (cfg->snowflake_enable && zk != NULL) {
+        n->zk = zk;
+        n->zsub = (struct zk_sub){"snowflake", node_on_zk, node_on_idle, n, NULL};
+        if (zk_session_subscribe(zk, &n->zsub) != LEAF_OK) {
+            snowflake_node_free(n);
+            return LEAF_ERR;
+        }
+    }
     *out = n;
     return LEAF_OK;
 }
@@ -398,7 +401,7 @@ static void node_floor_text(int64_t floor_ms, char *out, size_t len) {
 
 /* Creates path if missing (its parent exists). */
 static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
-    leaf_status_t st = zk_session_create(&n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+    leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
     return st == LEAF_EEXIST ? LEAF_OK : st;
 }
 
@@ -409,11 +412,7 @@ static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
  */
 static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_cache_data *cache) {
     const struct leaf_config *cfg = n->cfg;
-    if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, node_notify,
-                        &n->async) != LEAF_OK) {
-        return LEAF_ERR;
-    }
-    if (zk_session_wait_connected(&n->zk, 6 * NODE_CONNECT_WAIT_MS) != LEAF_OK) {
+    if (zk_session_wait_connected(n->zk, 6 * NODE_CONNECT_WAIT_MS) != LEAF_OK) {
         log_error("snowflake",
                   "lease mode needs ZooKeeper (%s) at start, and it is unreachable; a slot "
                   "cannot be taken from the local cache alone",
@@ -463,9 +462,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return node_start_lease(n, have_cache ? &cache : NULL);
     }
     if (n->use_zk) {
-        if (zk_session_open(&n->zk, cfg->zk_address, (int)cfg->zk_session_timeout_ms, node_notify,
-                            &n->async) != LEAF_OK ||
-            node_lease(n, &cache, have_cache, &zk_ms) != LEAF_OK) {
+        if (node_lease(n, &cache, have_cache, &zk_ms) != LEAF_OK) {
             return LEAF_ERR;
         }
     } else {
@@ -525,26 +522,21 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     if (!atomic_load(&n->ready)) {
         /* A start that failed issued nothing and must persist nothing (its
          * clock may be the reason it failed). The handles on the control
-         * loop are closed by the loop's owner. */
-        if (n->use_zk) {
-            zk_session_close(&n->zk);
-        }
+         * loop and the session are closed by their owner. */
+        n->stopping = 1;
         n->started = 0;
         return;
     }
     int64_t final = node_stop_issuing(n);
     char data[256];
-    size_t len = snowflake_node_json(n, final, data, sizeof(data));
-    if (n->registered == 1 && zk_session_state(&n->zk) == ZK_STATE_CONNECTED) {
-        zk_session_set(&n->zk, n->forever_path, data, len);
+    size_t len = snowflake_forever_json(n, final, data, sizeof(data));
+    if (n->registered == 1 && zk_session_state(n->zk) == ZK_STATE_CONNECTED) {
+        zk_session_set(n->zk, n->forever_path, data, len);
     }
     if (n->cfg->lease_mode) {
         snowflake_lease_stop(n, final);
     }
-    /* Closing the session removes the ephemeral node at once. */
-    if (n->use_zk) {
-        zk_session_close(&n->zk);
-    }
+    /* The ephemeral node goes with the session, which main() closes next. */
     uv_close((uv_handle_t *)&n->async, node_closed);
     snowflake_lease_close(n);
     if (n->report_ms > 0) {

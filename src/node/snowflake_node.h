@@ -17,12 +17,12 @@
  * the generator's ceiling is raised to R only after the local write
  * succeeded, so no ID is ever issued beyond what is on disk. ZooKeeper is a
  * weak dependency at run time: while it is away IDs keep flowing on the
- * local reservation; after a session expiry the handle is replaced and the
- * ephemeral node re-created.
+ * local reservation; after a session expiry (the process's one session,
+ * node_zk.h, replaces the handle) the ephemeral node is re-created.
  *
  * Shutdown (snowflake_node_shutdown, after the event loops stopped): stop
  * issuing, persist the last issued time (so a graceful restart does not
- * wait), close the session (the ephemeral node vanishes at once).
+ * wait); main() then closes the session (the ephemeral node vanishes at once).
  *
  * Threads: snowflake_node_next() and snowflake_node_view() from any thread;
  * everything else from the main thread (which runs the control loop).
@@ -35,10 +35,12 @@
 
 struct uv_loop_s;
 struct snowflake_node;
+struct zk_session;
 
-/* Allocates the node and its generator (no worker yet). */
+/* Allocates the node and its generator (no worker yet); subscribes to zk,
+ * the process's ZooKeeper session (NULL without ZooKeeper). */
 leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,
-                                    struct uv_loop_s *control_loop);
+                                    struct uv_loop_s *control_loop, struct zk_session *zk);
 
 /* Leases the worker ID and checks the clock (no-op when snowflake is off).
  * LEAF_OK, or an error already logged (main exits 1). */

@@ -40,9 +40,10 @@ struct user_service {
     char local_path[1024];
 
     /* Control thread only. */
-    struct zk_session zk;
+    struct zk_session *zk; /* the process's one session (node_zk) */
+    struct zk_sub zsub;    /* this service's calls and events on it */
     int zk_open, started, stopping;
-    uv_async_t async;
+    uv_async_t async; /* woken by the event loops (admin changes) */
     uv_timer_t cron;
     int reloading, reload_again, reload_failed; /* a reload is in flight / wanted / to retry */
     unsigned reload_id;                         /* tags a reload's reads */
@@ -74,5 +75,7 @@ struct user_service {
 void user_publish(struct user_service *svc, struct auth_table *t, int from_local);
 /* Frees what a reload in flight holds; control thread. */
 void user_read_reset(struct user_service *svc);
+void user_zk_on_event(void *arg, struct zk_event *ev);
+void user_zk_on_idle(void *arg);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * Users and permissions, the daemon side: the published table, the checks
- * the event loops make, and the service's life cycle. The ZooKeeper side
- * (reloads, the local copy, admin changes) is in user_zk.c.
+ * Users and permissions, the daemon side: the published table and the
+ * checks the event loops make. The life cycle and the ZooKeeper side
+ * (reloads, the local copy, admin changes) are in user_zk.c, which builds
+ * on this file (never the other way round).
  */
 #include "user_impl.h"
 
@@ -229,48 +230,4 @@ int user_service_log_allowed(struct user_service *svc, const char *peer, uint64_
     int ok = ratelimit_allow(&svc->log_limit, peer ? peer : "", n, clock_mono_ms(), suppressed);
     pthread_mutex_unlock(&svc->lock);
     return ok;
-}
-
-/* ---- life cycle --------------------------------------------------------------- */
-
-leaf_status_t user_service_create(struct user_service **out, const struct leaf_config *cfg,
-                                  struct uv_loop_s *control_loop) {
-    struct user_service *svc = calloc(1, sizeof(*svc));
-    if (svc == NULL) {
-        log_error("auth", "out of memory creating the user service");
-        return LEAF_ENOMEM;
-    }
-    svc->cfg = cfg;
-    svc->enabled = cfg->auth_enable;
-    svc->loop = control_loop;
-    pthread_rwlock_init(&svc->table_lock, NULL);
-    pthread_mutex_init(&svc->lock, NULL);
-    int n1 = snprintf(svc->dir, sizeof(svc->dir), "/leafd/%s/users", cfg->name);
-    int n2 = snprintf(svc->local_path, sizeof(svc->local_path), "%s/%s/%d/users.jsonl",
-                      cfg->data_dir, cfg->name, cfg->identity_port);
-    if (n1 < 0 || (size_t)n1 >= sizeof(svc->dir) || n2 < 0 ||
-        (size_t)n2 >= sizeof(svc->local_path)) {
-        log_error("auth", "leafd.data.dir or leaf.name is too long for the users' paths");
-        user_service_free(svc);
-        return LEAF_EINVAL;
-    }
-    *out = svc;
-    return LEAF_OK;
-}
-
-void user_service_free(struct user_service *svc) {
-    if (svc == NULL) {
-        return;
-    }
-    if (svc->zk_open) {
-        zk_session_close(&svc->zk);
-    }
-    user_read_reset(svc);
-    for (int i = 0; i < USER_MAX_CHANGES; i++) {
-        free(svc->changes_q[i].grants);
-    }
-    auth_table_free(svc->table);
-    pthread_rwlock_destroy(&svc->table_lock);
-    pthread_mutex_destroy(&svc->lock);
-    free(svc);
 }

@@ -38,6 +38,7 @@
 #include "status.h"
 
 struct uv_loop_s;
+struct zk_session;
 struct user_service;
 
 /* Reasons an authentication failed, as the metric's label counts them. */
@@ -58,8 +59,9 @@ enum user_failure {
 
 const char *user_failure_name(enum user_failure f);
 
+/* Subscribes to zk, the process's ZooKeeper session (NULL without ZooKeeper). */
 leaf_status_t user_service_create(struct user_service **out, const struct leaf_config *cfg,
-                                  struct uv_loop_s *control_loop);
+                                  struct uv_loop_s *control_loop, struct zk_session *zk);
 /*
  * Loads the local copy, opens the ZooKeeper session and waits for the first
  * load up to the session timeout; ZooKeeper unreachable is not an error (the

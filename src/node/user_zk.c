@@ -2,7 +2,8 @@
  * The users' ZooKeeper side, on the control thread: reloading
  * /leafd/{leaf.name}/users/ (the children and each record, with watches)
  * whenever it changes or the session (re)connects, the local copy in the
- * data dir, and the admin changes the event loops queue.
+ * data dir, the admin changes the event loops queue, and the service's life
+ * cycle (create, start, stop, free).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -169,7 +170,7 @@ static void make_dirs(struct user_service *svc) {
     for (char *p = svc->dir + 1;; p++) {
         if (*p == '/' || *p == '\0') {
             snprintf(path, sizeof(path), "%.*s", (int)(p - svc->dir), svc->dir);
-            zk_session_acreate2(&svc->zk, OP_MKDIR, 0, path, "", 0, ZK_MODE_PERSISTENT);
+            zk_session_acreate2(&svc->zsub, OP_MKDIR, 0, path, "", 0, ZK_MODE_PERSISTENT);
         }
         if (*p == '\0') {
             break;
@@ -189,7 +190,7 @@ static void reload(struct user_service *svc) {
     }
     svc->reloading = 1;
     svc->reload_id++;
-    if (zk_session_achildren_watch(&svc->zk, OP_LIST, svc->reload_id, svc->dir) != LEAF_OK) {
+    if (zk_session_achildren_watch(&svc->zsub, OP_LIST, svc->reload_id, svc->dir) != LEAF_OK) {
         reload_done(svc, 0);
     }
 }
@@ -232,7 +233,7 @@ static void on_list(struct user_service *svc, struct zk_event *ev) {
         char path[sizeof(svc->dir) + 300];
         snprintf(path, sizeof(path), "%s/%.256s", svc->dir, svc->names[i]);
         uint64_t arg = (uint64_t)svc->reload_id << 32 | (uint64_t)i;
-        if (zk_session_aget_watch(&svc->zk, OP_GET, arg, path) != LEAF_OK) {
+        if (zk_session_aget_watch(&svc->zsub, OP_GET, arg, path) != LEAF_OK) {
             svc->read_failed = 1;
             svc->reads_left--;
         }
@@ -302,7 +303,7 @@ static leaf_status_t change_create(struct user_service *svc, int i) {
     char path[sizeof(svc->dir) + AUTH_USER_NAME_MAX + 2];
     change_path(svc, slot, path, sizeof(path));
     leaf_status_t rc = b.failed ? LEAF_ENOMEM
-                                : zk_session_acreate2(&svc->zk, OP_CH_CREATE, (uint64_t)i, path,
+                                : zk_session_acreate2(&svc->zsub, OP_CH_CREATE, (uint64_t)i, path,
                                                       b.data, b.len, ZK_MODE_PERSISTENT);
     sbuf_free(&b);
     return rc;
@@ -317,9 +318,9 @@ static void change_start(struct user_service *svc, int i) {
     switch (slot->c.kind) {
     case USER_CHANGE_ADD: rc = change_create(svc, i); break;
     case USER_CHANGE_DEL:
-        rc = zk_session_adelete(&svc->zk, OP_CH_DELETE, (uint64_t)i, path, -1);
+        rc = zk_session_adelete(&svc->zsub, OP_CH_DELETE, (uint64_t)i, path, -1);
         break;
-    default: rc = zk_session_aget(&svc->zk, OP_CH_GET, (uint64_t)i, path); break;
+    default: rc = zk_session_aget(&svc->zsub, OP_CH_GET, (uint64_t)i, path); break;
     }
     if (rc != LEAF_OK) {
         change_done(svc, i, LEAF_EUNAVAIL);
@@ -395,7 +396,7 @@ static void on_change_get(struct user_service *svc, int i, const struct zk_event
     change_path(svc, slot, path, sizeof(path));
     if (rc == LEAF_OK) {
         slot->step = 1;
-        rc = zk_session_aset_version(&svc->zk, OP_CH_SET, (uint64_t)i, path, b.data, b.len,
+        rc = zk_session_aset_version(&svc->zsub, OP_CH_SET, (uint64_t)i, path, b.data, b.len,
                                      ev->version);
         rc = rc == LEAF_OK ? LEAF_OK : LEAF_EUNAVAIL;
     }
@@ -530,20 +531,21 @@ static void on_state(struct user_service *svc, int state) {
         run_changes(svc);
     } else if (state == ZK_STATE_EXPIRED) {
         log_warn("auth",
-                 "the users' ZooKeeper session expired; keeping the %" PRIu64
-                 " users applied and opening a new one",
+                 "the ZooKeeper session expired; keeping the %" PRIu64
+                 " users applied and reloading them on the new one",
                  (uint64_t)atomic_load(&svc->n_users));
         svc->reloading = 0;
         user_read_reset(svc);
         fail_running(svc);
         svc->dir_made = 0;
-        zk_session_reopen(&svc->zk);
     }
 }
 
-static void handle_event(struct user_service *svc, struct zk_event *ev) {
-    if (ev->gen != svc->zk.gen) {
-        return; /* from a handle replaced after an expiry */
+/* Control thread: one event of this service's on the session (node_zk). */
+void user_zk_on_event(void *arg, struct zk_event *ev) {
+    struct user_service *svc = arg;
+    if (!svc->zk_open || svc->stopping) {
+        return;
     }
     if (ev->kind == ZK_EVENT_STATE) {
         on_state(svc, ev->state);
@@ -558,19 +560,16 @@ static void handle_event(struct user_service *svc, struct zk_event *ev) {
     }
 }
 
-static void on_async(uv_async_t *h) {
-    struct user_service *svc = h->data;
-    struct zk_event *ev = zk_session_take(&svc->zk);
-    while (ev != NULL) {
-        struct zk_event *next = ev->next;
-        ev->next = NULL;
-        if (!svc->stopping) {
-            handle_event(svc, ev);
-        }
-        zk_event_free(ev);
-        ev = next;
+/* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
+void user_zk_on_idle(void *arg) {
+    struct user_service *svc = arg;
+    if (svc->zk_open && !svc->stopping) {
+        run_changes(svc);
     }
-    run_changes(svc);
+}
+
+static void on_async(uv_async_t *h) {
+    user_zk_on_idle(h->data);
 }
 
 static void on_cron(uv_timer_t *t) {
@@ -580,10 +579,6 @@ static void on_cron(uv_timer_t *t) {
         reload(svc);
     }
     run_changes(svc);
-}
-
-static void notify(void *arg) {
-    uv_async_send(arg);
 }
 
 leaf_status_t user_service_start(struct user_service *svc) {
@@ -599,11 +594,7 @@ leaf_status_t user_service_start(struct user_service *svc) {
     uv_timer_init(svc->loop, &svc->cron);
     svc->cron.data = svc;
     svc->started = 1;
-    if (zk_session_open(&svc->zk, svc->cfg->zk_address, (int)svc->cfg->zk_session_timeout_ms,
-                        notify, &svc->async) != LEAF_OK) {
-        return LEAF_ERR;
-    }
-    svc->zk_open = 1;
+    svc->zk_open = svc->zk != NULL;
     uv_unref((uv_handle_t *)&svc->async);
     uv_timer_start(&svc->cron, on_cron, USER_CRON_MS, USER_CRON_MS);
     uv_unref((uv_handle_t *)&svc->cron);
@@ -616,10 +607,55 @@ void user_service_stop(struct user_service *svc) {
     if (!user_service_enabled(svc) || !svc->started) {
         return;
     }
-    svc->stopping = 1;
-    if (svc->zk_open) {
-        zk_session_close(&svc->zk);
-        svc->zk_open = 0;
-    }
+    svc->stopping = 1; /* the session is main()'s: closed after every service stopped */
     uv_timer_stop(&svc->cron);
+}
+
+/* ---- life cycle --------------------------------------------------------------- */
+
+leaf_status_t user_service_create(struct user_service **out, const struct leaf_config *cfg,
+                                  struct uv_loop_s *control_loop, struct zk_session *zk) {
+    struct user_service *svc = calloc(1, sizeof(*svc));
+    if (svc == NULL) {
+        log_error("auth", "out of memory creating the user service");
+        return LEAF_ENOMEM;
+    }
+    svc->cfg = cfg;
+    svc->enabled = cfg->auth_enable;
+    svc->loop = control_loop;
+    pthread_rwlock_init(&svc->table_lock, NULL);
+    pthread_mutex_init(&svc->lock, NULL);
+    int n1 = snprintf(svc->dir, sizeof(svc->dir), "/leafd/%s/users", cfg->name);
+    int n2 = snprintf(svc->local_path, sizeof(svc->local_path), "%s/%s/%d/users.jsonl",
+                      cfg->data_dir, cfg->name, cfg->identity_port);
+    if (n1 < 0 || (size_t)n1 >= sizeof(svc->dir) || n2 < 0 ||
+        (size_t)n2 >= sizeof(svc->local_path)) {
+        log_error("auth", "leafd.data.dir or leaf.name is too long for the users' paths");
+        user_service_free(svc);
+        return LEAF_EINVAL;
+    }
+    if (svc->enabled && zk != NULL) {
+        svc->zk = zk;
+        svc->zsub = (struct zk_sub){"users", user_zk_on_event, user_zk_on_idle, svc, NULL};
+        if (zk_session_subscribe(zk, &svc->zsub) != LEAF_OK) {
+            user_service_free(svc);
+            return LEAF_ERR;
+        }
+    }
+    *out = svc;
+    return LEAF_OK;
+}
+
+void user_service_free(struct user_service *svc) {
+    if (svc == NULL) {
+        return;
+    }
+    user_read_reset(svc);
+    for (int i = 0; i < USER_MAX_CHANGES; i++) {
+        free(svc->changes_q[i].grants);
+    }
+    auth_table_free(svc->table);
+    pthread_rwlock_destroy(&svc->table_lock);
+    pthread_mutex_destroy(&svc->lock);
+    free(svc);
 }

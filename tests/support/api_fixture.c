@@ -44,7 +44,7 @@ struct api_ctx *api_fixture_init(void) {
     struct snowflake_node *sf;
     struct segment_service *seg;
     struct metrics *m;
-    if (snowflake_node_create(&sf, &fx.cfg, &fx.loop) != LEAF_OK ||
+    if (snowflake_node_create(&sf, &fx.cfg, &fx.loop, NULL) != LEAF_OK ||
         snowflake_node_start(sf) != LEAF_OK ||
         segment_service_create(&seg, &fx.cfg, &fx.loop) != LEAF_OK ||
         metrics_create(&m, router_count(), resp_api_command_count(), resp_api_outcome_count()) !=
