@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "jobs.h"
 #include "sequence_service.h"
 #include "sequence_state.h"
 #include "validate.h"
@@ -51,10 +52,8 @@ struct seq_entry {
 
 /* An admin create; guarded by svc->lock. */
 struct seq_create {
-    int used, queued, done, abandoned;
-    leaf_status_t rc;
+    struct leaf_job job; /* first: the slot is one of jobs' (src/base/jobs.h) */
     int64_t start;
-    struct leaf_wait *wait;
     char name[VALIDATE_TAG_MAX + 1];
 };
 
@@ -98,6 +97,7 @@ struct sequence_service {
     size_t ndirty, dirty_cap;
     int demote_requested;
     struct seq_create creates[SEQ_MAX_CREATES];
+    struct leaf_jobs jobs; /* creates as parked jobs */
     struct sequence_where where;
     struct sequence_peer peers[SEQUENCE_MAX_PEERS], next_peers[SEQUENCE_MAX_PEERS];
     size_t npeers, next_npeers;

@@ -197,59 +197,22 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     return rc;
 }
 
-static void create_cancel(struct leaf_wait *w) {
-    struct sequence_service *svc = w->data;
-    pthread_mutex_lock(&svc->lock);
-    for (int i = 0; i < SEQ_MAX_CREATES; i++) {
-        struct seq_create *c = &svc->creates[i];
-        if (c->used && c->wait == w) {
-            c->wait = NULL;
-            c->abandoned = 1;
-            if (c->done) {
-                c->used = 0;
-            }
-        }
-    }
-    pthread_mutex_unlock(&svc->lock);
-}
-
 leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
                                           size_t len, int64_t start, int *ticket,
                                           struct leaf_wait *w) {
-    leaf_status_t rc = LEAF_EAGAIN;
-    pthread_mutex_lock(&svc->lock);
-    if (*ticket < 0) {
-        int i = 0;
-        while (i < SEQ_MAX_CREATES && svc->creates[i].used) {
-            i++;
-        }
-        if (i == SEQ_MAX_CREATES || len > VALIDATE_TAG_MAX) {
-            rc = LEAF_ENOMEM;
-        } else {
-            struct seq_create *c = &svc->creates[i];
-            memset(c, 0, sizeof(*c));
-            c->used = c->queued = 1;
-            c->start = start;
-            memcpy(c->name, name, len);
-            c->wait = w;
-            *ticket = i;
-        }
-    } else if (*ticket < SEQ_MAX_CREATES && svc->creates[*ticket].used) {
-        struct seq_create *c = &svc->creates[*ticket];
-        if (c->done) {
-            rc = c->rc;
-            c->used = 0;
-            c->wait = NULL;
-            *ticket = -1;
-        } else {
-            c->wait = w;
-        }
-    } else {
-        rc = LEAF_EINVAL;
+    struct leaf_job *j;
+    if (*ticket < 0 && len > VALIDATE_TAG_MAX) {
+        return LEAF_ENOMEM;
     }
-    if (rc == LEAF_EAGAIN && w != NULL) {
-        w->data = svc;
-        w->cancel = create_cancel;
+    pthread_mutex_lock(&svc->lock);
+    int fresh = *ticket < 0;
+    leaf_status_t rc = leaf_jobs_step(&svc->jobs, ticket, w, &j);
+    if (fresh && j != NULL) {
+        struct seq_create *c = (struct seq_create *)j;
+        c->start = start;
+        memcpy(c->name, name, len);
+    } else if (rc != LEAF_EAGAIN && j != NULL) {
+        leaf_jobs_release(&svc->jobs, j);
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
@@ -282,6 +245,8 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     svc->loop = control_loop;
     svc->enabled = cfg->sequence_enable;
     pthread_mutex_init(&svc->lock, NULL);
+    svc->jobs = (struct leaf_jobs){&svc->lock, svc->creates, SEQ_MAX_CREATES,
+                                   sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->nslots = 64;
     svc->slots = calloc(svc->nslots, sizeof(struct seq_entry *)); /* NOLINT: pointer array */

@@ -403,29 +403,38 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
 /* ---- admin creates (control thread) ---------------------------------------- */
 
 static void run_creates(struct sequence_service *svc) {
-    for (int i = 0; i < SEQ_MAX_CREATES; i++) {
-        pthread_mutex_lock(&svc->lock);
-        struct seq_create *c = &svc->creates[i];
-        int go = c->used && c->queued;
+    for (;;) {
         char path[SEQ_PATH_MAX], data[SEQUENCE_RECORD_MAX_LEN];
         size_t len = 0;
-        if (go) {
-            c->queued = 0;
+        pthread_mutex_lock(&svc->lock);
+        int i = leaf_jobs_next(&svc->jobs);
+        if (i >= 0) {
+            const struct seq_create *c = &svc->creates[i];
             snprintf(path, sizeof(path), "%s/%s", svc->dir_seqs, c->name);
             len = sequence_record_format_max(data, sizeof(data), c->start - 1);
         }
         pthread_mutex_unlock(&svc->lock);
-        if (go && zk_session_acreate2(&svc->zsub, OP_ADMIN_CREATE, (uint64_t)i, path, data, len,
-                                      ZK_MODE_PERSISTENT) != LEAF_OK) {
+        if (i < 0) {
+            return;
+        }
+        if (zk_session_acreate2(&svc->zsub, OP_ADMIN_CREATE, (uint64_t)i, path, data, len,
+                                ZK_MODE_PERSISTENT) != LEAF_OK) {
             pthread_mutex_lock(&svc->lock);
-            c->done = 1;
-            c->rc = LEAF_EUNAVAIL;
-            if (c->wait != NULL) {
-                c->wait->wake(c->wait);
-            }
+            leaf_jobs_finish(&svc->jobs, &svc->creates[i].job, LEAF_EUNAVAIL);
             pthread_mutex_unlock(&svc->lock);
         }
     }
+}
+
+/* The session expired: creates in flight on it will never hear back. */
+static void fail_running_creates(struct sequence_service *svc) {
+    pthread_mutex_lock(&svc->lock);
+    for (int i = 0; i < SEQ_MAX_CREATES; i++) {
+        if (svc->creates[i].job.running) {
+            leaf_jobs_finish(&svc->jobs, &svc->creates[i].job, LEAF_EUNAVAIL);
+        }
+    }
+    pthread_mutex_unlock(&svc->lock);
 }
 
 static void on_admin_create(struct sequence_service *svc, const struct zk_event *ev) {
@@ -433,16 +442,12 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     if (i < 0 || i >= SEQ_MAX_CREATES) {
         return;
     }
+    leaf_status_t rc = ev->result == ZK_RESULT_OK       ? LEAF_OK
+                       : ev->result == ZK_RESULT_EXISTS ? LEAF_EEXIST
+                                                        : LEAF_EUNAVAIL;
     pthread_mutex_lock(&svc->lock);
-    struct seq_create *c = &svc->creates[i];
-    c->done = 1;
-    c->rc = ev->result == ZK_RESULT_OK       ? LEAF_OK
-            : ev->result == ZK_RESULT_EXISTS ? LEAF_EEXIST
-                                             : LEAF_EUNAVAIL;
-    if (c->abandoned) {
-        c->used = 0;
-    } else if (c->wait != NULL) {
-        c->wait->wake(c->wait);
+    if (svc->creates[i].job.running) {
+        leaf_jobs_finish(&svc->jobs, &svc->creates[i].job, rc);
     }
     pthread_mutex_unlock(&svc->lock);
 }
@@ -461,6 +466,7 @@ static void on_state(struct sequence_service *svc, int state) {
     }
     pthread_mutex_unlock(&svc->lock);
     if (state == ZK_STATE_EXPIRED) {
+        fail_running_creates(svc);
         seq_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;

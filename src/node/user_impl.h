@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <uv.h>
 
+#include "jobs.h"
 #include "ratelimit.h"
 #include "user_service.h"
 #include "zk_session.h"
@@ -20,11 +21,9 @@
 /* One queued admin change. Guarded by svc->lock, except what the control
  * thread alone uses while the change runs (step, version). */
 struct user_change_slot {
-    int used, queued, running, done, abandoned;
-    leaf_status_t rc;
+    struct leaf_job job;  /* first: the slot is one of jobs' (src/base/jobs.h) */
     struct user_change c; /* c.grants points at grants */
     struct auth_grant *grants;
-    struct leaf_wait *wait;
     int64_t queued_ms;
     /* control thread only */
     int step; /* 0: get the record, 1: written back */
@@ -61,6 +60,7 @@ struct user_service {
     /* Admin changes: guarded by lock. */
     pthread_mutex_t lock;
     struct user_change_slot changes_q[USER_MAX_CHANGES];
+    struct leaf_jobs jobs;      /* changes_q as parked jobs, under lock */
     struct ratelimit log_limit; /* failed authentications' warn lines, per client address */
 
     /* Counters, any thread (relaxed atomics). */

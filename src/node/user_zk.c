@@ -270,18 +270,8 @@ static void change_path(const struct user_service *svc, const struct user_change
 
 /* The change is over: record the outcome and wake its request. Control thread. */
 static void change_done(struct user_service *svc, int i, leaf_status_t rc) {
-    struct user_change_slot *slot = &svc->changes_q[i];
     pthread_mutex_lock(&svc->lock);
-    slot->done = 1;
-    slot->running = 0;
-    slot->rc = rc;
-    if (slot->wait != NULL) {
-        slot->wait->wake(slot->wait);
-    }
-    if (slot->abandoned) {
-        free(slot->grants);
-        memset(slot, 0, sizeof(*slot));
-    }
+    leaf_jobs_finish(&svc->jobs, &svc->changes_q[i].job, rc);
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_OK) {
         /* No reload here: the watch on the directory or the record fires for this write too. */
@@ -331,18 +321,14 @@ static void run_changes(struct user_service *svc) {
     if (!atomic_load(&svc->connected) || svc->stopping) {
         return;
     }
-    for (int i = 0; i < USER_MAX_CHANGES; i++) {
-        struct user_change_slot *slot = &svc->changes_q[i];
+    for (;;) {
         pthread_mutex_lock(&svc->lock);
-        int go = slot->used && slot->queued && !slot->running && !slot->done;
-        if (go) {
-            slot->queued = 0;
-            slot->running = 1;
-        }
+        int i = leaf_jobs_next(&svc->jobs);
         pthread_mutex_unlock(&svc->lock);
-        if (go) {
-            change_start(svc, i);
+        if (i < 0) {
+            break;
         }
+        change_start(svc, i);
     }
 }
 
@@ -408,7 +394,7 @@ static void on_change_get(struct user_service *svc, int i, const struct zk_event
 
 static void on_change(struct user_service *svc, int op, int i, const struct zk_event *ev) {
     struct user_change_slot *slot = &svc->changes_q[i];
-    if (!slot->running) {
+    if (!slot->job.running) {
         return;
     }
     switch (op) {
@@ -438,82 +424,50 @@ static void on_change(struct user_service *svc, int op, int i, const struct zk_e
 /* A session ended: its changes in flight will never hear back. */
 static void fail_running(struct user_service *svc) {
     for (int i = 0; i < USER_MAX_CHANGES; i++) {
-        if (svc->changes_q[i].running) {
+        if (svc->changes_q[i].job.running) {
             change_done(svc, i, LEAF_EUNAVAIL);
         }
     }
 }
 
-static void change_cancel(struct leaf_wait *w) {
-    struct user_service *svc = w->data;
-    pthread_mutex_lock(&svc->lock);
-    for (int i = 0; i < USER_MAX_CHANGES; i++) {
-        struct user_change_slot *slot = &svc->changes_q[i];
-        if (slot->used && slot->wait == w) {
-            slot->wait = NULL;
-            slot->abandoned = 1;
-            if (slot->done || (slot->queued && !slot->running)) {
-                free(slot->grants);
-                memset(slot, 0, sizeof(*slot));
-            }
-        }
-    }
-    pthread_mutex_unlock(&svc->lock);
+/* Frees a slot's copy of the grants (leaf_jobs release). */
+static void change_release(struct leaf_job *j) {
+    struct user_change_slot *slot = (struct user_change_slot *)j;
+    free(slot->grants);
+    slot->grants = NULL;
 }
 
-/* Takes a free slot for c; -1 when none (or out of memory). Lock held. */
-static int change_queue(struct user_service *svc, const struct user_change *c,
-                        struct leaf_wait *w) {
-    int i = 0;
-    while (i < USER_MAX_CHANGES && svc->changes_q[i].used) {
-        i++;
-    }
-    if (i == USER_MAX_CHANGES) {
-        return -1;
-    }
-    struct user_change_slot *slot = &svc->changes_q[i];
-    memset(slot, 0, sizeof(*slot));
+/* Fills a slot just taken for c; LEAF_ENOMEM (slot freed) when the grants cannot be copied. */
+static leaf_status_t change_fill(struct user_service *svc, struct user_change_slot *slot,
+                                 const struct user_change *c) {
     if (c->ngrants > 0) {
         slot->grants = malloc(c->ngrants * sizeof(*slot->grants));
         if (slot->grants == NULL) {
-            return -1;
+            leaf_jobs_release(&svc->jobs, &slot->job);
+            return LEAF_ENOMEM;
         }
         memcpy(slot->grants, c->grants, c->ngrants * sizeof(*slot->grants));
     }
     slot->c = *c;
     slot->c.grants = slot->grants;
-    slot->used = slot->queued = 1;
-    slot->wait = w;
     slot->queued_ms = clock_mono_ms();
-    return i;
+    return LEAF_EAGAIN;
 }
 
 leaf_status_t user_service_change(struct user_service *svc, const struct user_change *c,
                                   int *ticket, struct leaf_wait *w, struct user_change *done) {
-    leaf_status_t rc = LEAF_EAGAIN;
+    struct leaf_job *j;
     pthread_mutex_lock(&svc->lock);
-    if (*ticket < 0) {
-        *ticket = change_queue(svc, c, w);
-        rc = *ticket < 0 ? LEAF_ENOMEM : LEAF_EAGAIN;
-    } else if (*ticket < USER_MAX_CHANGES && svc->changes_q[*ticket].used) {
-        struct user_change_slot *slot = &svc->changes_q[*ticket];
-        if (slot->done) {
-            rc = slot->rc;
-            *done = slot->c;
-            done->grants = NULL;
-            done->ngrants = 0;
-            free(slot->grants);
-            memset(slot, 0, sizeof(*slot));
-            *ticket = -1;
-        } else {
-            slot->wait = w;
-        }
-    } else {
-        rc = LEAF_EINVAL;
-    }
-    if (rc == LEAF_EAGAIN && w != NULL) {
-        w->data = svc;
-        w->cancel = change_cancel;
+    int fresh = *ticket < 0;
+    leaf_status_t rc = leaf_jobs_step(&svc->jobs, ticket, w, &j);
+    if (fresh && j != NULL) {
+        rc = change_fill(svc, (struct user_change_slot *)j, c);
+        *ticket = rc == LEAF_ENOMEM ? -1 : *ticket;
+    } else if (rc != LEAF_EAGAIN && j != NULL) {
+        *done = ((struct user_change_slot *)j)->c;
+        done->grants = NULL;
+        done->ngrants = 0;
+        leaf_jobs_release(&svc->jobs, j);
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
@@ -625,6 +579,8 @@ leaf_status_t user_service_create(struct user_service **out, const struct leaf_c
     svc->loop = control_loop;
     pthread_rwlock_init(&svc->table_lock, NULL);
     pthread_mutex_init(&svc->lock, NULL);
+    svc->jobs = (struct leaf_jobs){&svc->lock, svc->changes_q, USER_MAX_CHANGES,
+                                   sizeof(svc->changes_q[0]), change_release};
     int n1 = snprintf(svc->dir, sizeof(svc->dir), "/leafd/%s/users", cfg->name);
     int n2 = snprintf(svc->local_path, sizeof(svc->local_path), "%s/%s/%d/users.jsonl",
                       cfg->data_dir, cfg->name, cfg->identity_port);
@@ -652,7 +608,7 @@ void user_service_free(struct user_service *svc) {
     }
     user_read_reset(svc);
     for (int i = 0; i < USER_MAX_CHANGES; i++) {
-        free(svc->changes_q[i].grants);
+        change_release(&svc->changes_q[i].job);
     }
     auth_table_free(svc->table);
     pthread_rwlock_destroy(&svc->table_lock);
