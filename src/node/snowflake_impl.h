@@ -162,8 +162,6 @@ struct snowflake_node {
         atomic_int zk_state;
         atomic_int registered;
         atomic_int ephemeral;
-        atomic_llong connects;
-        atomic_llong expirations;
         atomic_llong last_zk_report_ms;
         atomic_llong last_local_report_ms;
         atomic_llong reserved_ms;

@@ -217,14 +217,12 @@ static void node_cron(uv_timer_t *t) {
 static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
     atomic_store(&n->stats.zk_state, ev->state);
     if (ev->state == ZK_STATE_CONNECTED) {
-        atomic_fetch_add(&n->stats.connects, 1);
         snowflake_forever_report(n, n->reserved_ms);
         if (n->cfg->lease_mode) {
             snowflake_lease_state(n, ev->state);
         }
     } else if (ev->state == ZK_STATE_EXPIRED) {
         /* The handle is dead: replace it; the ephemeral node must be re-created. */
-        atomic_fetch_add(&n->stats.expirations, 1);
         if (n->cfg->lease_mode) {
             snowflake_lease_state(n, ev->state);
         }

@@ -51,8 +51,9 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
         .zk_state = atomic_load(&n->stats.zk_state),
         .registered = atomic_load(&n->stats.registered),
         .ephemeral = atomic_load(&n->stats.ephemeral),
-        .connects = atomic_load(&n->stats.connects),
-        .expirations = atomic_load(&n->stats.expirations),
+        /* The process's one session's, whoever uses it. */
+        .connects = n->zk != NULL ? atomic_load(&n->zk->connects) : 0,
+        .expirations = n->zk != NULL ? atomic_load(&n->zk->expirations) : 0,
         .zk_report_age_ms = age_ms(atomic_load(&n->stats.last_zk_report_ms), now),
         .local_report_age_ms = age_ms(atomic_load(&n->stats.last_local_report_ms), now),
         .reserved_ahead_ms = (int64_t)atomic_load(&n->stats.reserved_ms) - now,
