@@ -5,7 +5,7 @@
  * The ID modes, each written once. Every layer that knows a mode derives it
  * from this table: the HTTP route table (the routes' mode column and the
  * GET .../get/{key} prefix, src/api/router.c), the RESP key spaces
- * ("<name>:<key>", src/api/resp_api.c), the grant model (a key or pattern
+ * ("<name>:<key>", src/api/resp_ids.c), the grant model (a key or pattern
  * "<name>:...", src/auth/auth_grant.h), and the mode label of
  * leafd_ids_issued_total (src/api/metrics.c). It lives in src/base, the
  * lowest layer, because src/auth (below src/api) needs it too.
@@ -20,12 +20,16 @@
  *           (opaque IDs are segment IDs); NULL: counted in a family of its
  *           own (leafd_sequence_issued_total)
  *
- * A new mode touches: this table (one row); src/api/ids.c (how it issues:
- * one issue_<mode> function and its case in ids_issue); the route table's
- * handler for its GET (src/api/router.c, and the handler in src/api/api.c
- * or a file of its own), and CONTRACT.md / README.md. The RESP key space,
- * the grant mode, the BAD_KEY message, the metric label and the counting
- * follow from the row.
+ * The files a new mode touches (issue 23 counted them):
+ *   src/base/ids_mode.h      its row here;
+ *   src/api/ids.c            how it issues: issue_<mode> and its case in issue_mode;
+ *   src/api/router.c         its GET route row (path NULL: the prefix is this row's);
+ *   src/api/api.h, api.c     its one-line GET handler, api_<mode>_get;
+ *   CONTRACT.md, README.md   the words.
+ * Derived with no edit: the RESP key space and the BAD_KEY message
+ * (resp_ids.c), INCRBY's dense check, the grant mode (auth_grant.c), and the
+ * leafd_ids_issued_total label and count (ids.c counts every mode,
+ * metrics.c sums by label).
  */
 #include <stddef.h>
 
