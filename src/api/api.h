@@ -5,10 +5,10 @@
  * The HTTP API: the router (the route table, router.c) and the handlers it
  * dispatches to. Handlers run on an event-loop thread and reach the node's
  * services through the request's struct api_ctx (api_ctx.h). What they
- * share is below them: api_respond.h (arguments and answers), api_ids.h
- * (issuing), api_auth.h (who may do what), api_admin.h (database jobs).
+ * share is below them and included here: api_respond.h (arguments and
+ * answers), api_ids.h (issuing), api_auth.h (who may do what); the admin
+ * handlers' database jobs are api_admin.h's.
  */
-#include "api_admin.h"
 #include "api_auth.h"
 #include "api_ctx.h"
 #include "api_ids.h"

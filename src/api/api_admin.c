@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_admin.h"
 #include "log.h"
 #include "segment_request.h"
 
