@@ -30,6 +30,7 @@
 #include <uv.h>
 
 #include "api.h"
+#include "api_setup.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
@@ -37,6 +38,7 @@
 #include "node_config.h"
 #include "node_zk.h"
 #include "resp_api.h"
+#include "resp_auth.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
@@ -214,8 +216,7 @@ static void opaque_free(struct daemon *d) {
 }
 
 static leaf_status_t wire(struct daemon *d) {
-    if (metrics_create(&d->metrics, router_count(), resp_api_command_count(),
-                       resp_api_outcome_count()) != LEAF_OK) {
+    if (api_setup_metrics(&d->metrics) != LEAF_OK) {
         return LEAF_ENOMEM;
     }
     d->api = (struct api_ctx){
@@ -236,7 +237,7 @@ static leaf_status_t wire(struct daemon *d) {
     }
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
-                                        resp_api_app_size()};
+                                        resp_auth_app_size()};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
     add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http);

@@ -1,171 +1,28 @@
+/*
+ * The node's own endpoints: the snowflake and segment GETs, decoding a
+ * snowflake ID, the time, /health, /ready and /metrics. The other handlers
+ * are in api_segment.c, api_sequence.c, api_admin.c, api_users.c,
+ * api_pages.c and api_cluster.c; the route table is router.c's.
+ */
 #include "api.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "clock.h"
+#include "metrics_scrape.h"
 #include "num.h"
 #include "snowflake_id.h"
-#include "validate.h"
 #include "zk_session.h"
 
-int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len) {
-    size_t name_len = strlen(name);
-    const char *p = req->query, *end = req->query + req->query_len;
-    while (p < end) {
-        const char *amp = memchr(p, '&', (size_t)(end - p));
-        const char *stop = amp ? amp : end;
-        if ((size_t)(stop - p) >= name_len && memcmp(p, name, name_len) == 0 &&
-            (p + name_len == stop || p[name_len] == '=')) {
-            /* "name" alone counts as present with an empty value */
-            *val = p + name_len + (p + name_len < stop);
-            *len = (size_t)(stop - *val);
-            return 1;
-        }
-        p = stop + 1;
-    }
-    return 0;
-}
-
-leaf_status_t api_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
-                                size_t *key_len, int *count) {
-    *key = req->path + prefix_len;
-    *key_len = req->path_len - prefix_len;
-    if (!validate_tag(*key, *key_len)) {
-        api_respond_ids_error(req, IDS_E_BAD_TAG);
-        return LEAF_EINVAL;
-    }
-    const char *val;
-    size_t len;
-    *count = 1;
-    if (api_query_get(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
-        api_respond_ids_error(req, IDS_E_BAD_COUNT);
-        return LEAF_EINVAL;
-    }
-    return LEAF_OK;
-}
-
-int64_t *api_ids_alloc(int64_t *stack, int count) {
-    return count <= API_IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
-}
-
-void api_ids_free(int64_t *stack, int64_t *ids) {
-    if (ids != stack) {
-        free(ids);
-    }
-}
-
-void api_respond_sbuf(struct http_request *req, int status, const char *type, struct sbuf *b) {
-    if (b->failed) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
-        return;
-    }
-    http_respond(req, status, type, b->data ? b->data : "", b->len);
-}
-
-void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
-    char small[API_IDS_STACK * 21];
-    if (n <= API_IDS_STACK) {
-        size_t len = 0;
-        for (int i = 0; i < n; i++) {
-            if (i) {
-                small[len++] = '\n';
-            }
-            len += num_format_i64(small + len, ids[i]);
-        }
-        http_respond(req, 200, "text/plain", small, len);
-        return;
-    }
-    struct sbuf text = SBUF_INIT;
-    if (sbuf_reserve(&text, (size_t)n * 21) == LEAF_OK) {
-        for (int i = 0; i < n; i++) {
-            if (i) {
-                text.data[text.len++] = '\n';
-            }
-            text.len += num_format_i64(text.data + text.len, ids[i]);
-        }
-    }
-    api_respond_sbuf(req, 200, "text/plain", &text);
-    sbuf_free(&text);
-}
-
-void api_respond_ids_error(struct http_request *req, enum ids_error e) {
-    const struct ids_error_info *info = ids_error_info(e);
-    http_respond_error(req, info->http_status, info->code, info->message);
-}
-
-/* Issues count IDs for the request; LEAF_OK when the request was answered. */
-leaf_status_t api_issue(struct http_request *req, enum ids_mode mode, const char *key,
-                        size_t key_len, int count, int64_t *ids) {
-    struct ids_call c = {
-        .mode = mode,
-        .key = key,
-        .key_len = key_len,
-        .count = count,
-        .loop = req->loop,
-        .first_seen_ms = req->first_seen_ms,
-        .now_ms = http_request_now(req),
-        .wait = req->wait,
-    };
-    leaf_status_t rc = ids_issue(api_ctx(req), &c, ids);
-    if (rc == LEAF_EAGAIN) {
-        req->retry_ms = c.retry_ms;
-    } else if (rc != LEAF_OK && c.err == IDS_E_NOT_PRIMARY) {
-        api_respond_redirect(req, &c.primary);
-    } else if (rc != LEAF_OK) {
-        api_respond_ids_error(req, c.err);
-    }
-    return rc;
-}
-
-void api_respond_redirect(struct http_request *req, const struct sequence_where *primary) {
-    struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
-    sbuf_printf(&hdr, "Location: http://%s%.*s%s%.*s\r\n", primary->http, (int)req->path_len,
-                req->path, req->query_len ? "?" : "", (int)req->query_len, req->query);
-    sbuf_printf(&body,
-                "{\"code\":\"not_primary\",\"message\":\"this node is a standby; ask the "
-                "sequence primary\",\"primary\":\"%s\"}",
-                primary->http);
-    if (hdr.failed || body.failed) {
-        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
-    } else {
-        http_respond_ex(req, 307, "application/json", hdr.data, body.data, body.len);
-    }
-    sbuf_free(&hdr);
-    sbuf_free(&body);
-}
-
-/* GET /api/{snowflake,segment,sequence}/get/{key}[?count=N]: the IDs, one per line. */
-leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode, size_t prefix_len) {
-    const char *key;
-    size_t key_len;
-    int count;
-    if (api_key_and_count(req, prefix_len, &key, &key_len, &count) != LEAF_OK) {
-        return LEAF_OK;
-    }
-    int64_t stack[API_IDS_STACK];
-    int64_t *ids = api_ids_alloc(stack, count);
-    if (ids == NULL) {
-        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
-        return LEAF_OK;
-    }
-    leaf_status_t rc = api_issue(req, mode, key, key_len, count, ids);
-    if (rc == LEAF_OK) {
-        api_respond_ids(req, ids, count);
-    }
-    api_ids_free(stack, ids);
-    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
 leaf_status_t api_snowflake_get(struct http_request *req) {
-    return api_ids_get(req, IDS_SNOWFLAKE, sizeof("/api/snowflake/get/") - 1);
+    return api_ids_get(req, IDS_SNOWFLAKE);
 }
 
 leaf_status_t api_segment_get(struct http_request *req) {
-    return api_ids_get(req, IDS_SEGMENT, sizeof("/api/segment/get/") - 1);
+    return api_ids_get(req, IDS_SEGMENT);
 }
 
 leaf_status_t api_decode(struct http_request *req) {
@@ -347,7 +204,7 @@ leaf_status_t api_ready(struct http_request *req) {
 
 leaf_status_t api_metrics(struct http_request *req) {
     struct sbuf b = SBUF_INIT;
-    metrics_render(api_ctx(req), &b);
+    metrics_scrape(api_ctx(req), &b);
     api_respond_sbuf(req, 200, "text/plain; version=0.0.4", &b);
     sbuf_free(&b);
     return LEAF_OK;

@@ -1,8 +1,6 @@
 /*
  * The admin API (POST /api/leaf, PUT /api/leaf/init/cache, PUT /api/leaf/step)
- * and the /db monitor page, all behind the admin rule: with leafd.admin.token set, `Authorization:
- * Bearer <token>` is required (401 when missing, 403 when wrong); without one, only loopback
- * clients are answered (others 403).
+ * and the /db monitor page, all behind the admin rule, which the router checks (api_auth.c).
  *
  * Each needs one database round trip: the first call checks the request and
  * queues a job (segment_service_admin_begin), parking the request on it;
@@ -12,47 +10,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "api.h"
+#include "api_admin.h"
 #include "log.h"
 #include "segment_request.h"
 
 #define ADMIN_EXTRA_WAIT_MS 1000 /* on top of leafd.db.timeout.ms */
-
-/* Constant-time comparison, so the token cannot be guessed byte by byte. */
-static int admin_token_equal(const char *a, size_t alen, const char *b, size_t blen) {
-    unsigned char diff = (unsigned char)(alen != blen);
-    for (size_t i = 0; i < alen && i < blen; i++) {
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    }
-    return diff == 0;
-}
-
-int api_admin_allowed(struct http_request *req) {
-    const char *token = api_ctx(req)->cfg->admin_token;
-    static const char bearer[] = "Bearer ";
-    size_t blen = sizeof(bearer) - 1;
-    if (token[0] == '\0') {
-        if (req->loopback) {
-            return 1;
-        }
-        http_respond_error(req, 403, "forbidden",
-                           "admin endpoints answer loopback clients only (no leafd.admin.token)");
-        return 0;
-    }
-    if (req->auth_len == 0) {
-        http_respond_error(req, 401, "unauthorized",
-                           "admin endpoints need 'Authorization: Bearer <token>'");
-        return 0;
-    }
-    if (req->auth_len < blen || strncasecmp(req->auth, bearer, blen) != 0 ||
-        !admin_token_equal(req->auth + blen, req->auth_len - blen, token, strlen(token))) {
-        http_respond_error(req, 403, "forbidden", "wrong admin token");
-        return 0;
-    }
-    return 1;
-}
 
 static int admin_segment_enabled(struct http_request *req) {
     if (!api_ctx(req)->cfg->segment_enable) {
@@ -138,8 +102,8 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
         return NULL;
     }
     /* The router checked the route's need; a create's key is in the body. */
-    if (kind == SEGMENT_REQ_CREATE && !api_authorize_key(req, AUTH_NEED_CREATE, AUTH_MODE_SEGMENT,
-                                                         r->biz_tag, strlen(r->biz_tag))) {
+    if (kind == SEGMENT_REQ_CREATE &&
+        !api_authorize_key(req, AUTH_NEED_CREATE, IDS_SEGMENT, r->biz_tag, strlen(r->biz_tag))) {
         return NULL;
     }
     struct segment_db_job *job = segment_db_job_new(op, r->biz_tag, strlen(r->biz_tag));

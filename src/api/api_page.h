@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api.h"
+#include "api_ctx.h"
+#include "api_respond.h"
 #include "sbuf.h"
+#include "validate.h"
 
 #define PAGE_PER_DEFAULT 100
 #define PAGE_PER_MAX 1000

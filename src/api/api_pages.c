@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_admin.h"
 #include "api_page.h"
 #include "clock.h"
 #include "segment_tags.h"

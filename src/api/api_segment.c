@@ -20,7 +20,7 @@ leaf_status_t api_leaf_get(struct http_request *req) {
                            "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
     }
-    leaf_status_t rc = api_issue(req, IDS_SEGMENT, key, key_len, 1, &id);
+    leaf_status_t rc = api_ids_issue(req, IDS_SEGMENT, key, key_len, 1, &id);
     if (rc == LEAF_EAGAIN) {
         return LEAF_EAGAIN;
     }
@@ -87,7 +87,7 @@ leaf_status_t api_segment_range(struct http_request *req) {
 
 /* GET /api/opaque/get/{tag}[?count=N]: the tag's segment IDs through the keyed permutation. */
 leaf_status_t api_opaque_get(struct http_request *req) {
-    return api_ids_get(req, IDS_OPAQUE, sizeof("/api/opaque/get/") - 1);
+    return api_ids_get(req, IDS_OPAQUE);
 }
 
 /* GET /decodeOpaqueId?id=N (admin: the router checks): the segment ID behind an opaque ID. */

@@ -21,7 +21,7 @@
 #define SEQUENCE_CREATE_WAIT_MS 5000
 
 leaf_status_t api_sequence_get(struct http_request *req) {
-    return api_ids_get(req, IDS_SEQUENCE, sizeof("/api/sequence/get/") - 1);
+    return api_ids_get(req, IDS_SEQUENCE);
 }
 
 /* Reads {"name":..,"start":..}; answers 400 itself and returns 0 when malformed. */
@@ -65,7 +65,7 @@ leaf_status_t api_sequence_create(struct http_request *req) {
     }
     /* The router checked the route's need; the sequence's name is in the body. */
     if (req->ticket < 0 &&
-        !api_authorize_key(req, AUTH_NEED_CREATE, AUTH_MODE_SEQUENCE, name, strlen(name))) {
+        !api_authorize_key(req, AUTH_NEED_CREATE, IDS_SEQUENCE, name, strlen(name))) {
         return LEAF_OK;
     }
     if (!sequence_service_enabled(ctx->sequence)) {

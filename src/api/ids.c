@@ -1,7 +1,10 @@
 #include "ids.h"
 
-#include "api.h"
+#include <stdlib.h>
+
+#include "api_ctx.h"
 #include "log.h"
+#include "metrics.h"
 
 /*
  * A request waiting for the generator (clock a little behind, or every
@@ -65,7 +68,6 @@ static leaf_status_t issue_segment(const struct api_ctx *ctx, struct ids_call *c
     leaf_status_t rc = segment_service_get(ctx->segment, c->key, c->key_len, c->count, c->dense,
                                            ids, c->first_seen_ms, left > 0 ? c->wait : NULL);
     if (rc == LEAF_OK) {
-        metrics_count_ids(ctx->metrics, c->loop, METRICS_MODE_SEGMENT, c->count);
         return LEAF_OK;
     }
     if (rc == LEAF_EAGAIN && left > 0) {
@@ -156,13 +158,31 @@ static leaf_status_t issue_opaque(const struct api_ctx *ctx, struct ids_call *c,
     return LEAF_OK;
 }
 
-leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
-    c->retry_ms = 0;
-    c->err = IDS_E_NONE;
+static leaf_status_t issue_mode(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
     switch (c->mode) {
     case IDS_SNOWFLAKE: return issue_snowflake(ctx, c, ids);
     case IDS_SEGMENT: return issue_segment(ctx, c, ids);
     case IDS_OPAQUE: return issue_opaque(ctx, c, ids);
     default: return issue_sequence(ctx, c, ids);
+    }
+}
+
+leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    c->retry_ms = 0;
+    c->err = IDS_E_NONE;
+    leaf_status_t rc = issue_mode(ctx, c, ids);
+    if (rc == LEAF_OK) {
+        metrics_count_ids(ctx->metrics, c->loop, c->mode, c->count);
+    }
+    return rc;
+}
+
+int64_t *ids_alloc(int64_t *stack, int count) {
+    return count <= IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
+}
+
+void ids_free(int64_t *stack, int64_t *ids) {
+    if (ids != stack) {
+        free(ids);
     }
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ids_mode.h"
 #include "segment_opaque.h"
 #include "sequence_service.h"
 #include "session.h"
@@ -72,8 +73,10 @@ struct ids_error_info {
 
 const struct ids_error_info *ids_error_info(enum ids_error e);
 
-/* IDS_OPAQUE: a tag's segment IDs through the keyed permutation (segment_opaque.h); never dense. */
-enum ids_mode { IDS_SNOWFLAKE, IDS_SEGMENT, IDS_SEQUENCE, IDS_OPAQUE };
+/*
+ * The modes are the rows of IDS_MODES (ids_mode.h). IDS_OPAQUE: a tag's
+ * segment IDs through the keyed permutation (segment_opaque.h); never dense.
+ */
 
 /*
  * One call for IDs. The caller fills the inputs; a request that parks is
@@ -107,6 +110,14 @@ leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *
 
 /* The event loop's opaque cipher; NULL when leafd.opaque.key is empty. */
 struct segment_opaque *ids_opaque(const struct api_ctx *ctx, int loop);
+
+/*
+ * Room for count IDs: the stack buffer (IDS_STACK) when it is big enough,
+ * else the heap (free with ids_free). NULL when out of memory.
+ */
+#define IDS_STACK 16
+int64_t *ids_alloc(int64_t *stack, int count);
+void ids_free(int64_t *stack, int64_t *ids);
 
 /* The last ID issued of a sequence (c->count unused); 0 when none yet. As ids_issue(). */
 leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *last);

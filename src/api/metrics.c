@@ -1,16 +1,10 @@
 #include "metrics.h"
 
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
-#include "clock.h"
 #include "log.h"
-#include "metrics_impl.h"
-#include "resp_api.h"
 
 /* ---- request counters, one slot per loop ----------------------------------- */
 
@@ -48,9 +42,6 @@ static const char *const metrics_bucket_le[] = {
 #undef METRICS_BUCKET_LE
 };
 #define METRICS_NBUCKETS ((int)(sizeof(metrics_bucket_ns) / sizeof(metrics_bucket_ns[0])))
-#define METRICS_MAX_ROUTES 32
-#define METRICS_MAX_COMMANDS 24
-#define METRICS_MAX_OUTCOMES 32
 
 /* One slot per loop, each on its own cache lines. */
 struct metrics_slot {
@@ -60,11 +51,14 @@ struct metrics_slot {
     uint64_t commands[METRICS_MAX_COMMANDS][METRICS_MAX_OUTCOMES];
     uint64_t cmd_latency[METRICS_MAX_COMMANDS][METRICS_NBUCKETS + 1]; /* last = +Inf */
     uint64_t cmd_latency_sum_ns[METRICS_MAX_COMMANDS];
-    uint64_t ids[METRICS_NMODES];
+    uint64_t ids[IDS_MODE_COUNT];
 } __attribute__((aligned(64)));
 
 struct metrics {
     int nroutes, ncommands, noutcomes;
+    char routes[METRICS_MAX_ROUTES][METRICS_NAME_MAX + 1];
+    char commands[METRICS_MAX_COMMANDS][METRICS_NAME_MAX + 1];
+    char outcomes[METRICS_MAX_OUTCOMES][METRICS_NAME_MAX + 1];
     void *block; /* what calloc returned (the struct is aligned inside it) */
     struct metrics_slot slots[METRICS_MAX_LOOPS];
 };
@@ -73,7 +67,17 @@ static int clamp(int n, int max) {
     return n < 0 ? 0 : n > max ? max : n;
 }
 
-leaf_status_t metrics_create(struct metrics **out, int nroutes, int ncommands, int noutcomes) {
+/* Copies n names (capped at max) into rows; returns how many. */
+static int copy_names(char (*rows)[METRICS_NAME_MAX + 1], const char *const *names, int n,
+                      int max) {
+    n = clamp(n, max);
+    for (int i = 0; i < n; i++) {
+        snprintf(rows[i], METRICS_NAME_MAX + 1, "%s", names[i] ? names[i] : "unknown");
+    }
+    return n;
+}
+
+leaf_status_t metrics_create(struct metrics **out, const struct metrics_names *names) {
     /* calloc, aligned by hand: a fresh block of this size (about 1 MB) comes
      * zeroed from the kernel, so a start touches only the pages it uses
      * (aligned_alloc + memset wrote all of it, on every short-lived start). */
@@ -86,9 +90,9 @@ leaf_status_t metrics_create(struct metrics **out, int nroutes, int ncommands, i
     at += (64 - (uintptr_t)at % 64) % 64;
     struct metrics *m = (struct metrics *)(void *)at;
     m->block = block;
-    m->nroutes = clamp(nroutes, METRICS_MAX_ROUTES);
-    m->ncommands = clamp(ncommands, METRICS_MAX_COMMANDS);
-    m->noutcomes = clamp(noutcomes, METRICS_MAX_OUTCOMES);
+    m->nroutes = copy_names(m->routes, names->routes, names->nroutes, METRICS_MAX_ROUTES);
+    m->ncommands = copy_names(m->commands, names->commands, names->ncommands, METRICS_MAX_COMMANDS);
+    m->noutcomes = copy_names(m->outcomes, names->outcomes, names->noutcomes, METRICS_MAX_OUTCOMES);
     *out = m;
     return LEAF_OK;
 }
@@ -161,8 +165,8 @@ void metrics_observe_command_latency(struct metrics *m, int loop, int command, i
     slot_add(&m->slots[loop].cmd_latency_sum_ns[command], ns > 0 ? (uint64_t)ns : 0);
 }
 
-void metrics_count_ids(struct metrics *m, int loop, int mode, int n) {
-    if (loop >= 0 && loop < METRICS_MAX_LOOPS && mode >= 0 && mode < METRICS_NMODES && n > 0) {
+void metrics_count_ids(struct metrics *m, int loop, enum ids_mode mode, int n) {
+    if (loop >= 0 && loop < METRICS_MAX_LOOPS && (int)mode >= 0 && mode < IDS_MODE_COUNT && n > 0) {
         slot_add(&m->slots[loop].ids[mode], (uint64_t)n);
     }
 }
@@ -173,43 +177,10 @@ void metrics_count_request(struct metrics *m, int loop, int route, int status) {
     }
 }
 
-/* ---- rendering --------------------------------------------------------------- */
+/* ---- the families written from the counters --------------------------------- */
 
-void metrics_header(struct out *o) {
-    if (!o->header_done) {
-        sbuf_printf(o->b, "# HELP %s %s\n# TYPE %s %s\n", o->name, o->help, o->name, o->type);
-        o->header_done = 1;
-    }
-}
-
-/* name{labels} value, for a counter or integer gauge. */
-void metrics_sample_u(struct out *o, const char *suffix, const char *labels, uint64_t v) {
-    metrics_header(o);
-    sbuf_printf(o->b, "%s%s%s%s%s %" PRIu64 "\n", o->name, suffix, labels ? "{" : "",
-                labels ? labels : "", labels ? "}" : "", v);
-}
-
-void metrics_sample_i(struct out *o, const char *labels, int64_t v) {
-    metrics_header(o);
-    sbuf_printf(o->b, "%s%s%s%s %" PRId64 "\n", o->name, labels ? "{" : "", labels ? labels : "",
-                labels ? "}" : "", v);
-}
-
-void metrics_sample_d(struct out *o, const char *labels, double v) {
-    metrics_header(o);
-    if (isinf(v)) {
-        sbuf_printf(o->b, "%s%s%s%s %s\n", o->name, labels ? "{" : "", labels ? labels : "",
-                    labels ? "}" : "", v > 0 ? "+Inf" : "-Inf");
-    } else {
-        sbuf_printf(o->b, "%s%s%s%s %.3f\n", o->name, labels ? "{" : "", labels ? labels : "",
-                    labels ? "}" : "", v);
-    }
-}
-
-/* ---- request families ---- */
-
-void f_http_requests(struct out *o, const struct snap *s) {
-    const struct metrics *m = s->ctx->metrics;
+void f_http_requests(struct metrics_out *o, const struct metrics_snap *s) {
+    const struct metrics *m = s->metrics;
     metrics_header(o); /* always present, even before the first request */
     char labels[200];
     for (int r = 0; r < m->nroutes; r++) {
@@ -220,10 +191,10 @@ void f_http_requests(struct out *o, const struct snap *s) {
             }
             if (metrics_status_codes[st]) {
                 snprintf(labels, sizeof(labels), "protocol=\"http\",route=\"%s\",status=\"%d\"",
-                         router_name(r), metrics_status_codes[st]);
+                         m->routes[r], metrics_status_codes[st]);
             } else {
                 snprintf(labels, sizeof(labels), "protocol=\"http\",route=\"%s\",status=\"other\"",
-                         router_name(r));
+                         m->routes[r]);
             }
             metrics_sample_u(o, "", labels, sum);
         }
@@ -233,7 +204,7 @@ void f_http_requests(struct out *o, const struct snap *s) {
             uint64_t sum = slots_sum(m, offsetof(struct metrics_slot, commands[c][oc]));
             if (sum != 0) {
                 snprintf(labels, sizeof(labels), "protocol=\"resp\",route=\"%s\",status=\"%s\"",
-                         resp_api_command_name(c), resp_api_outcome_name(oc));
+                         m->commands[c], m->outcomes[oc]);
                 metrics_sample_u(o, "", labels, sum);
             }
         }
@@ -241,8 +212,8 @@ void f_http_requests(struct out *o, const struct snap *s) {
 }
 
 /* One histogram series; counts[] per bucket (not cumulative), the last +Inf. */
-static void histogram(struct out *o, const char *proto, const char *route, const uint64_t *counts,
-                      uint64_t sum_ns) {
+static void histogram(struct metrics_out *o, const char *proto, const char *route,
+                      const uint64_t *counts, uint64_t sum_ns) {
     uint64_t cum = 0;
     char labels[200];
     for (int b = 0; b < METRICS_NBUCKETS; b++) {
@@ -260,8 +231,8 @@ static void histogram(struct out *o, const char *proto, const char *route, const
     metrics_sample_u(o, "_count", labels, cum);
 }
 
-void f_http_duration(struct out *o, const struct snap *s) {
-    const struct metrics *m = s->ctx->metrics;
+void f_http_duration(struct metrics_out *o, const struct metrics_snap *s) {
+    const struct metrics *m = s->metrics;
     metrics_header(o);
     uint64_t counts[METRICS_NBUCKETS + 1];
     for (int r = 0; r < m->nroutes; r++) {
@@ -271,7 +242,7 @@ void f_http_duration(struct out *o, const struct snap *s) {
             total += counts[b];
         }
         if (total != 0) { /* a route never answered has no series */
-            histogram(o, "http", router_name(r), counts,
+            histogram(o, "http", m->routes[r], counts,
                       slots_sum(m, offsetof(struct metrics_slot, latency_sum_ns[r])));
         }
     }
@@ -282,44 +253,45 @@ void f_http_duration(struct out *o, const struct snap *s) {
             total += counts[b];
         }
         if (total != 0) {
-            histogram(o, "resp", resp_api_command_name(c), counts,
+            histogram(o, "resp", m->commands[c], counts,
                       slots_sum(m, offsetof(struct metrics_slot, cmd_latency_sum_ns[c])));
         }
     }
 }
 
-void f_http_connections(struct out *o, const struct snap *s) {
-    const struct api_ctx *c = s->ctx;
-    metrics_sample_u(o, "", "protocol=\"http\"",
-                     c->connections ? c->connections(c->conn_arg, API_PROTO_HTTP) : 0);
-    if (c->cfg->resp_port != 0) {
-        metrics_sample_u(o, "", "protocol=\"resp\"",
-                         c->connections ? c->connections(c->conn_arg, API_PROTO_RESP) : 0);
+static const char *ids_label(int mode) {
+    return ids_mode_info((enum ids_mode)mode)->metric;
+}
+
+/* 1 when a mode before this one has its metric label (the series is written already). */
+static int ids_label_written(int mode) {
+    for (int j = 0; j < mode; j++) {
+        if (ids_label(j) != NULL && strcmp(ids_label(j), ids_label(mode)) == 0) {
+            return 1;
+        }
     }
+    return 0;
 }
 
-void f_ids_issued(struct out *o, const struct snap *s) {
-    metrics_sample_u(o, "", "mode=\"snowflake\"", s->sf.issued);
-    metrics_sample_u(
-        o, "", "mode=\"segment\"",
-        slots_sum(s->ctx->metrics, offsetof(struct metrics_slot, ids[METRICS_MODE_SEGMENT])));
+/* The IDs issued by every mode counted under label. */
+static uint64_t ids_label_sum(const struct metrics *m, const char *label) {
+    uint64_t sum = 0;
+    for (int j = 0; j < IDS_MODE_COUNT; j++) {
+        if (ids_label(j) != NULL && strcmp(ids_label(j), label) == 0) {
+            sum += slots_sum(m, offsetof(struct metrics_slot, ids[j]));
+        }
+    }
+    return sum;
 }
 
-void metrics_render(const struct api_ctx *ctx, struct sbuf *b) {
-    struct snap s = {.ctx = ctx};
-    snowflake_node_view(ctx->snowflake, &s.sf);
-    segment_service_stats(ctx->segment, &s.seg);
-    sequence_service_stats(ctx->sequence, &s.seq);
-    user_service_stats(ctx->users, &s.users);
-    metrics_snap_tags(&s);
-    struct out o = {.b = b};
-#define METRICS_RENDER(fn, fname, ftype, fhelp)                                                    \
-    o.name = fname;                                                                                \
-    o.type = ftype;                                                                                \
-    o.help = fhelp;                                                                                \
-    o.header_done = 0;                                                                             \
-    fn(&o, &s);
-    METRICS_FAMILIES(METRICS_RENDER)
-#undef METRICS_RENDER
-    free(s.tags);
+/* One series per metric label of IDS_MODES, in the table's order. */
+void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s) {
+    char labels[64];
+    for (int i = 0; i < IDS_MODE_COUNT; i++) {
+        if (ids_label(i) == NULL || ids_label_written(i)) {
+            continue;
+        }
+        snprintf(labels, sizeof(labels), "mode=\"%s\"", ids_label(i));
+        metrics_sample_u(o, "", labels, ids_label_sum(s->metrics, ids_label(i)));
+    }
 }

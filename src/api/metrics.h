@@ -2,9 +2,14 @@
 #define LEAF_METRICS_H
 
 /*
- * The metrics registry. Every family leafd exports is one row of the table
- * in metrics.c (name, type, help, and the function that writes its
- * samples), rendered into a growable buffer, so a scrape is never cut.
+ * The metrics registry: the request counters and the families written
+ * from them (requests, latency, IDs issued). Every family leafd exports is
+ * one row of the table in metrics_scrape.c; the node's families are
+ * metrics_node.c's.
+ *
+ * The registry copies the names of the routes, commands and outcomes when
+ * it is created (as twemproxy's stats copy a pool's name), so a scrape
+ * never asks the router or the command table for them.
  *
  * Request counters: each event loop writes only its own slot (no lock and no
  * shared cache line on the request path); a scrape sums the slots. Slots
@@ -19,7 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sbuf.h"
+#include "ids_mode.h"
+#include "metrics_snap.h"
 #include "status.h"
 
 #define METRICS_MAX_LOOPS 64
@@ -31,13 +37,29 @@
     X(431) X(500) X(501) X(503) X(505)
 /* clang-format on */
 
-enum { METRICS_MODE_SEGMENT = 0, METRICS_NMODES };
+#define METRICS_MAX_ROUTES 32
+#define METRICS_MAX_COMMANDS 24
+#define METRICS_MAX_OUTCOMES 32
+#define METRICS_NAME_MAX 31 /* a route, command or outcome label */
+
+/*
+ * The labels the counters are kept under, by index: the HTTP routes (the
+ * route label), the RESP commands (the route label of protocol "resp") and
+ * the RESP outcomes (their status label). Copied by metrics_create; the
+ * counts are capped at the METRICS_MAX_* and a name at METRICS_NAME_MAX.
+ */
+struct metrics_names {
+    const char *routes[METRICS_MAX_ROUTES];
+    int nroutes;
+    const char *commands[METRICS_MAX_COMMANDS];
+    int ncommands;
+    const char *outcomes[METRICS_MAX_OUTCOMES];
+    int noutcomes;
+};
 
 struct metrics;
-struct api_ctx;
 
-/* nroutes HTTP routes; ncommands RESP commands with noutcomes outcomes each. */
-leaf_status_t metrics_create(struct metrics **out, int nroutes, int ncommands, int noutcomes);
+leaf_status_t metrics_create(struct metrics **out, const struct metrics_names *names);
 void metrics_free(struct metrics *m);
 
 void metrics_count_request(struct metrics *m, int loop, int route, int status);
@@ -46,10 +68,12 @@ void metrics_observe_latency(struct metrics *m, int loop, int route, int64_t ns)
 /* A RESP command answered, by its table row and outcome; and its latency in ns. */
 void metrics_count_command(struct metrics *m, int loop, int command, int outcome);
 void metrics_observe_command_latency(struct metrics *m, int loop, int command, int64_t ns);
-/* IDs handed out, by mode (snowflake counts come from the generator). */
-void metrics_count_ids(struct metrics *m, int loop, int mode, int n);
+/* IDs handed out, by mode (leafd_ids_issued_total sums them by the mode's metric label). */
+void metrics_count_ids(struct metrics *m, int loop, enum ids_mode mode, int n);
 
-/* Renders every family (Prometheus text format 0.0.4) into b. */
-void metrics_render(const struct api_ctx *ctx, struct sbuf *b);
+/* The families written from the counters (rows of METRICS_FAMILIES). */
+void f_http_requests(struct metrics_out *o, const struct metrics_snap *s);
+void f_http_duration(struct metrics_out *o, const struct metrics_snap *s);
+void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s);
 
 #endif

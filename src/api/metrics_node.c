@@ -1,41 +1,54 @@
 /*
- * The families of the node's services: snowflake, ZooKeeper, segment (with
- * the bounded per-tag set: the tags with the least runway first) and
- * sequence. Rows of METRICS_FAMILIES (metrics_impl.h).
+ * The families of the node's services: connections, snowflake, ZooKeeper,
+ * segment (with the bounded per-tag set: the tags with the least runway
+ * first), sequence and users. Rows of METRICS_FAMILIES (metrics_scrape.c).
  */
-#include <inttypes.h>
+#include "metrics_node.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_ctx.h"
 #include "clock.h"
 #include "log.h"
-#include "metrics_impl.h"
 #include "segment_tags.h"
 #include "zk_session.h"
 
+/* ---- connections ---- */
+
+void f_http_connections(struct metrics_out *o, const struct metrics_snap *s) {
+    const struct api_ctx *c = s->ctx;
+    metrics_sample_u(o, "", "protocol=\"http\"",
+                     c->connections ? c->connections(c->conn_arg, API_PROTO_HTTP) : 0);
+    if (c->cfg->resp_port != 0) {
+        metrics_sample_u(o, "", "protocol=\"resp\"",
+                         c->connections ? c->connections(c->conn_arg, API_PROTO_RESP) : 0);
+    }
+}
+
 /* ---- snowflake families ---- */
 
-void f_clock_backwards(struct out *o, const struct snap *s) {
+void f_clock_backwards(struct metrics_out *o, const struct metrics_snap *s) {
     metrics_sample_u(o, "", "outcome=\"waited\"", s->sf.backwards_waits);
     metrics_sample_u(o, "", "outcome=\"refused\"", s->sf.backwards_errors);
 }
 
-void f_seq_exhausted(struct out *o, const struct snap *s) {
+void f_seq_exhausted(struct metrics_out *o, const struct metrics_snap *s) {
     metrics_sample_u(o, "", NULL, s->sf.exhaustions);
 }
 
-void f_worker_id(struct out *o, const struct snap *s) {
+void f_worker_id(struct metrics_out *o, const struct metrics_snap *s) {
     metrics_sample_i(o, NULL, s->sf.worker_id);
 }
 
-void f_years_left(struct out *o, const struct snap *s) {
+void f_years_left(struct metrics_out *o, const struct metrics_snap *s) {
     metrics_sample_d(o, NULL, s->sf.years_left);
 }
 
 /* ZooKeeper families exist only when the node registered through ZooKeeper. */
-static int zk_on(const struct snap *s) {
+static int zk_on(const struct metrics_snap *s) {
     return s->sf.started && s->sf.use_zk;
 }
 
@@ -43,56 +56,56 @@ static double age_s(int64_t ms) {
     return ms < 0 ? -1.0 : (double)ms / 1000.0;
 }
 
-void f_zk_connected(struct out *o, const struct snap *s) {
+void f_zk_connected(struct metrics_out *o, const struct metrics_snap *s) {
     if (zk_on(s)) {
         metrics_sample_d(o, NULL, s->sf.zk_state == ZK_STATE_CONNECTED);
     }
 }
 
-void f_zk_reconnects(struct out *o, const struct snap *s) {
+void f_zk_reconnects(struct metrics_out *o, const struct metrics_snap *s) {
     if (zk_on(s)) {
         metrics_sample_d(o, NULL, (double)(s->sf.connects > 1 ? s->sf.connects - 1 : 0));
     }
 }
 
-void f_zk_expirations(struct out *o, const struct snap *s) {
+void f_zk_expirations(struct metrics_out *o, const struct metrics_snap *s) {
     if (zk_on(s)) {
         metrics_sample_d(o, NULL, (double)s->sf.expirations);
     }
 }
 
-void f_zk_ephemeral(struct out *o, const struct snap *s) {
+void f_zk_ephemeral(struct metrics_out *o, const struct metrics_snap *s) {
     if (zk_on(s)) {
         metrics_sample_d(o, NULL, s->sf.ephemeral);
     }
 }
 
-void f_zk_report_age(struct out *o, const struct snap *s) {
+void f_zk_report_age(struct metrics_out *o, const struct metrics_snap *s) {
     if (zk_on(s)) {
         metrics_sample_d(o, NULL, age_s(s->sf.zk_report_age_ms));
     }
 }
 
-void f_local_report_age(struct out *o, const struct snap *s) {
+void f_local_report_age(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.started) {
         metrics_sample_d(o, NULL, age_s(s->sf.local_report_age_ms));
     }
 }
 
-void f_reserved_ahead(struct out *o, const struct snap *s) {
+void f_reserved_ahead(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.started) {
         metrics_sample_d(o, NULL, (double)s->sf.reserved_ahead_ms / 1000.0);
     }
 }
 
 /* Lease families exist only in lease mode. */
-void f_lease_slot(struct out *o, const struct snap *s) {
+void f_lease_slot(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         metrics_sample_i(o, NULL, s->sf.lease_slot);
     }
 }
 
-void f_lease_held(struct out *o, const struct snap *s) {
+void f_lease_held(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         int held =
             strcmp(s->sf.lease_state, "held") == 0 || strcmp(s->sf.lease_state, "resync") == 0;
@@ -100,26 +113,26 @@ void f_lease_held(struct out *o, const struct snap *s) {
     }
 }
 
-void f_lease_claims(struct out *o, const struct snap *s) {
+void f_lease_claims(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_claims);
     }
 }
 
-void f_lease_claims_lost(struct out *o, const struct snap *s) {
+void f_lease_claims_lost(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_claims_lost);
     }
 }
 
-void f_lease_switches(struct out *o, const struct snap *s) {
+void f_lease_switches(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         metrics_sample_u(o, "", "outcome=\"switched\"", (uint64_t)s->sf.lease_switches);
         metrics_sample_u(o, "", "outcome=\"no_slot\"", (uint64_t)s->sf.lease_switch_failures);
     }
 }
 
-void f_lease_fence_failures(struct out *o, const struct snap *s) {
+void f_lease_fence_failures(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_fence_failures);
     }
@@ -127,14 +140,14 @@ void f_lease_fence_failures(struct out *o, const struct snap *s) {
 
 /* ---- segment families ---- */
 
-static void tag_sample(struct out *o, const struct tag_rec *t, int64_t v) {
+static void tag_sample(struct metrics_out *o, const struct metrics_tag *t, int64_t v) {
     char labels[VALIDATE_TAG_MAX + 16];
     snprintf(labels, sizeof(labels), "tag=\"%s\"", t->name);
     metrics_sample_i(o, labels, v);
 }
 
 #define SEG_TAG_FAMILY(fn, field)                                                                  \
-    void fn(struct out *o, const struct snap *s) {                                                 \
+    void fn(struct metrics_out *o, const struct metrics_snap *s) {                                 \
         if (!s->seg.enabled) {                                                                     \
             return;                                                                                \
         }                                                                                          \
@@ -150,7 +163,7 @@ SEG_TAG_FAMILY(f_seg_fetches, fetches)
 SEG_TAG_FAMILY(f_seg_fetch_errors, fetch_errors)
 #undef SEG_TAG_FAMILY
 
-void f_seg_runway(struct out *o, const struct snap *s) {
+void f_seg_runway(struct metrics_out *o, const struct metrics_snap *s) {
     if (!s->seg.enabled) {
         return;
     }
@@ -162,13 +175,13 @@ void f_seg_runway(struct out *o, const struct snap *s) {
     }
 }
 
-void f_seg_runway_min(struct out *o, const struct snap *s) {
+void f_seg_runway_min(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_d(o, NULL, s->runway_min);
     }
 }
 
-void f_seg_tags(struct out *o, const struct snap *s) {
+void f_seg_tags(struct metrics_out *o, const struct metrics_snap *s) {
     if (!s->seg.enabled) {
         return;
     }
@@ -177,13 +190,13 @@ void f_seg_tags(struct out *o, const struct snap *s) {
     metrics_sample_u(o, "", "state=\"absent\"", s->seg.tags_by_state[SEGMENT_TAG_ABSENT]);
 }
 
-void f_seg_tags_exported(struct out *o, const struct snap *s) {
+void f_seg_tags_exported(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_u(o, "", NULL, s->ntags);
     }
 }
 
-void f_seg_latency(struct out *o, const struct snap *s) {
+void f_seg_latency(struct metrics_out *o, const struct metrics_snap *s) {
     if (!s->seg.enabled) {
         return;
     }
@@ -203,38 +216,34 @@ void f_seg_latency(struct out *o, const struct snap *s) {
     metrics_sample_u(o, "_count", NULL, cum);
 }
 
-void f_seg_db_errors(struct out *o, const struct snap *s) {
+void f_seg_db_errors(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_u(o, "", NULL, s->seg.db_errors);
     }
 }
 
-void f_seg_db_up(struct out *o, const struct snap *s) {
+void f_seg_db_up(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_i(o, NULL, s->seg.db_up);
     }
 }
 
-void f_seg_lookups(struct out *o, const struct snap *s) {
+void f_seg_lookups(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_u(o, "", NULL, s->seg.lookups);
     }
 }
 
-void f_seg_lookups_refused(struct out *o, const struct snap *s) {
+void f_seg_lookups_refused(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_u(o, "", NULL, s->seg.lookups_refused);
     }
 }
 
-/*
- * The registry: one row per family, X(function, name, type, help). The
- * order of the rows is the order of the scrape.
- */
 /* ---- sequence families ---- */
 
 #define SEQ_FAMILY(fn, expr)                                                                       \
-    void fn(struct out *o, const struct snap *s) {                                                 \
+    void fn(struct metrics_out *o, const struct metrics_snap *s) {                                 \
         if (s->seq.enabled) {                                                                      \
             metrics_sample_u(o, "", NULL, (uint64_t)(expr));                                       \
         }                                                                                          \
@@ -249,14 +258,14 @@ SEQ_FAMILY(f_seq_write_failures, s->seq.write_failures)
 SEQ_FAMILY(f_seq_issued, s->seq.issued)
 #undef SEQ_FAMILY
 
-void f_seq_headroom(struct out *o, const struct snap *s) {
+void f_seq_headroom(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seq.enabled && s->seq.min_headroom >= 0) {
         metrics_sample_i(o, NULL, s->seq.min_headroom);
     }
 }
 
 struct seq_each {
-    struct out *o;
+    struct metrics_out *o;
     size_t left; /* leafd.metrics.tags.max bounds the per-sequence series too */
 };
 
@@ -272,7 +281,7 @@ static void seq_one(const char *name, int64_t acked_max, int64_t last, int64_t h
     metrics_sample_i(e->o, labels, headroom);
 }
 
-void f_seq_headroom_each(struct out *o, const struct snap *s) {
+void f_seq_headroom_each(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seq.enabled && s->seq.primary) {
         struct seq_each e = {o, (size_t)s->ctx->cfg->metrics_tags_max};
         sequence_service_each(s->ctx->sequence, seq_one, &e);
@@ -287,7 +296,7 @@ static double tag_runway(const struct segment_tag_view *v, int64_t now) {
 }
 
 /* Max-heap on runway over s->tags[0..ntags): the root is the one to drop first. */
-static void heap_down(struct tag_rec *h, size_t n, size_t i) {
+static void heap_down(struct metrics_tag *h, size_t n, size_t i) {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         if (l < n && h[l].runway > h[m].runway) {
@@ -299,16 +308,16 @@ static void heap_down(struct tag_rec *h, size_t n, size_t i) {
         if (m == i) {
             return;
         }
-        struct tag_rec t = h[i];
+        struct metrics_tag t = h[i];
         h[i] = h[m];
         h[m] = t;
         i = m;
     }
 }
 
-static void heap_up(struct tag_rec *h, size_t i) {
+static void heap_up(struct metrics_tag *h, size_t i) {
     while (i > 0 && h[(i - 1) / 2].runway < h[i].runway) {
-        struct tag_rec t = h[i];
+        struct metrics_tag t = h[i];
         h[i] = h[(i - 1) / 2];
         h[(i - 1) / 2] = t;
         i = (i - 1) / 2;
@@ -316,11 +325,11 @@ static void heap_up(struct tag_rec *h, size_t i) {
 }
 
 static void collect_tag(const struct segment_tag_view *v, void *arg) {
-    struct snap *s = arg;
+    struct metrics_snap *s = arg;
     if (v->state != SEGMENT_TAG_ACTIVE) {
         return;
     }
-    struct tag_rec r;
+    struct metrics_tag r;
     memcpy(r.name, v->name, sizeof(r.name));
     r.runway = tag_runway(v, segment_service_now_ms());
     r.remaining = v->buf.available;
@@ -344,11 +353,11 @@ static void collect_tag(const struct segment_tag_view *v, void *arg) {
     }
 }
 
-static int tag_rec_cmp(const void *a, const void *b) {
-    return strcmp(((const struct tag_rec *)a)->name, ((const struct tag_rec *)b)->name);
+static int tag_cmp(const void *a, const void *b) {
+    return strcmp(((const struct metrics_tag *)a)->name, ((const struct metrics_tag *)b)->name);
 }
 
-void metrics_snap_tags(struct snap *s) {
+static void snap_tags(struct metrics_snap *s) {
     s->runway_min = INFINITY;
     if (!s->seg.enabled) {
         return;
@@ -360,12 +369,26 @@ void metrics_snap_tags(struct snap *s) {
         log_error("metrics", "out of memory collecting per-tag metrics; only aggregates exported");
     }
     segment_service_each(s->ctx->segment, collect_tag, s);
-    qsort(s->tags, s->ntags, sizeof(*s->tags), tag_rec_cmp);
+    qsort(s->tags, s->ntags, sizeof(*s->tags), tag_cmp);
+}
+
+void metrics_node_snap(const struct api_ctx *ctx, struct metrics_snap *s) {
+    *s = (struct metrics_snap){.ctx = ctx, .metrics = ctx->metrics};
+    snowflake_node_view(ctx->snowflake, &s->sf);
+    segment_service_stats(ctx->segment, &s->seg);
+    sequence_service_stats(ctx->sequence, &s->seq);
+    user_service_stats(ctx->users, &s->users);
+    snap_tags(s);
+}
+
+void metrics_node_snap_free(struct metrics_snap *s) {
+    free(s->tags);
+    s->tags = NULL;
 }
 
 /* ---- users and permissions ---- */
 
-void f_auth_failures(struct out *o, const struct snap *s) {
+void f_auth_failures(struct metrics_out *o, const struct metrics_snap *s) {
     for (int i = 0; s->users.enabled && i < USER_FAIL_COUNT; i++) {
         char labels[64];
         snprintf(labels, sizeof(labels), "reason=\"%s\"", user_failure_name((enum user_failure)i));
@@ -373,7 +396,7 @@ void f_auth_failures(struct out *o, const struct snap *s) {
     }
 }
 
-void f_auth_denied(struct out *o, const struct snap *s) {
+void f_auth_denied(struct metrics_out *o, const struct metrics_snap *s) {
     static const char *const rights[3] = {"ids", "create", "admin"};
     for (int i = 0; s->users.enabled && i < 3; i++) {
         char labels[32];
@@ -382,26 +405,26 @@ void f_auth_denied(struct out *o, const struct snap *s) {
     }
 }
 
-void f_auth_users(struct out *o, const struct snap *s) {
+void f_auth_users(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->users.enabled) {
         metrics_sample_u(o, "", NULL, s->users.users);
     }
 }
 
-void f_auth_rejected(struct out *o, const struct snap *s) {
+void f_auth_rejected(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->users.enabled) {
         metrics_sample_u(o, "", NULL, s->users.rejected);
     }
 }
 
-void f_auth_reloads(struct out *o, const struct snap *s) {
+void f_auth_reloads(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->users.enabled) {
         metrics_sample_u(o, "", "outcome=\"ok\"", s->users.reloads);
         metrics_sample_u(o, "", "outcome=\"failed\"", s->users.reload_failures);
     }
 }
 
-void f_auth_age(struct out *o, const struct snap *s) {
+void f_auth_age(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->users.enabled && s->users.loaded_ms > 0) {
         metrics_sample_d(o, NULL, (double)(clock_wall_ms() - s->users.loaded_ms) / 1000.0);
     }

@@ -1,303 +1,39 @@
 /*
  * The Redis-protocol command table: one row per command, with Redis's arity
  * convention (n: exactly n arguments with the name; -n: at least n), its
- * flags as COMMAND reports them, its key positions, and its handler. The
- * ID commands (INCR, INCRBY, LEAF.IDS, GET) issue through ids.c, as the HTTP
- * handlers do; the rest is what the common clients send on connect and for
- * tooling (section "Redis protocol" of the README lists them).
+ * flags as COMMAND reports them (COMMAND is here, beside the table it
+ * reads), its key positions, and its handler. The ID commands (INCR,
+ * INCRBY, LEAF.IDS, GET) are resp_ids.c's; the connection commands here are
+ * what the common clients send on connect and for tooling (section "Redis
+ * protocol" of the README lists them).
  */
 #include "resp_api.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "api.h"
+#include "api_ctx.h"
 #include "clock.h"
+#include "metrics.h"
 #include "num.h"
-#include "resp_slot.h"
-#include "validate.h"
-
-/* ---- outcomes (the metric's status label) ---------------------------------- */
-
-#define RESP_OUTCOMES(X)                                                                           \
-    X(O_OK, "ok")                                                                                  \
-    X(O_ERR, "err")                                                                                \
-    X(O_BAD_KEY, "bad_key")                                                                        \
-    X(O_WRONG_MODE, "wrong_mode")                                                                  \
-    X(O_PROTOCOL, "protocol_error")                                                                \
-    X(O_NOAUTH, "noauth")                                                                          \
-    X(O_WRONGPASS, "wrongpass")                                                                    \
-    X(O_NOPERM, "noperm")
-
-enum {
-#define RESP_OUTCOME_ENUM(e, name) e,
-    RESP_OUTCOMES(RESP_OUTCOME_ENUM)
-#undef RESP_OUTCOME_ENUM
-        O_IDS /* O_IDS + enum ids_error: the ID errors, by their stable code */
-};
-
-static const char *const outcome_names[O_IDS] = {
-#define RESP_OUTCOME_NAME(e, name) name,
-    RESP_OUTCOMES(RESP_OUTCOME_NAME)
-#undef RESP_OUTCOME_NAME
-};
-
-int resp_api_outcome_count(void) {
-    return O_IDS + IDS_E_COUNT;
-}
-
-const char *resp_api_outcome_name(int outcome) {
-    if (outcome >= 0 && outcome < O_IDS) {
-        return outcome_names[outcome];
-    }
-    return outcome >= O_IDS && outcome < O_IDS + IDS_E_COUNT
-               ? ids_error_info((enum ids_error)(outcome - O_IDS))->code
-               : "other";
-}
-
-/* Writes an error reply and records its outcome; always LEAF_OK (answered). */
-static leaf_status_t __attribute__((format(printf, 3, 4)))
-reply_error(struct resp_request *req, int outcome, const char *fmt, ...) {
-    va_list ap;
-    char msg[512];
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    resp_reply_error(req->out, msg);
-    req->outcome = outcome;
-    return LEAF_OK;
-}
-
-void resp_api_refuse(struct resp_request *req, enum auth_verdict v) {
-    int outcome = v == AUTH_NOAUTH ? O_NOAUTH : v == AUTH_WRONGPASS ? O_WRONGPASS : O_NOPERM;
-    reply_error(req, outcome, "%s", auth_verdict_resp(v));
-}
+#include "resp_auth.h"
+#include "resp_cluster.h"
+#include "resp_ids.h"
+#include "resp_info.h"
+#include "resp_outcome.h"
 
 static leaf_status_t reply_ok(struct resp_request *req) {
     resp_reply_simple(req->out, "OK");
     return LEAF_OK;
 }
 
-/* ---- keys: the namespace names the mode ------------------------------------- */
-
-enum key_ns { KEY_SNOWFLAKE, KEY_SEGMENT, KEY_SEQUENCE, KEY_OPAQUE };
-
-struct key_ref {
-    enum key_ns ns;
-    const char *name;
-    size_t len;
-};
-
-static const struct {
-    const char *prefix;
-    size_t len;
-    enum key_ns ns;
-} key_spaces[] = {
-    {"snowflake:", 10, KEY_SNOWFLAKE},
-    {"segment:", 8, KEY_SEGMENT},
-    {"sequence:", 9, KEY_SEQUENCE},
-    {"opaque:", 7, KEY_OPAQUE},
-};
-
-/* Reads argument i as a key; on failure the error reply is written and 0 returned. */
-static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
-    const char *a = req->cmd.argv[i];
-    size_t n = req->cmd.argvlen[i];
-    for (size_t s = 0; s < sizeof(key_spaces) / sizeof(key_spaces[0]); s++) {
-        if (n >= key_spaces[s].len && memcmp(a, key_spaces[s].prefix, key_spaces[s].len) == 0) {
-            k->ns = key_spaces[s].ns;
-            k->name = a + key_spaces[s].len;
-            k->len = n - key_spaces[s].len;
-            if (!validate_tag(k->name, k->len)) {
-                reply_error(req, O_IDS + IDS_E_BAD_TAG,
-                            "BAD_TAG the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
-                            key_spaces[s].prefix);
-                return 0;
-            }
-            return 1;
-        }
-    }
-    reply_error(req, O_BAD_KEY,
-                "BAD_KEY the key names the mode: snowflake:<key>, segment:<biz_tag>, "
-                "sequence:<name> or opaque:<biz_tag>");
-    return 0;
-}
-
-/* Reads argument i as a count of IDs (1..10000); on failure replies and returns 0. */
-static int count_parse(struct resp_request *req, int i, int *count) {
-    if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
-        reply_error(req, O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
-                    ids_error_info(IDS_E_BAD_COUNT)->message);
-        return 0;
-    }
-    return 1;
-}
-
-static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
-                                   const struct ids_call *c, leaf_status_t rc);
-
-/*
- * Issues IDs for key. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or
- * LEAF_ERR with the error reply written.
- */
-static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
-                           int64_t *ids) {
-    struct ids_call c = {
-        .mode = k->ns == KEY_SNOWFLAKE ? IDS_SNOWFLAKE
-                : k->ns == KEY_SEGMENT ? IDS_SEGMENT
-                : k->ns == KEY_OPAQUE  ? IDS_OPAQUE
-                                       : IDS_SEQUENCE,
-        .key = k->name,
-        .key_len = k->len,
-        .count = count,
-        .dense = dense,
-        .loop = req->loop,
-        .first_seen_ms = req->first_seen_ms,
-        .now_ms = req->now_ms,
-        .wait = req->wait,
-    };
-    leaf_status_t rc = ids_issue((const struct api_ctx *)req->ctx, &c, ids);
-    return issue_outcome(req, k, &c, rc);
-}
-
-/* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
-static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
-                                   const struct ids_call *c, leaf_status_t rc) {
-    if (rc == LEAF_EAGAIN) {
-        req->retry_ms = c->retry_ms;
-    } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
-        reply_error(req, O_IDS + (int)c->err, "MOVED %u %s",
-                    resp_key_slot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
-    } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
-        reply_error(req, O_IDS + (int)c->err,
-                    "TRYAGAIN no sequence primary can issue now (an election or a handover)");
-    } else if (rc != LEAF_OK) {
-        const struct ids_error_info *e = ids_error_info(c->err);
-        char code[32];
-        size_t i = 0;
-        for (; e->code[i] != '\0' && i + 1 < sizeof(code); i++) {
-            code[i] = (char)(e->code[i] >= 'a' && e->code[i] <= 'z' ? e->code[i] - 'a' + 'A'
-                                                                    : e->code[i]);
-        }
-        code[i] = '\0';
-        reply_error(req, O_IDS + (int)c->err, "%s %s", code, e->message);
-    }
-    (void)k;
-    return rc;
-}
-
-/* ---- ID commands --------------------------------------------------------------- */
-
-/* INCR key: one ID. */
-static leaf_status_t cmd_incr(struct resp_request *req) {
-    struct key_ref k;
-    int64_t id;
-    if (!key_parse(req, 1, &k)) {
-        return LEAF_OK;
-    }
-    leaf_status_t rc = issue(req, &k, 1, 0, &id);
-    if (rc == LEAF_OK) {
-        resp_reply_int(req->out, id);
-    }
-    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
-/* INCRBY key n: the last of n consecutive IDs (dense modes only). */
-static leaf_status_t cmd_incrby(struct resp_request *req) {
-    struct key_ref k;
-    int count;
-    int64_t last;
-    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
-        return LEAF_OK;
-    }
-    int scattered = k.ns == KEY_SNOWFLAKE || k.ns == KEY_OPAQUE;
-    if (scattered && count == 1) {
-        /* A block of one is consecutive: answered as INCR (redis-py's incr() sends INCRBY k 1). */
-        int64_t id;
-        leaf_status_t rc = issue(req, &k, 1, 0, &id);
-        if (rc == LEAF_OK) {
-            resp_reply_int(req->out, id);
-        }
-        return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-    }
-    if (scattered) {
-        return reply_error(req, O_WRONG_MODE,
-                           "WRONG_MODE %s IDs are not consecutive, so INCRBY cannot hand "
-                           "out a block of them; use LEAF.IDS %s %d",
-                           k.ns == KEY_OPAQUE ? "opaque" : "snowflake", req->cmd.argv[1], count);
-    }
-    leaf_status_t rc = issue(req, &k, count, 1, &last);
-    if (rc == LEAF_OK) {
-        resp_reply_int(req->out, last);
-    }
-    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
-/* LEAF.IDS key n: an array of n ascending IDs, any mode. */
-static leaf_status_t cmd_leaf_ids(struct resp_request *req) {
-    struct key_ref k;
-    int count;
-    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
-        return LEAF_OK;
-    }
-    int64_t stack[API_IDS_STACK];
-    int64_t *ids = api_ids_alloc(stack, count);
-    if (ids == NULL) {
-        return reply_error(req, O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
-    }
-    leaf_status_t rc = issue(req, &k, count, 0, ids);
-    if (rc == LEAF_OK) {
-        resp_reply_array(req->out, (size_t)count);
-        for (int i = 0; i < count; i++) {
-            resp_reply_int(req->out, ids[i]);
-        }
-    }
-    api_ids_free(stack, ids);
-    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
-/* GET sequence:<name>: the last ID issued for the sequence. */
-static leaf_status_t cmd_get(struct resp_request *req) {
-    struct key_ref k;
-    if (!key_parse(req, 1, &k)) {
-        return LEAF_OK;
-    }
-    if (k.ns != KEY_SEQUENCE) {
-        return reply_error(req, O_WRONG_MODE,
-                           "WRONG_MODE GET reads the last ID of a sequence: GET sequence:<name>");
-    }
-    struct ids_call c = {
-        .mode = IDS_SEQUENCE,
-        .key = k.name,
-        .key_len = k.len,
-        .count = 1,
-        .loop = req->loop,
-        .first_seen_ms = req->first_seen_ms,
-        .now_ms = req->now_ms,
-        .wait = req->wait,
-    };
-    int64_t last = 0;
-    leaf_status_t rc = ids_last((const struct api_ctx *)req->ctx, &c, &last);
-    if (rc == LEAF_OK && last > 0) {
-        resp_reply_int(req->out, last);
-    } else if (rc == LEAF_OK) {
-        resp_reply_null(req->out, req->client->resp3);
-    } else if (rc == LEAF_ERR && c.err == IDS_E_UNKNOWN_SEQUENCE) {
-        resp_reply_null(req->out, req->client->resp3); /* nil: none yet */
-        rc = LEAF_OK;
-    } else {
-        rc = issue_outcome(req, &k, &c, rc);
-    }
-    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
 /* ---- connection commands ------------------------------------------------------ */
 
 static leaf_status_t cmd_ping(struct resp_request *req) {
     if (req->cmd.argc > 2) {
-        return reply_error(req, O_ERR, "ERR wrong number of arguments for 'ping' command");
+        return resp_outcome_error(req, RESP_O_ERR,
+                                  "ERR wrong number of arguments for 'ping' command");
     }
     if (req->cmd.argc == 2) {
         resp_reply_bulk(req->out, req->cmd.argv[1], req->cmd.argvlen[1]);
@@ -318,14 +54,15 @@ static int set_name(struct resp_request *req, int i) {
     size_t len = req->cmd.argvlen[i];
     for (size_t j = 0; j < len; j++) {
         if (n[j] < '!' || n[j] > '~') {
-            reply_error(req, O_ERR,
-                        "ERR Client names cannot contain spaces, newlines or special "
-                        "characters.");
+            resp_outcome_error(req, RESP_O_ERR,
+                               "ERR Client names cannot contain spaces, newlines or special "
+                               "characters.");
             return 0;
         }
     }
     if (len > RESP_CLIENT_NAME_MAX) {
-        reply_error(req, O_ERR, "ERR client name longer than %d bytes", RESP_CLIENT_NAME_MAX);
+        resp_outcome_error(req, RESP_O_ERR, "ERR client name longer than %d bytes",
+                           RESP_CLIENT_NAME_MAX);
         return 0;
     }
     memcpy(req->client->name, n, len);
@@ -346,11 +83,11 @@ static leaf_status_t cmd_hello(struct resp_request *req) {
     if (c->argc > 1) {
         int64_t v;
         if (num_parse_i64(c->argv[1], c->argvlen[1], &v) != LEAF_OK) {
-            return reply_error(req, O_ERR,
-                               "ERR Protocol version is not an integer or out of range");
+            return resp_outcome_error(req, RESP_O_ERR,
+                                      "ERR Protocol version is not an integer or out of range");
         }
         if (v != 2 && v != 3) {
-            return reply_error(req, O_ERR, "NOPROTO unsupported protocol version");
+            return resp_outcome_error(req, RESP_O_ERR, "NOPROTO unsupported protocol version");
         }
         proto = (int)v;
         i = 2;
@@ -368,7 +105,8 @@ static leaf_status_t cmd_hello(struct resp_request *req) {
             }
             i += 1;
         } else {
-            return reply_error(req, O_ERR, "ERR Syntax error in HELLO option '%.64s'", c->argv[i]);
+            return resp_outcome_error(req, RESP_O_ERR, "ERR Syntax error in HELLO option '%.64s'",
+                                      c->argv[i]);
         }
     }
     req->client->resp3 = proto == 3;
@@ -392,7 +130,7 @@ static leaf_status_t cmd_select(struct resp_request *req) {
     if (req->cmd.argvlen[1] == 1 && req->cmd.argv[1][0] == '0') {
         return reply_ok(req);
     }
-    return reply_error(req, O_ERR, "ERR DB index is out of range");
+    return resp_outcome_error(req, RESP_O_ERR, "ERR DB index is out of range");
 }
 
 static leaf_status_t client_info(struct resp_request *req) {
@@ -426,17 +164,18 @@ static leaf_status_t cmd_client(struct resp_request *req) {
     }
     if (resp_arg_is(c, 1, "setinfo") && c->argc == 4) {
         if (!resp_arg_is(c, 2, "lib-name") && !resp_arg_is(c, 2, "lib-ver")) {
-            return reply_error(req, O_ERR, "ERR Unrecognized option '%.64s'", c->argv[2]);
+            return resp_outcome_error(req, RESP_O_ERR, "ERR Unrecognized option '%.64s'",
+                                      c->argv[2]);
         }
         return reply_ok(req);
     }
     if (resp_arg_is(c, 1, "info") && c->argc == 2) {
         return client_info(req);
     }
-    return reply_error(req, O_ERR,
-                       "ERR unknown subcommand or wrong number of arguments for "
-                       "'%.64s'. Try CLIENT HELP.",
-                       c->argv[1]);
+    return resp_outcome_error(req, RESP_O_ERR,
+                              "ERR unknown subcommand or wrong number of arguments for "
+                              "'%.64s'. Try CLIENT HELP.",
+                              c->argv[1]);
 }
 
 /* CONFIG GET pattern...: leafd has no Redis settings to show (redis-benchmark asks). */
@@ -445,10 +184,10 @@ static leaf_status_t cmd_config(struct resp_request *req) {
         resp_reply_map(req->out, 0, req->client->resp3);
         return LEAF_OK;
     }
-    return reply_error(req, O_ERR,
-                       "ERR CONFIG %.64s is not supported by leafd (only CONFIG GET, "
-                       "which answers empty)",
-                       req->cmd.argv[1]);
+    return resp_outcome_error(req, RESP_O_ERR,
+                              "ERR CONFIG %.64s is not supported by leafd (only CONFIG GET, "
+                              "which answers empty)",
+                              req->cmd.argv[1]);
 }
 
 static leaf_status_t cmd_quit(struct resp_request *req) {
@@ -483,11 +222,13 @@ struct resp_command {
 #define OPEN AUTH_NEED_NONE
 
 /* The ID commands first: they are looked up most. */
+static leaf_status_t cmd_command(struct resp_request *req);
+
 static const struct resp_command commands[] = {
-    {"incr", "write fast", 2, 1, 1, 1, cmd_incr, IDS},
-    {"incrby", "write fast", 3, 1, 1, 1, cmd_incrby, IDS},
-    {"leaf.ids", "write fast", 3, 1, 1, 1, cmd_leaf_ids, IDS},
-    {"get", "readonly fast", 2, 1, 1, 1, cmd_get, IDS},
+    {"incr", "write fast", 2, 1, 1, 1, resp_ids_incr, IDS},
+    {"incrby", "write fast", 3, 1, 1, 1, resp_ids_incrby, IDS},
+    {"leaf.ids", "write fast", 3, 1, 1, 1, resp_ids_leaf_ids, IDS},
+    {"get", "readonly fast", 2, 1, 1, 1, resp_ids_get, IDS},
     {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN},
     {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN},
     {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN},
@@ -495,7 +236,7 @@ static const struct resp_command commands[] = {
     {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN},
     {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client, OPEN},
     {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info, OPEN},
-    {"command", "loading stale", -1, 0, 0, 0, resp_cmd_command, OPEN},
+    {"command", "loading stale", -1, 0, 0, 0, cmd_command, OPEN},
     {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config, OPEN},
     {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit, OPEN},
     {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset, OPEN},
@@ -508,28 +249,85 @@ static const struct resp_command commands[] = {
 #define COMMAND_UNKNOWN COMMANDS_N
 #define COMMAND_PROTOCOL (COMMANDS_N + 1)
 
-int resp_api_command_count(void) {
+int resp_api_command_names(const char **names, int cap) {
+    for (int i = 0; i < COMMANDS_N && i < cap; i++) {
+        names[i] = commands[i].name;
+    }
+    if (COMMAND_UNKNOWN < cap) {
+        names[COMMAND_UNKNOWN] = "unknown";
+    }
+    if (COMMAND_PROTOCOL < cap) {
+        names[COMMAND_PROTOCOL] = "protocol_error";
+    }
     return COMMANDS_N + 2;
 }
 
-const char *resp_api_command_name(int command) {
-    if (command == COMMAND_UNKNOWN) {
-        return "unknown";
+/* One COMMAND row: name, arity, flags, first key, last key, step (Redis 2.8+). */
+static void command_row(struct sbuf *out, const struct resp_command *d, int resp3) {
+    resp_reply_array(out, 6);
+    resp_reply_bulk(out, d->name, strlen(d->name));
+    resp_reply_int(out, d->arity);
+    size_t nflags = 0;
+    for (const char *p = d->flags; *p; p++) {
+        nflags += (p == d->flags || p[-1] == ' ') && *p != ' ';
     }
-    if (command == COMMAND_PROTOCOL) {
-        return "protocol_error";
+    resp_reply_set(out, nflags, resp3);
+    const char *p = d->flags;
+    while (*p) {
+        size_t n = strcspn(p, " ");
+        char flag[32];
+        if (n > 0 && n < sizeof(flag)) {
+            memcpy(flag, p, n);
+            flag[n] = '\0';
+            resp_reply_simple(out, flag);
+        }
+        p += n;
+        p += *p == ' ';
     }
-    return command >= 0 && command < COMMANDS_N ? commands[command].name : "other";
+    resp_reply_int(out, d->first_key);
+    resp_reply_int(out, d->last_key);
+    resp_reply_int(out, d->key_step);
 }
 
-int resp_api_command_doc(int i, struct resp_command_doc *doc) {
-    if (i < 0 || i >= COMMANDS_N) {
-        return 0;
+/* COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO name... */
+static leaf_status_t cmd_command(struct resp_request *req) {
+    const struct resp_cmd *c = &req->cmd;
+    int resp3 = req->client->resp3;
+
+    if (c->argc == 1) {
+        resp_reply_array(req->out, (size_t)COMMANDS_N);
+        for (int i = 0; i < COMMANDS_N; i++) {
+            command_row(req->out, &commands[i], resp3);
+        }
+        return LEAF_OK;
     }
-    const struct resp_command *c = &commands[i];
-    *doc = (struct resp_command_doc){c->name,      c->arity,    c->flags,
-                                     c->first_key, c->last_key, c->key_step};
-    return 1;
+    if (resp_arg_is(c, 1, "count") && c->argc == 2) {
+        resp_reply_int(req->out, COMMANDS_N);
+        return LEAF_OK;
+    }
+    if (resp_arg_is(c, 1, "docs")) {
+        /* No documentation to give: an empty map (redis-cli then shows no hints). */
+        resp_reply_map(req->out, 0, resp3);
+        return LEAF_OK;
+    }
+    if (resp_arg_is(c, 1, "info")) {
+        resp_reply_array(req->out, (size_t)(c->argc - 2));
+        for (int a = 2; a < c->argc; a++) {
+            int found = 0;
+            for (int i = 0; !found && i < COMMANDS_N; i++) {
+                if (resp_arg_is(c, a, commands[i].name)) {
+                    command_row(req->out, &commands[i], resp3);
+                    found = 1;
+                }
+            }
+            if (!found) {
+                resp_reply_null(req->out, resp3);
+            }
+        }
+        return LEAF_OK;
+    }
+    resp_reply_errorf(req->out, "ERR unknown subcommand '%.64s'. Try COMMAND HELP.", c->argv[1]);
+    return LEAF_OK;
 }
 
 static int command_find(const struct resp_cmd *cmd) {
@@ -551,7 +349,7 @@ static void reply_unknown(struct resp_request *req) {
         sbuf_printf(&msg, "'%.64s' ", req->cmd.argv[i]);
     }
     resp_reply_error(req->out, msg.failed || msg.data == NULL ? "ERR unknown command" : msg.data);
-    req->outcome = O_ERR;
+    req->outcome = RESP_O_ERR;
     sbuf_free(&msg);
 }
 
@@ -564,10 +362,11 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
     }
     const struct resp_command *c = &commands[i];
     req->command = i;
-    req->outcome = O_OK;
+    req->outcome = RESP_O_OK;
     if ((c->arity > 0 && req->cmd.argc != c->arity) ||
         (c->arity < 0 && req->cmd.argc < -c->arity)) {
-        return reply_error(req, O_ERR, "ERR wrong number of arguments for '%s' command", c->name);
+        return resp_outcome_error(req, RESP_O_ERR, "ERR wrong number of arguments for '%s' command",
+                                  c->name);
     }
     /* Checked at arrival; a parked command that resumes was allowed. */
     if (req->retries == 0 && !resp_auth_allowed(req, c->need, c->first_key)) {
@@ -579,7 +378,7 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
 void resp_api_done(const struct resp_request *req) {
     const struct api_ctx *ctx = req->ctx;
     int command = req->command == RESP_COMMAND_NONE ? COMMAND_PROTOCOL : req->command;
-    int outcome = req->command == RESP_COMMAND_NONE ? O_PROTOCOL : req->outcome;
+    int outcome = req->command == RESP_COMMAND_NONE ? RESP_O_PROTOCOL : req->outcome;
     metrics_count_command(ctx->metrics, req->loop, command, outcome);
     if (command < COMMANDS_N) {
         metrics_observe_command_latency(ctx->metrics, req->loop, command,

@@ -8,15 +8,17 @@
  */
 #include <string.h>
 
-#include "api.h"
-#include "resp_api.h"
+#include "api_auth.h"
+#include "api_ctx.h"
+#include "resp_auth.h"
+#include "resp_outcome.h"
 
 /* What a RESP connection keeps for the API (resp_client.app). */
 struct resp_app {
     struct auth_session auth;
 };
 
-size_t resp_api_app_size(void) {
+size_t resp_auth_app_size(void) {
     return sizeof(struct resp_app);
 }
 
@@ -45,7 +47,7 @@ int resp_auth_login(struct resp_request *req, const char *user, size_t user_len,
     }
     req->client->user[0] = '\0';
     api_auth_log_failure(ctx, "resp", req->peer, why, user, user_len);
-    resp_api_refuse(req, AUTH_WRONGPASS);
+    resp_outcome_refuse(req, AUTH_WRONGPASS);
     return 0;
 }
 
@@ -85,7 +87,7 @@ int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg
         api_auth_log_failure(ctx, "resp", req->peer, why, req->client->user,
                              strlen(req->client->user));
     }
-    resp_api_refuse(req, v);
+    resp_outcome_refuse(req, v);
     return 0;
 }
 

@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
-#include "resp_api.h"
+#include "resp_cluster.h"
+
+#include "api_ctx.h"
 #include "resp_slot.h"
 
 static void node_id(const char *addr, char out[41]) {

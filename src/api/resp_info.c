@@ -1,5 +1,5 @@
 /*
- * INFO and COMMAND for the Redis protocol. INFO answers in Redis's form
+ * INFO for the Redis protocol. INFO answers in Redis's form
  * (# Section, then key:value lines): the sections clients read (server,
  * clients, persistence with loading:0, replication, keyspace) and a leafd
  * section with the node's state, the same facts /ready reports.
@@ -7,9 +7,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "api.h"
+#include "resp_info.h"
+
+#include "api_ctx.h"
 #include "clock.h"
-#include "resp_api.h"
 
 static void info_server(const struct api_ctx *ctx, struct sbuf *b) {
     sbuf_printf(b,
@@ -129,81 +130,5 @@ leaf_status_t resp_cmd_info(struct resp_request *req) {
         resp_reply_verbatim(req->out, b.data ? b.data : "", b.len, req->client->resp3);
     }
     sbuf_free(&b);
-    return LEAF_OK;
-}
-
-/* One COMMAND row: name, arity, flags, first key, last key, step (Redis 2.8+). */
-static void command_row(struct sbuf *out, const struct resp_command_doc *d, int resp3) {
-    resp_reply_array(out, 6);
-    resp_reply_bulk(out, d->name, strlen(d->name));
-    resp_reply_int(out, d->arity);
-    size_t nflags = 0;
-    for (const char *p = d->flags; *p; p++) {
-        nflags += (p == d->flags || p[-1] == ' ') && *p != ' ';
-    }
-    resp_reply_set(out, nflags, resp3);
-    const char *p = d->flags;
-    while (*p) {
-        size_t n = strcspn(p, " ");
-        char flag[32];
-        if (n > 0 && n < sizeof(flag)) {
-            memcpy(flag, p, n);
-            flag[n] = '\0';
-            resp_reply_simple(out, flag);
-        }
-        p += n;
-        p += *p == ' ';
-    }
-    resp_reply_int(out, d->first_key);
-    resp_reply_int(out, d->last_key);
-    resp_reply_int(out, d->key_step);
-}
-
-/* COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO name... */
-leaf_status_t resp_cmd_command(struct resp_request *req) {
-    const struct resp_cmd *c = &req->cmd;
-    int resp3 = req->client->resp3;
-    struct resp_command_doc d;
-    if (c->argc == 1) {
-        int n = 0;
-        while (resp_api_command_doc(n, &d)) {
-            n++;
-        }
-        resp_reply_array(req->out, (size_t)n);
-        for (int i = 0; i < n && resp_api_command_doc(i, &d); i++) {
-            command_row(req->out, &d, resp3);
-        }
-        return LEAF_OK;
-    }
-    if (resp_arg_is(c, 1, "count") && c->argc == 2) {
-        int n = 0;
-        while (resp_api_command_doc(n, &d)) {
-            n++;
-        }
-        resp_reply_int(req->out, n);
-        return LEAF_OK;
-    }
-    if (resp_arg_is(c, 1, "docs")) {
-        /* No documentation to give: an empty map (redis-cli then shows no hints). */
-        resp_reply_map(req->out, 0, resp3);
-        return LEAF_OK;
-    }
-    if (resp_arg_is(c, 1, "info")) {
-        resp_reply_array(req->out, (size_t)(c->argc - 2));
-        for (int a = 2; a < c->argc; a++) {
-            int found = 0;
-            for (int i = 0; !found && resp_api_command_doc(i, &d); i++) {
-                if (resp_arg_is(c, a, d.name)) {
-                    command_row(req->out, &d, resp3);
-                    found = 1;
-                }
-            }
-            if (!found) {
-                resp_reply_null(req->out, resp3);
-            }
-        }
-        return LEAF_OK;
-    }
-    resp_reply_errorf(req->out, "ERR unknown subcommand '%.64s'. Try COMMAND HELP.", c->argv[1]);
     return LEAF_OK;
 }

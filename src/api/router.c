@@ -9,6 +9,7 @@
 #include "api.h"
 #include "clock.h"
 #include "llhttp.h"
+#include "metrics.h"
 #include "validate.h"
 
 typedef leaf_status_t (*route_fn)(struct http_request *req);
@@ -24,29 +25,30 @@ enum route_key {
 struct route {
     int method;       /* llhttp method */
     int prefix;       /* the rest of the path is the handler's argument */
-    const char *path; /* exact path, or a prefix when prefix = 1 */
+    const char *path; /* exact path, or a prefix when prefix = 1; NULL: the mode's GET prefix */
     route_fn fn;
     const char *name;    /* metric label */
     enum auth_need need; /* what the caller needs (api_route_allowed) */
     enum route_key key;
-    enum auth_mode mode; /* the key's mode */
-    int open;            /* open when auth is off, whatever the need (Leaf's /cache) */
+    enum ids_mode mode; /* the key's mode (IDS_MODES) */
+    int open;           /* open when auth is off, whatever the need (Leaf's /cache) */
 };
 
 #define IDS AUTH_NEED_IDS
 #define CREATE AUTH_NEED_CREATE
 #define ADMIN AUTH_NEED_ADMIN
 #define OPEN AUTH_NEED_NONE
-#define SF AUTH_MODE_SNOWFLAKE
-#define SEG AUTH_MODE_SEGMENT
-#define SEQ AUTH_MODE_SEQUENCE
-#define OPQ AUTH_MODE_OPAQUE
+#define SF IDS_SNOWFLAKE
+#define SEG IDS_SEGMENT
+#define SEQ IDS_SEQUENCE
+#define OPQ IDS_OPAQUE
 
+/* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
 /* clang-format off */
 static const struct route routes[] = {
-    {HTTP_GET, 1, "/api/snowflake/get/", api_snowflake_get, "snowflake_get", IDS, RK_PATH, SF, 0},
-    {HTTP_GET, 1, "/api/segment/get/", api_segment_get, "segment_get", IDS, RK_PATH, SEG, 0},
-    {HTTP_GET, 1, "/api/sequence/get/", api_sequence_get, "sequence_get", IDS, RK_PATH, SEQ, 0},
+    {HTTP_GET, 1, NULL, api_snowflake_get, "snowflake_get", IDS, RK_PATH, SF, 0},
+    {HTTP_GET, 1, NULL, api_segment_get, "segment_get", IDS, RK_PATH, SEG, 0},
+    {HTTP_GET, 1, NULL, api_sequence_get, "sequence_get", IDS, RK_PATH, SEQ, 0},
     {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0},
     {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create", CREATE, RK_BODY, SEG, 0},
     {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache", ADMIN, RK_NONE, SEG, 0},
@@ -66,7 +68,7 @@ static const struct route routes[] = {
     {HTTP_DELETE, 1, "/api/users/", api_users_delete, "users_delete", ADMIN, RK_NONE, SF, 0},
     {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster", ADMIN, RK_NONE, SF, 1},
     {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0},
-    {HTTP_GET, 1, "/api/opaque/get/", api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0},
+    {HTTP_GET, 1, NULL, api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0},
 };
 /* clang-format on */
@@ -89,26 +91,30 @@ static int route_issues(const struct route *r) {
 #define ROUTE_NOT_FOUND ROUTES_N
 #define ROUTE_BAD_REQUEST (ROUTES_N + 1)
 
-int router_count(void) {
+int router_names(const char **names, int cap) {
+    for (int i = 0; i < ROUTES_N && i < cap; i++) {
+        names[i] = routes[i].name;
+    }
+    if (ROUTE_NOT_FOUND < cap) {
+        names[ROUTE_NOT_FOUND] = "not_found";
+    }
+    if (ROUTE_BAD_REQUEST < cap) {
+        names[ROUTE_BAD_REQUEST] = "bad_request";
+    }
     return ROUTES_N + 2;
 }
 
-const char *router_name(int route) {
-    if (route == ROUTE_NOT_FOUND) {
-        return "not_found";
-    }
-    if (route == ROUTE_BAD_REQUEST) {
-        return "bad_request";
-    }
-    return route >= 0 && route < ROUTES_N ? routes[route].name : "unknown";
+static const char *route_path(const struct route *r) {
+    return r->path != NULL ? r->path : ids_mode_info(r->mode)->http_prefix;
 }
 
 static int route_matches(const struct route *r, const struct http_request *req) {
-    size_t n = strlen(r->path);
+    const char *path = route_path(r);
+    size_t n = strlen(path);
     if (r->prefix) {
-        return req->path_len >= n && memcmp(req->path, r->path, n) == 0;
+        return req->path_len >= n && memcmp(req->path, path, n) == 0;
     }
-    return req->path_len == n && memcmp(req->path, r->path, n) == 0;
+    return req->path_len == n && memcmp(req->path, path, n) == 0;
 }
 
 /* Answers 405 with the Allow header listing the methods the path has. */
@@ -138,7 +144,7 @@ static int route_allowed(const struct route *r, struct http_request *req) {
     struct auth_key key = {r->mode, NULL, 0};
     const struct auth_key *k = NULL;
     if (r->key == RK_PATH) {
-        size_t n = strlen(r->path);
+        size_t n = strlen(route_path(r));
         key.name = req->path + n;
         key.len = req->path_len - n;
     } else if (r->key == RK_QUERY) {

@@ -7,12 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const auth_mode_names[AUTH_MODE_COUNT] = {
-#define AUTH_MODE_TEXT(name, text) [(name)] = (text),
-    AUTH_MODE_MAP(AUTH_MODE_TEXT)
-#undef AUTH_MODE_TEXT
-};
-
 static const struct {
     unsigned bit;
     const char *text;
@@ -23,23 +17,6 @@ static const struct {
 };
 
 #define AUTH_NRIGHTS (sizeof(auth_rights) / sizeof(auth_rights[0]))
-
-const char *auth_mode_name(enum auth_mode mode) {
-    if ((int)mode < 0 || mode >= AUTH_MODE_COUNT) {
-        return NULL;
-    }
-    return auth_mode_names[mode];
-}
-
-leaf_status_t auth_mode_parse(const char *s, size_t n, enum auth_mode *out) {
-    for (int m = 0; m < AUTH_MODE_COUNT; m++) {
-        if (strlen(auth_mode_names[m]) == n && memcmp(auth_mode_names[m], s, n) == 0) {
-            *out = (enum auth_mode)m;
-            return LEAF_OK;
-        }
-    }
-    return LEAF_EINVAL;
-}
 
 leaf_status_t auth_right_parse(const char *s, size_t n, unsigned *out) {
     for (size_t i = 0; i < AUTH_NRIGHTS; i++) {
@@ -61,10 +38,10 @@ const char *auth_right_name(unsigned bit) {
 }
 
 /* Splits s at its first colon into a known mode and the rest. */
-static leaf_status_t auth_split(const char *s, size_t n, enum auth_mode *mode, const char **rest,
+static leaf_status_t auth_split(const char *s, size_t n, enum ids_mode *mode, const char **rest,
                                 size_t *rest_len) {
     const char *colon = s != NULL ? memchr(s, ':', n) : NULL;
-    if (colon == NULL || auth_mode_parse(s, (size_t)(colon - s), mode) != LEAF_OK) {
+    if (colon == NULL || ids_mode_parse(s, (size_t)(colon - s), mode) != LEAF_OK) {
         return LEAF_EINVAL;
     }
     *rest = colon + 1;
@@ -73,7 +50,7 @@ static leaf_status_t auth_split(const char *s, size_t n, enum auth_mode *mode, c
 }
 
 leaf_status_t auth_key_parse(const char *s, size_t n, struct auth_key *out) {
-    enum auth_mode mode;
+    enum ids_mode mode;
     const char *name;
     size_t len;
     if (auth_split(s, n, &mode, &name, &len) != LEAF_OK || !validate_tag(name, len)) {
@@ -92,7 +69,7 @@ static leaf_status_t auth_pattern_fail(char *msg, size_t msglen, const char *why
 
 leaf_status_t auth_pattern_parse(const char *s, size_t n, struct auth_grant *g, char *msg,
                                  size_t msglen) {
-    enum auth_mode mode;
+    enum ids_mode mode;
     const char *name;
     size_t len;
     if (s == NULL || n == 0) {
@@ -100,7 +77,7 @@ leaf_status_t auth_pattern_parse(const char *s, size_t n, struct auth_grant *g, 
     }
     if (n == 1 && s[0] == '*') {
         g->any_mode = 1;
-        g->mode = AUTH_MODE_SNOWFLAKE;
+        g->mode = IDS_SNOWFLAKE;
         g->prefix = 1;
         g->len = 0;
         g->name[0] = '\0';
@@ -136,7 +113,7 @@ size_t auth_pattern_format(const struct auth_grant *g, char *dst) {
         memcpy(dst, "*", 2);
         return 1;
     }
-    int n = snprintf(dst, AUTH_PATTERN_MAX + 1, "%s:%s%s", auth_mode_names[g->mode], g->name,
+    int n = snprintf(dst, AUTH_PATTERN_MAX + 1, "%s:%s%s", ids_mode_name(g->mode), g->name,
                      g->prefix ? "*" : "");
     return n < 0 ? 0 : (size_t)n;
 }

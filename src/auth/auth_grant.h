@@ -5,12 +5,11 @@
  * The grant model of contract section 11: keys, rights and key patterns.
  * Pure code (libc and src/base only), unit-tested in tests/unit/test_auth.c.
  *
- * A key names what a request touches: `mode:name`, where mode is one of
- * snowflake, segment, sequence, opaque and name follows the tag rule
- * (1..128 bytes of [A-Za-z0-9._:-], validate.h). The mode ends at the first
- * colon, so `segment:a:b` is mode segment, name `a:b`. The same key names
- * RESP keys (section 9), so RESP passes its key as it came, and HTTP passes
- * the mode of the route and the {key} of the URL.
+ * A key names what a request touches: `mode:name`, where mode is the name of
+ * a row of IDS_MODES (ids_mode.h: snowflake, segment, sequence, opaque) and name follows the tag
+ * rule (1..128 bytes of [A-Za-z0-9._:-], validate.h). The mode ends at the first colon, so
+ * `segment:a:b` is mode segment, name `a:b`. The same key names RESP keys (section 9), so RESP
+ * passes its key as it came, and HTTP passes the mode of the route and the {key} of the URL.
  *
  * A pattern says which keys a grant covers:
  *   `*`                  every key of every mode;
@@ -35,22 +34,9 @@
  */
 #include <stddef.h>
 
+#include "ids_mode.h"
 #include "status.h"
 #include "validate.h"
-
-/* The modes a key may name: enum, text. */
-#define AUTH_MODE_MAP(X)                                                                           \
-    X(AUTH_MODE_SNOWFLAKE, "snowflake")                                                            \
-    X(AUTH_MODE_SEGMENT, "segment")                                                                \
-    X(AUTH_MODE_SEQUENCE, "sequence")                                                              \
-    X(AUTH_MODE_OPAQUE, "opaque")
-
-enum auth_mode {
-#define AUTH_MODE_ENUM(name, text) name,
-    AUTH_MODE_MAP(AUTH_MODE_ENUM)
-#undef AUTH_MODE_ENUM
-        AUTH_MODE_COUNT
-};
 
 /* The rights a grant may carry: enum, bit, text (as in the user record). */
 #define AUTH_RIGHT_MAP(X)                                                                          \
@@ -65,14 +51,13 @@ enum auth_right {
 
 #define AUTH_RIGHT_ALL (AUTH_RIGHT_IDS | AUTH_RIGHT_CREATE)
 
-/* Longest mode name ("snowflake"), and so the longest key and pattern. */
-#define AUTH_MODE_NAME_MAX 9
-#define AUTH_KEY_MAX (AUTH_MODE_NAME_MAX + 1 + VALIDATE_TAG_MAX)
+/* The longest key and pattern: the longest mode name, a colon and a tag. */
+#define AUTH_KEY_MAX (IDS_MODE_NAME_MAX + 1 + VALIDATE_TAG_MAX)
 #define AUTH_PATTERN_MAX AUTH_KEY_MAX
 
 /* A key split into its parts; name points into the caller's memory. */
 struct auth_key {
-    enum auth_mode mode;
+    enum ids_mode mode;
     const char *name;
     size_t len;
 };
@@ -83,18 +68,12 @@ struct auth_key {
  */
 struct auth_grant {
     int any_mode; /* the pattern `*`: every key of every mode */
-    enum auth_mode mode;
+    enum ids_mode mode;
     int prefix; /* the pattern ended in '*': name is a prefix */
     size_t len; /* bytes of name (without the star) */
     char name[VALIDATE_TAG_MAX + 1];
     unsigned rights; /* AUTH_RIGHT_* bits, at least one */
 };
-
-/* The text of a mode ("segment"), or NULL when out of range. */
-const char *auth_mode_name(enum auth_mode mode);
-
-/* The mode named by s (n bytes, exact, case-sensitive): LEAF_OK, or LEAF_EINVAL. */
-leaf_status_t auth_mode_parse(const char *s, size_t n, enum auth_mode *out);
 
 /* The right named by s (n bytes, e.g. "ids"): LEAF_OK and its bit, or LEAF_EINVAL. */
 leaf_status_t auth_right_parse(const char *s, size_t n, unsigned *out);

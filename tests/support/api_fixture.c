@@ -5,9 +5,11 @@
 #include <string.h>
 #include <uv.h>
 
+#include "api_setup.h"
 #include "config.h"
 #include "log.h"
 #include "resp_api.h"
+#include "resp_auth.h"
 
 static struct {
     struct leaf_config cfg;
@@ -47,15 +49,14 @@ struct api_ctx *api_fixture_init(void) {
     if (snowflake_node_create(&sf, &fx.cfg, &fx.loop, NULL) != LEAF_OK ||
         snowflake_node_start(sf) != LEAF_OK ||
         segment_service_create(&seg, &fx.cfg, &fx.loop) != LEAF_OK ||
-        metrics_create(&m, router_count(), resp_api_command_count(), resp_api_outcome_count()) !=
-            LEAF_OK) {
+        api_setup_metrics(&m) != LEAF_OK) {
         fprintf(stderr, "fixture: start-up failed\n");
         exit(2);
     }
     fx.api = (struct api_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
     fx.http = (struct http_proto_config){router_dispatch, router_done, &fx.api};
     fx.resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &fx.api, 0,
-                                        resp_api_app_size()};
+                                        resp_auth_app_size()};
     fx.ready = 1;
     return &fx.api;
 }

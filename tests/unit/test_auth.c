@@ -109,7 +109,7 @@ static void test_bad_patterns(void) {
 static void test_keys(void) {
     struct auth_key k;
     CHECK_EQ_INT(auth_key_parse("segment:a", 9, &k), LEAF_OK);
-    CHECK_EQ_INT(k.mode, AUTH_MODE_SEGMENT);
+    CHECK_EQ_INT(k.mode, IDS_SEGMENT);
     CHECK_EQ_INT(k.len, 1);
     CHECK_EQ_INT(auth_key_parse("segment:", 8, &k), LEAF_EINVAL);
     CHECK_EQ_INT(auth_key_parse("segment", 7, &k), LEAF_EINVAL);
@@ -355,7 +355,7 @@ static void test_table_large(void) {
 }
 
 static struct auth_key key(const char *k) {
-    struct auth_key out = {AUTH_MODE_SEGMENT, "", 0};
+    struct auth_key out = {IDS_SEGMENT, "", 0};
     CHECK_EQ_INT(auth_key_parse(k, strlen(k), &out), LEAF_OK);
     return out;
 }

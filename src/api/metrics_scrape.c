@@ -1,55 +1,13 @@
-#ifndef LEAF_METRICS_IMPL_H
-#define LEAF_METRICS_IMPL_H
+#include "metrics_scrape.h"
+
+#include "metrics.h"
+#include "metrics_node.h"
 
 /*
- * What metrics.c (the registry: counters, the request families, rendering)
- * and metrics_node.c (the snowflake, ZooKeeper, segment and sequence
- * families, and the bounded per-tag set) share. Private to src/api.
- * Rendering runs on the scraping request's loop thread and reads every
- * source through its thread-safe view.
+ * The registry: one row per family, X(writer, name, type, help). The order
+ * of the rows is the order of the scrape. The writers are metrics.c's (the
+ * request counters) and metrics_node.c's (the node's views).
  */
-#include <stddef.h>
-#include <stdint.h>
-
-#include "api.h"
-#include "validate.h"
-
-/* One exported tag: the per-tag families' values. */
-struct tag_rec {
-    char name[VALIDATE_TAG_MAX + 1];
-    double runway; /* seconds; INFINITY when idle */
-    int64_t remaining, step, issued, fetches, fetch_errors;
-};
-
-/* Everything a scrape reports, read once. */
-struct snap {
-    const struct api_ctx *ctx;
-    struct snowflake_node_view sf;
-    struct segment_service_stats seg;
-    struct sequence_service_stats seq;
-    struct user_service_stats users;
-    struct tag_rec *tags; /* the exported tags, sorted by name */
-    size_t ntags, tags_cap;
-    size_t active;     /* active tags in all */
-    double runway_min; /* over every active tag */
-};
-
-/* The family being written; its header goes out with its first sample. */
-struct out {
-    struct sbuf *b;
-    const char *name, *type, *help;
-    int header_done;
-};
-
-void metrics_header(struct out *o);
-/* name{labels} value, for a counter or integer gauge. */
-void metrics_sample_u(struct out *o, const char *suffix, const char *labels, uint64_t v);
-void metrics_sample_i(struct out *o, const char *labels, int64_t v);
-void metrics_sample_d(struct out *o, const char *labels, double v);
-
-/* The exported tags: the least runway first, at most leafd.metrics.tags.max. */
-void metrics_snap_tags(struct snap *s);
-
 #define METRICS_FAMILIES(X)                                                                        \
     X(f_http_requests, "leafd_http_requests_total", "counter",                                     \
       "Requests answered, by protocol (http, resp), route (RESP: command) and status (RESP: "      \
@@ -144,8 +102,20 @@ void metrics_snap_tags(struct snap *s);
     X(f_auth_age, "leafd_auth_users_age_seconds", "gauge",                                         \
       "Seconds since the users in use were loaded (from ZooKeeper or the local copy).")
 
-#define METRICS_DECLARE(fn, fname, ftype, fhelp) void fn(struct out *o, const struct snap *s);
-METRICS_FAMILIES(METRICS_DECLARE)
-#undef METRICS_DECLARE
-
-#endif
+void metrics_scrape(const struct api_ctx *ctx, struct sbuf *b) {
+    static const struct {
+        metrics_family_fn fn;
+        const char *name, *type, *help;
+    } families[] = {
+#define METRICS_ROW(fn, fname, ftype, fhelp) {fn, fname, ftype, fhelp},
+        METRICS_FAMILIES(METRICS_ROW)
+#undef METRICS_ROW
+    };
+    struct metrics_snap s;
+    metrics_node_snap(ctx, &s);
+    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+        struct metrics_out o = {b, families[i].name, families[i].type, families[i].help, 0};
+        families[i].fn(&o, &s);
+    }
+    metrics_node_snap_free(&s);
+}

@@ -1,0 +1,30 @@
+#ifndef LEAF_API_AUTH_H
+#define LEAF_API_AUTH_H
+
+/*
+ * Who may do what over HTTP (api_auth.c), and the failure log line both
+ * protocols write. api_route_allowed is the router's check of a route's
+ * need; with auth off it applies the rule from before users existed (ID
+ * routes open; admin and create routes need leafd.admin.token, or a
+ * loopback client when no token is set; open_without_auth: Leaf's open
+ * /cache page). api_authorize decides need on key (NULL: the identity
+ * only, for a key the handler reads from the body) and api_authorize_key
+ * does so for a key the handler read; all answer 401/403 themselves,
+ * return 0 when refused, and api_authorize* allow all with auth off.
+ */
+#include <stddef.h>
+
+#include "api_ctx.h"
+#include "auth_decide.h"
+#include "http_proto.h"
+
+int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
+                      const struct auth_key *key);
+int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);
+int api_authorize_key(struct http_request *req, enum auth_need need, enum ids_mode mode,
+                      const char *name, size_t len);
+/* A failed authentication's warn line, at most one a second per client address. */
+void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
+                          enum user_failure why, const char *user, size_t user_len);
+
+#endif

@@ -1,0 +1,51 @@
+#ifndef LEAF_API_CTX_H
+#define LEAF_API_CTX_H
+
+/*
+ * What every request of either protocol reaches the node through: a
+ * struct api_ctx that main() builds before the loops start and never
+ * changes afterwards (so any loop thread may read it). It sits below every
+ * other file of src/api: the handlers, the ID path (ids.c) and the metrics
+ * all take it, and it names none of them.
+ */
+#include <stdint.h>
+
+#include "cluster_survey.h"
+#include "config.h"
+#include "http_proto.h"
+#include "segment_service.h"
+#include "sequence_service.h"
+#include "snowflake_node.h"
+#include "user_service.h"
+
+#define LEAFD_VERSION "0.1.0"
+
+struct metrics;
+
+/* The protocols, as the metrics' protocol label and the connection counts know them. */
+enum api_proto { API_PROTO_HTTP, API_PROTO_RESP, API_NPROTOS };
+
+struct api_ctx {
+    const struct leaf_config *cfg;
+    struct snowflake_node *snowflake;
+    struct segment_service *segment;
+    struct sequence_service *sequence;
+    struct user_service *users;
+    struct metrics *metrics;
+    /* Opaque IDs: one cipher context per event loop (indexed by the loop),
+     * each used by its loop's thread only; NULL when leafd.opaque.key is empty. */
+    struct segment_opaque *opaque;
+    int opaque_loops;
+    int64_t started_ms; /* wall clock at start */
+    long pid;
+    /* Open connections of a protocol's listener (the server's count). */
+    uint64_t (*connections)(void *arg, enum api_proto proto);
+    void *conn_arg;
+    struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
+};
+
+static inline const struct api_ctx *api_ctx(const struct http_request *req) {
+    return (const struct api_ctx *)req->ctx;
+}
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * Issuing IDs over HTTP: the {key} and ?count=N of a GET, ids_issue() and
+ * its outcome as an HTTP answer. The one path every ID route takes.
+ */
+#include "api_ids.h"
+
+#include "api_respond.h"
+#include "validate.h"
+
+leaf_status_t api_ids_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
+                                    size_t *key_len, int *count) {
+    *key = req->path + prefix_len;
+    *key_len = req->path_len - prefix_len;
+    if (!validate_tag(*key, *key_len)) {
+        api_respond_ids_error(req, IDS_E_BAD_TAG);
+        return LEAF_EINVAL;
+    }
+    const char *val;
+    size_t len;
+    *count = 1;
+    if (api_query_get(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
+        api_respond_ids_error(req, IDS_E_BAD_COUNT);
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+/* Issues count IDs for the request; LEAF_OK when the request was answered. */
+leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const char *key,
+                            size_t key_len, int count, int64_t *ids) {
+    struct ids_call c = {
+        .mode = mode,
+        .key = key,
+        .key_len = key_len,
+        .count = count,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = http_request_now(req),
+        .wait = req->wait,
+    };
+    leaf_status_t rc = ids_issue(api_ctx(req), &c, ids);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = c.retry_ms;
+    } else if (rc != LEAF_OK && c.err == IDS_E_NOT_PRIMARY) {
+        api_respond_redirect(req, &c.primary);
+    } else if (rc != LEAF_OK) {
+        api_respond_ids_error(req, c.err);
+    }
+    return rc;
+}
+
+/* GET <the mode's HTTP prefix>{key}[?count=N] (IDS_MODES): the IDs, one per line. */
+leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
+    size_t prefix_len = ids_mode_info(mode)->http_prefix_len;
+    const char *key;
+    size_t key_len;
+    int count;
+    if (api_ids_key_and_count(req, prefix_len, &key, &key_len, &count) != LEAF_OK) {
+        return LEAF_OK;
+    }
+    int64_t stack[IDS_STACK];
+    int64_t *ids = ids_alloc(stack, count);
+    if (ids == NULL) {
+        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
+        return LEAF_OK;
+    }
+    leaf_status_t rc = api_ids_issue(req, mode, key, key_len, count, ids);
+    if (rc == LEAF_OK) {
+        api_respond_ids(req, ids, count);
+    }
+    ids_free(stack, ids);
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}

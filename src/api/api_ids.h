@@ -1,0 +1,32 @@
+#ifndef LEAF_API_IDS_H
+#define LEAF_API_IDS_H
+
+/*
+ * Issuing IDs over HTTP (api_ids.c): the one path from a request to
+ * ids_issue() and back to an answer. Runs on the request's loop thread.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api_ctx.h"
+#include "http_proto.h"
+#include "ids.h"
+
+/*
+ * Reads the {key} after `prefix_len` bytes of the path and the optional
+ * ?count=N; answers 400 itself and returns LEAF_EINVAL when either is bad.
+ */
+leaf_status_t api_ids_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
+                                    size_t *key_len, int *count);
+
+/*
+ * Issues IDs for an HTTP request through ids_issue(): LEAF_OK, LEAF_EAGAIN
+ * (parked: retry_ms set), or LEAF_ERR with the error response written.
+ */
+leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const char *key,
+                            size_t key_len, int count, int64_t *ids);
+
+/* GET <the mode's HTTP prefix (IDS_MODES)>{key}[?count=N]: the IDs, one per line. */
+leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode);
+
+#endif

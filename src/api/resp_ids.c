@@ -1,0 +1,227 @@
+/*
+ * The ID commands of the Redis protocol (INCR, INCRBY, LEAF.IDS, GET): a key
+ * names its mode ("<mode name>:<key>", the key spaces of IDS_MODES), and the
+ * IDs come from ids.c, as for the HTTP handlers. Runs on the loop thread.
+ */
+#include "resp_ids.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api_ctx.h"
+#include "ids.h"
+#include "resp_outcome.h"
+#include "resp_slot.h"
+#include "validate.h"
+
+/* ---- keys: the namespace names the mode ------------------------------------- */
+
+/* A key argument: "<mode name>:<key>" (IDS_MODES), the key following the tag rule. */
+struct key_ref {
+    enum ids_mode mode;
+    const char *name;
+    size_t len;
+};
+
+/* The BAD_KEY reply lists the key spaces: "snowflake:<key>, ... or opaque:<biz_tag>". */
+static leaf_status_t reply_bad_key(struct resp_request *req) {
+    char list[256];
+    size_t n = 0;
+    for (int m = 0; m < IDS_MODE_COUNT; m++) {
+        const struct ids_mode_info *info = ids_mode_info((enum ids_mode)m);
+        const char *sep = m == 0 ? "" : m + 1 < IDS_MODE_COUNT ? ", " : " or ";
+        int w =
+            snprintf(list + n, sizeof(list) - n, "%s%s<%s>", sep, info->key_prefix, info->key_word);
+        n = w > 0 && (size_t)w < sizeof(list) - n ? n + (size_t)w : n;
+    }
+    return resp_outcome_error(req, RESP_O_BAD_KEY, "BAD_KEY the key names the mode: %s", list);
+}
+
+/* Reads argument i as a key; on failure the error reply is written and 0 returned. */
+static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
+    const char *a = req->cmd.argv[i];
+    size_t n = req->cmd.argvlen[i];
+    for (int m = 0; m < IDS_MODE_COUNT; m++) {
+        const struct ids_mode_info *info = ids_mode_info((enum ids_mode)m);
+        if (n < info->key_prefix_len || memcmp(a, info->key_prefix, info->key_prefix_len) != 0) {
+            continue;
+        }
+        *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len, n - info->key_prefix_len};
+        if (!validate_tag(k->name, k->len)) {
+            resp_outcome_error(
+                req, RESP_O_IDS + IDS_E_BAD_TAG,
+                "BAD_TAG the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
+                info->key_prefix);
+            return 0;
+        }
+        return 1;
+    }
+    reply_bad_key(req);
+    return 0;
+}
+
+/* Reads argument i as a count of IDs (1..10000); on failure replies and returns 0. */
+static int count_parse(struct resp_request *req, int i, int *count) {
+    if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
+        resp_outcome_error(req, RESP_O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
+                           ids_error_info(IDS_E_BAD_COUNT)->message);
+        return 0;
+    }
+    return 1;
+}
+
+static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
+                                   const struct ids_call *c, leaf_status_t rc);
+
+/*
+ * Issues IDs for key. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or
+ * LEAF_ERR with the error reply written.
+ */
+static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
+                           int64_t *ids) {
+    struct ids_call c = {
+        .mode = k->mode,
+        .key = k->name,
+        .key_len = k->len,
+        .count = count,
+        .dense = dense,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = req->now_ms,
+        .wait = req->wait,
+    };
+    leaf_status_t rc = ids_issue((const struct api_ctx *)req->ctx, &c, ids);
+    return issue_outcome(req, k, &c, rc);
+}
+
+/* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
+static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
+                                   const struct ids_call *c, leaf_status_t rc) {
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = c->retry_ms;
+    } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
+        resp_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
+                           resp_key_slot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
+    } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
+        resp_outcome_error(
+            req, RESP_O_IDS + (int)c->err,
+            "TRYAGAIN no sequence primary can issue now (an election or a handover)");
+    } else if (rc != LEAF_OK) {
+        const struct ids_error_info *e = ids_error_info(c->err);
+        char code[32];
+        size_t i = 0;
+        for (; e->code[i] != '\0' && i + 1 < sizeof(code); i++) {
+            code[i] = (char)(e->code[i] >= 'a' && e->code[i] <= 'z' ? e->code[i] - 'a' + 'A'
+                                                                    : e->code[i]);
+        }
+        code[i] = '\0';
+        resp_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", code, e->message);
+    }
+    (void)k;
+    return rc;
+}
+
+/* INCR key: one ID. */
+leaf_status_t resp_ids_incr(struct resp_request *req) {
+    struct key_ref k;
+    int64_t id;
+    if (!key_parse(req, 1, &k)) {
+        return LEAF_OK;
+    }
+    leaf_status_t rc = issue(req, &k, 1, 0, &id);
+    if (rc == LEAF_OK) {
+        resp_reply_int(req->out, id);
+    }
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* INCRBY key n: the last of n consecutive IDs (dense modes only). */
+leaf_status_t resp_ids_incrby(struct resp_request *req) {
+    struct key_ref k;
+    int count;
+    int64_t last;
+    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
+        return LEAF_OK;
+    }
+    int scattered = !ids_mode_info(k.mode)->dense;
+    if (scattered && count == 1) {
+        /* A block of one is consecutive: answered as INCR (redis-py's incr() sends INCRBY k 1). */
+        int64_t id;
+        leaf_status_t rc = issue(req, &k, 1, 0, &id);
+        if (rc == LEAF_OK) {
+            resp_reply_int(req->out, id);
+        }
+        return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+    }
+    if (scattered) {
+        return resp_outcome_error(req, RESP_O_WRONG_MODE,
+                                  "WRONG_MODE %s IDs are not consecutive, so INCRBY cannot hand "
+                                  "out a block of them; use LEAF.IDS %s %d",
+                                  ids_mode_name(k.mode), req->cmd.argv[1], count);
+    }
+    leaf_status_t rc = issue(req, &k, count, 1, &last);
+    if (rc == LEAF_OK) {
+        resp_reply_int(req->out, last);
+    }
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* LEAF.IDS key n: an array of n ascending IDs, any mode. */
+leaf_status_t resp_ids_leaf_ids(struct resp_request *req) {
+    struct key_ref k;
+    int count;
+    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
+        return LEAF_OK;
+    }
+    int64_t stack[IDS_STACK];
+    int64_t *ids = ids_alloc(stack, count);
+    if (ids == NULL) {
+        return resp_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
+                                  "OUT_OF_MEMORY out of memory");
+    }
+    leaf_status_t rc = issue(req, &k, count, 0, ids);
+    if (rc == LEAF_OK) {
+        resp_reply_array(req->out, (size_t)count);
+        for (int i = 0; i < count; i++) {
+            resp_reply_int(req->out, ids[i]);
+        }
+    }
+    ids_free(stack, ids);
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* GET sequence:<name>: the last ID issued for the sequence. */
+leaf_status_t resp_ids_get(struct resp_request *req) {
+    struct key_ref k;
+    if (!key_parse(req, 1, &k)) {
+        return LEAF_OK;
+    }
+    if (k.mode != IDS_SEQUENCE) {
+        return resp_outcome_error(
+            req, RESP_O_WRONG_MODE,
+            "WRONG_MODE GET reads the last ID of a sequence: GET sequence:<name>");
+    }
+    struct ids_call c = {
+        .mode = IDS_SEQUENCE,
+        .key = k.name,
+        .key_len = k.len,
+        .count = 1,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = req->now_ms,
+        .wait = req->wait,
+    };
+    int64_t last = 0;
+    leaf_status_t rc = ids_last((const struct api_ctx *)req->ctx, &c, &last);
+    if (rc == LEAF_OK && last > 0) {
+        resp_reply_int(req->out, last);
+    } else if (rc == LEAF_OK) {
+        resp_reply_null(req->out, req->client->resp3);
+    } else if (rc == LEAF_ERR && c.err == IDS_E_UNKNOWN_SEQUENCE) {
+        resp_reply_null(req->out, req->client->resp3); /* nil: none yet */
+        rc = LEAF_OK;
+    } else {
+        rc = issue_outcome(req, &k, &c, rc);
+    }
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}

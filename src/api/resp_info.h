@@ -1,0 +1,16 @@
+#ifndef LEAF_RESP_INFO_H
+#define LEAF_RESP_INFO_H
+
+/* INFO (resp_info.c), a row of the command table. */
+#include "resp_conn.h"
+#include "status.h"
+
+/*
+ * The Redis version leafd reports in HELLO and INFO. Clients read it to pick
+ * features; leafd answers the commands of the README's list as Redis 7 does.
+ */
+#define LEAFD_REDIS_VERSION "7.0.0"
+
+leaf_status_t resp_cmd_info(struct resp_request *req);
+
+#endif

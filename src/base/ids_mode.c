@@ -1,0 +1,29 @@
+#include "ids_mode.h"
+
+#include <string.h>
+
+static const struct ids_mode_info ids_modes[IDS_MODE_COUNT] = {
+#define IDS_MODE_ROW(e, name, http, key, dense, metric)                                            \
+    [e] = {name, name ":", sizeof(name), http, sizeof(http) - 1, key, dense, metric},
+    IDS_MODES(IDS_MODE_ROW)
+#undef IDS_MODE_ROW
+};
+
+const struct ids_mode_info *ids_mode_info(enum ids_mode mode) {
+    return (int)mode >= 0 && mode < IDS_MODE_COUNT ? &ids_modes[mode] : NULL;
+}
+
+const char *ids_mode_name(enum ids_mode mode) {
+    const struct ids_mode_info *m = ids_mode_info(mode);
+    return m ? m->name : NULL;
+}
+
+leaf_status_t ids_mode_parse(const char *s, size_t n, enum ids_mode *out) {
+    for (int m = 0; m < IDS_MODE_COUNT; m++) {
+        if (ids_modes[m].key_prefix_len - 1 == n && memcmp(ids_modes[m].name, s, n) == 0) {
+            *out = (enum ids_mode)m;
+            return LEAF_OK;
+        }
+    }
+    return LEAF_EINVAL;
+}

@@ -1,0 +1,80 @@
+#ifndef LEAF_IDS_MODE_H
+#define LEAF_IDS_MODE_H
+
+/*
+ * The ID modes, each written once. Every layer that knows a mode derives it
+ * from this table: the HTTP route table (the routes' mode column and the
+ * GET .../get/{key} prefix, src/api/router.c), the RESP key spaces
+ * ("<name>:<key>", src/api/resp_ids.c), the grant model (a key or pattern
+ * "<name>:...", src/auth/auth_grant.h), and the mode label of
+ * leafd_ids_issued_total (src/api/metrics.c). It lives in src/base, the
+ * lowest layer, because src/auth (below src/api) needs it too.
+ *
+ * X(enum, name, HTTP prefix, key word, dense, metric label)
+ *   name    the mode's word: the RESP key prefix is name + ':', and a grant
+ *           names the mode by it (auth_grant.h)
+ *   HTTP    the path of GET <prefix>{key}[?count=N]
+ *   key     what the key names, in the RESP BAD_KEY message
+ *   dense   1: count IDs are consecutive, so INCRBY can answer a block
+ *   metric  the mode label of leafd_ids_issued_total counting its IDs
+ *           (opaque IDs are segment IDs); NULL: counted in a family of its
+ *           own (leafd_sequence_issued_total)
+ *
+ * The files a new mode touches (issue 23 counted them):
+ *   src/base/ids_mode.h      its row here;
+ *   src/api/ids.c            how it issues: issue_<mode> and its case in issue_mode;
+ *   src/api/router.c         its GET route row (path NULL: the prefix is this row's);
+ *   src/api/api.h, api.c     its one-line GET handler, api_<mode>_get;
+ *   CONTRACT.md, README.md   the words.
+ * Derived with no edit: the RESP key space and the BAD_KEY message
+ * (resp_ids.c), INCRBY's dense check, the grant mode (auth_grant.c), and the
+ * leafd_ids_issued_total label and count (ids.c counts every mode,
+ * metrics.c sums by label).
+ */
+#include <stddef.h>
+
+#include "status.h"
+
+#define IDS_MODES(X)                                                                               \
+    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, "snowflake")                    \
+    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, "segment")                        \
+    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, NULL)                             \
+    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, "segment")
+
+enum ids_mode {
+#define IDS_MODE_ENUM(e, name, http, key, dense, metric) e,
+    IDS_MODES(IDS_MODE_ENUM)
+#undef IDS_MODE_ENUM
+        IDS_MODE_COUNT
+};
+
+/* The longest mode name ("snowflake"), in bytes, as a constant expression. */
+union ids_mode_name_room {
+#define IDS_MODE_ROOM(e, name, http, key, dense, metric) char e[sizeof(name)];
+    IDS_MODES(IDS_MODE_ROOM)
+#undef IDS_MODE_ROOM
+};
+#define IDS_MODE_NAME_MAX (sizeof(union ids_mode_name_room) - 1)
+
+/* A row of IDS_MODES. */
+struct ids_mode_info {
+    const char *name;
+    const char *key_prefix; /* name + ':' */
+    size_t key_prefix_len;
+    const char *http_prefix;
+    size_t http_prefix_len;
+    const char *key_word;
+    int dense;
+    const char *metric; /* NULL: not a series of leafd_ids_issued_total */
+};
+
+/* The row of mode, or NULL when out of range. */
+const struct ids_mode_info *ids_mode_info(enum ids_mode mode);
+
+/* The mode's name ("segment"), or NULL when out of range. */
+const char *ids_mode_name(enum ids_mode mode);
+
+/* The mode named by s (n bytes, exact, case-sensitive): LEAF_OK, or LEAF_EINVAL. */
+leaf_status_t ids_mode_parse(const char *s, size_t n, enum ids_mode *out);
+
+#endif
