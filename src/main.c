@@ -231,6 +231,7 @@ static leaf_status_t wire(struct daemon *d) {
         .connections = proto_connections,
         .conn_arg = d,
         .cluster = d->cluster,
+        .zk = node_zk_session(&d->zk),
     };
     if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
         return LEAF_ERR;

@@ -17,6 +17,7 @@
 #include "sequence_service.h"
 #include "snowflake_node.h"
 #include "user_service.h"
+#include "zk_session.h"
 
 #define LEAFD_VERSION "0.1.0"
 
@@ -42,6 +43,7 @@ struct api_ctx {
     uint64_t (*connections)(void *arg, enum api_proto proto);
     void *conn_arg;
     struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
+    struct zk_session *zk;          /* the process's one ZooKeeper session; NULL without it */
 };
 
 static inline const struct api_ctx *api_ctx(const struct http_request *req) {

@@ -6,6 +6,7 @@
 #include "metrics_node.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ void f_years_left(struct metrics_out *o, const struct metrics_snap *s) {
     metrics_sample_d(o, NULL, s->sf.years_left);
 }
 
-/* ZooKeeper families exist only when the node registered through ZooKeeper. */
+/* The snowflake registration's families exist only when it registered through ZooKeeper. */
 static int zk_on(const struct metrics_snap *s) {
     return s->sf.started && s->sf.use_zk;
 }
@@ -56,21 +57,22 @@ static double age_s(int64_t ms) {
     return ms < 0 ? -1.0 : (double)ms / 1000.0;
 }
 
+/* The session's families: whenever the process has its one session (any mode). */
 void f_zk_connected(struct metrics_out *o, const struct metrics_snap *s) {
-    if (zk_on(s)) {
-        metrics_sample_d(o, NULL, s->sf.zk_state == ZK_STATE_CONNECTED);
+    if (s->zk.on) {
+        metrics_sample_d(o, NULL, s->zk.state == ZK_STATE_CONNECTED);
     }
 }
 
 void f_zk_reconnects(struct metrics_out *o, const struct metrics_snap *s) {
-    if (zk_on(s)) {
-        metrics_sample_d(o, NULL, (double)(s->sf.connects > 1 ? s->sf.connects - 1 : 0));
+    if (s->zk.on) {
+        metrics_sample_d(o, NULL, (double)(s->zk.connects > 1 ? s->zk.connects - 1 : 0));
     }
 }
 
 void f_zk_expirations(struct metrics_out *o, const struct metrics_snap *s) {
-    if (zk_on(s)) {
-        metrics_sample_d(o, NULL, (double)s->sf.expirations);
+    if (s->zk.on) {
+        metrics_sample_d(o, NULL, (double)s->zk.expirations);
     }
 }
 
@@ -378,6 +380,12 @@ void metrics_node_snap(const struct api_ctx *ctx, struct metrics_snap *s) {
     segment_service_stats(ctx->segment, &s->seg);
     sequence_service_stats(ctx->sequence, &s->seq);
     user_service_stats(ctx->users, &s->users);
+    if (ctx->zk != NULL) {
+        s->zk.on = 1;
+        s->zk.state = zk_session_state(ctx->zk);
+        s->zk.connects = atomic_load(&ctx->zk->connects);
+        s->zk.expirations = atomic_load(&ctx->zk->expirations);
+    }
     snap_tags(s);
 }
 

@@ -34,6 +34,10 @@ struct metrics_snap {
     struct segment_service_stats seg;
     struct sequence_service_stats seq;
     struct user_service_stats users;
+    struct {
+        int on, state; /* a session exists; its enum zk_state */
+        long long connects, expirations;
+    } zk;                     /* the process's one ZooKeeper session, whichever services use it */
     struct metrics_tag *tags; /* the exported tags, sorted by name */
     size_t ntags, tags_cap;
     size_t active;     /* active tags in all */

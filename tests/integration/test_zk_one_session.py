@@ -103,6 +103,18 @@ check(wait_until(lambda: http(n.port, "/api/snowflake/get/a", headers=late)[0] =
       "users: a change made on the new session arrives")
 conns = zk_connections(n.proc.p.pid, zk_port)
 check(conns == 1, "still one connection after the expiry (got %d)" % conns)
+metrics = n.get("/metrics")[1]
+check("leafd_zk_session_expirations_total 1" in metrics and "leafd_zk_session_connected 1" in metrics,
+      "leafd_zk_session_* describe the one session: connected, one expiry")
+
+log("a node with sequences only (no snowflake) reports its session too")
+seq_only = {k: v for k, v in props.items() if not k.startswith("leafd.auth") and k != "leafd.admin.token"}
+seq_only["leaf.snowflake.enable"] = "false"
+s2 = env.leafd("s2", seq_only)
+m2 = s2.get("/metrics")[1]
+check("leafd_zk_session_connected 1" in m2, "sequences-only node: leafd_zk_session_connected 1")
+check(zk_connections(s2.proc.p.pid, zk_port) == 1, "sequences-only node: one connection")
+check(s2.stop() == 0, "graceful stop of the sequences-only node")
 text = n.log_text()
 check(text.count("opened a new ZooKeeper session after expiry") == 1,
       "one reconnect path: one new session for all services")
