@@ -383,15 +383,9 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_lock(&svc->lock);
     if (idx < svc->count) {
         struct seq_entry *e = svc->by_idx[idx];
-        enum sequence_phase before = e->st.phase;
         sequence_state_done(&e->st, &svc->lease, token, seq_now_ms(), seq_result(ev->result),
                             ev->data, ev->len, ev->version);
-        if (e->st.phase == SEQUENCE_FENCED && before != SEQUENCE_FENCED) {
-            log_error("sequence",
-                      "sequence '%s' was fenced: another primary wrote it since; "
-                      "not issuing it until this node is elected again",
-                      e->name);
-        }
+        seq_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
         seq_mark_dirty(svc, e);
     }
@@ -437,12 +431,18 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     c->rc = ev->result == ZK_RESULT_OK       ? LEAF_OK
             : ev->result == ZK_RESULT_EXISTS ? LEAF_EEXIST
                                              : LEAF_EUNAVAIL;
+    int created = ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_EXISTS;
+    char name[VALIDATE_TAG_MAX + 1];
+    snprintf(name, sizeof(name), "%s", c->name);
     if (c->abandoned) {
         c->used = 0;
     } else if (c->wait != NULL) {
         c->wait->wake(c->wait);
     }
     pthread_mutex_unlock(&svc->lock);
+    if (created) {
+        seq_created(svc, name);
+    }
 }
 
 /* ---- session events, demotion, the cron (control thread) ------------------- */
@@ -504,6 +504,9 @@ static void demote(struct sequence_service *svc) {
     }
     /* Issuing has stopped: release the lease (the next primary need not wait
      * it out), then leave the line. */
+    if (was) {
+        (void)seq_giveback_send(svc); /* applied before the release and the delete below */
+    }
     if (was && zk_session_aset_version(&svc->zk, OP_LEASE_RELEASE, 0, svc->lease_path, "released",
                                        8, -1) == LEAF_OK) {
         svc->deleting = 1;
@@ -549,6 +552,7 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_PEER_GET: on_peer(svc, ev); break;
     case OP_SEQ: on_seq(svc, ev); break;
     case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
+    case OP_SEQ_GIVEBACK: seq_on_giveback(svc, ev); break;
     default: break;
     }
 }
