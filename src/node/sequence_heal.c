@@ -67,6 +67,30 @@ void seq_created(struct sequence_service *svc, const char *name) {
     pthread_mutex_unlock(&svc->lock);
 }
 
+/*
+ * The cluster's tree was deleted under the running cluster (deleteall
+ * /leafd/{leaf.name}): the election, the lease and every record went with it.
+ * Creates the persistent parents again, asynchronously; ZooKeeper applies one
+ * session's requests in order, so each create finds its parent. The next
+ * list then finds this node's election node missing and gets in line again
+ * (a new term: every sequence re-reads, and starts above its floor).
+ */
+void seq_parents_repair(struct sequence_service *svc) {
+    int64_t now = seq_now_ms();
+    if (svc->parents_repaired_ms != 0 && now - svc->parents_repaired_ms < SEQ_VIEW_MS) {
+        return;
+    }
+    svc->parents_repaired_ms = now;
+    char top[SEQ_DIR_MAX];
+    snprintf(top, sizeof(top), "/leafd/%s", svc->cfg->name);
+    const char *parts[] = {"/leafd", top, svc->dir_primary, svc->dir_seqs};
+    log_warn("sequence", "%s is gone from ZooKeeper (deleted?); creating it again", top);
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        (void)zk_session_acreate2(&svc->zk, OP_PARENT_CREATE, 0, parts[i], "", 0,
+                                  ZK_MODE_PERSISTENT);
+    }
+}
+
 /* ---- the giveback -------------------------------------------------------------------------- */
 
 static enum sequence_result heal_result(enum zk_result r) {

@@ -36,7 +36,8 @@ enum {
     OP_PEER_GET,
     OP_SEQ,
     OP_ADMIN_CREATE,
-    OP_SEQ_GIVEBACK, /* sequence_heal.c */
+    OP_SEQ_GIVEBACK,  /* sequence_heal.c */
+    OP_PARENT_CREATE, /* sequence_heal.c; the answer is not needed */
 };
 
 #define SEQ_FLOOR_FLUSH_MS 200 /* changed floors are appended this often */
@@ -56,6 +57,7 @@ struct seq_entry {
 /* An admin create; guarded by svc->lock. */
 struct seq_create {
     int used, queued, done, abandoned;
+    int repaired; /* the parents were created again once for it */
     leaf_status_t rc;
     int64_t start;
     struct leaf_wait *wait;
@@ -125,7 +127,8 @@ struct sequence_service {
 
     /* sequence_heal.c, sequence_floor_file.c */
     struct seq_floors floors;
-    size_t giveback_pending; /* control thread */
+    size_t giveback_pending;     /* control thread */
+    int64_t parents_repaired_ms; /* control thread */
     uint64_t giveback_ok, giveback_refused;
 };
 
@@ -141,6 +144,9 @@ struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, 
 /* sequence_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a
  * ZooKeeper max below the floor, queues the floor, asks for a step-down when e gave up. */
 void seq_after_done(struct sequence_service *svc, struct seq_entry *e);
+/* The cluster's tree is gone (a list or create answered "no node"): create the parents again
+ * (at most once per SEQ_VIEW_MS; control). */
+void seq_parents_repair(struct sequence_service *svc);
 /* An admin create of name landed here: a cached "missing" is read again at once (control). */
 void seq_created(struct sequence_service *svc, const char *name);
 /* After seq_lose_primary(): sends every sequence's giveback write; returns how many (control). */

@@ -166,7 +166,10 @@ static void on_lease_read(struct sequence_service *svc, const struct zk_event *e
             ev->data != NULL && ev->len >= 8 && memcmp(ev->data, "released", 8) == 0;
         takeover_claim(svc, 1);
     } else if (ev->result == ZK_RESULT_NONODE) {
-        svc->lease_released = 1; /* no primary ever held it */
+        /* No primary ever held it, or the tree was deleted under a primary that may
+         * still issue for the rest of its lease: then wait that out (sequence_heal.c). */
+        svc->lease_released = svc->parents_repaired_ms == 0;
+        svc->lease_old_mtime = -1;
         takeover_claim(svc, 0);
     } else {
         svc->taking_over = 0; /* the next list tries again */
@@ -189,7 +192,9 @@ static void on_lease_claim(struct sequence_service *svc, const struct zk_event *
     int64_t t = svc->lease.timeout_ms;
     pthread_mutex_unlock(&svc->lock);
     int64_t wait = 0;
-    if (!svc->lease_released && ev->mtime > 0) {
+    if (!svc->lease_released && svc->lease_old_mtime == -1) {
+        wait = t * 4 / 3;
+    } else if (!svc->lease_released && ev->mtime > 0) {
         wait = svc->lease_old_mtime + t - ev->mtime;
         wait = wait < 0 ? 0 : wait * 4 / 3;
     }
@@ -231,6 +236,9 @@ static void become_primary(struct sequence_service *svc) {
 
 static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     svc->listing = 0;
+    if (ev->result == ZK_RESULT_NONODE) {
+        seq_parents_repair(svc); /* the tree was deleted */
+    }
     if (ev->result != ZK_RESULT_OK || svc->mine[0] == '\0') {
         return; /* retried by the cron */
     }
@@ -427,6 +435,14 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     }
     pthread_mutex_lock(&svc->lock);
     struct seq_create *c = &svc->creates[i];
+    if (ev->result == ZK_RESULT_NONODE && !c->repaired) {
+        /* The parent is gone (the tree was deleted): create it, then this again. */
+        c->repaired = c->queued = 1;
+        pthread_mutex_unlock(&svc->lock);
+        seq_parents_repair(svc);
+        run_creates(svc);
+        return;
+    }
     c->done = 1;
     c->rc = ev->result == ZK_RESULT_OK       ? LEAF_OK
             : ev->result == ZK_RESULT_EXISTS ? LEAF_EEXIST
