@@ -29,8 +29,8 @@
 #include "status.h"
 
 #define SEQUENCE_FLOOR_FILE "sequence-floors"
-#define SEQUENCE_FLOOR_SLACK 4096    /* lines beyond 2 x live before compacting */
-#define SEQUENCE_FLOOR_LINE_MAX 200  /* bytes of one line, newline included */
+#define SEQUENCE_FLOOR_SLACK 4096   /* lines beyond 2 x live before compacting */
+#define SEQUENCE_FLOOR_LINE_MAX 200 /* bytes of one line, newline included */
 
 /* Writes the header line (with its newline); returns its length, 0 when cap is short. */
 size_t sequence_floor_header(char *buf, size_t cap, const char *cluster);

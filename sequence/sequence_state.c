@@ -464,9 +464,8 @@ int sequence_state_giveback(struct sequence_state *s, struct sequence_action *a)
         return 0;
     }
     s->giveback_ok = 0;
-    *a = (struct sequence_action){.op = SEQUENCE_OP_WRITE,
-                                  .version = s->giveback_version,
-                                  .max = s->giveback_max};
+    *a = (struct sequence_action){
+        .op = SEQUENCE_OP_WRITE, .version = s->giveback_version, .max = s->giveback_max};
     a->len = sequence_record_format_max(a->data, sizeof(a->data), a->max);
     s->giveback_ok = a->len > 0 ? 2 : 0; /* 2: sent, waiting for the answer */
     return a->len > 0;

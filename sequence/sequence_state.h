@@ -250,10 +250,10 @@ struct sequence_state {
     /* The local floor (sequence_floor.h): the highest max this node saw acknowledged, or
      * lower only by its own giveback. A read below it starts above it instead. */
     int64_t floor;
-    int floor_dirty;        /* floor changed since the glue persisted it; the glue clears it */
-    int64_t floor_over;     /* > 0: the last read found ZooKeeper's max below the floor; the
-                             * glue logs (zk_below, floor_over) at warn and clears it */
-    int64_t zk_below;       /* that max */
+    int floor_dirty;    /* floor changed since the glue persisted it; the glue clears it */
+    int64_t floor_over; /* > 0: the last read found ZooKeeper's max below the floor; the
+                         * glue logs (zk_below, floor_over) at warn and clears it */
+    int64_t zk_below;   /* that max */
 
     /* The giveback (a graceful stop writes the record down to the last ID issued). */
     int giveback_ok;          /* stopped while serving: a giveback may be written */

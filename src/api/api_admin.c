@@ -237,9 +237,9 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
         return LEAF_OK;
     }
     struct sbuf b = SBUF_INIT;
-    sbuf_printf(&b, "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"max_id\":\"%" PRId64
-                    "\",\"loaded\":true}",
-                r.biz_tag, step, max_id);
+    sbuf_printf(
+        &b, "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"max_id\":\"%" PRId64 "\",\"loaded\":true}",
+        r.biz_tag, step, max_id);
     api_respond_sbuf(req, 200, "application/json", &b);
     sbuf_free(&b);
     return LEAF_OK;
@@ -247,8 +247,7 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
 
 leaf_status_t api_admin_init_cache(struct http_request *req) {
     if (req->ticket != 1) {
-        leaf_status_t rc =
-            admin_handle(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, answer_init_cache);
+        leaf_status_t rc = admin_handle(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, answer_init_cache);
         if (rc != LEAF_OK || req->ticket != 1) {
             return rc;
         }

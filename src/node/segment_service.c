@@ -298,8 +298,8 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
 }
 
 leaf_status_t segment_service_prefetch(struct segment_service *svc, const char *tag, size_t len,
-                                       int64_t first_seen_ms, struct leaf_wait *w,
-                                       int64_t *max_id, int64_t *step) {
+                                       int64_t first_seen_ms, struct leaf_wait *w, int64_t *max_id,
+                                       int64_t *step) {
     int64_t now = segment_service_now_ms();
     if (w != NULL) {
         leaf_wait_cancel(w); /* a resumed request: leave whatever list it was on */

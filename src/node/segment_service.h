@@ -76,8 +76,8 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
  * event-loop thread.
  */
 leaf_status_t segment_service_prefetch(struct segment_service *svc, const char *tag, size_t len,
-                                       int64_t first_seen_ms, struct leaf_wait *w,
-                                       int64_t *max_id, int64_t *step);
+                                       int64_t first_seen_ms, struct leaf_wait *w, int64_t *max_id,
+                                       int64_t *step);
 
 leaf_status_t segment_service_admin_begin(struct segment_service *svc, struct segment_db_job *job,
                                           struct leaf_wait *w);

@@ -26,10 +26,12 @@
 
 static void floors_error(struct sequence_service *svc, const char *op, int err) {
     int64_t now = seq_now_ms();
-    if (svc->floors.error_logged_ms == 0 || now - svc->floors.error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
+    if (svc->floors.error_logged_ms == 0 ||
+        now - svc->floors.error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
         svc->floors.error_logged_ms = now;
-        log_error("sequence", "%s(%s) failed: %s; the sequence floors are kept in memory and "
-                              "written again later",
+        log_error("sequence",
+                  "%s(%s) failed: %s; the sequence floors are kept in memory and "
+                  "written again later",
                   op, svc->floors.path, strerror(err));
     }
 }
@@ -155,8 +157,9 @@ static void floors_compact(struct sequence_service *svc) {
         int64_t now = seq_now_ms();
         if (f->error_logged_ms == 0 || now - f->error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
             f->error_logged_ms = now;
-            log_error("sequence", "%s; the sequence floors are kept in memory and written again "
-                                  "later",
+            log_error("sequence",
+                      "%s; the sequence floors are kept in memory and written again "
+                      "later",
                       err);
         }
     } else {

@@ -118,8 +118,8 @@ size_t seq_giveback_send(struct sequence_service *svc) {
         if (!go) {
             continue;
         }
-        if (zk_session_aset_version(&svc->zk, OP_SEQ_GIVEBACK, i, path, a.data, a.len,
-                                    a.version) == LEAF_OK) {
+        if (zk_session_aset_version(&svc->zk, OP_SEQ_GIVEBACK, i, path, a.data, a.len, a.version) ==
+            LEAF_OK) {
             sent++;
         } else {
             pthread_mutex_lock(&svc->lock);
@@ -129,8 +129,9 @@ size_t seq_giveback_send(struct sequence_service *svc) {
     }
     svc->giveback_pending += sent;
     if (sent > 0) {
-        log_info("sequence", "handing over: writing %zu sequence records back down to their last "
-                             "issued IDs",
+        log_info("sequence",
+                 "handing over: writing %zu sequence records back down to their last "
+                 "issued IDs",
                  sent);
     }
     return sent;

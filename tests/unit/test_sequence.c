@@ -10,10 +10,10 @@
 
 #include "sequence_elect.h"
 #include "sequence_floor.h"
-#include "validate.h"
 #include "sequence_record.h"
 #include "sequence_state.h"
 #include "unit.h"
+#include "validate.h"
 
 /* ---- fake ZooKeeper node and a simulated primary -------------------------------------------- */
 
@@ -580,10 +580,10 @@ static void test_stop_and_resume(void) {
     CHECK_EQ_INT(id, stored + 1);
 }
 
-
 /* ---- healing (issue 24) ------------------------------------------------------------------- */
 
-/* Fenced again and again within the window: gives up (the glue steps down); later it counts anew. */
+/* Fenced again and again within the window: gives up (the glue steps down); later it counts anew.
+ */
 static void test_fence_limit(void) {
     struct store st = {.exists = 1, .max = 0, .version = 0};
     struct sim m;
@@ -632,7 +632,7 @@ static void test_record_deleted(void) {
     st.exists = 0; /* deleteall, just before the top-up */
     st.max = 0;
     CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, 60, &id), LEAF_OK); /* 1..60 */
-    sim_send(&m, t); /* the top-up: no node */
+    sim_send(&m, t);                                                     /* the top-up: no node */
     sim_step(&m, t + 1);
     CHECK_EQ_INT(m.s.fence, SEQUENCE_FENCE_DELETED);
     CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
@@ -775,7 +775,7 @@ static void test_giveback(void) {
     sim_init(&m, &st, 100, T_SESSION);
     sim_win(&m, t, 0);
     t = sim_settle(&m, t, 10);
-    CHECK_EQ_INT(sim_issue(&m, t, 30, &id), LEAF_OK); /* 1..30 of 100 */
+    CHECK_EQ_INT(sim_issue(&m, t, 30, &id), LEAF_OK);   /* 1..30 of 100 */
     CHECK_EQ_INT(sequence_state_giveback(&m.s, &a), 0); /* not stopped: nothing */
     sequence_lease_lose(&m.l);
     sequence_state_stop(&m.s);
@@ -1098,7 +1098,12 @@ static void test_floor_file_format(void) {
     CHECK_EQ_INT(f, INT64_MAX);
     CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a b", 3, 1), 0);
     CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a", 1, -1), 0);
-    const char *bad[] = {"orders", "orders ", " 12", "orders 12x", "orders -1", "or/ders 1",
+    const char *bad[] = {"orders",
+                         "orders ",
+                         " 12",
+                         "orders 12x",
+                         "orders -1",
+                         "or/ders 1",
                          "orders 99999999999999999999"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         CHECK_EQ_INT(sequence_floor_parse(bad[i], strlen(bad[i]), name, &nlen, &f), LEAF_EINVAL);
