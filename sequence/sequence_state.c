@@ -82,6 +82,7 @@ void sequence_state_init(struct sequence_state *s, int64_t base_batch) {
         .batch = base_batch,
         .retry_at_ms = SEQUENCE_NO_TIME,
         .rate_since_ms = SEQUENCE_NO_TIME,
+        .fence_window_ms = SEQUENCE_NO_TIME,
     };
 }
 
@@ -101,10 +102,31 @@ leaf_status_t sequence_state_start(struct sequence_state *s, const struct sequen
     s->verify = 0;
     s->retry_at_ms = SEQUENCE_NO_TIME;
     s->rate_since_ms = SEQUENCE_NO_TIME;
+    s->fences_in_window = 0;
+    s->giveback_ok = 0;
     return LEAF_OK;
 }
 
+/* Whether a giveback may follow the stop, and with which expected version. */
+static void state_prepare_giveback(struct sequence_state *s) {
+    s->giveback_ok = 0;
+    if ((s->phase != SEQUENCE_SERVING && s->phase != SEQUENCE_FENCING) || s->verify) {
+        return;
+    }
+    if (s->inflight == 0 && s->last < s->acked_max) {
+        s->giveback_version = s->version;
+    } else if (s->inflight >= s->first_token && s->inflight_op == SEQUENCE_OP_WRITE) {
+        /* Sent after it on the same session: applied after it, and refused if it was. */
+        s->giveback_version = state_next_version(s->inflight_version);
+    } else {
+        return; /* nothing above the last ID, or a read or create in flight */
+    }
+    s->giveback_ok = s->giveback_version != -1;
+    s->giveback_max = s->last;
+}
+
 void sequence_state_stop(struct sequence_state *s) {
+    state_prepare_giveback(s);
     s->phase = SEQUENCE_IDLE;
     s->inflight = 0;
     s->first_token = s->tokens + 1;
@@ -123,6 +145,7 @@ leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lea
     if (n < 1) {
         return LEAF_EINVAL;
     }
+    (void)sequence_state_recheck(s, l, now_ms);
     if (s->phase == SEQUENCE_MISSING) {
         return LEAF_ENOTFOUND;
     }
@@ -199,6 +222,7 @@ static int state_emit_write(struct sequence_state *s, const struct sequence_leas
         /* Expected version -1 would make the write unconditional; the version
          * wrapped after 2^32 writes. Refuse rather than write without a fence. */
         s->phase = SEQUENCE_CORRUPT;
+        s->phase_since_ms = now_ms;
         return 0;
     }
     state_update_batch(s, now_ms);
@@ -234,7 +258,8 @@ int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, in
     case SEQUENCE_READING: state_emit(s, now_ms, SEQUENCE_OP_READ, a); return 1;
     case SEQUENCE_CREATING:
         state_emit(s, now_ms, SEQUENCE_OP_CREATE, a);
-        a->max = s->create_start - 1;
+        /* Never below what this node saw: a re-created record starts above the floor. */
+        a->max = s->create_start - 1 > s->floor ? s->create_start - 1 : s->floor;
         a->len = sequence_record_format_max(a->data, sizeof(a->data), a->max);
         s->inflight_max = a->max;
         return 1;
@@ -244,10 +269,32 @@ int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, in
     }
 }
 
-static void state_fenced(struct sequence_state *s) {
-    s->phase = SEQUENCE_FENCED;
+/*
+ * A write was refused: someone else wrote or deleted the record. Read it
+ * again and start over above it (and above the floor), as a new primary
+ * does; give up after SEQUENCE_FENCE_LIMIT refusals in the window.
+ */
+static void state_fenced(struct sequence_state *s, int64_t now_ms, enum sequence_fence why) {
     s->verify = 0;
     s->fence_failures++;
+    s->fence = why;
+    if (s->fence_window_ms == SEQUENCE_NO_TIME ||
+        now_ms - s->fence_window_ms >= SEQUENCE_FENCE_WINDOW_MS) {
+        s->fence_window_ms = now_ms;
+        s->fences_in_window = 0;
+    }
+    if (++s->fences_in_window >= SEQUENCE_FENCE_LIMIT) {
+        s->phase = SEQUENCE_FENCED;
+        return;
+    }
+    s->phase = SEQUENCE_READING;
+}
+
+static void state_raise_floor(struct sequence_state *s, int64_t max) {
+    if (max > s->floor) {
+        s->floor = max;
+        s->floor_dirty = 1;
+    }
 }
 
 static void state_retry_later(struct sequence_state *s, int64_t now_ms) {
@@ -261,6 +308,7 @@ static void state_write_landed(struct sequence_state *s, int32_t version, int64_
     }
     s->version = state_next_version(version);
     s->writes++;
+    state_raise_floor(s, s->acked_max);
     if (s->phase == SEQUENCE_FENCING) {
         s->phase = SEQUENCE_SERVING;
     }
@@ -272,8 +320,8 @@ static void state_write_landed(struct sequence_state *s, int32_t version, int64_
 static void state_done_write(struct sequence_state *s, int64_t now_ms, enum sequence_result r) {
     switch (r) {
     case SEQUENCE_RESULT_OK: state_write_landed(s, s->inflight_version, s->inflight_max); break;
-    case SEQUENCE_RESULT_BADVERSION:
-    case SEQUENCE_RESULT_NONODE: state_fenced(s); break;
+    case SEQUENCE_RESULT_BADVERSION: state_fenced(s, now_ms, SEQUENCE_FENCE_CHANGED); break;
+    case SEQUENCE_RESULT_NONODE: state_fenced(s, now_ms, SEQUENCE_FENCE_DELETED); break;
     case SEQUENCE_RESULT_UNKNOWN:
         s->write_failures++;
         s->verify = 1;
@@ -291,7 +339,7 @@ static void state_done_write(struct sequence_state *s, int64_t now_ms, enum sequ
 static void state_done_verify(struct sequence_state *s, int64_t now_ms, enum sequence_result r,
                               int64_t max, int32_t version) {
     if (r == SEQUENCE_RESULT_NONODE) {
-        state_fenced(s);
+        state_fenced(s, now_ms, SEQUENCE_FENCE_DELETED);
         return;
     }
     if (r != SEQUENCE_RESULT_OK) {
@@ -306,13 +354,29 @@ static void state_done_verify(struct sequence_state *s, int64_t now_ms, enum seq
         state_write_landed(s, s->verify_version, s->verify_max);
         return;
     }
-    state_fenced(s);
+    state_fenced(s, now_ms, SEQUENCE_FENCE_CHANGED);
+}
+
+/* The first ID-to-be of a new start: above the record's max and above the local floor. */
+static void state_start_above(struct sequence_state *s, int64_t max, int32_t version) {
+    int64_t from = max;
+    if (s->floor > max) {
+        from = s->floor; /* ZooKeeper went back (restored, re-created): the glue warns */
+        s->floor_over = s->floor;
+        s->zk_below = max;
+    }
+    s->last = from;
+    s->acked_max = from; /* nothing is issued before the fencing write lands above it */
+    s->version = version;
+    state_raise_floor(s, from);
+    s->phase = SEQUENCE_FENCING;
 }
 
 static void state_done_read(struct sequence_state *s, int64_t now_ms, enum sequence_result r,
                             int64_t max, int32_t version) {
     if (r == SEQUENCE_RESULT_NONODE) {
         s->phase = s->create_start > 0 ? SEQUENCE_CREATING : SEQUENCE_MISSING;
+        s->phase_since_ms = now_ms;
         return;
     }
     if (r != SEQUENCE_RESULT_OK) {
@@ -320,18 +384,12 @@ static void state_done_read(struct sequence_state *s, int64_t now_ms, enum seque
         return;
     }
     /* IDs up to max may have been issued by an older primary: start above. */
-    s->last = max;
-    s->acked_max = max;
-    s->version = version;
-    s->phase = SEQUENCE_FENCING;
+    state_start_above(s, max, version);
 }
 
 static void state_done_create(struct sequence_state *s, int64_t now_ms, enum sequence_result r) {
     if (r == SEQUENCE_RESULT_OK) {
-        s->last = s->inflight_max;
-        s->acked_max = s->inflight_max;
-        s->version = 0;
-        s->phase = SEQUENCE_FENCING;
+        state_start_above(s, s->inflight_max, 0);
     } else if (r == SEQUENCE_RESULT_EXISTS || r == SEQUENCE_RESULT_UNKNOWN) {
         s->phase = SEQUENCE_READING; /* someone created it, or we did: read what is there */
     } else {
@@ -359,6 +417,7 @@ leaf_status_t sequence_state_done(struct sequence_state *s, struct sequence_leas
     if (op == SEQUENCE_OP_READ && r == SEQUENCE_RESULT_OK &&
         (data == NULL || sequence_record_parse_max(data, len, &max) != LEAF_OK)) {
         s->phase = SEQUENCE_CORRUPT;
+        s->phase_since_ms = now_ms;
         s->verify = 0;
         return LEAF_OK;
     }
@@ -376,4 +435,54 @@ leaf_status_t sequence_state_done(struct sequence_state *s, struct sequence_leas
 
 int64_t sequence_state_headroom(const struct sequence_state *s) {
     return s->phase == SEQUENCE_SERVING ? s->acked_max - s->last : 0;
+}
+
+int sequence_state_recheck(struct sequence_state *s, const struct sequence_lease *l,
+                           int64_t now_ms) {
+    if ((s->phase != SEQUENCE_MISSING && s->phase != SEQUENCE_CORRUPT) || !l->primary ||
+        s->term != l->term || now_ms - s->phase_since_ms < SEQUENCE_RECHECK_MS) {
+        return 0;
+    }
+    s->phase = SEQUENCE_READING;
+    s->retry_at_ms = SEQUENCE_NO_TIME;
+    return 1;
+}
+
+void sequence_state_created(struct sequence_state *s) {
+    if (s->phase == SEQUENCE_MISSING) {
+        s->phase = SEQUENCE_READING;
+        s->retry_at_ms = SEQUENCE_NO_TIME;
+    }
+}
+
+void sequence_state_set_floor(struct sequence_state *s, int64_t floor) {
+    s->floor = floor > 0 ? floor : 0;
+}
+
+int sequence_state_giveback(struct sequence_state *s, struct sequence_action *a) {
+    if (s->giveback_ok != 1 || s->phase != SEQUENCE_IDLE) {
+        return 0;
+    }
+    s->giveback_ok = 0;
+    *a = (struct sequence_action){
+        .op = SEQUENCE_OP_WRITE, .version = s->giveback_version, .max = s->giveback_max};
+    a->len = sequence_record_format_max(a->data, sizeof(a->data), a->max);
+    s->giveback_ok = a->len > 0 ? 2 : 0; /* 2: sent, waiting for the answer */
+    return a->len > 0;
+}
+
+void sequence_state_giveback_done(struct sequence_state *s, enum sequence_result r) {
+    if (s->giveback_ok != 2) {
+        return;
+    }
+    s->giveback_ok = 0;
+    if (r != SEQUENCE_RESULT_OK || s->phase != SEQUENCE_IDLE) {
+        return;
+    }
+    s->acked_max = s->giveback_max;
+    s->version = state_next_version(s->giveback_version);
+    if (s->floor != s->giveback_max) {
+        s->floor = s->giveback_max; /* the record says so, and nothing above was issued */
+        s->floor_dirty = 1;
+    }
 }

@@ -44,9 +44,13 @@
  * A new primary reads (M, v) (a missing node is created at start - 1 when
  * the sequence may be created), then writes M + batch with expected version
  * v. Nothing is issued before that write is acknowledged; then IDs start at
- * M + 1. "Bad version" on any write means someone else wrote the node since:
- * another primary fenced this one, and the sequence is dead on this node
- * (SEQUENCE_FENCED) until a new term starts it again. Any other failure is
+ * M + 1. "Bad version" on any write means someone else wrote the node since
+ * (an operator, a restore; another primary cannot, see Liveness), "no node"
+ * that someone deleted it: the sequence reads the record again and starts
+ * over above max(stored max, local floor), as a new primary does; after
+ * SEQUENCE_FENCE_LIMIT refusals within SEQUENCE_FENCE_WINDOW_MS it gives up
+ * (SEQUENCE_FENCED) and the glue steps down, so another node (or this one in
+ * a new term) takes over. Any other failure is
  * retried after SEQUENCE_RETRY_MS while IDs keep being issued below the
  * acknowledged M. A write whose outcome is unknown (connection loss) is
  * settled by reading the node back: the expected version means it did not
@@ -118,6 +122,9 @@
 #define SEQUENCE_BATCH_WINDOW_MS 200 /* a batch holds at least this long at the measured rate */
 #define SEQUENCE_RATE_MIN_MS 10      /* shortest interval a rate is measured over */
 #define SEQUENCE_RETRY_MS 100        /* after a failed request */
+#define SEQUENCE_RECHECK_MS 1000     /* a missing or corrupt record is read again this often */
+#define SEQUENCE_FENCE_LIMIT 3       /* fences within the window before giving the sequence up */
+#define SEQUENCE_FENCE_WINDOW_MS 10000
 
 /* Owned by the sequence thread (see above). */
 struct sequence_lease {
@@ -157,9 +164,18 @@ enum sequence_phase {
     SEQUENCE_CREATING, /* the node is missing and may be created at start - 1 */
     SEQUENCE_FENCING,  /* the first write (new primary, or after a lapse) is not acknowledged yet */
     SEQUENCE_SERVING,  /* issuing; tops up in the background */
-    SEQUENCE_MISSING,  /* the node does not exist and may not be created: LEAF_ENOTFOUND */
-    SEQUENCE_FENCED,   /* a write failed with bad version: dead until a new term */
-    SEQUENCE_CORRUPT,  /* the node holds something that is not {"max":n} */
+    SEQUENCE_MISSING,  /* the node does not exist and may not be created: LEAF_ENOTFOUND
+                        * (read again after SEQUENCE_RECHECK_MS, or at once when created here) */
+    SEQUENCE_FENCED,   /* SEQUENCE_FENCE_LIMIT refused writes in a row: the glue steps down */
+    SEQUENCE_CORRUPT,  /* the node holds something that is not {"max":n} (read again after
+                        * SEQUENCE_RECHECK_MS) */
+};
+
+/* Why the last conditional write was refused (the glue logs it once and clears it). */
+enum sequence_fence {
+    SEQUENCE_FENCE_NONE = 0,
+    SEQUENCE_FENCE_CHANGED, /* bad version: someone wrote the record since */
+    SEQUENCE_FENCE_DELETED, /* no node: someone deleted the record */
 };
 
 const char *sequence_phase_name(enum sequence_phase p);
@@ -225,6 +241,25 @@ struct sequence_state {
     int32_t verify_version; /* verify: the expected version of the write in doubt */
     int64_t verify_max;     /* verify: the max it wrote */
 
+    /* Healing (issue 24). */
+    int64_t phase_since_ms;    /* when MISSING or CORRUPT was entered */
+    int64_t fence_window_ms;   /* start of the window fences are counted in */
+    int fences_in_window;      /* refused writes since fence_window_ms */
+    enum sequence_fence fence; /* why the last write was refused; the glue clears it */
+
+    /* The local floor (sequence_floor.h): the highest max this node saw acknowledged, or
+     * lower only by its own giveback. A read below it starts above it instead. */
+    int64_t floor;
+    int floor_dirty;    /* floor changed since the glue persisted it; the glue clears it */
+    int64_t floor_over; /* > 0: the last read found ZooKeeper's max below the floor; the
+                         * glue logs (zk_below, floor_over) at warn and clears it */
+    int64_t zk_below;   /* that max */
+
+    /* The giveback (a graceful stop writes the record down to the last ID issued). */
+    int giveback_ok;          /* stopped while serving: a giveback may be written */
+    int32_t giveback_version; /* its expected version */
+    int64_t giveback_max;     /* what it writes: the last ID issued */
+
     /* counters, read by metrics */
     uint64_t issued;
     uint64_t writes;         /* writes acknowledged */
@@ -280,6 +315,46 @@ int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, in
 leaf_status_t sequence_state_done(struct sequence_state *s, struct sequence_lease *l,
                                   uint64_t token, int64_t now_ms, enum sequence_result r,
                                   const char *data, size_t len, int32_t version);
+
+/*
+ * A cached "absent" or "unreadable" answer (MISSING, CORRUPT) older than
+ * SEQUENCE_RECHECK_MS is dropped: the record is read again (READING) when the
+ * lease is primary in the sequence's term. Returns 1 when it moved to READING.
+ * sequence_state_issue() calls it itself.
+ */
+int sequence_state_recheck(struct sequence_state *s, const struct sequence_lease *l,
+                           int64_t now_ms);
+
+/* The record was just created on this node (admin create): a cached MISSING reads again now. */
+void sequence_state_created(struct sequence_state *s);
+
+/*
+ * The local floor, read back from the data dir at start: the sequence will
+ * never start at or below it. Sets it as is (the file's last line wins, and a
+ * giveback may have lowered it); not marked dirty.
+ */
+void sequence_state_set_floor(struct sequence_state *s, int64_t floor);
+
+/*
+ * After sequence_state_stop() of a sequence that was serving: the giveback
+ * write for the glue to send before the node leaves the line, so that the
+ * next primary starts right after the last ID issued here. A WRITE of the
+ * last ID issued, conditional on the version this primary last wrote (or the
+ * version its write still in flight would leave: ZooKeeper applies one
+ * session's requests in order, and if that write fails the giveback fails
+ * too). Never below an issued ID: the lease is lost first, so nothing is
+ * issued after stop. Returns 1 and fills *a (token 0), or 0 when there is
+ * nothing to give back (nothing above the last ID, a write in doubt, or not
+ * serving). At most once per stop.
+ */
+int sequence_state_giveback(struct sequence_state *s, struct sequence_action *a);
+
+/*
+ * The giveback's outcome: on success, while the sequence is still stopped,
+ * the record and the floor are the last ID issued (the floor is lowered:
+ * nothing above it was issued). Anything else changes nothing.
+ */
+void sequence_state_giveback_done(struct sequence_state *s, enum sequence_result r);
 
 /* IDs issuable without a write: acknowledged max - last issued (0 when not serving). */
 int64_t sequence_state_headroom(const struct sequence_state *s);

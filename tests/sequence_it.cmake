@@ -12,7 +12,7 @@ function(leaf_sequence_integration_test name)
   set_tests_properties(it.${name} PROPERTIES RUN_SERIAL TRUE)
 endfunction()
 
-foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition)
+foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition heal zk_restore)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_sequence_${t}.py)
     leaf_sequence_integration_test(test_sequence_${t})
   endif()

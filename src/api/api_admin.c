@@ -164,15 +164,59 @@ static void answer_init_cache(struct http_request *req, struct segment_db_job *j
         admin_db_error(req, job);
         return;
     }
-    char body[512];
-    int n =
-        snprintf(body, sizeof(body), "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"loaded\":true}",
-                 job->tag, job->row_step);
-    http_respond(req, 200, "application/json", body, (size_t)n);
+    req->ticket = 1; /* found: api_admin_init_cache() goes on to fetch the first range */
+}
+
+/*
+ * The tag's row is known: fetch its first range before answering, so that
+ * the first ID does not wait for the database (CONTRACT section 14).
+ */
+static leaf_status_t init_cache_prefetch(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    struct segment_request r;
+    const char *code;
+    char msg[160];
+    if (segment_request_parse(SEGMENT_REQ_TAG, req->body, req->body_len, &r, &code, msg,
+                              sizeof(msg)) != LEAF_OK) {
+        http_respond_error(req, 400, code, msg);
+        return LEAF_OK;
+    }
+    int64_t max_id = 0, step = 0;
+    leaf_status_t rc = segment_service_prefetch(ctx->segment, r.biz_tag, strlen(r.biz_tag),
+                                                req->first_seen_ms, req->wait, &max_id, &step);
+    int64_t left = ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS -
+                   (http_request_now(req) - req->first_seen_ms);
+    if (rc == LEAF_EAGAIN && left > 0) {
+        req->retry_ms = left; /* woken sooner when the range is in */
+        return LEAF_EAGAIN;
+    }
+    if (rc == LEAF_ENOTFOUND) {
+        http_respond_error(req, 404, "unknown_tag", "biz_tag is not in leaf_alloc");
+        return LEAF_OK;
+    }
+    if (rc != LEAF_OK) {
+        leaf_wait_cancel(req->wait);
+        http_respond_error(req, 503, "database_unavailable",
+                           "the first range of the tag could not be fetched in time");
+        return LEAF_OK;
+    }
+    struct sbuf b = SBUF_INIT;
+    sbuf_printf(
+        &b, "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"max_id\":\"%" PRId64 "\",\"loaded\":true}",
+        r.biz_tag, step, max_id);
+    api_respond_sbuf(req, 200, "application/json", &b);
+    sbuf_free(&b);
+    return LEAF_OK;
 }
 
 leaf_status_t api_admin_init_cache(struct http_request *req) {
-    return admin_handle(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, answer_init_cache);
+    if (req->ticket != 1) {
+        leaf_status_t rc = admin_handle(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, answer_init_cache);
+        if (rc != LEAF_OK || req->ticket != 1) {
+            return rc;
+        }
+    }
+    return init_cache_prefetch(req);
 }
 
 static void answer_step(struct http_request *req, struct segment_db_job *job) {

@@ -297,6 +297,37 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
     return rc;
 }
 
+leaf_status_t segment_service_prefetch(struct segment_service *svc, const char *tag, size_t len,
+                                       int64_t first_seen_ms, struct leaf_wait *w, int64_t *max_id,
+                                       int64_t *step) {
+    int64_t now = segment_service_now_ms();
+    if (w != NULL) {
+        leaf_wait_cancel(w); /* a resumed request: leave whatever list it was on */
+    }
+    leaf_status_t rc = LEAF_ENOTFOUND;
+    pthread_rwlock_rdlock(&svc->tags_lock);
+    struct segment_tag *t = segment_tags_find(&svc->tags, tag, len);
+    if (t != NULL) {
+        pthread_mutex_lock(&t->lock);
+        if (t->state != SEGMENT_TAG_ACTIVE) {
+            rc = LEAF_ENOTFOUND;
+        } else if (t->buf.available > 0) {
+            *max_id = t->buf.high; /* what leaf_alloc.max_id became with the fetch */
+            *step = t->buf.min_step;
+            rc = LEAF_OK;
+        } else {
+            maybe_fetch(svc, t, now);
+            rc = t->db_failed_ms >= first_seen_ms ? LEAF_EUNAVAIL : LEAF_EAGAIN;
+            if (rc == LEAF_EAGAIN) {
+                wait_on(svc, t, w);
+            }
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+    pthread_rwlock_unlock(&svc->tags_lock);
+    return rc;
+}
+
 /* ---- applying results (control loop, tags write-locked) -------------------- */
 
 static void note_latency(struct segment_service *svc, int64_t us) {

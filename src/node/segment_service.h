@@ -67,6 +67,18 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
  * whose connection closes, cancels w (leaf_wait_cancel): the job is freed
  * when it comes back.
  */
+/*
+ * PUT /api/leaf/init/cache, after the tag's row was looked up: fetches the
+ * tag's first range unless one is buffered. LEAF_OK with *max_id (the end of
+ * the highest range reserved) once IDs are buffered; LEAF_EAGAIN while the
+ * fetch runs (w is woken when it lands); LEAF_EUNAVAIL when a fetch failed
+ * since first_seen_ms; LEAF_ENOTFOUND when the tag is not active. Any
+ * event-loop thread.
+ */
+leaf_status_t segment_service_prefetch(struct segment_service *svc, const char *tag, size_t len,
+                                       int64_t first_seen_ms, struct leaf_wait *w, int64_t *max_id,
+                                       int64_t *step);
+
 leaf_status_t segment_service_admin_begin(struct segment_service *svc, struct segment_db_job *job,
                                           struct leaf_wait *w);
 leaf_status_t segment_service_admin_take(struct segment_service *svc, struct leaf_wait *w,

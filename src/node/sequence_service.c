@@ -80,6 +80,15 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     return e;
 }
 
+struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len) {
+    return entry_find(svc, name, len);
+}
+
+struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len) {
+    struct seq_entry *e = entry_find(svc, name, len);
+    return e != NULL ? e : entry_add(svc, name, len);
+}
+
 /* ---- waiters --------------------------------------------------------------- */
 
 static void wait_cancel(struct leaf_wait *w) {
@@ -175,6 +184,9 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     struct seq_entry *e = entry_for_issue(svc, name, len, &rc);
     if (e != NULL) {
         int64_t now = seq_now_ms();
+        if (sequence_state_recheck(&e->st, &svc->lease, now)) {
+            seq_mark_dirty(svc, e); /* a cached "missing": read it again */
+        }
         int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT;
         if (dead || !sequence_lease_live(&svc->lease, now)) {
             rc = LEAF_EUNAVAIL;
@@ -248,6 +260,7 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     svc->jobs = (struct leaf_jobs){&svc->lock, svc->creates, SEQ_MAX_CREATES,
                                    sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
+    svc->floors.fd = -1;
     svc->nslots = 64;
     svc->slots = calloc(svc->nslots, sizeof(struct seq_entry *)); /* NOLINT: pointer array */
     if (svc->slots == NULL) {
@@ -329,6 +342,10 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     svc->cron.data = svc;
     uv_unref((uv_handle_t *)&svc->cron);
     svc->started = 1;
+    if (seq_floors_load(svc) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    seq_floors_start(svc);
     svc->zk_open = 1;
     if (zk_session_wait_connected(svc->zk, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
         log_error("sequence", "cannot reach ZooKeeper at %s within %lld ms", cfg->zk_address,
@@ -356,9 +373,16 @@ void sequence_service_step_down(struct sequence_service *svc) {
     seq_lose_primary(svc, "stopping");
     svc->stepping_down = 1;
     if (was && svc->zk_open && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
-        /* Issuing has stopped: the next primary need not wait out this lease. */
+        /* Issuing has stopped: write the records back down to the last IDs issued
+         * (the session applies its requests in order, so they land before the
+         * release below answers), and the next primary need not wait out this lease. */
+        size_t given = seq_giveback_send(svc);
         zk_session_set(svc->zk, svc->lease_path, "released", 8);
+        if (given > 0) {
+            seq_giveback_drain(svc);
+        }
     }
+    seq_floors_stop(svc);
     if (svc->zk_open && svc->mine[0] != '\0' && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Out of line at once: the next node need not wait for this
          * process's session to close. (An election node still being
@@ -374,6 +398,7 @@ void sequence_service_free(struct sequence_service *svc) {
         return;
     }
     zk_names_free(svc->line, svc->nline);
+    seq_floors_free(svc);
     for (size_t i = 0; i < svc->count; i++) {
         free(svc->by_idx[i]);
     }

@@ -167,7 +167,10 @@ static void on_lease_read(struct sequence_service *svc, const struct zk_event *e
             ev->data != NULL && ev->len >= 8 && memcmp(ev->data, "released", 8) == 0;
         takeover_claim(svc, 1);
     } else if (ev->result == ZK_RESULT_NONODE) {
-        svc->lease_released = 1; /* no primary ever held it */
+        /* No primary ever held it, or the tree was deleted under a primary that may
+         * still issue for the rest of its lease: then wait that out (sequence_heal.c). */
+        svc->lease_released = svc->parents_repaired_ms == 0;
+        svc->lease_old_mtime = -1;
         takeover_claim(svc, 0);
     } else {
         svc->taking_over = 0; /* the next list tries again */
@@ -190,7 +193,9 @@ static void on_lease_claim(struct sequence_service *svc, const struct zk_event *
     int64_t t = svc->lease.timeout_ms;
     pthread_mutex_unlock(&svc->lock);
     int64_t wait = 0;
-    if (!svc->lease_released && ev->mtime > 0) {
+    if (!svc->lease_released && svc->lease_old_mtime == -1) {
+        wait = t * 4 / 3;
+    } else if (!svc->lease_released && ev->mtime > 0) {
         wait = svc->lease_old_mtime + t - ev->mtime;
         wait = wait < 0 ? 0 : wait * 4 / 3;
     }
@@ -232,6 +237,9 @@ static void become_primary(struct sequence_service *svc) {
 
 static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     svc->listing = 0;
+    if (ev->result == ZK_RESULT_NONODE) {
+        seq_parents_repair(svc); /* the tree was deleted */
+    }
     if (ev->result != ZK_RESULT_OK || svc->mine[0] == '\0') {
         return; /* retried by the cron */
     }
@@ -385,15 +393,9 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_lock(&svc->lock);
     if (idx < svc->count) {
         struct seq_entry *e = svc->by_idx[idx];
-        enum sequence_phase before = e->st.phase;
         sequence_state_done(&e->st, &svc->lease, token, seq_now_ms(), seq_result(ev->result),
                             ev->data, ev->len, ev->version);
-        if (e->st.phase == SEQUENCE_FENCED && before != SEQUENCE_FENCED) {
-            log_error("sequence",
-                      "sequence '%s' was fenced: another primary wrote it since; "
-                      "not issuing it until this node is elected again",
-                      e->name);
-        }
+        seq_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
         seq_mark_dirty(svc, e);
     }
@@ -446,10 +448,29 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
                        : ev->result == ZK_RESULT_EXISTS ? LEAF_EEXIST
                                                         : LEAF_EUNAVAIL;
     pthread_mutex_lock(&svc->lock);
-    if (svc->creates[i].job.running) {
-        leaf_jobs_finish(&svc->jobs, &svc->creates[i].job, rc);
+    struct seq_create *c = &svc->creates[i];
+    if (!c->job.running) {
+        pthread_mutex_unlock(&svc->lock);
+        return;
     }
+    if (ev->result == ZK_RESULT_NONODE && !c->repaired) {
+        /* The parent is gone (the tree was deleted): create it, then this again. */
+        c->repaired = 1;
+        c->job.running = 0;
+        c->job.queued = 1;
+        pthread_mutex_unlock(&svc->lock);
+        seq_parents_repair(svc);
+        run_creates(svc);
+        return;
+    }
+    int created = ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_EXISTS;
+    char name[VALIDATE_TAG_MAX + 1];
+    snprintf(name, sizeof(name), "%s", c->name);
+    leaf_jobs_finish(&svc->jobs, &c->job, rc);
     pthread_mutex_unlock(&svc->lock);
+    if (created) {
+        seq_created(svc, name);
+    }
 }
 
 /* ---- session events, demotion, the cron (control thread) ------------------- */
@@ -508,6 +529,9 @@ static void demote(struct sequence_service *svc) {
     }
     /* Issuing has stopped: release the lease (the next primary need not wait
      * it out), then leave the line. */
+    if (was) {
+        (void)seq_giveback_send(svc); /* applied before the release and the delete below */
+    }
     if (was && zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, svc->lease_path, "released",
                                        8, -1) == LEAF_OK) {
         svc->deleting = 1;
@@ -550,6 +574,7 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_PEER_GET: on_peer(svc, ev); break;
     case OP_SEQ: on_seq(svc, ev); break;
     case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
+    case OP_SEQ_GIVEBACK: seq_on_giveback(svc, ev); break;
     default: break;
     }
 }
@@ -562,6 +587,8 @@ void seq_on_zk(void *arg, struct zk_event *ev) {
     }
     if (!svc->stepping_down) {
         handle_event(svc, ev);
+    } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_SEQ_GIVEBACK) {
+        seq_on_giveback(svc, ev); /* the handover's writes, answered during the stop */
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_ELECT_CREATE &&
                ev->result == ZK_RESULT_OK && ev->data != NULL) {
         /* Created after the step-down began: out of line at once. */

@@ -6,11 +6,14 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sequence_elect.h"
+#include "sequence_floor.h"
 #include "sequence_record.h"
 #include "sequence_state.h"
 #include "unit.h"
+#include "validate.h"
 
 /* ---- fake ZooKeeper node and a simulated primary -------------------------------------------- */
 
@@ -348,18 +351,24 @@ static void test_fenced_by_another_primary(void) {
     st.version++;
     CHECK_EQ_INT(sim_issue(&m, t, 11, &id), LEAF_OK); /* 49 left: top-up sent */
     sim_step(&m, t + 1);                              /* bad version */
-    CHECK_EQ_INT(m.s.phase, SEQUENCE_FENCED);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);        /* reads the record again at once */
+    CHECK_EQ_INT(m.s.fence, SEQUENCE_FENCE_CHANGED);
     CHECK_EQ_INT(m.s.fence_failures, 1);
-    CHECK_EQ_INT(sim_issue(&m, t + 1, 1, &id), LEAF_EUNAVAIL); /* headroom left, but dead */
-    struct sequence_action a;
-    CHECK_EQ_INT(sequence_state_action(&m.s, &m.l, t + 500, &a), 0);
-    CHECK_EQ_INT(sim_issue(&m, t + 500, 1, &id), LEAF_EUNAVAIL);
+    CHECK_EQ_INT(sim_issue(&m, t + 1, 1, &id), LEAF_EAGAIN); /* headroom left, but not used */
+
+    /* ... and serves again strictly above what is stored, without a new term. */
+    t = sim_settle(&m, t + 1, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 201);
 
     /* A new term re-reads and starts above what the other one persisted. */
+    st.max += 1000;
+    st.version++;
+    int64_t stored = st.max;
     sim_win(&m, t + 600, 0);
     t = sim_settle(&m, t + 600, 10);
     CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
-    CHECK_EQ_INT(id, 201);
+    CHECK_EQ_INT(id, stored + 1);
 }
 
 static void test_write_errors(void) {
@@ -421,10 +430,14 @@ static void test_write_errors(void) {
     sim_step(&m, t + 1);
     st.max += 1000;
     st.version++;
+    int64_t other = st.max;
     sim_step(&m, t + 2);
     sim_step(&m, t + 3);
-    CHECK_EQ_INT(m.s.phase, SEQUENCE_FENCED);
-    CHECK_EQ_INT(sim_issue(&m, t + 3, 1, &id), LEAF_EUNAVAIL);
+    CHECK_EQ_INT(m.s.fence, SEQUENCE_FENCE_CHANGED);
+    CHECK_EQ_INT(sim_issue(&m, t + 3, 1, &id), LEAF_EAGAIN); /* reading it again */
+    t = sim_settle(&m, t + 3, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, other + 1); /* right above the max the other writer stored */
 
     /* A node that does not hold {"max":n} is not guessed at. */
     struct sequence_state s;
@@ -558,9 +571,265 @@ static void test_stop_and_resume(void) {
     st.version++;
     sequence_lease_answer(&m.l, t + 10, t + 20);
     CHECK_EQ_INT(sim_issue(&m, t + 20, 1, &id), LEAF_EAGAIN);
+    int64_t stored = st.max;
     sim_step(&m, t + 21);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
+    CHECK_EQ_INT(sim_issue(&m, t + 21, 1, &id), LEAF_EAGAIN);
+    t = sim_settle(&m, t + 21, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, stored + 1);
+}
+
+/* ---- healing (issue 24) ------------------------------------------------------------------- */
+
+/* Fenced again and again within the window: gives up (the glue steps down); later it counts anew.
+ */
+static void test_fence_limit(void) {
+    struct store st = {.exists = 1, .max = 0, .version = 0};
+    struct sim m;
+    int64_t id = 0, t = T0;
+    sim_init(&m, &st, 100, T_SESSION);
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    for (int i = 1; i <= SEQUENCE_FENCE_LIMIT; i++) {
+        st.version++; /* someone writes under it */
+        CHECK_EQ_INT(sim_issue(&m, t, sequence_state_headroom(&m.s) - 10, &id), LEAF_OK);
+        sim_step(&m, t + 1);
+        if (i < SEQUENCE_FENCE_LIMIT) {
+            CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
+            t = sim_settle(&m, t + 1, 10);
+            CHECK_EQ_INT(m.s.phase, SEQUENCE_SERVING);
+        }
+    }
     CHECK_EQ_INT(m.s.phase, SEQUENCE_FENCED);
-    CHECK_EQ_INT(sim_issue(&m, t + 21, 1, &id), LEAF_EUNAVAIL);
+    CHECK_EQ_INT(sim_issue(&m, t + 2, 1, &id), LEAF_EUNAVAIL);
+    /* A new term starts it again, and the count starts over. */
+    sim_win(&m, t + 100, 0);
+    t = sim_settle(&m, t + 100, 10);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_SERVING);
+    st.version++;
+    CHECK_EQ_INT(sim_issue(&m, t, sequence_state_headroom(&m.s) - 10, &id), LEAF_OK);
+    sim_step(&m, t + 1);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
+    /* Refusals further apart than the window never add up. */
+    for (int i = 0; i < 5; i++) {
+        t = sim_settle(&m, t + SEQUENCE_FENCE_WINDOW_MS, 10);
+        st.version++;
+        CHECK_EQ_INT(sim_issue(&m, t, sequence_state_headroom(&m.s) - 10, &id), LEAF_OK);
+        sim_step(&m, t + 1);
+        CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
+    }
+}
+
+/* The record deleted under a serving primary: read again, then created or missing. */
+static void test_record_deleted(void) {
+    struct store st = {.exists = 1, .max = 0, .version = 0};
+    struct sim m;
+    int64_t id = 0, t = T0;
+    sim_init(&m, &st, 100, T_SESSION);
+    sim_win(&m, t, 1); /* autocreate */
+    t = sim_settle(&m, t, 10);
+    st.exists = 0; /* deleteall, just before the top-up */
+    st.max = 0;
+    CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, 60, &id), LEAF_OK); /* 1..60 */
+    sim_send(&m, t);                                                     /* the top-up: no node */
+    sim_step(&m, t + 1);
+    CHECK_EQ_INT(m.s.fence, SEQUENCE_FENCE_DELETED);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
+    t = sim_settle(&m, t + 1, 10);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_SERVING);
+    CHECK(st.exists);
+    CHECK(st.max >= 100); /* created at the floor (100), not at start - 1 */
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 101);
+
+    /* Without autocreate: missing until someone creates it. */
+    sim_win(&m, t + 10, 0);
+    t = sim_settle(&m, t + 10, 10);
+    st.exists = 0;
+    CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, sequence_state_headroom(&m.s) - 10, &id),
+                 LEAF_OK);
+    sim_send(&m, t);
+    t = sim_settle(&m, t + 1, 10);
+    sim_step(&m, ++t); /* the read's answer */
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_MISSING);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_ENOTFOUND);
+}
+
+/* A cached "missing" is read again after SEQUENCE_RECHECK_MS, or at once when created here. */
+static void test_missing_recheck(void) {
+    struct store st = {.exists = 0};
+    struct sim m;
+    int64_t id = 0, t = T0;
+    sim_init(&m, &st, 100, T_SESSION);
+    sim_win(&m, t, 0);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_EAGAIN);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_MISSING);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_ENOTFOUND);
+    /* POST on another node creates it at start 100. */
+    st.exists = 1;
+    st.max = 99;
+    t = m.s.phase_since_ms;
+    CHECK_EQ_INT(sim_issue(&m, t + SEQUENCE_RECHECK_MS - 1, 1, &id), LEAF_ENOTFOUND);
+    t += SEQUENCE_RECHECK_MS;
+    sequence_lease_answer(&m.l, t, t);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_EAGAIN); /* reading again */
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 100);
+
+    /* Created on this node: at once. */
+    struct store st2 = {.exists = 0};
+    sim_init(&m, &st2, 100, T_SESSION);
+    t = T0;
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_ENOTFOUND);
+    st2.exists = 1;
+    st2.max = 99;
+    sequence_state_created(&m.s);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_EAGAIN);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 100);
+
+    /* Not primary: never re-read (a standby redirects instead). */
+    sim_init(&m, &st2, 100, T_SESSION);
+    m.s.phase = SEQUENCE_MISSING;
+    CHECK_EQ_INT(sequence_state_recheck(&m.s, &m.l, T0 + 10 * SEQUENCE_RECHECK_MS), 0);
+
+    /* A corrupt record is read again too, once fixed. */
+    struct store st3 = {.exists = 1, .max = 7, .version = 2};
+    sim_init(&m, &st3, 100, T_SESSION);
+    t = T0;
+    sim_win(&m, t, 0);
+    struct sequence_action a;
+    CHECK_EQ_INT(sequence_state_action(&m.s, &m.l, t, &a), 1);
+    CHECK_EQ_INT(sequence_state_done(&m.s, &m.l, a.token, t, SEQUENCE_RESULT_OK, "{}", 2, 2),
+                 LEAF_OK);
+    CHECK_EQ_INT(m.s.phase, SEQUENCE_CORRUPT);
+    CHECK_EQ_INT(sim_issue(&m, t + 1, 1, &id), LEAF_EUNAVAIL);
+    t += SEQUENCE_RECHECK_MS;
+    sequence_lease_answer(&m.l, t, t);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_EAGAIN);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 8);
+}
+
+/* The local floor: a read below it starts above it, and says so; writes raise it. */
+static void test_floor(void) {
+    struct store st = {.exists = 1, .max = 99, .version = 4};
+    struct sim m;
+    int64_t id = 0, t = T0;
+    sim_init(&m, &st, 100, T_SESSION);
+    sequence_state_set_floor(&m.s, 5000);
+    CHECK_EQ_INT(m.s.floor_dirty, 0);
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(m.s.floor_over, 5000);
+    CHECK_EQ_INT(m.s.zk_below, 99);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 5001);
+    CHECK_EQ_INT(m.s.floor, st.max); /* raised with the fencing write */
+    CHECK_EQ_INT(m.s.floor_dirty, 1);
+    /* ZooKeeper above the floor: no warning, starts above ZooKeeper's. */
+    struct store st2 = {.exists = 1, .max = 9000, .version = 1};
+    sim_init(&m, &st2, 100, T_SESSION);
+    sequence_state_set_floor(&m.s, 5000);
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(m.s.floor_over, 0);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 9001);
+    /* An autocreate never creates below the floor. */
+    struct store st3 = {.exists = 0};
+    sim_init(&m, &st3, 100, T_SESSION);
+    sequence_state_set_floor(&m.s, 777);
+    sim_win(&m, t, 1);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 778);
+}
+
+/* Applies a giveback write to the store (it may lower the max: that is its point). */
+static enum sequence_result store_giveback(struct store *st, const struct sequence_action *a) {
+    if (!st->exists) {
+        return SEQUENCE_RESULT_NONODE;
+    }
+    if (st->version != a->version) {
+        return SEQUENCE_RESULT_BADVERSION;
+    }
+    CHECK_EQ_INT(sequence_record_parse_max(a->data, a->len, &st->max), LEAF_OK);
+    st->version++;
+    return SEQUENCE_RESULT_OK;
+}
+
+/* A graceful stop writes the record down to the last ID issued; the next primary skips none. */
+static void test_giveback(void) {
+    struct store st = {.exists = 1, .max = 0, .version = 0};
+    struct sim m, b;
+    int64_t id = 0, t = T0;
+    struct sequence_action a;
+    sim_init(&m, &st, 100, T_SESSION);
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 30, &id), LEAF_OK);   /* 1..30 of 100 */
+    CHECK_EQ_INT(sequence_state_giveback(&m.s, &a), 0); /* not stopped: nothing */
+    sequence_lease_lose(&m.l);
+    sequence_state_stop(&m.s);
+    CHECK_EQ_INT(sequence_state_giveback(&m.s, &a), 1);
+    CHECK_EQ_INT(a.op, SEQUENCE_OP_WRITE);
+    CHECK_EQ_INT(a.max, 30);
+    CHECK_EQ_INT(a.version, st.version);
+    CHECK_EQ_INT(sequence_state_giveback(&m.s, &a), 0); /* once */
+    sequence_state_giveback_done(&m.s, store_giveback(&st, &a));
+    CHECK_EQ_INT(st.max, 30);
+    CHECK_EQ_INT(m.s.floor, 30); /* lowered: nothing above was issued */
+    CHECK_EQ_INT(m.s.floor_dirty, 1);
+    /* The next primary goes on right after it. */
+    sim_init(&b, &st, 100, T_SESSION);
+    sim_win(&b, t + 5, 0);
+    t = sim_settle(&b, t + 5, 10);
+    CHECK_EQ_INT(sim_issue(&b, t, 1, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 31);
+
+    /* A top-up in flight at the stop: the giveback follows it on the session. */
+    CHECK_EQ_INT(sim_issue(&b, t, 60, &id), LEAF_OK); /* 32..91: below half, top-up */
+    b.fault = FAULT_HOLD;
+    sim_send(&b, t);
+    CHECK(b.busy);
+    int64_t last = b.s.last;
+    sequence_lease_lose(&b.l);
+    sequence_state_stop(&b.s);
+    CHECK_EQ_INT(sequence_state_giveback(&b.s, &a), 1);
+    CHECK_EQ_INT(a.max, last);
+    CHECK_EQ_INT(a.version, st.version); /* the version the held write left */
+    sequence_state_giveback_done(&b.s, store_giveback(&st, &a));
+    CHECK_EQ_INT(st.max, last);
+    /* If someone wrote meanwhile, the giveback is refused and changes nothing. */
+    struct sim c;
+    sim_init(&c, &st, 100, T_SESSION);
+    sim_win(&c, t + 10, 0);
+    t = sim_settle(&c, t + 10, 10);
+    CHECK_EQ_INT(sim_issue(&c, t, 5, &id), LEAF_OK);
+    CHECK_EQ_INT(id, last + 1);
+    sequence_lease_lose(&c.l);
+    sequence_state_stop(&c.s);
+    st.version++;
+    int64_t before = st.max, floor = c.s.floor;
+    CHECK_EQ_INT(sequence_state_giveback(&c.s, &a), 1);
+    sequence_state_giveback_done(&c.s, store_giveback(&st, &a));
+    CHECK_EQ_INT(st.max, before);
+    CHECK_EQ_INT(c.s.floor, floor);
+    /* Stopped while still reading: nothing to give back. */
+    sim_init(&c, &st, 100, T_SESSION);
+    sim_win(&c, t + 20, 0);
+    sim_step(&c, t + 20);
+    sequence_lease_lose(&c.l);
+    sequence_state_stop(&c.s);
+    CHECK_EQ_INT(sequence_state_giveback(&c.s, &a), 0);
 }
 
 /*
@@ -812,6 +1081,38 @@ static void test_record_node(void) {
     CHECK_EQ_INT(sequence_record_parse_node(longaddr, sizeof(longaddr), &a), LEAF_EINVAL);
 }
 
+/* The floors' file lines: round trip, torn lines refused, the compaction rule. */
+static void test_floor_file_format(void) {
+    char buf[SEQUENCE_FLOOR_LINE_MAX], name[VALIDATE_TAG_MAX + 1];
+    size_t n = sequence_floor_header(buf, sizeof(buf), "it");
+    CHECK(n > 0 && buf[n - 1] == '\n');
+    CHECK(sequence_floor_header_ok(buf, n - 1, "it"));
+    CHECK(!sequence_floor_header_ok(buf, n - 1, "other"));
+    CHECK(!sequence_floor_header_ok(buf, n - 2, "it"));
+    n = sequence_floor_format(buf, sizeof(buf), "orders", 6, INT64_MAX);
+    CHECK_EQ_STR(buf, "orders 9223372036854775807\n");
+    size_t nlen = 0;
+    int64_t f = 0;
+    CHECK_EQ_INT(sequence_floor_parse(buf, n - 1, name, &nlen, &f), LEAF_OK);
+    CHECK_EQ_STR(name, "orders");
+    CHECK_EQ_INT(f, INT64_MAX);
+    CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a b", 3, 1), 0);
+    CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a", 1, -1), 0);
+    const char *bad[] = {"orders",
+                         "orders ",
+                         " 12",
+                         "orders 12x",
+                         "orders -1",
+                         "or/ders 1",
+                         "orders 99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_EQ_INT(sequence_floor_parse(bad[i], strlen(bad[i]), name, &nlen, &f), LEAF_EINVAL);
+    }
+    CHECK(!sequence_floor_should_compact(2 * 100000 + SEQUENCE_FLOOR_SLACK, 100000));
+    CHECK(sequence_floor_should_compact(2 * 100000 + SEQUENCE_FLOOR_SLACK + 1, 100000));
+    CHECK(sequence_floor_should_compact(SEQUENCE_FLOOR_SLACK + 1, 0));
+}
+
 int main(void) {
     TEST(test_new_primary_starts_above_max);
     TEST(test_autocreate_and_missing);
@@ -825,6 +1126,12 @@ int main(void) {
     TEST(test_liveness_boundaries);
     TEST(test_stop_and_resume);
     TEST(test_two_primaries_partition);
+    TEST(test_fence_limit);
+    TEST(test_record_deleted);
+    TEST(test_missing_recheck);
+    TEST(test_floor);
+    TEST(test_giveback);
+    TEST(test_floor_file_format);
     TEST(test_elect);
     TEST(test_record_max);
     TEST(test_record_node);
