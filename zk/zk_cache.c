@@ -43,7 +43,7 @@ leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c) {
 
 leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
                              size_t err_len) {
-    char text[512];
+    char text[ZK_CACHE_TEXT_MAX];
     size_t len = zk_record_format_cache(c, text, sizeof(text));
     if (len == 0) {
         snprintf(err, err_len, "cannot format %s", path);

@@ -116,6 +116,14 @@ struct zk_lease_slot {
     int bad;            /* its data did not parse: never a candidate */
     int64_t reserved;   /* from the data; ignored unless exists */
     int64_t forever_ms; /* timestamp of a leaf_forever node with this worker ID, -1 none */
+    /* Issue 24, finding 9: a leaf_forever node of ANOTHER identity names this worker ID. Such a
+     * forever node may still be serving while cut off from ZooKeeper (its leaf_temporary node
+     * gone with its session, its local reservation still extended), so the slot is never a
+     * candidate, held or not: only the forever identity itself (a node migrating to lease mode
+     * with its own ip:port) may take its worker ID as a slot. The caller sets it from the
+     * leaf_forever children (zk_layout_worker_id() != own identity's). 0 keeps the behaviour
+     * before issue 24 (only a live forever identity excluded, through held). */
+    int forever_other;
 };
 
 struct zk_lease_choice {

@@ -11,6 +11,8 @@
  * - the local cache {data.dir}/{leaf.name}/{port}/workerID.properties:
  *     workerID=3
  *     timestamp=1795335806892
+ *   and, since issue 24, the identity, cluster, session, marker and shape
+ *   it belongs to (struct zk_cache_data below)
  *
  * In both, "timestamp" is a reservation: the node never issues an ID with a
  * timestamp at or above it, and it is written up to
@@ -39,17 +41,59 @@ size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap
  */
 leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_data *d);
 
+/*
+ * Sizes of the cache's text fields (with the NUL). Each field's character set is checked by the
+ * parser and the formatter alike, so what one accepts the other writes back unchanged.
+ */
+#define ZK_CACHE_IDENTITY_MAX 64 /* ip:port, [0-9A-Za-z.:-] */
+#define ZK_CACHE_CLUSTER_MAX 129 /* leaf.name, [A-Za-z0-9._-] */
+#define ZK_CACHE_MARKER_MAX 33   /* the cluster marker's id, hex digits */
+#define ZK_CACHE_LAYOUT_MAX 128  /* leafd.snowflake.layout as formatted, [a-z0-9:,] */
+#define ZK_CACHE_TEXT_MAX 1024   /* a formatted cache always fits in this */
+
+/*
+ * The cache file. Since issue 24 it says whose it is: a cache is only ever used by the identity
+ * and cluster it names (zk_identity_cache_use()). Every field after timestamp is optional and
+ * zero/empty means "unknown": an old two-key file (or Leaf's, workerID only) reads with them
+ * unknown, and a struct set as {worker_id, timestamp} formats as the old two-key file, so the
+ * node's current callers keep writing what they wrote.
+ *
+ *   workerID=3
+ *   timestamp=1795335806892
+ *   identity=10.0.0.5:8080       the ip:port the worker ID belongs to
+ *   cluster=orders               leaf.name
+ *   session=0x1000a2b3c4d0005    the ZooKeeper session that last held leaf_temporary/{identity}
+ *   marker=9f2c4e1a0b3d5e7f      the cluster marker's id (zk_marker.h)
+ *   generation=17                the marker generation this node last wrote or saw
+ *   layout=time:41,worker:10,sequence:12   the ID shape timestamp was issued under (zk_shape.h)
+ *   epoch=1288834974657
+ *   time.unit.ms=1
+ */
 struct zk_cache_data {
     int64_t worker_id; /* -1 when absent */
     int64_t timestamp; /* -1 when absent (a cache written by Leaf has none) */
+    char identity[ZK_CACHE_IDENTITY_MAX]; /* "" unknown (an old file) */
+    char cluster[ZK_CACHE_CLUSTER_MAX];   /* "" unknown */
+    int64_t session_id;                   /* 0 unknown (ZooKeeper never issues session 0) */
+    char marker[ZK_CACHE_MARKER_MAX];     /* "" unknown */
+    int64_t generation;                   /* 0 unknown (generations start at 1) */
+    char layout[ZK_CACHE_LAYOUT_MAX];     /* "" unknown; epoch and unit_ms only count when set */
+    int64_t epoch;
+    int64_t unit_ms;
 };
 
-/* Writes the properties text; returns its length, or 0 when it does not fit. */
+/*
+ * Writes the properties text (at most ZK_CACHE_TEXT_MAX bytes); returns its length, or 0 when it
+ * does not fit or a text field holds a character its set does not allow (or the layout is set
+ * with an epoch below 0 or a unit below 1). Unknown optional fields are left out.
+ */
 size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap);
 
 /*
- * Parses the properties text (comments, blank lines and other keys are
- * ignored). LEAF_EINVAL when workerID or timestamp has a bad value.
+ * Parses the properties text (comments, blank lines and other keys are ignored; '=' or ':'
+ * separates key and value, as in Java). LEAF_EINVAL when a known key has a bad value: a negative
+ * or non-decimal workerID, timestamp, generation, epoch or time.unit.ms (unit 0 too), a session
+ * that is not 0x-hex, a text field too long or outside its character set.
  */
 leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c);
 
