@@ -39,25 +39,26 @@ size_t zk_identity_message(const char *identity, const char *path, int64_t owner
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }
 
-enum zk_cache_use zk_identity_cache_use(const struct zk_cache_data *c, const char *identity,
+enum zk_cache_use zk_identity_cache_use(const struct zk_cache_data *c,
+                                        const struct zk_cache_owner *o, const char *identity,
                                         const char *cluster) {
     if (c->worker_id < 0) {
         return ZK_CACHE_NONE;
     }
-    if ((c->identity[0] != '\0' && strcmp(c->identity, identity) != 0) ||
-        (c->cluster[0] != '\0' && strcmp(c->cluster, cluster) != 0)) {
+    if ((o->identity[0] != '\0' && strcmp(o->identity, identity) != 0) ||
+        (o->cluster[0] != '\0' && strcmp(o->cluster, cluster) != 0)) {
         return ZK_CACHE_FOREIGN;
     }
-    return c->identity[0] != '\0' && c->cluster[0] != '\0' ? ZK_CACHE_OWN : ZK_CACHE_UNKNOWN;
+    return o->identity[0] != '\0' && o->cluster[0] != '\0' ? ZK_CACHE_OWN : ZK_CACHE_UNKNOWN;
 }
 
-size_t zk_identity_cache_message(const struct zk_cache_data *c, const char *path,
+size_t zk_identity_cache_message(const struct zk_cache_owner *o, const char *path,
                                  const char *identity, const char *cluster, char *buf,
                                  size_t cap) {
     int n = snprintf(buf, cap,
                      "worker-ID cache %s belongs to identity %s of cluster %s, not this node's %s "
                      "of cluster %s; not using it (registering through ZooKeeper)",
-                     path, c->identity[0] ? c->identity : "(unknown)",
-                     c->cluster[0] ? c->cluster : "(unknown)", identity, cluster);
+                     path, o->identity[0] ? o->identity : "(unknown)",
+                     o->cluster[0] ? o->cluster : "(unknown)", identity, cluster);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }

@@ -7,7 +7,7 @@
  * An identity is ip:port (leafd.snowflake.advertise.ip, leaf.snowflake.port). Its lock is the
  * EPHEMERAL znode /snowflake/{leaf.name}/leaf_temporary/{ip:port}: the session that owns it
  * (the znode's ephemeralOwner) holds the identity. The node records in its data dir (the cache's
- * session=, zk_record.h) the session it held the identity with, so that after a kill -9 it can
+ * session=, struct zk_cache_owner in zk_record.h) the session it held the identity with, so that after a kill -9 it can
  * tell its own previous incarnation's znode (take it over at once) from a live twin's (wait for
  * that session to end, at most leafd.zk.session.timeout.ms + 2 s, then exit 1).
  *
@@ -92,7 +92,8 @@ enum zk_cache_use {
 };
 
 /* Classifies a loaded cache against this node's identity ("ip:port") and cluster (leaf.name). */
-enum zk_cache_use zk_identity_cache_use(const struct zk_cache_data *c, const char *identity,
+enum zk_cache_use zk_identity_cache_use(const struct zk_cache_data *c,
+                                        const struct zk_cache_owner *o, const char *identity,
                                         const char *cluster);
 
 /*
@@ -100,7 +101,7 @@ enum zk_cache_use zk_identity_cache_use(const struct zk_cache_data *c, const cha
  *   worker-ID cache /d/it/8080/workerID.properties belongs to identity 127.0.0.1:8080 of cluster
  *   it, not this node's 127.0.0.2:8080 of cluster it; not using it (registering through ZooKeeper)
  */
-size_t zk_identity_cache_message(const struct zk_cache_data *c, const char *path,
+size_t zk_identity_cache_message(const struct zk_cache_owner *o, const char *path,
                                  const char *identity, const char *cluster, char *buf, size_t cap);
 
 #endif

@@ -158,7 +158,7 @@ static void consider(const struct zk_lease_choice *c, const struct zk_lease_slot
                      int *n) {
     int64_t known = s->slot == c->cache_slot ? c->cache_ms : -1;
     int64_t floor_ms = zk_lease_floor(s->exists ? s->reserved : -1, s->forever_ms, known);
-    if (s->held || s->bad || s->forever_other || s->slot == c->exclude || !usable(c, floor_ms)) {
+    if (s->held || s->bad || s->slot == c->exclude || !usable(c, floor_ms)) {
         return;
     }
     p[*n].c = (struct zk_lease_candidate){s->slot, floor_ms, s->exists};
@@ -374,4 +374,8 @@ int zk_lease_switch_choose(const struct zk_lease_choice *c, int64_t high_ms,
     }
     *n = k;
     return (int)step;
+}
+
+int zk_lease_forever_blocks(const char *name, const char *own_identity) {
+    return !zk_layout_is_own_child(name, own_identity);
 }

@@ -116,14 +116,6 @@ struct zk_lease_slot {
     int bad;            /* its data did not parse: never a candidate */
     int64_t reserved;   /* from the data; ignored unless exists */
     int64_t forever_ms; /* timestamp of a leaf_forever node with this worker ID, -1 none */
-    /* Issue 24, finding 9: a leaf_forever node of ANOTHER identity names this worker ID. Such a
-     * forever node may still be serving while cut off from ZooKeeper (its leaf_temporary node
-     * gone with its session, its local reservation still extended), so the slot is never a
-     * candidate, held or not: only the forever identity itself (a node migrating to lease mode
-     * with its own ip:port) may take its worker ID as a slot. The caller sets it from the
-     * leaf_forever children (zk_layout_worker_id() != own identity's). 0 keeps the behaviour
-     * before issue 24 (only a live forever identity excluded, through held). */
-    int forever_other;
 };
 
 struct zk_lease_choice {
@@ -154,6 +146,18 @@ struct zk_lease_candidate {
  * candidates (0: none free), or LEAF_EINVAL (bad input) / LEAF_ENOMEM.
  */
 int zk_lease_choose(const struct zk_lease_choice *c, struct zk_lease_candidate *out, int cap);
+
+/*
+ * Issue 24, finding 9 (a mixed forever/lease cluster): 1 when the leaf_forever child `name`
+ * keeps its worker ID out of the lease pool for a node of identity own_identity, i.e. when it is
+ * another identity's node. Such a forever node may still be serving while cut off from
+ * ZooKeeper (its leaf_temporary node gone with its session, its local reservation still
+ * extended), so being live is not the test: the caller marks the slot of its worker ID `held`
+ * whenever this returns 1. Only the forever identity itself (a node migrating to lease mode with
+ * its own ip:port) may take its worker ID as a slot; the identity lock (zk_identity.h) keeps a
+ * twin of it out. Replaces snowflake_claim.c's forever_live() check.
+ */
+int zk_lease_forever_blocks(const char *name, const char *own_identity);
 
 /* ----- fence arithmetic ----- */
 

@@ -128,6 +128,12 @@ static int cache_put_i64(char *buf, size_t cap, size_t *off, const char *fmt, in
 }
 
 size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap) {
+    static const struct zk_cache_owner unknown;
+    return zk_record_format_cache_owned(c, &unknown, buf, cap);
+}
+
+size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
+                                    char *buf, size_t cap) {
     size_t off = 0;
     int ok = cache_put_i64(buf, cap, &off,
                            "# leafd worker-ID cache; timestamp is the reserved time (ms): no ID "
@@ -135,22 +141,22 @@ size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t c
                            "restart\nworkerID=%" PRId64 "\n",
                            c->worker_id) &&
              cache_put_i64(buf, cap, &off, "timestamp=%" PRId64 "\n", c->timestamp) &&
-             cache_put_text(buf, cap, &off, "identity", c->identity, sizeof(c->identity),
+             cache_put_text(buf, cap, &off, "identity", o->identity, sizeof(o->identity),
                             CACHE_IDENTITY) &&
-             cache_put_text(buf, cap, &off, "cluster", c->cluster, sizeof(c->cluster),
+             cache_put_text(buf, cap, &off, "cluster", o->cluster, sizeof(o->cluster),
                             CACHE_NAME) &&
-             (c->session_id == 0 ||
-              cache_put_i64(buf, cap, &off, "session=0x%" PRIx64 "\n", c->session_id)) &&
-             cache_put_text(buf, cap, &off, "marker", c->marker, sizeof(c->marker), CACHE_HEX) &&
-             (c->generation == 0 ||
-              (c->generation > 0 &&
-               cache_put_i64(buf, cap, &off, "generation=%" PRId64 "\n", c->generation))) &&
-             cache_put_text(buf, cap, &off, "layout", c->layout, sizeof(c->layout),
+             (o->session_id == 0 ||
+              cache_put_i64(buf, cap, &off, "session=0x%" PRIx64 "\n", o->session_id)) &&
+             cache_put_text(buf, cap, &off, "marker", o->marker, sizeof(o->marker), CACHE_HEX) &&
+             (o->generation == 0 ||
+              (o->generation > 0 &&
+               cache_put_i64(buf, cap, &off, "generation=%" PRId64 "\n", o->generation))) &&
+             cache_put_text(buf, cap, &off, "layout", o->layout, sizeof(o->layout),
                             CACHE_LAYOUT) &&
-             (c->layout[0] == '\0' ||
-              (c->epoch >= 0 && c->unit_ms >= 1 &&
-               cache_put_i64(buf, cap, &off, "epoch=%" PRId64 "\n", c->epoch) &&
-               cache_put_i64(buf, cap, &off, "time.unit.ms=%" PRId64 "\n", c->unit_ms)));
+             (o->layout[0] == '\0' ||
+              (o->epoch >= 0 && o->unit_ms >= 1 &&
+               cache_put_i64(buf, cap, &off, "epoch=%" PRId64 "\n", o->epoch) &&
+               cache_put_i64(buf, cap, &off, "time.unit.ms=%" PRId64 "\n", o->unit_ms)));
     return ok && off < cap ? off : 0;
 }
 
@@ -165,9 +171,11 @@ static const char *trim(const char *s, const char *end, const char **out_end) {
     return s;
 }
 
-/* The cache's keys: a number (min is the least value allowed) or a text field of a set. */
+/* The cache's keys: a number (min is the least value allowed) or a text field of a set, in
+ * struct zk_cache_data (owner 0) or struct zk_cache_owner (owner 1). */
 struct cache_key {
     const char *name;
+    int owner;
     size_t num_off;  /* offsetof the int64_t, or SIZE_MAX for a text field */
     int64_t min;     /* numbers */
     size_t text_off; /* offsetof the char array */
@@ -175,15 +183,16 @@ struct cache_key {
     enum cache_charset set;
 };
 
+#define CACHE_ID(key, field) {key, 0, offsetof(struct zk_cache_data, field), 0, 0, 0, CACHE_HEX}
 #define CACHE_NUM(key, field, least)                                                               \
-    {key, offsetof(struct zk_cache_data, field), least, 0, 0, CACHE_HEX}
+    {key, 1, offsetof(struct zk_cache_owner, field), least, 0, 0, CACHE_HEX}
 #define CACHE_TEXT(key, field, cs)                                                                 \
-    {key, SIZE_MAX, 0, offsetof(struct zk_cache_data, field),                                     \
-     sizeof(((struct zk_cache_data *)0)->field), cs}
+    {key, 1, SIZE_MAX, 0, offsetof(struct zk_cache_owner, field),                                 \
+     sizeof(((struct zk_cache_owner *)0)->field), cs}
 
 static const struct cache_key cache_keys[] = {
-    CACHE_NUM("workerID", worker_id, 0),
-    CACHE_NUM("timestamp", timestamp, 0),
+    CACHE_ID("workerID", worker_id),
+    CACHE_ID("timestamp", timestamp),
     CACHE_TEXT("identity", identity, CACHE_IDENTITY),
     CACHE_TEXT("cluster", cluster, CACHE_NAME),
     CACHE_NUM("session", session_id, 1), /* parsed as 0x-hex below */
@@ -216,9 +225,10 @@ static leaf_status_t cache_session(const char *v, size_t len, int64_t *out) {
 }
 
 static leaf_status_t cache_value(const struct cache_key *k, const char *v, size_t len,
-                                 struct zk_cache_data *c) {
+                                 struct zk_cache_data *c, struct zk_cache_owner *o) {
+    char *base = k->owner ? (char *)o : (char *)c;
     if (k->num_off == SIZE_MAX) {
-        char *dst = (char *)c + k->text_off;
+        char *dst = base + k->text_off;
         if (!cache_text_ok(k->set, v, len, k->text_cap)) {
             return LEAF_EINVAL;
         }
@@ -226,7 +236,7 @@ static leaf_status_t cache_value(const struct cache_key *k, const char *v, size_
         dst[len] = '\0';
         return LEAF_OK;
     }
-    int64_t *field = (int64_t *)(void *)((char *)c + k->num_off);
+    int64_t *field = (int64_t *)(void *)(base + k->num_off);
     if (strcmp(k->name, "session") == 0) {
         return cache_session(v, len, field);
     }
@@ -238,7 +248,8 @@ static leaf_status_t cache_value(const struct cache_key *k, const char *v, size_
 }
 
 /* Handles one "key=value" line; LEAF_EINVAL on a bad value of a known key. */
-static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_data *c) {
+static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_data *c,
+                                struct zk_cache_owner *o) {
     const char *end;
     p = trim(p, eol, &end);
     if (p == end || *p == '#' || *p == '!') {
@@ -256,14 +267,20 @@ static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_
     size_t klen = (size_t)(kend - k);
     for (size_t i = 0; i < sizeof(cache_keys) / sizeof(cache_keys[0]); i++) {
         if (strlen(cache_keys[i].name) == klen && memcmp(k, cache_keys[i].name, klen) == 0) {
-            return cache_value(&cache_keys[i], v, (size_t)(vend - v), c);
+            return cache_value(&cache_keys[i], v, (size_t)(vend - v), c, o);
         }
     }
     return LEAF_OK;
 }
 
 leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c) {
-    memset(c, 0, sizeof(*c));
+    return zk_record_parse_cache_owned(text, len, c, NULL);
+}
+
+leaf_status_t zk_record_parse_cache_owned(const char *text, size_t len, struct zk_cache_data *c,
+                                          struct zk_cache_owner *owner) {
+    struct zk_cache_owner scratch, *o = owner != NULL ? owner : &scratch;
+    memset(o, 0, sizeof(*o));
     c->worker_id = -1;
     c->timestamp = -1;
     const char *p = text, *end = text + len;
@@ -272,7 +289,7 @@ leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cach
         if (eol == NULL) {
             eol = end;
         }
-        if (cache_line(p, eol, c) != LEAF_OK) {
+        if (cache_line(p, eol, c, o) != LEAF_OK) {
             return LEAF_EINVAL;
         }
         p = eol + 1;

@@ -51,50 +51,60 @@ leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_d
 #define ZK_CACHE_LAYOUT_MAX 128  /* leafd.snowflake.layout as formatted, [a-z0-9:,] */
 #define ZK_CACHE_TEXT_MAX 1024   /* a formatted cache always fits in this */
 
+struct zk_cache_data {
+    int64_t worker_id; /* -1 when absent */
+    int64_t timestamp; /* -1 when absent (a cache written by Leaf has none) */
+};
+
 /*
- * The cache file. Since issue 24 it says whose it is: a cache is only ever used by the identity
- * and cluster it names (zk_identity_cache_use()). Every field after timestamp is optional and
- * zero/empty means "unknown": an old two-key file (or Leaf's, workerID only) reads with them
- * unknown, and a struct set as {worker_id, timestamp} formats as the old two-key file, so the
- * node's current callers keep writing what they wrote.
+ * Whose cache it is (issue 24, finding 10; contract section 14). A cache is only ever used by
+ * the identity and cluster it names (zk_identity_cache_use()). Every field is optional and
+ * zero/empty means "unknown": an old two-key file (or Leaf's, workerID only) reads with all of
+ * them unknown. Kept apart from struct zk_cache_data so that its {worker_id, timestamp}
+ * initialisers stay complete. The keys, after workerID and timestamp:
  *
- *   workerID=3
- *   timestamp=1795335806892
  *   identity=10.0.0.5:8080       the ip:port the worker ID belongs to
  *   cluster=orders               leaf.name
  *   session=0x1000a2b3c4d0005    the ZooKeeper session that last held leaf_temporary/{identity}
  *   marker=9f2c4e1a0b3d5e7f      the cluster marker's id (zk_marker.h)
- *   generation=17                the marker generation this node last wrote or saw
+ *   generation=17                the marker generation this node last wrote
  *   layout=time:41,worker:10,sequence:12   the ID shape timestamp was issued under (zk_shape.h)
  *   epoch=1288834974657
  *   time.unit.ms=1
  */
-struct zk_cache_data {
-    int64_t worker_id; /* -1 when absent */
-    int64_t timestamp; /* -1 when absent (a cache written by Leaf has none) */
-    char identity[ZK_CACHE_IDENTITY_MAX]; /* "" unknown (an old file) */
+struct zk_cache_owner {
+    char identity[ZK_CACHE_IDENTITY_MAX]; /* "" unknown */
     char cluster[ZK_CACHE_CLUSTER_MAX];   /* "" unknown */
     int64_t session_id;                   /* 0 unknown (ZooKeeper never issues session 0) */
     char marker[ZK_CACHE_MARKER_MAX];     /* "" unknown */
     int64_t generation;                   /* 0 unknown (generations start at 1) */
-    char layout[ZK_CACHE_LAYOUT_MAX];     /* "" unknown; epoch and unit_ms only count when set */
+    char layout[ZK_CACHE_LAYOUT_MAX];     /* "" unknown; epoch and unit_ms count only when set */
     int64_t epoch;
     int64_t unit_ms;
 };
 
-/*
- * Writes the properties text (at most ZK_CACHE_TEXT_MAX bytes); returns its length, or 0 when it
- * does not fit or a text field holds a character its set does not allow (or the layout is set
- * with an epoch below 0 or a unit below 1). Unknown optional fields are left out.
- */
+/* Writes the old two-key properties text; returns its length, or 0 when it does not fit. */
 size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap);
 
 /*
  * Parses the properties text (comments, blank lines and other keys are ignored; '=' or ':'
- * separates key and value, as in Java). LEAF_EINVAL when a known key has a bad value: a negative
- * or non-decimal workerID, timestamp, generation, epoch or time.unit.ms (unit 0 too), a session
- * that is not 0x-hex, a text field too long or outside its character set.
+ * separates key and value, as in Java). LEAF_EINVAL when workerID or timestamp has a bad value,
+ * or any owner key of zk_record_parse_cache_owned() has (so a file the owned parser refuses is
+ * refused here too).
  */
 leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c);
+
+/*
+ * The same with the owner fields (o may be NULL in the parser: ignored). The formatter writes
+ * at most ZK_CACHE_TEXT_MAX bytes and leaves unknown owner fields out; it returns 0 when the text
+ * does not fit or a text field holds a character its set does not allow (or the layout is set
+ * with an epoch below 0 or a unit below 1). The parser refuses (LEAF_EINVAL) a negative or
+ * non-decimal number, a generation or time.unit.ms of 0, a session that is not 0x-hex or is 0,
+ * a text field too long or outside its character set.
+ */
+size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
+                                    char *buf, size_t cap);
+leaf_status_t zk_record_parse_cache_owned(const char *text, size_t len, struct zk_cache_data *c,
+                                          struct zk_cache_owner *o);
 
 #endif
