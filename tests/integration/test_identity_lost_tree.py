@@ -12,7 +12,7 @@ into duplicates.
 import shutil
 import time
 
-from identityhelpers import Hammer, hammer
+from identityhelpers import Hammer, count_duplicates, hammer
 from leafdtest import Env, check, http, log, wait_until
 from zkhelpers import start_expect_exit, zk_props
 
@@ -50,15 +50,7 @@ n.wait_ready(20)
 time.sleep(8)
 h.stop()
 h2 = hammer([a, b, n], 5)
-all_ids = {}
-for src in (h, h2):
-    for port, ids in src.ids.items():
-        all_ids.setdefault(port, []).extend(ids)
-seen, dup = set(), 0
-for ids in all_ids.values():
-    for i in ids:
-        dup += i in seen
-        seen.add(i)
+dup = count_duplicates(list(h.ids.values()) + list(h2.ids.values()))
 check(dup == 0, "no ID issued twice after the wipe (%d duplicates)" % dup)
 
 a.stop()
