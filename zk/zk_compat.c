@@ -3,14 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static int fits(int n, size_t cap) {
     return n >= 0 && (size_t)n < cap;
 }
 
 leaf_status_t zk_compat_parent(const struct zk_layout *l, char *buf, size_t cap) {
     return fits(snprintf(buf, cap, "%s/%s", l->root, ZK_COMPAT_PARENT), cap) ? LEAF_OK
-                                                                               : LEAF_EINVAL;
+                                                                             : LEAF_EINVAL;
 }
 
 leaf_status_t zk_compat_layout(struct zk_layout *l) {

@@ -51,11 +51,11 @@ leaf_status_t zk_compat_parse_child(const char *child, char *ip, size_t ip_len, 
                                     int64_t *seq);
 
 enum zk_compat_verdict {
-    ZK_COMPAT_NATIVE,        /* no Leaf children, compat off: leafd's own leaf_forever */
-    ZK_COMPAT_LEAF,          /* compat on: register under Leaf's parent (zk_compat_layout()) */
-    ZK_COMPAT_REFUSE_LEAF,   /* Leaf children and compat off: exit 1 naming Leaf's parent */
-    ZK_COMPAT_REFUSE_MIXED,  /* compat on but leafd's leaf_forever has children too: the two
-                                sequences overlap; exit 1 naming both parents */
+    ZK_COMPAT_NATIVE,       /* no Leaf children, compat off: leafd's own leaf_forever */
+    ZK_COMPAT_LEAF,         /* compat on: register under Leaf's parent (zk_compat_layout()) */
+    ZK_COMPAT_REFUSE_LEAF,  /* Leaf children and compat off: exit 1 naming Leaf's parent */
+    ZK_COMPAT_REFUSE_MIXED, /* compat on but leafd's leaf_forever has children too: the two
+                               sequences overlap; exit 1 naming both parents */
 };
 
 /*

@@ -53,8 +53,7 @@ enum zk_cache_use zk_identity_cache_use(const struct zk_cache_data *c,
 }
 
 size_t zk_identity_cache_message(const struct zk_cache_owner *o, const char *path,
-                                 const char *identity, const char *cluster, char *buf,
-                                 size_t cap) {
+                                 const char *identity, const char *cluster, char *buf, size_t cap) {
     int n = snprintf(buf, cap,
                      "worker-ID cache %s belongs to identity %s of cluster %s, not this node's %s "
                      "of cluster %s; not using it (registering through ZooKeeper)",

@@ -7,9 +7,10 @@
  * An identity is ip:port (leafd.snowflake.advertise.ip, leaf.snowflake.port). Its lock is the
  * EPHEMERAL znode /snowflake/{leaf.name}/leaf_temporary/{ip:port}: the session that owns it
  * (the znode's ephemeralOwner) holds the identity. The node records in its data dir (the cache's
- * session=, struct zk_cache_owner in zk_record.h) the session it held the identity with, so that after a kill -9 it can
- * tell its own previous incarnation's znode (take it over at once) from a live twin's (wait for
- * that session to end, at most leafd.zk.session.timeout.ms + 2 s, then exit 1).
+ * session=, struct zk_cache_owner in zk_record.h) the session it held the identity with, so that
+ * after a kill -9 it can tell its own previous incarnation's znode (take it over at once) from a
+ * live twin's (wait for that session to end, at most leafd.zk.session.timeout.ms + 2 s, then exit
+ * 1).
  *
  * The worker-ID cache likewise says whose it is (identity=, cluster=): a cache of another
  * identity or cluster is never used to serve, and an old cache that does not say is used only
@@ -42,15 +43,15 @@ enum zk_identity_verdict {
 };
 
 struct zk_identity_input {
-    int exists;                  /* the znode exists */
-    int64_t owner_session;       /* its ephemeralOwner (0 for a persistent znode, never ours) */
-    int64_t own_session;         /* our current session id */
-    int64_t recorded_session;    /* the session the data dir recorded for this identity, 0 none
-                                    (only a cache whose identity= is ours counts) */
-    int64_t now_ms;              /* monotonic clock */
-    int64_t wait_started_ms;     /* when this start first saw the znode held (monotonic); -1 when
-                                    not waiting yet */
-    int64_t session_timeout_ms;  /* the negotiated session timeout */
+    int exists;                 /* the znode exists */
+    int64_t owner_session;      /* its ephemeralOwner (0 for a persistent znode, never ours) */
+    int64_t own_session;        /* our current session id */
+    int64_t recorded_session;   /* the session the data dir recorded for this identity, 0 none
+                                   (only a cache whose identity= is ours counts) */
+    int64_t now_ms;             /* monotonic clock */
+    int64_t wait_started_ms;    /* when this start first saw the znode held (monotonic); -1 when
+                                   not waiting yet */
+    int64_t session_timeout_ms; /* the negotiated session timeout */
 };
 
 struct zk_identity_decision {
@@ -81,14 +82,14 @@ size_t zk_identity_message(const char *identity, const char *path, int64_t owner
 /* ----- whose cache is it ----- */
 
 enum zk_cache_use {
-    ZK_CACHE_OWN,       /* identity and cluster are ours: usable, also while ZooKeeper is down */
-    ZK_CACHE_UNKNOWN,   /* an old file without identity=: usable only once ZooKeeper confirms
-                           (the worker ID of leaf_forever/{identity}-* equals the cache's); with
-                           ZooKeeper down, do not serve from it */
-    ZK_CACHE_FOREIGN,   /* another identity or cluster (a copied data dir, a changed ip): never
-                           used to serve, not even its timestamp as a worker's floor; log it
-                           naming both identities, register from ZooKeeper */
-    ZK_CACHE_NONE,      /* no worker ID in it */
+    ZK_CACHE_OWN,     /* identity and cluster are ours: usable, also while ZooKeeper is down */
+    ZK_CACHE_UNKNOWN, /* an old file without identity=: usable only once ZooKeeper confirms
+                         (the worker ID of leaf_forever/{identity}-* equals the cache's); with
+                         ZooKeeper down, do not serve from it */
+    ZK_CACHE_FOREIGN, /* another identity or cluster (a copied data dir, a changed ip): never
+                         used to serve, not even its timestamp as a worker's floor; log it
+                         naming both identities, register from ZooKeeper */
+    ZK_CACHE_NONE,    /* no worker ID in it */
 };
 
 /* Classifies a loaded cache against this node's identity ("ip:port") and cluster (leaf.name). */

@@ -83,15 +83,15 @@ size_t zk_marker_message(const struct zk_marker_decision *d, const struct zk_mar
         snprintf(zk_state, sizeof(zk_state), "%s holds marker %s generation %" PRId64, marker_path,
                  zk->id, zk->generation);
     }
-    const char *what = d->verdict == ZK_MARKER_BEHIND
-                           ? "ZooKeeper went back to an older state"
-                           : "ZooKeeper lost the cluster's tree";
-    int n = snprintf(buf, cap,
-                     "%s: %s but this node's data dir %s records marker %s generation %" PRId64
-                     "; refusing to issue IDs that may repeat; recovery: docs/OPERATIONS.md, "
-                     "\"ZooKeeper lost or restored\" (stop every node, wait "
-                     "leafd.snowflake.reserve.ms, clear marker= and generation= in each node's "
-                     "cache)",
-                     what, zk_state, data_dir, local ? local->id : "", local ? local->generation : 0);
+    const char *what = d->verdict == ZK_MARKER_BEHIND ? "ZooKeeper went back to an older state"
+                                                      : "ZooKeeper lost the cluster's tree";
+    int n =
+        snprintf(buf, cap,
+                 "%s: %s but this node's data dir %s records marker %s generation %" PRId64
+                 "; refusing to issue IDs that may repeat; recovery: docs/OPERATIONS.md, "
+                 "\"ZooKeeper lost or restored\" (stop every node, wait "
+                 "leafd.snowflake.reserve.ms, clear marker= and generation= in each node's "
+                 "cache)",
+                 what, zk_state, data_dir, local ? local->id : "", local ? local->generation : 0);
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }

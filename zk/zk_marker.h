@@ -44,15 +44,15 @@ leaf_status_t zk_marker_parse(const char *buf, size_t len, struct zk_marker *m);
 void zk_marker_new_id(uint64_t r, char id[ZK_MARKER_ID_MAX]);
 
 enum zk_marker_verdict {
-    ZK_MARKER_CREATE,  /* no marker anywhere: a new cluster (or one from before issue 24). Create
-                          it with a fresh id and generation 1, then record it locally */
-    ZK_MARKER_ADOPT,   /* ZooKeeper has a marker, this data dir none (a new node, or one upgraded
-                          from an older leafd): write generation + 1, then record it locally */
-    ZK_MARKER_OK,      /* same id, ZooKeeper at or above ours: write generation + 1, record it */
-    ZK_MARKER_BEHIND,  /* same id, ZooKeeper's generation below ours: ZooKeeper was restored
-                          from an older state. Refuse */
-    ZK_MARKER_LOST,    /* ZooKeeper has no marker, or another id, while our data dir has one:
-                          the tree was lost or rebuilt. Refuse */
+    ZK_MARKER_CREATE, /* no marker anywhere: a new cluster (or one from before issue 24). Create
+                         it with a fresh id and generation 1, then record it locally */
+    ZK_MARKER_ADOPT,  /* ZooKeeper has a marker, this data dir none (a new node, or one upgraded
+                         from an older leafd): write generation + 1, then record it locally */
+    ZK_MARKER_OK,     /* same id, ZooKeeper at or above ours: write generation + 1, record it */
+    ZK_MARKER_BEHIND, /* same id, ZooKeeper's generation below ours: ZooKeeper was restored
+                         from an older state. Refuse */
+    ZK_MARKER_LOST,   /* ZooKeeper has no marker, or another id, while our data dir has one:
+                         the tree was lost or rebuilt. Refuse */
 };
 
 struct zk_marker_decision {

@@ -81,12 +81,9 @@ enum cache_charset { CACHE_IDENTITY, CACHE_NAME, CACHE_HEX, CACHE_LAYOUT };
 static int cache_char_ok(enum cache_charset set, unsigned char ch) {
     int alnum = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
     switch (set) {
-    case CACHE_IDENTITY:
-        return alnum || ch == '.' || ch == ':' || ch == '-';
-    case CACHE_NAME:
-        return alnum || ch == '.' || ch == '_' || ch == '-';
-    case CACHE_HEX:
-        return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+    case CACHE_IDENTITY: return alnum || ch == '.' || ch == ':' || ch == '-';
+    case CACHE_NAME: return alnum || ch == '.' || ch == '_' || ch == '-';
+    case CACHE_HEX: return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
     case CACHE_LAYOUT:
         return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || ch == ':' || ch == ',';
     }
@@ -135,28 +132,27 @@ size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t c
 size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
                                     char *buf, size_t cap) {
     size_t off = 0;
-    int ok = cache_put_i64(buf, cap, &off,
-                           "# leafd worker-ID cache; timestamp is the reserved time (ms): no ID "
-                           "above\n# it was issued, and none at or below it will be after a "
-                           "restart\nworkerID=%" PRId64 "\n",
-                           c->worker_id) &&
-             cache_put_i64(buf, cap, &off, "timestamp=%" PRId64 "\n", c->timestamp) &&
-             cache_put_text(buf, cap, &off, "identity", o->identity, sizeof(o->identity),
-                            CACHE_IDENTITY) &&
-             cache_put_text(buf, cap, &off, "cluster", o->cluster, sizeof(o->cluster),
-                            CACHE_NAME) &&
-             (o->session_id == 0 ||
-              cache_put_i64(buf, cap, &off, "session=0x%" PRIx64 "\n", o->session_id)) &&
-             cache_put_text(buf, cap, &off, "marker", o->marker, sizeof(o->marker), CACHE_HEX) &&
-             (o->generation == 0 ||
-              (o->generation > 0 &&
-               cache_put_i64(buf, cap, &off, "generation=%" PRId64 "\n", o->generation))) &&
-             cache_put_text(buf, cap, &off, "layout", o->layout, sizeof(o->layout),
-                            CACHE_LAYOUT) &&
-             (o->layout[0] == '\0' ||
-              (o->epoch >= 0 && o->unit_ms >= 1 &&
-               cache_put_i64(buf, cap, &off, "epoch=%" PRId64 "\n", o->epoch) &&
-               cache_put_i64(buf, cap, &off, "time.unit.ms=%" PRId64 "\n", o->unit_ms)));
+    int ok =
+        cache_put_i64(buf, cap, &off,
+                      "# leafd worker-ID cache; timestamp is the reserved time (ms): no ID "
+                      "above\n# it was issued, and none at or below it will be after a "
+                      "restart\nworkerID=%" PRId64 "\n",
+                      c->worker_id) &&
+        cache_put_i64(buf, cap, &off, "timestamp=%" PRId64 "\n", c->timestamp) &&
+        cache_put_text(buf, cap, &off, "identity", o->identity, sizeof(o->identity),
+                       CACHE_IDENTITY) &&
+        cache_put_text(buf, cap, &off, "cluster", o->cluster, sizeof(o->cluster), CACHE_NAME) &&
+        (o->session_id == 0 ||
+         cache_put_i64(buf, cap, &off, "session=0x%" PRIx64 "\n", o->session_id)) &&
+        cache_put_text(buf, cap, &off, "marker", o->marker, sizeof(o->marker), CACHE_HEX) &&
+        (o->generation == 0 ||
+         (o->generation > 0 &&
+          cache_put_i64(buf, cap, &off, "generation=%" PRId64 "\n", o->generation))) &&
+        cache_put_text(buf, cap, &off, "layout", o->layout, sizeof(o->layout), CACHE_LAYOUT) &&
+        (o->layout[0] == '\0' ||
+         (o->epoch >= 0 && o->unit_ms >= 1 &&
+          cache_put_i64(buf, cap, &off, "epoch=%" PRId64 "\n", o->epoch) &&
+          cache_put_i64(buf, cap, &off, "time.unit.ms=%" PRId64 "\n", o->unit_ms)));
     return ok && off < cap ? off : 0;
 }
 
@@ -183,12 +179,15 @@ struct cache_key {
     enum cache_charset set;
 };
 
-#define CACHE_ID(key, field) {key, 0, offsetof(struct zk_cache_data, field), 0, 0, 0, CACHE_HEX}
+#define CACHE_ID(key, field)                                                                       \
+    { key, 0, offsetof(struct zk_cache_data, field), 0, 0, 0, CACHE_HEX }
 #define CACHE_NUM(key, field, least)                                                               \
-    {key, 1, offsetof(struct zk_cache_owner, field), least, 0, 0, CACHE_HEX}
+    { key, 1, offsetof(struct zk_cache_owner, field), least, 0, 0, CACHE_HEX }
 #define CACHE_TEXT(key, field, cs)                                                                 \
-    {key, 1, SIZE_MAX, 0, offsetof(struct zk_cache_owner, field),                                 \
-     sizeof(((struct zk_cache_owner *)0)->field), cs}
+    {                                                                                              \
+        key, 1, SIZE_MAX, 0, offsetof(struct zk_cache_owner, field),                               \
+            sizeof(((struct zk_cache_owner *)0)->field), cs                                        \
+    }
 
 static const struct cache_key cache_keys[] = {
     CACHE_ID("workerID", worker_id),

@@ -9,9 +9,9 @@
 #define SHAPE_JSON_MAX 9000000000000000LL
 
 size_t zk_shape_format(const struct zk_shape *s, char *buf, size_t cap) {
-    int n = snprintf(buf, cap,
-                     "{\"layout\":\"%s\",\"epoch\":%" PRId64 ",\"time_unit_ms\":%" PRId64 "}",
-                     s->layout, s->epoch, s->unit_ms);
+    int n =
+        snprintf(buf, cap, "{\"layout\":\"%s\",\"epoch\":%" PRId64 ",\"time_unit_ms\":%" PRId64 "}",
+                 s->layout, s->epoch, s->unit_ms);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 

@@ -21,9 +21,9 @@
 
 #include "status.h"
 
-#define ZK_SHAPE_NODE "leafd_shape"   /* child of /snowflake/{leaf.name} */
-#define ZK_SHAPE_LAYOUT_MAX 128       /* as struct zk_cache_data's layout */
-#define ZK_SHAPE_MESSAGE_MAX 512      /* room for zk_shape_mismatch()'s message */
+#define ZK_SHAPE_NODE "leafd_shape" /* child of /snowflake/{leaf.name} */
+#define ZK_SHAPE_LAYOUT_MAX 128     /* as struct zk_cache_data's layout */
+#define ZK_SHAPE_MESSAGE_MAX 512    /* room for zk_shape_mismatch()'s message */
 
 struct zk_shape {
     char layout[ZK_SHAPE_LAYOUT_MAX]; /* "time:41,worker:10,sequence:12" */

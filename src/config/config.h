@@ -80,9 +80,8 @@ enum config_type {
       "a new node refuses to start this far from its live peers' average time")                    \
     X("leafd.snowflake.worker.mode", CONFIG_WMODE, worker_mode, "forever", 0, 0,                   \
       "forever: a worker ID per ip:port for good (Leaf); lease: recycled lease slots")             \
-    X("leafd.snowflake.leaf.compat", CONFIG_BOOL, leaf_compat, "false", 0, 1,                     \
-      "register as Meituan Leaf does, under /snowflake/{leaf.name}/forever (a cluster shared with " \
-      "Leaf nodes)")                                                                               \
+    X("leafd.snowflake.leaf.compat", CONFIG_BOOL, leaf_compat, "false", 0, 1,                      \
+      "register as Meituan Leaf does, under /snowflake/{leaf.name}/forever (shared with Leaf)")    \
     X("leafd.snowflake.switch.after.ms", CONFIG_INT, switch_after_ms, "1000", 5, 86400000,         \
       "lease mode: a clock stepped back by more than this moves the node to another slot")         \
     X("leafd.zk.session.timeout.ms", CONFIG_INT, zk_session_timeout_ms, "10000", 2000, 120000,     \

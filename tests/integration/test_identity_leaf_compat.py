@@ -76,6 +76,9 @@ else:
     kids = cli_list(zk, LEAF_PARENT) or []
     check(len([k for k in kids if k.startswith("127.0.0.1:%d-" % takeover_port)]) == 1,
           "and created no second node for that identity: %s" % kids)
+    check(not [k for k in (cli_list(zk, LEAFD_PARENT) or []) if k.startswith("127.0.0.1:%d-"
+                                                                             % takeover_port)],
+          "nor any node under leaf_forever")
 for n in (new, t):
     n.stop()
 env.finish()

@@ -74,10 +74,9 @@ static void test_cache_old_format(void) {
     CHECK_EQ_INT(q.session_id, 0);
     CHECK_EQ_INT(q.generation, 0);
     CHECK_EQ_INT(zk_identity_cache_use(&p, &q, "127.0.0.1:8080", "it"), ZK_CACHE_UNKNOWN);
-    const char *bad[] = {"session=12\n",     "session=0x\n",     "session=0x0\n",
-                         "session=0xzz\n",   "generation=0\n",   "generation=-1\n",
-                         "time.unit.ms=0\n", "identity=a b\n",   "cluster=a/b\n",
-                         "marker=ABC\n",     "layout=Time:41\n", "epoch=x\n"};
+    const char *bad[] = {"session=12\n",   "session=0x\n",    "session=0x0\n",    "session=0xzz\n",
+                         "generation=0\n", "generation=-1\n", "time.unit.ms=0\n", "identity=a b\n",
+                         "cluster=a/b\n",  "marker=ABC\n",    "layout=Time:41\n", "epoch=x\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (zk_record_parse_cache_owned(bad[i], strlen(bad[i]), &p, &q) != LEAF_EINVAL ||
             zk_record_parse_cache(bad[i], strlen(bad[i]), &p) != LEAF_EINVAL) {
@@ -165,8 +164,11 @@ static void test_marker_record(void) {
     CHECK_EQ_INT(zk_marker_parse(buf, n, &p), LEAF_OK);
     CHECK_EQ_STR(p.id, m.id);
     CHECK_EQ_INT(p.generation, 3);
-    const char *bad[] = {"", "{}", "{\"id\":\"XY\",\"generation\":1}",
-                         "{\"id\":\"ab\",\"generation\":0}", "{\"id\":\"ab\",\"generation\":1.5}",
+    const char *bad[] = {"",
+                         "{}",
+                         "{\"id\":\"XY\",\"generation\":1}",
+                         "{\"id\":\"ab\",\"generation\":0}",
+                         "{\"id\":\"ab\",\"generation\":1.5}",
                          "{\"id\":\"ab\",\"generation\":\"2\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         CHECK_EQ_INT(zk_marker_parse(bad[i], strlen(bad[i]), &p), LEAF_EINVAL);
@@ -220,7 +222,9 @@ static void test_shape(void) {
                       "\"time_unit_ms\":1}");
     CHECK_EQ_INT(zk_shape_parse(buf, n, &p), LEAF_OK);
     CHECK(zk_shape_equal(&s, &p));
-    const char *bad[] = {"", "[]", "{\"layout\":\"\",\"epoch\":1,\"time_unit_ms\":1}",
+    const char *bad[] = {"",
+                         "[]",
+                         "{\"layout\":\"\",\"epoch\":1,\"time_unit_ms\":1}",
                          "{\"layout\":\"x\",\"epoch\":-1,\"time_unit_ms\":1}",
                          "{\"layout\":\"x\",\"epoch\":1,\"time_unit_ms\":0}",
                          "{\"layout\":\"x\",\"epoch\":1}"};
@@ -300,8 +304,7 @@ static void test_compat(void) {
                       "/snowflake/leaf-it/leaf_forever", 2, msg, sizeof(msg));
     CHECK(strstr(msg, "/snowflake/leaf-it/forever has 2 node(s)") != NULL);
     CHECK(strstr(msg, "leafd.snowflake.leaf.compat") != NULL);
-    zk_compat_message(ZK_COMPAT_REFUSE_MIXED, "/a/forever", "/a/leaf_forever", 2, msg,
-                      sizeof(msg));
+    zk_compat_message(ZK_COMPAT_REFUSE_MIXED, "/a/forever", "/a/leaf_forever", 2, msg, sizeof(msg));
     CHECK(strstr(msg, "/a/leaf_forever") != NULL && strstr(msg, "/a/forever") != NULL);
     CHECK_EQ_INT(zk_compat_floor_ms(1000), 1000 + ZK_COMPAT_REPORT_MS);
     CHECK_EQ_INT(zk_compat_floor_ms(-1), -1);
