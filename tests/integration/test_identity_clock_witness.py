@@ -23,7 +23,7 @@ zk = env.zookeeper()
 # 1. alone, a day ahead, in a fresh cluster "solo"
 solo = env.leafd("solo", zk_props(zk.address(), name="solo"), wait_ready=False)
 solo.stop()
-rc, text = start_expect_exit(solo, faketime_env("+1d"), timeout=20)
+rc, text = start_expect_exit(solo, faketime_env("+1d"), timeout=15)
 check(rc == 1, "a lone node a day ahead of ZooKeeper's clock is refused (rc %s)" % rc)
 check(MSG_REFUSE in text and MSG_KEY in text, "the refusal names the check:\n" + text[-1200:])
 

@@ -19,7 +19,7 @@ r = env.leafd("r", zk_props(zk.address()))
 before = r.get_ids("/api/snowflake/get/e?count=10")
 check(r.stop() == 0, "r stops gracefully")
 
-rc, text = start_expect_exit(r, faketime_env("+1d"), timeout=30)
+rc, text = start_expect_exit(r, faketime_env("+1d"), timeout=15)
 check(rc == 1, "a restart a day ahead of its peers is refused (rc %s)" % rc)
 check(MSG_REFUSE in text and MSG_KEY in text, "the refusal names the peer check:\n" + text[-1200:])
 
