@@ -17,6 +17,11 @@ leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const c
 }
 
 leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c) {
+    return zk_cache_load_owned(path, c, NULL);
+}
+
+leaf_status_t zk_cache_load_owned(const char *path, struct zk_cache_data *c,
+                                  struct zk_cache_owner *o) {
     char text[4096];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -33,7 +38,7 @@ leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c) {
         log_error("zk", "read(%s) failed: %s", path, strerror(err));
         return LEAF_ERR;
     }
-    if (zk_record_parse_cache(text, (size_t)n, c) != LEAF_OK) {
+    if (zk_record_parse_cache_owned(text, (size_t)n, c, o) != LEAF_OK) {
         log_error("zk", "worker-ID cache %s is malformed (want workerID=<n> and timestamp=<ms>)",
                   path);
         return LEAF_EINVAL;
@@ -43,8 +48,14 @@ leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c) {
 
 leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
                              size_t err_len) {
-    char text[512];
-    size_t len = zk_record_format_cache(c, text, sizeof(text));
+    static const struct zk_cache_owner unknown;
+    return zk_cache_store_owned(path, c, &unknown, err, err_len);
+}
+
+leaf_status_t zk_cache_store_owned(const char *path, const struct zk_cache_data *c,
+                                   const struct zk_cache_owner *o, char *err, size_t err_len) {
+    char text[ZK_CACHE_TEXT_MAX];
+    size_t len = zk_record_format_cache_owned(c, o, text, sizeof(text));
     if (len == 0) {
         snprintf(err, err_len, "cannot format %s", path);
         return LEAF_ERR;

@@ -14,6 +14,7 @@
  * - zk_clock_peers(): a node registering for the first time compares its
  *   clock to the average offset of its live peers (Leaf defect 6).
  */
+#include <stddef.h>
 #include <stdint.h>
 
 enum zk_clock_verdict {
@@ -45,5 +46,47 @@ int64_t zk_clock_offset(int64_t sent_ms, int64_t peer_ms, int64_t recv_ms);
  */
 enum zk_clock_verdict zk_clock_peers(const int64_t *offsets, int n, int64_t max_offset_ms,
                                      int64_t *avg_ms);
+
+/*
+ * The peer clock check of issue 24 (findings 3 and 14; contract section 14), replacing
+ * zk_clock_peers()'s average: run at EVERY start and every new session, not only the first
+ * registration. The witnesses are the live peers' offsets (zk_clock_offset() of each
+ * GET /api/snowflake/time) and, as one more independent witness, ZooKeeper's own clock: the
+ * mtime of a znode this node just wrote (its leaf_temporary node, or the marker), as
+ * zk_clock_offset(sent_ms, mtime, acked_ms) around that write.
+ *
+ * Rule: the median of all witnesses must be within max_offset_ms. An even count takes, of the
+ * two middle values, the one nearer ZooKeeper's offset (nearer 0 when ZooKeeper's is unknown).
+ * So one peer with a wrong clock cannot lock a correct node out (ZooKeeper sides with the
+ * node), and a node with a wrong clock cannot start unnoticed when it has no peers (ZooKeeper
+ * alone is the witness). No witness at all: OK, nothing to compare with.
+ */
+struct zk_clock_witnesses {
+    const int64_t *peer_offsets; /* n_peers offsets, peer minus own (ms) */
+    int n_peers;
+    int zk_known;         /* 1 when zk_offset_ms was measured */
+    int64_t zk_offset_ms; /* ZooKeeper's mtime minus own time at the write's midpoint */
+    int64_t max_offset_ms;
+};
+
+struct zk_clock_witness_decision {
+    enum zk_clock_verdict verdict; /* OK or REFUSE */
+    int64_t median_ms;             /* the offset the verdict is on (0 with no witness) */
+    int witnesses;                 /* peers + (zk_known ? 1 : 0) */
+};
+
+/* Never fails; more than 1024 peers are decided on the first 1024. */
+struct zk_clock_witness_decision zk_clock_witness(const struct zk_clock_witnesses *w);
+
+/*
+ * The line for a REFUSE (exit 1), or the info line for an OK, e.g.
+ *   refusing to start: this node's clock is 86400012 ms behind the median of 3 witness(es)
+ *   (2 live peer(s) under /snowflake/it/leaf_temporary and ZooKeeper's clock, offset
+ *   86400020 ms) (leafd.snowflake.peer.max.offset.ms = 5000)
+ * Returns the length written (cut to cap).
+ */
+size_t zk_clock_witness_message(const struct zk_clock_witness_decision *d,
+                                const struct zk_clock_witnesses *w, const char *temporary_path,
+                                char *buf, size_t cap);
 
 #endif

@@ -375,3 +375,7 @@ int zk_lease_switch_choose(const struct zk_lease_choice *c, int64_t high_ms,
     *n = k;
     return (int)step;
 }
+
+int zk_lease_forever_blocks(const char *name, const char *own_identity) {
+    return !zk_layout_is_own_child(name, own_identity);
+}

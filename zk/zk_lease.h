@@ -147,6 +147,18 @@ struct zk_lease_candidate {
  */
 int zk_lease_choose(const struct zk_lease_choice *c, struct zk_lease_candidate *out, int cap);
 
+/*
+ * Issue 24, finding 9 (a mixed forever/lease cluster): 1 when the leaf_forever child `name`
+ * keeps its worker ID out of the lease pool for a node of identity own_identity, i.e. when it is
+ * another identity's node. Such a forever node may still be serving while cut off from
+ * ZooKeeper (its leaf_temporary node gone with its session, its local reservation still
+ * extended), so being live is not the test: the caller marks the slot of its worker ID `held`
+ * whenever this returns 1. Only the forever identity itself (a node migrating to lease mode with
+ * its own ip:port) may take its worker ID as a slot; the identity lock (zk_identity.h) keeps a
+ * twin of it out. Replaces snowflake_claim.c's forever_live() check.
+ */
+int zk_lease_forever_blocks(const char *name, const char *own_identity);
+
 /* ----- fence arithmetic ----- */
 
 /*

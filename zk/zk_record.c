@@ -5,6 +5,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +75,85 @@ leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_d
     return LEAF_OK;
 }
 
+/* The character sets of the cache's text fields; each is a single line without spaces. */
+enum cache_charset { CACHE_IDENTITY, CACHE_NAME, CACHE_HEX, CACHE_LAYOUT };
+
+static int cache_char_ok(enum cache_charset set, unsigned char ch) {
+    int alnum = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+    switch (set) {
+    case CACHE_IDENTITY: return alnum || ch == '.' || ch == ':' || ch == '-';
+    case CACHE_NAME: return alnum || ch == '.' || ch == '_' || ch == '-';
+    case CACHE_HEX: return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+    case CACHE_LAYOUT:
+        return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || ch == ':' || ch == ',';
+    }
+    return 0;
+}
+
+/* 1 when s (len bytes) is non-empty, shorter than cap and all of its set. */
+static int cache_text_ok(enum cache_charset set, const char *s, size_t len, size_t cap) {
+    if (len == 0 || len >= cap) {
+        return 0;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (!cache_char_ok(set, (unsigned char)s[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Appends "key=value\n" for a known text field; 0 when the value is not of its set. */
+static int cache_put_text(char *buf, size_t cap, size_t *off, const char *key, const char *v,
+                          size_t vcap, enum cache_charset set) {
+    if (v[0] == '\0') {
+        return 1;
+    }
+    size_t len = strnlen(v, vcap);
+    if (!cache_text_ok(set, v, len, vcap)) {
+        return 0;
+    }
+    int n = snprintf(buf + *off, *off < cap ? cap - *off : 0, "%s=%s\n", key, v);
+    *off += n > 0 ? (size_t)n : 0;
+    return n > 0;
+}
+
+static int cache_put_i64(char *buf, size_t cap, size_t *off, const char *fmt, int64_t v) {
+    int n = snprintf(buf + *off, *off < cap ? cap - *off : 0, fmt, v);
+    *off += n > 0 ? (size_t)n : 0;
+    return n > 0;
+}
+
 size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap) {
-    int n = snprintf(buf, cap,
-                     "# leafd worker-ID cache; timestamp is the reserved time (ms): no ID above\n"
-                     "# it was issued, and none at or below it will be after a restart\n"
-                     "workerID=%" PRId64 "\ntimestamp=%" PRId64 "\n",
-                     c->worker_id, c->timestamp);
-    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+    static const struct zk_cache_owner unknown;
+    return zk_record_format_cache_owned(c, &unknown, buf, cap);
+}
+
+size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
+                                    char *buf, size_t cap) {
+    size_t off = 0;
+    int ok =
+        cache_put_i64(buf, cap, &off,
+                      "# leafd worker-ID cache; timestamp is the reserved time (ms): no ID "
+                      "above\n# it was issued, and none at or below it will be after a "
+                      "restart\nworkerID=%" PRId64 "\n",
+                      c->worker_id) &&
+        cache_put_i64(buf, cap, &off, "timestamp=%" PRId64 "\n", c->timestamp) &&
+        cache_put_text(buf, cap, &off, "identity", o->identity, sizeof(o->identity),
+                       CACHE_IDENTITY) &&
+        cache_put_text(buf, cap, &off, "cluster", o->cluster, sizeof(o->cluster), CACHE_NAME) &&
+        (o->session_id == 0 ||
+         cache_put_i64(buf, cap, &off, "session=0x%" PRIx64 "\n", o->session_id)) &&
+        cache_put_text(buf, cap, &off, "marker", o->marker, sizeof(o->marker), CACHE_HEX) &&
+        (o->generation == 0 ||
+         (o->generation > 0 &&
+          cache_put_i64(buf, cap, &off, "generation=%" PRId64 "\n", o->generation))) &&
+        cache_put_text(buf, cap, &off, "layout", o->layout, sizeof(o->layout), CACHE_LAYOUT) &&
+        (o->layout[0] == '\0' ||
+         (o->epoch >= 0 && o->unit_ms >= 1 &&
+          cache_put_i64(buf, cap, &off, "epoch=%" PRId64 "\n", o->epoch) &&
+          cache_put_i64(buf, cap, &off, "time.unit.ms=%" PRId64 "\n", o->unit_ms)));
+    return ok && off < cap ? off : 0;
 }
 
 static const char *trim(const char *s, const char *end, const char **out_end) {
@@ -93,8 +167,88 @@ static const char *trim(const char *s, const char *end, const char **out_end) {
     return s;
 }
 
+/* The cache's keys: a number (min is the least value allowed) or a text field of a set, in
+ * struct zk_cache_data (owner 0) or struct zk_cache_owner (owner 1). */
+struct cache_key {
+    const char *name;
+    int owner;
+    size_t num_off;  /* offsetof the int64_t, or SIZE_MAX for a text field */
+    int64_t min;     /* numbers */
+    size_t text_off; /* offsetof the char array */
+    size_t text_cap;
+    enum cache_charset set;
+};
+
+#define CACHE_ID(key, field)                                                                       \
+    { key, 0, offsetof(struct zk_cache_data, field), 0, 0, 0, CACHE_HEX }
+#define CACHE_NUM(key, field, least)                                                               \
+    { key, 1, offsetof(struct zk_cache_owner, field), least, 0, 0, CACHE_HEX }
+#define CACHE_TEXT(key, field, cs)                                                                 \
+    {                                                                                              \
+        key, 1, SIZE_MAX, 0, offsetof(struct zk_cache_owner, field),                               \
+            sizeof(((struct zk_cache_owner *)0)->field), cs                                        \
+    }
+
+static const struct cache_key cache_keys[] = {
+    CACHE_ID("workerID", worker_id),
+    CACHE_ID("timestamp", timestamp),
+    CACHE_TEXT("identity", identity, CACHE_IDENTITY),
+    CACHE_TEXT("cluster", cluster, CACHE_NAME),
+    CACHE_NUM("session", session_id, 1), /* parsed as 0x-hex below */
+    CACHE_TEXT("marker", marker, CACHE_HEX),
+    CACHE_NUM("generation", generation, 1),
+    CACHE_TEXT("layout", layout, CACHE_LAYOUT),
+    CACHE_NUM("epoch", epoch, 0),
+    CACHE_NUM("time.unit.ms", unit_ms, 1),
+};
+
+/* Parses "0x<1..16 hex digits>" into a non-zero session id. */
+static leaf_status_t cache_session(const char *v, size_t len, int64_t *out) {
+    uint64_t x = 0;
+    if (len < 3 || len > 18 || v[0] != '0' || (v[1] != 'x' && v[1] != 'X')) {
+        return LEAF_EINVAL;
+    }
+    for (size_t i = 2; i < len; i++) {
+        char ch = v[i];
+        int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                         : -1;
+        if (d < 0) {
+            return LEAF_EINVAL;
+        }
+        x = x << 4 | (uint64_t)d;
+    }
+    *out = (int64_t)x;
+    return x != 0 ? LEAF_OK : LEAF_EINVAL;
+}
+
+static leaf_status_t cache_value(const struct cache_key *k, const char *v, size_t len,
+                                 struct zk_cache_data *c, struct zk_cache_owner *o) {
+    char *base = k->owner ? (char *)o : (char *)c;
+    if (k->num_off == SIZE_MAX) {
+        char *dst = base + k->text_off;
+        if (!cache_text_ok(k->set, v, len, k->text_cap)) {
+            return LEAF_EINVAL;
+        }
+        memcpy(dst, v, len);
+        dst[len] = '\0';
+        return LEAF_OK;
+    }
+    int64_t *field = (int64_t *)(void *)(base + k->num_off);
+    if (strcmp(k->name, "session") == 0) {
+        return cache_session(v, len, field);
+    }
+    if (num_parse_i64(v, len, field) != LEAF_OK || *field < k->min) {
+        *field = k->min > 0 ? 0 : -1;
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
 /* Handles one "key=value" line; LEAF_EINVAL on a bad value of a known key. */
-static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_data *c) {
+static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_data *c,
+                                struct zk_cache_owner *o) {
     const char *end;
     p = trim(p, eol, &end);
     if (p == end || *p == '#' || *p == '!') {
@@ -109,22 +263,23 @@ static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_
     }
     const char *kend, *vend;
     const char *k = trim(p, eq, &kend), *v = trim(eq + 1, end, &vend);
-    int64_t *field = NULL;
-    if ((size_t)(kend - k) == 8 && memcmp(k, "workerID", 8) == 0) {
-        field = &c->worker_id;
-    } else if ((size_t)(kend - k) == 9 && memcmp(k, "timestamp", 9) == 0) {
-        field = &c->timestamp;
-    } else {
-        return LEAF_OK;
-    }
-    if (num_parse_i64(v, (size_t)(vend - v), field) != LEAF_OK || *field < 0) {
-        *field = -1;
-        return LEAF_EINVAL;
+    size_t klen = (size_t)(kend - k);
+    for (size_t i = 0; i < sizeof(cache_keys) / sizeof(cache_keys[0]); i++) {
+        if (strlen(cache_keys[i].name) == klen && memcmp(k, cache_keys[i].name, klen) == 0) {
+            return cache_value(&cache_keys[i], v, (size_t)(vend - v), c, o);
+        }
     }
     return LEAF_OK;
 }
 
 leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c) {
+    return zk_record_parse_cache_owned(text, len, c, NULL);
+}
+
+leaf_status_t zk_record_parse_cache_owned(const char *text, size_t len, struct zk_cache_data *c,
+                                          struct zk_cache_owner *owner) {
+    struct zk_cache_owner scratch, *o = owner != NULL ? owner : &scratch;
+    memset(o, 0, sizeof(*o));
     c->worker_id = -1;
     c->timestamp = -1;
     const char *p = text, *end = text + len;
@@ -133,7 +288,7 @@ leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cach
         if (eol == NULL) {
             eol = end;
         }
-        if (cache_line(p, eol, c) != LEAF_OK) {
+        if (cache_line(p, eol, c, o) != LEAF_OK) {
             return LEAF_EINVAL;
         }
         p = eol + 1;

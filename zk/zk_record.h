@@ -11,6 +11,8 @@
  * - the local cache {data.dir}/{leaf.name}/{port}/workerID.properties:
  *     workerID=3
  *     timestamp=1795335806892
+ *   and, since issue 24, the identity, cluster, session, marker and shape
+ *   it belongs to (struct zk_cache_data below)
  *
  * In both, "timestamp" is a reservation: the node never issues an ID with a
  * timestamp at or above it, and it is written up to
@@ -39,18 +41,70 @@ size_t zk_record_format_node(const struct zk_node_data *d, char *buf, size_t cap
  */
 leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_data *d);
 
+/*
+ * Sizes of the cache's text fields (with the NUL). Each field's character set is checked by the
+ * parser and the formatter alike, so what one accepts the other writes back unchanged.
+ */
+#define ZK_CACHE_IDENTITY_MAX 64 /* ip:port, [0-9A-Za-z.:-] */
+#define ZK_CACHE_CLUSTER_MAX 129 /* leaf.name, [A-Za-z0-9._-] */
+#define ZK_CACHE_MARKER_MAX 33   /* the cluster marker's id, hex digits */
+#define ZK_CACHE_LAYOUT_MAX 128  /* leafd.snowflake.layout as formatted, [a-z0-9:,] */
+#define ZK_CACHE_TEXT_MAX 1024   /* a formatted cache always fits in this */
+
 struct zk_cache_data {
     int64_t worker_id; /* -1 when absent */
     int64_t timestamp; /* -1 when absent (a cache written by Leaf has none) */
 };
 
-/* Writes the properties text; returns its length, or 0 when it does not fit. */
+/*
+ * Whose cache it is (issue 24, finding 10; contract section 14). A cache is only ever used by
+ * the identity and cluster it names (zk_identity_cache_use()). Every field is optional and
+ * zero/empty means "unknown": an old two-key file (or Leaf's, workerID only) reads with all of
+ * them unknown. Kept apart from struct zk_cache_data so that its {worker_id, timestamp}
+ * initialisers stay complete. The keys, after workerID and timestamp:
+ *
+ *   identity=10.0.0.5:8080       the ip:port the worker ID belongs to
+ *   cluster=orders               leaf.name
+ *   session=0x1000a2b3c4d0005    the ZooKeeper session that last held leaf_temporary/{identity}
+ *   marker=9f2c4e1a0b3d5e7f      the cluster marker's id (zk_marker.h)
+ *   generation=17                the marker generation this node last wrote
+ *   layout=time:41,worker:10,sequence:12   the ID shape timestamp was issued under (zk_shape.h)
+ *   epoch=1288834974657
+ *   time.unit.ms=1
+ */
+struct zk_cache_owner {
+    char identity[ZK_CACHE_IDENTITY_MAX]; /* "" unknown */
+    char cluster[ZK_CACHE_CLUSTER_MAX];   /* "" unknown */
+    int64_t session_id;                   /* 0 unknown (ZooKeeper never issues session 0) */
+    char marker[ZK_CACHE_MARKER_MAX];     /* "" unknown */
+    int64_t generation;                   /* 0 unknown (generations start at 1) */
+    char layout[ZK_CACHE_LAYOUT_MAX];     /* "" unknown; epoch and unit_ms count only when set */
+    int64_t epoch;
+    int64_t unit_ms;
+};
+
+/* Writes the old two-key properties text; returns its length, or 0 when it does not fit. */
 size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap);
 
 /*
- * Parses the properties text (comments, blank lines and other keys are
- * ignored). LEAF_EINVAL when workerID or timestamp has a bad value.
+ * Parses the properties text (comments, blank lines and other keys are ignored; '=' or ':'
+ * separates key and value, as in Java). LEAF_EINVAL when workerID or timestamp has a bad value,
+ * or any owner key of zk_record_parse_cache_owned() has (so a file the owned parser refuses is
+ * refused here too).
  */
 leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c);
+
+/*
+ * The same with the owner fields (o may be NULL in the parser: ignored). The formatter writes
+ * at most ZK_CACHE_TEXT_MAX bytes and leaves unknown owner fields out; it returns 0 when the text
+ * does not fit or a text field holds a character its set does not allow (or the layout is set
+ * with an epoch below 0 or a unit below 1). The parser refuses (LEAF_EINVAL) a negative or
+ * non-decimal number, a generation or time.unit.ms of 0, a session that is not 0x-hex or is 0,
+ * a text field too long or outside its character set.
+ */
+size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
+                                    char *buf, size_t cap);
+leaf_status_t zk_record_parse_cache_owned(const char *text, size_t len, struct zk_cache_data *c,
+                                          struct zk_cache_owner *o);
 
 #endif

@@ -554,6 +554,13 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
                                 "lease needs leaf.snowflake.zk.address: the slots live there", err,
                                 errlen);
     }
+    if (c->leaf_compat && (!zk || strcasecmp(c->worker_mode, "lease") == 0)) {
+        /* Leaf's nodes hold their worker IDs for good under /snowflake/{leaf.name}/forever. */
+        return config_key_error(c, CONFIG_I_leaf_compat,
+                                "needs leaf.snowflake.zk.address and leafd.snowflake.worker.mode = "
+                                "forever: Leaf's worker IDs live in ZooKeeper, one per ip:port",
+                                err, errlen);
+    }
     if (c->data_dir[0] == '\0') {
         /* The worker-ID cache and time reservation live there; "" would mean "/". */
         return config_key_error(c, CONFIG_I_data_dir, "must not be empty", err, errlen);

@@ -80,6 +80,8 @@ enum config_type {
       "a new node refuses to start this far from its live peers' average time")                    \
     X("leafd.snowflake.worker.mode", CONFIG_WMODE, worker_mode, "forever", 0, 0,                   \
       "forever: a worker ID per ip:port for good (Leaf); lease: recycled lease slots")             \
+    X("leafd.snowflake.leaf.compat", CONFIG_BOOL, leaf_compat, "false", 0, 1,                      \
+      "register as Meituan Leaf does, under /snowflake/{leaf.name}/forever (shared with Leaf)")    \
     X("leafd.snowflake.switch.after.ms", CONFIG_INT, switch_after_ms, "1000", 5, 86400000,         \
       "lease mode: a clock stepped back by more than this moves the node to another slot")         \
     X("leafd.zk.session.timeout.ms", CONFIG_INT, zk_session_timeout_ms, "10000", 2000, 120000,     \
@@ -139,6 +141,7 @@ struct leaf_config {
     int64_t startup_max_wait_ms;
     int64_t peer_max_offset_ms;
     char worker_mode[16];
+    int leaf_compat;
     int64_t switch_after_ms;
     int64_t zk_session_timeout_ms;
     int64_t segment_wait_ms;

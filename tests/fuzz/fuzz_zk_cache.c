@@ -17,14 +17,16 @@
 #include "zk_record.h"
 
 static void round_trip(const struct zk_cache_data *c, size_t small_cap) {
-    char buf[512];
+    char buf[ZK_CACHE_TEXT_MAX];
     struct zk_cache_data back;
     size_t n = zk_record_format_cache(c, buf, sizeof(buf));
     if (n == 0 || strlen(buf) != n) {
         __builtin_trap();
     }
     if (zk_record_parse_cache(buf, n, &back) != LEAF_OK || back.worker_id != c->worker_id ||
-        back.timestamp != c->timestamp) {
+        back.timestamp != c->timestamp ||
+        memcmp(back.identity, c->identity, sizeof(c->identity)) != 0 ||
+        back.session_id != c->session_id || back.generation != c->generation) {
         __builtin_trap();
     }
     char *tiny = malloc(small_cap);
@@ -55,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t w, t;
         memcpy(&w, data, sizeof(w));
         memcpy(&t, data + 8, sizeof(t));
+        memset(&c, 0, sizeof(c));
         c.worker_id = (int64_t)(w >> 1);
         c.timestamp = (int64_t)(t >> 1);
         round_trip(&c, cap);

@@ -1,0 +1,37 @@
+#ifndef LEAF_DIRLOCK_H
+#define LEAF_DIRLOCK_H
+
+/*
+ * One process per data dir (issue 24, finding 1; contract section 14): two leafd processes on
+ * one leafd.data.dir would share a worker-ID cache and its time reservation, and each would
+ * believe the other's ZooKeeper session to be its own previous incarnation. The lock is an
+ * flock(LOCK_EX | LOCK_NB) on {dir}/leafd.lock, held by an open descriptor for the life of the
+ * process: the kernel releases it when the process ends, however it ends (kill -9 included), so
+ * a stale lock file never blocks a restart. The file holds the holder's pid, for the message.
+ *
+ * Plain POSIX; main() takes it once, before any thread starts, and keeps the descriptor.
+ */
+#include <stddef.h>
+
+#include "status.h"
+
+#define DIRLOCK_FILE "leafd.lock"
+
+struct dirlock {
+    int fd; /* -1 when not held */
+};
+
+/*
+ * Creates dir (and its parents, 0755) as needed, then locks {dir}/leafd.lock. LEAF_OK with
+ * l->fd held; LEAF_EBUSY when another process (or another open of this file) holds it; LEAF_ERR
+ * when the dir or the file cannot be made or opened. On failure err says why, naming the dir:
+ *   data dir /var/leafd is in use by another leafd process (pid 4242 holds /var/leafd/leafd.lock);
+ *   give each process its own leafd.data.dir
+ * The caller logs it and exits 1. Not logged here.
+ */
+leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, size_t errlen);
+
+/* Unlocks and closes (at a graceful stop; exit would do the same). Safe on an unheld lock. */
+void dirlock_release(struct dirlock *l);
+
+#endif
