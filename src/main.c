@@ -33,6 +33,7 @@
 #include "api_setup.h"
 #include "clock.h"
 #include "config.h"
+#include "dirlock.h"
 #include "log.h"
 #include "net.h"
 #include "node_config.h"
@@ -49,7 +50,9 @@ struct daemon {
     struct leaf_config cfg;
     uv_loop_t control; /* the main thread's loop */
     uv_signal_t sig_term, sig_int;
-    struct node_zk zk; /* the process's one ZooKeeper session, shared by the services */
+    struct dirlock lock; /* leafd.data.dir, held for the process's life */
+    struct node_zk zk;   /* the process's one ZooKeeper session, shared by the services */
+    int exit_code;       /* 1 after a service gave up at run time (daemon_fail) */
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
@@ -64,6 +67,7 @@ struct daemon {
     int listener_of[API_NPROTOS]; /* listener index of each protocol, -1 = off */
     struct net_server *server;
     int control_ready; /* control was initialised */
+    int stopping;      /* daemon_stop ran */
 };
 
 static void usage(FILE *out) {
@@ -140,9 +144,12 @@ static void on_drain_timeout(int signum) {
     _exit(1);
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-    struct daemon *d = s->data;
-    log_info("main", "received %s, draining in-flight requests", strsignal(signum));
+/* Stops the process as a signal does: drain, shut the services down in order. */
+static void daemon_stop(struct daemon *d) {
+    if (d->stopping) {
+        return;
+    }
+    d->stopping = 1;
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
     /* The sequence primary hands over first, at once: the next node in line
@@ -153,6 +160,24 @@ static void on_signal(uv_signal_t *s, int signum) {
     uv_close((uv_handle_t *)&d->sig_int, NULL);
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    struct daemon *d = s->data;
+    log_info("main", "received %s, draining in-flight requests", strsignal(signum));
+    daemon_stop(d);
+}
+
+/*
+ * Control thread: a service cannot go on safely (its identity is another
+ * live node's, ZooKeeper lost the cluster's tree): it has stopped issuing
+ * and logged why; the rest of the process stops as at a signal, exit 1.
+ */
+static void daemon_fail(void *arg) {
+    struct daemon *d = arg;
+    log_error("main", "stopping: a service cannot go on (see the error above); exit 1");
+    d->exit_code = 1;
+    daemon_stop(d);
 }
 
 static int resolve_threads(const struct leaf_config *cfg) {
@@ -284,6 +309,11 @@ static int daemon_start(struct daemon *d) {
         return -1;
     }
     d->control_ready = 1;
+    char err[512];
+    if (dirlock_acquire(&d->lock, d->cfg.data_dir, err, sizeof(err)) != LEAF_OK) {
+        log_error("main", "%s", err);
+        return -1;
+    }
     if (node_zk_open(&d->zk, &d->cfg, &d->control) != LEAF_OK) {
         return -1;
     }
@@ -301,6 +331,7 @@ static int daemon_start(struct daemon *d) {
             return -1;
         }
     }
+    snowflake_node_on_fail(d->snowflake, daemon_fail, d);
     if (snowflake_node_start(d->snowflake) != LEAF_OK) {
         snowflake_node_shutdown(d->snowflake); /* leaves ZooKeeper, persists nothing */
         return -1;
@@ -373,6 +404,7 @@ int main(int argc, char **argv) {
     struct args a = {0};
     struct daemon d;
     memset(&d, 0, sizeof(d));
+    d.lock.fd = -1;
     if (parse_args(argc, argv, &a) != 0 || load_config(&a, &d.cfg) != 0) {
         return 1;
     }
@@ -399,6 +431,11 @@ int main(int argc, char **argv) {
     user_service_stop(d.users);
     snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
     daemon_free(&d);
+    dirlock_release(&d.lock);
+    if (d.exit_code != 0) {
+        log_error("main", "stopped after a failure (exit %d)", d.exit_code);
+        return d.exit_code;
+    }
     log_info("main", "stopped cleanly");
     return 0;
 }

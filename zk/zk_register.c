@@ -43,45 +43,37 @@ static leaf_status_t read_timestamp(struct zk_session *s, const char *path, int6
     return LEAF_OK;
 }
 
-/* Asks each live peer for its time; LEAF_ECLOCK when the average is too far off. */
-static leaf_status_t check_peers(struct zk_session *s, const struct zk_layout *l,
-                                 int64_t max_offset_ms) {
+leaf_status_t zk_register_peer_offsets(struct zk_session *s, const struct zk_layout *l,
+                                       int64_t **offsets, int *asked, int *live) {
     char **peers;
     int n;
+    *offsets = NULL;
+    *asked = *live = 0;
     leaf_status_t st = zk_session_children(s, l->temporary, &peers, &n);
     if (st != LEAF_OK) {
-        return st == LEAF_ENOTFOUND ? LEAF_EUNAVAIL : st;
+        return st == LEAF_ENOTFOUND ? LEAF_OK : st; /* no peer registered yet */
     }
-    int64_t *offsets = calloc((size_t)n + 1, sizeof(*offsets));
-    int asked = 0;
-    for (int i = 0; i < n && offsets; i++) {
+    int64_t *offs = calloc((size_t)n + 1, sizeof(*offs));
+    if (offs == NULL) {
+        zk_names_free(peers, n);
+        return LEAF_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
         char ip[64];
         int port;
         int64_t sent, peer, recv;
         if (strcmp(peers[i], l->identity) == 0 ||
-            zk_layout_peer_addr(peers[i], ip, sizeof(ip), &port) != LEAF_OK ||
-            zk_peer_time(ip, port, ZK_PEER_TIMEOUT_MS, &sent, &peer, &recv) != LEAF_OK) {
+            zk_layout_peer_addr(peers[i], ip, sizeof(ip), &port) != LEAF_OK) {
             continue;
         }
-        offsets[asked++] = zk_clock_offset(sent, peer, recv);
+        (*live)++;
+        if (zk_peer_time(ip, port, ZK_PEER_TIMEOUT_MS, &sent, &peer, &recv) == LEAF_OK) {
+            offs[(*asked)++] = zk_clock_offset(sent, peer, recv);
+        }
     }
-    int64_t avg;
-    st = offsets == NULL ? LEAF_ENOMEM : LEAF_OK;
-    if (st == LEAF_OK && zk_clock_peers(offsets, asked, max_offset_ms, &avg) != ZK_CLOCK_OK) {
-        log_error("zk",
-                  "refusing to start: this node's clock is %" PRId64 " ms %s the average of "
-                  "%d live peer(s) under %s (leafd.snowflake.peer.max.offset.ms = %" PRId64 ")",
-                  avg < 0 ? -avg : avg, avg > 0 ? "behind" : "ahead of", asked, l->temporary,
-                  max_offset_ms);
-        st = LEAF_ECLOCK;
-    } else if (st == LEAF_OK) {
-        log_info("zk",
-                 "peer time check: %d of %d live peer(s) answered, average offset %" PRId64 " ms",
-                 asked, n, avg);
-    }
-    free(offsets);
     zk_names_free(peers, n);
-    return st;
+    *offsets = offs;
+    return LEAF_OK;
 }
 
 static leaf_status_t create_own(struct zk_session *s, const struct zk_layout *l,
@@ -136,8 +128,8 @@ static leaf_status_t find_own(struct zk_session *s, const struct zk_layout *l, i
 }
 
 leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
-                          const struct zk_node_data *self, int64_t peer_max_offset_ms,
-                          int64_t (*wall_ms)(void), struct zk_registration *out) {
+                          const struct zk_node_data *self, int64_t (*wall_ms)(void),
+                          struct zk_registration *out) {
     memset(out, 0, sizeof(*out));
     out->zk_timestamp = -1;
     int found;
@@ -146,10 +138,7 @@ leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
         st = find_own(s, l, &found, out);
     }
     if (st == LEAF_OK && !found) {
-        st = check_peers(s, l, peer_max_offset_ms);
-        if (st == LEAF_OK) {
-            st = create_own(s, l, self, wall_ms, out);
-        }
+        st = create_own(s, l, self, wall_ms, out);
     }
     if (st == LEAF_OK && out->worker_id > l->max_worker_id) {
         log_error("zk",

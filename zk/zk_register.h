@@ -8,10 +8,10 @@
  * 1. Create /snowflake/{name}/leaf_forever and leaf_temporary as needed.
  * 2. Find this ip:port among the leaf_forever children and reuse its worker
  *    ID and stored timestamp; or else (first registration)
- * 3. ask every live peer under leaf_temporary for its time and refuse when
- *    the own clock is more than peer_max_offset_ms off their average, then
- *    create {ip}:{port}- PERSISTENT_SEQUENTIAL and take the worker ID from
+ * 3. create {ip}:{port}- PERSISTENT_SEQUENTIAL and take the worker ID from
  *    the path actually created (Leaf left it at 0: defect 2).
+ * The clock check against the live peers runs at every start, before the
+ * registration (zk_register_peer_offsets, src/node/snowflake_identity.c).
  */
 #include <stdint.h>
 
@@ -32,11 +32,19 @@ struct zk_registration {
 /*
  * Returns LEAF_OK; LEAF_EUNAVAIL when ZooKeeper could not be used (the
  * caller may start from the local cache); LEAF_ERANGE for a worker ID over
- * l->max_worker_id (1023 in the default layout); LEAF_ECLOCK when the peers' clocks disagree;
- * LEAF_ERR otherwise. Every refusal is logged with its reason.
+ * l->max_worker_id (1023 in the default layout); LEAF_ERR otherwise. Every
+ * refusal is logged with its reason.
  */
 leaf_status_t zk_register(struct zk_session *s, const struct zk_layout *l,
-                          const struct zk_node_data *self, int64_t peer_max_offset_ms,
-                          int64_t (*wall_ms)(void), struct zk_registration *out);
+                          const struct zk_node_data *self, int64_t (*wall_ms)(void),
+                          struct zk_registration *out);
+
+/*
+ * Asks every live peer under leaf_temporary (but this identity) for its
+ * time: *offsets (malloc'd, free it) holds *asked offsets (peer minus own,
+ * zk_clock_offset); *live counts the peers listed. No peer: LEAF_OK, 0.
+ */
+leaf_status_t zk_register_peer_offsets(struct zk_session *s, const struct zk_layout *l,
+                                       int64_t **offsets, int *asked, int *live);
 
 #endif

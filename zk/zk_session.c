@@ -473,6 +473,52 @@ leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t 
     return zk_check(rc, "zoo_delete", path);
 }
 
+static void stat_copy(const struct Stat *in, struct zk_stat *out) {
+    *out = (struct zk_stat){in->ephemeralOwner, in->version, in->mtime};
+}
+
+leaf_status_t zk_session_stat(struct zk_session *s, const char *path, struct zk_stat *st) {
+    struct Stat raw;
+    memset(&raw, 0, sizeof(raw));
+    int rc = zoo_exists(handle_hold(s), path, 0, &raw);
+    handle_release(s);
+    stat_copy(&raw, st);
+    return zk_check(rc, "zoo_exists", path);
+}
+
+leaf_status_t zk_session_get_stat(struct zk_session *s, const char *path, char *buf, size_t cap,
+                                  size_t *len, struct zk_stat *st) {
+    struct Stat raw;
+    memset(&raw, 0, sizeof(raw));
+    int n = (int)cap;
+    int rc = zoo_get(handle_hold(s), path, 0, buf, &n, &raw);
+    handle_release(s);
+    *len = rc == ZOK && n > 0 ? (size_t)n : 0;
+    stat_copy(&raw, st);
+    return zk_check(rc, "zoo_get", path);
+}
+
+leaf_status_t zk_session_set_stat(struct zk_session *s, const char *path, const char *data,
+                                  size_t len, int32_t version, struct zk_stat *st) {
+    struct Stat raw;
+    memset(&raw, 0, sizeof(raw));
+    int rc = zoo_set2(handle_hold(s), path, data, (int)len, version, &raw);
+    handle_release(s);
+    stat_copy(&raw, st);
+    return zk_check(rc, "zoo_set", path);
+}
+
+leaf_status_t zk_session_create_stat(struct zk_session *s, const char *path, const char *data,
+                                     size_t len, enum zk_mode mode, struct zk_stat *st) {
+    struct Stat raw;
+    memset(&raw, 0, sizeof(raw));
+    int rc = zoo_create2(handle_hold(s), path, data, data ? (int)len : -1, &ZOO_OPEN_ACL_UNSAFE,
+                         zk_mode_flags(mode), NULL, 0, &raw);
+    handle_release(s);
+    stat_copy(&raw, st);
+    return zk_check(rc, "zoo_create", path);
+}
+
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n) {
     struct String_vector v = {0, NULL};
     *names = NULL;
@@ -685,6 +731,7 @@ static void owner_done(int rc, const struct Stat *stat, const void *data) {
         ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, "zoo_aexists", c->path);
         pthread_mutex_lock(&c->s->mu);
         ev->mine = rc == ZOK && stat != NULL && stat->ephemeralOwner == c->s->session_id;
+        ev->owner = rc == ZOK && stat != NULL ? stat->ephemeralOwner : 0;
         pthread_mutex_unlock(&c->s->mu);
         push_event(c->s, ev);
     }

@@ -85,6 +85,7 @@ struct zk_event {
     int nnames;
     int mine;              /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
                             * ephemeral owned by this session */
+    int64_t owner;         /* the same: the node's ephemeralOwner (0: persistent or none) */
     enum zk_result result; /* ZK_EVENT_DONE */
     uint64_t arg;          /* ZK_EVENT_DONE: the caller's second tag */
     int32_t version;       /* ZK_EVENT_DONE of aget/aset_version/aexists: the node's version */
@@ -182,6 +183,24 @@ leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, con
                                      size_t len, int32_t version);
 /* Any version when version is -1. */
 leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t version);
+
+/* A node's stat, as far as leafd uses it. */
+struct zk_stat {
+    int64_t owner;   /* ephemeralOwner: the session of an ephemeral node, 0 for a persistent one */
+    int32_t version; /* data version (the fence of versioned sets) */
+    int64_t mtime;   /* the server's clock at the last change (ms) */
+};
+/* LEAF_ENOTFOUND when the node does not exist. */
+leaf_status_t zk_session_stat(struct zk_session *s, const char *path, struct zk_stat *st);
+/* zk_session_get that also returns the stat. */
+leaf_status_t zk_session_get_stat(struct zk_session *s, const char *path, char *buf, size_t cap,
+                                  size_t *len, struct zk_stat *st);
+/* zk_session_set_version that returns the new stat (mtime: ZooKeeper's clock at the write). */
+leaf_status_t zk_session_set_stat(struct zk_session *s, const char *path, const char *data,
+                                  size_t len, int32_t version, struct zk_stat *st);
+/* zk_session_create (no sequential name back) that returns the new node's stat. */
+leaf_status_t zk_session_create_stat(struct zk_session *s, const char *path, const char *data,
+                                     size_t len, enum zk_mode mode, struct zk_stat *st);
 /* *names is an array of *n strings; free with zk_names_free. */
 leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n);
 void zk_names_free(char **names, int n);

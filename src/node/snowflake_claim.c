@@ -518,6 +518,7 @@ void snowflake_claim_store_cache(struct snowflake_node *n) {
     }
     n->work_busy = 1;
     n->work_value = l->hold.acked_ms;
+    n->work_owner = n->owner;
     l->cache_dirty = 0;
     if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work, snowflake_node_write_done) !=
         0) {

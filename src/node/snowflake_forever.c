@@ -38,6 +38,9 @@ void snowflake_forever_report(struct snowflake_node *n, int64_t reserved) {
     if (n->registered != 1) {
         return; /* the ephemeral node advertises a registered worker only */
     }
+    if (!n->forever_watched && !n->busy[OP_WATCH_FOREVER]) {
+        snowflake_forever_watched(n);
+    }
     if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
         node_zk_call(n, OP_SET_EPHEMERAL,
                      zk_session_aset(&n->zsub, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
@@ -97,13 +100,47 @@ static void node_found(struct snowflake_node *n, char **names, int nnames) {
     snowflake_forever_report(n, n->reserved_ms);
 }
 
-static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t rc, int mine) {
+/* The own leaf_forever node changed or vanished (a watch), or is to be watched. */
+void snowflake_forever_watched(struct snowflake_node *n) {
+    n->forever_watched = 0;
+    if (n->registered == 1 && !n->busy[OP_WATCH_FOREVER] &&
+        zk_session_state(n->zk) == ZK_STATE_CONNECTED) {
+        node_zk_call(n, OP_WATCH_FOREVER,
+                     zk_session_aexists_watch(&n->zsub, OP_WATCH_FOREVER, 0, n->forever_path));
+        n->forever_watched = n->busy[OP_WATCH_FOREVER];
+    }
+}
+
+/* The identity's EPHEMERAL node is another session's: whose? */
+static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner) {
+    if (owner != 0 && owner == n->recorded_session) {
+        log_info("snowflake",
+                 "%s still belongs to this node's previous session 0x%" PRIx64
+                 " (killed); re-creating it once that session expires",
+                 n->layout.ephemeral, (uint64_t)owner);
+        return;
+    }
+    log_error("snowflake",
+              "identity %s is held by ZooKeeper session 0x%" PRIx64
+              " (%s), not this node's: another live node has this identity (check "
+              "leafd.snowflake.advertise.ip and leaf.snowflake.port); stopping",
+              n->layout.identity, (uint64_t)owner, n->layout.ephemeral);
+    n->registered = -1;
+    node_drop_worker(n, "identity held by another live node");
+    if (n->fail != NULL) {
+        n->fail(n->fail_arg);
+    }
+}
+
+static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t rc, int mine,
+                                int64_t owner) {
     if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
         log_warn("snowflake", "%s vanished; re-creating it", n->layout.ephemeral);
         n->ephemeral_ok = 0;
     } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_OK) {
         log_info("snowflake", "created ephemeral node %s", n->layout.ephemeral);
         n->ephemeral_ok = 1;
+        n->owner.session_id = zk_session_id(n->zk); /* the next cache write records it */
     } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_EEXIST) {
         /* Ours from before a lost reply, or a previous session's that
          * vanishes when that session expires: ask whose it is. */
@@ -112,10 +149,7 @@ static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t 
     } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
         n->ephemeral_ok = mine;
         if (!mine) {
-            log_info("snowflake",
-                     "%s still belongs to a previous session; re-creating it once "
-                     "that session expires",
-                     n->layout.ephemeral);
+            node_ephemeral_foreign(n, owner);
         }
     }
     atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
@@ -133,8 +167,16 @@ void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev)
         node_found(n, ev->names, ev->nnames);
     } else if (ev->op == OP_FIND && ev->rc == LEAF_ENOTFOUND) {
         node_found(n, NULL, 0);
+    } else if (ev->op == OP_WATCH_FOREVER) {
+        n->forever_watched = ev->rc == LEAF_OK;
+        if (ev->result == ZK_RESULT_NONODE && n->registered == 1) {
+            /* Watched, not waited for: the next 3 s report would be too late. */
+            n->registered = -1;
+            node_drop_worker(n, "this node's leaf_forever node vanished from ZooKeeper (the "
+                                "cluster's tree deleted or lost?)");
+        }
     } else {
-        node_ephemeral_done(n, ev->op, ev->rc, ev->mine);
+        node_ephemeral_done(n, ev->op, ev->rc, ev->mine, ev->owner);
     }
 }
 

@@ -16,13 +16,16 @@
 #include "snowflake_gen.h"
 #include "zk_layout.h"
 #include "zk_lease.h"
+#include "zk_marker.h"
 #include "zk_record.h"
 #include "zk_session.h"
+#include "zk_shape.h"
 
 /* How long start-up waits for a first ZooKeeper connection before it falls
  * back to the local cache (and keeps trying in the background). */
 #define NODE_CONNECT_WAIT_MS 5000
 #define NODE_REPORT_MS 3000
+#define NODE_IDWAIT_MS 250 /* how often a held identity is looked at again */
 
 /* Tags of the asynchronous ZooKeeper calls. */
 enum {
@@ -31,6 +34,7 @@ enum {
     OP_CREATE_EPHEMERAL,
     OP_MINE_EPHEMERAL,
     OP_FIND,
+    OP_WATCH_FOREVER, /* exists-watch on this node's own leaf_forever node */
     /* lease mode (snowflake_lease.c) */
     OP_L_LIST,    /* children of leaf_lease */
     OP_L_FLIST,   /* children of leaf_forever */
@@ -142,7 +146,27 @@ struct snowflake_node {
     char forever_path[ZK_PATH_MAX];
     int registered; /* 1: forever node known; 0: look it up; -1: gave up (logged) */
     int ephemeral_ok;
-    int busy[OP_FIND + 1]; /* an async call of that tag is in flight (forever mode) */
+    int busy[OP_WATCH_FOREVER + 1]; /* an async call of that tag is in flight (forever mode) */
+
+    /* One identity, one node (snowflake_identity.c); control thread. */
+    struct zk_cache_owner owner;      /* what every cache write records (work_owner: its copy) */
+    struct zk_cache_owner work_owner; /* the threadpool write's copy, set when it is queued */
+    int cache_use;                    /* enum zk_cache_use of the cache found at start */
+    int64_t recorded_session;         /* the session the data dir recorded for the identity */
+    struct zk_marker local_marker;    /* the cluster marker the data dir recorded */
+    int shape_changed;                /* the cache's history was issued in old_shape */
+    struct zk_shape old_shape;
+    int zk_offset_known;  /* ZooKeeper's clock was read at the marker's write */
+    int64_t zk_offset_ms; /* ZooKeeper's clock minus this node's */
+    int leaf_compat;      /* registered under Meituan Leaf's own parent */
+    int forever_watched;  /* an exists-watch is set on forever_path */
+    int64_t idwait_started_ms; /* monotonic: the identity was first seen held; -1 none */
+    int64_t idwait_owner;      /* the session holding it */
+    uv_timer_t idwait;         /* re-checks the identity while it is held */
+    int idwait_armed;          /* idwait was initialised (closed at shutdown) */
+    int64_t floor_ms;          /* the start-up floor: no ID at or below it */
+    void (*fail)(void *arg);   /* the process cannot go on (main's daemon_fail) */
+    void *fail_arg;
     int64_t reserved_ms;   /* highest reservation on disk = the generator's ceiling */
     int64_t report_ms;
 
@@ -167,6 +191,7 @@ struct snowflake_node {
         atomic_llong reserved_ms;
         atomic_llong worker_id;
         atomic_int use_zk;
+        atomic_int identity_wait; /* the identity is held by another session: waiting */
     } stats;
 };
 
@@ -176,9 +201,17 @@ void snowflake_node_write_work(uv_work_t *w);
 void snowflake_node_write_done(uv_work_t *w, int status);
 size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
 
+/* snowflake_identity.c: one identity, one node (control thread, start-up) */
+leaf_status_t snowflake_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
+                                       int *have);
+leaf_status_t snowflake_identity_cluster(struct snowflake_node *n);
+leaf_status_t snowflake_identity_clock(struct snowflake_node *n);
+leaf_status_t snowflake_identity_lock(struct snowflake_node *n, const char *data, size_t len);
+
 /* snowflake_forever.c: forever mode's ZooKeeper upkeep (control thread) */
 void snowflake_forever_report(struct snowflake_node *n, int64_t reserved);
 void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev);
+void snowflake_forever_watched(struct snowflake_node *n);
 
 /* snowflake_lease.c: lease mode, driven by snowflake_node.c (control thread,
  * except snowflake_lease_want_switch: any event loop) */

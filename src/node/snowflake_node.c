@@ -16,6 +16,8 @@
 #include "node_ip.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
+#include "zk_compat.h"
+#include "zk_identity.h"
 #include "zk_register.h"
 #include "zk_session.h"
 
@@ -93,8 +95,23 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     leaf_status_t st = LEAF_EUNAVAIL;
     *zk_ms = -1;
     if (zk_session_wait_connected(n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
-        st = zk_register(n->zk, &n->layout, &n->self, n->cfg->peer_max_offset_ms, clock_wall_ms,
-                         &reg);
+        st = snowflake_identity_cluster(n);
+        if (st == LEAF_OK) {
+            st = snowflake_identity_clock(n);
+        }
+        if (st == LEAF_OK) {
+            st = zk_register(n->zk, &n->layout, &n->self, clock_wall_ms, &reg);
+        }
+    }
+    if (st == LEAF_OK && n->leaf_compat && !reg.created &&
+        (!have_cache || cache->timestamp < reg.zk_timestamp)) {
+        /* Written by Meituan Leaf, which may have issued up to its next report. */
+        reg.zk_timestamp = zk_compat_floor_ms(reg.zk_timestamp);
+    }
+    if (st == LEAF_OK && n->shape_changed) {
+        struct zk_shape mine = {{0}, n->cfg->epoch, n->gen.layout.unit_ms};
+        snowflake_layout_format(&n->gen.layout, mine.layout, sizeof(mine.layout));
+        reg.zk_timestamp = zk_shape_floor_ms(&n->old_shape, reg.zk_timestamp, &mine);
     }
     if (st == LEAF_OK) {
         n->worker_id = reg.worker_id;
@@ -112,12 +129,17 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     if (st != LEAF_EUNAVAIL) {
         return st; /* a refusal (clock, worker ID range): never overridden by the cache */
     }
-    if (!have_cache || cache->worker_id < 0 || cache->timestamp < 0) {
+    if (!have_cache || cache->worker_id < 0 || cache->timestamp < 0 ||
+        n->cache_use != ZK_CACHE_OWN) {
         log_error("snowflake",
                   "ZooKeeper (%s) is unreachable and the local cache %s %s; cannot "
                   "start without a worker ID and a stored timestamp",
                   n->cfg->zk_address, n->cache_path,
-                  have_cache ? "lacks workerID or timestamp" : "does not exist");
+                  !have_cache ? "does not exist or is not this node's"
+                  : n->cache_use != ZK_CACHE_OWN
+                      ? "does not name its identity (written by an older leafd): only "
+                        "ZooKeeper can confirm its worker ID"
+                      : "lacks workerID or timestamp");
         return LEAF_EUNAVAIL;
     }
     n->worker_id = cache->worker_id;
@@ -145,7 +167,8 @@ static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
 void snowflake_node_write_work(uv_work_t *w) {
     struct snowflake_node *n = w->data;
     struct zk_cache_data c = {n->worker_id, n->work_value};
-    n->work_rc = zk_cache_store(n->cache_path, &c, n->work_err, sizeof(n->work_err));
+    n->work_rc =
+        zk_cache_store_owned(n->cache_path, &c, &n->work_owner, n->work_err, sizeof(n->work_err));
 }
 
 /* Repeated failures of the periodic write are logged once a minute at most. */
@@ -205,6 +228,7 @@ static void node_cron(uv_timer_t *t) {
     if (!n->work_busy) {
         n->work_busy = 1;
         n->work_value = reserved;
+        n->work_owner = n->owner;
         if (uv_queue_work(t->loop, &n->work, snowflake_node_write_work,
                           snowflake_node_write_done) != 0) {
             log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
@@ -231,6 +255,7 @@ static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
         /* The session replaces the dead handle; what was in flight on it is
          * dropped, so nothing is in flight any more. */
         memset(n->busy, 0, sizeof(n->busy));
+        n->forever_watched = 0; /* a new session starts without watches */
         atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTING);
     }
 }
@@ -243,9 +268,11 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
     }
     if (ev->kind == ZK_EVENT_STATE) {
         node_state(n, ev);
-    } else if (ev->op > 0 && ev->op <= OP_FIND) {
+    } else if (ev->kind == ZK_EVENT_WATCH) {
+        snowflake_forever_watched(n); /* this node's own leaf_forever node changed */
+    } else if (ev->op > 0 && ev->op <= OP_WATCH_FOREVER) {
         snowflake_forever_done(n, ev);
-    } else if (ev->op > OP_FIND && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
+    } else if (ev->op > OP_WATCH_FOREVER && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
         snowflake_lease_event(n, ev);
     }
 }
@@ -267,7 +294,9 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
     struct zk_cache_data c = {n->worker_id, reserved};
     char err[320];
-    if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) != LEAF_OK) {
+    /* The cache names its identity, cluster, marker and the session that holds
+     * the identity before the first ID: a kill -9 right after finds them. */
+    if (zk_cache_store_owned(n->cache_path, &c, &n->owner, err, sizeof(err)) != LEAF_OK) {
         log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
@@ -276,17 +305,6 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
     if (n->registered == 1 && zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK) {
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
-    }
-    if (n->registered == 1) {
-        leaf_status_t st =
-            zk_session_create(n->zk, n->layout.ephemeral, data, len, ZK_MODE_EPHEMERAL, NULL, 0);
-        n->ephemeral_ok = st == LEAF_OK;
-        if (st == LEAF_EEXIST) {
-            log_info("snowflake",
-                     "%s still belongs to a previous session; re-creating it once "
-                     "that session expires",
-                     n->layout.ephemeral);
-        }
     }
     atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
     return LEAF_OK;
@@ -355,6 +373,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     n->loop = control_loop;
     n->async.data = n->cron.data = n->work.data = n;
     n->worker_id = -1;
+    n->idwait_started_ms = -1;
     atomic_init(&n->stats.worker_id, -1);
     pthread_mutex_init(&n->lock, NULL);
     uint64_t seed = (uint64_t)clock_wall_ms() ^ ((uint64_t)getpid() << 32);
@@ -431,6 +450,55 @@ static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_
     return LEAF_OK;
 }
 
+static leaf_status_t node_serve(struct snowflake_node *n);
+
+/* The process cannot go on: issue nothing more, and let main() stop it (exit 1). */
+static void node_fail(struct snowflake_node *n) {
+    pthread_mutex_lock(&n->lock);
+    snowflake_gen_set_ceiling(&n->gen, 0);
+    pthread_mutex_unlock(&n->lock);
+    atomic_store(&n->ready, 0);
+    if (n->fail != NULL) {
+        n->fail(n->fail_arg);
+    }
+}
+
+/* Control loop, while the identity is held by another session: look again. */
+static void node_idwait_tick(uv_timer_t *t) {
+    struct snowflake_node *n = t->data;
+    char data[256];
+    size_t len = snowflake_forever_json(n, n->floor_ms, data, sizeof(data));
+    leaf_status_t st = snowflake_identity_lock(n, data, len);
+    if (st == LEAF_EAGAIN || st == LEAF_EUNAVAIL) {
+        return; /* still held, or ZooKeeper away for now: the deadline still counts */
+    }
+    uv_timer_stop(t);
+    atomic_store(&n->stats.identity_wait, 0);
+    if (st == LEAF_OK) {
+        log_info("snowflake", "identity %s is this node's now (the holder's session ended)",
+                 n->layout.identity);
+        n->ephemeral_ok = 1;
+        if (node_serve(n) == LEAF_OK) {
+            return;
+        }
+    }
+    node_fail(n); /* refused (logged): another live node has this identity */
+}
+
+static leaf_status_t node_wait_identity(struct snowflake_node *n) {
+    atomic_store(&n->stats.identity_wait, 1);
+    uv_timer_init(n->loop, &n->idwait);
+    n->idwait.data = n;
+    n->idwait_armed = 1;
+    uv_timer_start(&n->idwait, node_idwait_tick, NODE_IDWAIT_MS, NODE_IDWAIT_MS);
+    return LEAF_OK;
+}
+
+void snowflake_node_on_fail(struct snowflake_node *n, void (*fail)(void *arg), void *arg) {
+    n->fail = fail;
+    n->fail_arg = arg;
+}
+
 leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
     if (!cfg->snowflake_enable) {
@@ -447,11 +515,16 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     if (node_identity(n) != LEAF_OK) {
         return LEAF_ERR;
     }
-    leaf_status_t st = zk_cache_load(n->cache_path, &cache);
-    if (st != LEAF_OK && st != LEAF_ENOTFOUND) {
+    int have_cache = 0;
+    leaf_status_t st = snowflake_identity_cache(n, &cache, &have_cache);
+    if (st != LEAF_OK) {
         return st; /* logged naming the file */
     }
-    int have_cache = st == LEAF_OK;
+    if (n->is_static && n->cache_use == ZK_CACHE_FOREIGN) {
+        /* Static mode: the worker ID is the identity; its history stays the floor. */
+        zk_cache_load(n->cache_path, &cache);
+        have_cache = 1;
+    }
     uv_async_init(n->loop, &n->async, node_on_async);
     n->started = 1;
     n->use_zk = cfg->zk_address[0] != '\0';
@@ -477,6 +550,26 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     pthread_mutex_unlock(&n->lock);
     atomic_store(&n->stats.worker_id, n->worker_id);
     atomic_store(&n->stats.registered, n->registered == 1);
+    n->floor_ms = floor_ms;
+    if (n->registered == 1) {
+        char data[256];
+        size_t len = snowflake_forever_json(n, floor_ms, data, sizeof(data));
+        st = snowflake_identity_lock(n, data, len);
+        if (st == LEAF_EAGAIN) {
+            return node_wait_identity(n); /* serves once the identity is this node's */
+        }
+        if (st != LEAF_OK) {
+            return LEAF_ERR; /* logged */
+        }
+        n->ephemeral_ok = 1;
+    }
+    return node_serve(n);
+}
+
+/* The identity is this node's (or ZooKeeper is away): persist, report, serve. */
+static leaf_status_t node_serve(struct snowflake_node *n) {
+    const struct leaf_config *cfg = n->cfg;
+    int64_t floor_ms = n->floor_ms;
     if (node_first_reservation(n) != LEAF_OK || node_start_loop(n) != LEAF_OK) {
         return LEAF_ERR;
     }
@@ -523,6 +616,9 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
          * loop and the session are closed by their owner. */
         n->stopping = 1;
         n->started = 0;
+        if (n->idwait_armed) {
+            uv_timer_stop(&n->idwait); /* closed with the control loop's handles */
+        }
         return;
     }
     int64_t final = node_stop_issuing(n);
@@ -536,6 +632,9 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     }
     /* The ephemeral node goes with the session, which main() closes next. */
     uv_close((uv_handle_t *)&n->async, node_closed);
+    if (n->idwait_armed) {
+        uv_close((uv_handle_t *)&n->idwait, node_closed);
+    }
     snowflake_lease_close(n);
     if (n->report_ms > 0) {
         uv_close((uv_handle_t *)&n->cron, node_closed);
@@ -546,7 +645,7 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     char err[320];
     if (n->worker_id < 0) {
         /* nothing issued, nothing to persist */
-    } else if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) == LEAF_OK) {
+    } else if (zk_cache_store_owned(n->cache_path, &c, &n->owner, err, sizeof(err)) == LEAF_OK) {
         log_info("snowflake", "persisted the last issued time %" PRId64 " to %s and ZooKeeper",
                  final, n->cache_path);
     } else {

@@ -37,6 +37,10 @@ struct uv_loop_s;
 struct snowflake_node;
 struct zk_session;
 
+/* Control thread: what to call when the node cannot go on (its identity is
+ * another live node's): main() stops the process with exit 1. */
+void snowflake_node_on_fail(struct snowflake_node *n, void (*fail)(void *arg), void *arg);
+
 /* Allocates the node and its generator (no worker yet); subscribes to zk,
  * the process's ZooKeeper session (NULL without ZooKeeper). */
 leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,

@@ -64,7 +64,10 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
      * dependency at run time). */
     v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
                behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
-    v->reason = v->ready                                   ? ""
+    v->reason = v->ready ? ""
+                : atomic_load(&n->stats.identity_wait)
+                    ? "identity held by another ZooKeeper session (another live node with this "
+                      "ip:port?): waiting for it to end"
                 : v->worker_id < 0                         ? "no worker ID held"
                 : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID"
                 : v->ceiling_ms <= now                     ? "time reservation not persisted"

@@ -1,7 +1,8 @@
-"""Peer clock check at first registration (Leaf defect 6: never implemented
-in Leaf). A new node asks each live peer under leaf_temporary for its time
-over GET /api/snowflake/time: 10 minutes off their average -> refused; 1 s
-off -> accepted; an unreachable peer is skipped with a warning."""
+"""Peer clock check (Leaf defect 6: never implemented in Leaf), at every
+start. A node asks each live peer under leaf_temporary for its time over GET
+/api/snowflake/time, and takes ZooKeeper's own clock (the mtime of its write
+of the cluster marker) as one more witness: 10 minutes off their median ->
+refused; 1 s off -> accepted; an unreachable peer is skipped."""
 from leafdtest import Env, check, log
 from zkhelpers import cli_list, faketime_env, start_expect_exit, zk_props
 
@@ -15,7 +16,8 @@ far = env.leafd("far", zk_props(zk.address()), wait_ready=False)
 far.stop()
 rc, text = start_expect_exit(far, faketime_env("-10m"))
 check(rc == 1, "a new node 10 minutes behind its peers is refused (exit %s)" % rc)
-check("average of 2 live peer(s)" in text, "the refusal explains the peer check:\n" + text[-600:])
+check("median of 3 witness(es) (2 live peer(s)" in text,
+      "the refusal explains the clock check (2 peers and ZooKeeper's clock):\n" + text[-600:])
 kids = cli_list(zk, "/snowflake/it/leaf_forever")
 check(len(kids or []) == 2, "the refused node registered nothing: %s" % kids)
 

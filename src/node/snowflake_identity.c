@@ -1,0 +1,315 @@
+/*
+ * One identity, one node (contract section 14): the start-up checks of a
+ * snowflake node with ZooKeeper, in the order docs/IDENTITY.md gives, with
+ * the decisions of the pure cores in zk/ (zk_identity, zk_marker, zk_shape,
+ * zk_compat, the clock witness):
+ *   - whose the worker-ID cache is (a copied data dir never serves);
+ *   - the cluster marker (a ZooKeeper that lost the tree or went back in
+ *     time is refused), the cluster's ID shape, Meituan Leaf's own layout;
+ *   - the clock against the live peers' median and ZooKeeper's own clock,
+ *     at every start;
+ *   - the identity lock: the EPHEMERAL leaf_temporary node of another live
+ *     session is waited for (at most the session timeout + 2 s, /ready 503),
+ *     then refused; our own previous incarnation's is taken over at once.
+ * Threads: the control thread; the synchronous ZooKeeper calls run at
+ * start-up (and, while an identity is waited for, on the control loop,
+ * where no request is served).
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "clock.h"
+#include "log.h"
+#include "zk_cache.h"
+#include "snowflake_impl.h"
+#include "zk_clock.h"
+#include "zk_compat.h"
+#include "zk_identity.h"
+#include "zk_marker.h"
+#include "zk_register.h"
+#include "zk_shape.h"
+
+/* This node's configured ID shape, as the cluster records it. */
+static void identity_shape(const struct snowflake_node *n, struct zk_shape *s) {
+    memset(s, 0, sizeof(*s));
+    snowflake_layout_format(&n->gen.layout, s->layout, sizeof(s->layout));
+    s->epoch = n->cfg->epoch;
+    s->unit_ms = n->gen.layout.unit_ms;
+}
+
+/* The owner fields every cache write from now on carries. */
+static void identity_owner_init(struct snowflake_node *n) {
+    struct zk_cache_owner *o = &n->owner;
+    struct zk_shape mine;
+    identity_shape(n, &mine);
+    snprintf(o->identity, sizeof(o->identity), "%s", n->layout.identity);
+    snprintf(o->cluster, sizeof(o->cluster), "%s", n->cfg->name);
+    snprintf(o->layout, sizeof(o->layout), "%s", mine.layout);
+    o->epoch = mine.epoch;
+    o->unit_ms = mine.unit_ms;
+}
+
+leaf_status_t snowflake_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
+                                       int *have) {
+    struct zk_cache_owner o;
+    memset(&o, 0, sizeof(o));
+    *c = (struct zk_cache_data){-1, -1};
+    *have = 0;
+    identity_owner_init(n);
+    leaf_status_t st = zk_cache_load_owned(n->cache_path, c, &o);
+    if (st == LEAF_ENOTFOUND) {
+        return LEAF_OK;
+    }
+    if (st != LEAF_OK) {
+        return st; /* logged naming the file */
+    }
+    n->cache_use = zk_identity_cache_use(c, &o, n->layout.identity, n->cfg->name);
+    if (n->cache_use == ZK_CACHE_FOREIGN) {
+        char msg[ZK_IDENTITY_MESSAGE_MAX];
+        zk_identity_cache_message(&o, n->cache_path, n->layout.identity, n->cfg->name, msg,
+                                  sizeof(msg));
+        log_warn("snowflake", "%s", msg);
+        *c = (struct zk_cache_data){-1, -1};
+        return LEAF_OK;
+    }
+    if (n->cache_use == ZK_CACHE_OWN) {
+        n->recorded_session = o.session_id;
+        snprintf(n->local_marker.id, sizeof(n->local_marker.id), "%s", o.marker);
+        n->local_marker.generation = o.generation;
+        struct zk_shape old = {{0}, o.epoch, o.unit_ms}, mine;
+        snprintf(old.layout, sizeof(old.layout), "%s", o.layout);
+        identity_shape(n, &mine);
+        if (o.layout[0] != '\0' && !zk_shape_equal(&old, &mine)) {
+            /* The node's own history was issued in another shape: its floor, in this one. */
+            n->shape_changed = 1;
+            n->old_shape = old;
+            c->timestamp = zk_shape_floor_ms(&old, c->timestamp, &mine);
+        }
+    }
+    *have = n->cache_use != ZK_CACHE_NONE;
+    return LEAF_OK;
+}
+
+/* Creates path if missing (its parent exists). */
+static leaf_status_t identity_ensure(struct snowflake_node *n, const char *path) {
+    leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+    return st == LEAF_EEXIST ? LEAF_OK : st;
+}
+
+/* Reads the marker and writes the next generation; records ZooKeeper's clock of the write. */
+static leaf_status_t identity_marker(struct snowflake_node *n) {
+    char path[ZK_PATH_MAX + 16], buf[256], data[128], msg[ZK_MARKER_MESSAGE_MAX];
+    snprintf(path, sizeof(path), "%s/%s", n->layout.root, ZK_MARKER_NODE);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        struct zk_stat stat;
+        struct zk_marker zk, *zkp = &zk;
+        size_t len = 0;
+        leaf_status_t st = zk_session_get_stat(n->zk, path, buf, sizeof(buf), &len, &stat);
+        if (st == LEAF_ENOTFOUND) {
+            zkp = NULL;
+        } else if (st != LEAF_OK) {
+            return st;
+        } else if (zk_marker_parse(buf, len, &zk) != LEAF_OK) {
+            log_error("snowflake", "refusing to start: %s holds no cluster marker ('%.*s')", path,
+                      (int)len, buf);
+            return LEAF_EINVAL;
+        }
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+            r = (uint64_t)clock_mono_ns() ^ ((uint64_t)clock_wall_ms() << 17);
+        }
+        char fresh[ZK_MARKER_ID_MAX];
+        zk_marker_new_id(r, fresh);
+        struct zk_marker_decision d = zk_marker_decide(zkp, &n->local_marker, fresh);
+        if (d.verdict == ZK_MARKER_BEHIND || d.verdict == ZK_MARKER_LOST) {
+            zk_marker_message(&d, zkp, &n->local_marker, path, n->cache_path, msg, sizeof(msg));
+            log_error("snowflake", "%s", msg);
+            return LEAF_EINVAL;
+        }
+        size_t dlen = zk_marker_format(&d.write, data, sizeof(data));
+        int64_t sent = clock_wall_ms();
+        st = d.verdict == ZK_MARKER_CREATE
+                 ? zk_session_create_stat(n->zk, path, data, dlen, ZK_MODE_PERSISTENT, &stat)
+                 : zk_session_set_stat(n->zk, path, data, dlen, stat.version, &stat);
+        int64_t acked = clock_wall_ms();
+        if (st == LEAF_OK) {
+            n->owner.generation = d.write.generation;
+            snprintf(n->owner.marker, sizeof(n->owner.marker), "%s", d.write.id);
+            n->zk_offset_ms = zk_clock_offset(sent, stat.mtime, acked);
+            n->zk_offset_known = 1;
+            return LEAF_OK;
+        }
+        if (st != LEAF_EEXIST && st != LEAF_ERR) {
+            return st; /* unavailable: the caller starts from its own cache */
+        }
+        /* Another node wrote it since (bad version, or created it first): read again. */
+    }
+    log_error("snowflake", "cannot update the cluster marker %s: it keeps changing", path);
+    return LEAF_ERR;
+}
+
+/* The cluster's ID shape: recorded at its first start, the same at every start. */
+static leaf_status_t identity_shape_check(struct snowflake_node *n) {
+    char path[ZK_PATH_MAX + 16], buf[512], msg[ZK_SHAPE_MESSAGE_MAX];
+    struct zk_shape mine, stored;
+    identity_shape(n, &mine);
+    snprintf(path, sizeof(path), "%s/%s", n->layout.root, ZK_SHAPE_NODE);
+    size_t len = 0;
+    leaf_status_t st = zk_session_get(n->zk, path, buf, sizeof(buf), &len);
+    if (st == LEAF_ENOTFOUND) {
+        len = zk_shape_format(&mine, buf, sizeof(buf));
+        st = zk_session_create(n->zk, path, buf, len, ZK_MODE_PERSISTENT, NULL, 0);
+        if (st == LEAF_OK) {
+            log_info("snowflake", "recorded the cluster's ID shape in %s: %.*s", path, (int)len,
+                     buf);
+            return LEAF_OK;
+        }
+        if (st != LEAF_EEXIST) {
+            return st;
+        }
+        st = zk_session_get(n->zk, path, buf, sizeof(buf), &len); /* another node was first */
+    }
+    if (st != LEAF_OK) {
+        return st;
+    }
+    if (zk_shape_parse(buf, len, &stored) != LEAF_OK) {
+        log_error("snowflake", "refusing to start: %s does not hold an ID shape ('%.*s')", path,
+                  (int)len, buf);
+        return LEAF_EINVAL;
+    }
+    if (!zk_shape_equal(&stored, &mine)) {
+        zk_shape_mismatch(&stored, &mine, path, msg, sizeof(msg));
+        log_error("snowflake", "refusing to start: %s", msg);
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+static int identity_count(struct snowflake_node *n, const char *path) {
+    char **names = NULL;
+    int count = 0;
+    if (zk_session_children(n->zk, path, &names, &count) != LEAF_OK) {
+        return 0;
+    }
+    zk_names_free(names, count);
+    return count;
+}
+
+/* Meituan Leaf's own parent: refused, or (leafd.snowflake.leaf.compat) registered under. */
+static leaf_status_t identity_compat(struct snowflake_node *n) {
+    char leaf_parent[ZK_PATH_MAX], msg[ZK_COMPAT_MESSAGE_MAX];
+    if (zk_compat_parent(&n->layout, leaf_parent, sizeof(leaf_parent)) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    int leaf_n = identity_count(n, leaf_parent);
+    int leafd_n = n->cfg->leaf_compat ? identity_count(n, n->layout.forever) : 0;
+    enum zk_compat_verdict v = zk_compat_decide(leaf_n, leafd_n, n->cfg->leaf_compat);
+    if (v == ZK_COMPAT_REFUSE_LEAF || v == ZK_COMPAT_REFUSE_MIXED) {
+        zk_compat_message(v, leaf_parent, n->layout.forever, leaf_n, msg, sizeof(msg));
+        log_error("snowflake", "refusing to start: %s", msg);
+        return LEAF_EINVAL;
+    }
+    if (v == ZK_COMPAT_LEAF) {
+        n->leaf_compat = 1;
+        log_info("snowflake", "Leaf compatibility: registering under %s as Meituan Leaf does",
+                 leaf_parent);
+        return zk_compat_layout(&n->layout);
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t snowflake_identity_cluster(struct snowflake_node *n) {
+    leaf_status_t st;
+    if ((st = identity_ensure(n, "/snowflake")) != LEAF_OK ||
+        (st = identity_ensure(n, n->layout.root)) != LEAF_OK ||
+        (st = identity_marker(n)) != LEAF_OK || (st = identity_shape_check(n)) != LEAF_OK) {
+        return st;
+    }
+    return n->cfg->lease_mode ? LEAF_OK : identity_compat(n);
+}
+
+leaf_status_t snowflake_identity_clock(struct snowflake_node *n) {
+    int64_t *offsets = NULL;
+    int asked = 0, live = 0;
+    leaf_status_t st = zk_register_peer_offsets(n->zk, &n->layout, &offsets, &asked, &live);
+    if (st != LEAF_OK) {
+        return st;
+    }
+    struct zk_clock_witnesses w = {offsets, asked, n->zk_offset_known, n->zk_offset_ms,
+                                   n->cfg->peer_max_offset_ms};
+    struct zk_clock_witness_decision d = zk_clock_witness(&w);
+    char msg[512];
+    zk_clock_witness_message(&d, &w, n->layout.temporary, msg, sizeof(msg));
+    free(offsets);
+    if (d.verdict != ZK_CLOCK_OK) {
+        log_error("snowflake", "%s", msg);
+        return LEAF_ECLOCK;
+    }
+    log_info("snowflake", "%s (%d of %d live peer(s) answered)", msg, asked, live);
+    return LEAF_OK;
+}
+
+leaf_status_t snowflake_identity_lock(struct snowflake_node *n, const char *data, size_t len) {
+    const char *path = n->layout.ephemeral;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        struct zk_stat stat;
+        leaf_status_t st = zk_session_stat(n->zk, path, &stat);
+        if (st != LEAF_OK && st != LEAF_ENOTFOUND) {
+            return st;
+        }
+        int64_t now = clock_mono_ms();
+        struct zk_identity_input in = {
+            .exists = st == LEAF_OK,
+            .owner_session = stat.owner,
+            .own_session = zk_session_id(n->zk),
+            .recorded_session = n->recorded_session,
+            .now_ms = now,
+            .wait_started_ms = n->idwait_started_ms,
+            .session_timeout_ms = zk_session_negotiated_timeout_ms(n->zk),
+        };
+        struct zk_identity_decision d = zk_identity_decide(&in);
+        if (d.verdict == ZK_IDENTITY_HELD) {
+            return LEAF_OK;
+        }
+        if (d.verdict == ZK_IDENTITY_WAIT) {
+            if (n->idwait_started_ms < 0) {
+                n->idwait_started_ms = now;
+                n->idwait_owner = stat.owner;
+                log_warn("snowflake",
+                         "identity %s is held by ZooKeeper session 0x%" PRIx64
+                         " (%s), not this node's: issuing nothing while waiting up to %" PRId64
+                         " ms for that session to end",
+                         n->layout.identity, (uint64_t)stat.owner, path, d.wait_ms);
+            }
+            return LEAF_EAGAIN;
+        }
+        if (d.verdict == ZK_IDENTITY_REFUSE) {
+            char msg[ZK_IDENTITY_MESSAGE_MAX];
+            zk_identity_message(n->layout.identity, path, stat.owner,
+                                now - n->idwait_started_ms, msg, sizeof(msg));
+            log_error("snowflake", "refusing to serve: %s", msg);
+            return LEAF_EEXIST;
+        }
+        if (d.verdict == ZK_IDENTITY_TAKEOVER) {
+            log_info("snowflake",
+                     "%s belongs to this node's previous session 0x%" PRIx64 " (killed): taking "
+                     "it over",
+                     path, (uint64_t)stat.owner);
+            (void)zk_session_delete(n->zk, path, stat.version);
+        }
+        st = zk_session_create(n->zk, path, data, len, ZK_MODE_EPHEMERAL, NULL, 0);
+        if (st == LEAF_OK) {
+            n->owner.session_id = zk_session_id(n->zk);
+            return LEAF_OK;
+        }
+        if (st != LEAF_EEXIST) {
+            return st;
+        }
+        /* Created by someone else meanwhile: look again. */
+    }
+    return LEAF_EUNAVAIL;
+}
