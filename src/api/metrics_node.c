@@ -20,6 +20,13 @@
 void f_clock_backwards(struct out *o, const struct snap *s) {
     metrics_sample_u(o, "", "outcome=\"waited\"", s->sf.backwards_waits);
     metrics_sample_u(o, "", "outcome=\"refused\"", s->sf.backwards_errors);
+    metrics_sample_u(o, "", "outcome=\"lead\"", s->sf.lead_issues);
+}
+
+void f_clock_lead(struct out *o, const struct snap *s) {
+    if (s->sf.started) {
+        metrics_sample_d(o, NULL, (double)s->sf.clock_lead_ms / 1000.0);
+    }
 }
 
 void f_seq_exhausted(struct out *o, const struct snap *s) {

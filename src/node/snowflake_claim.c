@@ -427,7 +427,9 @@ static void lease_tried(struct snowflake_node *n) {
         lease_next(n, 1); /* unreadable, or its floor moved too far ahead meanwhile */
         return;
     }
-    int64_t reserved = zk_lease_next_reserved(&l->claim, now, n->cfg->reserve_ms);
+    /* from the logical time: a floor ahead of the clock is issued from (section 16) */
+    int64_t from = l->claim.floor_ms > now ? l->claim.floor_ms : now;
+    int64_t reserved = zk_lease_next_reserved(&l->claim, from, n->cfg->reserve_ms);
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
     size_t len = snowflake_claim_data(n, reserved, token, data, sizeof(data));
     zk_lease_write_sent(&l->claim, reserved);

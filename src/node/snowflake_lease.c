@@ -178,7 +178,7 @@ static void lease_extend(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     struct zk_lease_hold *h = &l->hold;
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    int64_t now = clock_wall_ms();
+    int64_t now = snowflake_node_logical_ms(n); /* the clock plus the lead */
     if (!snowflake_node_connected(n) ||
         zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
         return;
@@ -360,8 +360,8 @@ leaf_status_t snowflake_lease_start(struct snowflake_node *n, const struct zk_ca
                   n->layout.lease, LEASE_START_WAIT_MS / 1000, l->nslots);
         return LEAF_EUNAVAIL;
     }
-    /* Serve only once the clock is above the slot's floor (within startup.max.wait.ms). */
-    int64_t gap = l->hold.floor_ms + 1 - clock_wall_ms();
+    /* Serve once the clock is within max.lead.ms of the slot's floor (section 16). */
+    int64_t gap = l->hold.floor_ms + 1 - clock_wall_ms() - n->cfg->max_lead_ms;
     if (gap > 0) {
         log_warn("snowflake",
                  "waiting %" PRId64 " ms for the clock to pass lease slot %" PRId64 "'s floor", gap,

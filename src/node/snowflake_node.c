@@ -62,14 +62,23 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
                                       int64_t *floor_ms) {
     for (;;) {
         int64_t now = clock_wall_ms();
-        struct zk_clock_decision d =
-            zk_clock_startup(now, zk_ms, cache_ms, n->cfg->startup_max_wait_ms);
+        /* The lead (section 16) covers a stored time up to max.lead.ms ahead:
+         * only the rest is waited out. */
+        struct zk_clock_decision d = zk_clock_startup(now + n->cfg->max_lead_ms, zk_ms, cache_ms,
+                                                      n->cfg->startup_max_wait_ms);
         *floor_ms = d.floor_ms;
         char tnow[64], tzk[64], tcache[64];
         format_time(now, tnow, sizeof(tnow));
         format_time(zk_ms, tzk, sizeof(tzk));
         format_time(cache_ms, tcache, sizeof(tcache));
         if (d.verdict == ZK_CLOCK_OK) {
+            if (now <= d.floor_ms) {
+                log_info("snowflake",
+                         "the clock %s is %" PRId64 " ms behind the stored time (ZooKeeper %s, "
+                         "local cache %s); serving above it at once, with a lead of at most "
+                         "leafd.snowflake.max.lead.ms = %" PRId64,
+                         tnow, d.floor_ms + 1 - now, tzk, tcache, n->cfg->max_lead_ms);
+            }
             return LEAF_OK;
         }
         if (d.verdict == ZK_CLOCK_REFUSE) {
@@ -137,6 +146,16 @@ size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *bu
     struct zk_node_data d = n->self;
     d.timestamp = timestamp;
     return zk_record_format_node(&d, buf, cap);
+}
+
+/* The generator's logical time: the clock plus the lead (section 16).
+ * Reservations are made from it, so the ceiling stays ahead of what is issued. */
+int64_t snowflake_node_logical_ms(struct snowflake_node *n) {
+    pthread_mutex_lock(&n->lock);
+    int64_t now = clock_wall_ms();
+    int64_t logical = now + snowflake_gen_lead(&n->gen, now);
+    pthread_mutex_unlock(&n->lock);
+    return logical;
 }
 
 /* Raises the generator's ceiling to a reservation now on disk. */
@@ -208,7 +227,7 @@ static void node_cron(uv_timer_t *t) {
         snowflake_lease_cron(n);
         return;
     }
-    int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
+    int64_t reserved = snowflake_node_logical_ms(n) + n->cfg->reserve_ms;
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
@@ -271,7 +290,7 @@ static void node_on_async(uv_async_t *a) {
 
 /* The first reservation, written synchronously before serving. */
 static leaf_status_t node_first_reservation(struct snowflake_node *n) {
-    int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
+    int64_t reserved = snowflake_node_logical_ms(n) + n->cfg->reserve_ms;
     struct zk_cache_data c = {n->worker_id, reserved};
     char err[320];
     if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) != LEAF_OK) {
@@ -370,6 +389,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
         snowflake_layout_default(&layout); /* unreachable: main checked the configuration */
     }
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
+    snowflake_gen_set_max_lead(&n->gen, cfg->max_lead_ms);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
     snowflake_lease_init(n);
     *out = n;
@@ -572,7 +592,8 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     pthread_mutex_lock(&n->lock);
     leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
-        snowflake_lease_want_switch(n, *wait_ms);
+        /* beyond the lead bound: the whole step decides on a switch */
+        snowflake_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
     }
     pthread_mutex_unlock(&n->lock);
     return rc;
