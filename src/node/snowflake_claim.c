@@ -427,9 +427,11 @@ static void lease_tried(struct snowflake_node *n) {
         lease_next(n, 1); /* unreadable, or its floor moved too far ahead meanwhile */
         return;
     }
-    /* from the logical time: a floor ahead of the clock is issued from (section 16) */
-    int64_t from = l->claim.floor_ms > now ? l->claim.floor_ms : now;
-    int64_t reserved = zk_lease_next_reserved(&l->claim, from, n->cfg->reserve_ms);
+    int64_t reserved = zk_lease_next_reserved(&l->claim, now, n->cfg->reserve_ms);
+    if (reserved <= l->claim.floor_ms + n->gen.layout.unit_ms) {
+        /* a floor ahead of the clock is issued from (the lead, section 16): a tick above it */
+        reserved = l->claim.floor_ms + n->gen.layout.unit_ms + 1;
+    }
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
     size_t len = snowflake_claim_data(n, reserved, token, data, sizeof(data));
     zk_lease_write_sent(&l->claim, reserved);

@@ -176,7 +176,6 @@ struct snowflake_node {
 void snowflake_node_write_work(uv_work_t *w);
 void snowflake_node_write_done(uv_work_t *w, int status);
 size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
-int64_t snowflake_node_logical_ms(struct snowflake_node *n);
 
 /* snowflake_forever.c: forever mode's ZooKeeper upkeep (control thread) */
 void snowflake_forever_report(struct snowflake_node *n, int64_t reserved);

@@ -178,7 +178,7 @@ static void lease_extend(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     struct zk_lease_hold *h = &l->hold;
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    int64_t now = snowflake_node_logical_ms(n); /* the clock plus the lead */
+    int64_t now = clock_wall_ms();
     if (!snowflake_node_connected(n) ||
         zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
         return;

@@ -148,14 +148,20 @@ size_t snowflake_node_json(struct snowflake_node *n, int64_t timestamp, char *bu
     return zk_record_format_node(&d, buf, cap);
 }
 
-/* The generator's logical time: the clock plus the lead (section 16).
- * Reservations are made from it, so the ceiling stays ahead of what is issued. */
-int64_t snowflake_node_logical_ms(struct snowflake_node *n) {
+/*
+ * The reservation to persist now: reserve.ms ahead of the clock, and always
+ * at least a tick above the generator's logical time (the clock plus its
+ * lead, section 16), so the ceiling stays above what the lead issues. Not
+ * reserve.ms ahead of the logical time: a restart right after a restart
+ * would then find the reservation beyond the lead bound and wait again.
+ */
+static int64_t node_reservation(struct snowflake_node *n) {
     pthread_mutex_lock(&n->lock);
     int64_t now = clock_wall_ms();
-    int64_t logical = now + snowflake_gen_lead(&n->gen, now);
+    int64_t logical = now + snowflake_gen_lead(&n->gen, now) + n->gen.layout.unit_ms;
     pthread_mutex_unlock(&n->lock);
-    return logical;
+    int64_t reserved = now + n->cfg->reserve_ms;
+    return reserved > logical ? reserved : logical;
 }
 
 /* Raises the generator's ceiling to a reservation now on disk. */
@@ -227,7 +233,7 @@ static void node_cron(uv_timer_t *t) {
         snowflake_lease_cron(n);
         return;
     }
-    int64_t reserved = snowflake_node_logical_ms(n) + n->cfg->reserve_ms;
+    int64_t reserved = node_reservation(n);
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
@@ -290,7 +296,7 @@ static void node_on_async(uv_async_t *a) {
 
 /* The first reservation, written synchronously before serving. */
 static leaf_status_t node_first_reservation(struct snowflake_node *n) {
-    int64_t reserved = snowflake_node_logical_ms(n) + n->cfg->reserve_ms;
+    int64_t reserved = node_reservation(n);
     struct zk_cache_data c = {n->worker_id, reserved};
     char err[320];
     if (zk_cache_store(n->cache_path, &c, err, sizeof(err)) != LEAF_OK) {
