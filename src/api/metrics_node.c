@@ -29,6 +29,12 @@ void f_clock_lead(struct out *o, const struct snap *s) {
     }
 }
 
+void f_clock_lead_max(struct out *o, const struct snap *s) {
+    if (s->sf.started) {
+        metrics_sample_d(o, NULL, (double)s->sf.max_lead_ms / 1000.0);
+    }
+}
+
 void f_seq_exhausted(struct out *o, const struct snap *s) {
     metrics_sample_u(o, "", NULL, s->sf.exhaustions);
 }
