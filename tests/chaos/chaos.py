@@ -20,7 +20,8 @@ seed (printed first; default: $CHAOS_SEED, else random):
     expire     force a node's ZooKeeper session to expire (zk_expire)
     db_kill    kill -9 MariaDB, restart it
     clock_small step a node's wall clock back 10 ms to 4 s (within the
-               bounded lead), then forward again: 0 failed requests allowed
+               bounded lead), then forward again, three times: 0 failed
+               requests allowed
     clock_2s   step a node's wall clock back 2 s, then forward again; one time
                in three the node is killed (-9) while behind and restarted
                with the clock still 2 s back

@@ -71,8 +71,9 @@ def _common_params(rng, kind):
     if kind == "clock_small":
         # 10 ms to 4 s back, log-uniform: within leafd.snowflake.max.lead.ms
         # (5 s), so not one request may fail (contract section 16)
-        return {"step": math.exp(rng.uniform(math.log(0.010), math.log(4.0))),
-                "hold": rng.uniform(0.2, 2.0)}
+        return {"steps": [round(math.exp(rng.uniform(math.log(0.010), math.log(4.0))), 3)
+                          for _ in range(3)],
+                "hold": rng.uniform(0.2, 1.0)}
     return {}
 
 
@@ -486,16 +487,18 @@ class Scheduler(LeaseEpisodes, threading.Thread):
                     time.time() + GRACE_DB)
 
     def ep_clock_small(self, f):
-        """A step back within the bounded lead: served throughout. No window is
+        """Steps back within the bounded lead: served throughout. No window is
         opened, so any failed request on the node meanwhile fails the run; the
         span is kept for the summary's count."""
         n = self.c.nodes[f.target]
-        t = time.time()
-        n.set_offset(-f.params["step"])
-        time.sleep(f.params["hold"])
-        n.set_offset(0)
-        with self.lock:
-            self.small_steps.append((n.idx, f.params["step"], t, time.time() + GRACE_CLOCK))
+        for step in f.params["steps"]:  # three steps, each put right after hold
+            t = time.time()
+            n.set_offset(-step)
+            time.sleep(f.params["hold"])
+            n.set_offset(0)
+            with self.lock:
+                self.small_steps.append((n.idx, step, t, time.time() + GRACE_CLOCK))
+            time.sleep(0.2)
 
     def ep_clock_2s(self, f):
         n = self.c.nodes[f.target]
