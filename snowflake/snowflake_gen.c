@@ -31,6 +31,7 @@ void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_l
         .floor_ms = -1,
         .ceiling_ms = INT64_MAX,
         .borrow_ms = SNOWFLAKE_DEFAULT_BORROW_MS,
+        .lead_wall_ms = -1,
         .rng = seed ? seed : 0x9E3779B97F4A7C15ULL,
     };
 }
@@ -61,6 +62,7 @@ void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms
     g->last_ms = -1;
     g->sequence = 0;
     g->max_seen_ms = -1;
+    g->lead_wall_ms = -1;
 }
 
 static int random_start(struct snowflake_gen *g) {
@@ -182,17 +184,40 @@ static int64_t lead_excess(const struct snowflake_gen *g, int64_t now_ms, int64_
 }
 
 /*
- * The last tick issuing may reach at clock now_ms; *capped when the ceiling
- * set it. In the lead (the clock behind what was issued or the floor, or the
- * last tick beyond the borrow window it left) that is the tick holding
- * now_ms + max_lead_ms; otherwise the borrow window of exhaustion.
+ * In the lead, the logical time advances at the rate of the clock from where
+ * the lead began (the wall clock still measures elapsed time after a step),
+ * so exhaustion borrows borrow_ms ahead of that and no further: the lead is
+ * no extra throughput, and it does not run up to the ceiling under load.
+ * Under a load below the layout's limit the last tick lags this clock and
+ * the wall clock catches up. Returns that clock's ms; tracks the start.
  */
-static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_ms, int in_lead,
+static int64_t lead_clock(struct snowflake_gen *g, int64_t now_ms, int in_lead) {
+    if (!in_lead) {
+        g->lead_wall_ms = -1;
+        return now_ms;
+    }
+    if (g->lead_wall_ms < 0 || now_ms < g->lead_wall_ms) { /* a lead begins, or a new step */
+        g->lead_wall_ms = now_ms;
+        g->lead_from_ms = now_ms + snowflake_gen_lead(g, now_ms);
+    }
+    return g->lead_from_ms + (now_ms - g->lead_wall_ms);
+}
+
+/*
+ * The last tick issuing may reach at clock now_ms; *capped when the ceiling
+ * set it. Exhaustion borrows borrow_ms ahead of the clock, or in the lead
+ * ahead of the lead's clock (lead_clock), never past the tick holding
+ * now_ms + max_lead_ms.
+ */
+static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_ms, int64_t lead_ms,
                             int *capped) {
     int64_t wall_tick = tick_of(g, now_ms);
     int64_t limit = wall_tick + borrow_ticks(g);
-    if (in_lead && tick_of(g, now_ms + g->max_lead_ms) > limit) {
-        limit = tick_of(g, now_ms + g->max_lead_ms);
+    if (lead_ms > now_ms) {
+        int64_t led = tick_of(g, lead_ms) + borrow_ticks(g);
+        int64_t bound = tick_of(g, now_ms + g->max_lead_ms);
+        led = led < bound ? led : bound;
+        limit = led > limit ? led : limit;
     }
     int64_t horizon = snowflake_layout_max(&g->layout, SNOWFLAKE_TIME);
     /* the last tick starting below the ceiling */
@@ -247,7 +272,7 @@ leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_
     }
     int in_lead = behind > 0 || last_tick(g) > tick_of(g, now_ms) + borrow_ticks(g);
     int capped;
-    int64_t limit = borrow_limit(g, now_ms, in_lead, &capped);
+    int64_t limit = borrow_limit(g, now_ms, lead_clock(g, now_ms, in_lead), &capped);
     int64_t cap = capacity(g, now_tick, limit);
     if (cap < n) {
         if (capped) {

@@ -29,8 +29,10 @@
  *   behind what was issued (a step back) or behind the floor (a restart
  *   above the stored reservation), IDs keep coming from that logical time,
  *   as long as it is at most max_lead_ms ahead of the clock. The sequence
- *   goes on in the last tick and then borrows later ticks, up to the tick
- *   holding clock + max_lead_ms (and always below the ceiling). So the time
+ *   goes on in the last tick and then borrows later ticks, borrow_ms
+ *   ahead of a clock that runs from the logical time where the lead began
+ *   at the rate of the wall clock, and never past the tick holding
+ *   clock + max_lead_ms (and always below the ceiling). So the time
  *   field of an ID may run up to max_lead_ms into the future, and IDs stay
  *   strictly increasing. Outside a step back, sequence exhaustion borrows
  *   only borrow_ms ahead, as before: the lead is for clock steps and
@@ -58,17 +60,19 @@
 
 struct snowflake_gen {
     struct snowflake_layout layout;
-    int64_t epoch;       /* ms since 1970 */
-    int worker_id;       /* 0..2^worker bits - 1, or -1 while no worker ID is held */
-    int64_t last_ms;     /* decoded timestamp (start of the tick) of the last ID, -1 before */
-    int sequence;        /* sequence of the last issued ID */
-    int start_span;      /* a new tick starts its sequence at 0..start_span-1 */
-    int64_t max_seen_ms; /* highest clock reading seen */
-    int64_t floor_ms;    /* never issue at or below this (persisted history) */
-    int64_t ceiling_ms;  /* never issue at or above this (persisted reservation) */
-    int64_t borrow_ms;   /* how far ahead of the clock sequence exhaustion may go */
-    int64_t max_lead_ms; /* how far the logical time may run ahead of the clock (0: wait) */
-    uint64_t rng;        /* xorshift64 state for the random sequence start */
+    int64_t epoch;        /* ms since 1970 */
+    int worker_id;        /* 0..2^worker bits - 1, or -1 while no worker ID is held */
+    int64_t last_ms;      /* decoded timestamp (start of the tick) of the last ID, -1 before */
+    int sequence;         /* sequence of the last issued ID */
+    int start_span;       /* a new tick starts its sequence at 0..start_span-1 */
+    int64_t max_seen_ms;  /* highest clock reading seen */
+    int64_t floor_ms;     /* never issue at or below this (persisted history) */
+    int64_t ceiling_ms;   /* never issue at or above this (persisted reservation) */
+    int64_t borrow_ms;    /* how far ahead of the clock sequence exhaustion may go */
+    int64_t max_lead_ms;  /* how far the logical time may run ahead of the clock (0: wait) */
+    int64_t lead_wall_ms; /* clock reading when the current lead began, -1 none */
+    int64_t lead_from_ms; /* the logical time then; it advances with the clock */
+    uint64_t rng;         /* xorshift64 state for the random sequence start */
 
     /* counters, read by metrics */
     uint64_t issued;

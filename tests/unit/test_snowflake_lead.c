@@ -143,10 +143,10 @@ static void test_restart_above_reservation(void) {
 }
 
 /*
- * Clock stepped back by 4.9 s: large batches borrow tick after tick up to
- * the bound, never past it nor past the ceiling; a batch that does not fit
- * is refused whole with a short wait (not a clock error), and IDs stay
- * strictly increasing throughout.
+ * Clock stepped back by 4,995 ms: large batches borrow tick after tick up to
+ * the bound (5 ms ahead of the last ID here), never past it nor past the
+ * ceiling; a batch that does not fit is refused whole with a short wait (not
+ * a clock error), and IDs stay strictly increasing throughout.
  */
 static void test_batches_cross_bound(void) {
     static int64_t ids[SNOWFLAKE_MAX_BATCH];
@@ -154,9 +154,8 @@ static void test_batches_cross_bound(void) {
         const struct shape *s = &shapes[i];
         struct snowflake_gen g;
         gen_shape(&g, s, LEAD);
-        snowflake_gen_set_ceiling(&g, INT64_MAX);
-        int64_t prev, wait, now = T0 - 4900;
-        int max = snowflake_gen_max_batch(&g) / 2; /* fits even in one coarse tick */
+        int64_t prev, wait, now = T0 - 4995;
+        int max = snowflake_gen_max_batch(&g) / 4; /* fits in what one tick has left */
         CHECK_EQ_INT(snowflake_gen_next(&g, T0, &prev, 1, &wait), LEAF_OK);
         uint64_t before = g.issued;
         leaf_status_t rc = LEAF_OK;
@@ -174,11 +173,39 @@ static void test_batches_cross_bound(void) {
         CHECK_EQ_INT(rc, LEAF_EAGAIN);
         CHECK(wait >= 1 && wait <= 2 * s->unit_ms + SNOWFLAKE_DEFAULT_BORROW_MS);
         CHECK(g.issued > before); /* the lead gave room for at least one batch */
-        CHECK(time_of(&g, prev) > now + LEAD - 2 * s->unit_ms - 1);
-        /* the clock moves on: served again at the bound */
-        CHECK_EQ_INT(snowflake_gen_next(&g, now + wait + s->unit_ms, ids, 1, &wait), LEAF_OK);
-        CHECK(ids[0] > prev);
+        /* the clock moves on: served again, still within the bound */
+        for (int64_t t = now + wait; t < now + wait + 3 * s->unit_ms; t++) {
+            rc = snowflake_gen_next(&g, t, ids, 1, &wait);
+            CHECK(rc == LEAF_OK || rc == LEAF_EAGAIN);
+            if (rc == LEAF_OK) {
+                CHECK(ids[0] > prev);
+                CHECK(time_of(&g, ids[0]) <= t + LEAD);
+                prev = ids[0];
+            }
+        }
     }
+}
+
+/*
+ * 3 s back under a load just below the layout's limit for 3 s of the clock:
+ * every batch is served (the lead's clock advances with the wall clock), the
+ * lead shrinks, and no ID passes the bound.
+ */
+static void test_lead_at_full_rate(void) {
+    static int64_t ids[SNOWFLAKE_MAX_BATCH];
+    struct snowflake_gen g;
+    gen_shape(&g, &shapes[0], LEAD);
+    int64_t prev, wait;
+    int per_ms = 3900; /* a fresh tick surely holds 4096 - 99 */
+    CHECK_EQ_INT(snowflake_gen_next(&g, T0, &prev, 1, &wait), LEAF_OK);
+    for (int64_t now = T0 - 3000; now < T0; now++) {
+        CHECK_EQ_INT(snowflake_gen_next(&g, now, ids, per_ms, &wait), LEAF_OK);
+        CHECK(ids[0] > prev);
+        CHECK(time_of(&g, ids[per_ms - 1]) <= now + 3000 + SNOWFLAKE_DEFAULT_BORROW_MS);
+        prev = ids[per_ms - 1];
+    }
+    /* below the limit the last tick lags the lead's clock: the lead shrinks */
+    CHECK(snowflake_gen_lead(&g, T0 - 1) < 3000);
 }
 
 /* Within the lead, the ceiling (what ZooKeeper or the cache acknowledged) still binds. */
@@ -239,6 +266,7 @@ int main(void) {
     TEST(test_zero_lead_waits);
     TEST(test_restart_above_reservation);
     TEST(test_batches_cross_bound);
+    TEST(test_lead_at_full_rate);
     TEST(test_lead_stops_at_ceiling);
     TEST(test_no_runaway_without_step);
     TEST(test_lead_value);
