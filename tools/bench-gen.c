@@ -46,8 +46,8 @@ int main(int argc, char **argv) {
         for (int k = 0; k < 2; k++) {
             int64_t lead = (round + k) % 2 ? 0 : 5000;
             double r = run(lead, seconds);
-            printf("count=1000, %d s, max.lead.ms %-4lld: %.0f IDs/s (%.1f%% of 4.096M)\n",
-                   seconds, (long long)lead, r, 100.0 * r / limit);
+            printf("count=1000, %d s, max.lead.ms %-4lld: %.0f IDs/s (%.1f%% of 4.096M)\n", seconds,
+                   (long long)lead, r, 100.0 * r / limit);
         }
     }
     return 0;
