@@ -31,6 +31,7 @@ void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_l
         .floor_ms = -1,
         .ceiling_ms = INT64_MAX,
         .borrow_ms = SNOWFLAKE_DEFAULT_BORROW_MS,
+        .lead_wall_ms = -1,
         .rng = seed ? seed : 0x9E3779B97F4A7C15ULL,
     };
 }
@@ -49,6 +50,10 @@ void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms) {
     g->ceiling_ms = ceiling_ms;
 }
 
+void snowflake_gen_set_max_lead(struct snowflake_gen *g, int64_t max_lead_ms) {
+    g->max_lead_ms = max_lead_ms > 0 ? max_lead_ms : 0;
+}
+
 void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms,
                         int64_t ceiling_ms) {
     g->worker_id = worker_id;
@@ -57,6 +62,7 @@ void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms
     g->last_ms = -1;
     g->sequence = 0;
     g->max_seen_ms = -1;
+    g->lead_wall_ms = -1;
 }
 
 static int random_start(struct snowflake_gen *g) {
@@ -145,10 +151,74 @@ static void issue(struct snowflake_gen *g, int64_t now_tick, int64_t *out, int n
     g->issued += (uint64_t)n;
 }
 
-/* The last tick issuing may reach at clock tick now_tick; *capped when the ceiling set it. */
-static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_tick, int *capped) {
+/* Ticks exhaustion may borrow ahead of the clock: max(1 tick, borrow_ms). */
+static int64_t borrow_ticks(const struct snowflake_gen *g) {
     int64_t ahead = g->borrow_ms / g->layout.unit_ms;
-    int64_t limit = now_tick + (ahead < 1 ? 1 : ahead);
+    return ahead < 1 ? 1 : ahead;
+}
+
+int64_t snowflake_gen_lead(const struct snowflake_gen *g, int64_t now_ms) {
+    int64_t lead = snowflake_gen_behind(g, now_ms);
+    if (g->last_ms >= 0 && g->last_ms - now_ms > lead) {
+        lead = g->last_ms - now_ms;
+    }
+    return lead;
+}
+
+/*
+ * How far (ms) the clock is beyond the lead bound: behind the highest
+ * reading or the floor by more than max_lead_ms, or behind the last tick
+ * issued by more than the bound or the borrow window (whichever is wider;
+ * the last tick can be that far ahead only after a lead).
+ */
+static int64_t lead_excess(const struct snowflake_gen *g, int64_t now_ms, int64_t behind) {
+    int64_t over = behind - g->max_lead_ms;
+    int64_t window = borrow_ticks(g) * g->layout.unit_ms;
+    if (g->max_lead_ms > window) {
+        window = g->max_lead_ms;
+    }
+    if (g->last_ms >= 0 && g->last_ms - now_ms - window > over) {
+        over = g->last_ms - now_ms - window;
+    }
+    return over;
+}
+
+/*
+ * In the lead, the logical time advances at the rate of the clock from where
+ * the lead began (the wall clock still measures elapsed time after a step),
+ * so exhaustion borrows borrow_ms ahead of that and no further: the lead is
+ * no extra throughput, and it does not run up to the ceiling under load.
+ * Under a load below the layout's limit the last tick lags this clock and
+ * the wall clock catches up. Returns that clock's ms; tracks the start.
+ */
+static int64_t lead_clock(struct snowflake_gen *g, int64_t now_ms, int in_lead) {
+    if (!in_lead) {
+        g->lead_wall_ms = -1;
+        return now_ms;
+    }
+    if (g->lead_wall_ms < 0 || now_ms < g->lead_wall_ms) { /* a lead begins, or a new step */
+        g->lead_wall_ms = now_ms;
+        g->lead_from_ms = now_ms + snowflake_gen_lead(g, now_ms);
+    }
+    return g->lead_from_ms + (now_ms - g->lead_wall_ms);
+}
+
+/*
+ * The last tick issuing may reach at clock now_ms; *capped when the ceiling
+ * set it. Exhaustion borrows borrow_ms ahead of the clock, or in the lead
+ * ahead of the lead's clock (lead_clock), never past the tick holding
+ * now_ms + max_lead_ms.
+ */
+static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_ms, int64_t lead_ms,
+                            int *capped) {
+    int64_t wall_tick = tick_of(g, now_ms);
+    int64_t limit = wall_tick + borrow_ticks(g);
+    if (lead_ms > now_ms) {
+        int64_t led = tick_of(g, lead_ms) + borrow_ticks(g);
+        int64_t bound = tick_of(g, now_ms + g->max_lead_ms);
+        led = led < bound ? led : bound;
+        limit = led > limit ? led : limit;
+    }
     int64_t horizon = snowflake_layout_max(&g->layout, SNOWFLAKE_TIME);
     /* the last tick starting below the ceiling */
     int64_t below = g->ceiling_ms <= g->epoch ? -1 : tick_of(g, g->ceiling_ms - 1);
@@ -164,8 +234,7 @@ static int64_t borrow_limit(const struct snowflake_gen *g, int64_t now_tick, int
 }
 
 int snowflake_gen_max_batch(const struct snowflake_gen *g) {
-    int64_t ahead = g->borrow_ms / g->layout.unit_ms;
-    int64_t most = ((ahead < 1 ? 1 : ahead) + 1) * per_tick_min(g);
+    int64_t most = (borrow_ticks(g) + 1) * per_tick_min(g);
     return most > SNOWFLAKE_MAX_BATCH ? SNOWFLAKE_MAX_BATCH : (int)most;
 }
 
@@ -183,29 +252,44 @@ leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_
         return LEAF_ERANGE;
     }
     int64_t behind = snowflake_gen_behind(g, now_ms);
-    if (behind > 0) {
-        *wait_ms = behind;
-        if (behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS) {
+    int64_t over = lead_excess(g, now_ms, behind);
+    if (over > 0) {
+        *wait_ms = over;
+        if (*wait_ms <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS) {
             g->backwards_waits++;
             return LEAF_EAGAIN;
         }
         g->backwards_errors++;
         return LEAF_ECLOCK;
     }
-    g->max_seen_ms = now_ms;
-
-    int capped;
+    if (now_ms > g->max_seen_ms) {
+        g->max_seen_ms = now_ms;
+    }
+    /* The logical now: the clock, or the first tick above the floor. */
     int64_t now_tick = tick_of(g, now_ms);
-    int64_t limit = borrow_limit(g, now_tick, &capped);
+    if (g->floor_ms >= g->epoch && now_tick <= tick_of(g, g->floor_ms)) {
+        now_tick = tick_of(g, g->floor_ms) + 1;
+    }
+    int in_lead = behind > 0 || last_tick(g) > tick_of(g, now_ms) + borrow_ticks(g);
+    int capped;
+    int64_t limit = borrow_limit(g, now_ms, lead_clock(g, now_ms, in_lead), &capped);
     int64_t cap = capacity(g, now_tick, limit);
     if (cap < n) {
         if (capped) {
             return LEAF_EUNAVAIL;
         }
-        /* until enough later ticks have started */
+        /* until the limit has moved up past the ticks still needed (it moves
+         * with the clock, a tick per tick) */
         int64_t per = per_tick_min(g), ticks = (n - cap + per - 1) / per;
-        *wait_ms = tick_start(g, now_tick + ticks) - now_ms;
+        int64_t first_fresh = last_tick(g) >= now_tick ? last_tick(g) + 1 : now_tick;
+        if (first_fresh - 1 > limit) {
+            ticks += first_fresh - 1 - limit;
+        }
+        *wait_ms = tick_start(g, tick_of(g, now_ms) + ticks) - now_ms;
         return LEAF_EAGAIN;
+    }
+    if (behind > 0) {
+        g->lead_issues++;
     }
     issue(g, now_tick, out, n);
     return LEAF_OK;

@@ -24,11 +24,26 @@
  *   carry a time up to one unit ahead of the clock). Batches are
  *   all-or-nothing: a batch that does not fit is refused with LEAF_EAGAIN
  *   and the time to wait, and nothing is issued.
- * - Clock behind the highest reading seen (or behind floor_ms) by at most
- *   SNOWFLAKE_MAX_BACKWARDS_WAIT_MS: LEAF_EAGAIN, wait that long. More:
- *   LEAF_ECLOCK until the clock has caught up. Never a busy wait. These are
- *   milliseconds whatever the unit; with a coarse unit the floor's tick
- *   makes the wait up to one unit longer.
+ * - The bounded lead (contract section 16). The generator's time is
+ *   max(clock, last tick issued, the tick after floor_ms): when the clock is
+ *   behind what was issued (a step back) or behind the floor (a restart
+ *   above the stored reservation), IDs keep coming from that logical time,
+ *   as long as it is at most max_lead_ms ahead of the clock. The sequence
+ *   goes on in the last tick and then borrows later ticks, borrow_ms
+ *   ahead of a clock that runs from the logical time where the lead began
+ *   at the rate of the wall clock, and never past the tick holding
+ *   clock + max_lead_ms (and always below the ceiling). So the time
+ *   field of an ID may run up to max_lead_ms into the future, and IDs stay
+ *   strictly increasing. Outside a step back, sequence exhaustion borrows
+ *   only borrow_ms ahead, as before: the lead is for clock steps and
+ *   restarts, not extra throughput.
+ * - Clock behind by more than max_lead_ms: the excess (behind - max_lead_ms)
+ *   of at most SNOWFLAKE_MAX_BACKWARDS_WAIT_MS gives LEAF_EAGAIN, wait that
+ *   long; more gives LEAF_ECLOCK until the clock is back within the bound.
+ *   Never a busy wait. These are milliseconds whatever the unit; with a
+ *   coarse unit the floor's tick makes the wait up to one unit longer.
+ *   max_lead_ms 0 (the default of a fresh generator) is the waiting
+ *   behaviour of contract section 4.
  *
  * Ownership: one struct per process, shared by the event loops; the caller
  * serialises calls (src/node/snowflake_node.c holds a mutex around each call).
@@ -45,22 +60,26 @@
 
 struct snowflake_gen {
     struct snowflake_layout layout;
-    int64_t epoch;       /* ms since 1970 */
-    int worker_id;       /* 0..2^worker bits - 1, or -1 while no worker ID is held */
-    int64_t last_ms;     /* decoded timestamp (start of the tick) of the last ID, -1 before */
-    int sequence;        /* sequence of the last issued ID */
-    int start_span;      /* a new tick starts its sequence at 0..start_span-1 */
-    int64_t max_seen_ms; /* highest clock reading seen */
-    int64_t floor_ms;    /* never issue at or below this (persisted history) */
-    int64_t ceiling_ms;  /* never issue at or above this (persisted reservation) */
-    int64_t borrow_ms;   /* how far ahead of the clock sequence exhaustion may go */
-    uint64_t rng;        /* xorshift64 state for the random sequence start */
+    int64_t epoch;        /* ms since 1970 */
+    int worker_id;        /* 0..2^worker bits - 1, or -1 while no worker ID is held */
+    int64_t last_ms;      /* decoded timestamp (start of the tick) of the last ID, -1 before */
+    int sequence;         /* sequence of the last issued ID */
+    int start_span;       /* a new tick starts its sequence at 0..start_span-1 */
+    int64_t max_seen_ms;  /* highest clock reading seen */
+    int64_t floor_ms;     /* never issue at or below this (persisted history) */
+    int64_t ceiling_ms;   /* never issue at or above this (persisted reservation) */
+    int64_t borrow_ms;    /* how far ahead of the clock sequence exhaustion may go */
+    int64_t max_lead_ms;  /* how far the logical time may run ahead of the clock (0: wait) */
+    int64_t lead_wall_ms; /* clock reading when the current lead began, -1 none */
+    int64_t lead_from_ms; /* the logical time then; it advances with the clock */
+    uint64_t rng;         /* xorshift64 state for the random sequence start */
 
     /* counters, read by metrics */
     uint64_t issued;
     uint64_t backwards_waits;  /* small step back: answered after a wait */
     uint64_t backwards_errors; /* large step back: refused */
     uint64_t exhaustions;      /* a tick's sequence ran out */
+    uint64_t lead_issues;      /* calls answered from the lead while the clock was behind */
 };
 
 /* A generator of the default layout with no worker yet (worker_id -1), no floor and no ceiling. */
@@ -110,11 +129,22 @@ void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms);
 void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms,
                         int64_t ceiling_ms);
 
+/* Sets the bound of the lead (ms, >= 0; 0: wait for the clock as section 4). */
+void snowflake_gen_set_max_lead(struct snowflake_gen *g, int64_t max_lead_ms);
+
 /*
  * How far (ms) the clock now_ms is behind the highest reading seen or the
- * floor; 0 when IDs can be issued at this clock. /ready uses it.
+ * floor; 0 when IDs can be issued at this clock without a lead.
  */
 int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
+
+/*
+ * The lead: how far (ms) the generator's logical time (the last tick issued,
+ * the first tick above the floor, the highest clock reading) is ahead of
+ * now_ms; 0 when it is not. /ready and /metrics show it, and the node
+ * persists its reservations from now_ms + lead.
+ */
+int64_t snowflake_gen_lead(const struct snowflake_gen *g, int64_t now_ms);
 
 /*
  * Issues n (1..snowflake_gen_max_batch()) ascending IDs into out at clock
@@ -122,8 +152,11 @@ int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
  *   LEAF_EINVAL    n out of range: above the max batch no wait would help;
  *   LEAF_OK        all n written;
  *   LEAF_EAGAIN    nothing written; retry after *wait_ms (clock a little
- *                  behind, or the batch does not fit in borrow_ms);
- *   LEAF_ECLOCK    nothing written; clock behind by *wait_ms > 5 ms;
+ *                  beyond the lead bound, or the batch does not fit in
+ *                  borrow_ms or under the lead bound);
+ *   LEAF_ECLOCK    nothing written; the clock is behind by more than
+ *                  max_lead_ms + 5 ms; *wait_ms until it is back within
+ *                  the bound;
  *   LEAF_EUNAVAIL  nothing written; no worker ID held (or one too wide for
  *                  the layout), or the reservation (ceiling) is used up;
  *   LEAF_ERANGE    nothing written; the clock is before the epoch or past

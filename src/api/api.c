@@ -79,9 +79,11 @@ static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
     snowflake_node_view(ctx->snowflake, &v);
     sbuf_printf(b,
                 "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
-                "\"clock_behind_ms\":%" PRId64 ",\"worker_id\":%d,"
+                "\"clock_behind_ms\":%" PRId64 ",\"clock_lead_ms\":%" PRId64
+                ",\"max_lead_ms\":%" PRId64 ",\"worker_id\":%d,"
                 "\"mode\":\"%s\",\"coordinated\":%s%s",
-                v.ready ? "true" : "false", v.reason, v.clock_behind_ms, v.worker_id,
+                v.ready ? "true" : "false", v.reason, v.clock_behind_ms, v.clock_lead_ms,
+                v.max_lead_ms, v.worker_id,
                 v.is_static ? "static"
                 : v.lease   ? "lease"
                             : "zookeeper",

@@ -96,7 +96,8 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
     sbuf_printf(p,
                 "<h3>Live nodes (%d)</h3>\n<table><tr><th>node</th><th class=\"n\">worker ID"
                 "</th><th class=\"n\">clock offset</th><th class=\"n\">round trip</th><th "
-                "class=\"n\">last report</th><th>modes</th><th>version</th><th>ready</th>"
+                "class=\"n\">ID lead</th><th class=\"n\">last "
+                "report</th><th>modes</th><th>version</th><th>ready</th>"
                 "<th>registered under</th></tr>\n",
                 s->npeers);
     for (int i = 0; i < s->npeers; i++) {
@@ -104,7 +105,7 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
         sbuf_printf(p, "<tr><td><a href=\"http://%s/cluster\">%s</a>%s</td>", n->id, n->id,
                     strcmp(n->id, self) == 0 ? " <b>(this node)</b>" : "");
         if (!n->reachable) {
-            sbuf_puts(p, "<td colspan=\"7\" class=\"bad\">no answer: ");
+            sbuf_puts(p, "<td colspan=\"8\" class=\"bad\">no answer: ");
             sbuf_html(p, n->error, strlen(n->error));
             sbuf_puts(p, "</td>");
         } else {
@@ -118,6 +119,13 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
             sbuf_printf(p,
                         "<td class=\"n%s\">%+" PRId64 " ms</td><td class=\"n\">%" PRId64 " ms</td>",
                         abs64(n->offset_ms) > limit ? " bad" : "", n->offset_ms, n->rtt_ms);
+            /* the bounded lead (README): IDs' time ahead of the node's own clock */
+            if (n->lead_ms >= 0) {
+                sbuf_printf(p, "<td class=\"n%s\">%" PRId64 " ms</td>",
+                            n->lead_ms > 1000 ? " bad" : "", n->lead_ms);
+            } else {
+                sbuf_puts(p, "<td class=\"n dim\">&ndash;</td>");
+            }
             if (n->report_age_ms >= 0) {
                 sbuf_printf(p, "<td class=\"n%s\">%.1f s ago</td>",
                             n->report_age_ms > CLUSTER_REPORT_STALE_MS ? " bad" : "",

@@ -34,6 +34,19 @@ void f_http_connections(struct metrics_out *o, const struct metrics_snap *s) {
 void f_clock_backwards(struct metrics_out *o, const struct metrics_snap *s) {
     metrics_sample_u(o, "", "outcome=\"waited\"", s->sf.backwards_waits);
     metrics_sample_u(o, "", "outcome=\"refused\"", s->sf.backwards_errors);
+    metrics_sample_u(o, "", "outcome=\"lead\"", s->sf.lead_issues);
+}
+
+void f_clock_lead(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->sf.started) {
+        metrics_sample_d(o, NULL, (double)s->sf.clock_lead_ms / 1000.0);
+    }
+}
+
+void f_clock_lead_max(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->sf.started) {
+        metrics_sample_d(o, NULL, (double)s->sf.max_lead_ms / 1000.0);
+    }
 }
 
 void f_seq_exhausted(struct metrics_out *o, const struct metrics_snap *s) {

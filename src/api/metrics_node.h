@@ -17,6 +17,8 @@ void f_clock_backwards(struct metrics_out *o, const struct metrics_snap *s);
 void f_seq_exhausted(struct metrics_out *o, const struct metrics_snap *s);
 void f_worker_id(struct metrics_out *o, const struct metrics_snap *s);
 void f_years_left(struct metrics_out *o, const struct metrics_snap *s);
+void f_clock_lead(struct metrics_out *o, const struct metrics_snap *s);
+void f_clock_lead_max(struct metrics_out *o, const struct metrics_snap *s);
 void f_http_connections(struct metrics_out *o, const struct metrics_snap *s);
 void f_zk_connected(struct metrics_out *o, const struct metrics_snap *s);
 void f_zk_reconnects(struct metrics_out *o, const struct metrics_snap *s);

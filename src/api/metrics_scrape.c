@@ -16,7 +16,11 @@
       "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
     X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
     X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
-      "Clock steps back seen, by outcome.")                                                        \
+      "Clock steps back seen, by outcome (lead: answered from the bounded lead).")                 \
+    X(f_clock_lead, "leafd_snowflake_clock_lead_seconds", "gauge",                                 \
+      "How far IDs' time runs ahead of the clock (bounded by leafd.snowflake.max.lead.ms).")       \
+    X(f_clock_lead_max, "leafd_snowflake_clock_lead_max_seconds", "gauge",                         \
+      "The bound of the lead: leafd.snowflake.max.lead.ms (0 = wait for the clock).")              \
     X(f_seq_exhausted, "leafd_snowflake_sequence_exhausted_total", "counter",                      \
       "Milliseconds whose sequence ran out.")                                                      \
     X(f_worker_id, "leafd_snowflake_worker_id", "gauge", "The worker ID held (-1 = none).")        \

@@ -602,6 +602,16 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     c->db_port = j.port;
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
     c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
+    if (c->max_lead_ms > c->reserve_ms) {
+        /* The lead lives inside the reservation (contract section 16). */
+        if (c->sources[CONFIG_I_max_lead_ms].file[0] != '\0') {
+            return config_key_error(c, CONFIG_I_max_lead_ms,
+                                    "must not be above leafd.snowflake.reserve.ms: IDs never run "
+                                    "ahead of the persisted reservation",
+                                    err, errlen);
+        }
+        c->max_lead_ms = c->reserve_ms; /* the default follows a smaller reserve.ms */
+    }
     /* Last, so that the derived fields are filled either way. */
     if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
         /* A node with nothing to serve would pass /ready and issue nothing. */

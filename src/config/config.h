@@ -84,6 +84,9 @@ enum config_type {
       "register as Meituan Leaf does, under /snowflake/{leaf.name}/forever (shared with Leaf)")    \
     X("leafd.snowflake.switch.after.ms", CONFIG_INT, switch_after_ms, "1000", 5, 86400000,         \
       "lease mode: a clock stepped back by more than this moves the node to another slot")         \
+    X("leafd.snowflake.max.lead.ms", CONFIG_INT, max_lead_ms, "5000", 0, 600000,                   \
+      "how far IDs' time may run ahead of a clock stepped back or behind the reservation at "      \
+      "start, never above reserve.ms (unset: 5000 or reserve.ms if lower); 0 = wait instead")      \
     X("leafd.zk.session.timeout.ms", CONFIG_INT, zk_session_timeout_ms, "10000", 2000, 120000,     \
       "ZooKeeper session timeout")                                                                 \
     X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                       \
@@ -143,6 +146,7 @@ struct leaf_config {
     char worker_mode[16];
     int leaf_compat;
     int64_t switch_after_ms;
+    int64_t max_lead_ms;
     int64_t zk_session_timeout_ms;
     int64_t segment_wait_ms;
     int64_t db_timeout_ms;

@@ -54,6 +54,7 @@ static struct cluster_peer *survey_peer(struct cluster_snapshot *w, const char *
     snprintf(p->id, sizeof(p->id), "%s", id);
     p->worker_id = -1;
     p->report_age_ms = -1;
+    p->lead_ms = -1;
     return p;
 }
 
@@ -127,6 +128,10 @@ static void survey_ready(struct cluster_peer *p, const char *body) {
     const cJSON *w = json_at(r, "snowflake", "worker_id");
     if (cJSON_IsNumber(w)) {
         p->worker_id = w->valueint;
+    }
+    const cJSON *lead = json_at(r, "snowflake", "clock_lead_ms");
+    if (cJSON_IsNumber(lead)) {
+        p->lead_ms = (int64_t)lead->valuedouble;
     }
     const cJSON *zk = json_at(r, "snowflake", "zookeeper");
     const cJSON *age = cJSON_GetObjectItemCaseSensitive(zk, "last_report_age_ms");

@@ -433,6 +433,10 @@ static void lease_tried(struct snowflake_node *n) {
         return;
     }
     int64_t reserved = zk_lease_next_reserved(&l->claim, now, n->cfg->reserve_ms);
+    if (reserved <= l->claim.floor_ms + n->gen.layout.unit_ms) {
+        /* a floor ahead of the clock is issued from (the lead, section 16): a tick above it */
+        reserved = l->claim.floor_ms + n->gen.layout.unit_ms + 1;
+    }
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
     size_t len = snowflake_claim_data(n, reserved, token, data, sizeof(data));
     zk_lease_write_sent(&l->claim, reserved);

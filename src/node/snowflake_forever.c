@@ -113,10 +113,12 @@ void snowflake_forever_watched(struct snowflake_node *n) {
 
 /* The identity's EPHEMERAL node is another session's: whose? */
 static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner) {
-    if (owner != 0 && owner == n->recorded_session) {
+    if (owner != 0 && (owner == n->recorded_session || owner == n->owner.session_id)) {
+        /* This process's own earlier session (expired, or replaced after a
+         * ZooKeeper restart), or its previous incarnation's (killed). */
         log_info("snowflake",
                  "%s still belongs to this node's previous session 0x%" PRIx64
-                 " (killed); re-creating it once that session expires",
+                 "; re-creating it once that session expires",
                  n->layout.ephemeral, (uint64_t)owner);
         return;
     }

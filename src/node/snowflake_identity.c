@@ -78,6 +78,9 @@ leaf_status_t snowflake_identity_cache(struct snowflake_node *n, struct zk_cache
     }
     if (n->cache_use == ZK_CACHE_OWN) {
         n->recorded_session = o.session_id;
+        /* Kept in every write until this node holds the identity with a session
+         * of its own: a start that never reaches ZooKeeper must not forget it. */
+        n->owner.session_id = o.session_id;
         snprintf(n->local_marker.id, sizeof(n->local_marker.id), "%s", o.marker);
         n->local_marker.generation = o.generation;
         struct zk_shape old = {{0}, o.epoch, o.unit_ms}, mine;

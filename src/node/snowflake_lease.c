@@ -258,8 +258,8 @@ leaf_status_t snowflake_lease_start(struct snowflake_node *n, const struct zk_ca
                   n->layout.lease, LEASE_START_WAIT_MS / 1000, l->nslots);
         return LEAF_EUNAVAIL;
     }
-    /* Serve only once the clock is above the slot's floor (within startup.max.wait.ms). */
-    int64_t gap = l->hold.floor_ms + 1 - clock_wall_ms();
+    /* Serve once the clock is within max.lead.ms of the slot's floor (section 16). */
+    int64_t gap = l->hold.floor_ms + 1 - clock_wall_ms() - n->cfg->max_lead_ms;
     if (gap > 0) {
         log_warn("snowflake",
                  "waiting %" PRId64 " ms for the clock to pass lease slot %" PRId64 "'s floor", gap,

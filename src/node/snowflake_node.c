@@ -60,14 +60,23 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
                                       int64_t *floor_ms) {
     for (;;) {
         int64_t now = clock_wall_ms();
-        struct zk_clock_decision d =
-            zk_clock_startup(now, zk_ms, cache_ms, n->cfg->startup_max_wait_ms);
+        /* The lead (section 16) covers a stored time up to max.lead.ms ahead:
+         * only the rest is waited out. */
+        struct zk_clock_decision d = zk_clock_startup(now + n->cfg->max_lead_ms, zk_ms, cache_ms,
+                                                      n->cfg->startup_max_wait_ms);
         *floor_ms = d.floor_ms;
         char tnow[64], tzk[64], tcache[64];
         format_time(now, tnow, sizeof(tnow));
         format_time(zk_ms, tzk, sizeof(tzk));
         format_time(cache_ms, tcache, sizeof(tcache));
         if (d.verdict == ZK_CLOCK_OK) {
+            if (now <= d.floor_ms) {
+                log_info("snowflake",
+                         "the clock %s is %" PRId64 " ms behind the stored time (ZooKeeper %s, "
+                         "local cache %s); serving above it at once, with a lead of at most "
+                         "leafd.snowflake.max.lead.ms = %" PRId64,
+                         tnow, d.floor_ms + 1 - now, tzk, tcache, n->cfg->max_lead_ms);
+            }
             return LEAF_OK;
         }
         if (d.verdict == ZK_CLOCK_REFUSE) {
@@ -151,6 +160,22 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     return LEAF_OK;
 }
 
+/*
+ * The reservation to persist now: reserve.ms ahead of the clock, and always
+ * at least a tick above the generator's logical time (the clock plus its
+ * lead, section 16), so the ceiling stays above what the lead issues. Not
+ * reserve.ms ahead of the logical time: a restart right after a restart
+ * would then find the reservation beyond the lead bound and wait again.
+ */
+static int64_t node_reservation(struct snowflake_node *n) {
+    pthread_mutex_lock(&n->lock);
+    int64_t now = clock_wall_ms();
+    int64_t logical = now + snowflake_gen_lead(&n->gen, now) + n->gen.layout.unit_ms;
+    pthread_mutex_unlock(&n->lock);
+    int64_t reserved = now + n->cfg->reserve_ms;
+    return reserved > logical ? reserved : logical;
+}
+
 /* Raises the generator's ceiling to a reservation now on disk. */
 static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
     n->reserved_ms = reserved;
@@ -221,7 +246,7 @@ static void node_cron(uv_timer_t *t) {
         snowflake_lease_cron(n);
         return;
     }
-    int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
+    int64_t reserved = node_reservation(n);
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
@@ -291,7 +316,7 @@ static void node_on_async(uv_async_t *a) {
 
 /* The first reservation, written synchronously before serving. */
 static leaf_status_t node_first_reservation(struct snowflake_node *n) {
-    int64_t reserved = clock_wall_ms() + n->cfg->reserve_ms;
+    int64_t reserved = node_reservation(n);
     struct zk_cache_data c = {n->worker_id, reserved};
     char err[320];
     /* The cache names its identity, cluster, marker and the session that holds
@@ -382,6 +407,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
         snowflake_layout_default(&layout); /* unreachable: main checked the configuration */
     }
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
+    snowflake_gen_set_max_lead(&n->gen, cfg->max_lead_ms);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
     snowflake_lease_init(n);
     if (cfg->snowflake_enable && zk != NULL) {
@@ -661,7 +687,8 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     pthread_mutex_lock(&n->lock);
     leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
-        snowflake_lease_want_switch(n, *wait_ms);
+        /* beyond the lead bound: the whole step decides on a switch */
+        snowflake_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
     }
     pthread_mutex_unlock(&n->lock);
     return rc;

@@ -68,7 +68,8 @@ struct snowflake_node_view {
     const char *reason; /* why not ready ("" when ready) */
     int worker_id;
     int64_t clock_behind_ms, ceiling_ms, now_ms;
-    uint64_t issued, backwards_waits, backwards_errors, exhaustions;
+    int64_t clock_lead_ms, max_lead_ms; /* the lead of section 16, and its bound */
+    uint64_t issued, backwards_waits, backwards_errors, exhaustions, lead_issues;
     double years_left;
     int use_zk, zk_state, registered, ephemeral;
     long long connects, expirations;

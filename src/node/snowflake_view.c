@@ -33,12 +33,18 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
     int64_t now = clock_wall_ms();
     struct snowflake_gen g = n->gen;
     int64_t behind = snowflake_gen_behind(&n->gen, now);
+    int64_t lead = snowflake_gen_lead(&n->gen, now);
     pthread_mutex_unlock(&n->lock);
+    /* beyond the lead bound, the clock is behind for good (not answered from the lead) */
+    int64_t excess = behind - g.max_lead_ms;
     *v = (struct snowflake_node_view){
         .enabled = n->cfg->snowflake_enable,
         .is_static = n->is_static,
         .worker_id = g.worker_id,
         .clock_behind_ms = behind,
+        .clock_lead_ms = lead,
+        .max_lead_ms = g.max_lead_ms,
+        .lead_issues = g.lead_issues,
         .ceiling_ms = g.ceiling_ms,
         .now_ms = now,
         .issued = g.issued,
@@ -63,13 +69,14 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
      * clock is not behind what was issued (ZooKeeper itself is a weak
      * dependency at run time). */
     v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
-               behind <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
+               excess <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
     v->reason = v->ready ? ""
                 : atomic_load(&n->stats.identity_wait)
                     ? "identity held by another ZooKeeper session (another live node with this "
                       "ip:port?): waiting for it to end"
                 : v->worker_id < 0                         ? "no worker ID held"
-                : behind > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID"
+                : excess > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID "
+                                                             "by more than the lead bound"
                 : v->ceiling_ms <= now                     ? "time reservation not persisted"
                                                            : "starting";
 }

@@ -19,7 +19,9 @@ seed (printed first; default: $CHAOS_SEED, else random):
     zk_all     kill -9 the whole ensemble, restart it
     expire     force a node's ZooKeeper session to expire (zk_expire)
     db_kill    kill -9 MariaDB, restart it
-    clock_3ms  step a node's wall clock back 3 ms, then forward again
+    clock_small step a node's wall clock back 10 ms to 4 s (within the
+               bounded lead), then forward again, three times: 0 failed
+               requests allowed
     clock_2s   step a node's wall clock back 2 s, then forward again; one time
                in three the node is killed (-9) while behind and restarted
                with the clock still 2 s back
@@ -241,6 +243,7 @@ def main():
                                 lease=sched if args.lease else None)
         say("checks took %.1f s" % (time.time() - t_v))
         summary(args, sched, stats, t_end - t_start)
+        small_steps_summary(sched, clients, verdict)
         if args.lease:
             lease_summary(sched, stats)
         for note in verdict.notes:
@@ -356,6 +359,22 @@ def _worker(n):
         return n.ready_json()[1]["snowflake"]["worker_id"]
     except Exception:  # noqa: BLE001 - only for the log line
         return "?"
+
+
+def small_steps_summary(sched, clients, verdict):
+    """Failed requests on a node while its clock was stepped back within the
+    bounded lead (clock_small): none allowed (contract section 16)."""
+    fails = 0
+    for (idx, step, t0, t1) in sched.small_steps:
+        fails += sum(1 for c in clients for (n, run, mode, tag, a, b, code, d) in c.errors
+                     if n == idx and mode == "snowflake" and a <= t1 and b >= t0)
+    steps = ", ".join("%.0f ms" % (s * 1000) for (_, s, _, _) in sched.small_steps)
+    say("small clock steps (10 ms-4 s): %d (%s), failed snowflake requests during them: %d"
+        % (len(sched.small_steps), steps or "none", fails))
+    if fails:
+        verdict.bad("no failure during small clock steps",
+                    "%d snowflake requests failed while a clock was stepped back within the lead"
+                    % fails)
 
 
 def summary(args, sched, stats, elapsed):

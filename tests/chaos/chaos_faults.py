@@ -22,6 +22,7 @@ import signal
 import subprocess
 import os
 import threading
+import math
 import time
 import traceback
 
@@ -29,10 +30,10 @@ from chaos_lease import LeaseEpisodes
 from zkhelpers import session_id
 
 KINDS = ("kill9", "sigterm", "zk_one", "zk_all", "expire", "db_kill",
-         "clock_3ms", "clock_2s", "clock_10m")
+         "clock_small", "clock_2s", "clock_10m")
 # Lease mode (chaos.py --lease) adds a partition between one node and ZooKeeper.
 LEASE_KINDS = KINDS + ("partition",)
-NODE_KINDS = ("kill9", "sigterm", "expire", "clock_3ms", "clock_2s", "clock_10m", "partition")
+NODE_KINDS = ("kill9", "sigterm", "expire", "clock_small", "clock_2s", "clock_10m", "partition")
 ANY = None
 # A start that exits 1 for want of ZooKeeper: sequences, and in lease mode the
 # slot (a start needs ZooKeeper; none claimed within 30 s).
@@ -67,8 +68,12 @@ def _common_params(rng, kind):
         return {"pause": rng.uniform(0.0, 2.0)}
     if kind in ("zk_one", "zk_all", "db_kill"):
         return {"hold": rng.uniform(1.0, 6.0)}
-    if kind == "clock_3ms":
-        return {"hold": rng.uniform(0.2, 2.0)}
+    if kind == "clock_small":
+        # 10 ms to 4 s back, log-uniform: within leafd.snowflake.max.lead.ms
+        # (5 s), so not one request may fail (contract section 16)
+        return {"steps": [round(math.exp(rng.uniform(math.log(0.010), math.log(4.0))), 3)
+                          for _ in range(3)],
+                "hold": rng.uniform(0.2, 1.0)}
     return {}
 
 
@@ -230,6 +235,7 @@ class Scheduler(LeaseEpisodes, threading.Thread):
         self.incidents = []
         self.injected = []
         self.episodes = []
+        self.small_steps = []  # (node, step s, start, end): clock_small episodes
         self.all_nodes = tuple(range(len(cluster.nodes)))
 
     # ---- bookkeeping ---------------------------------------------------
@@ -480,11 +486,19 @@ class Scheduler(LeaseEpisodes, threading.Thread):
         self.window(f, self.all_nodes, ("segment",), {"database_unavailable"}, t,
                     time.time() + GRACE_DB)
 
-    def ep_clock_3ms(self, f):
+    def ep_clock_small(self, f):
+        """Steps back within the bounded lead: served throughout. No window is
+        opened, so any failed request on the node meanwhile fails the run; the
+        span is kept for the summary's count."""
         n = self.c.nodes[f.target]
-        n.set_offset(-0.003)
-        time.sleep(f.params["hold"])
-        n.set_offset(0)
+        for step in f.params["steps"]:  # three steps, each put right after hold
+            t = time.time()
+            n.set_offset(-step)
+            time.sleep(f.params["hold"])
+            n.set_offset(0)
+            with self.lock:
+                self.small_steps.append((n.idx, step, t, time.time() + GRACE_CLOCK))
+            time.sleep(0.2)
 
     def ep_clock_2s(self, f):
         n = self.c.nodes[f.target]

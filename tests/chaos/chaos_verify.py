@@ -264,8 +264,8 @@ def _future(v, clients, nodes, reserve_ms):
                       % (c.idx, node.name, run, ids[-1], ms, d, off, reserve_ms + SLACK_MS))
     for n, k in sorted(ahead.items()):
         v.notes.append("%s: %d snowflake answers more than %d ms ahead of the node's own clock "
-                       "(allowed up to reserve.ms + 1 s; by the contract the node should not "
-                       "issue ahead of its clock)" % (nodes[n].name, k, LEAD_NOTE_MS))
+                       "(allowed up to reserve.ms + 1 s; the bounded lead issues up to "
+                       "max.lead.ms ahead after a clock step back or a restart)" % (nodes[n].name, k, LEAD_NOTE_MS))
     return {nodes[n].name: d for n, d in sorted(lead.items())}
 
 

@@ -6,7 +6,9 @@
 - /metrics is Prometheus text (0.0.4); leafd_http_requests_total counts by
   route and status (checked by deltas; promtool checks the format if present).
 - The wall clock is stepped at run time with libfaketime (the monotonic clock
-  is left alone, so the event loop's timers are real):
+  is left alone, so the event loop's timers are real), on a node with
+  leafd.snowflake.max.lead.ms = 0, the waiting behaviour of contract section 4
+  (the bounded lead is test_snowflake_lead.py's):
     * 10 s back: 503 clock_backwards at once (no waiting), until stepped forward
       again; then served, IDs above all earlier ones;
     * 1.5 s back: 503 until the clock catches up by itself, then served;
@@ -155,7 +157,8 @@ def clock_steps(env):
             "DONT_FAKE_MONOTONIC": "1",
             # libfaketime comes before the sanitizer runtime in the preload list
             "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
-    node = env.leafd("faketime", static_props(WORKER), extra_env=fenv)
+    node = env.leafd("faketime", static_props(WORKER, **{"leafd.snowflake.max.lead.ms": "0"}),
+                     extra_env=fenv)
     port = node.port
     ids = []
 

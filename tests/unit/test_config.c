@@ -722,6 +722,31 @@ static void test_worker_mode(void) {
                                 "leaf.snowflake.zk.address: the slots live there");
 }
 
+/* leafd.snowflake.max.lead.ms: never above reserve.ms; unset, it follows a smaller reserve.ms. */
+static void test_max_lead(void) {
+    const char *base = "leaf.name=a\nleaf.snowflake.enable=true\n"
+                       "leaf.snowflake.zk.address=127.0.0.1:2181\n";
+    char text[512];
+    CHECK_EQ_INT(parse(base), LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_OK);
+    CHECK_EQ_INT(cfg.max_lead_ms, 5000);
+    snprintf(text, sizeof(text), "%sleafd.snowflake.max.lead.ms = 0\n", base);
+    CHECK_EQ_INT(parse(text), LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_OK);
+    CHECK_EQ_INT(cfg.max_lead_ms, 0);
+    snprintf(text, sizeof(text), "%sleafd.snowflake.reserve.ms = 3000\n", base);
+    CHECK_EQ_INT(parse(text), LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_OK);
+    CHECK_EQ_INT(cfg.max_lead_ms, 3000);
+    snprintf(text, sizeof(text),
+             "%sleafd.snowflake.reserve.ms = 3000\nleafd.snowflake.max.lead.ms = 3001\n", base);
+    CHECK_EQ_INT(parse(text), LEAF_OK);
+    CHECK_EQ_INT(finish(), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":5: leafd.snowflake.max.lead.ms: must not be above "
+                                "leafd.snowflake.reserve.ms: IDs never run ahead of the "
+                                "persisted reservation");
+}
+
 static void test_finish_worker_id_with_zk(void) {
     static const char *const env[] = {"LEAFD_SNOWFLAKE_WORKER_ID", "5", NULL};
     const char *why =
@@ -959,6 +984,7 @@ int main(void) {
     TEST(test_finish_name_required);
     TEST(test_finish_worker_id);
     TEST(test_worker_mode);
+    TEST(test_max_lead);
     TEST(test_finish_worker_id_with_zk);
     TEST(test_finish_segment);
     TEST(test_finish_identity_port);

@@ -1,0 +1,121 @@
+"""Forever mode, the bounded lead (contract section 16).
+
+libfaketime fakes only the wall clock (DONT_FAKE_MONOTONIC=1), read from a
+timestamp file on every call, and the test steps it while four keep-alive
+connections request IDs:
+- back 500 ms, then back 3 s more: not one failed request, IDs strictly
+  increasing per connection, no duplicate; /ready and /metrics show the lead;
+- back 60 s: 503 clock_backwards, and still 503 while the clock is more than
+  max.lead.ms (5 s) behind what was issued; served again, above every ID
+  before, once it is within the bound (not after the whole 60 s).
+Then kill -9 and restart, 10 times (no faketime): time from start to the first
+ID (median under 1 s), every ID above every ID issued before the kill; and
+once with max.lead.ms = 0 for the old figure (the reservation waited out).
+"""
+import os
+import statistics
+import time
+
+from leafdtest import Env, check, log, wait_until
+from leadhelpers import Clients, FakeClock
+from zkhelpers import FAKETIME_LIB, faketime_env, ms_of, ready_json, zk_props
+
+
+def lead_metric(node):
+    for line in node.get("/metrics")[1].splitlines():
+        if line.startswith("leafd_snowflake_clock_lead_seconds "):
+            return float(line.split()[1])
+    return None
+
+
+def step(clock, node, spec, hold, what):
+    clock.set(spec)
+    time.sleep(0.2)
+    st, r = ready_json(node)
+    sf = r["snowflake"]
+    log("%s: /ready %d lead %s ms, metric %s s" % (what, st, sf.get("clock_lead_ms"),
+                                                   lead_metric(node)))
+    time.sleep(hold)
+    return st, sf
+
+
+env = Env()
+if not os.path.exists(FAKETIME_LIB):
+    check(False, "libfaketime is installed at %s (package faketime)" % FAKETIME_LIB)
+    env.finish()
+zk = env.zookeeper()
+clock = FakeClock(os.path.join(env.dir, "faketime.rc"))
+n = env.leafd("n", zk_props(zk.address()), extra_env=faketime_env(timestamp_file=clock.path))
+check(ready_json(n)[1]["snowflake"].get("max_lead_ms") == 5000, "/ready shows max_lead_ms 5000")
+
+# Small steps under load: 0 failures.
+cl = Clients(n.port, n=4)
+time.sleep(0.5)
+st, sf = step(clock, n, "-0.5", 0.8, "500 ms back")
+check(st == 200 and sf["ready"], "500 ms back: /ready stays 200")
+st, sf = step(clock, n, "-3.5", 3.3, "3 s back")
+check(st == 200 and sf["ready"] and 1500 < sf["clock_lead_ms"] <= 3000,
+      "3 s back: /ready 200 with a lead of about 3 s: %s" % sf)
+cl.stop()
+fails = cl.failures()
+log("steps of 500 ms and 3 s: %d requests, %d IDs, %d failed" % (cl.requests(), len(cl.ids()),
+                                                               len(fails)))
+check(not fails, "no failed request during the steps (%s)" % fails[:3])
+cl.check_order("steps of 500 ms and 3 s")
+m = n.get("/metrics")[1]
+check('leafd_snowflake_clock_backwards_total{outcome="lead"}' in m and
+      "leafd_snowflake_clock_lead_seconds" in m, "/metrics shows the lead")
+high = max(cl.ids())
+
+# 60 s back: 503 until the clock is within the bound of what was issued.
+clock.set("-63.5")
+time.sleep(0.1)
+st, body, _ = n.get("/api/snowflake/get/lead")
+check(st == 503 and "clock_backwards" in body, "60 s back: 503 clock_backwards (%d %s)" % (st, body))
+check(ready_json(n)[0] == 503, "60 s back: /ready 503")
+clock.set("-10")  # 6.5 s behind the last ID (less the time since): beyond the bound
+time.sleep(0.1)
+st, body, _ = n.get("/api/snowflake/get/lead")
+check(st == 503 and "clock_backwards" in body, "6.5 s behind: still 503 (%d %s)" % (st, body))
+clock.set("-7.5")  # 4 s behind: within the bound
+time.sleep(0.1)
+st, body, _ = n.get("/api/snowflake/get/lead")
+check(st == 200 and int(body) > high, "4 s behind: served from the lead, above every ID before")
+if st == 200:
+    ahead = ms_of(int(body)) - (time.time() * 1000 - 7500)
+    log("60 s step: served again 4 s behind, the ID's time %.0f ms ahead of the clock" % ahead)
+    check(ahead <= 5000, "the time field is at most max.lead.ms ahead (%.0f ms)" % ahead)
+clock.set("+0")
+n.stop()
+
+# kill -9 and restart: first ID at once, above everything before.
+def restarts(node, times):
+    took, ok = [], True
+    for _ in range(times):
+        before = node.get_ids("/api/snowflake/get/r?count=100")
+        node.stop(9)
+        t0 = time.monotonic()
+        node.start(wait_ready=False)
+        first = []
+        wait_until(lambda: (lambda r: r[0] == 200 and first.append(int(r[1])) is None)(
+            node.get("/api/snowflake/get/r")), 30, interval=0.005)
+        took.append(time.monotonic() - t0)
+        ok = ok and bool(first) and first[0] > max(before)
+    return took, ok
+
+
+r = env.leafd("r", zk_props(zk.address()))
+took, ok = restarts(r, 10)
+med = statistics.median(took)
+log("kill -9 -> first ID, 10 restarts (this build): median %.0f ms, min %.0f, max %.0f"
+    % (med * 1000, min(took) * 1000, max(took) * 1000))
+check(ok, "every restart's first ID is above every ID issued before its kill")
+check(med < 1.0, "median restart to first ID under 1 s (%.0f ms)" % (med * 1000))
+r.stop(9)
+r.props["leafd.snowflake.max.lead.ms"] = "0"
+r.start(wait_ready=False)
+wait_until(lambda: r.get("/api/snowflake/get/r")[0] == 200, 30)
+old, ok0 = restarts(r, 1)
+log("the same with max.lead.ms = 0 (the reservation waited out): %.0f ms" % (old[0] * 1000))
+check(ok0, "max.lead.ms 0: above every ID before too")
+env.finish()
