@@ -11,6 +11,6 @@ foreach(t twin datadir_lock leaf_compat peers_every_start mixed_lease cache_owne
           shape clock_witness)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_identity_${t}.py)
     leaf_zk_integration_test(test_identity_${t})
-    set_tests_properties(it.test_identity_${t} PROPERTIES DISABLED TRUE TIMEOUT 120)
+    set_tests_properties(it.test_identity_${t} PROPERTIES TIMEOUT 120)
   endif()
 endforeach()

@@ -341,8 +341,26 @@ static void dispatch_state(struct zk_session *s, struct zk_event *ev) {
         atomic_fetch_add(&s->expirations, 1);
     }
     for (int i = 0; i < s->nsubs; i++) {
-        s->subs[i]->on_event(s->subs[i]->arg, ev);
+        if (s->subs[i]->active) {
+            s->subs[i]->on_event(s->subs[i]->arg, ev);
+        }
     }
+}
+
+void zk_session_activate(struct zk_sub *sub) {
+    struct zk_session *s = sub->s;
+    sub->active = 1;
+    if (zk_session_state(s) != ZK_STATE_CONNECTED) {
+        return; /* the CONNECTED event is still to come, for everyone */
+    }
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev == NULL) {
+        log_error("zk", "out of memory telling %s the session's state", sub->name);
+        return;
+    }
+    *ev = (struct zk_event){
+        .kind = ZK_EVENT_STATE, .gen = s->gen, .sub = sub, .state = ZK_STATE_CONNECTED};
+    push_event(s, ev);
 }
 
 void zk_session_dispatch(struct zk_session *s) {
@@ -352,12 +370,17 @@ void zk_session_dispatch(struct zk_session *s) {
         if (ev->gen != s->gen) {
             continue; /* from a handle replaced after an expiry */
         }
+        if (ev->kind == ZK_EVENT_STATE && ev->sub != NULL) {
+            /* The current state, for a subscriber just activated: not counted. */
+            ev->sub->on_event(ev->sub->arg, ev);
+            continue;
+        }
         if (ev->kind == ZK_EVENT_STATE) {
             dispatch_state(s, ev);
             /* What the dead handle queued after this answers for a session
              * that is gone: dropped, as the new handle's generation would. */
             expired = ev->state == ZK_STATE_EXPIRED;
-        } else if (ev->sub != NULL) {
+        } else if (ev->sub != NULL && ev->sub->active) {
             ev->sub->on_event(ev->sub->arg, ev);
         }
     }

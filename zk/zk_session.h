@@ -76,7 +76,8 @@ struct zk_sub;
 struct zk_event {
     struct zk_event *next;
     enum zk_event_kind kind;
-    struct zk_sub *sub; /* DONE and WATCH: the subscriber it is for; STATE: NULL (everyone) */
+    struct zk_sub *sub; /* DONE and WATCH: the subscriber it is for; STATE: NULL (everyone
+                         * active) or the one activated (its current state) */
     unsigned gen;       /* handle generation that produced it */
     int state;          /* ZK_EVENT_STATE: the new enum zk_state */
     int op;             /* ZK_EVENT_DONE: the caller's tag */
@@ -113,6 +114,7 @@ struct zk_sub {
     void (*on_idle)(void *arg);
     void *arg;
     struct zk_session *s; /* set by zk_session_subscribe */
+    int active;           /* events are delivered (zk_session_activate) */
 };
 
 struct zk_session {
@@ -149,8 +151,17 @@ struct zk_session {
 leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,
                               zk_notify_fn notify, void *notify_arg);
 
-/* Owner thread, before the first dispatch that should reach it: registers sub. */
+/* Owner thread: registers sub (at create); nothing reaches it before it is activated. */
 leaf_status_t zk_session_subscribe(struct zk_session *s, struct zk_sub *sub);
+
+/*
+ * Owner thread, when the service starts using the session: from now on its
+ * events are delivered, beginning with the session's current state if it is
+ * connected already (another service's start may have dispatched that
+ * event before). A service may thus see CONNECTED twice: its handling of it
+ * must be idempotent.
+ */
+void zk_session_activate(struct zk_sub *sub);
 
 /*
  * Owner thread, when woken: hands every queued event to its subscriber

@@ -118,8 +118,8 @@ size_t seq_giveback_send(struct sequence_service *svc) {
         if (!go) {
             continue;
         }
-        if (zk_session_aset_version(&svc->zsub, OP_SEQ_GIVEBACK, i, path, a.data, a.len, a.version) ==
-            LEAF_OK) {
+        if (zk_session_aset_version(&svc->zsub, OP_SEQ_GIVEBACK, i, path, a.data, a.len,
+                                    a.version) == LEAF_OK) {
             sent++;
         } else {
             pthread_mutex_lock(&svc->lock);

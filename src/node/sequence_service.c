@@ -271,7 +271,7 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     *out = svc;
     if (svc->enabled && zk != NULL) {
         svc->zk = zk;
-        svc->zsub = (struct zk_sub){"sequence", seq_on_zk, seq_on_idle, svc, NULL};
+        svc->zsub = (struct zk_sub){"sequence", seq_on_zk, seq_on_idle, svc, NULL, 0};
         return zk_session_subscribe(zk, &svc->zsub);
     }
     return LEAF_OK;
@@ -347,6 +347,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     }
     seq_floors_start(svc);
     svc->zk_open = 1;
+    zk_session_activate(&svc->zsub);
     if (zk_session_wait_connected(svc->zk, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
         log_error("sequence", "cannot reach ZooKeeper at %s within %lld ms", cfg->zk_address,
                   (long long)cfg->zk_session_timeout_ms);

@@ -24,8 +24,8 @@
 
 #include "clock.h"
 #include "log.h"
-#include "zk_cache.h"
 #include "snowflake_impl.h"
+#include "zk_cache.h"
 #include "zk_clock.h"
 #include "zk_compat.h"
 #include "zk_identity.h"
@@ -292,8 +292,8 @@ leaf_status_t snowflake_identity_lock(struct snowflake_node *n, const char *data
         }
         if (d.verdict == ZK_IDENTITY_REFUSE) {
             char msg[ZK_IDENTITY_MESSAGE_MAX];
-            zk_identity_message(n->layout.identity, path, stat.owner,
-                                now - n->idwait_started_ms, msg, sizeof(msg));
+            zk_identity_message(n->layout.identity, path, stat.owner, now - n->idwait_started_ms,
+                                msg, sizeof(msg));
             log_error("snowflake", "refusing to serve: %s", msg);
             return LEAF_EEXIST;
         }

@@ -156,10 +156,10 @@ struct snowflake_node {
     struct zk_marker local_marker;    /* the cluster marker the data dir recorded */
     int shape_changed;                /* the cache's history was issued in old_shape */
     struct zk_shape old_shape;
-    int zk_offset_known;  /* ZooKeeper's clock was read at the marker's write */
-    int64_t zk_offset_ms; /* ZooKeeper's clock minus this node's */
-    int leaf_compat;      /* registered under Meituan Leaf's own parent */
-    int forever_watched;  /* an exists-watch is set on forever_path */
+    int zk_offset_known;       /* ZooKeeper's clock was read at the marker's write */
+    int64_t zk_offset_ms;      /* ZooKeeper's clock minus this node's */
+    int leaf_compat;           /* registered under Meituan Leaf's own parent */
+    int forever_watched;       /* an exists-watch is set on forever_path */
     int64_t idwait_started_ms; /* monotonic: the identity was first seen held; -1 none */
     int64_t idwait_owner;      /* the session holding it */
     uv_timer_t idwait;         /* re-checks the identity while it is held */
@@ -167,7 +167,7 @@ struct snowflake_node {
     int64_t floor_ms;          /* the start-up floor: no ID at or below it */
     void (*fail)(void *arg);   /* the process cannot go on (main's daemon_fail) */
     void *fail_arg;
-    int64_t reserved_ms;   /* highest reservation on disk = the generator's ceiling */
+    int64_t reserved_ms; /* highest reservation on disk = the generator's ceiling */
     int64_t report_ms;
 
     uv_async_t async; /* woken by an event loop that saw the clock far behind (lease mode) */

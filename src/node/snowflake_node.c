@@ -412,7 +412,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     snowflake_lease_init(n);
     if (cfg->snowflake_enable && zk != NULL) {
         n->zk = zk;
-        n->zsub = (struct zk_sub){"snowflake", node_on_zk, node_on_idle, n, NULL};
+        n->zsub = (struct zk_sub){"snowflake", node_on_zk, node_on_idle, n, NULL, 0};
         if (zk_session_subscribe(zk, &n->zsub) != LEAF_OK) {
             snowflake_node_free(n);
             return LEAF_ERR;
@@ -553,6 +553,9 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     }
     uv_async_init(n->loop, &n->async, node_on_async);
     n->started = 1;
+    if (n->zk != NULL) {
+        zk_session_activate(&n->zsub);
+    }
     n->use_zk = cfg->zk_address[0] != '\0';
     atomic_store(&n->stats.use_zk, n->use_zk);
     if (cfg->lease_mode) {

@@ -549,6 +549,9 @@ leaf_status_t user_service_start(struct user_service *svc) {
     svc->cron.data = svc;
     svc->started = 1;
     svc->zk_open = svc->zk != NULL;
+    if (svc->zk_open) {
+        zk_session_activate(&svc->zsub);
+    }
     uv_unref((uv_handle_t *)&svc->async);
     uv_timer_start(&svc->cron, on_cron, USER_CRON_MS, USER_CRON_MS);
     uv_unref((uv_handle_t *)&svc->cron);
@@ -592,7 +595,7 @@ leaf_status_t user_service_create(struct user_service **out, const struct leaf_c
     }
     if (svc->enabled && zk != NULL) {
         svc->zk = zk;
-        svc->zsub = (struct zk_sub){"users", user_zk_on_event, user_zk_on_idle, svc, NULL};
+        svc->zsub = (struct zk_sub){"users", user_zk_on_event, user_zk_on_idle, svc, NULL, 0};
         if (zk_session_subscribe(zk, &svc->zsub) != LEAF_OK) {
             user_service_free(svc);
             return LEAF_ERR;

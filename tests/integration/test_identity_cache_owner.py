@@ -44,7 +44,12 @@ check(not served, "B does not serve from A's copied cache while ZooKeeper is dow
 text = b.log_text()
 check(MSG_FOREIGN % a.port in text, "B's log names the cache's identity:\n" + text[-1500:])
 
+# B never serves from it: with ZooKeeper down and no cache of its own it cannot start
+# (exit 1, as any node without a cache); started again once ZooKeeper is back, it
+# registers as itself.
+check(b.wait_exit(20) == 1, "B exits 1 rather than serve from another identity's cache")
 zk.start()
+b.start(wait_ready=False)
 if b.wait_ready(40):
     bw = worker_of(b.get_ids("/api/snowflake/get/c?count=10")[0])
     check(bw != aw, "B registered a worker ID of its own (%d, A has %d)" % (bw, aw))
