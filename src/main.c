@@ -42,6 +42,14 @@
 #include "snowflake_node.h"
 #include "user_service.h"
 
+/* src/node hands leaf.jdbc.url's TLS mode to segment/ as is: the two enums are one list. */
+_Static_assert(CONFIG_DB_TLS_DISABLED == (int)SEGMENT_DB_TLS_DISABLED &&
+                   CONFIG_DB_TLS_PREFERRED == (int)SEGMENT_DB_TLS_PREFERRED &&
+                   CONFIG_DB_TLS_REQUIRED == (int)SEGMENT_DB_TLS_REQUIRED &&
+                   CONFIG_DB_TLS_VERIFY_CA == (int)SEGMENT_DB_TLS_VERIFY_CA &&
+                   CONFIG_DB_TLS_VERIFY_IDENTITY == (int)SEGMENT_DB_TLS_VERIFY_IDENTITY,
+               "enum config_db_tls and enum segment_db_tls differ");
+
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
     struct leaf_config cfg;
