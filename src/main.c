@@ -68,6 +68,7 @@ struct daemon {
     int nlisteners;
     enum api_proto listener_proto[NET_MAX_LISTENERS]; /* the protocol of each listener */
     struct net_tls_ctx *tls; /* the TLS listeners' certificate (NULL: none); SIGHUP reloads it */
+    struct auth_limit *auth_limit; /* failed authentications per client address */
     struct net_server *server;
     int control_ready; /* control was initialised */
 };
@@ -288,6 +289,13 @@ static leaf_status_t wire(struct daemon *d) {
     if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
         return LEAF_ERR;
     }
+    d->auth_limit = malloc(sizeof(*d->auth_limit));
+    if (d->auth_limit == NULL) {
+        log_error("main", "malloc(failed-authentication table) failed");
+        return LEAF_ENOMEM;
+    }
+    auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
+    d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
                                         resp_api_app_size()};
@@ -336,6 +344,10 @@ static void daemon_free(struct daemon *d) {
     metrics_free(d->metrics);
     opaque_free(d);
     net_tls_ctx_free(d->tls); /* after the loops: no connection uses it any more */
+    if (d->auth_limit != NULL) {
+        auth_limit_destroy(d->auth_limit);
+        free(d->auth_limit);
+    }
 }
 
 /* Starts everything in order; on failure undoes what started and returns non-zero. */

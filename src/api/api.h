@@ -9,6 +9,7 @@
  */
 #include <stdint.h>
 
+#include "auth_limit.h"
 #include "cluster_survey.h"
 #include "config.h"
 #include "http_proto.h"
@@ -41,6 +42,7 @@ struct api_ctx {
     uint64_t (*connections)(void *arg, enum api_proto proto);
     void *conn_arg;
     struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
+    struct auth_limit *auth_limit;  /* failed authentications per client address (thread-safe) */
 };
 
 /* The router: dispatches a request to its handler (http_proto_config.handler). */
@@ -105,6 +107,15 @@ int api_route_allowed(struct http_request *req, enum auth_need need, int open_wi
 int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);
 int api_authorize_key(struct http_request *req, enum auth_need need, enum auth_mode mode,
                       const char *name, size_t len);
+/*
+ * The failed-authentication limit (auth_limit.h), for a request that
+ * presents credentials: api_auth_limited is 1 when its client is blocked
+ * (HTTP: answered 429 already); api_auth_count_failure counts a failure
+ * whose reason is one (not missing credentials, not a lapsed session).
+ */
+int api_auth_limited(const struct api_ctx *ctx, const char *peer);
+int api_auth_limited_http(struct http_request *req);
+void api_auth_count_failure(const struct api_ctx *ctx, const char *peer, enum user_failure why);
 /* A failed authentication's warn line, at most one a second per client address. */
 void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
                           enum user_failure why, const char *user, size_t user_len);

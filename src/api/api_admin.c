@@ -46,8 +46,12 @@ int api_admin_allowed(struct http_request *req) {
                            "admin endpoints need 'Authorization: Bearer <token>'");
         return 0;
     }
+    if (api_auth_limited_http(req)) {
+        return 0; /* refused unchecked */
+    }
     if (req->auth_len < blen || strncasecmp(req->auth, bearer, blen) != 0 ||
         !admin_token_equal(req->auth + blen, req->auth_len - blen, token, strlen(token))) {
+        api_auth_count_failure(api_ctx(req), req->peer, USER_FAIL_WRONG_TOKEN);
         http_respond_error(req, 403, "forbidden", "wrong admin token");
         return 0;
     }

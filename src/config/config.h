@@ -150,7 +150,10 @@ enum config_db_tls {
     X("leafd.zk.auth", CONFIG_ZKAUTH, zk_auth, "", 0, 0,                                           \
       "digest:<user>:<password> for the ZooKeeper sessions (a secret); empty = none")              \
     X("leafd.zk.auth.file", CONFIG_STR, zk_auth_file, "", 0, 0,                                    \
-      "read leafd.zk.auth from the first line of this file")
+      "read leafd.zk.auth from the first line of this file")                                       \
+    X("leafd.auth.failures.max", CONFIG_INT, auth_failures_max, "10", 0, 1000000,                  \
+      "failed authentications from one address within 10 s before its attempts are refused "      \
+      "for 10 s (0 = no limit)")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -210,6 +213,7 @@ struct leaf_config {
     char opaque_key_file[512];
     char zk_auth[256];
     char zk_auth_file[512];
+    int64_t auth_failures_max;
 
     /* derived by config_finish() */
     char listen_host[16];
