@@ -158,6 +158,7 @@ static void on_signal(uv_signal_t *s, int signum) {
     net_server_stop(d->server);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
+    uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
 }
