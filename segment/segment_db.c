@@ -6,11 +6,11 @@
 #include <inttypes.h>
 #include <mysql.h>
 #include <mysqld_error.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netdb.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>

@@ -228,8 +228,10 @@ static void on_sighup(uv_signal_t *s, int signum) {
         return;
     }
     if (net_tls_ctx_reload(d->tls, why, sizeof(why)) != LEAF_OK) {
-        log_error("main", "received SIGHUP: TLS reload failed, still serving the previous "
-                          "certificate: %s", why);
+        log_error("main",
+                  "received SIGHUP: TLS reload failed, still serving the previous "
+                  "certificate: %s",
+                  why);
         return;
     }
     log_info("main", "received SIGHUP: reloaded the TLS certificate %s and key %s",
@@ -423,8 +425,9 @@ static void log_loose_secrets(const struct leaf_config *c) {
     const char *p = c->loose_secret_files;
     while (*p != '\0') {
         size_t n = strcspn(p, "\n");
-        log_warn("config", "%.*s is readable by group or others; make it readable by leafd's user only "
-                           "(chmod 600)",
+        log_warn("config",
+                 "%.*s is readable by group or others; make it readable by leafd's user only "
+                 "(chmod 600)",
                  (int)n, p);
         p += n + (p[n] == '\n');
     }

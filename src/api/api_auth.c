@@ -59,10 +59,11 @@ void api_auth_count_failure(const struct api_ctx *ctx, const char *peer, enum us
         return;
     }
     if (auth_limit_failure(ctx->auth_limit, p, auth_limit_addr_len(p), clock_mono_ms())) {
-        log_warn("auth", "%d failed authentications from %.*s within %d s: its attempts are "
-                         "refused for %d s",
-                 ctx->auth_limit->max_failures, (int)auth_limit_addr_len(p), p, AUTH_LIMIT_WINDOW_MS / 1000,
-                 AUTH_LIMIT_BLOCK_MS / 1000);
+        log_warn("auth",
+                 "%d failed authentications from %.*s within %d s: its attempts are "
+                 "refused for %d s",
+                 ctx->auth_limit->max_failures, (int)auth_limit_addr_len(p), p,
+                 AUTH_LIMIT_WINDOW_MS / 1000, AUTH_LIMIT_BLOCK_MS / 1000);
     }
 }
 

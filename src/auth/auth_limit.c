@@ -55,9 +55,9 @@ static long limit_find(struct auth_limit *l, uint64_t key, int64_t now_ms, int t
                 spare = (long)i;
             }
         } else if (now_ms >= l->slots[i].blocked_until_ms &&
-                   (spare < 0 || (!slot_stale(l, (size_t)spare, now_ms) &&
-                                  l->slots[i].window_start_ms <
-                                      l->slots[(size_t)spare].window_start_ms))) {
+                   (spare < 0 ||
+                    (!slot_stale(l, (size_t)spare, now_ms) &&
+                     l->slots[i].window_start_ms < l->slots[(size_t)spare].window_start_ms))) {
             spare = (long)i; /* the oldest window that is not blocked */
         }
     }

@@ -76,7 +76,8 @@ static const struct {
     int value; /* enum config_index of the secret */
     int file;  /* enum config_index of its *.file key */
 } config_secret_files[] = {
-#define CONFIG_SECRET_FILE(v, f) {CONFIG_I_##v, CONFIG_I_##f}
+#define CONFIG_SECRET_FILE(v, f)                                                                   \
+    { CONFIG_I_##v, CONFIG_I_##f }
     CONFIG_SECRET_FILE(admin_token, admin_token_file),
     CONFIG_SECRET_FILE(jdbc_password, jdbc_password_file),
     CONFIG_SECRET_FILE(opaque_key, opaque_key_file),
@@ -579,7 +580,6 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     return LEAF_OK;
 }
 
-
 /*
  * The *.file keys: the secret is the file's first line. Setting both the
  * secret and its file is an error (which one wins would be a guess).
@@ -621,9 +621,9 @@ static leaf_status_t config_finish_secrets(struct leaf_config *c, char *err, siz
     if (c->admin_token[0] != '\0' && strlen(c->admin_token) < CONFIG_ADMIN_TOKEN_MIN) {
         snprintf(why, sizeof(why), "too short: at least %d characters (a long random string)",
                  CONFIG_ADMIN_TOKEN_MIN);
-        return config_key_error(c, c->admin_token_file[0] ? CONFIG_I_admin_token_file
-                                                          : CONFIG_I_admin_token,
-                                why, err, errlen);
+        return config_key_error(
+            c, c->admin_token_file[0] ? CONFIG_I_admin_token_file : CONFIG_I_admin_token, why, err,
+            errlen);
     }
     return LEAF_OK;
 }
@@ -656,7 +656,8 @@ static leaf_status_t config_check_ports(const struct leaf_config *c, char *err, 
     for (i = 1; i < sizeof(l) / sizeof(l[0]); i++) {
         for (j = 0; j < i; j++) {
             if (l[i].port != 0 && l[i].port == l[j].port) {
-                snprintf(why, sizeof(why), "must not be the port of %s", config_keys[l[j].index].key);
+                snprintf(why, sizeof(why), "must not be the port of %s",
+                         config_keys[l[j].index].key);
                 return config_key_error(c, (size_t)l[i].index, why, err, errlen);
             }
         }

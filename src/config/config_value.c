@@ -197,7 +197,8 @@ static leaf_status_t config_jdbc_tls_param(struct config_jdbc_tls_params *t, con
     config_value_show(q, sizeof(q), v, vn, 1);
     if (eq == 7 && strncasecmp(s, "sslMode", 7) == 0) {
         for (i = 0; i < sizeof(config_db_tls_names) / sizeof(config_db_tls_names[0]); i++) {
-            if (strlen(config_db_tls_names[i]) == vn && strncasecmp(v, config_db_tls_names[i], vn) == 0) {
+            if (strlen(config_db_tls_names[i]) == vn &&
+                strncasecmp(v, config_db_tls_names[i], vn) == 0) {
                 t->ssl_mode = (int)i;
                 return LEAF_OK;
             }
@@ -360,10 +361,10 @@ static leaf_status_t config_check_zkauth(const char *v, char *why, size_t whylen
 }
 
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
-    [CONFIG_NAME] = config_check_name,       [CONFIG_ADDR] = config_check_addr,
-    [CONFIG_IPV4] = config_check_ipv4,       [CONFIG_JDBC] = config_check_jdbc,
-    [CONFIG_ZKADDR] = config_check_zk,       [CONFIG_OPTADDR] = config_check_optaddr,
-    [CONFIG_WMODE] = config_check_wmode,     [CONFIG_TLSAUTH] = config_check_tlsauth,
+    [CONFIG_NAME] = config_check_name,     [CONFIG_ADDR] = config_check_addr,
+    [CONFIG_IPV4] = config_check_ipv4,     [CONFIG_JDBC] = config_check_jdbc,
+    [CONFIG_ZKADDR] = config_check_zk,     [CONFIG_OPTADDR] = config_check_optaddr,
+    [CONFIG_WMODE] = config_check_wmode,   [CONFIG_TLSAUTH] = config_check_tlsauth,
     [CONFIG_ZKAUTH] = config_check_zkauth,
 };
 

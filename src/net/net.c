@@ -59,11 +59,11 @@ struct net_conn {
     size_t in_len, in_cap;
     struct sbuf wbuf; /* replies being written by uv_write */
     int64_t last_active_ms;
-    int writing;      /* wbuf is being written */
-    int reading;      /* uv_read_start is active */
-    int closing;      /* uv_close has been called */
-    int handles_open; /* handles still to be closed before free */
-    int in_loop_buf;  /* the current read went into the loop's buffer */
+    int writing;         /* wbuf is being written */
+    int reading;         /* uv_read_start is active */
+    int closing;         /* uv_close has been called */
+    int handles_open;    /* handles still to be closed before free */
+    int in_loop_buf;     /* the current read went into the loop's buffer */
     struct net_tls *tls; /* TLS session on a TLS listener; NULL = plain text */
     int64_t opened_ms;   /* accepted at (a TLS handshake must end within the request timeout) */
 };

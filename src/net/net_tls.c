@@ -28,8 +28,8 @@ struct net_tls_ctx {
 /* One connection's session. Loop thread only. */
 struct net_tls {
     SSL *ssl;
-    BIO *rbio; /* ciphertext from the client, not yet consumed by OpenSSL */
-    BIO *wbio; /* ciphertext for the client, not yet taken by net.c */
+    BIO *rbio;  /* ciphertext from the client, not yet consumed by OpenSSL */
+    BIO *wbio;  /* ciphertext for the client, not yet taken by net.c */
     int failed; /* a fatal error: no close_notify may follow */
     char error[160];
 };
@@ -84,8 +84,8 @@ static SSL_CTX *tls_build(const struct net_tls_ctx *ctx, char *why, size_t whyle
         goto fail;
     }
     if (SSL_CTX_check_private_key(sc) != 1) {
-        snprintf(what, sizeof(what), "the key %s does not match the certificate %s",
-                 ctx->key_file, ctx->cert_file);
+        snprintf(what, sizeof(what), "the key %s does not match the certificate %s", ctx->key_file,
+                 ctx->cert_file);
         goto fail;
     }
     if (ctx->ca_file != NULL && ctx->ca_file[0] != '\0' &&

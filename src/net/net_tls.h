@@ -42,9 +42,9 @@ struct net_tls_ctx;
 struct net_tls;
 
 /* What net_tls_read() found. */
-#define NET_TLS_AGAIN 0    /* nothing more until more input arrives */
-#define NET_TLS_EOF (-1)   /* the client closed the TLS session (close_notify) */
-#define NET_TLS_FAIL (-2)  /* handshake or record failed: close (net_tls_error says why) */
+#define NET_TLS_AGAIN 0   /* nothing more until more input arrives */
+#define NET_TLS_EOF (-1)  /* the client closed the TLS session (close_notify) */
+#define NET_TLS_FAIL (-2) /* handshake or record failed: close (net_tls_error says why) */
 
 /*
  * Loads the certificate and key (they must match) and the CA file. The

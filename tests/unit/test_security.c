@@ -160,13 +160,11 @@ static void test_secret_read(void) {
     CHECK_EQ_STR(out, "last");
     CHECK_EQ_INT(loose, 1); /* others may read it */
     write_file("empty", "\nsecret on line 2\n", 0600, path, sizeof(path));
-    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)),
-                 LEAF_EINVAL);
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_EINVAL);
     snprintf(want, sizeof(want), "the first line of %s is empty", path);
     CHECK_EQ_STR(why, want);
     write_file("long", "0123456789012345678901234567890123456789\n", 0600, path, sizeof(path));
-    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)),
-                 LEAF_EINVAL);
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_EINVAL);
     snprintf(want, sizeof(want), "the first line of %s is too long (max 31 bytes)", path);
     CHECK_EQ_STR(why, want);
     snprintf(path, sizeof(path), "%s/missing", dir);
@@ -275,8 +273,8 @@ static void test_auth_limit(void) {
 
 static void test_greeting(void) {
     /* header, protocol 10, "10.11.6\0", thread id, scramble, filler, capabilities */
-    unsigned char g[] = {0x40, 0, 0, 0, 10, '1', '0', '.', '1', '1', '.', '6', 0, 1, 0, 0, 0,
-                         'a',  'b', 'c', 'd', 'e', 'f', 'g', 'h', 0, 0xfe, 0xff};
+    unsigned char g[] = {0x40, 0, 0, 0,   10,  '1', '0', '.', '1', '1', '.', '6', 0,    1,
+                         0,    0, 0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 0,   0xfe, 0xff};
     CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g)), 1);
     g[sizeof(g) - 1] = 0xf7; /* CLIENT_SSL (0x0800) cleared */
     CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g)), 0);
