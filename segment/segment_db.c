@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <mysql.h>
 #include <mysqld_error.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "log.h"
 #include "segment_giveback.h"
+#include "segment_greeting.h"
 #include "segment_known.h"
 
 #define DB_BACKOFF_MIN_MS 100
@@ -45,6 +47,8 @@ static const char *const db_sql[] = {
 struct segment_db {
     char host[256], user[256], password[256], database[129];
     int port;
+    enum segment_db_tls tls;
+    char tls_ca_file[512];
     unsigned int timeout_s;
     int64_t timeout_ms;
     segment_db_done_fn done;
@@ -142,13 +146,103 @@ static const char *db_config_error_key(unsigned int err) {
     }
 }
 
+static const char *const db_tls_names[] = {
+    [SEGMENT_DB_TLS_DISABLED] = "DISABLED",
+    [SEGMENT_DB_TLS_PREFERRED] = "PREFERRED",
+    [SEGMENT_DB_TLS_REQUIRED] = "REQUIRED",
+    [SEGMENT_DB_TLS_VERIFY_CA] = "VERIFY_CA",
+    [SEGMENT_DB_TLS_VERIFY_IDENTITY] = "VERIFY_IDENTITY",
+};
+
+/* What a start-up TLS failure names: the settings that decide it. */
+#define DB_TLS_KEYS "leaf.jdbc.url's sslMode and leafd.db.tls.ca.file"
+
+/*
+ * Reads the server's greeting on a connection of its own: 1 when it offers
+ * TLS, 0 when not, -1 when it could not be read (unreachable: the real
+ * connect reports it). Only the server speaks; the probe sends nothing.
+ */
+static int db_probe_tls(const struct segment_db *db) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    char port[16];
+    unsigned char buf[512];
+    size_t n = 0;
+    int offered = -1;
+    snprintf(port, sizeof(port), "%d", db->port);
+    if (getaddrinfo(db->host, port, &hints, &ai) != 0 || ai == NULL) {
+        return -1;
+    }
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    struct timeval tv = {(time_t)db->timeout_s, 0};
+    if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == 0 &&
+        connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        /* The greeting is one packet: its length is in the first 3 bytes. */
+        while (n < sizeof(buf)) {
+            ssize_t got = recv(fd, buf + n, sizeof(buf) - n, 0);
+            if (got <= 0) {
+                break;
+            }
+            n += (size_t)got;
+            if (n >= 4 && n >= 4 + (size_t)(buf[0] | buf[1] << 8 | buf[2] << 16)) {
+                break;
+            }
+        }
+        offered = segment_greeting_offers_tls(buf, n);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    freeaddrinfo(ai);
+    return offered;
+}
+
+/*
+ * The TLS options of the handle. Connector/C verifies the chain whenever a
+ * CA is given, and the host name with VERIFY_SERVER_CERT; without that it
+ * falls back to plain text on a server without TLS (db_open checks).
+ */
+static void db_tls_options(const struct segment_db *db, MYSQL *m) {
+    my_bool on = 1;
+    if (db->tls == SEGMENT_DB_TLS_DISABLED) {
+        return;
+    }
+    mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on); /* "use TLS" (not "require" in 3.x) */
+    if (db->tls >= SEGMENT_DB_TLS_VERIFY_CA) {
+        mysql_optionsv(m, MYSQL_OPT_SSL_CA, db->tls_ca_file);
+    }
+    if (db->tls == SEGMENT_DB_TLS_VERIFY_IDENTITY) {
+        mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+    }
+}
+
+/*
+ * A mode that requires TLS: the server must offer it before the login is
+ * sent. 0 to go on; -1 (logged) when it offers none.
+ */
+static int db_tls_precheck(const struct segment_db *db) {
+    if (db->tls < SEGMENT_DB_TLS_REQUIRED || db_probe_tls(db) != 0) {
+        return 0;
+    }
+    log_error("segment",
+              "connect(%s:%d/%s) refused by leafd: the server offers no TLS, and sslMode=%s "
+              "requires it (check " DB_TLS_KEYS ")",
+              db->host, db->port, db->database, db_tls_names[db->tls]);
+    return -1;
+}
+
 /* A connected handle, or NULL with *why_key set when the error is a configuration error. */
 static MYSQL *db_open(struct segment_db *db, const char **why_key) {
-    MYSQL *m = mysql_init(NULL);
     *why_key = NULL;
+    if (db_tls_precheck(db) != 0) {
+        *why_key = DB_TLS_KEYS;
+        return NULL;
+    }
+    MYSQL *m = mysql_init(NULL);
     if (m == NULL) {
         return NULL;
     }
+    db_tls_options(db, m);
     my_bool reconnect = 0;
     unsigned int proto = MYSQL_PROTOCOL_TCP;
     mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &db->timeout_s);
@@ -162,6 +256,9 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
     if (mysql_real_connect(m, db->host, db->user, db->password, db->database,
                            (unsigned int)db->port, NULL, CLIENT_FOUND_ROWS) == NULL) {
         *why_key = db_config_error_key(mysql_errno(m));
+        if (mysql_errno(m) == CR_SSL_CONNECTION_ERROR && db->tls != SEGMENT_DB_TLS_DISABLED) {
+            *why_key = DB_TLS_KEYS; /* a handshake that fails now fails on every retry */
+        }
         if (*why_key != NULL) {
             log_error("segment", "connect(%s:%d/%s) refused: %s (check %s)", db->host, db->port,
                       db->database, mysql_error(m), *why_key);
@@ -169,6 +266,14 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
             log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
                      mysql_error(m));
         }
+        mysql_close(m);
+        return NULL;
+    }
+    if (db->tls >= SEGMENT_DB_TLS_REQUIRED && mysql_get_ssl_cipher(m) == NULL) {
+        /* Not reached after db_tls_precheck, unless the server changed in between. */
+        log_error("segment", "connect(%s:%d/%s) is not encrypted, and sslMode=%s requires it",
+                  db->host, db->port, db->database, db_tls_names[db->tls]);
+        *why_key = DB_TLS_KEYS;
         mysql_close(m);
         return NULL;
     }
@@ -231,7 +336,9 @@ static leaf_status_t db_connect(struct segment_db *db) {
     }
     db->backoff_ms = DB_BACKOFF_MIN_MS;
     atomic_store(&db->connected, 1);
-    log_info("segment", "connected to database %s:%d/%s", db->host, db->port, db->database);
+    const char *cipher = mysql_get_ssl_cipher(db->conn);
+    log_info("segment", "connected to database %s:%d/%s (%s%s)", db->host, db->port, db->database,
+             cipher != NULL ? "TLS " : "plain text", cipher != NULL ? cipher : "");
     return LEAF_OK;
 }
 
@@ -584,6 +691,8 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
     db_copy(db->password, sizeof(db->password), o->password);
     db_copy(db->database, sizeof(db->database), o->database);
     db->port = o->port;
+    db->tls = o->tls;
+    db_copy(db->tls_ca_file, sizeof(db->tls_ca_file), o->tls_ca_file);
     db->timeout_s = (unsigned int)((o->timeout_ms + 999) / 1000);
     db->timeout_ms = o->timeout_ms;
     db->done = done;

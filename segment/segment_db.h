@@ -90,6 +90,20 @@ struct segment_db_job {
     void *own_done_arg;
 };
 
+/*
+ * TLS to the database, as MySQL Connector/J's sslMode names the modes (the
+ * same order as src/config's enum config_db_tls). From REQUIRED on, a
+ * connection is TLS or none: nothing, not even the login, is sent in plain
+ * text, and a failure at start-up is a configuration error.
+ */
+enum segment_db_tls {
+    SEGMENT_DB_TLS_DISABLED,
+    SEGMENT_DB_TLS_PREFERRED,       /* TLS when the server offers it, unchecked */
+    SEGMENT_DB_TLS_REQUIRED,        /* TLS, certificate unchecked */
+    SEGMENT_DB_TLS_VERIFY_CA,       /* TLS, certificate chains to tls_ca_file */
+    SEGMENT_DB_TLS_VERIFY_IDENTITY, /* and names the host connected to */
+};
+
 struct segment_db_options {
     const char *host;
     int port;
@@ -97,6 +111,8 @@ struct segment_db_options {
     const char *password;
     const char *database;
     int64_t timeout_ms;
+    enum segment_db_tls tls;
+    const char *tls_ca_file; /* PEM; used from VERIFY_CA on */
 };
 
 /* Called on the database thread with each finished job. */

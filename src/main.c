@@ -36,6 +36,7 @@
 #include "dirlock.h"
 #include "log.h"
 #include "net.h"
+#include "net_tls.h"
 #include "node_config.h"
 #include "node_zk.h"
 #include "resp_api.h"
@@ -45,11 +46,19 @@
 #include "snowflake_node.h"
 #include "user_service.h"
 
+/* src/node hands leaf.jdbc.url's TLS mode to segment/ as is: the two enums are one list. */
+_Static_assert(CONFIG_DB_TLS_DISABLED == (int)SEGMENT_DB_TLS_DISABLED &&
+                   CONFIG_DB_TLS_PREFERRED == (int)SEGMENT_DB_TLS_PREFERRED &&
+                   CONFIG_DB_TLS_REQUIRED == (int)SEGMENT_DB_TLS_REQUIRED &&
+                   CONFIG_DB_TLS_VERIFY_CA == (int)SEGMENT_DB_TLS_VERIFY_CA &&
+                   CONFIG_DB_TLS_VERIFY_IDENTITY == (int)SEGMENT_DB_TLS_VERIFY_IDENTITY,
+               "enum config_db_tls and enum segment_db_tls differ");
+
 /* Everything the process runs, owned by main() on its stack. */
 struct daemon {
     struct leaf_config cfg;
     uv_loop_t control; /* the main thread's loop */
-    uv_signal_t sig_term, sig_int;
+    uv_signal_t sig_term, sig_int, sig_hup;
     struct dirlock lock; /* leafd.data.dir, held for the process's life */
     struct node_zk zk;   /* the process's one ZooKeeper session, shared by the services */
     int exit_code;       /* 1 after a service gave up at run time (daemon_fail) */
@@ -62,9 +71,11 @@ struct daemon {
     struct api_ctx api;
     struct http_proto_config http;
     struct resp_conn_config resp;
-    struct net_listen_config listeners[API_NPROTOS];
+    struct net_listen_config listeners[NET_MAX_LISTENERS];
     int nlisteners;
-    int listener_of[API_NPROTOS]; /* listener index of each protocol, -1 = off */
+    enum api_proto listener_proto[NET_MAX_LISTENERS]; /* the protocol of each listener */
+    struct net_tls_ctx *tls; /* the TLS listeners' certificate (NULL: none); SIGHUP reloads it */
+    struct auth_limit *auth_limit; /* failed authentications per client address */
     struct net_server *server;
     int control_ready; /* control was initialised */
     int stopping;      /* daemon_stop ran */
@@ -158,6 +169,7 @@ static void daemon_stop(struct daemon *d) {
     net_server_stop(d->server);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
+    uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
 }
@@ -188,15 +200,22 @@ static int resolve_threads(const struct leaf_config *cfg) {
     return n < 1 ? 1 : (n > NET_MAX_LOOPS ? NET_MAX_LOOPS : (int)n);
 }
 
+/* Open connections of a protocol, plain and TLS listeners together. */
 static uint64_t proto_connections(void *arg, enum api_proto proto) {
     struct daemon *d = arg;
-    int i = d->listener_of[proto];
-    return i < 0 ? 0 : net_server_connections(d->server, i);
+    uint64_t n = 0;
+    for (int i = 0; i < d->nlisteners; i++) {
+        if (d->listener_proto[i] == proto) {
+            n += net_server_connections(d->server, i);
+        }
+    }
+    return n;
 }
 
 static void add_listener(struct daemon *d, enum api_proto proto, const char *what, const char *addr,
-                         const char *host, int port, const struct proto_ops *ops, void *arg) {
-    d->listener_of[proto] = d->nlisteners;
+                         const char *host, int port, const struct proto_ops *ops, void *arg,
+                         struct net_tls_ctx *tls) {
+    d->listener_proto[d->nlisteners] = proto;
     d->listeners[d->nlisteners++] = (struct net_listen_config){
         .addr = addr,
         .what = what,
@@ -204,7 +223,48 @@ static void add_listener(struct daemon *d, enum api_proto proto, const char *wha
         .port = port,
         .proto = ops,
         .proto_arg = arg,
+        .tls = tls,
     };
+}
+
+/* The TLS listeners' certificate, key and client-certificate policy. */
+static leaf_status_t tls_create(const struct leaf_config *cfg, struct net_tls_ctx **out) {
+    char why[1024];
+    static const enum net_tls_verify verify[] = {
+        [CONFIG_TLS_VERIFY_NONE] = NET_TLS_VERIFY_NONE,
+        [CONFIG_TLS_VERIFY_OPTIONAL] = NET_TLS_VERIFY_OPTIONAL,
+        [CONFIG_TLS_VERIFY_REQUIRED] = NET_TLS_VERIFY_REQUIRED,
+    };
+    *out = NULL;
+    if (cfg->tls_port == 0 && cfg->resp_tls_port == 0) {
+        return LEAF_OK;
+    }
+    struct net_tls_config tc = {cfg->tls_cert_file, cfg->tls_key_file, cfg->tls_ca_file,
+                                verify[cfg->tls_verify]};
+    if (net_tls_ctx_create(out, &tc, why, sizeof(why)) != LEAF_OK) {
+        log_error("main", "TLS set-up failed: %s", why);
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
+/* SIGHUP: a new certificate and key for new TLS connections; open ones keep theirs. */
+static void on_sighup(uv_signal_t *s, int signum) {
+    struct daemon *d = s->data;
+    char why[1024];
+    if (d->tls == NULL) {
+        log_info("main", "received SIGHUP: nothing to reload (no TLS listener)");
+        return;
+    }
+    if (net_tls_ctx_reload(d->tls, why, sizeof(why)) != LEAF_OK) {
+        log_error("main",
+                  "received SIGHUP: TLS reload failed, still serving the previous "
+                  "certificate: %s",
+                  why);
+        return;
+    }
+    log_info("main", "received SIGHUP: reloaded the TLS certificate %s and key %s",
+             d->cfg.tls_cert_file, d->cfg.tls_key_file);
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
@@ -261,15 +321,32 @@ static leaf_status_t wire(struct daemon *d) {
     if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
         return LEAF_ERR;
     }
+    d->auth_limit = malloc(sizeof(*d->auth_limit));
+    if (d->auth_limit == NULL) {
+        log_error("main", "malloc(failed-authentication table) failed");
+        return LEAF_ENOMEM;
+    }
+    auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
+    d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
                                         resp_auth_app_size()};
-    d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
     add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
-                 d->cfg.listen_port, &http_proto_ops, &d->http);
+                 d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {
         add_listener(d, API_PROTO_RESP, "leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host,
-                     d->cfg.resp_port, &resp_proto_ops, &d->resp);
+                     d->cfg.resp_port, &resp_proto_ops, &d->resp, NULL);
+    }
+    if (tls_create(&d->cfg, &d->tls) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    if (d->cfg.tls_port != 0) {
+        add_listener(d, API_PROTO_HTTP, "leafd.tls.listen", d->cfg.tls_listen, d->cfg.tls_host,
+                     d->cfg.tls_port, &http_proto_ops, &d->http, d->tls);
+    }
+    if (d->cfg.resp_tls_port != 0) {
+        add_listener(d, API_PROTO_RESP, "leafd.resp.tls.listen", d->cfg.resp_tls_listen,
+                     d->cfg.resp_tls_host, d->cfg.resp_tls_port, &resp_proto_ops, &d->resp, d->tls);
     }
     return LEAF_OK;
 }
@@ -300,6 +377,11 @@ static void daemon_free(struct daemon *d) {
     snowflake_node_free(d->snowflake);
     metrics_free(d->metrics);
     opaque_free(d);
+    net_tls_ctx_free(d->tls); /* after the loops: no connection uses it any more */
+    if (d->auth_limit != NULL) {
+        auth_limit_destroy(d->auth_limit);
+        free(d->auth_limit);
+    }
 }
 
 /* Starts everything in order; on failure undoes what started and returns non-zero. */
@@ -368,10 +450,28 @@ static int daemon_start(struct daemon *d) {
     d->sig_term.data = d->sig_int.data = d;
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
-    log_info("main", "leafd %s listening on %s (HTTP)%s%s%s with %d event loops", LEAFD_VERSION,
-             d->cfg.listen, d->cfg.resp_port ? " and " : "", d->cfg.resp_listen,
-             d->cfg.resp_port ? " (RESP)" : "", nthreads);
+    uv_signal_init(&d->control, &d->sig_hup);
+    d->sig_hup.data = d;
+    uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
+    log_info("main", "leafd %s listening on %s (HTTP)%s%s%s%s%s%s%s%s%s with %d event loops",
+             LEAFD_VERSION, d->cfg.listen, d->cfg.resp_port ? ", " : "", d->cfg.resp_listen,
+             d->cfg.resp_port ? " (RESP)" : "", d->cfg.tls_port ? ", " : "", d->cfg.tls_listen,
+             d->cfg.tls_port ? " (HTTPS)" : "", d->cfg.resp_tls_port ? ", " : "",
+             d->cfg.resp_tls_listen, d->cfg.resp_tls_port ? " (RESP over TLS)" : "", nthreads);
     return 0;
+}
+
+/* A secret file that group or others may read gets a warn line (one per file). */
+static void log_loose_secrets(const struct leaf_config *c) {
+    const char *p = c->loose_secret_files;
+    while (*p != '\0') {
+        size_t n = strcspn(p, "\n");
+        log_warn("config",
+                 "%.*s is readable by group or others; make it readable by leafd's user only "
+                 "(chmod 600)",
+                 (int)n, p);
+        p += n + (p[n] == '\n');
+    }
 }
 
 /*
@@ -415,10 +515,17 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (a.check_only) {
+        /* The certificate and key must load, too. */
+        struct net_tls_ctx *tls = NULL;
+        if (tls_create(&d.cfg, &tls) != LEAF_OK) {
+            return 1;
+        }
+        net_tls_ctx_free(tls);
         printf("configuration OK: %s\n", a.config_path);
         return 0;
     }
     log_set_level(d.cfg.log_level);
+    log_loose_secrets(&d.cfg);
     log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {

@@ -19,3 +19,5 @@ leaf_resp_test(test_resp_clients)
 leaf_resp_test(test_resp_ids)
 # Users and permissions over HTTP and RESP, three nodes, ZooKeeper and MariaDB.
 leaf_resp_test(test_auth)
+# TLS for clients, secrets from files, the failed-authentication limit (issue 26).
+leaf_resp_test(test_tls)

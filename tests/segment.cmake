@@ -14,3 +14,5 @@ leaf_integration_test(test_segment_hang)
 leaf_unit_test(test_segment_known leaf_segment_core)
 leaf_integration_test(test_segment_flood)
 leaf_integration_test(test_segment_scale)
+# Database TLS from leaf.jdbc.url (sslMode, useSSL/requireSSL) against MariaDB with and without TLS.
+leaf_integration_test(test_db_tls)

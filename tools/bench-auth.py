@@ -73,12 +73,12 @@ def main():
         base = {"leaf.name": "bench", "leaf.snowflake.enable": "true",
                 "leaf.snowflake.zk.address": zk.address(), "leafd.threads": str(args.threads),
                 "leafd.log.level": "warn", "leafd.snowflake.advertise.ip": "127.0.0.1",
-                "leafd.admin.token": "bench-token"}
+                "leafd.admin.token": "bench-token-0123456789"}
         off = env.leafd("off", dict(base), resp=True)
         on = env.leafd("on", dict(base, **{"leafd.auth.enable": "true"}), resp=True)
         st, body, _ = leafdtest.http(on.port, "/api/users", method="POST",
                                      body='{"name":"bench","grants":["snowflake:bench.*:ids"]}',
-                                     headers={"Authorization": "Bearer bench-token"})
+                                     headers={"Authorization": "Bearer bench-token-0123456789"})
         if st != 201:
             raise SystemExit("creating the user failed: %d %s" % (st, body))
         secret = json.loads(body)["secret"]

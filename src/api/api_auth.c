@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "auth_header.h"
+#include "clock.h"
 #include "log.h"
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte. */
@@ -50,8 +51,12 @@ static int admin_allowed(struct http_request *req) {
                            "admin endpoints need 'Authorization: Bearer <token>'");
         return 0;
     }
+    if (api_auth_limited_http(req)) {
+        return 0; /* refused unchecked */
+    }
     if (req->auth_len < blen || strncasecmp(req->auth, bearer, blen) != 0 ||
         !admin_token_equal(req->auth + blen, req->auth_len - blen, token, strlen(token))) {
+        api_auth_count_failure(api_ctx(req), req->peer, USER_FAIL_WRONG_TOKEN);
         http_respond_error(req, 403, "forbidden", "wrong admin token");
         return 0;
     }
@@ -75,6 +80,37 @@ static void creds_of(const struct http_request *req, struct auth_header *h, stru
         *c = (struct user_creds){USER_CREDS_BEARER, NULL, h->secret, 0, h->secret_len};
         break;
     default: c->kind = USER_CREDS_MALFORMED; break;
+    }
+}
+
+int api_auth_limited(const struct api_ctx *ctx, const char *peer) {
+    const char *p = peer != NULL ? peer : "";
+    return ctx->auth_limit != NULL &&
+           auth_limit_blocked(ctx->auth_limit, p, auth_limit_addr_len(p), clock_mono_ms());
+}
+
+int api_auth_limited_http(struct http_request *req) {
+    static const char body[] = "{\"code\":\"" AUTH_LIMIT_HTTP_CODE "\",\"message\":\"too many "
+                               "failed authentications from this address; try again later\"}";
+    if (!api_auth_limited(api_ctx(req), req->peer)) {
+        return 0;
+    }
+    http_respond_ex(req, 429, "application/json", "Retry-After: 10\r\n", body, sizeof(body) - 1);
+    return 1;
+}
+
+void api_auth_count_failure(const struct api_ctx *ctx, const char *peer, enum user_failure why) {
+    const char *p = peer != NULL ? peer : "";
+    if (ctx->auth_limit == NULL || why == USER_FAIL_MISSING || why == USER_FAIL_LAPSED ||
+        why >= USER_FAIL_COUNT) {
+        return;
+    }
+    if (auth_limit_failure(ctx->auth_limit, p, auth_limit_addr_len(p), clock_mono_ms())) {
+        log_warn("auth",
+                 "%d failed authentications from %.*s within %d s: its attempts are "
+                 "refused for %d s",
+                 ctx->auth_limit->max_failures, (int)auth_limit_addr_len(p), p,
+                 AUTH_LIMIT_WINDOW_MS / 1000, AUTH_LIMIT_BLOCK_MS / 1000);
     }
 }
 
@@ -129,10 +165,15 @@ int api_authorize(struct http_request *req, enum auth_need need, const struct au
     struct auth_header h;
     struct user_creds creds;
     creds_of(req, &h, &creds);
+    if (creds.kind != USER_CREDS_NONE && need != AUTH_NEED_NONE && api_auth_limited_http(req)) {
+        auth_header_clear(&h);
+        return 0; /* refused unchecked */
+    }
     enum user_failure why = USER_FAIL_COUNT;
     enum auth_verdict v = user_service_check(ctx->users, &creds, need, key, &why);
     if (v != AUTH_ALLOW) {
         if (why != USER_FAIL_COUNT) {
+            api_auth_count_failure(ctx, req->peer, why);
             api_auth_log_failure(ctx, "http", req->peer, why, creds.user, creds.user_len);
         }
         respond_refusal(req, v, need, key);

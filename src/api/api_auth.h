@@ -24,6 +24,15 @@ int api_authorize(struct http_request *req, enum auth_need need, const struct au
 int api_authorize_key(struct http_request *req, enum auth_need need, enum ids_mode mode,
                       const char *name, size_t len);
 /* A failed authentication's warn line, at most one a second per client address. */
+/*
+ * The failed-authentication limit (auth_limit.h), for a request that
+ * presents credentials: api_auth_limited is 1 when its client is blocked
+ * (HTTP: answered 429 already); api_auth_count_failure counts a failure
+ * whose reason is one (not missing credentials, not a lapsed session).
+ */
+int api_auth_limited(const struct api_ctx *ctx, const char *peer);
+int api_auth_limited_http(struct http_request *req);
+void api_auth_count_failure(const struct api_ctx *ctx, const char *peer, enum user_failure why);
 void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
                           enum user_failure why, const char *user, size_t user_len);
 

@@ -10,6 +10,7 @@
  */
 #include <stdint.h>
 
+#include "auth_limit.h"
 #include "cluster_survey.h"
 #include "config.h"
 #include "http_proto.h"
@@ -44,6 +45,7 @@ struct api_ctx {
     void *conn_arg;
     struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
     struct zk_session *zk;          /* the process's one ZooKeeper session; NULL without it */
+    struct auth_limit *auth_limit;  /* failed authentications per client address (thread-safe) */
 };
 
 static inline const struct api_ctx *api_ctx(const struct http_request *req) {

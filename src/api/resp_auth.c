@@ -39,6 +39,12 @@ int resp_auth_login(struct resp_request *req, const char *user, size_t user_len,
         remember_user(req, user, user_len);
         return 1;
     }
+    if (api_auth_limited(ctx, req->peer)) {
+        memset(session_of(req), 0, sizeof(struct auth_session)); /* as a failed login does */
+        req->client->user[0] = '\0';
+        resp_reply_error(req->out, AUTH_LIMIT_RESP_ERROR); /* refused unchecked */
+        return 0;
+    }
     enum user_failure why = USER_FAIL_WRONG_SECRET;
     if (user_service_login(ctx->users, user, user_len, secret, secret_len, session_of(req), &why) ==
         LEAF_OK) {
@@ -46,6 +52,7 @@ int resp_auth_login(struct resp_request *req, const char *user, size_t user_len,
         return 1;
     }
     req->client->user[0] = '\0';
+    api_auth_count_failure(ctx, req->peer, why);
     api_auth_log_failure(ctx, "resp", req->peer, why, user, user_len);
     resp_outcome_refuse(req, AUTH_WRONGPASS);
     return 0;

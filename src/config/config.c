@@ -7,6 +7,7 @@
  * Pure code (libc only). See config.h for ownership.
  */
 #include "config.h"
+#include "config_secret.h"
 #include "config_value.h"
 #include "num.h"
 
@@ -67,7 +68,25 @@ static const size_t config_secret_offsets[] = {
     offsetof(struct leaf_config, jdbc_password),
     offsetof(struct leaf_config, admin_token),
     offsetof(struct leaf_config, opaque_key),
+    offsetof(struct leaf_config, zk_auth),
 };
+
+/* A secret and the key that reads it from a file instead (config_finish_secrets). */
+static const struct {
+    int value; /* enum config_index of the secret */
+    int file;  /* enum config_index of its *.file key */
+} config_secret_files[] = {
+#define CONFIG_SECRET_FILE(v, f)                                                                   \
+    { CONFIG_I_##v, CONFIG_I_##f }
+    CONFIG_SECRET_FILE(admin_token, admin_token_file),
+    CONFIG_SECRET_FILE(jdbc_password, jdbc_password_file),
+    CONFIG_SECRET_FILE(opaque_key, opaque_key_file),
+    CONFIG_SECRET_FILE(zk_auth, zk_auth_file),
+#undef CONFIG_SECRET_FILE
+};
+
+/* A shorter leafd.admin.token is refused: it could be guessed. */
+#define CONFIG_ADMIN_TOKEN_MIN 16
 
 static const char *const config_level_names[] = {
     [LEAF_LOG_DEBUG] = "debug",
@@ -568,6 +587,125 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     return LEAF_OK;
 }
 
+/*
+ * The *.file keys: the secret is the file's first line. Setting both the
+ * secret and its file is an error (which one wins would be a guess).
+ */
+static leaf_status_t config_finish_secrets(struct leaf_config *c, char *err, size_t errlen) {
+    char why[CONFIG_WHY_MAX + 600], where[512];
+    size_t i;
+    int loose;
+
+    c->loose_secret_files[0] = '\0';
+    for (i = 0; i < sizeof(config_secret_files) / sizeof(config_secret_files[0]); i++) {
+        const struct config_key *v = &config_keys[config_secret_files[i].value];
+        const struct config_key *f = &config_keys[config_secret_files[i].file];
+        const char *path = (const char *)c + f->offset;
+        char *field = (char *)c + v->offset;
+        config_value_check_fn check = config_value_check(v->type);
+
+        if (path[0] == '\0') {
+            continue;
+        }
+        if (c->sources[config_secret_files[i].value].file[0] != '\0') {
+            snprintf(why, sizeof(why), "set either %s or %s, not both", v->key, f->key);
+            return config_key_error(c, (size_t)config_secret_files[i].file, why, err, errlen);
+        }
+        if (config_secret_read(path, field, v->size, &loose, why, sizeof(why)) != LEAF_OK) {
+            return config_key_error(c, (size_t)config_secret_files[i].file, why, err, errlen);
+        }
+        if (check != NULL && check(field, why, sizeof(why)) != LEAF_OK) {
+            memset(field, 0, v->size);
+            return config_key_error(c, (size_t)config_secret_files[i].file, why, err, errlen);
+        }
+        if (loose) {
+            config_where(c, (size_t)config_secret_files[i].file, where, sizeof(where));
+            size_t used = strlen(c->loose_secret_files);
+            snprintf(c->loose_secret_files + used, sizeof(c->loose_secret_files) - used,
+                     "%s: %s (%s)\n", f->key, path, where);
+        }
+    }
+    if (c->admin_token[0] != '\0' && strlen(c->admin_token) < CONFIG_ADMIN_TOKEN_MIN) {
+        snprintf(why, sizeof(why), "too short: at least %d characters (a long random string)",
+                 CONFIG_ADMIN_TOKEN_MIN);
+        return config_key_error(
+            c, c->admin_token_file[0] ? CONFIG_I_admin_token_file : CONFIG_I_admin_token, why, err,
+            errlen);
+    }
+    return LEAF_OK;
+}
+
+/* One optional listen address into host/port (port 0 when empty). */
+static leaf_status_t config_split_opt(const struct leaf_config *c, size_t i, const char *v,
+                                      char *host, int *port, char *err, size_t errlen) {
+    char why[CONFIG_WHY_MAX];
+
+    host[0] = '\0';
+    *port = 0;
+    if (v[0] != '\0' && config_value_addr_split(v, host, port, why, sizeof(why)) != LEAF_OK) {
+        return config_key_error(c, i, why, err, errlen);
+    }
+    return LEAF_OK;
+}
+
+/* The four listeners must have four ports (they all bind with SO_REUSEPORT). */
+static leaf_status_t config_check_ports(const struct leaf_config *c, char *err, size_t errlen) {
+    const struct {
+        int port;
+        int index;
+    } l[] = {{c->listen_port, CONFIG_I_listen},
+             {c->resp_port, CONFIG_I_resp_listen},
+             {c->tls_port, CONFIG_I_tls_listen},
+             {c->resp_tls_port, CONFIG_I_resp_tls_listen}};
+    char why[CONFIG_WHY_MAX];
+    size_t i, j;
+
+    for (i = 1; i < sizeof(l) / sizeof(l[0]); i++) {
+        for (j = 0; j < i; j++) {
+            if (l[i].port != 0 && l[i].port == l[j].port) {
+                snprintf(why, sizeof(why), "must not be the port of %s",
+                         config_keys[l[j].index].key);
+                return config_key_error(c, (size_t)l[i].index, why, err, errlen);
+            }
+        }
+    }
+    return LEAF_OK;
+}
+
+/* The TLS listeners need a certificate and key; client certificates need a CA. */
+static leaf_status_t config_finish_tls(struct leaf_config *c, char *err, size_t errlen) {
+    if (config_split_opt(c, CONFIG_I_tls_listen, c->tls_listen, c->tls_host, &c->tls_port, err,
+                         errlen) != LEAF_OK ||
+        config_split_opt(c, CONFIG_I_resp_tls_listen, c->resp_tls_listen, c->resp_tls_host,
+                         &c->resp_tls_port, err, errlen) != LEAF_OK ||
+        config_check_ports(c, err, errlen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    c->tls_verify = strcasecmp(c->tls_client_auth, "required") == 0   ? CONFIG_TLS_VERIFY_REQUIRED
+                    : strcasecmp(c->tls_client_auth, "optional") == 0 ? CONFIG_TLS_VERIFY_OPTIONAL
+                                                                      : CONFIG_TLS_VERIFY_NONE;
+    if (c->tls_port == 0 && c->resp_tls_port == 0) {
+        return LEAF_OK;
+    }
+    if (c->tls_cert_file[0] == '\0') {
+        return config_key_error(c, CONFIG_I_tls_cert_file,
+                                "required when leafd.tls.listen or leafd.resp.tls.listen is set",
+                                err, errlen);
+    }
+    if (c->tls_key_file[0] == '\0') {
+        return config_key_error(c, CONFIG_I_tls_key_file,
+                                "required when leafd.tls.listen or leafd.resp.tls.listen is set",
+                                err, errlen);
+    }
+    if (c->tls_verify != CONFIG_TLS_VERIFY_NONE && c->tls_ca_file[0] == '\0') {
+        return config_key_error(c, CONFIG_I_tls_ca_file,
+                                "required when leafd.tls.client.auth is optional or required (the "
+                                "CA client certificates must chain to)",
+                                err, errlen);
+    }
+    return LEAF_OK;
+}
+
 leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     char why[CONFIG_WHY_MAX];
     struct config_value_jdbc j;
@@ -592,6 +730,10 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         return config_key_error(c, CONFIG_I_resp_listen,
                                 "must not be the port of leafd.listen (HTTP)", err, errlen);
     }
+    if (config_finish_tls(c, err, errlen) != LEAF_OK ||
+        config_finish_secrets(c, err, errlen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
     memset(&j, 0, sizeof(j));
     if (c->jdbc_url[0] != '\0' &&
         config_value_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {
@@ -600,6 +742,13 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     memcpy(c->db_host, j.host, sizeof(c->db_host));
     memcpy(c->db_name, j.db, sizeof(c->db_name));
     c->db_port = j.port;
+    c->db_tls = j.tls;
+    if (c->db_tls >= CONFIG_DB_TLS_VERIFY_CA && c->db_tls_ca_file[0] == '\0') {
+        return config_key_error(c, CONFIG_I_db_tls_ca_file,
+                                "required when leaf.jdbc.url asks for sslMode=VERIFY_CA or "
+                                "VERIFY_IDENTITY (or verifyServerCertificate=true)",
+                                err, errlen);
+    }
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
     c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
     if (c->max_lead_ms > c->reserve_ms) {

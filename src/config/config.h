@@ -31,7 +31,29 @@ enum config_type {
     CONFIG_ZKADDR,  /* host:port[,host:port...] or empty */
     CONFIG_OPTADDR, /* as CONFIG_ADDR, or empty (off) */
     CONFIG_WMODE,   /* forever | lease (leafd.snowflake.worker.mode) */
-    CONFIG_LEVEL,   /* debug | info | warn | error */
+    CONFIG_TLSAUTH, /* none | optional | required (leafd.tls.client.auth) */
+    CONFIG_ZKAUTH,  /* digest:<user>:<password>, or empty (leafd.zk.auth) */
+    CONFIG_LEVEL,   /* debug | info | warn | error (keep last: the int types follow the text ones) */
+};
+
+/* leafd.tls.client.auth */
+enum config_tls_verify {
+    CONFIG_TLS_VERIFY_NONE,     /* no client certificate asked for */
+    CONFIG_TLS_VERIFY_OPTIONAL, /* asked for; checked against leafd.tls.ca.file when sent */
+    CONFIG_TLS_VERIFY_REQUIRED, /* a client without a valid certificate fails the handshake */
+};
+
+/*
+ * Database TLS, from leaf.jdbc.url: sslMode as MySQL Connector/J names the
+ * modes, or the older useSSL / requireSSL / verifyServerCertificate. A URL
+ * with none of them is DISABLED (plain, as leafd always connected).
+ */
+enum config_db_tls {
+    CONFIG_DB_TLS_DISABLED,
+    CONFIG_DB_TLS_PREFERRED,       /* TLS when the server offers it */
+    CONFIG_DB_TLS_REQUIRED,        /* TLS or no connection; certificate not checked */
+    CONFIG_DB_TLS_VERIFY_CA,       /* + the certificate chains to leafd.db.tls.ca.file */
+    CONFIG_DB_TLS_VERIFY_IDENTITY, /* + it names the host of leaf.jdbc.url */
 };
 
 /* X(key, type, field, default, min, max, help) */
@@ -62,7 +84,8 @@ enum config_type {
     X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,             \
       "snowflake epoch in ms since 1970")                                                          \
     X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                                      \
-      "admin endpoints need 'Authorization: Bearer <token>'; empty = loopback clients only")       \
+      "admin endpoints need 'Authorization: Bearer <token>' (16+ characters); empty = loopback "   \
+      "clients only")                                                                              \
     X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
       "HTTP event-loop threads (0 = one per CPU)")                                                 \
     X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0, "debug | info | warn | error")     \
@@ -108,7 +131,34 @@ enum config_type {
     X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
       "milliseconds per tick of the snowflake time field")                                         \
     X("leafd.opaque.key", CONFIG_STR, opaque_key, "", 0, 0,                                        \
-      "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")
+      "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")         \
+    X("leafd.tls.listen", CONFIG_OPTADDR, tls_listen, "", 0, 0,                                    \
+      "HTTPS listen address (TLS 1.2/1.3); empty = off")                                           \
+    X("leafd.resp.tls.listen", CONFIG_OPTADDR, resp_tls_listen, "", 0, 0,                          \
+      "RESP-over-TLS listen address; empty = off")                                                 \
+    X("leafd.tls.cert.file", CONFIG_STR, tls_cert_file, "", 0, 0,                                  \
+      "PEM certificate (chain) of the TLS listeners; reloaded on SIGHUP")                          \
+    X("leafd.tls.key.file", CONFIG_STR, tls_key_file, "", 0, 0,                                    \
+      "PEM private key of leafd.tls.cert.file; reloaded on SIGHUP")                                \
+    X("leafd.tls.ca.file", CONFIG_STR, tls_ca_file, "", 0, 0,                                      \
+      "PEM CA certificates that client certificates must chain to")                                \
+    X("leafd.tls.client.auth", CONFIG_TLSAUTH, tls_client_auth, "none", 0, 0,                      \
+      "client certificates: none | optional (checked when sent) | required")                       \
+    X("leafd.db.tls.ca.file", CONFIG_STR, db_tls_ca_file, "", 0, 0,                                \
+      "PEM CA for database TLS (sslMode=VERIFY_CA / VERIFY_IDENTITY in leaf.jdbc.url)")            \
+    X("leafd.admin.token.file", CONFIG_STR, admin_token_file, "", 0, 0,                            \
+      "read leafd.admin.token from the first line of this file")                                   \
+    X("leaf.jdbc.password.file", CONFIG_STR, jdbc_password_file, "", 0, 0,                         \
+      "read leaf.jdbc.password from the first line of this file")                                  \
+    X("leafd.opaque.key.file", CONFIG_STR, opaque_key_file, "", 0, 0,                              \
+      "read leafd.opaque.key from the first line of this file")                                    \
+    X("leafd.zk.auth", CONFIG_ZKAUTH, zk_auth, "", 0, 0,                                           \
+      "digest:<user>:<password> for the ZooKeeper sessions (a secret); empty = none")              \
+    X("leafd.zk.auth.file", CONFIG_STR, zk_auth_file, "", 0, 0,                                    \
+      "read leafd.zk.auth from the first line of this file")                                       \
+    X("leafd.auth.failures.max", CONFIG_INT, auth_failures_max, "10", 0, 1000000,                  \
+      "failed authentications from one address within 10 s before its attempts are refused "      \
+      "for 10 s (0 = no limit)")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -116,7 +166,7 @@ struct config_source {
     int line;       /* 0 for defaults and environment */
 };
 
-#define CONFIG_MAX_KEYS 48
+#define CONFIG_MAX_KEYS 64
 
 struct leaf_config {
     /* raw values, one per key (strings are NUL-terminated copies) */
@@ -125,16 +175,25 @@ struct leaf_config {
     char jdbc_url[512];
     char jdbc_username[256];
     char jdbc_password[256];
+    char jdbc_password_file[512];
     int snowflake_enable;
     char zk_address[512];
     int64_t snowflake_port;
     char listen[64];
     char resp_listen[64];
+    char tls_listen[64];
+    char resp_tls_listen[64];
+    char tls_cert_file[512];
+    char tls_key_file[512];
+    char tls_ca_file[512];
+    char tls_client_auth[16];
+    char db_tls_ca_file[512];
     char data_dir[512];
     char advertise_ip[16];
     int64_t worker_id;
     int64_t epoch;
     char admin_token[256];
+    char admin_token_file[512];
     int64_t threads;
     int log_level;
     int64_t idle_timeout_ms;
@@ -158,17 +217,31 @@ struct leaf_config {
     char snowflake_layout[128];
     int64_t time_unit_ms;
     char opaque_key[65];
+    char opaque_key_file[512];
+    char zk_auth[256];
+    char zk_auth_file[512];
+    int64_t auth_failures_max;
 
     /* derived by config_finish() */
     char listen_host[16];
     int listen_port;
     char resp_host[16]; /* empty when leafd.resp.listen is */
     int resp_port;
+    char tls_host[16]; /* leafd.tls.listen split (port 0 = off) */
+    int tls_port;
+    char resp_tls_host[16]; /* leafd.resp.tls.listen split (port 0 = off) */
+    int resp_tls_port;
+    int tls_verify; /* enum config_tls_verify of leafd.tls.client.auth */
+    int db_tls;     /* enum config_db_tls: the TLS parameters of leaf.jdbc.url */
     char db_host[256];
     int db_port;
     char db_name[129];
     int identity_port; /* snowflake_port, or listen_port when 0 */
     int lease_mode;    /* leafd.snowflake.worker.mode is lease */
+
+    /* Secrets read from a *.file key whose file group or others may read:
+     * one "key: path" per line, for a warn line at start (config_finish). */
+    char loose_secret_files[1024];
 
     /* sources[i] tells where the value of the i-th CONFIG_KEYS row came from */
     struct config_source sources[CONFIG_MAX_KEYS];

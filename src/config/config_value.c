@@ -166,6 +166,89 @@ leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc 
     }
     memcpy(j->db, p, n);
     j->db[n] = '\0';
+    p += n;
+    return config_value_jdbc_tls(*p == '?' ? p + 1 : "", &j->tls, why, whylen);
+}
+
+/* The TLS parameters seen in a JDBC query string (-1 = not given). */
+struct config_jdbc_tls_params {
+    int ssl_mode; /* enum config_db_tls */
+    int use_ssl, require_ssl, verify_cert;
+};
+
+static const char *const config_db_tls_names[] = {
+    [CONFIG_DB_TLS_DISABLED] = "DISABLED",
+    [CONFIG_DB_TLS_PREFERRED] = "PREFERRED",
+    [CONFIG_DB_TLS_REQUIRED] = "REQUIRED",
+    [CONFIG_DB_TLS_VERIFY_CA] = "VERIFY_CA",
+    [CONFIG_DB_TLS_VERIFY_IDENTITY] = "VERIFY_IDENTITY",
+};
+
+/* One name=value pair into t; unknown names are ignored (Leaf's URLs carry many). */
+static leaf_status_t config_jdbc_tls_param(struct config_jdbc_tls_params *t, const char *s,
+                                           size_t n, char *why, size_t whylen) {
+    static const char *const bools[] = {"useSSL", "requireSSL", "verifyServerCertificate"};
+    int *const slots[] = {&t->use_ssl, &t->require_ssl, &t->verify_cert};
+    size_t eq = strcspn(s, "=&");
+    const char *v = s + eq + 1;
+    size_t vn = eq < n ? n - eq - 1 : 0, i;
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    config_value_show(q, sizeof(q), v, vn, 1);
+    if (eq == 7 && strncasecmp(s, "sslMode", 7) == 0) {
+        for (i = 0; i < sizeof(config_db_tls_names) / sizeof(config_db_tls_names[0]); i++) {
+            if (strlen(config_db_tls_names[i]) == vn &&
+                strncasecmp(v, config_db_tls_names[i], vn) == 0) {
+                t->ssl_mode = (int)i;
+                return LEAF_OK;
+            }
+        }
+        snprintf(why, whylen,
+                 "sslMode must be DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY, "
+                 "got %s",
+                 q);
+        return LEAF_EINVAL;
+    }
+    for (i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+        if (eq != strlen(bools[i]) || strncasecmp(s, bools[i], eq) != 0) {
+            continue;
+        }
+        if (vn == 4 && strncasecmp(v, "true", 4) == 0) {
+            *slots[i] = 1;
+        } else if (vn == 5 && strncasecmp(v, "false", 5) == 0) {
+            *slots[i] = 0;
+        } else {
+            snprintf(why, whylen, "%s must be true or false, got %s", bools[i], q);
+            return LEAF_EINVAL;
+        }
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, size_t whylen) {
+    struct config_jdbc_tls_params t = {-1, -1, -1, -1};
+    const char *p = params;
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, "&");
+        if (n > 0 && config_jdbc_tls_param(&t, p, n, why, whylen) != LEAF_OK) {
+            return LEAF_EINVAL;
+        }
+        p += n + (p[n] == '&');
+    }
+    if (t.ssl_mode >= 0) {
+        *tls = t.ssl_mode;
+    } else if (t.use_ssl == 0) {
+        *tls = CONFIG_DB_TLS_DISABLED;
+    } else if (t.use_ssl == 1 || t.require_ssl == 1) {
+        /* Connector/J 8: useSSL alone prefers TLS; requireSSL requires it;
+         * verifyServerCertificate=true checks the chain. */
+        *tls = t.verify_cert == 1   ? CONFIG_DB_TLS_VERIFY_CA
+               : t.require_ssl == 1 ? CONFIG_DB_TLS_REQUIRED
+                                    : CONFIG_DB_TLS_PREFERRED;
+    } else {
+        *tls = CONFIG_DB_TLS_DISABLED;
+    }
     return LEAF_OK;
 }
 
@@ -250,11 +333,39 @@ static leaf_status_t config_check_wmode(const char *v, char *why, size_t whylen)
     return LEAF_EINVAL;
 }
 
+static leaf_status_t config_check_tlsauth(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    if (strcasecmp(v, "none") == 0 || strcasecmp(v, "optional") == 0 ||
+        strcasecmp(v, "required") == 0) {
+        return LEAF_OK;
+    }
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected none, optional or required, got %s", q);
+    return LEAF_EINVAL;
+}
+
+/* digest:<user>:<password>; the value is a secret, so the message never quotes it. */
+static leaf_status_t config_check_zkauth(const char *v, char *why, size_t whylen) {
+    const char *user = v + 7, *colon;
+
+    if (v[0] == '\0') {
+        return LEAF_OK;
+    }
+    colon = strncmp(v, "digest:", 7) == 0 ? strchr(user, ':') : NULL;
+    if (colon == NULL || colon == user || colon[1] == '\0') {
+        snprintf(why, whylen, "expected digest:<user>:<password> (value not shown: a secret)");
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
-    [CONFIG_NAME] = config_check_name,   [CONFIG_ADDR] = config_check_addr,
-    [CONFIG_IPV4] = config_check_ipv4,   [CONFIG_JDBC] = config_check_jdbc,
-    [CONFIG_ZKADDR] = config_check_zk,   [CONFIG_OPTADDR] = config_check_optaddr,
-    [CONFIG_WMODE] = config_check_wmode,
+    [CONFIG_NAME] = config_check_name,     [CONFIG_ADDR] = config_check_addr,
+    [CONFIG_IPV4] = config_check_ipv4,     [CONFIG_JDBC] = config_check_jdbc,
+    [CONFIG_ZKADDR] = config_check_zk,     [CONFIG_OPTADDR] = config_check_optaddr,
+    [CONFIG_WMODE] = config_check_wmode,   [CONFIG_TLSAUTH] = config_check_tlsauth,
+    [CONFIG_ZKAUTH] = config_check_zkauth,
 };
 
 config_value_check_fn config_value_check(enum config_type type) {

@@ -22,6 +22,7 @@ struct config_value_jdbc {
     char host[256];
     int port;
     char db[129];
+    int tls; /* enum config_db_tls, from the URL's parameters */
 };
 
 /* Renders untrusted bytes for a message (at most CONFIG_VALUE_SHOW_MAX bytes). */
@@ -31,9 +32,22 @@ void config_value_show(char *dst, size_t dstlen, const char *s, size_t n, int qu
 leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char *why,
                                       size_t whylen);
 
-/* jdbc:mysql://host[:port]/db[?params] (also jdbc:mariadb://). */
+/*
+ * jdbc:mysql://host[:port]/db[?params] (also jdbc:mariadb://). Of the
+ * parameters, only the TLS ones are read (config_value_jdbc_tls); the rest
+ * are ignored.
+ */
 leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
                                       size_t whylen);
+
+/*
+ * The database TLS mode of a JDBC query string (the text after '?', '&'
+ * separated): sslMode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY
+ * wins; otherwise useSSL, requireSSL and verifyServerCertificate map as
+ * Connector/J 8 maps them. Values are case-insensitive; a bad one is an
+ * error that quotes only that parameter.
+ */
+leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, size_t whylen);
 
 /* The syntax check of a text type (NULL for types without one). */
 typedef leaf_status_t (*config_value_check_fn)(const char *v, char *why, size_t whylen);

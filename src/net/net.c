@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "log.h"
+#include "net_tls.h"
 
 /* The loop's read buffer; a connection keeps only what a read left over. */
 #define NET_LOOP_READ_BUF (64u << 10)
@@ -58,11 +59,13 @@ struct net_conn {
     size_t in_len, in_cap;
     struct sbuf wbuf; /* replies being written by uv_write */
     int64_t last_active_ms;
-    int writing;      /* wbuf is being written */
-    int reading;      /* uv_read_start is active */
-    int closing;      /* uv_close has been called */
-    int handles_open; /* handles still to be closed before free */
-    int in_loop_buf;  /* the current read went into the loop's buffer */
+    int writing;         /* wbuf is being written */
+    int reading;         /* uv_read_start is active */
+    int closing;         /* uv_close has been called */
+    int handles_open;    /* handles still to be closed before free */
+    int in_loop_buf;     /* the current read went into the loop's buffer */
+    struct net_tls *tls; /* TLS session on a TLS listener; NULL = plain text */
+    int64_t opened_ms;   /* accepted at (a TLS handshake must end within the request timeout) */
 };
 
 /* One event loop and its listeners. Owned by its thread, see net.h. */
@@ -222,8 +225,13 @@ static void conn_feed(struct net_conn *c, const char *data, size_t len) {
     conn_flush(c);
 }
 
+static void conn_tls_pump(struct net_conn *c);
+
 static void conn_process(struct net_conn *c) {
     conn_feed(c, c->in, c->in_len);
+    if (c->tls != NULL) {
+        conn_tls_pump(c); /* plaintext the protocol did not take before */
+    }
 }
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
@@ -239,6 +247,8 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc_tls(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_read_tls(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 
 /* Reads only while there is room for input and the client keeps up. */
 static void conn_update_reading(struct net_conn *c) {
@@ -247,12 +257,26 @@ static void conn_update_reading(struct net_conn *c) {
     int want = !c->closing && !s->close_after && !s->waiting && room &&
                s->out.len + c->wbuf.len < SESSION_MAX_OUTPUT;
     if (want && !c->reading) {
-        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+        if (c->tls == NULL) {
+            uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+        } else {
+            uv_read_start((uv_stream_t *)&c->tcp, on_alloc_tls, on_read_tls);
+        }
         c->reading = 1;
     } else if (!want && c->reading) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = 0;
     }
+}
+
+/* The client is gone or half-closed: answer what is parked, then close. */
+static void conn_read_end(struct net_conn *c) {
+    c->s->close_after = 1;
+    if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = 0;
+    }
+    conn_flush(c);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
@@ -264,13 +288,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         if (nread != UV_EOF) {
             log_debug("net", "read from client failed: %s", uv_strerror((int)nread));
         }
-        /* The client is gone or half-closed: answer what is parked, then close. */
-        c->s->close_after = 1;
-        if (c->reading) {
-            uv_read_stop(st);
-            c->reading = 0;
-        }
-        conn_flush(c);
+        conn_read_end(c);
         return;
     }
     c->last_active_ms = loop_now(c->nl);
@@ -280,6 +298,70 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         c->in_len += (size_t)nread;
         conn_process(c);
     }
+}
+
+/* ---- TLS input ------------------------------------------------------------ */
+
+/* Ciphertext always goes into the loop's buffer: OpenSSL copies it at once. */
+static void on_alloc_tls(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+    struct net_conn *c = h->data;
+    *buf = uv_buf_init(c->nl->rbuf, NET_LOOP_READ_BUF);
+}
+
+/* A handshake or record that failed costs this connection only. */
+static void conn_tls_fail(struct net_conn *c) {
+    log_debug("net", "TLS with %s on %s failed: %s", c->s->peer, c->ls->cfg->addr,
+              net_tls_error(c->tls));
+    c->s->close_after = 1;
+    conn_flush(c); /* the alert, if OpenSSL wrote one, then close */
+}
+
+/*
+ * Decrypts what the client sent and feeds the plaintext to the protocol,
+ * for as long as the protocol takes input (not parked, not held back by its
+ * output). What it does not take stays in the TLS session until
+ * conn_process() runs again. The loop's buffer is free for plaintext: the
+ * ciphertext read into it is in the session already.
+ */
+static void conn_tls_pump(struct net_conn *c) {
+    struct session *s = c->s;
+    while (!c->closing && !s->waiting && !s->close_after && c->in_len == 0) {
+        long n = net_tls_read(c->tls, c->nl->rbuf, NET_LOOP_READ_BUF);
+        if (n == NET_TLS_FAIL) {
+            conn_tls_fail(c);
+            return;
+        }
+        if (n == NET_TLS_EOF) {
+            conn_read_end(c);
+            return;
+        }
+        if (n == NET_TLS_AGAIN) {
+            break;
+        }
+        conn_feed(c, c->nl->rbuf, (size_t)n);
+    }
+    conn_flush(c); /* handshake messages, even with no reply */
+}
+
+static void on_read_tls(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    struct net_conn *c = st->data;
+    if (nread == 0) {
+        return;
+    }
+    if (nread < 0) {
+        if (nread != UV_EOF) {
+            log_debug("net", "read from client failed: %s", uv_strerror((int)nread));
+        }
+        conn_read_end(c);
+        return;
+    }
+    c->last_active_ms = loop_now(c->nl);
+    if (net_tls_feed(c->tls, buf->base, (size_t)nread) != 0) {
+        log_error("net", "out of memory buffering TLS input; closing the connection");
+        conn_close(c);
+        return;
+    }
+    conn_tls_pump(c);
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -306,7 +388,12 @@ static void on_written(uv_write_t *w, int status) {
  * uv_write when possible saves a deferred callback and an epoll_ctl per
  * batch of replies.
  */
+static int conn_tls_write_out(struct net_conn *c);
+
 static int conn_write_out(struct net_conn *c) {
+    if (c->tls != NULL) {
+        return conn_tls_write_out(c);
+    }
     struct sbuf *out = &c->s->out;
     uv_buf_t b = uv_buf_init(out->data, (unsigned)out->len);
     int n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
@@ -334,10 +421,58 @@ static int conn_write_out(struct net_conn *c) {
     return 0;
 }
 
+/*
+ * TLS: the replies are encrypted into the session, and what it has to send
+ * (records, handshake messages, alerts) is written as in conn_write_out.
+ */
+static int conn_tls_write_out(struct net_conn *c) {
+    struct sbuf *out = &c->s->out;
+    if (out->len > 0) {
+        if (net_tls_write(c->tls, out->data, out->len) != 0) {
+            log_debug("net", "TLS write to %s failed: %s", c->s->peer, net_tls_error(c->tls));
+            return -1;
+        }
+        sbuf_reset(out);
+    }
+    size_t n = net_tls_pending(c->tls);
+    if (n == 0) {
+        return 0;
+    }
+    sbuf_reset(&c->wbuf);
+    if (sbuf_reserve(&c->wbuf, n) != LEAF_OK) {
+        log_error("net", "out of memory for %zu bytes of TLS output; closing the connection", n);
+        return -1;
+    }
+    c->wbuf.len = net_tls_take(c->tls, c->wbuf.data, n);
+    uv_buf_t b = uv_buf_init(c->wbuf.data, (unsigned)c->wbuf.len);
+    int w = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (w < 0 && w != UV_EAGAIN) {
+        log_debug("net", "write to client failed: %s", uv_strerror(w));
+        return -1;
+    }
+    size_t done = w > 0 ? (size_t)w : 0;
+    if (done == c->wbuf.len) {
+        sbuf_reset(&c->wbuf);
+        return 0;
+    }
+    b = uv_buf_init(c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
+    c->wreq.data = c;
+    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_written);
+    if (rc < 0) {
+        log_debug("net", "uv_write failed: %s", uv_strerror(rc));
+        return -1;
+    }
+    c->writing = 1;
+    return 0;
+}
+
 /* True when the client has sent bytes not read yet (the drain answers them too). */
 static int socket_has_input(struct net_conn *c) {
     uv_os_fd_t fd;
     char b;
+    if (c->tls != NULL && net_tls_has_input(c->tls)) {
+        return 1;
+    }
     if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) {
         return 0;
     }
@@ -354,7 +489,8 @@ static void conn_flush(struct net_conn *c) {
         conn_close(c);
         return;
     }
-    if (!c->writing && s->out.len > 0 && conn_write_out(c) != 0) {
+    if (!c->writing && (s->out.len > 0 || (c->tls != NULL && net_tls_pending(c->tls) > 0)) &&
+        conn_write_out(c) != 0) {
         conn_close(c);
         return;
     }
@@ -387,9 +523,21 @@ static void on_conn_closed(uv_handle_t *h) {
     if (c->s != NULL) {
         c->ls->cfg->proto->close(c->s);
     }
+    net_tls_free(c->tls);
     free(c->in);
     sbuf_free(&c->wbuf);
     free(c);
+}
+
+/* Best effort: a TLS client learns the end was meant (close_notify), if the socket takes it now. */
+static void conn_tls_close_notify(struct net_conn *c) {
+    char buf[256];
+    net_tls_shutdown(c->tls);
+    size_t n = net_tls_take(c->tls, buf, sizeof(buf));
+    if (n > 0) {
+        uv_buf_t b = uv_buf_init(buf, (unsigned)n);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
 }
 
 static void conn_close(struct net_conn *c) {
@@ -414,6 +562,9 @@ static void conn_close(struct net_conn *c) {
         leaf_wait_cancel(&c->s->wait);
     }
     conn_unready(c);
+    if (c->tls != NULL && !c->writing) {
+        conn_tls_close_notify(c);
+    }
     uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->timer, on_conn_closed);
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
@@ -521,8 +672,13 @@ static void on_connection(uv_stream_t *server, int status) {
     c->s->conn = c;
     c->s->wait.wake = conn_wake;
     peer_name(&ss, len > 0 ? c->s->peer : NULL, sizeof(c->s->peer));
+    if (ls->cfg->tls != NULL && (c->tls = net_tls_new(ls->cfg->tls)) == NULL) {
+        log_error("net", "out of memory opening a TLS session on %s", ls->cfg->addr);
+        conn_close(c);
+        return;
+    }
     uv_tcp_nodelay(&c->tcp, 1);
-    c->last_active_ms = loop_now(nl);
+    c->last_active_ms = c->opened_ms = loop_now(nl);
     conn_update_reading(c);
 }
 
@@ -542,6 +698,13 @@ static void conn_release_idle(struct net_conn *c) {
 static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     const struct net_limits *lim = &nl->srv->limits;
     const struct session *s = c->s;
+    if (c->tls != NULL && !net_tls_established(c->tls) &&
+        now - c->opened_ms > lim->request_timeout_ms) {
+        log_debug("net", "TLS handshake with %s on %s not done in time; closing", s->peer,
+                  c->ls->cfg->addr);
+        conn_close(c);
+        return;
+    }
     if (s->waiting || c->writing) {
         return;
     }

@@ -23,6 +23,13 @@
  * loop's buffer and only a partial request is copied into the connection;
  * a connection quiet for a second gives its buffers back.
  *
+ * TLS (a listener with a net_tls_ctx): the socket's bytes go through the
+ * connection's struct net_tls (net_tls.h) on their way in and out; the
+ * protocol sees plaintext as on a plain listener. Plain connections take
+ * none of these paths: their read callbacks and writes are the same
+ * functions as before TLS existed, and a plain connection's only extra cost
+ * is one pointer test per flush with nothing to write.
+ *
  * Limits: output over SESSION_MAX_OUTPUT stops reading from that client until it
  * drains; a request that takes longer than request_timeout_ms to arrive gets
  * the protocol's timeout answer; idle connections close after
@@ -41,6 +48,8 @@
 #define NET_MAX_LOOPS 64
 #define NET_MAX_LISTENERS 4
 
+struct net_tls_ctx;
+
 struct net_listen_config {
     const char *addr; /* "host:port", as configured (messages) */
     const char *what; /* the setting it comes from, e.g. "leafd.listen" (messages) */
@@ -48,6 +57,7 @@ struct net_listen_config {
     int port;
     const struct proto_ops *proto; /* the protocol spoken there */
     void *proto_arg;               /* passed to proto->open */
+    struct net_tls_ctx *tls;       /* TLS on this listener (net_tls.h); NULL = plain text */
 };
 
 struct net_limits {

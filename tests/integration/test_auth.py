@@ -51,7 +51,10 @@ def props():
         "leafd.auth.enable": "true", "leafd.admin.token": TOKEN,
         "leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
         "leaf.jdbc.username": "root", "leaf.jdbc.password": "",
-        "leafd.zk.session.timeout.ms": "4000"})
+        "leafd.zk.session.timeout.ms": "4000",
+        # This test makes many failed attempts from 127.0.0.1 on purpose (and
+        # polls for refusals); the failed-authentication limit has its own test.
+        "leafd.auth.failures.max": "0"})
     return p
 
 

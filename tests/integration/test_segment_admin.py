@@ -126,7 +126,7 @@ check("SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?" in logged
 # tests/unit/test_http_proto.c (tests talk to 127.0.0.1 only).
 
 log("with a token: 401 missing, 403 wrong, 201 right")
-tnode = env.leafd("token", seg_props(db, **{"leafd.admin.token": "s3cret"}))
+tnode = env.leafd("token", seg_props(db, **{"leafd.admin.token": "s3cret-s3cret-s3cret"}))
 st, body = call(tnode, "POST", "/api/leaf", {"biz_tag": "tok"})
 check(st == 401 and body["code"] == "unauthorized", "no token -> 401 %r" % (body,))
 st, body = call(tnode, "POST", "/api/leaf", {"biz_tag": "tok"}, token="wrong")
@@ -135,9 +135,9 @@ st, body = call(tnode, "PUT", "/api/leaf/step", {"biz_tag": "orders", "step": 9}
 check(st == 403, "prefix of the token -> 403")
 st, body = call(tnode, "GET", "/db")
 check(st == 401, "/db without token -> 401")
-st, body = call(tnode, "GET", "/db", token="s3cret")
+st, body = call(tnode, "GET", "/db", token="s3cret-s3cret-s3cret")
 check(st == 200 and "orders" in body, "/db with token -> 200")
-st, body = call(tnode, "POST", "/api/leaf", {"biz_tag": "tok", "step": 5}, token="s3cret")
+st, body = call(tnode, "POST", "/api/leaf", {"biz_tag": "tok", "step": 5}, token="s3cret-s3cret-s3cret")
 check(st == 201, "right token -> 201")
 st, ids, _ = tnode.get("/api/segment/get/tok?count=2")
 check(st == 200 and ids == "1\n2", "created through the token node, served: %r" % ids)

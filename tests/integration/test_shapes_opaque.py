@@ -111,11 +111,11 @@ st, body, _ = nodes[0].get("/decodeOpaqueId?id=0")
 check(st == 400 and "bad_opaque_id" in body, "id=0 -> 400 (%d %s)" % (st, body))
 st, body, _ = nodes[0].get("/decodeOpaqueId?id=9223372036854775808")
 check(st == 400, "id=2^63 -> 400 (%d)" % st)
-admin = env.leafd("admin", props(db, **{"leafd.admin.token": "s3cret"}))
+admin = env.leafd("admin", props(db, **{"leafd.admin.token": "s3cret-s3cret-s3cret"}))
 st, body, _ = admin.get("/decodeOpaqueId?id=%d" % all_ids[0])
 check(st == 401, "with leafd.admin.token set, no token -> 401 (%d)" % st)
 st, body, _ = admin.get("/decodeOpaqueId?id=%d" % all_ids[0],
-                        headers={"Authorization": "Bearer s3cret"})
+                        headers={"Authorization": "Bearer s3cret-s3cret-s3cret"})
 check(st == 200 and json.loads(body)["segment_id"] == str(plains[0]),
       "with the token -> the segment ID (%s)" % body)
 plain = env.leafd("plain", {k: v for k, v in props(db).items() if k != "leafd.opaque.key"})
@@ -127,7 +127,7 @@ for n in nodes + [admin, plain]:
 log("with users on: opaque IDs need an opaque:<tag> grant, ranges a segment:<tag> one")
 zk = env.zookeeper()
 db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('billing', 1, 100)")
-au = env.leafd("au", props(db, **{"leafd.auth.enable": "true", "leafd.admin.token": "root-tok",
+au = env.leafd("au", props(db, **{"leafd.auth.enable": "true", "leafd.admin.token": "root-tok-0123456789",
                                   "leaf.name": "shapes", "leaf.snowflake.zk.address": zk.address(),
                                   "leafd.snowflake.advertise.ip": "127.0.0.1"}), resp=True)
 r = subprocess.run([LEAFCTL, "user", "add", "shop", "--grant", "opaque:orders:ids",
@@ -146,7 +146,7 @@ st, _, _ = au.get("/api/segment/range/orders?count=5", headers=basic)
 check(st == 200, "a range of the granted tag: 200 (%d)" % st)
 st, _, _ = au.get("/decodeOpaqueId?id=5", headers=basic)
 check(st == 403, "the decoder needs admin: 403 for a user without it (%d)" % st)
-st, _, _ = au.get("/decodeOpaqueId?id=5", headers={"Authorization": "Bearer root-tok"})
+st, _, _ = au.get("/decodeOpaqueId?id=5", headers={"Authorization": "Bearer root-tok-0123456789"})
 check(st == 200, "the admin token decodes (%d)" % st)
 r = RespStream(au.resp_port)
 check(r.call("AUTH", "shop", secret) == "OK", "RESP AUTH shop")

@@ -207,8 +207,9 @@ class ZooKeeper:
 class MariaDB:
     """A throwaway MariaDB server with Leaf's leaf_alloc table in database `leaf`."""
 
-    def __init__(self, env, name="db"):
+    def __init__(self, env, name="db", args=None):
         self.env = env
+        self.args = list(args or [])  # more mariadbd options, e.g. --ssl-cert=... for TLS
         self.dir = os.path.join(env.dir, name)
         self.datadir = os.path.join(self.dir, "data")
         self.sock = os.path.join(self.dir, "mysql.sock")
@@ -238,7 +239,7 @@ class MariaDB:
                           "--socket=" + self.sock, "--port=%d" % self.port,
                           "--bind-address=127.0.0.1", "--user=root",
                           "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M",
-                          "--pid-file=" + os.path.join(self.dir, "mysqld.pid")],
+                          "--pid-file=" + os.path.join(self.dir, "mysqld.pid")] + self.args,
                          os.path.join(self.dir, "mariadb.log"))
         if not wait_until(lambda: self.sql("SELECT 1", db="", check_rc=False) == "1\n", 30):
             raise RuntimeError("MariaDB did not start; see " + self.proc.logpath)

@@ -1,0 +1,299 @@
+/*
+ * Unit tests of the pure parts of issue 26 ("Lock the doors"): the TLS and
+ * secret keys of the configuration (src/config), database TLS from
+ * leaf.jdbc.url, secrets read from files, the failed-authentication limit
+ * (src/auth/auth_limit.c) and the MySQL greeting check
+ * (segment/segment_greeting.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth_limit.h"
+#include "config.h"
+#include "config_secret.h"
+#include "config_value.h"
+#include "segment_greeting.h"
+#include "unit.h"
+
+#define FILE_NAME "leaf.properties"
+
+static struct leaf_config cfg;
+static char err[1024];
+static char dir[] = "/tmp/test_security.XXXXXX";
+
+/* A static snowflake node (something to serve) plus the given lines. */
+static leaf_status_t load(const char *extra) {
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "leaf.name=n\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=1\n%s", extra);
+    config_defaults(&cfg);
+    err[0] = '\0';
+    leaf_status_t rc = config_parse(&cfg, text, strlen(text), FILE_NAME, err, sizeof(err));
+    return rc != LEAF_OK ? rc : config_finish(&cfg, err, sizeof(err));
+}
+
+static void write_file(const char *name, const char *text, int mode, char *path, size_t cap) {
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+    chmod(path, (mode_t)mode);
+}
+
+/* ---- TLS listeners ---------------------------------------------------------- */
+
+static void test_tls_keys(void) {
+    CHECK_EQ_INT(load(""), LEAF_OK);
+    CHECK_EQ_INT(cfg.tls_port, 0);
+    CHECK_EQ_INT(cfg.resp_tls_port, 0);
+    CHECK_EQ_INT(cfg.tls_verify, CONFIG_TLS_VERIFY_NONE);
+    /* A TLS listener needs the certificate and the key, named with the line. */
+    CHECK_EQ_INT(load("leafd.tls.listen=127.0.0.1:8443\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ": leafd.tls.cert.file: required when leafd.tls.listen or "
+                                "leafd.resp.tls.listen is set");
+    CHECK_EQ_INT(load("leafd.resp.tls.listen=127.0.0.1:6443\nleafd.tls.cert.file=/c\n"),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ": leafd.tls.key.file: required when leafd.tls.listen or "
+                                "leafd.resp.tls.listen is set");
+    CHECK_EQ_INT(load("leafd.tls.listen=127.0.0.1:8443\nleafd.resp.tls.listen=127.0.0.1:6443\n"
+                      "leafd.tls.cert.file=/c\nleafd.tls.key.file=/k\n"),
+                 LEAF_OK);
+    CHECK_EQ_STR(cfg.tls_host, "127.0.0.1");
+    CHECK_EQ_INT(cfg.tls_port, 8443);
+    CHECK_EQ_INT(cfg.resp_tls_port, 6443);
+    /* Client certificates need a CA. */
+    CHECK_EQ_INT(load("leafd.tls.listen=127.0.0.1:8443\nleafd.tls.cert.file=/c\n"
+                      "leafd.tls.key.file=/k\nleafd.tls.client.auth=required\n"),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ": leafd.tls.ca.file: required when leafd.tls.client.auth is "
+                                "optional or required (the CA client certificates must chain to)");
+    CHECK_EQ_INT(load("leafd.tls.listen=127.0.0.1:8443\nleafd.tls.cert.file=/c\n"
+                      "leafd.tls.key.file=/k\nleafd.tls.client.auth=Optional\n"
+                      "leafd.tls.ca.file=/ca\n"),
+                 LEAF_OK);
+    CHECK_EQ_INT(cfg.tls_verify, CONFIG_TLS_VERIFY_OPTIONAL);
+    CHECK_EQ_INT(load("leafd.tls.client.auth=sometimes\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.tls.client.auth: expected none, optional or required, "
+                                "got \"sometimes\"");
+    /* Four listeners, four ports. */
+    CHECK_EQ_INT(load("leafd.listen=127.0.0.1:8080\nleafd.tls.listen=127.0.0.1:8080\n"
+                      "leafd.tls.cert.file=/c\nleafd.tls.key.file=/k\n"),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":5: leafd.tls.listen: must not be the port of leafd.listen");
+    CHECK_EQ_INT(load("leafd.resp.listen=127.0.0.1:6380\nleafd.resp.tls.listen=127.0.0.1:6380\n"
+                      "leafd.tls.cert.file=/c\nleafd.tls.key.file=/k\n"),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(err,
+                 FILE_NAME ":5: leafd.resp.tls.listen: must not be the port of leafd.resp.listen");
+}
+
+/* ---- database TLS ----------------------------------------------------------- */
+
+static int jdbc_tls(const char *params) {
+    char why[256];
+    int tls = -1;
+    if (config_value_jdbc_tls(params, &tls, why, sizeof(why)) != LEAF_OK) {
+        return -2;
+    }
+    return tls;
+}
+
+static void test_jdbc_tls(void) {
+    char why[256];
+    int tls;
+    CHECK_EQ_INT(jdbc_tls(""), CONFIG_DB_TLS_DISABLED);
+    CHECK_EQ_INT(jdbc_tls("useUnicode=true&characterEncoding=utf8"), CONFIG_DB_TLS_DISABLED);
+    CHECK_EQ_INT(jdbc_tls("sslMode=DISABLED"), CONFIG_DB_TLS_DISABLED);
+    CHECK_EQ_INT(jdbc_tls("sslMode=preferred"), CONFIG_DB_TLS_PREFERRED);
+    CHECK_EQ_INT(jdbc_tls("a=b&sslMode=REQUIRED&c"), CONFIG_DB_TLS_REQUIRED);
+    CHECK_EQ_INT(jdbc_tls("sslMode=VERIFY_CA"), CONFIG_DB_TLS_VERIFY_CA);
+    CHECK_EQ_INT(jdbc_tls("sslMode=VERIFY_IDENTITY"), CONFIG_DB_TLS_VERIFY_IDENTITY);
+    /* The older parameters, as Connector/J 8 maps them; sslMode wins over them. */
+    CHECK_EQ_INT(jdbc_tls("useSSL=true"), CONFIG_DB_TLS_PREFERRED);
+    CHECK_EQ_INT(jdbc_tls("useSSL=false"), CONFIG_DB_TLS_DISABLED);
+    CHECK_EQ_INT(jdbc_tls("useSSL=false&requireSSL=true"), CONFIG_DB_TLS_DISABLED);
+    CHECK_EQ_INT(jdbc_tls("requireSSL=true"), CONFIG_DB_TLS_REQUIRED);
+    CHECK_EQ_INT(jdbc_tls("useSSL=true&requireSSL=true"), CONFIG_DB_TLS_REQUIRED);
+    CHECK_EQ_INT(jdbc_tls("useSSL=true&verifyServerCertificate=true"), CONFIG_DB_TLS_VERIFY_CA);
+    CHECK_EQ_INT(jdbc_tls("useSSL=false&sslMode=REQUIRED"), CONFIG_DB_TLS_REQUIRED);
+    /* Bad values quote only the parameter, never the rest of the URL. */
+    CHECK_EQ_INT(config_value_jdbc_tls("password=x&sslMode=ALWAYS", &tls, why, sizeof(why)),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(why, "sslMode must be DISABLED, PREFERRED, REQUIRED, VERIFY_CA or "
+                      "VERIFY_IDENTITY, got \"ALWAYS\"");
+    CHECK_EQ_INT(config_value_jdbc_tls("useSSL=yes", &tls, why, sizeof(why)), LEAF_EINVAL);
+    CHECK_EQ_STR(why, "useSSL must be true or false, got \"yes\"");
+    /* Through the file: the error names the line and the key; VERIFY_* needs the CA. */
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://h:3306/d?sslMode=maybe\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leaf.jdbc.url: sslMode must be DISABLED, PREFERRED, "
+                                "REQUIRED, VERIFY_CA or VERIFY_IDENTITY, got \"maybe\"");
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://h:3306/d?sslMode=VERIFY_CA\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ": leafd.db.tls.ca.file: required when leaf.jdbc.url asks for "
+                                "sslMode=VERIFY_CA or VERIFY_IDENTITY (or "
+                                "verifyServerCertificate=true)");
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://h:3306/d?sslMode=VERIFY_CA\n"
+                      "leafd.db.tls.ca.file=/ca.pem\n"),
+                 LEAF_OK);
+    CHECK_EQ_INT(cfg.db_tls, CONFIG_DB_TLS_VERIFY_CA);
+}
+
+/* ---- secrets from files ------------------------------------------------------- */
+
+static void test_secret_read(void) {
+    char path[256], out[32], why[512], want[512];
+    int loose = -1;
+    write_file("tok", "0123456789abcdef\nsecond line\n", 0600, path, sizeof(path));
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_OK);
+    CHECK_EQ_STR(out, "0123456789abcdef");
+    CHECK_EQ_INT(loose, 0);
+    write_file("crlf", "pw\r\n", 0640, path, sizeof(path));
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_OK);
+    CHECK_EQ_STR(out, "pw");
+    CHECK_EQ_INT(loose, 1); /* group may read it */
+    write_file("nonl", "last", 0604, path, sizeof(path));
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_OK);
+    CHECK_EQ_STR(out, "last");
+    CHECK_EQ_INT(loose, 1); /* others may read it */
+    write_file("empty", "\nsecret on line 2\n", 0600, path, sizeof(path));
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_EINVAL);
+    snprintf(want, sizeof(want), "the first line of %s is empty", path);
+    CHECK_EQ_STR(why, want);
+    write_file("long", "0123456789012345678901234567890123456789\n", 0600, path, sizeof(path));
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_EINVAL);
+    snprintf(want, sizeof(want), "the first line of %s is too long (max 31 bytes)", path);
+    CHECK_EQ_STR(why, want);
+    snprintf(path, sizeof(path), "%s/missing", dir);
+    CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_ERR);
+}
+
+static void test_secret_keys(void) {
+    char tok[256], pw[256], zk[256], text[2048], want[1024];
+    write_file("admin", "a-long-enough-admin-token\n", 0600, tok, sizeof(tok));
+    write_file("pw", "db pass word\n", 0644, pw, sizeof(pw));
+    write_file("zk", "digest:leafd:zk-secret\n", 0600, zk, sizeof(zk));
+    snprintf(text, sizeof(text),
+             "leafd.admin.token.file=%s\nleaf.jdbc.password.file=%s\nleafd.zk.auth.file=%s\n", tok,
+             pw, zk);
+    CHECK_EQ_INT(load(text), LEAF_OK);
+    CHECK_EQ_STR(cfg.admin_token, "a-long-enough-admin-token");
+    CHECK_EQ_STR(cfg.jdbc_password, "db pass word");
+    CHECK_EQ_STR(cfg.zk_auth, "digest:leafd:zk-secret");
+    /* The password file is readable by others: one line for the warning. */
+    snprintf(want, sizeof(want), "leaf.jdbc.password.file: %s (" FILE_NAME ":5)\n", pw);
+    CHECK_EQ_STR(cfg.loose_secret_files, want);
+    /* The dump masks what came from the files, and leafd.zk.auth too. */
+    char dump[16384];
+    config_dump(&cfg, dump, sizeof(dump));
+    CHECK(strstr(dump, "a-long-enough") == NULL && strstr(dump, "zk-secret") == NULL &&
+          strstr(dump, "pass word") == NULL);
+    CHECK(strstr(dump, "\nleafd.zk.auth = ***\n") != NULL);
+    /* Both the secret and its file: refused. */
+    snprintf(text, sizeof(text), "leafd.admin.token=x\nleafd.admin.token.file=%s\n", tok);
+    CHECK_EQ_INT(load(text), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":5: leafd.admin.token.file: set either leafd.admin.token or "
+                                "leafd.admin.token.file, not both");
+    /* A file that does not hold a valid value is refused as the value would be. */
+    write_file("zkbad", "leafd:zk-secret\n", 0600, zk, sizeof(zk));
+    snprintf(text, sizeof(text), "leafd.zk.auth.file=%s\n", zk);
+    CHECK_EQ_INT(load(text), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.zk.auth.file: expected digest:<user>:<password> (value "
+                                "not shown: a secret)");
+    CHECK_EQ_INT(load("leafd.zk.auth=digest:u:p\n"), LEAF_OK);
+    CHECK_EQ_INT(load("leafd.zk.auth=digest:u\n"), LEAF_EINVAL);
+    CHECK(strstr(err, "digest:u") == NULL); /* never quoted */
+}
+
+static void test_admin_token_length(void) {
+    char tok[256], text[1024];
+    CHECK_EQ_INT(load("leafd.admin.token=0123456789abcde\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.admin.token: too short: at least 16 characters (a "
+                                "long random string)");
+    CHECK(strstr(err, "0123456789abcde") == NULL);
+    CHECK_EQ_INT(load("leafd.admin.token=0123456789abcdef\n"), LEAF_OK);
+    CHECK_EQ_INT(load("leafd.admin.token=\n"), LEAF_OK); /* empty: loopback clients only */
+    write_file("short", "short\n", 0600, tok, sizeof(tok));
+    snprintf(text, sizeof(text), "leafd.admin.token.file=%s\n", tok);
+    CHECK_EQ_INT(load(text), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.admin.token.file: too short: at least 16 characters (a "
+                                "long random string)");
+}
+
+/* ---- the failed-authentication limit -------------------------------------------- */
+
+static void test_auth_limit(void) {
+    static struct auth_limit l;
+    const char *a = "10.0.0.1", *b = "10.0.0.2";
+    auth_limit_init(&l, AUTH_LIMIT_FAILURES);
+    CHECK_EQ_INT(auth_limit_addr_len("10.0.0.1:5555"), 8);
+    CHECK_EQ_INT(auth_limit_addr_len("[::1]:5555"), 5);
+    CHECK_EQ_INT(auth_limit_addr_len("::1"), 3);
+    /* Nine failures in the window: not blocked. */
+    for (int i = 0; i < 9; i++) {
+        CHECK_EQ_INT(auth_limit_failure(&l, a, 8, 1000 + i * 100), 0);
+    }
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 2000), 0);
+    /* The tenth within 10 s blocks a for 10 s, and only a. */
+    CHECK_EQ_INT(auth_limit_failure(&l, a, 8, 2000), 1);
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 2001), 1);
+    CHECK_EQ_INT(auth_limit_blocked(&l, b, 8, 2001), 0);
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 11999), 1);
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 12000), 0);
+    /* Failures spread wider than the window never block. */
+    for (int i = 0; i < 30; i++) {
+        CHECK_EQ_INT(auth_limit_failure(&l, b, 8, 20000 + i * 1200), 0);
+    }
+    CHECK_EQ_INT(auth_limit_blocked(&l, b, 8, 60000), 0);
+    /* A flood of other addresses does not unblock a blocked one. */
+    for (int i = 0; i < 10; i++) {
+        auth_limit_failure(&l, a, 8, 100000);
+    }
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 100001), 1);
+    char other[32];
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(other, sizeof(other), "192.168.%d.%d", i / 256, i % 256);
+        auth_limit_failure(&l, other, (size_t)n, 100002);
+    }
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 100003), 1);
+    auth_limit_destroy(&l);
+    /* 0 = off. */
+    auth_limit_init(&l, 0);
+    for (int i = 0; i < 50; i++) {
+        CHECK_EQ_INT(auth_limit_failure(&l, a, 8, 1000), 0);
+    }
+    CHECK_EQ_INT(auth_limit_blocked(&l, a, 8, 1001), 0);
+    auth_limit_destroy(&l);
+}
+
+/* ---- the MySQL greeting --------------------------------------------------------- */
+
+static void test_greeting(void) {
+    /* header, protocol 10, "10.11.6\0", thread id, scramble, filler, capabilities */
+    unsigned char g[] = {0x40, 0, 0, 0,   10,  '1', '0', '.', '1', '1', '.', '6', 0,    1,
+                         0,    0, 0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 0,   0xfe, 0xff};
+    CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g)), 1);
+    g[sizeof(g) - 1] = 0xf7; /* CLIENT_SSL (0x0800) cleared */
+    CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g)), 0);
+    CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g) - 1), -1); /* cut short */
+    unsigned char e[] = {0x10, 0, 0, 0, 0xff, 0x6a, 0x04, 'H', 'o', 's', 't'};
+    CHECK_EQ_INT(segment_greeting_offers_tls(e, sizeof(e)), -1); /* an error packet */
+}
+
+int main(void) {
+    CHECK(mkdtemp(dir) != NULL);
+    TEST(test_tls_keys);
+    TEST(test_jdbc_tls);
+    TEST(test_secret_read);
+    TEST(test_secret_keys);
+    TEST(test_admin_token_length);
+    TEST(test_auth_limit);
+    TEST(test_greeting);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    return unit_done();
+}
