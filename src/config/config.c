@@ -595,6 +595,7 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     c->db_port = j.port;
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
     c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
+    c->log_json = strcasecmp(c->log_format, "json") == 0;
     /* Last, so that the derived fields are filled either way. */
     if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
         /* A node with nothing to serve would pass /ready and issue nothing. */
