@@ -37,6 +37,7 @@
 #include "net.h"
 #include "node_config.h"
 #include "node_zk.h"
+#include "notify_ready.h"
 #include "resp_api.h"
 #include "resp_auth.h"
 #include "segment_service.h"
@@ -64,6 +65,7 @@ struct daemon {
     int listener_of[API_NPROTOS]; /* listener index of each protocol, -1 = off */
     struct net_server *server;
     int control_ready; /* control was initialised */
+    struct notify_ready notify; /* systemd's READY=1/STATUS=/STOPPING=1 (Type=notify) */
 };
 
 static void usage(FILE *out) {
@@ -133,9 +135,13 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
 #define LEAFD_DRAIN_MAX_S 15
 
 static void on_drain_timeout(int signum) {
+    /* A signal handler: no formatting, so no time field either. */
     static const char msg[] = "level=error component=main msg=\"drain took longer than 15 s, "
                               "exiting with requests unanswered\"\n";
-    ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    static const char json[] = "{\"level\":\"error\",\"component\":\"main\",\"msg\":\"drain "
+                               "took longer than 15 s, exiting with requests unanswered\"}\n";
+    ssize_t rc = log_format_json() ? write(STDERR_FILENO, json, sizeof(json) - 1)
+                                   : write(STDERR_FILENO, msg, sizeof(msg) - 1);
     (void)rc;
     _exit(1);
 }
@@ -143,6 +149,7 @@ static void on_drain_timeout(int signum) {
 static void on_signal(uv_signal_t *s, int signum) {
     struct daemon *d = s->data;
     log_info("main", "received %s, draining in-flight requests", strsignal(signum));
+    notify_ready_stopping(&d->notify);
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
     /* The sequence primary hands over first, at once: the next node in line
@@ -387,12 +394,14 @@ int main(int argc, char **argv) {
         return 0;
     }
     log_set_level(d.cfg.log_level);
+    log_set_format(d.cfg.log_json);
     log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
         daemon_free(&d);
         return 1;
     }
+    notify_ready_start(&d.notify, &d.control, &d.api);
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */

@@ -2,13 +2,26 @@
 
 #include "metrics.h"
 #include "metrics_node.h"
+#include "metrics_process.h"
 
 /*
  * The registry: one row per family, X(writer, name, type, help). The order
  * of the rows is the order of the scrape. The writers are metrics.c's (the
- * request counters) and metrics_node.c's (the node's views).
+ * request counters), metrics_node.c's (the node's views) and
+ * metrics_process.c's (readiness, build, process_*).
  */
 #define METRICS_FAMILIES(X)                                                                        \
+    X(f_ready, "leafd_ready", "gauge",                                                             \
+      "1 while a component can issue IDs (as /ready), by component; \"all\": /ready answers 200.")   \
+    X(f_build_info, "leafd_build_info", "gauge",                                                   \
+      "Always 1; the labels say which leafd runs (version, git revision).")                         \
+    X(f_process_cpu, "process_cpu_seconds_total", "counter",                                       \
+      "User and system CPU time spent, in seconds.")                                               \
+    X(f_process_rss, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.")   \
+    X(f_process_open_fds, "process_open_fds", "gauge", "Open file descriptors.")                   \
+    X(f_process_max_fds, "process_max_fds", "gauge", "The limit of open file descriptors.")        \
+    X(f_process_start, "process_start_time_seconds", "gauge",                                      \
+      "When the process started, in seconds since 1970.")                                          \
     X(f_http_requests, "leafd_http_requests_total", "counter",                                     \
       "Requests answered, by protocol (http, resp), route (RESP: command) and status (RESP: "      \
       "outcome).")                                                                                 \
