@@ -28,6 +28,8 @@
     X(f_http_duration, "leafd_http_request_duration_seconds", "histogram",                         \
       "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
     X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
+    X(f_route_info, "leafd_route_info", "gauge",                                                   \
+      "Always 1: the kind of each route (RESP: command), kind=\"ids\" for those that hand out IDs.")  \
     X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
       "Clock steps back seen, by outcome.")                                                        \
     X(f_seq_exhausted, "leafd_snowflake_sequence_exhausted_total", "counter",                      \
@@ -62,6 +64,8 @@
       "Lease mode: moves to another slot on a clock step back, by outcome.")                       \
     X(f_lease_fence_failures, "leafd_snowflake_lease_fence_failures_total", "counter",             \
       "Lease mode: reservations refused because someone else wrote the slot.")                     \
+    X(f_lease_slots, "leafd_snowflake_lease_slots", "gauge",                                       \
+      "Lease mode: the slots there are (the layout's worker IDs) for the cluster's nodes.")        \
     X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                     \
       "IDs buffered in memory for the tag.")                                                       \
     X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")        \
