@@ -71,10 +71,16 @@ struct segment_db {
     MYSQL_STMT *stmt[DB_NSTMT];
     int64_t backoff_ms;
     int64_t next_connect_ms; /* monotonic; no connect attempt before */
-    /* The database thread's error lines: one per outage, then a summary every
-     * 30 s (zk_quiet's policy, the same as the ZooKeeper client's). */
-    struct zk_quiet quiet;
 };
+
+/*
+ * The database threads' error lines: one per outage, then a summary every
+ * 30 s (zk_quiet's policy, the same as the ZooKeeper client's). One state
+ * for all the connections of the process (a segment service runs three on
+ * the same database, which fail together), guarded by db_quiet_mu.
+ */
+static struct zk_quiet db_quiet;
+static pthread_mutex_t db_quiet_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int64_t db_now_ms(void) {
     struct timespec ts;
@@ -110,25 +116,30 @@ static void db_set_conn(struct segment_db *db, MYSQL *conn) {
  */
 __attribute__((format(printf, 3, 4))) static void db_log(struct segment_db *db, int level,
                                                          const char *fmt, ...) {
-    char line[sizeof(db->quiet.last)];
+    char line[sizeof(db_quiet.last)], last[sizeof(db_quiet.last)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     uint64_t n = 0;
-    enum zk_quiet_action a = zk_quiet_line(&db->quiet, db_now_ms(), line, &n);
+    pthread_mutex_lock(&db_quiet_mu);
+    enum zk_quiet_action a = zk_quiet_line(&db_quiet, db_now_ms(), line, &n);
+    memcpy(last, db_quiet.last, sizeof(last));
+    pthread_mutex_unlock(&db_quiet_mu);
     if (a == ZK_QUIET_PASS) {
         log_write(level, "segment", "%s (more such lines: a summary every %d s)", line,
                   ZK_QUIET_SUMMARY_MS / 1000);
     } else if (a == ZK_QUIET_SUMMARY) {
         log_write(level, "segment", "%llu more database errors in the last %d s, the last: %s",
-                  (unsigned long long)n, ZK_QUIET_SUMMARY_MS / 1000, db->quiet.last);
+                  (unsigned long long)n, ZK_QUIET_SUMMARY_MS / 1000, last);
     }
 }
 
 /* Connected again: what db_log held back since its last summary, and a fresh outage next. */
 static void db_quiet_reset(struct segment_db *db) {
-    uint64_t n = zk_quiet_reset(&db->quiet);
+    pthread_mutex_lock(&db_quiet_mu);
+    uint64_t n = zk_quiet_reset(&db_quiet);
+    pthread_mutex_unlock(&db_quiet_mu);
     if (n > 0) {
         log_info("segment", "%llu database error lines held back while it was away",
                  (unsigned long long)n);
