@@ -25,3 +25,6 @@ set_tests_properties(lint.tidy PROPERTIES TIMEOUT 600 LABELS lint)
 # systemd Type=notify (READY=1, STATUS=, STOPPING=1) against a stand-in socket; JSON logs;
 # the database outage logged once.
 leaf_integration_test(test_ops_systemd_notify)
+# docs/OPERATIONS.md lists exactly the families a node with every mode on exports; the
+# Grafana dashboard and the alert rules use only exported ones.
+leaf_integration_test(test_ops_metrics_families)
