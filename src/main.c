@@ -64,7 +64,7 @@ struct daemon {
     int nlisteners;
     int listener_of[API_NPROTOS]; /* listener index of each protocol, -1 = off */
     struct net_server *server;
-    int control_ready; /* control was initialised */
+    int control_ready;          /* control was initialised */
     struct notify_ready notify; /* systemd's READY=1/STATUS=/STOPPING=1 (Type=notify) */
 };
 

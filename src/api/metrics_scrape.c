@@ -12,9 +12,9 @@
  */
 #define METRICS_FAMILIES(X)                                                                        \
     X(f_ready, "leafd_ready", "gauge",                                                             \
-      "1 while a component can issue IDs (as /ready), by component; \"all\": /ready answers 200.")   \
+      "1 while a component can issue IDs (as /ready), by component; \"all\": /ready answers 200.") \
     X(f_build_info, "leafd_build_info", "gauge",                                                   \
-      "Always 1; the labels say which leafd runs (version, git revision).")                         \
+      "Always 1; the labels say which leafd runs (version, git revision).")                        \
     X(f_process_cpu, "process_cpu_seconds_total", "counter",                                       \
       "User and system CPU time spent, in seconds.")                                               \
     X(f_process_rss, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.")   \
@@ -29,7 +29,8 @@
       "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
     X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
     X(f_route_info, "leafd_route_info", "gauge",                                                   \
-      "Always 1: the kind of each route (RESP: command), kind=\"ids\" for those that hand out IDs.")  \
+      "Always 1: the kind of each route (RESP: command), kind=\"ids\" for those that hand out "    \
+      "IDs.")                                                                                      \
     X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
       "Clock steps back seen, by outcome.")                                                        \
     X(f_seq_exhausted, "leafd_snowflake_sequence_exhausted_total", "counter",                      \

@@ -18,9 +18,9 @@ struct api_ctx;
 struct notify_ready {
     uv_timer_t timer;
     const struct api_ctx *ctx;
-    int on;          /* the timer runs */
-    int ready_sent;  /* READY=1 went out */
-    char last[512];  /* the STATUS= text last sent */
+    int on;         /* the timer runs */
+    int ready_sent; /* READY=1 went out */
+    char last[512]; /* the STATUS= text last sent */
 };
 
 /* Sends the first state at once and starts the timer; a no-op without $NOTIFY_SOCKET. */
