@@ -134,14 +134,17 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
 /* The drain is bounded: a client that never finishes cannot hold the exit. */
 #define LEAFD_DRAIN_MAX_S 15
 
+/* leafd.log.format = json, for the signal handler (which may call no log function). */
+static volatile sig_atomic_t drain_log_json;
+
 static void on_drain_timeout(int signum) {
     /* A signal handler: no formatting, so no time field either. */
     static const char msg[] = "level=error component=main msg=\"drain took longer than 15 s, "
                               "exiting with requests unanswered\"\n";
     static const char json[] = "{\"level\":\"error\",\"component\":\"main\",\"msg\":\"drain "
                                "took longer than 15 s, exiting with requests unanswered\"}\n";
-    ssize_t rc = log_format_json() ? write(STDERR_FILENO, json, sizeof(json) - 1)
-                                   : write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    ssize_t rc = drain_log_json ? write(STDERR_FILENO, json, sizeof(json) - 1)
+                                : write(STDERR_FILENO, msg, sizeof(msg) - 1);
     (void)rc;
     _exit(1);
 }
@@ -395,6 +398,7 @@ int main(int argc, char **argv) {
     }
     log_set_level(d.cfg.log_level);
     log_set_format(d.cfg.log_json);
+    drain_log_json = d.cfg.log_json;
     log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
