@@ -8,6 +8,7 @@
 #include <mysqld_error.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "segment_giveback.h"
 #include "segment_greeting.h"
 #include "segment_known.h"
+#include "zk_quiet.h"
 
 #define DB_BACKOFF_MIN_MS 100
 #define DB_BACKOFF_MAX_MS 2000
@@ -75,6 +77,15 @@ struct segment_db {
     int64_t next_connect_ms; /* monotonic; no connect attempt before */
 };
 
+/*
+ * The database threads' error lines: one per outage, then a summary every
+ * 30 s (zk_quiet's policy, the same as the ZooKeeper client's). One state
+ * for all the connections of the process (a segment service runs three on
+ * the same database, which fail together), guarded by db_quiet_mu.
+ */
+static struct zk_quiet db_quiet;
+static pthread_mutex_t db_quiet_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static int64_t db_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -99,6 +110,44 @@ static void db_set_conn(struct segment_db *db, MYSQL *conn) {
         db->cancel_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     }
     pthread_mutex_unlock(&db->conn_mu);
+}
+
+/*
+ * A failing connect, ping or statement, on the database thread: while the
+ * database is away the reconnects would log one line every 2 s or less, so
+ * the first line of an outage passes and the rest are counted, with a
+ * summary at most every ZK_QUIET_SUMMARY_MS (db_quiet_reset at a connect).
+ */
+__attribute__((format(printf, 3, 4))) static void db_log(struct segment_db *db, int level,
+                                                         const char *fmt, ...) {
+    char line[sizeof(db_quiet.last)], last[sizeof(db_quiet.last)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    uint64_t n = 0;
+    pthread_mutex_lock(&db_quiet_mu);
+    enum zk_quiet_action a = zk_quiet_line(&db_quiet, db_now_ms(), line, &n);
+    memcpy(last, db_quiet.last, sizeof(last));
+    pthread_mutex_unlock(&db_quiet_mu);
+    if (a == ZK_QUIET_PASS) {
+        log_write(level, "segment", "%s (more such lines: a summary every %d s)", line,
+                  ZK_QUIET_SUMMARY_MS / 1000);
+    } else if (a == ZK_QUIET_SUMMARY) {
+        log_write(level, "segment", "%llu more database errors in the last %d s, the last: %s",
+                  (unsigned long long)n, ZK_QUIET_SUMMARY_MS / 1000, last);
+    }
+}
+
+/* Connected again: what db_log held back since its last summary, and a fresh outage next. */
+static void db_quiet_reset(struct segment_db *db) {
+    pthread_mutex_lock(&db_quiet_mu);
+    uint64_t n = zk_quiet_reset(&db_quiet);
+    pthread_mutex_unlock(&db_quiet_mu);
+    if (n > 0) {
+        log_info("segment", "%llu database error lines held back while it was away",
+                 (unsigned long long)n);
+    }
 }
 
 /* Closes the statements and the connection, silently (also at a clean stop). */
@@ -260,11 +309,11 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
             *why_key = DB_TLS_KEYS; /* a handshake that fails now fails on every retry */
         }
         if (*why_key != NULL) {
-            log_error("segment", "connect(%s:%d/%s) refused: %s (check %s)", db->host, db->port,
-                      db->database, mysql_error(m), *why_key);
+            db_log(db, LEAF_LOG_ERROR, "connect(%s:%d/%s) refused: %s (check %s)", db->host,
+                   db->port, db->database, mysql_error(m), *why_key);
         } else {
-            log_warn("segment", "connect(%s:%d/%s) failed: %s", db->host, db->port, db->database,
-                     mysql_error(m));
+            db_log(db, LEAF_LOG_WARN, "connect(%s:%d/%s) failed: %s", db->host, db->port,
+                   db->database, mysql_error(m));
         }
         mysql_close(m);
         return NULL;
@@ -306,7 +355,7 @@ static leaf_status_t db_session_limits(struct segment_db *db, MYSQL *m) {
             return LEAF_OK;
         }
     }
-    log_warn("segment", "%s on %s:%d failed: %s", sql, db->host, db->port, mysql_error(m));
+    db_log(db, LEAF_LOG_WARN, "%s on %s:%d failed: %s", sql, db->host, db->port, mysql_error(m));
     return LEAF_ERR;
 }
 
@@ -339,6 +388,7 @@ static leaf_status_t db_connect(struct segment_db *db) {
     const char *cipher = mysql_get_ssl_cipher(db->conn);
     log_info("segment", "connected to database %s:%d/%s (%s%s)", db->host, db->port, db->database,
              cipher != NULL ? "TLS " : "plain text", cipher != NULL ? cipher : "");
+    db_quiet_reset(db);
     return LEAF_OK;
 }
 
@@ -360,8 +410,8 @@ static leaf_status_t db_fail(struct segment_db *db, struct segment_db_job *job, 
         /* The value, not the database: the column's character set or size cannot hold it. */
         return LEAF_ERANGE;
     }
-    log_warn("segment", "statement for tag '%s' on %s:%d failed: %u %s", job->tag, db->host,
-             db->port, err, job->error);
+    db_log(db, LEAF_LOG_WARN, "statement for tag '%s' on %s:%d failed: %u %s", job->tag, db->host,
+           db->port, err, job->error);
     if (db_error_is_fatal(err)) {
         db_disconnect(db);
         return LEAF_EUNAVAIL;
@@ -616,7 +666,8 @@ static void db_idle(struct segment_db *db) {
             db_connect(db);
         }
     } else if (mysql_ping(db->conn) != 0) {
-        log_warn("segment", "ping(%s:%d) failed: %s", db->host, db->port, mysql_error(db->conn));
+        db_log(db, LEAF_LOG_WARN, "ping(%s:%d) failed: %s", db->host, db->port,
+               mysql_error(db->conn));
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
     }

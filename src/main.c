@@ -39,6 +39,7 @@
 #include "net_tls.h"
 #include "node_config.h"
 #include "node_zk.h"
+#include "notify_ready.h"
 #include "resp_api.h"
 #include "resp_auth.h"
 #include "segment_service.h"
@@ -77,8 +78,9 @@ struct daemon {
     struct net_tls_ctx *tls; /* the TLS listeners' certificate (NULL: none); SIGHUP reloads it */
     struct auth_limit *auth_limit; /* failed authentications per client address */
     struct net_server *server;
-    int control_ready; /* control was initialised */
-    int stopping;      /* daemon_stop ran */
+    int control_ready;          /* control was initialised */
+    int stopping;               /* daemon_stop ran */
+    struct notify_ready notify; /* systemd's READY=1/STATUS=/STOPPING=1 (Type=notify) */
 };
 
 static void usage(FILE *out) {
@@ -147,10 +149,17 @@ static int load_config(const struct args *a, struct leaf_config *cfg) {
 /* The drain is bounded: a client that never finishes cannot hold the exit. */
 #define LEAFD_DRAIN_MAX_S 15
 
+/* leafd.log.format = json, for the signal handler (which may call no log function). */
+static volatile sig_atomic_t drain_log_json;
+
 static void on_drain_timeout(int signum) {
+    /* A signal handler: no formatting, so no time field either. */
     static const char msg[] = "level=error component=main msg=\"drain took longer than 15 s, "
                               "exiting with requests unanswered\"\n";
-    ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    static const char json[] = "{\"level\":\"error\",\"component\":\"main\",\"msg\":\"drain "
+                               "took longer than 15 s, exiting with requests unanswered\"}\n";
+    ssize_t rc = drain_log_json ? write(STDERR_FILENO, json, sizeof(json) - 1)
+                                : write(STDERR_FILENO, msg, sizeof(msg) - 1);
     (void)rc;
     _exit(1);
 }
@@ -161,6 +170,7 @@ static void daemon_stop(struct daemon *d) {
         return;
     }
     d->stopping = 1;
+    notify_ready_stopping(&d->notify);
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
     /* The sequence primary hands over first, at once: the next node in line
@@ -526,12 +536,15 @@ int main(int argc, char **argv) {
     }
     log_set_level(d.cfg.log_level);
     log_loose_secrets(&d.cfg);
+    log_set_format(d.cfg.log_json);
+    drain_log_json = d.cfg.log_json;
     log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
         daemon_free(&d);
         return 1;
     }
+    notify_ready_start(&d.notify, &d.control, &d.api);
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */

@@ -21,3 +21,10 @@ add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)
 set_tests_properties(lint.format PROPERTIES TIMEOUT 120 LABELS lint)
 add_test(NAME lint.tidy COMMAND ${PROJECT_SOURCE_DIR}/tools/lint tidy ${CMAKE_BINARY_DIR})
 set_tests_properties(lint.tidy PROPERTIES TIMEOUT 600 LABELS lint)
+
+# systemd Type=notify (READY=1, STATUS=, STOPPING=1) against a stand-in socket; JSON logs;
+# the database outage logged once.
+leaf_integration_test(test_ops_systemd_notify)
+# docs/OPERATIONS.md lists exactly the families a node with every mode on exports; the
+# Grafana dashboard and the alert rules use only exported ones.
+leaf_integration_test(test_ops_metrics_families)

@@ -23,6 +23,8 @@ void router_done(const struct http_request *req);
  * bad_request: writes up to cap names, returns how many there are.
  */
 int router_names(const char **names, int cap);
+/* ids[i] = 1 when route i hands out IDs (its need is the ids right), in router_names' order. */
+void router_kinds(unsigned char *ids, int cap);
 
 /* api.c */
 leaf_status_t api_snowflake_get(struct http_request *req);

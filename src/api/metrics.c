@@ -59,6 +59,7 @@ struct metrics {
     char routes[METRICS_MAX_ROUTES][METRICS_NAME_MAX + 1];
     char commands[METRICS_MAX_COMMANDS][METRICS_NAME_MAX + 1];
     char outcomes[METRICS_MAX_OUTCOMES][METRICS_NAME_MAX + 1];
+    unsigned char route_ids[METRICS_MAX_ROUTES], command_ids[METRICS_MAX_COMMANDS];
     void *block; /* what calloc returned (the struct is aligned inside it) */
     struct metrics_slot slots[METRICS_MAX_LOOPS];
 };
@@ -93,6 +94,8 @@ leaf_status_t metrics_create(struct metrics **out, const struct metrics_names *n
     m->nroutes = copy_names(m->routes, names->routes, names->nroutes, METRICS_MAX_ROUTES);
     m->ncommands = copy_names(m->commands, names->commands, names->ncommands, METRICS_MAX_COMMANDS);
     m->noutcomes = copy_names(m->outcomes, names->outcomes, names->noutcomes, METRICS_MAX_OUTCOMES);
+    memcpy(m->route_ids, names->route_ids, sizeof(m->route_ids));
+    memcpy(m->command_ids, names->command_ids, sizeof(m->command_ids));
     *out = m;
     return LEAF_OK;
 }
@@ -293,5 +296,27 @@ void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s) {
         }
         snprintf(labels, sizeof(labels), "mode=\"%s\"", ids_label(i));
         metrics_sample_u(o, "", labels, ids_label_sum(s->metrics, ids_label(i)));
+    }
+}
+
+/*
+ * What kind each route and command is: kind="ids" for those that hand out
+ * IDs. One series per route, value 1, so a query selects every ID route by
+ * a label, new ones included:
+ *   rate(leafd_http_requests_total[5m])
+ *     * on (job, instance, protocol, route) group_left leafd_route_info{kind="ids"}
+ */
+void f_route_info(struct metrics_out *o, const struct metrics_snap *s) {
+    const struct metrics *m = s->metrics;
+    char labels[128];
+    for (int r = 0; r < m->nroutes; r++) {
+        snprintf(labels, sizeof(labels), "protocol=\"http\",route=\"%s\",kind=\"%s\"", m->routes[r],
+                 m->route_ids[r] ? "ids" : "other");
+        metrics_sample_u(o, "", labels, 1);
+    }
+    for (int c = 0; c < m->ncommands; c++) {
+        snprintf(labels, sizeof(labels), "protocol=\"resp\",route=\"%s\",kind=\"%s\"",
+                 m->commands[c], m->command_ids[c] ? "ids" : "other");
+        metrics_sample_u(o, "", labels, 1);
     }
 }

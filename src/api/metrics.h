@@ -53,6 +53,10 @@ struct metrics_names {
     int nroutes;
     const char *commands[METRICS_MAX_COMMANDS];
     int ncommands;
+    /* 1: the route (command) hands out IDs, its need is the ids right (kind="ids" of
+     * leafd_route_info, which alerts and dashboards join on); 0: kind="other". */
+    unsigned char route_ids[METRICS_MAX_ROUTES];
+    unsigned char command_ids[METRICS_MAX_COMMANDS];
     const char *outcomes[METRICS_MAX_OUTCOMES];
     int noutcomes;
 };
@@ -75,5 +79,6 @@ void metrics_count_ids(struct metrics *m, int loop, enum ids_mode mode, int n);
 void f_http_requests(struct metrics_out *o, const struct metrics_snap *s);
 void f_http_duration(struct metrics_out *o, const struct metrics_snap *s);
 void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s);
+void f_route_info(struct metrics_out *o, const struct metrics_snap *s);
 
 #endif

@@ -15,6 +15,8 @@
 #include "clock.h"
 #include "log.h"
 #include "segment_tags.h"
+#include "snowflake_id.h"
+#include "zk_lease.h"
 #include "zk_session.h"
 
 /* ---- connections ---- */
@@ -150,6 +152,15 @@ void f_lease_switches(struct metrics_out *o, const struct metrics_snap *s) {
 void f_lease_fence_failures(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         metrics_sample_u(o, "", NULL, (uint64_t)s->sf.lease_fence_failures);
+    }
+}
+
+/* The slots a lease-mode node can claim: the layout's worker IDs, as snowflake_lease_init counts
+ * them. The fleet's free slots are this minus the nodes holding one (conf/leafd-alerts.yml). */
+void f_lease_slots(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->sf.lease) {
+        int bits = snowflake_node_layout(s->ctx->snowflake)->bits[SNOWFLAKE_WORKER];
+        metrics_sample_i(o, NULL, bits >= 16 ? ZK_LEASE_MAX_SLOTS : INT64_C(1) << bits);
     }
 }
 

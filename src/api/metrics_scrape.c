@@ -2,19 +2,35 @@
 
 #include "metrics.h"
 #include "metrics_node.h"
+#include "metrics_process.h"
 
 /*
  * The registry: one row per family, X(writer, name, type, help). The order
  * of the rows is the order of the scrape. The writers are metrics.c's (the
- * request counters) and metrics_node.c's (the node's views).
+ * request counters), metrics_node.c's (the node's views) and
+ * metrics_process.c's (readiness, build, process_*).
  */
 #define METRICS_FAMILIES(X)                                                                        \
+    X(f_ready, "leafd_ready", "gauge",                                                             \
+      "1 while a component can issue IDs (as /ready), by component; \"all\": /ready answers 200.") \
+    X(f_build_info, "leafd_build_info", "gauge",                                                   \
+      "Always 1; the labels say which leafd runs (version, git revision).")                        \
+    X(f_process_cpu, "process_cpu_seconds_total", "counter",                                       \
+      "User and system CPU time spent, in seconds.")                                               \
+    X(f_process_rss, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.")   \
+    X(f_process_open_fds, "process_open_fds", "gauge", "Open file descriptors.")                   \
+    X(f_process_max_fds, "process_max_fds", "gauge", "The limit of open file descriptors.")        \
+    X(f_process_start, "process_start_time_seconds", "gauge",                                      \
+      "When the process started, in seconds since 1970.")                                          \
     X(f_http_requests, "leafd_http_requests_total", "counter",                                     \
       "Requests answered, by protocol (http, resp), route (RESP: command) and status (RESP: "      \
       "outcome).")                                                                                 \
     X(f_http_duration, "leafd_http_request_duration_seconds", "histogram",                         \
       "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
     X(f_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")                   \
+    X(f_route_info, "leafd_route_info", "gauge",                                                   \
+      "Always 1: the kind of each route (RESP: command), kind=\"ids\" for those that hand out "    \
+      "IDs.")                                                                                      \
     X(f_clock_backwards, "leafd_snowflake_clock_backwards_total", "counter",                       \
       "Clock steps back seen, by outcome (lead: answered from the bounded lead).")                 \
     X(f_clock_lead, "leafd_snowflake_clock_lead_seconds", "gauge",                                 \
@@ -53,6 +69,8 @@
       "Lease mode: moves to another slot on a clock step back, by outcome.")                       \
     X(f_lease_fence_failures, "leafd_snowflake_lease_fence_failures_total", "counter",             \
       "Lease mode: reservations refused because someone else wrote the slot.")                     \
+    X(f_lease_slots, "leafd_snowflake_lease_slots", "gauge",                                       \
+      "Lease mode: the slots there are (the layout's worker IDs) for the cluster's nodes.")        \
     X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                     \
       "IDs buffered in memory for the tag.")                                                       \
     X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")        \

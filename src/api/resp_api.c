@@ -262,6 +262,12 @@ int resp_api_command_names(const char **names, int cap) {
     return COMMANDS_N + 2;
 }
 
+void resp_api_command_kinds(unsigned char *ids, int cap) {
+    for (int i = 0; i < COMMANDS_N && i < cap; i++) {
+        ids[i] = commands[i].need == AUTH_NEED_IDS;
+    }
+}
+
 /* One COMMAND row: name, arity, flags, first key, last key, step (Redis 2.8+). */
 static void command_row(struct sbuf *out, const struct resp_command *d, int resp3) {
     resp_reply_array(out, 6);

@@ -24,5 +24,7 @@ void resp_api_done(const struct resp_request *req);
  * returns how many there are. The outcomes are resp_outcome.h's.
  */
 int resp_api_command_names(const char **names, int cap);
+/* ids[i] = 1 when command i hands out IDs (its need is the ids right), in the names' order. */
+void resp_api_command_kinds(unsigned char *ids, int cap);
 
 #endif

@@ -104,6 +104,12 @@ int router_names(const char **names, int cap) {
     return ROUTES_N + 2;
 }
 
+void router_kinds(unsigned char *ids, int cap) {
+    for (int i = 0; i < ROUTES_N && i < cap; i++) {
+        ids[i] = routes[i].need == AUTH_NEED_IDS;
+    }
+}
+
 static const char *route_path(const struct route *r) {
     return r->path != NULL ? r->path : ids_mode_info(r->mode)->http_prefix;
 }

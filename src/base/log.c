@@ -6,17 +6,30 @@
 #include <unistd.h>
 
 static int log_level = LEAF_LOG_INFO;
+static int log_json; /* leafd.log.format = json */
 static const char *const log_level_names[] = {"debug", "info", "warn", "error"};
 
 void log_set_level(int level) {
     log_level = level;
 }
 
+void log_set_format(int json) {
+    log_json = json;
+}
+
+int log_format_json(void) {
+    return log_json;
+}
+
 int log_enabled(int level) {
     return level >= log_level;
 }
 
-/* Appends s to buf as the inside of a logfmt quoted value. */
+/*
+ * Appends s to buf as the inside of a quoted value, logfmt's or JSON's: the
+ * two agree on \" and \\; line breaks and tabs become spaces and other
+ * control bytes '?', so a line stays one line in both.
+ */
 static size_t log_escape(char *buf, size_t pos, size_t cap, const char *s) {
     for (; *s && pos + 2 < cap; s++) {
         unsigned char ch = (unsigned char)*s;
@@ -45,11 +58,19 @@ void log_vwrite(int level, const char *component, const char *fmt, va_list ap) {
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    size_t pos = strftime(line, sizeof(line), "time=%Y-%m-%dT%H:%M:%S", &tm);
-    pos += (size_t)snprintf(line + pos, sizeof(line) - pos, ".%03ldZ level=%s component=%s msg=\"",
-                            ts.tv_nsec / 1000000, log_level_names[level], component);
-    pos = log_escape(line, pos, sizeof(line) - 2, msg);
+    char when[32];
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    /* The same fields in both formats; a component is a plain word, never escaped. */
+    size_t pos = (size_t)snprintf(line, sizeof(line),
+                                  log_json ? "{\"time\":\"%s.%03ldZ\",\"level\":\"%s\","
+                                             "\"component\":\"%s\",\"msg\":\""
+                                           : "time=%s.%03ldZ level=%s component=%s msg=\"",
+                                  when, ts.tv_nsec / 1000000, log_level_names[level], component);
+    pos = log_escape(line, pos, sizeof(line) - 3, msg);
     line[pos++] = '"';
+    if (log_json) {
+        line[pos++] = '}';
+    }
     line[pos++] = '\n';
     /* One write per line: lines from threads never interleave. */
     ssize_t rc = write(STDERR_FILENO, line, pos);

@@ -4,8 +4,11 @@
 /*
  * Logging: one line per event in logfmt,
  *   time=2026-11-22T08:00:00.123Z level=info component=http msg="..."
+ * or, with leafd.log.format = json, a JSON object with the same fields,
+ *   {"time":"2026-11-22T08:00:00.123Z","level":"info","component":"http","msg":"..."}
  * written with a single write(2) so lines from different threads never
- * interleave. Any thread may call it; the level is set once at start.
+ * interleave. Any thread may call it; the level and format are set once at
+ * start, before any other thread runs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,9 @@
 enum log_level_e { LEAF_LOG_DEBUG = 0, LEAF_LOG_INFO, LEAF_LOG_WARN, LEAF_LOG_ERROR };
 
 void log_set_level(int level);
+/* 1: JSON lines; 0: logfmt (the default). */
+void log_set_format(int json);
+int log_format_json(void);
 int log_enabled(int level);
 void log_write(int level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -761,6 +761,7 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         }
         c->max_lead_ms = c->reserve_ms; /* the default follows a smaller reserve.ms */
     }
+    c->log_json = strcasecmp(c->log_format, "json") == 0;
     /* Last, so that the derived fields are filled either way. */
     if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
         /* A node with nothing to serve would pass /ready and issue nothing. */

@@ -33,6 +33,7 @@ enum config_type {
     CONFIG_WMODE,   /* forever | lease (leafd.snowflake.worker.mode) */
     CONFIG_TLSAUTH, /* none | optional | required (leafd.tls.client.auth) */
     CONFIG_ZKAUTH,  /* digest:<user>:<password>, or empty (leafd.zk.auth) */
+    CONFIG_LOGFMT,  /* logfmt | json (leafd.log.format) */
     CONFIG_LEVEL,   /* debug | info | warn | error (keep last: the int types follow the text ones) */
 };
 
@@ -89,6 +90,8 @@ enum config_db_tls {
     X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
       "HTTP event-loop threads (0 = one per CPU)")                                                 \
     X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0, "debug | info | warn | error")     \
+    X("leafd.log.format", CONFIG_LOGFMT, log_format, "logfmt", 0, 0,                               \
+      "logfmt | json: log lines as logfmt or as JSON objects with the same fields")                \
     X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
       "close keep-alive connections idle this long")                                               \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
@@ -196,6 +199,7 @@ struct leaf_config {
     char admin_token_file[512];
     int64_t threads;
     int log_level;
+    char log_format[16];
     int64_t idle_timeout_ms;
     int64_t request_timeout_ms;
     int64_t max_connections;
@@ -238,6 +242,7 @@ struct leaf_config {
     char db_name[129];
     int identity_port; /* snowflake_port, or listen_port when 0 */
     int lease_mode;    /* leafd.snowflake.worker.mode is lease */
+    int log_json;      /* leafd.log.format is json */
 
     /* Secrets read from a *.file key whose file group or others may read:
      * one "key: path" per line, for a warn line at start (config_finish). */

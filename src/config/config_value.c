@@ -360,12 +360,23 @@ static leaf_status_t config_check_zkauth(const char *v, char *why, size_t whylen
     return LEAF_OK;
 }
 
+static leaf_status_t config_check_logfmt(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    if (strcasecmp(v, "logfmt") == 0 || strcasecmp(v, "json") == 0) {
+        return LEAF_OK;
+    }
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected logfmt or json, got %s", q);
+    return LEAF_EINVAL;
+}
+
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
     [CONFIG_NAME] = config_check_name,     [CONFIG_ADDR] = config_check_addr,
     [CONFIG_IPV4] = config_check_ipv4,     [CONFIG_JDBC] = config_check_jdbc,
     [CONFIG_ZKADDR] = config_check_zk,     [CONFIG_OPTADDR] = config_check_optaddr,
     [CONFIG_WMODE] = config_check_wmode,   [CONFIG_TLSAUTH] = config_check_tlsauth,
-    [CONFIG_ZKAUTH] = config_check_zkauth,
+    [CONFIG_ZKAUTH] = config_check_zkauth, [CONFIG_LOGFMT] = config_check_logfmt,
 };
 
 config_value_check_fn config_value_check(enum config_type type) {

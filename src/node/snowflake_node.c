@@ -653,9 +653,10 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     int64_t final = node_stop_issuing(n);
     char data[256];
     size_t len = snowflake_forever_json(n, final, data, sizeof(data));
-    if (n->registered == 1 && zk_session_state(n->zk) == ZK_STATE_CONNECTED) {
-        zk_session_set(n->zk, n->forever_path, data, len);
-    }
+    /* Said in the log only when it was sent: a node that never reached ZooKeeper (or static
+     * mode) persists to its local cache alone. */
+    int to_zk = n->registered == 1 && zk_session_state(n->zk) == ZK_STATE_CONNECTED &&
+                zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK;
     if (n->cfg->lease_mode) {
         snowflake_lease_stop(n, final);
     }
@@ -675,8 +676,8 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     if (n->worker_id < 0) {
         /* nothing issued, nothing to persist */
     } else if (zk_cache_store_owned(n->cache_path, &c, &n->owner, err, sizeof(err)) == LEAF_OK) {
-        log_info("snowflake", "persisted the last issued time %" PRId64 " to %s and ZooKeeper",
-                 final, n->cache_path);
+        log_info("snowflake", "persisted the last issued time %" PRId64 " to %s%s", final,
+                 n->cache_path, to_zk ? " and ZooKeeper" : "");
     } else {
         log_error("snowflake", "cannot persist the last issued time (%s)", err);
     }

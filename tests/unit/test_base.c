@@ -1,19 +1,24 @@
 /*
  * Unit tests of src/base: the growable buffer (growth past any fixed size,
  * escaping, the sticky failure and the max limit), the integer parser and
- * formatter, and the clocks' basic properties.
+ * formatter, the clocks' basic properties, and the systemd notification datagram.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "file.h"
 #include "jobs.h"
 #include "log.h"
+#include "notify.h"
 #include "num.h"
 #include "ratelimit.h"
 #include "sbuf.h"
@@ -263,7 +268,56 @@ static void test_jobs(void) {
     CHECK(!slots[0].job.used && !slots[1].job.used);
 }
 
+/* A datagram socket bound to name (a path, or "@..." abstract), as systemd's. */
+static int notify_listener(const char *name) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    memcpy(sa.sun_path, name, n);
+    if (name[0] == '@') {
+        sa.sun_path[0] = '\0';
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    CHECK(fd >= 0);
+    CHECK(bind(fd, (struct sockaddr *)&sa,
+               (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (name[0] == '/'))) == 0);
+    return fd;
+}
+
+static void notify_expect(int fd, const char *want) {
+    char got[256];
+    ssize_t n = recv(fd, got, sizeof(got) - 1, MSG_DONTWAIT);
+    CHECK(n == (ssize_t)strlen(want));
+    got[n < 0 ? 0 : n] = '\0';
+    CHECK_EQ_STR(got, want);
+}
+
+/* sd_notify's protocol without libsystemd: a path, an abstract name, and no socket at all. */
+static void test_notify(void) {
+    char path[64], abstract[64];
+    snprintf(path, sizeof(path), "/tmp/leafd-notify-%ld.sock", (long)getpid());
+    snprintf(abstract, sizeof(abstract), "@leafd-notify-%ld", (long)getpid());
+    unlink(path);
+    int fd = notify_listener(path);
+    setenv("NOTIFY_SOCKET", path, 1);
+    CHECK(notify_enabled());
+    CHECK_EQ_INT(notify_send("READY=1\nSTATUS=ready"), LEAF_OK);
+    notify_expect(fd, "READY=1\nSTATUS=ready");
+    close(fd);
+    unlink(path);
+    fd = notify_listener(abstract);
+    setenv("NOTIFY_SOCKET", abstract, 1);
+    CHECK_EQ_INT(notify_send("STOPPING=1"), LEAF_OK);
+    notify_expect(fd, "STOPPING=1");
+    close(fd);
+    setenv("NOTIFY_SOCKET", "relative/path", 1);
+    CHECK_EQ_INT(notify_send("READY=1"), LEAF_EINVAL);
+    unsetenv("NOTIFY_SOCKET");
+    CHECK(!notify_enabled());
+    CHECK_EQ_INT(notify_send("READY=1"), LEAF_ENOTFOUND);
+}
+
 int main(void) {
+    TEST(test_notify);
     TEST(test_jobs);
     TEST(test_ratelimit);
     TEST(test_log_safe);

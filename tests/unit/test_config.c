@@ -507,6 +507,9 @@ static void test_level(void) {
     expect_value_error("leafd.log.level", "warning",
                        "expected debug, info, warn or error, got \"warning\"");
     expect_value_error("leafd.log.level", "", "expected debug, info, warn or error, got \"\"");
+    expect_value_ok("leafd.log.format", "json");
+    expect_value_ok("leafd.log.format", "LOGFMT");
+    expect_value_error("leafd.log.format", "text", "expected logfmt or json, got \"text\"");
 }
 
 static void test_strings(void) {

@@ -1,0 +1,32 @@
+#ifndef LEAF_NOTIFY_READY_H
+#define LEAF_NOTIFY_READY_H
+
+/*
+ * Telling systemd (Type=notify, conf/leafd.service) how the node is: READY=1
+ * the first time /ready would answer 200, a STATUS= line with the reasons
+ * whenever readiness changes (systemctl status shows it), and STOPPING=1 at
+ * a drain. A timer on the control loop evaluates readiness (readiness.h)
+ * four times a second and sends only changes. Without $NOTIFY_SOCKET
+ * nothing starts.
+ *
+ * Ownership: main() embeds it; control loop thread only.
+ */
+#include <uv.h>
+
+struct api_ctx;
+
+struct notify_ready {
+    uv_timer_t timer;
+    const struct api_ctx *ctx;
+    int on;         /* the timer runs */
+    int ready_sent; /* READY=1 went out */
+    char last[512]; /* the STATUS= text last sent */
+};
+
+/* Sends the first state at once and starts the timer; a no-op without $NOTIFY_SOCKET. */
+void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx);
+
+/* The drain began: STOPPING=1 and a STATUS= saying so; the timer stops. */
+void notify_ready_stopping(struct notify_ready *n);
+
+#endif

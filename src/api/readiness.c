@@ -1,0 +1,75 @@
+#include "readiness.h"
+
+#include <stdio.h>
+
+#include "api_ctx.h"
+
+static const char *const readiness_names[READINESS_COUNT] = {
+#define READINESS_NAME(e, label) label,
+    READINESS_COMPONENTS(READINESS_NAME)
+#undef READINESS_NAME
+};
+
+const char *readiness_name(enum readiness_component c) {
+    return (int)c >= 0 && c < READINESS_COUNT ? readiness_names[c] : NULL;
+}
+
+static void readiness_set(struct readiness *r, enum readiness_component c, int enabled, int ready,
+                          const char *reason) {
+    r->enabled[c] = enabled;
+    r->ready[c] = enabled && ready;
+    r->reason[c] = enabled && !ready ? reason : "";
+    if (enabled && !ready) {
+        r->all = 0;
+    }
+}
+
+void readiness_eval(const struct api_ctx *ctx, struct readiness *r) {
+    struct snowflake_node_view sf;
+    struct segment_service_stats seg;
+    struct sequence_service_stats seq;
+    struct user_service_stats users;
+    r->all = 1;
+    if (ctx->cfg->snowflake_enable) {
+        snowflake_node_view(ctx->snowflake, &sf);
+        readiness_set(r, READINESS_SNOWFLAKE, 1, sf.ready,
+                      sf.reason && sf.reason[0] ? sf.reason : "not ready");
+    } else {
+        readiness_set(r, READINESS_SNOWFLAKE, 0, 0, "");
+    }
+    segment_service_stats(ctx->segment, &seg);
+    readiness_set(r, READINESS_SEGMENT, seg.enabled, seg.ready,
+                  "database unreachable and no tag has a buffered range");
+    sequence_service_stats(ctx->sequence, &seq);
+    readiness_set(r, READINESS_SEQUENCE, seq.enabled, seq.connected,
+                  "no ZooKeeper session: not in line for the primary");
+    user_service_stats(ctx->users, &users);
+    readiness_set(r, READINESS_AUTH, users.enabled, users.loaded_ms != 0,
+                  "users not loaded yet: ZooKeeper unreachable and no local copy");
+}
+
+/* Appends to buf[*pos..cap), cutting at cap - 1 bytes. */
+static void readiness_put(char *buf, size_t cap, size_t *pos, const char *a, const char *b) {
+    int n = snprintf(buf + *pos, cap - *pos, "%s%s", a, b);
+    if (n > 0) {
+        *pos = *pos + (size_t)n >= cap ? cap - 1 : *pos + (size_t)n;
+    }
+}
+
+size_t readiness_text(const struct readiness *r, char *buf, size_t cap) {
+    size_t pos = 0;
+    if (cap == 0) {
+        return 0;
+    }
+    buf[0] = '\0';
+    readiness_put(buf, cap, &pos, r->all ? "ready" : "not ready:", "");
+    const char *sep = " ";
+    for (int c = 0; c < READINESS_COUNT && !r->all; c++) {
+        if (r->enabled[c] && !r->ready[c]) {
+            readiness_put(buf, cap, &pos, sep, readiness_names[c]);
+            readiness_put(buf, cap, &pos, ": ", r->reason[c]);
+            sep = "; ";
+        }
+    }
+    return pos;
+}
