@@ -31,6 +31,7 @@ enum config_type {
     CONFIG_ZKADDR,  /* host:port[,host:port...] or empty */
     CONFIG_OPTADDR, /* as CONFIG_ADDR, or empty (off) */
     CONFIG_WMODE,   /* forever | lease (leafd.snowflake.worker.mode) */
+    CONFIG_RMODE,   /* none | an ID mode's name (leafd.resp.default.mode) */
     CONFIG_LEVEL,   /* debug | info | warn | error */
 };
 
@@ -52,6 +53,9 @@ enum config_type {
     X("leafd.listen", CONFIG_ADDR, listen, "0.0.0.0:8080", 0, 0, "HTTP listen address")            \
     X("leafd.resp.listen", CONFIG_OPTADDR, resp_listen, "", 0, 0,                                  \
       "Redis-protocol (RESP) listen address; empty = off")                                         \
+    X("leafd.resp.default.mode", CONFIG_RMODE, resp_default_mode_name, "none", 0, 0,               \
+      "RESP keys without a mode: prefix are taken in this mode (none | snowflake | segment | "      \
+      "sequence | opaque), so March clients' INCR orders works")                                   \
     X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
@@ -125,6 +129,7 @@ struct leaf_config {
     int64_t snowflake_port;
     char listen[64];
     char resp_listen[64];
+    char resp_default_mode_name[16];
     char data_dir[512];
     char advertise_ip[16];
     int64_t worker_id;
@@ -157,6 +162,7 @@ struct leaf_config {
     int listen_port;
     char resp_host[16]; /* empty when leafd.resp.listen is */
     int resp_port;
+    int resp_default_mode; /* 1 + the enum ids_mode of leafd.resp.default.mode; 0 = none */
     char db_host[256];
     int db_port;
     char db_name[129];
@@ -188,6 +194,9 @@ leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *er
 
 /* A key's environment variable: leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS. */
 void config_env_name(const char *key, char *out, size_t outlen);
+
+/* The key nearest to key (n bytes, ignoring case) within 3 edits into near; "" when none. */
+void config_near_key(const char *key, size_t n, char *near, size_t nearlen);
 
 /* Applies environment overrides (LEAF_NAME, LEAFD_LISTEN, ...) through getenv_fn. */
 leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,

@@ -4,6 +4,7 @@
  * only), used by config.c, which owns the key table.
  */
 #include "config_value.h"
+#include "ids_mode.h"
 #include "num.h"
 
 #include <arpa/inet.h>
@@ -250,11 +251,23 @@ static leaf_status_t config_check_wmode(const char *v, char *why, size_t whylen)
     return LEAF_EINVAL;
 }
 
+static leaf_status_t config_check_rmode(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_VALUE_SHOW_MAX];
+    enum ids_mode m;
+
+    if (strcmp(v, "none") == 0 || ids_mode_parse(v, strlen(v), &m) == LEAF_OK) {
+        return LEAF_OK;
+    }
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected none, snowflake, segment, sequence or opaque, got %s", q);
+    return LEAF_EINVAL;
+}
+
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
     [CONFIG_NAME] = config_check_name,   [CONFIG_ADDR] = config_check_addr,
     [CONFIG_IPV4] = config_check_ipv4,   [CONFIG_JDBC] = config_check_jdbc,
     [CONFIG_ZKADDR] = config_check_zk,   [CONFIG_OPTADDR] = config_check_optaddr,
-    [CONFIG_WMODE] = config_check_wmode,
+    [CONFIG_WMODE] = config_check_wmode, [CONFIG_RMODE] = config_check_rmode,
 };
 
 config_value_check_fn config_value_check(enum config_type type) {
