@@ -19,3 +19,5 @@ leaf_resp_test(test_resp_clients)
 leaf_resp_test(test_resp_ids)
 # Users and permissions over HTTP and RESP, three nodes, ZooKeeper and MariaDB.
 leaf_resp_test(test_auth)
+# March's clients (contract section 17): default mode, MULTI/EXEC, README's ioredis example.
+leaf_resp_test(test_resp_march)
