@@ -7,6 +7,7 @@ A second node configured on the port the first one serves: its start fails (its
 leafd dies on bind) although /ready answers 200 there, and its status says "not
 running" (exit 3) with no pid file or a stale one, never "ready"."""
 import os
+import shutil
 import subprocess
 
 from leafdtest import Env, check, free_port, http, log, static_props
@@ -69,6 +70,25 @@ with Env() as env:
     check("pid %d" % pid in out, "status names the pid that answers: %s" % out)
     check(out.splitlines()[0] == "READY: leafd pid %d on http://127.0.0.1:%d" % (pid, port),
           "status's first line is the verdict: %s" % out)
+
+    # With no -c, leafctl finds the quickstart's node (var/leafd.properties while
+    # var/leafd/leafd.pid is alive), here in a copy of the tree's layout.
+    qroot = os.path.join(env.dir, "qroot")
+    os.makedirs(os.path.join(qroot, "tools"))
+    os.makedirs(os.path.join(qroot, "var", "leafd"))
+    shutil.copy(LEAFCTL, os.path.join(qroot, "tools", "leafctl"))
+    qprops = dict(props, **{"leafd.data.dir": os.path.join(qroot, "var", "leafd")})
+    with open(os.path.join(qroot, "var", "leafd.properties"), "w") as f:
+        f.writelines("%s = %s\n" % kv for kv in qprops.items())
+    with open(os.path.join(qroot, "var", "leafd", "leafd.pid"), "w") as f:
+        f.write("%d\n" % pid)
+    e = dict(os.environ, LEAFD_BIN=os.environ.get("LEAFD_BIN", ""))
+    e.pop("LEAFD_CONF", None)
+    r = subprocess.run([os.path.join(qroot, "tools", "leafctl"), "status"], capture_output=True,
+                       text=True, timeout=30, env=e)
+    check(r.returncode == 0 and r.stdout.startswith("READY: leafd pid %d" % pid),
+          "leafctl status with no -c finds the quickstart's node: %d %s %s"
+          % (r.returncode, r.stdout, r.stderr))
 
     # demote: the token comes from the configuration, and reaches curl on its stdin only.
     shim = os.path.join(env.dir, "shim")
