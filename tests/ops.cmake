@@ -21,3 +21,5 @@ add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)
 set_tests_properties(lint.format PROPERTIES TIMEOUT 120 LABELS lint)
 add_test(NAME lint.tidy COMMAND ${PROJECT_SOURCE_DIR}/tools/lint tidy ${CMAKE_BINARY_DIR})
 set_tests_properties(lint.tidy PROPERTIES TIMEOUT 600 LABELS lint)
+# README's shell examples, run against a node (tests/integration/test_ops_readme.py).
+leaf_integration_test(test_ops_readme)
