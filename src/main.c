@@ -238,7 +238,7 @@ static leaf_status_t wire(struct daemon *d) {
         return LEAF_ERR;
     }
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
+    d->resp = (struct resp_conn_config){resp_api_dispatch,    resp_api_done, &d->api, 0,
                                         resp_auth_app_size(), resp_app_close};
     d->listener_of[API_PROTO_HTTP] = d->listener_of[API_PROTO_RESP] = -1;
     add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,

@@ -45,13 +45,13 @@ leaf_status_t api_index_page(struct http_request *req) {
     page_query_parse(req, NULL, 0, &q);
     struct sbuf p = SBUF_INIT;
     page_head(&p, ctx, "/", "leafd", &q, 0);
-    sbuf_printf(&p, "<p>Modes on this node: %s%s%s</p>\n",
-                ctx->cfg->snowflake_enable ? "snowflake " : "",
-                ctx->cfg->segment_enable ? "segment " : "",
-                ctx->cfg->sequence_enable ? "sequence " : "");
+    sbuf_printf(
+        &p, "<p>Modes on this node: %s%s%s</p>\n", ctx->cfg->snowflake_enable ? "snowflake " : "",
+        ctx->cfg->segment_enable ? "segment " : "", ctx->cfg->sequence_enable ? "sequence " : "");
     if (ctx->cfg->resp_port) {
-        sbuf_printf(&p, "<p>Redis protocol on %s:%d, e.g. <code>redis-cli -h %s -p %d INCR "
-                        "snowflake:example</code></p>\n",
+        sbuf_printf(&p,
+                    "<p>Redis protocol on %s:%d, e.g. <code>redis-cli -h %s -p %d INCR "
+                    "snowflake:example</code></p>\n",
                     ctx->cfg->resp_host, ctx->cfg->resp_port, ctx->cfg->resp_host,
                     ctx->cfg->resp_port);
     }

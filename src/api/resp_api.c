@@ -387,8 +387,8 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
         return LEAF_OK;
     }
     if (resp_multi_queueing(req) && !multi_runs_now(c)) {
-        return resp_multi_queue(req, c->fn, c->need == IDS || c->fn == cmd_ping || c->fn == cmd_echo,
-                                c->need == IDS);
+        return resp_multi_queue(
+            req, c->fn, c->need == IDS || c->fn == cmd_ping || c->fn == cmd_echo, c->need == IDS);
     }
     return c->fn(req);
 }

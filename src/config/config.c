@@ -359,8 +359,7 @@ static leaf_status_t config_parse_line(struct config_parser *p, const char *s, s
     }
     i = config_find(key, keylen);
     if (i < 0) {
-        return config_line_error(p, key, keylen,
-                                 config_unknown_why(key, keylen, why, sizeof(why)));
+        return config_line_error(p, key, keylen, config_unknown_why(key, keylen, why, sizeof(why)));
     }
     if (p->seen[i] != 0) {
         snprintf(why, sizeof(why), "given twice (first on line %d)", p->seen[i]);

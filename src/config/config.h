@@ -54,7 +54,7 @@ enum config_type {
     X("leafd.resp.listen", CONFIG_OPTADDR, resp_listen, "", 0, 0,                                  \
       "Redis-protocol (RESP) listen address; empty = off")                                         \
     X("leafd.resp.default.mode", CONFIG_RMODE, resp_default_mode_name, "none", 0, 0,               \
-      "RESP keys without a mode: prefix are taken in this mode (none | snowflake | segment | "      \
+      "RESP keys without a mode: prefix are taken in this mode (none | snowflake | segment | "     \
       "sequence | opaque), so March clients' INCR orders works")                                   \
     X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
       "persistent state (worker-ID cache); must survive restarts")                                 \
