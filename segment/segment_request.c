@@ -104,7 +104,7 @@ static leaf_status_t req_known_fields(const cJSON *root, const char **code, char
             char name[65];
             size_t n = 0;
             for (const char *c = f->string; *c != '\0' && n + 1 < sizeof(name); c++) {
-                name[n++] = *c >= ' ' && *c <= '~' ? *c : '?';
+                name[n++] = (char)(*c >= ' ' && *c <= '~' ? *c : '?');
             }
             name[n] = '\0';
             *code = "unknown_field";
