@@ -84,12 +84,56 @@ static leaf_status_t req_fail(const char **code, const char *c, char *msg, size_
     return LEAF_EINVAL;
 }
 
+/* The fields of POST /api/leaf; "descprition" is the Go service's documented spelling. */
+static const char *const req_create_fields[] = {"biz_tag", "max_id", "step", "description",
+                                                "descprition"};
+
+/*
+ * POST /api/leaf refuses a field it does not know rather than drop it: a
+ * client that spells max_id "maxId" would otherwise create a tag at 1.
+ */
+static leaf_status_t req_known_fields(const cJSON *root, const char **code, char *msg,
+                                      size_t msglen) {
+    for (const cJSON *f = root->child; f != NULL; f = f->next) {
+        size_t i = 0;
+        while (i < sizeof(req_create_fields) / sizeof(req_create_fields[0]) &&
+               strcmp(f->string, req_create_fields[i]) != 0) {
+            i++;
+        }
+        if (i == sizeof(req_create_fields) / sizeof(req_create_fields[0])) {
+            char name[65];
+            size_t n = 0;
+            for (const char *c = f->string; *c != '\0' && n + 1 < sizeof(name); c++) {
+                name[n++] = (char)(*c >= ' ' && *c <= '~' ? *c : '?');
+            }
+            name[n] = '\0';
+            *code = "unknown_field";
+            snprintf(msg, msglen,
+                     "unknown field '%s': the body takes biz_tag, max_id, step and description",
+                     name);
+            return LEAF_EINVAL;
+        }
+    }
+    return LEAF_OK;
+}
+
 static leaf_status_t req_fields(enum segment_request_kind kind, const cJSON *root,
                                 struct segment_request *out, const char **code, char *msg,
                                 size_t msglen) {
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(root, "step");
     const cJSON *max_id = cJSON_GetObjectItemCaseSensitive(root, "max_id");
     const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
+    const cJSON *typo = cJSON_GetObjectItemCaseSensitive(root, "descprition");
+    if (kind == SEGMENT_REQ_CREATE && req_known_fields(root, code, msg, msglen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    if (kind == SEGMENT_REQ_CREATE && typo != NULL) {
+        if (desc != NULL) {
+            return req_fail(code, "bad_description", msg, msglen,
+                            "give description or descprition (its other spelling), not both");
+        }
+        desc = typo;
+    }
     int want_step = kind == SEGMENT_REQ_STEP ||
                     (kind == SEGMENT_REQ_CREATE && step != NULL && !cJSON_IsNull(step));
     if (want_step && req_integer(step, 1, SEGMENT_REQ_STEP_MAX, &out->step) != 0) {

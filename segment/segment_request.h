@@ -23,7 +23,8 @@
 #define SEGMENT_REQ_DESC_CHARS 256
 
 enum segment_request_kind {
-    SEGMENT_REQ_CREATE, /* biz_tag; optional max_id (1), step (2000), description */
+    SEGMENT_REQ_CREATE, /* biz_tag; optional max_id (1), step (2000), description (or the Go
+                           service's "descprition"); any other field is unknown_field */
     SEGMENT_REQ_TAG,    /* biz_tag */
     SEGMENT_REQ_STEP,   /* biz_tag, step */
 };
@@ -38,7 +39,8 @@ struct segment_request {
 
 /*
  * Parses body. LEAF_OK, or LEAF_EINVAL with a stable error code in *code
- * ("bad_json", "bad_tag", "bad_step", "bad_max_id", "bad_description") and a
+ * ("bad_json", "bad_tag", "bad_step", "bad_max_id", "bad_description",
+ * "unknown_field") and a
  * message in msg.
  */
 leaf_status_t segment_request_parse(enum segment_request_kind kind, const char *body, size_t len,

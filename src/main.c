@@ -41,6 +41,7 @@
 #include "node_zk.h"
 #include "notify_ready.h"
 #include "resp_api.h"
+#include "resp_app.h"
 #include "resp_auth.h"
 #include "segment_service.h"
 #include "sequence_service.h"
@@ -339,8 +340,8 @@ static leaf_status_t wire(struct daemon *d) {
     auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
     d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
-                                        resp_auth_app_size()};
+    d->resp = (struct resp_conn_config){resp_api_dispatch,    resp_api_done, &d->api, 0,
+                                        resp_auth_app_size(), resp_app_close};
     add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {

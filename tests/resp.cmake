@@ -21,3 +21,5 @@ leaf_resp_test(test_resp_ids)
 leaf_resp_test(test_auth)
 # TLS for clients, secrets from files, the failed-authentication limit (issue 26).
 leaf_resp_test(test_tls)
+# March's clients (contract section 17): default mode, MULTI/EXEC, README's ioredis example.
+leaf_resp_test(test_resp_march)

@@ -171,22 +171,22 @@ static const char *trim(const char *s, const char *end, const char **out_end) {
  * struct zk_cache_data (owner 0) or struct zk_cache_owner (owner 1). */
 struct cache_key {
     const char *name;
-    int owner;
     size_t num_off;  /* offsetof the int64_t, or SIZE_MAX for a text field */
     int64_t min;     /* numbers */
     size_t text_off; /* offsetof the char array */
     size_t text_cap;
+    int owner;
     enum cache_charset set;
 };
 
 #define CACHE_ID(key, field)                                                                       \
-    { key, 0, offsetof(struct zk_cache_data, field), 0, 0, 0, CACHE_HEX }
+    { key, offsetof(struct zk_cache_data, field), 0, 0, 0, 0, CACHE_HEX }
 #define CACHE_NUM(key, field, least)                                                               \
-    { key, 1, offsetof(struct zk_cache_owner, field), least, 0, 0, CACHE_HEX }
+    { key, offsetof(struct zk_cache_owner, field), least, 0, 0, 1, CACHE_HEX }
 #define CACHE_TEXT(key, field, cs)                                                                 \
     {                                                                                              \
-        key, 1, SIZE_MAX, 0, offsetof(struct zk_cache_owner, field),                               \
-            sizeof(((struct zk_cache_owner *)0)->field), cs                                        \
+        key, SIZE_MAX, 0, offsetof(struct zk_cache_owner, field),                                  \
+            sizeof(((struct zk_cache_owner *)0)->field), 1, cs                                     \
     }
 
 static const struct cache_key cache_keys[] = {

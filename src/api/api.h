@@ -48,6 +48,8 @@ leaf_status_t api_admin_step(struct http_request *req);
 leaf_status_t api_cache_page(struct http_request *req);
 leaf_status_t api_db_page(struct http_request *req);
 leaf_status_t api_cluster_page(struct http_request *req);
+/* GET /: the index page linking the pages (api_index.c). */
+leaf_status_t api_index_page(struct http_request *req);
 
 /* the users' admin API (api_users.c) */
 leaf_status_t api_users_list(struct http_request *req);

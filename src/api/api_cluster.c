@@ -93,6 +93,12 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
                           const struct cluster_snapshot *s) {
     char self[64];
     snprintf(self, sizeof(self), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
+    if (s->taken_ms == 0 && s->error[0] == '\0') {
+        /* No survey yet: "Live nodes (0)" would say the cluster is empty. */
+        sbuf_puts(p, "<h3>Live nodes (surveying&hellip;)</h3>\n<p class=\"dim\">the first survey "
+                     "runs now; this page reloads when it is done</p>\n");
+        return;
+    }
     sbuf_printf(p,
                 "<h3>Live nodes (%d)</h3>\n<table><tr><th>node</th><th class=\"n\">worker ID"
                 "</th><th class=\"n\">clock offset</th><th class=\"n\">round trip</th><th "
@@ -153,7 +159,18 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
     }
 }
 
-static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx) {
+/* The sequences the primary serves, from the survey (a standby holds none itself); -1 unknown. */
+static int64_t cluster_primary_sequences(const struct cluster_snapshot *s) {
+    for (int i = 0; i < s->npeers; i++) {
+        if (s->peers[i].reachable && strcmp(s->peers[i].role, "primary") == 0) {
+            return s->peers[i].sequences;
+        }
+    }
+    return -1;
+}
+
+static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx,
+                             const struct cluster_snapshot *s) {
     if (!ctx->cfg->sequence_enable) {
         sbuf_puts(p, "<h3>Sequences</h3><p class=\"dim\">off on this node</p>\n");
         return;
@@ -167,8 +184,14 @@ static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx) {
     } else {
         sbuf_puts(p, "<span class=\"bad\">none elected</span>");
     }
-    sbuf_printf(p, " &middot; %zu sequences &middot; %" PRIu64 " elections seen</p>\n",
-                st.sequences, st.elections);
+    int64_t n = st.primary ? (int64_t)st.sequences : cluster_primary_sequences(s);
+    if (n >= 0) {
+        sbuf_printf(p, " &middot; %" PRId64 " sequences%s", n,
+                    st.primary ? "" : " (the primary's count; a standby loads them at a takeover)");
+    } else {
+        sbuf_puts(p, " &middot; sequences: counted by the primary (not surveyed yet)");
+    }
+    sbuf_printf(p, " &middot; %" PRIu64 " elections seen</p>\n", st.elections);
 }
 
 /* The tags with the least runway on this node. */
@@ -262,10 +285,13 @@ leaf_status_t api_cluster_page(struct http_request *req) {
         snprintf(s->error, sizeof(s->error), "no cluster survey in this process");
     }
     struct sbuf p = SBUF_INIT;
+    if (s->taken_ms == 0 && s->error[0] == '\0' && q.refresh == 0) {
+        q.refresh = 1; /* the first survey is on its way: reload once it is there */
+    }
     page_head(&p, ctx, "/cluster", "leafd cluster", &q, 0);
     cluster_verdict(&p, ctx, s);
     cluster_nodes(&p, ctx, s);
-    cluster_sequence(&p, ctx);
+    cluster_sequence(&p, ctx, s);
     cluster_runway(&p, ctx);
     free(s);
     page_finish(&p, req, t0);

@@ -168,7 +168,8 @@ void page_head(struct sbuf *p, const struct api_ctx *ctx, const char *path, cons
         sbuf_printf(p, "<meta http-equiv=\"refresh\" content=\"%d\">\n", q->refresh);
     }
     sbuf_puts(p, page_style);
-    sbuf_puts(p, "</head><body>\n<nav><a href=\"/cluster\">cluster</a><a href=\"/cache\">"
+    sbuf_puts(p, "</head><body>\n<nav><a href=\"/\">leafd</a><a href=\"/cluster\">cluster</a><a "
+                 "href=\"/cache\">"
                  "segment cache</a><a href=\"/db\">leaf_alloc (db)</a><a href=\"/ready\">/ready"
                  "</a><a href=\"/metrics\">/metrics</a></nav>\n");
     sbuf_printf(p, "<h2>%s</h2>\n", title);

@@ -21,6 +21,7 @@
 #include "resp_cluster.h"
 #include "resp_ids.h"
 #include "resp_info.h"
+#include "resp_multi.h"
 #include "resp_outcome.h"
 
 static leaf_status_t reply_ok(struct resp_request *req) {
@@ -199,6 +200,7 @@ static leaf_status_t cmd_reset(struct resp_request *req) {
     req->client->resp3 = 0;
     req->client->name[0] = '\0';
     resp_auth_reset(req);
+    resp_multi_reset(req);
     resp_reply_simple(req->out, "RESET");
     return LEAF_OK;
 }
@@ -243,6 +245,9 @@ static const struct resp_command commands[] = {
     {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN},
     {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN},
     {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN},
+    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, OPEN},
+    {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, resp_multi_cmd_exec, OPEN},
+    {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_discard, OPEN},
 };
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))
@@ -357,6 +362,13 @@ static void reply_unknown(struct resp_request *req) {
     resp_reply_error(req->out, msg.failed || msg.data == NULL ? "ERR unknown command" : msg.data);
     req->outcome = RESP_O_ERR;
     sbuf_free(&msg);
+    resp_multi_refused(req);
+}
+
+/* Inside MULTI these run at once; every other command is queued or refused. */
+static int multi_runs_now(const struct resp_command *c) {
+    return c->fn == resp_multi_cmd_exec || c->fn == resp_multi_cmd_discard ||
+           c->fn == resp_multi_cmd_multi || c->fn == cmd_quit || c->fn == cmd_reset;
 }
 
 leaf_status_t resp_api_dispatch(struct resp_request *req) {
@@ -371,12 +383,18 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
     req->outcome = RESP_O_OK;
     if ((c->arity > 0 && req->cmd.argc != c->arity) ||
         (c->arity < 0 && req->cmd.argc < -c->arity)) {
+        resp_multi_refused(req);
         return resp_outcome_error(req, RESP_O_ERR, "ERR wrong number of arguments for '%s' command",
                                   c->name);
     }
     /* Checked at arrival; a parked command that resumes was allowed. */
     if (req->retries == 0 && !resp_auth_allowed(req, c->need, c->first_key)) {
+        resp_multi_refused(req);
         return LEAF_OK;
+    }
+    if (resp_multi_queueing(req) && !multi_runs_now(c)) {
+        return resp_multi_queue(
+            req, c->fn, c->need == IDS || c->fn == cmd_ping || c->fn == cmd_echo, c->need == IDS);
     }
     return c->fn(req);
 }

@@ -10,13 +10,9 @@
 
 #include "api_auth.h"
 #include "api_ctx.h"
+#include "resp_app.h"
 #include "resp_auth.h"
 #include "resp_outcome.h"
-
-/* What a RESP connection keeps for the API (resp_client.app). */
-struct resp_app {
-    struct auth_session auth;
-};
 
 size_t resp_auth_app_size(void) {
     return sizeof(struct resp_app);
@@ -83,6 +79,12 @@ int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg
     /* A malformed key is the handler's to refuse (BAD_KEY): only who asks is checked. */
     if (key_arg > 0 && key_arg < req->cmd.argc &&
         auth_key_parse(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
+        k = &key;
+    } else if (key_arg > 0 && key_arg < req->cmd.argc && ctx->cfg->resp_default_mode > 0) {
+        /* leafd.resp.default.mode: a key with no prefix is checked as that mode's. */
+        key = (struct auth_key){.mode = (enum ids_mode)(ctx->cfg->resp_default_mode - 1),
+                                .name = req->cmd.argv[key_arg],
+                                .len = req->cmd.argvlen[key_arg]};
         k = &key;
     }
     enum user_failure why = USER_FAIL_COUNT;

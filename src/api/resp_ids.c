@@ -56,6 +56,17 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         }
         return 1;
     }
+    /* leafd.resp.default.mode: a key with no mode prefix is in that mode (March's INCR orders). */
+    int def = ((const struct api_ctx *)req->ctx)->cfg->resp_default_mode;
+    if (def > 0) {
+        *k = (struct key_ref){(enum ids_mode)(def - 1), a, n};
+        if (!validate_tag(a, n)) {
+            resp_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG,
+                               "BAD_TAG a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+            return 0;
+        }
+        return 1;
+    }
     reply_bad_key(req);
     return 0;
 }
@@ -224,4 +235,11 @@ leaf_status_t resp_ids_get(struct resp_request *req) {
         rc = issue_outcome(req, &k, &c, rc);
     }
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* MULTI: a queued ID command's key and count are checked when it is sent (resp_multi.c). */
+int resp_ids_check(struct resp_request *req) {
+    struct key_ref k;
+    int count;
+    return key_parse(req, 1, &k) && (req->cmd.argc < 3 || count_parse(req, 2, &count));
 }

@@ -13,5 +13,7 @@ leaf_status_t resp_ids_incrby(struct resp_request *req);
 leaf_status_t resp_ids_leaf_ids(struct resp_request *req);
 /* GET sequence:<name>: the last ID issued for the sequence. */
 leaf_status_t resp_ids_get(struct resp_request *req);
+/* The key and count of an ID command, without issuing: 1 when good, else the error is written. */
+int resp_ids_check(struct resp_request *req);
 
 #endif

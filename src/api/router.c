@@ -70,6 +70,7 @@ static const struct route routes[] = {
     {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0},
     {HTTP_GET, 1, NULL, api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0},
+    {HTTP_GET, 0, "/", api_index_page, "index", OPEN, RK_NONE, SF, 0},
 };
 /* clang-format on */
 

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "config_secret.h"
 #include "config_value.h"
+#include "ids_mode.h"
 #include "num.h"
 
 #include <errno.h>
@@ -328,7 +329,8 @@ static size_t config_separator(const char *s, size_t n) {
  * the HTTP port; leafd does not take it as an alias (one key per setting, and
  * the listen address also has a host), but says which key to use instead.
  */
-static const char *config_unknown_why(const char *key, size_t keylen) {
+static const char *config_unknown_why(const char *key, size_t keylen, char *why, size_t whylen) {
+    char near[64]; /* the longest key is 37 bytes */
     if (keylen == 0) {
         return "missing key";
     }
@@ -336,7 +338,13 @@ static const char *config_unknown_why(const char *key, size_t keylen) {
         return "unknown key (a Spring Boot setting): leafd's HTTP port is in leafd.listen, "
                "e.g. leafd.listen = 0.0.0.0:8080";
     }
-    return "unknown key";
+    /* As the environment's check does: a typo names the key it is nearest to. */
+    config_near_key(key, keylen, near, sizeof(near));
+    if (near[0] == '\0') {
+        return "unknown key";
+    }
+    snprintf(why, whylen, "unknown key; did you mean %s?", near);
+    return why;
 }
 
 static leaf_status_t config_parse_line(struct config_parser *p, const char *s, size_t n) {
@@ -370,7 +378,7 @@ static leaf_status_t config_parse_line(struct config_parser *p, const char *s, s
     }
     i = config_find(key, keylen);
     if (i < 0) {
-        return config_line_error(p, key, keylen, config_unknown_why(key, keylen));
+        return config_line_error(p, key, keylen, config_unknown_why(key, keylen, why, sizeof(why)));
     }
     if (p->seen[i] != 0) {
         snprintf(why, sizeof(why), "given twice (first on line %d)", p->seen[i]);
@@ -706,6 +714,31 @@ static leaf_status_t config_finish_tls(struct leaf_config *c, char *err, size_t 
     return LEAF_OK;
 }
 
+/* leafd.resp.default.mode: 1 + its enum ids_mode (0 = none); the mode must be served. */
+static leaf_status_t config_default_mode(struct leaf_config *c, char *err, size_t errlen) {
+    enum ids_mode m;
+    const char *name = c->resp_default_mode_name;
+    int on[IDS_MODE_COUNT] = {[IDS_SNOWFLAKE] = c->snowflake_enable,
+                              [IDS_SEGMENT] = c->segment_enable,
+                              [IDS_SEQUENCE] = c->sequence_enable,
+                              [IDS_OPAQUE] = c->segment_enable && c->opaque_key[0] != '\0'};
+
+    c->resp_default_mode = 0;
+    if (name[0] == '\0' || strcmp(name, "none") == 0) {
+        return LEAF_OK;
+    }
+    if (ids_mode_parse(name, strlen(name), &m) != LEAF_OK) {
+        return config_key_error(c, CONFIG_I_resp_default_mode_name, "not an ID mode", err, errlen);
+    }
+    if (!on[m]) {
+        return config_key_error(c, CONFIG_I_resp_default_mode_name,
+                                "names a mode this node does not serve (enable it, or none)", err,
+                                errlen);
+    }
+    c->resp_default_mode = 1 + (int)m;
+    return LEAF_OK;
+}
+
 leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     char why[CONFIG_WHY_MAX];
     struct config_value_jdbc j;
@@ -762,6 +795,9 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         c->max_lead_ms = c->reserve_ms; /* the default follows a smaller reserve.ms */
     }
     c->log_json = strcasecmp(c->log_format, "json") == 0;
+    if (config_default_mode(c, err, errlen) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
     /* Last, so that the derived fields are filled either way. */
     if (!c->snowflake_enable && !c->segment_enable && !c->sequence_enable) {
         /* A node with nothing to serve would pass /ready and issue nothing. */

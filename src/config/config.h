@@ -34,7 +34,8 @@ enum config_type {
     CONFIG_TLSAUTH, /* none | optional | required (leafd.tls.client.auth) */
     CONFIG_ZKAUTH,  /* digest:<user>:<password>, or empty (leafd.zk.auth) */
     CONFIG_LOGFMT,  /* logfmt | json (leafd.log.format) */
-    CONFIG_LEVEL,   /* debug | info | warn | error (keep last: the int types follow the text ones) */
+    CONFIG_RMODE,   /* none | an ID mode's name (leafd.resp.default.mode) */
+    CONFIG_LEVEL, /* debug | info | warn | error (keep last: the int types follow the text ones) */
 };
 
 /* leafd.tls.client.auth */
@@ -75,6 +76,9 @@ enum config_db_tls {
     X("leafd.listen", CONFIG_ADDR, listen, "0.0.0.0:8080", 0, 0, "HTTP listen address")            \
     X("leafd.resp.listen", CONFIG_OPTADDR, resp_listen, "", 0, 0,                                  \
       "Redis-protocol (RESP) listen address; empty = off")                                         \
+    X("leafd.resp.default.mode", CONFIG_RMODE, resp_default_mode_name, "none", 0, 0,               \
+      "RESP keys without a mode: prefix are taken in this mode (none | snowflake | segment | "     \
+      "sequence | opaque), so March clients' INCR orders works")                                   \
     X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
@@ -160,7 +164,7 @@ enum config_db_tls {
     X("leafd.zk.auth.file", CONFIG_STR, zk_auth_file, "", 0, 0,                                    \
       "read leafd.zk.auth from the first line of this file")                                       \
     X("leafd.auth.failures.max", CONFIG_INT, auth_failures_max, "10", 0, 1000000,                  \
-      "failed authentications from one address within 10 s before its attempts are refused "      \
+      "failed authentications from one address within 10 s before its attempts are refused "       \
       "for 10 s (0 = no limit)")
 
 /* Where a key's value came from, for error messages and --check-config. */
@@ -191,6 +195,7 @@ struct leaf_config {
     char tls_ca_file[512];
     char tls_client_auth[16];
     char db_tls_ca_file[512];
+    char resp_default_mode_name[16];
     char data_dir[512];
     char advertise_ip[16];
     int64_t worker_id;
@@ -235,8 +240,9 @@ struct leaf_config {
     int tls_port;
     char resp_tls_host[16]; /* leafd.resp.tls.listen split (port 0 = off) */
     int resp_tls_port;
-    int tls_verify; /* enum config_tls_verify of leafd.tls.client.auth */
-    int db_tls;     /* enum config_db_tls: the TLS parameters of leaf.jdbc.url */
+    int tls_verify;        /* enum config_tls_verify of leafd.tls.client.auth */
+    int db_tls;            /* enum config_db_tls: the TLS parameters of leaf.jdbc.url */
+    int resp_default_mode; /* 1 + the enum ids_mode of leafd.resp.default.mode; 0 = none */
     char db_host[256];
     int db_port;
     char db_name[129];
@@ -273,6 +279,9 @@ leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *er
 
 /* A key's environment variable: leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS. */
 void config_env_name(const char *key, char *out, size_t outlen);
+
+/* The key nearest to key (n bytes, ignoring case) within 3 edits into near; "" when none. */
+void config_near_key(const char *key, size_t n, char *near, size_t nearlen);
 
 /* Applies environment overrides (LEAF_NAME, LEAFD_LISTEN, ...) through getenv_fn. */
 leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,

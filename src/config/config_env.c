@@ -1,7 +1,8 @@
 /*
  * Unknown LEAF_* and LEAFD_* environment variables. A typo in the file
  * stops start-up; the same typo in the environment (LEAFD_LISTN) must too,
- * or the override is silently lost.
+ * or the override is silently lost. Both get "did you mean" from the same
+ * edit distance (config_near_key for the file's keys).
  *
  * The rule: every variable whose name starts with LEAF_ or LEAFD_ is taken
  * as a configuration key, except the names leafd's own scripts and tests
@@ -97,6 +98,28 @@ static int env_known(const char *name, size_t n, char *near, size_t nearlen) {
         }
     }
     return 0;
+}
+
+void config_near_key(const char *key, size_t n, char *near, size_t nearlen) {
+    char low[ENV_NAME_MAX];
+    size_t best = 4;
+    if (nearlen > 0) {
+        near[0] = '\0';
+    }
+    if (n > sizeof(low)) {
+        return;
+    }
+    /* Compared in lower case: LEAF.NAME is one edit from nothing, but plainly leaf.name. */
+    for (size_t i = 0; i < n; i++) {
+        low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
+    }
+    for (size_t i = 0; i < ENV_NKEYS; i++) {
+        size_t d = env_distance(low, n, env_keys[i]);
+        if (d < best) {
+            best = d;
+            snprintf(near, nearlen, "%s", env_keys[i]);
+        }
+    }
 }
 
 leaf_status_t config_check_env(char *const *envp, char *err, size_t errlen) {

@@ -4,6 +4,7 @@
  * only), used by config.c, which owns the key table.
  */
 #include "config_value.h"
+#include "ids_mode.h"
 #include "num.h"
 
 #include <arpa/inet.h>
@@ -238,9 +239,7 @@ leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, siz
     }
     if (t.ssl_mode >= 0) {
         *tls = t.ssl_mode;
-    } else if (t.use_ssl == 0) {
-        *tls = CONFIG_DB_TLS_DISABLED;
-    } else if (t.use_ssl == 1 || t.require_ssl == 1) {
+    } else if (t.use_ssl != 0 && (t.use_ssl == 1 || t.require_ssl == 1)) {
         /* Connector/J 8: useSSL alone prefers TLS; requireSSL requires it;
          * verifyServerCertificate=true checks the chain. */
         *tls = t.verify_cert == 1   ? CONFIG_DB_TLS_VERIFY_CA
@@ -371,12 +370,25 @@ static leaf_status_t config_check_logfmt(const char *v, char *why, size_t whylen
     return LEAF_EINVAL;
 }
 
+static leaf_status_t config_check_rmode(const char *v, char *why, size_t whylen) {
+    char q[CONFIG_VALUE_SHOW_MAX];
+    enum ids_mode m;
+
+    if (strcmp(v, "none") == 0 || ids_mode_parse(v, strlen(v), &m) == LEAF_OK) {
+        return LEAF_OK;
+    }
+    config_value_show(q, sizeof(q), v, strlen(v), 1);
+    snprintf(why, whylen, "expected none, snowflake, segment, sequence or opaque, got %s", q);
+    return LEAF_EINVAL;
+}
+
 static const config_value_check_fn config_value_checks[CONFIG_LEVEL + 1] = {
     [CONFIG_NAME] = config_check_name,     [CONFIG_ADDR] = config_check_addr,
     [CONFIG_IPV4] = config_check_ipv4,     [CONFIG_JDBC] = config_check_jdbc,
     [CONFIG_ZKADDR] = config_check_zk,     [CONFIG_OPTADDR] = config_check_optaddr,
     [CONFIG_WMODE] = config_check_wmode,   [CONFIG_TLSAUTH] = config_check_tlsauth,
     [CONFIG_ZKAUTH] = config_check_zkauth, [CONFIG_LOGFMT] = config_check_logfmt,
+    [CONFIG_RMODE] = config_check_rmode,
 };
 
 config_value_check_fn config_value_check(enum config_type type) {

@@ -55,6 +55,7 @@ static struct cluster_peer *survey_peer(struct cluster_snapshot *w, const char *
     p->worker_id = -1;
     p->report_age_ms = -1;
     p->lead_ms = -1;
+    p->sequences = -1;
     return p;
 }
 
@@ -138,6 +139,8 @@ static void survey_ready(struct cluster_peer *p, const char *body) {
     if (cJSON_IsNumber(age)) {
         p->report_age_ms = (int64_t)age->valuedouble;
     }
+    const cJSON *nseq = json_at(r, "sequence", "sequences");
+    p->sequences = cJSON_IsNumber(nseq) ? (int64_t)nseq->valuedouble : -1;
     const cJSON *role = json_at(r, "sequence", "role");
     if (cJSON_IsString(role)) {
         snprintf(p->role, sizeof(p->role), "%s", role->valuestring);

@@ -41,6 +41,7 @@ struct cluster_peer {
     char version[24];      /* "" when the node does not say */
     int64_t report_age_ms; /* its last report to ZooKeeper, by its own count; -1 unknown */
     int64_t lead_ms;       /* how far its snowflake IDs run ahead of its clock; -1 unknown */
+    int64_t sequences;     /* the sequences it serves (its /ready); -1 unknown */
 };
 
 struct cluster_snapshot {

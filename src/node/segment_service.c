@@ -650,9 +650,14 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     uv_timer_init(svc->loop, &svc->refresh);
     svc->refresh.data = svc;
     uv_unref((uv_handle_t *)&svc->refresh);
-    struct segment_db_options o = {cfg->db_host,       cfg->db_port, cfg->jdbc_username,
-                                   cfg->jdbc_password, cfg->db_name, cfg->db_timeout_ms,
-                                   (enum segment_db_tls)cfg->db_tls, cfg->db_tls_ca_file};
+    struct segment_db_options o = {cfg->db_host,
+                                   cfg->db_port,
+                                   cfg->jdbc_username,
+                                   cfg->jdbc_password,
+                                   cfg->db_name,
+                                   cfg->db_timeout_ms,
+                                   (enum segment_db_tls)cfg->db_tls,
+                                   cfg->db_tls_ca_file};
     leaf_status_t rc = segment_db_start(&svc->db, &o, on_db_done, svc);
     if (rc == LEAF_OK) {
         rc = segment_db_start(&svc->db_lookup, &o, on_db_done, svc);

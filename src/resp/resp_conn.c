@@ -107,6 +107,9 @@ static void resp_idle(struct session *s) {
 
 static void resp_close(struct session *s) {
     struct resp_conn *c = (struct resp_conn *)s;
+    if (c->cfg->app_close != NULL && c->client.app != NULL) {
+        c->cfg->app_close(c->client.app);
+    }
     resp_parser_free(&c->parser);
     sbuf_free(&s->out);
     free(c);

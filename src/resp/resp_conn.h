@@ -73,6 +73,9 @@ struct resp_conn_config {
     void *ctx;
     uint64_t next_client_id; /* atomic; starts at 0 */
     size_t app_size;         /* per-connection state of the handler's (resp_client.app) */
+
+    /* Releases what app holds when the connection closes; may be NULL. */
+    void (*app_close)(void *app);
 };
 
 /* req->command of a reply the protocol wrote itself (protocol error, timeout). */

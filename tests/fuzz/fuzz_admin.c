@@ -19,8 +19,8 @@
 
 #include "segment_request.h"
 
-static const char *const codes[] = {"bad_json", "bad_tag", "bad_step", "bad_max_id",
-                                    "bad_description"};
+static const char *const codes[] = {"bad_json",   "bad_tag",         "bad_step",
+                                    "bad_max_id", "bad_description", "unknown_field"};
 
 static int known_code(const char *code) {
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {

@@ -1,9 +1,13 @@
 """tools/leafctl against a real node: start, double start refused, status,
-restart, stop (clean exit), stale pid file handled, start failure reported.
+restart, stop (clean exit), stale pid file handled, start failure reported;
+--help (exit 0, every command), status's one-line verdict, demote with the
+admin token read from the configuration and never on curl's command line (a
+curl shim records its arguments), and a missing binary as a clear error.
 A second node configured on the port the first one serves: its start fails (its
 leafd dies on bind) although /ready answers 200 there, and its status says "not
 running" (exit 3) with no pid file or a stale one, never "ready"."""
 import os
+import shutil
 import subprocess
 
 from leafdtest import Env, check, free_port, http, log, static_props
@@ -12,10 +16,16 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
 
 
-def leafctl(*args, conf):
+def leafctl(*args, conf, env_extra=None):
+    e = dict(os.environ)
+    e.pop("LEAFD_ADMIN_TOKEN", None)
+    e.update(env_extra or {})
     r = subprocess.run([LEAFCTL] + list(args) + ["-c", conf], capture_output=True, text=True,
-                       timeout=90, env=dict(os.environ))
+                       timeout=90, env=e)
     return r.returncode, r.stdout + r.stderr
+
+
+TOKEN = "tok-3f9a1c-in-the-config-only"
 
 
 with Env() as env:
@@ -23,13 +33,27 @@ with Env() as env:
     d = os.path.join(env.dir, "node")
     os.makedirs(d)
     conf = os.path.join(d, "leafd.properties")
-    props = static_props(4, **{"leafd.listen": "127.0.0.1:%d" % port, "leafd.data.dir": "data"})
+    props = static_props(4, **{"leafd.listen": "127.0.0.1:%d" % port, "leafd.data.dir": "data",
+                               "leafd.admin.token": TOKEN})
     with open(conf, "w") as f:
         f.writelines("%s = %s\n" % kv for kv in props.items())
     pidfile = os.path.join(d, "data", "leafd.pid")
 
+    r = subprocess.run([LEAFCTL, "--help"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and all(c in r.stdout for c in
+                                    ("start", "stop", "restart", "status", "demote", "user add",
+                                     "user list", "user grant", "user revoke", "user rotate",
+                                     "user del", "help")),
+          "--help exits 0 and lists every command: %d %s" % (r.returncode, r.stdout))
+    r = subprocess.run([LEAFCTL, "nosuch"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "unknown command" in r.stderr, "an unknown command: exit 2")
+    rc, out = leafctl("status", conf=conf, env_extra={"LEAFD_BIN": "/nonexistent/leafd"})
+    check(rc == 1 and "/nonexistent/leafd" in out and "command not found" not in out,
+          "a missing binary is a clear error: %d %s" % (rc, out))
+
     rc, out = leafctl("status", conf=conf)
     check(rc == 3, "status before start exits 3 (not answering), got %d: %s" % (rc, out))
+    check(out.startswith("NOT RUNNING"), "status's first line is the verdict: %s" % out)
 
     rc, out = leafctl("start", conf=conf)
     check(rc == 0 and "ready" in out, "start succeeds and waits for /ready: %d %s" % (rc, out))
@@ -44,6 +68,42 @@ with Env() as env:
     rc, out = leafctl("status", conf=conf)
     check(rc == 0 and '"status":"ready"' in out, "status exits 0 with /ready: %d %s" % (rc, out))
     check("pid %d" % pid in out, "status names the pid that answers: %s" % out)
+    check(out.splitlines()[0] == "READY: leafd pid %d on http://127.0.0.1:%d" % (pid, port),
+          "status's first line is the verdict: %s" % out)
+
+    # With no -c, leafctl finds the quickstart's node (var/leafd.properties while
+    # var/leafd/leafd.pid is alive), here in a copy of the tree's layout.
+    qroot = os.path.join(env.dir, "qroot")
+    os.makedirs(os.path.join(qroot, "tools"))
+    os.makedirs(os.path.join(qroot, "var", "leafd"))
+    shutil.copy(LEAFCTL, os.path.join(qroot, "tools", "leafctl"))
+    qprops = dict(props, **{"leafd.data.dir": os.path.join(qroot, "var", "leafd")})
+    with open(os.path.join(qroot, "var", "leafd.properties"), "w") as f:
+        f.writelines("%s = %s\n" % kv for kv in qprops.items())
+    with open(os.path.join(qroot, "var", "leafd", "leafd.pid"), "w") as f:
+        f.write("%d\n" % pid)
+    e = dict(os.environ, LEAFD_BIN=os.environ.get("LEAFD_BIN", ""))
+    e.pop("LEAFD_CONF", None)
+    r = subprocess.run([os.path.join(qroot, "tools", "leafctl"), "status"], capture_output=True,
+                       text=True, timeout=30, env=e)
+    check(r.returncode == 0 and r.stdout.startswith("READY: leafd pid %d" % pid),
+          "leafctl status with no -c finds the quickstart's node: %d %s %s"
+          % (r.returncode, r.stdout, r.stderr))
+
+    # demote: the token comes from the configuration, and reaches curl on its stdin only.
+    shim = os.path.join(env.dir, "shim")
+    os.makedirs(shim)
+    argv_log = os.path.join(env.dir, "curl-argv")
+    with open(os.path.join(shim, "curl"), "w") as f:
+        f.write("#!/bin/sh\nprintf '%%s\\n' \"$*\" >>%s\nexec /usr/bin/curl \"$@\"\n" % argv_log)
+    os.chmod(os.path.join(shim, "curl"), 0o755)
+    rc, out = leafctl("demote", conf=conf,
+                      env_extra={"PATH": shim + ":" + os.environ.get("PATH", "")})
+    check(rc == 1 and "sequence" in out and "unauthorized" not in out and "admin" not in out,
+          "demote sent the configuration's token (sequences are off here): %d %s" % (rc, out))
+    check(os.path.exists(argv_log) and "/api/cluster/demote" in open(argv_log).read(),
+          "demote ran curl")
+    check(TOKEN not in open(argv_log).read(), "the token is not on curl's command line")
 
     # A second node (own config and data dir) on the port node 1 serves: /ready answers
     # 200 there all along, from node 1. Its leafd dies on bind; start must say so.

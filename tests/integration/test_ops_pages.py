@@ -6,7 +6,9 @@ time, a refresh control, both buffers of a tag, links between the pages and
 left-aligned text; /cluster lists the three live nodes with worker IDs,
 clock offsets, report ages, modes and versions, says the cluster is healthy,
 names the sequence primary and the tags with the least runway. No page loads
-anything from elsewhere (no CDN, no external script or style).
+anything from elsewhere (no CDN, no external script or style). GET / is an
+index linking the pages; /cluster before its first survey says "surveying"
+(never "Live nodes (0)"); a standby's /cluster counts the primary's sequences.
 """
 import re
 import time
@@ -103,9 +105,21 @@ st, body, _, _ = page(a, "/db?sort=max_id&desc=1&per=2")
 top = re.findall(r"<tr><td>([^<]+)</td>", body)
 check(top and top[0] == "orders", "/db sorted by max_id, highest first: %r" % top)
 
+log("/ (the index)")
+st, body, _, _ = page(a, "/")
+check(st == 200 and "<!DOCTYPE html>" in body and "</html>" in body, "/ 200, a whole HTML page")
+for link in ('href="/cluster"', 'href="/cache"', 'href="/db"', 'href="/ready"', 'href="/metrics"'):
+    check(link in body, "/: links to %s" % link)
+check("<link" not in body and "//" not in body.replace("http://127.0.0.1", ""),
+      "/: loads nothing from elsewhere")
+check('href="/api/segment/get/leaf-segment-test"' in body and 'href="/health"' in body,
+      "/ links the ID endpoints of the modes on and /health")
+
 log("/cluster")
 st, body, _, _ = page(a, "/cluster")
 check(st == 200, "/cluster 200")
+check("Live nodes (0)" not in body, "the first /cluster does not say the cluster is empty: %s"
+      % body[body.find("<h3>"):][:300])
 def settled():
     b = page(a, "/cluster")[1]
     table = b[b.find("Live nodes"):]
@@ -129,6 +143,19 @@ check("primary: <b>" in body, "/cluster names the sequence primary")
 check("least runway" in body and ">orders<" in body,
       "/cluster lists the tags with the least runway: %s" % body[body.find("least runway"):][:1500])
 check("(this node)" in body, "/cluster marks this node")
+
+log("a standby's /cluster counts the primary's sequences")
+primary = next(n for n in nodes if '"role":"primary"' in n.get("/ready")[1])
+standby = next(n for n in nodes if n is not primary)
+for name in ("seq-a", "seq-b", "seq-c"):
+    st_, b_, _ = primary.get("/api/sequence", method="POST", body='{"name":"%s"}' % name)
+    check(st_ == 201, "POST /api/sequence %s: %d %s" % (name, st_, b_))
+    primary.get("/api/sequence/get/%s" % name)
+page(standby, "/cluster")  # starts its survey
+ok = wait_until(lambda: "3 sequences" in page(standby, "/cluster")[1], 20, interval=0.5)
+body = page(standby, "/cluster")[1]
+check(ok, "a standby's /cluster shows the primary's 3 sequences: %s"
+      % body[body.find("Sequences"):][:400])
 
 log("a node goes away: /cluster says so")
 nodes[2].stop()

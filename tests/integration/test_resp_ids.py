@@ -22,6 +22,8 @@ Covers:
   without blocking other connections, and pipelined replies stay in order
   (a second node with leafd.segment.wait.ms = 3000 and leafd.db.timeout.ms = 6000 so the
   wait and the statement's server-side limit fit);
+- MULTI / EXEC whose first queued command waits for its tag's first range: EXEC
+  parks and answers the three commands in order;
 - /metrics has the RESP families for all of it; INFO has loading:0 and leafd.
 
 Run by ctest with /usr/bin/python3, the interpreter python3-redis belongs to.
@@ -358,6 +360,23 @@ r2 = [c2.read_reply(), c2.read_reply()]
 check(isinstance(r2[0], int) and r2[0] not in rest and is_err(r2[1], "ERR Protocol error"),
       "a malformed frame behind a parked command: its reply first, then the error: %r" % r2)
 check(c2.closed_by_server(5), "... then closed")
+
+log("MULTI / EXEC whose first command waits for its range: EXEC parks, then answers all")
+db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('multi', 1, 100)")
+m = RespStream(park.resp_port)
+m.send(resp_command("MULTI") + resp_command("INCR", "segment:multi")
+       + resp_command("LEAF.IDS", "segment:multi", 3) + resp_command("INCRBY", "segment:multi", 5)
+       + resp_command("EXEC") + resp_command("PING"))
+m.sock.settimeout(10)
+got = [m.read_reply() for _ in range(6)]
+check(got[:4] == ["OK", "QUEUED", "QUEUED", "QUEUED"] and got[5] == "PONG"
+      and isinstance(got[4], list) and len(got[4]) == 3,
+      "MULTI, three QUEUED, EXEC's array of three, then PING: %r" % got)
+if isinstance(got[4], list) and len(got[4]) == 3:
+    first, ids, block = got[4]
+    check(first == 1 and ids == [2, 3, 4] and block == 9,
+          "the queued commands ran in order on a fresh tag: %r" % got[4])
+m.close()
 c2.close()
 check(park.proc.alive() and b.call("PING") == "PONG", "a client gone while parked harms nobody")
 v = b.call("INCR", "snowflake:x")

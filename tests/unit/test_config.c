@@ -218,9 +218,20 @@ static void test_line_endings(void) {
 }
 
 static void test_unknown_key(void) {
-    expect_error("leaf.name=a\nleaf.nmae=b\n", FILE_NAME ":2: leaf.nmae: unknown key");
-    expect_error("LEAF.NAME=a\n", FILE_NAME ":1: LEAF.NAME: unknown key");
-    expect_error("leaf.name.x=a\n", FILE_NAME ":1: leaf.name.x: unknown key");
+    expect_error("leaf.name=a\nleaf.nmae=b\n",
+                 FILE_NAME ":2: leaf.nmae: unknown key; did you mean leaf.name?");
+    expect_error("LEAF.NAME=a\n", FILE_NAME ":1: LEAF.NAME: unknown key; did you mean leaf.name?");
+    expect_error("leaf.name.x=a\n",
+                 FILE_NAME ":1: leaf.name.x: unknown key; did you mean leaf.name?");
+    /* The example, and a key too far from any to guess. */
+    expect_error("leaf.snowflake.enabled=true\n",
+                 FILE_NAME ":1: leaf.snowflake.enabled: unknown key; did you mean "
+                           "leaf.snowflake.enable?");
+    expect_error("leafd.resp.default.mod=segment\n",
+                 FILE_NAME ":1: leafd.resp.default.mod: unknown key; did you mean "
+                           "leafd.resp.default.mode?");
+    expect_error("something.else.entirely=1\n",
+                 FILE_NAME ":1: something.else.entirely: unknown key");
     expect_error("=value\n", FILE_NAME ":1: \"\": missing key");
     expect_error("  : value\n", FILE_NAME ":1: \"\": missing key");
 }

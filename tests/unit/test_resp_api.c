@@ -114,6 +114,40 @@ static void test_errors(void) {
                  "-ERR unknown command 'foo', with args beginning with: \r\n+PONG\r\n");
 }
 
+/* MULTI / EXEC / DISCARD (contract section 17): redis-py's default pipeline(). */
+static void test_multi_exec(void) {
+    char got[1024];
+    shape(feed("MULTI\r\nINCR snowflake:a\r\nLEAF.IDS snowflake:a 2\r\nPING\r\nEXEC\r\n"), got,
+          sizeof(got));
+    CHECK_EQ_STR(got,
+                 "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:\r\n*2\r\n:\r\n:\r\n+PONG\r\n");
+    CHECK_EQ_STR(feed("MULTI\r\nEXEC\r\n"), "+OK\r\n*0\r\n");
+    CHECK_EQ_STR(feed("EXEC\r\n"), "-ERR EXEC without MULTI\r\n");
+    CHECK_EQ_STR(feed("DISCARD\r\n"), "-ERR DISCARD without MULTI\r\n");
+    CHECK_EQ_STR(feed("MULTI\r\nMULTI\r\nDISCARD\r\nPING\r\n"),
+                 "+OK\r\n-ERR MULTI calls can not be nested\r\n+OK\r\n+PONG\r\n");
+    CHECK_EQ_STR(feed("MULTI\r\nINCR snowflake:a\r\nDISCARD\r\nEXEC\r\n"),
+                 "+OK\r\n+QUEUED\r\n+OK\r\n-ERR EXEC without MULTI\r\n");
+    /* A command refused when sent aborts the transaction: nothing runs, no ID is issued. */
+    const char *o = feed("MULTI\r\nINCR snowflake:a\r\nINCR orders\r\nEXEC\r\nPING\r\n");
+    CHECK(strncmp(o, "+OK\r\n+QUEUED\r\n-BAD_KEY ", 23) == 0);
+    CHECK(
+        strstr(o, "\r\n-EXECABORT Transaction discarded because of previous errors.\r\n+PONG\r\n"));
+    o = feed("MULTI\r\nLEAF.IDS snowflake:a 0\r\nEXEC\r\n");
+    CHECK(strstr(o, "-BAD_COUNT ") && strstr(o, "-EXECABORT "));
+    o = feed("MULTI\r\nCLIENT ID\r\nEXEC\r\n");
+    CHECK(strstr(o, "cannot be queued") && strstr(o, "-EXECABORT "));
+    o = feed("MULTI\r\nnope\r\nINCR\r\nEXEC\r\n");
+    CHECK(strstr(o, "unknown command") && strstr(o, "-EXECABORT "));
+    /* A runtime error is an element of EXEC's array, as Redis answers. */
+    o = feed("MULTI\r\nINCR segment:a\r\nEXEC\r\n");
+    CHECK(strstr(o, "*1\r\n-SEGMENT_DISABLED ") != NULL);
+    /* RESET forgets the transaction; a connection closed inside one leaks nothing. */
+    CHECK_EQ_STR(feed("MULTI\r\nRESET\r\nEXEC\r\n"),
+                 "+OK\r\n+RESET\r\n-ERR EXEC without MULTI\r\n");
+    feed("MULTI\r\nINCR snowflake:a\r\n");
+}
+
 static void test_protocol_error_closes(void) {
     int closed = 0;
     const char *req = "PING\r\n*x\r\nPING\r\n";
@@ -167,6 +201,7 @@ int main(void) {
     TEST(test_pipelined_in_order_any_cut);
     TEST(test_ids_ascend);
     TEST(test_errors);
+    TEST(test_multi_exec);
     TEST(test_protocol_error_closes);
     TEST(test_tooling_commands);
     TEST(test_idle_gives_memory_back);

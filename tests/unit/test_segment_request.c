@@ -30,6 +30,19 @@ static void test_create_defaults(void) {
         parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"o\",\"step\":\"5\",\"description\":null}"),
         LEAF_OK);
     CHECK_EQ_INT(r.step, 5);
+    /* The Go service's spelling is the description; any other unknown field is refused. */
+    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"o\",\"descprition\":\"go\"}"), LEAF_OK);
+    CHECK_EQ_STR(r.description, "go");
+    CHECK_EQ_INT(r.has_description, 1);
+    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE,
+                       "{\"biz_tag\":\"o\",\"descprition\":\"a\",\"description\":\"b\"}"),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(code, "bad_description");
+    CHECK_EQ_INT(parse(SEGMENT_REQ_CREATE, "{\"biz_tag\":\"o\",\"maxId\":5000}"), LEAF_EINVAL);
+    CHECK_EQ_STR(code, "unknown_field");
+    CHECK(strstr(msg, "'maxId'") != NULL);
+    /* The other bodies keep their fields only. */
+    CHECK_EQ_INT(parse(SEGMENT_REQ_STEP, "{\"biz_tag\":\"o\",\"step\":5,\"x\":1}"), LEAF_OK);
 }
 
 static void test_bad_tags(void) {

@@ -1,0 +1,198 @@
+/*
+ * MULTI / EXEC / DISCARD: the queue of a RESP connection's transaction
+ * (resp_multi.h says what is queued and when IDs are issued).
+ */
+#include "resp_multi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "resp_app.h"
+#include "resp_ids.h"
+#include "resp_outcome.h"
+#include "validate.h"
+
+static struct resp_multi *multi_of(const struct resp_request *req) {
+    return &((struct resp_app *)req->client->app)->multi;
+}
+
+/* Back to no transaction, keeping the buffers' memory for the next one. */
+static void multi_clear(struct resp_multi *m) {
+    m->active = m->dirty = m->n = m->next = m->sub_retries = 0;
+    m->ids = 0;
+    sbuf_reset(&m->args);
+    sbuf_reset(&m->replies);
+}
+
+void resp_app_close(void *app) {
+    struct resp_multi *m = &((struct resp_app *)app)->multi;
+    free(m->q);
+    sbuf_free(&m->args);
+    sbuf_free(&m->replies);
+    memset(m, 0, sizeof(*m));
+}
+
+int resp_multi_queueing(const struct resp_request *req) {
+    return req->client->app != NULL && multi_of(req)->active;
+}
+
+void resp_multi_refused(struct resp_request *req) {
+    if (resp_multi_queueing(req)) {
+        multi_of(req)->dirty = 1;
+    }
+}
+
+void resp_multi_reset(struct resp_request *req) {
+    multi_clear(multi_of(req));
+}
+
+leaf_status_t resp_multi_cmd_multi(struct resp_request *req) {
+    struct resp_multi *m = multi_of(req);
+    if (m->active) {
+        return resp_outcome_error(req, RESP_O_ERR, "ERR MULTI calls can not be nested");
+    }
+    multi_clear(m);
+    m->active = 1;
+    resp_reply_simple(req->out, "OK");
+    return LEAF_OK;
+}
+
+leaf_status_t resp_multi_cmd_discard(struct resp_request *req) {
+    struct resp_multi *m = multi_of(req);
+    if (!m->active) {
+        return resp_outcome_error(req, RESP_O_ERR, "ERR DISCARD without MULTI");
+    }
+    multi_clear(m);
+    resp_reply_simple(req->out, "OK");
+    return LEAF_OK;
+}
+
+/* Refuses a command inside MULTI: its error now, -EXECABORT at EXEC. */
+static leaf_status_t refuse(struct resp_request *req, const char *msg) {
+    multi_of(req)->dirty = 1;
+    return resp_outcome_error(req, RESP_O_ERR, "%s", msg);
+}
+
+/* The IDs an ID command asks for: its count argument, else one. */
+static int64_t ids_asked(const struct resp_request *req) {
+    int count = 1;
+    if (req->cmd.argc >= 3 &&
+        validate_count(req->cmd.argv[2], req->cmd.argvlen[2], &count) != LEAF_OK) {
+        count = 1;
+    }
+    return count;
+}
+
+static int queue_room(struct resp_multi *m) {
+    if (m->n < m->cap) {
+        return 1;
+    }
+    int cap = m->cap ? m->cap * 2 : 8;
+    struct resp_multi_entry *q = realloc(m->q, (size_t)cap * sizeof(*q));
+    if (q == NULL) {
+        return 0;
+    }
+    m->q = q;
+    m->cap = cap;
+    return 1;
+}
+
+leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
+                               int ids) {
+    struct resp_multi *m = multi_of(req);
+    const struct resp_cmd *c = &req->cmd;
+    if (!queueable || c->argc > RESP_MULTI_ARGS_MAX) {
+        multi_of(req)->dirty = 1;
+        return resp_outcome_error(req, RESP_O_ERR,
+                                  "ERR '%.64s' cannot be queued in a transaction: leafd queues ID "
+                                  "commands, PING and ECHO",
+                                  c->argv[0]);
+    }
+    if (ids && !resp_ids_check(req)) {
+        m->dirty = 1;
+        return LEAF_OK;
+    }
+    int64_t asked = ids ? ids_asked(req) : 0;
+    if (m->n >= RESP_MULTI_COMMANDS_MAX || m->ids + asked > RESP_MULTI_IDS_MAX) {
+        return refuse(req, "ERR transaction too large: at most 1000 commands and 100000 IDs");
+    }
+    if (!queue_room(m)) {
+        return refuse(req, "ERR out of memory queueing the command");
+    }
+    struct resp_multi_entry *e = &m->q[m->n];
+    e->fn = fn;
+    e->argc = c->argc;
+    for (int i = 0; i < c->argc; i++) {
+        e->off[i] = m->args.len;
+        e->len[i] = c->argvlen[i];
+        sbuf_append(&m->args, c->argv[i], c->argvlen[i]);
+        sbuf_putc(&m->args, '\0');
+    }
+    if (m->args.failed) {
+        return refuse(req, "ERR out of memory queueing the command");
+    }
+    m->n++;
+    m->ids += asked;
+    resp_reply_simple(req->out, "QUEUED");
+    return LEAF_OK;
+}
+
+/* Runs queued command i into m->replies: LEAF_OK (answered) or LEAF_EAGAIN (parked). */
+static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int i) {
+    const struct resp_multi_entry *e = &m->q[i];
+    const char *argv[RESP_MULTI_ARGS_MAX];
+    size_t argvlen[RESP_MULTI_ARGS_MAX];
+    for (int a = 0; a < e->argc; a++) {
+        argv[a] = m->args.data + e->off[a];
+        argvlen[a] = e->len[a];
+    }
+    struct resp_request sub = *req;
+    sub.cmd = (struct resp_cmd){e->argc, argv, argvlen};
+    sub.out = &m->replies;
+    sub.retries = m->sub_retries;
+    sub.first_seen_ms = m->sub_first_seen_ms;
+    sub.retry_ms = 0;
+    leaf_status_t rc = e->fn(&sub);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = sub.retry_ms;
+    }
+    return rc;
+}
+
+leaf_status_t resp_multi_cmd_exec(struct resp_request *req) {
+    struct resp_multi *m = multi_of(req);
+    if (!m->active) {
+        return resp_outcome_error(req, RESP_O_ERR, "ERR EXEC without MULTI");
+    }
+    if (m->dirty) {
+        multi_clear(m);
+        return resp_outcome_error(req, RESP_O_ERR,
+                                  "EXECABORT Transaction discarded because of previous errors.");
+    }
+    if (req->retries == 0) {
+        m->next = 0;
+        m->sub_retries = 0;
+        m->sub_first_seen_ms = req->now_ms;
+        sbuf_reset(&m->replies);
+    }
+    /* Each command starts its own clock when it first runs, as if sent alone. */
+    while (m->next < m->n) {
+        if (run_one(req, m, m->next) == LEAF_EAGAIN) {
+            m->sub_retries++;
+            return LEAF_EAGAIN;
+        }
+        m->next++;
+        m->sub_retries = 0;
+        m->sub_first_seen_ms = req->now_ms;
+    }
+    int failed = m->replies.failed;
+    if (!failed) {
+        resp_reply_array(req->out, (size_t)m->n);
+        sbuf_append(req->out, m->replies.data, m->replies.len);
+    }
+    multi_clear(m);
+    if (failed) {
+        return resp_outcome_error(req, RESP_O_ERR, "ERR out of memory building EXEC's reply");
+    }
+    return LEAF_OK;
+}
