@@ -400,10 +400,12 @@ def identity_summary(sched, stats):
             % (len(sched.twins), [t["rc"] for t in sched.twins],
                "/".join("%.1f" % t["seconds"] for t in sched.twins),
                sum(t["asked"] for t in sched.twins), stats.get("twin_ids", 0)))
+    done = [b for b in sched.bumps if not b.get("not_written")]
     if sched.bumps:
-        say("sequence bumps: %d, first ID above the written max after %s s"
-            % (len(sched.bumps), ", ".join("?" if b["seconds"] is None else "%.2f%s" % (
-                b["seconds"], " (overlapped)" if b["overlapped"] else "") for b in sched.bumps)))
+        say("sequence bumps: %d written (%d writes did not take), first ID above the written max "
+            "after %s s" % (len(done), len(sched.bumps) - len(done), ", ".join(
+                "?" if b["seconds"] is None else "%.2f%s" % (
+                    b["seconds"], " (overlapped)" if b["overlapped"] else "") for b in done)))
 
 
 def summary(args, sched, stats, elapsed):
