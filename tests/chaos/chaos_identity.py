@@ -82,7 +82,8 @@ def identity_schedule(seed, seconds, lease, first_id):
         t = rng.uniform(*first)
         while t < last:
             target = rng.randrange(3) if kind == "twin" else None
-            params = {"bump": rng.choice((5000, 20000, 100000))}  # batch: 500 if kind == "seq_bump" else {}
+            # bump: far above the batch (500), so the written max is above the stored one
+            params = {"bump": rng.choice((5000, 20000, 100000))} if kind == "seq_bump" else {}
             out.append((t, kind, target, params))
             t += rng.uniform(*every)
     out.sort(key=lambda x: x[0])
