@@ -31,7 +31,20 @@ seed (printed first; default: $CHAOS_SEED, else random):
 
 Every kind comes once per rotation (a 60 s run sees all of them, the 10-min
 step early in the first rotation; later rotations hold it one time in
-three). How the schedule is drawn, and which errors each fault may cause:
+three). Operator errors come on a side track of the seed (chaos_identity.py),
+so a seed's main faults are the same as before they existed:
+
+    twin       start a second leafd with a live node's identity (its
+               leaf.snowflake.port and advertise ip, its own HTTP port and
+               data dir): it must issue no ID, answer /health 200 and /ready
+               503, and exit 1 within the session timeout + 2 s naming the
+               identity; the live node must not see an error (5-15 s in,
+               then every 20-30 s)
+    seq_bump   write the sequence's record in ZooKeeper with a higher max
+               behind the primary's back: it must serve strictly above it
+               within the session timeout + 2 s (3-12 s in, then every
+               12-20 s)
+ How the schedule is drawn, and which errors each fault may cause:
 chaos_faults.py. After the last fault has ended and a quiet period passed,
 the clients stop, the nodes are stopped with SIGTERM (exit 0 expected, no
 sanitizer report in their logs) and every ID every client received is
@@ -58,6 +71,8 @@ the faults are those above, adapted (chaos_lease.py), plus one:
     clock_2s, clock_10m  the node switches slot: 503s only around the step
                and around putting it right; a restart while 10 min behind
                must start, not refuse
+    seq_bump   as above (no twin: a lease node's identity holds no worker
+               ID, and restarts with new identities are already faults)
 
 Every kind comes once per rotation, the 10-min step in every one, and the
 first rotation opens with the partition and the clock steps (a 45 s run has
@@ -240,10 +255,11 @@ def main():
         t_v = time.time()
         verdict, stats = verify(clients, cluster.nodes, sched.windows, cluster.reserve_ms,
                                 (q0, q1), verdict, opaque_plain,
-                                lease=sched if args.lease else None)
+                                lease=sched if args.lease else None, extra=sched)
         say("checks took %.1f s" % (time.time() - t_v))
         summary(args, sched, stats, t_end - t_start)
         small_steps_summary(sched, clients, verdict)
+        identity_summary(sched, stats)
         if args.lease:
             lease_summary(sched, stats)
         for note in verdict.notes:
@@ -375,6 +391,21 @@ def small_steps_summary(sched, clients, verdict):
         verdict.bad("no failure during small clock steps",
                     "%d snowflake requests failed while a clock was stepped back within the lead"
                     % fails)
+
+
+def identity_summary(sched, stats):
+    """The operator errors' figures (chaos_identity.py)."""
+    if sched.twins:
+        say("twins: %d started, exit codes %s after %s s, asked %d times, %d IDs issued (must be 0)"
+            % (len(sched.twins), [t["rc"] for t in sched.twins],
+               "/".join("%.1f" % t["seconds"] for t in sched.twins),
+               sum(t["asked"] for t in sched.twins), stats.get("twin_ids", 0)))
+    done = [b for b in sched.bumps if not b.get("not_written")]
+    if sched.bumps:
+        say("sequence bumps: %d written (%d writes did not take), first ID above the written max "
+            "after %s s" % (len(done), len(sched.bumps) - len(done), ", ".join(
+                "?" if b["seconds"] is None else "%.2f%s" % (
+                    b["seconds"], " (overlapped)" if b["overlapped"] else "") for b in done)))
 
 
 def summary(args, sched, stats, elapsed):

@@ -26,6 +26,7 @@ import math
 import time
 import traceback
 
+from chaos_identity import IdentityEpisodes, identity_kinds, identity_schedule
 from chaos_lease import LeaseEpisodes
 from zkhelpers import session_id
 
@@ -33,7 +34,8 @@ KINDS = ("kill9", "sigterm", "zk_one", "zk_all", "expire", "db_kill",
          "clock_small", "clock_2s", "clock_10m")
 # Lease mode (chaos.py --lease) adds a partition between one node and ZooKeeper.
 LEASE_KINDS = KINDS + ("partition",)
-NODE_KINDS = ("kill9", "sigterm", "expire", "clock_small", "clock_2s", "clock_10m", "partition")
+NODE_KINDS = ("kill9", "sigterm", "expire", "clock_small", "clock_2s", "clock_10m", "partition",
+              "twin")
 ANY = None
 # A start that exits 1 for want of ZooKeeper: sequences, and in lease mode the
 # slot (a start needs ZooKeeper; none claimed within 30 s).
@@ -78,13 +80,20 @@ def _common_params(rng, kind):
 
 
 def kinds_of(lease):
-    return LEASE_KINDS if lease else KINDS
+    return (LEASE_KINDS if lease else KINDS) + identity_kinds(lease)
 
 
 def make_schedule(seed, seconds, lease=False):
-    """The faults of a run, in order: a list of Fault."""
-    if lease:
-        return make_lease_schedule(seed, seconds)
+    """The faults of a run, in order of their time: the main track (a list
+    of Fault, the same for a seed as before the side track existed) and the
+    operator errors' side track (chaos_identity.py), merged."""
+    main = make_lease_schedule(seed, seconds) if lease else make_main_schedule(seed, seconds)
+    side = identity_schedule(seed, seconds, lease, len(main) + 1)
+    return sorted(main + side, key=lambda f: f.t)
+
+
+def make_main_schedule(seed, seconds):
+    """The forever set's main track."""
     rng = random.Random("%s/schedule" % seed)
     faults = []
     t = rng.uniform(2.0, 4.0)
@@ -214,7 +223,7 @@ class Window:
                 t0 <= self.end and t1 >= self.start)
 
 
-class Scheduler(LeaseEpisodes, threading.Thread):
+class Scheduler(LeaseEpisodes, IdentityEpisodes, threading.Thread):
     """Injects the scheduled faults, each in its own episode thread, and
     watches for processes that die on their own. In lease mode a kind with a
     lease_<kind> method (chaos_lease.py) runs that instead of ep_<kind>."""
@@ -222,6 +231,7 @@ class Scheduler(LeaseEpisodes, threading.Thread):
     def __init__(self, cluster, schedule, t_start, seconds, flog):
         threading.Thread.__init__(self, name="scheduler", daemon=True)
         LeaseEpisodes.__init__(self)
+        IdentityEpisodes.__init__(self)
         self.c = cluster
         self.schedule = schedule
         self.t_start = t_start
@@ -253,12 +263,18 @@ class Scheduler(LeaseEpisodes, threading.Thread):
         k = fault.kind
         if k in ("expire", "partition"):
             return {"node%d" % target, "zk_quorum"}
+        if k == "twin":
+            # Not during a whole-ensemble outage: the node's session could
+            # expire, and a twin then rightly takes the identity.
+            return {"node%d" % target, "no_zk_all"}
+        if k == "seq_bump":
+            return {"seq_bump"}
         if k in NODE_KINDS:
             return {"node%d" % target}
         if k == "zk_one":
             return {"zk%d" % target, "zk_one"}
         if k == "zk_all":
-            return {"zk0", "zk1", "zk2", "zk_one", "zk_quorum"}
+            return {"zk0", "zk1", "zk2", "zk_one", "zk_quorum", "no_zk_all"}
         return {"db"}
 
     def _acquire(self, fault):

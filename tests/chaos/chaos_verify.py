@@ -26,6 +26,10 @@
    the run. The overall error rate is reported.
 7. Liveness: in the quiet period after the last fault ended, every node
    served both modes.
+9. Operator errors (chaos_identity.py): a process started with a live
+   node's identity (a twin) issued no snowflake ID; whatever it issued
+   would also join check 1. The sequence IDs the seq_bump episodes pulled
+   join checks 1 and 3b.
 
 Lease mode (chaos.py --lease; contract section 12) changes 2 and 5 and adds 8:
 2. The order checks hold per (node run, worker ID): a node may move to
@@ -75,11 +79,15 @@ class Verdict:
         return not self.problems
 
 
-def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None, lease=None):
+def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None, lease=None,
+           extra=None):
     """Runs every check; returns (Verdict, stats dict). opaque_plain: {opaque ID:
     segment ID or None} for every opaque ID received (decoded by chaos.py).
     lease: the scheduler of a lease-mode run (its partitions and switch
-    windows), None in forever mode."""
+    windows), None in forever mode. extra: the scheduler's operator-error
+    episodes (chaos_identity.py): the snowflake IDs twins issued (twin_ids)
+    join the duplicate check, the sequence IDs the bump episodes pulled
+    (seq_extra) the sequence checks."""
     v = v or Verdict()
     stats = {}
     names = [n.name for n in nodes]
@@ -113,9 +121,15 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
     for tag in {t for t, _ in opq}:
         dec = [plain[x] for t, ids in opq if t == tag for x in ids if plain.get(x) is not None]
         seg[tag].append(dec)  # checked with the tag's segment IDs: no overlap
-    _duplicates(v, "snowflake", snow, clients, names)
+    twin_ids = list(getattr(extra, "twin_ids", []))
+    stats["twin_ids"] = sum(len(a) for a in twin_ids)
+    if twin_ids:
+        v.bad("twins issue nothing", "processes started with a live node's identity issued %d "
+              "snowflake IDs, e.g. %r" % (stats["twin_ids"], list(twin_ids[0][:SHOW])))
+    _duplicates(v, "snowflake", snow + twin_ids, clients, names)
     for tag, arrs in seg.items():
         _duplicates(v, "segment/" + tag, arrs, clients, names, tag)
+    seq.extend(getattr(extra, "seq_extra", []))
     stats["sequence_ids"] = sum(len(r[2]) for r in seq)
     _duplicates(v, "sequence", [r[2] for r in seq], clients, names, "chaos.seq")
     _sequence_order(v, seq)
