@@ -103,11 +103,12 @@ def summarize(out_prefix, top):
     text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", dumps[-1]],
                           capture_output=True, text=True).stdout
     rows = []
-    for line in text.splitlines():
+    for line in text.split("file:function", 1)[-1].splitlines()[2:]:
         mm = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+)", line)
-        if mm and "PROGRAM TOTALS" not in line:
-            name = mm.group(2).split(":", 1)[-1] if ":" in mm.group(2) else mm.group(2)
-            rows.append((int(mm.group(1).replace(",", "")), name))
+        if not mm:
+            break  # the function table ends; source annotation (with -g) follows
+        name = mm.group(2).split(":", 1)[-1] if ":" in mm.group(2) else mm.group(2)
+        rows.append((int(mm.group(1).replace(",", "")), name))
     total = sum(ir for ir, _ in rows)
     syms = [(100.0 * ir / total, name) for ir, name in rows[:top]] if total else []
     return total, syms, dumps[-1], clock_calls(dumps[-1])

@@ -454,6 +454,9 @@ static int on_message_complete(llhttp_t *lp) {
 static void proto_strip_absolute_form(struct http_request *r) {
     const char *u = r->path;
     size_t skip = 0;
+    if (r->path_len == 0 || u[0] == '/') {
+        return; /* origin-form, the usual: no scheme to look for */
+    }
     if (r->path_len >= 7 && strncasecmp(u, "http://", 7) == 0) {
         skip = 7;
     } else if (r->path_len >= 8 && strncasecmp(u, "https://", 8) == 0) {

@@ -442,19 +442,19 @@ static void resp_begin(struct resp_parser *p, const char *data, size_t *pos) {
  * line is anything else: incomplete, negative, too long, malformed (the byte
  * machine then reads it, and words any error).
  */
-static size_t resp_fast_len(const char *s, size_t n, int max_digits, size_t *out) {
-    size_t v = 0;
-    int d = 0;
-    while ((size_t)d < n && d <= max_digits && s[d] >= '0' && s[d] <= '9') {
-        v = v * 10 + (size_t)(s[d] - '0');
-        d++;
+static size_t resp_fast_len(const char *s, size_t n, size_t max_digits, size_t *out) {
+    size_t v = 0, d = 0;
+    if (n < 3 || n - 2 < max_digits) {
+        max_digits = n < 3 ? 0 : n - 2; /* room for the digits and the CRLF */
     }
-    if (d == 0 || d > max_digits || (s[0] == '0' && d > 1) || (size_t)d + 2 > n ||
-        s[d] != '\r' || s[d + 1] != '\n') {
+    for (; d < max_digits && (unsigned char)(s[d] - '0') <= 9; d++) {
+        v = v * 10 + (size_t)(s[d] - '0');
+    }
+    if (d == 0 || (s[0] == '0' && d > 1) || s[d] != '\r' || s[d + 1] != '\n') {
         return 0;
     }
     *out = v;
-    return (size_t)d + 2;
+    return d + 2;
 }
 
 /*
