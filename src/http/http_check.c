@@ -31,9 +31,10 @@ int http_check_name_has_blank(const char *name, size_t len) {
 /* RFC 3986 reg-name, IP-literal and port characters: unreserved, sub-delims, '%', ':', '[', ']'.
  * A table rather than strchr() over the list: checked for every byte of every Host. */
 static const unsigned char host_chars[256] = {
-    ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1, ['-'] = 1, ['.'] = 1, ['_'] = 1,
-    ['~'] = 1, ['!'] = 1, ['$'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1, ['*'] = 1,
-    ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1, ['%'] = 1, [':'] = 1, ['['] = 1, [']'] = 1,
+    ['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1, ['-'] = 1, ['.'] = 1,  ['_'] = 1,
+    ['~'] = 1,         ['!'] = 1,         ['$'] = 1,         ['&'] = 1, ['\''] = 1, ['('] = 1,
+    [')'] = 1,         ['*'] = 1,         ['+'] = 1,         [','] = 1, [';'] = 1,  ['='] = 1,
+    ['%'] = 1,         [':'] = 1,         ['['] = 1,         [']'] = 1,
 };
 
 static int is_host_char(unsigned char c) {

@@ -65,6 +65,7 @@ struct http_proto {
     int tail_nl;
 
     struct http_request req; /* the request dispatched last (kept while parked) */
+
     struct proto_batch *batch; /* during a call from the server */
 };
 

@@ -70,8 +70,10 @@ struct net_loop {
     uv_loop_t loop;
     uv_async_t async; /* stop requests and woken requests */
     uv_timer_t sweep; /* once a second: timeouts, idle connections, buffers */
+
     uv_prepare_t tick; /* before each poll: now_ns is read again on the next turn */
     int64_t now_ns;    /* monotonic ns of this turn of the loop; 0 = not read yet */
+
     uv_thread_t thread;
     struct net_server *srv;
     int index;

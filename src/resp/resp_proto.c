@@ -483,8 +483,9 @@ static leaf_status_t resp_fast(struct resp_parser *p, const char *data, size_t l
     }
     for (size_t i = 0; i < count; i++) {
         size_t blen;
-        if (at >= n || s[at] != '$' || (used = resp_fast_len(s + at + 1, n - at - 1, 5, &blen)) == 0 ||
-            blen > RESP_MAX_BULK || n - at - 1 - used < blen + 2) {
+        if (at >= n || s[at] != '$' ||
+            (used = resp_fast_len(s + at + 1, n - at - 1, 5, &blen)) == 0 || blen > RESP_MAX_BULK ||
+            n - at - 1 - used < blen + 2) {
             goto slow;
         }
         at += 1 + used;
