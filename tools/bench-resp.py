@@ -10,6 +10,10 @@ pipelined ones (-P 16), 50 connections. The machine is noisy: it reports the
 median of per-round leafd/redis ratios. With --sequence it also reports the
 ZooKeeper writes per second the sequence cost (leafd_sequence_writes_total).
 
+Beside the throughput it reports each server's CPU per command (user+system time of all its
+threads from /proc/PID/task/*/schedstat around each run, divided by the commands), and, where
+`perf stat -e instructions` counts (not on a VM without a PMU), instructions per command.
+
 usage: tools/bench-resp.py [--rounds N] [--requests N] [--threads T] [--sequence] [--binary PATH]
 Figures and the exact command belong in docs/BENCHMARKS.md.
 """
@@ -61,12 +65,49 @@ def redis_cmd(port, *args):
                           text=True, timeout=10).stdout.strip()
 
 
-def bench(port, key, n, conns, pipeline):
-    out = subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(n), "-c", str(conns),
-                          "-P", str(pipeline), "-q", "INCR", key],
-                         capture_output=True, text=True, timeout=600).stdout
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ns(pid):
+    """User+system CPU of all of a process's threads in ns (schedstat: not tick-rounded)."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # the thread ended
+    return total
+
+
+def perf_stat_supported():
+    """True when `perf stat -e instructions` counts here (a VM often has no PMU)."""
+    try:
+        out = subprocess.run(["perf", "stat", "-x,", "-e", "instructions", "true"],
+                             capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return bool(re.search(r"^\d+,", out, re.M))
+
+
+def bench(port, key, n, conns, pipeline, pid=None, perf=False):
+    """(commands/s, server CPU ns per command, instructions per command or None)."""
+    argv = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", str(conns),
+            "-P", str(pipeline), "-q", "INCR", key]
+    c0 = cpu_ns(pid) if pid else 0
+    stat = None
+    if perf and pid:
+        stat = subprocess.Popen(["perf", "stat", "-x,", "-e", "instructions", "-p", str(pid)],
+                                stderr=subprocess.PIPE, text=True)
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600).stdout
+    cpu = (cpu_ns(pid) - c0) / n if pid else 0.0
+    instr = None
+    if stat:
+        stat.send_signal(signal.SIGINT)
+        m = re.search(r"^(\d+),", stat.communicate(timeout=30)[1], re.M)
+        instr = int(m.group(1)) / n if m else None
     m = re.findall(r"([\d.]+) requests per second", out.replace("\r", "\n"))
-    return float(m[-1]) if m else 0.0
+    return (float(m[-1]) if m else 0.0), cpu, instr
 
 
 def metric(port, name):
@@ -82,6 +123,9 @@ def run(args):
     procs = []
     try:
         rport = free_port()
+        perf = perf_stat_supported()
+        print("perf stat -e instructions: %s" % ("counts here" if perf else
+                                                 "not supported on this machine (no PMU)"))
         procs.append(subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
                                        "--save", "", "--appendonly", "no", "--dir", tmp],
                                       stdout=subprocess.DEVNULL))
@@ -111,31 +155,42 @@ def run(args):
         results = []
         for name, key in cases:
             for pipe in (1, 16):
-                ratios, lrates, rrates = [], [], []
+                ratios, lrates, rrates, cpu, ins = [], [], [], {"leafd": [], "redis": []}, {}
                 w0, t0 = metric(node.port, "leafd_sequence_writes_total"), time.time()
                 for r in range(args.rounds):
-                    order = [("redis", rport, "bench"), ("leafd", lport, key)]
+                    order = [("redis", rport, "bench", procs[0].pid),
+                             ("leafd", lport, key, node.proc.p.pid)]
                     if r % 2:
                         order.reverse()
                     got = {}
-                    for who, port, k in order:
-                        got[who] = bench(port, k, args.requests * pipe, 50, pipe)
+                    for who, port, k, pid in order:
+                        got[who], c, i = bench(port, k, args.requests * pipe, 50, pipe, pid, perf)
+                        cpu[who].append(c)
+                        if i is not None:
+                            ins.setdefault(who, []).append(i)
                     ratios.append(got["leafd"] / got["redis"] if got["redis"] else 0)
                     lrates.append(got["leafd"])
                     rrates.append(got["redis"])
-                    print("  %-9s -P %-2d round %d: leafd %.0f/s, redis %.0f/s, ratio %.3f"
-                          % (name, pipe, r + 1, got["leafd"], got["redis"], ratios[-1]), flush=True)
+                    print("  %-9s -P %-2d round %d: leafd %.0f/s (%.0f ns CPU/cmd), redis %.0f/s "
+                          "(%.0f ns CPU/cmd), ratio %.3f"
+                          % (name, pipe, r + 1, got["leafd"], cpu["leafd"][-1], got["redis"],
+                             cpu["redis"][-1], ratios[-1]), flush=True)
                 writes = metric(node.port, "leafd_sequence_writes_total") - w0
                 results.append((name, pipe, statistics.median(lrates), statistics.median(rrates),
                                 statistics.median(ratios), ratios,
-                                writes / (time.time() - t0) if name == "sequence" else None))
+                                writes / (time.time() - t0) if name == "sequence" else None,
+                                statistics.median(cpu["leafd"]), statistics.median(cpu["redis"]),
+                                {w: statistics.median(v) for w, v in ins.items()}))
         print("\n| leafd command | -P | leafd (median) | redis-server INCR (median) | "
-              "leafd/redis (median of rounds) | rounds |")
-        print("|---|---|---|---|---|---|")
-        for name, pipe, l, r, ratio, ratios, _ in results:
-            print("| `INCR %s:bench` | %d | %.0f req/s | %.0f req/s | **%.3f** | %s |"
-                  % (name, pipe, l, r, ratio, ", ".join("%.2f" % x for x in ratios)))
-        for name, pipe, _, _, _, _, wps in results:
+              "leafd/redis (median of rounds) | rounds | server CPU per command, leafd / redis "
+              "(median) | instructions per command, leafd / redis (perf stat) |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, pipe, l, r, ratio, ratios, _, lc, rc, ins in results:
+            print("| `INCR %s:bench` | %d | %.0f req/s | %.0f req/s | **%.3f** | %s | %.0f ns / %.0f ns "
+                  "| %s |" % (name, pipe, l, r, ratio, ", ".join("%.2f" % x for x in ratios), lc, rc,
+                              "%.0f / %.0f" % (ins["leafd"], ins["redis"]) if len(ins) == 2
+                              else "n/a (no PMU)"))
+        for name, pipe, _, _, _, _, wps, _, _, _ in results:
             if wps is not None:
                 print("sequence -P %d: %.1f ZooKeeper writes/s over the case (both servers' time)"
                       % (pipe, wps))

@@ -9,6 +9,7 @@
  */
 #include "resp_api.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -341,11 +342,51 @@ static leaf_status_t cmd_command(struct resp_request *req) {
     return LEAF_OK;
 }
 
-static int command_find(const struct resp_cmd *cmd) {
-    const char *name = cmd->argv[0];
-    size_t len = cmd->argvlen[0];
+/*
+ * Command lookup without a case-insensitive scan: the name is lowered once
+ * into a small buffer; its length and first and last bytes pick a slot of an
+ * open-addressing index over the table (built once, from the table, so a new
+ * row needs nothing here), and one memcmp confirms it.
+ */
+#define COMMAND_NAME_MAX 32
+#define COMMAND_SLOTS 64 /* a power of two, well over COMMANDS_N */
+_Static_assert(COMMANDS_N < COMMAND_SLOTS / 2, "COMMAND_SLOTS: keep the index sparse");
+static unsigned char command_slot[COMMAND_SLOTS]; /* row + 1; 0 = empty */
+static unsigned char command_len[COMMANDS_N];
+static pthread_once_t command_index_once = PTHREAD_ONCE_INIT;
+
+static unsigned command_hash(const char *lower, size_t len) {
+    return ((unsigned)len * 17u + (unsigned char)lower[0] * 5u + (unsigned char)lower[len - 1]) &
+           (COMMAND_SLOTS - 1);
+}
+
+static void command_index_build(void) {
     for (int i = 0; i < COMMANDS_N; i++) {
-        if (strlen(commands[i].name) == len && strncasecmp(commands[i].name, name, len) == 0) {
+        size_t len = strlen(commands[i].name);
+        unsigned h = command_hash(commands[i].name, len);
+        while (command_slot[h] != 0) {
+            h = (h + 1) & (COMMAND_SLOTS - 1);
+        }
+        command_slot[h] = (unsigned char)(i + 1);
+        command_len[i] = (unsigned char)len;
+    }
+}
+
+static int command_find(const struct resp_cmd *cmd) {
+    size_t len = cmd->argvlen[0];
+    char lower[COMMAND_NAME_MAX];
+    if (len == 0 || len > sizeof(lower)) {
+        return -1; /* longer than any name in the table */
+    }
+    for (size_t j = 0; j < len; j++) {
+        char ch = cmd->argv[0][j];
+        lower[j] = (char)(ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch);
+    }
+    pthread_once(&command_index_once, command_index_build);
+    for (unsigned h = command_hash(lower, len); command_slot[h] != 0;
+         h = (h + 1) & (COMMAND_SLOTS - 1)) {
+        int i = command_slot[h] - 1;
+        if (command_len[i] == len && memcmp(commands[i].name, lower, len) == 0) {
             return i;
         }
     }
@@ -406,6 +447,6 @@ void resp_api_done(const struct resp_request *req) {
     metrics_count_command(ctx->metrics, req->loop, command, outcome);
     if (command < COMMANDS_N) {
         metrics_observe_command_latency(ctx->metrics, req->loop, command,
-                                        clock_mono_ns() - req->started_ns);
+                                        req->finished_ns - req->started_ns);
     }
 }

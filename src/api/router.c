@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "api.h"
-#include "clock.h"
 #include "llhttp.h"
 #include "metrics.h"
 #include "validate.h"
@@ -200,6 +199,6 @@ void router_done(const struct http_request *req) {
     int route = req->route == HTTP_ROUTE_NONE ? ROUTE_BAD_REQUEST : req->route;
     metrics_count_request(m, req->loop, route, req->status);
     if (route < ROUTES_N) {
-        metrics_observe_latency(m, req->loop, route, clock_mono_ns() - req->started_ns);
+        metrics_observe_latency(m, req->loop, route, req->finished_ns - req->started_ns);
     }
 }

@@ -67,6 +67,7 @@ struct session {
     struct sbuf out;         /* replies not yet handed to the socket */
     struct leaf_wait wait;   /* the parked request's wake-up */
     int64_t now_ms;          /* the loop's monotonic time, set before each call */
+    int64_t now_ns;          /* monotonic ns, read once per loop iteration (see below) */
     int64_t resume_after_ms; /* parked: resume after this long even if not woken */
     int64_t head_started_ms; /* a request is partly received since then; 0 = none */
     int waiting;             /* a request is parked: feed no input, write what is ready */
@@ -79,7 +80,11 @@ struct session {
 
 /*
  * A protocol module, as the server sees it. Every call is made on the
- * connection's loop thread, with s->now_ms set.
+ * connection's loop thread, with s->now_ms and s->now_ns set. now_ns is the
+ * clock read once per turn of the loop, before the first connection served
+ * in that turn: no later than the arrival of any input handed over in it, so
+ * it is where a request's latency starts, and no connection pays a clock
+ * reading of its own for that.
  */
 struct proto_ops {
     const char *name; /* "http", "resp": logs and metrics */

@@ -10,6 +10,20 @@
 #include "num.h"
 
 /*
+ * Requests answered in one call from the server, reported to the done hook
+ * together at its end with one clock reading (on the caller's stack: an idle
+ * connection holds none of it).
+ */
+#define PROTO_BATCH_MAX 64
+struct proto_batch {
+    int n;
+    struct {
+        int route, status;
+        int64_t started_ns;
+    } done[PROTO_BATCH_MAX];
+};
+
+/*
  * One connection's protocol state. The request being received is copied
  * into head, which is allocated when a request starts and released when the
  * connection goes idle: url, then the Authorization value, then the body.
@@ -51,6 +65,8 @@ struct http_proto {
     int tail_nl;
 
     struct http_request req; /* the request dispatched last (kept while parked) */
+
+    struct proto_batch *batch; /* during a call from the server */
 };
 
 /* ---- output -------------------------------------------------------------- */
@@ -155,10 +171,50 @@ int64_t http_request_now(const struct http_request *req) {
     return req->proto->s.now_ms;
 }
 
-static void proto_done(struct http_proto *p) {
-    if (p->cfg->done != NULL) {
-        p->cfg->done(&p->req);
+/* Reports the batch's requests to the done hook: one clock reading for all. */
+static void proto_batch_flush(struct http_proto *p) {
+    struct proto_batch *b = p->batch;
+    if (b->n == 0) {
+        return;
     }
+    struct http_request r = {
+        .loop = p->s.loop,
+        .ctx = p->cfg->ctx,
+        .proto = p,
+        .finished_ns = clock_mono_ns(),
+    };
+    for (int i = 0; i < b->n; i++) {
+        r.route = b->done[i].route;
+        r.status = b->done[i].status;
+        r.started_ns = b->done[i].started_ns;
+        p->cfg->done(&r);
+    }
+    b->n = 0;
+}
+
+static void proto_done(struct http_proto *p) {
+    struct proto_batch *b = p->batch;
+    if (p->cfg->done == NULL) {
+        return;
+    }
+    if (b->n == PROTO_BATCH_MAX) {
+        proto_batch_flush(p);
+    }
+    b->done[b->n].route = p->req.route;
+    b->done[b->n].status = p->req.status;
+    b->done[b->n].started_ns = p->req.started_ns;
+    b->n++;
+}
+
+/* Brackets a call from the server: what it answers is reported at its end. */
+static void proto_batch_begin(struct http_proto *p, struct proto_batch *b) {
+    b->n = 0;
+    p->batch = b;
+}
+
+static void proto_batch_end(struct http_proto *p) {
+    proto_batch_flush(p);
+    p->batch = NULL;
 }
 
 /* Answers with an error of the HTTP layer itself and closes after it. */
@@ -166,7 +222,7 @@ static void proto_fail(struct http_proto *p, int status, const char *code, const
     p->req = (struct http_request){
         .route = HTTP_ROUTE_NONE,
         .loop = p->s.loop,
-        .started_ns = clock_mono_ns(),
+        .started_ns = p->s.now_ns,
         .ctx = p->cfg->ctx,
         .proto = p,
     };
@@ -399,6 +455,9 @@ static int on_message_complete(llhttp_t *lp) {
 static void proto_strip_absolute_form(struct http_request *r) {
     const char *u = r->path;
     size_t skip = 0;
+    if (r->path_len == 0 || u[0] == '/') {
+        return; /* origin-form, the usual: no scheme to look for */
+    }
     if (r->path_len >= 7 && strncasecmp(u, "http://", 7) == 0) {
         skip = 7;
     } else if (r->path_len >= 8 && strncasecmp(u, "https://", 8) == 0) {
@@ -433,7 +492,7 @@ static void proto_build_request(struct http_proto *p) {
         .peer = p->s.peer,
         .loop = p->s.loop,
         .first_seen_ms = p->s.now_ms,
-        .started_ns = clock_mono_ns(),
+        .started_ns = p->s.now_ns,
         .route = HTTP_ROUTE_NONE,
         .ticket = -1,
         .wait = &p->s.wait,
@@ -480,7 +539,7 @@ static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
 
 /* ---- the protocol's entry points ------------------------------------------ */
 
-static size_t http_input(struct session *s, const char *data, size_t len) {
+static size_t http_input_batch(struct session *s, const char *data, size_t len) {
     struct http_proto *p = (struct http_proto *)s;
     size_t used = 0;
     while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
@@ -504,12 +563,29 @@ static size_t http_input(struct session *s, const char *data, size_t len) {
     return used;
 }
 
+static size_t http_input(struct session *s, const char *data, size_t len) {
+    struct http_proto *p = (struct http_proto *)s;
+    struct proto_batch b;
+    proto_batch_begin(p, &b);
+    size_t used = http_input_batch(s, data, len);
+    proto_batch_end(p);
+    return used;
+}
+
 static void http_resume(struct session *s) {
-    proto_dispatch((struct http_proto *)s);
+    struct http_proto *p = (struct http_proto *)s;
+    struct proto_batch b;
+    proto_batch_begin(p, &b);
+    proto_dispatch(p);
+    proto_batch_end(p);
 }
 
 static void http_timeout(struct session *s) {
-    proto_fail((struct http_proto *)s, 408, "request_timeout", "request head not received in time");
+    struct http_proto *p = (struct http_proto *)s;
+    struct proto_batch b;
+    proto_batch_begin(p, &b);
+    proto_fail(p, 408, "request_timeout", "request head not received in time");
+    proto_batch_end(p);
 }
 
 static void http_idle(struct session *s) {

@@ -54,7 +54,8 @@ struct http_request {
     int retries;            /* times this request was parked so far */
     int ticket;             /* the handler's own state across parks; -1 at first */
     int64_t first_seen_ms;  /* monotonic ms when the request was first dispatched */
-    int64_t started_ns;     /* monotonic ns, for latency */
+    int64_t started_ns;     /* monotonic ns of the loop turn that brought it (session.now_ns) */
+    int64_t finished_ns;    /* monotonic ns when answered: set for the done hook only */
     int64_t retry_ms;       /* set by a handler that returns LEAF_EAGAIN */
     int route;              /* set by the handler's router (accounting); HTTP_ROUTE_NONE */
     int status;             /* status of the response written, 0 until then */
@@ -64,7 +65,15 @@ struct http_request {
 };
 
 typedef leaf_status_t (*http_handler_fn)(struct http_request *req);
-/* Called once per answered request, after its response was appended. */
+/*
+ * Called once per answered request, after its response was appended.
+ * Requests answered together (pipelined requests read in one go) are
+ * reported together, after the last of their responses, with one clock
+ * reading for all of them in req->finished_ns; finished_ns - started_ns is
+ * then the time from the loop turn that brought a request to the moment its
+ * response and those before it were ready. Only route, status, started_ns,
+ * finished_ns, loop and ctx are meaningful here.
+ */
 typedef void (*http_done_fn)(const struct http_request *req);
 
 struct http_proto_config {

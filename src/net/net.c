@@ -73,6 +73,10 @@ struct net_loop {
     uv_loop_t loop;
     uv_async_t async; /* stop requests and woken requests */
     uv_timer_t sweep; /* once a second: timeouts, idle connections, buffers */
+
+    uv_prepare_t tick; /* before each poll: now_ns is read again on the next turn */
+    int64_t now_ns;    /* monotonic ns of this turn of the loop; 0 = not read yet */
+
     uv_thread_t thread;
     struct net_server *srv;
     int index;
@@ -109,8 +113,21 @@ static int64_t loop_now(struct net_loop *nl) {
     return (int64_t)uv_now(&nl->loop);
 }
 
+/* One clock reading per turn of the loop, shared by the connections served in it. */
+static int64_t loop_now_ns(struct net_loop *nl) {
+    if (nl->now_ns == 0) {
+        nl->now_ns = (int64_t)uv_hrtime();
+    }
+    return nl->now_ns;
+}
+
+static void on_tick(uv_prepare_t *h) {
+    ((struct net_loop *)h->data)->now_ns = 0;
+}
+
 static struct session *conn_session(struct net_conn *c) {
     c->s->now_ms = loop_now(c->nl);
+    c->s->now_ns = loop_now_ns(c->nl);
     return c->s;
 }
 
@@ -786,6 +803,7 @@ static void loop_thread(void *arg) {
     /* Drained: close the loop's own handles and let their callbacks run. */
     uv_close((uv_handle_t *)&nl->sweep, NULL);
     uv_close((uv_handle_t *)&nl->async, NULL);
+    uv_close((uv_handle_t *)&nl->tick, NULL);
     uv_run(&nl->loop, UV_RUN_DEFAULT);
 }
 
@@ -918,6 +936,10 @@ static int loop_init(struct net_loop *nl, struct net_server *srv, int index) {
     uv_timer_init(&nl->loop, &nl->sweep);
     nl->sweep.data = nl;
     uv_timer_start(&nl->sweep, on_sweep, 1000, 1000);
+    uv_prepare_init(&nl->loop, &nl->tick);
+    nl->tick.data = nl;
+    uv_prepare_start(&nl->tick, on_tick);
+    uv_unref((uv_handle_t *)&nl->tick); /* never what keeps the loop running */
     return 0;
 }
 

@@ -5,6 +5,20 @@
 
 #include "clock.h"
 
+/*
+ * Commands answered in one call from the server, reported to the done hook
+ * together at its end with one clock reading (on the caller's stack: an idle
+ * connection holds none of it).
+ */
+#define RESP_BATCH_MAX 64
+struct resp_batch {
+    int n;
+    struct {
+        int command, outcome;
+        int64_t started_ns;
+    } done[RESP_BATCH_MAX];
+};
+
 /* A connection: the session first (the server casts between the two). */
 struct resp_conn {
     struct session s;
@@ -12,12 +26,50 @@ struct resp_conn {
     struct resp_client client;
     struct resp_request req;
     struct resp_conn_config *cfg;
+    struct resp_batch *batch; /* during a call from the server */
 };
 
-static void conn_done(struct resp_conn *c) {
-    if (c->cfg->done != NULL) {
-        c->cfg->done(&c->req);
+/* Reports the batch's commands to the done hook: one clock reading for all. */
+static void conn_batch_flush(struct resp_conn *c) {
+    struct resp_batch *b = c->batch;
+    if (b->n == 0) {
+        return;
     }
+    struct resp_request r = c->req;
+    r.cmd = (struct resp_cmd){0, NULL, NULL};
+    r.finished_ns = clock_mono_ns();
+    for (int i = 0; i < b->n; i++) {
+        r.command = b->done[i].command;
+        r.outcome = b->done[i].outcome;
+        r.started_ns = b->done[i].started_ns;
+        c->cfg->done(&r);
+    }
+    b->n = 0;
+}
+
+/* Brackets a call from the server: what it answers is reported at its end. */
+static void conn_batch_begin(struct resp_conn *c, struct resp_batch *b) {
+    b->n = 0;
+    c->batch = b;
+}
+
+static void conn_batch_end(struct resp_conn *c) {
+    conn_batch_flush(c);
+    c->batch = NULL;
+}
+
+static void conn_done(struct resp_conn *c) {
+    struct resp_batch *b = c->batch;
+    if (c->cfg->done == NULL) {
+        return;
+    }
+    if (b->n == RESP_BATCH_MAX) {
+        conn_batch_flush(c);
+    }
+    b->done[b->n].command = c->req.command;
+    b->done[b->n].outcome = c->req.outcome;
+    b->done[b->n].started_ns = c->req.started_ns;
+    b->n++;
 }
 
 static void conn_new_request(struct resp_conn *c) {
@@ -29,7 +81,7 @@ static void conn_new_request(struct resp_conn *c) {
         .peer = c->s.peer,
         .first_seen_ms = c->s.now_ms,
         .now_ms = c->s.now_ms,
-        .started_ns = clock_mono_ns(),
+        .started_ns = c->s.now_ns,
         .command = RESP_COMMAND_NONE,
         .wait = &c->s.wait,
         .ctx = c->cfg->ctx,
@@ -63,7 +115,7 @@ static void conn_dispatch(struct resp_conn *c) {
     conn_done(c);
 }
 
-static size_t resp_input(struct session *s, const char *data, size_t len) {
+static size_t resp_input_batch(struct session *s, const char *data, size_t len) {
     struct resp_conn *c = (struct resp_conn *)s;
     size_t used = 0;
     while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
@@ -90,12 +142,29 @@ static size_t resp_input(struct session *s, const char *data, size_t len) {
     return used;
 }
 
+static size_t resp_input(struct session *s, const char *data, size_t len) {
+    struct resp_conn *c = (struct resp_conn *)s;
+    struct resp_batch batch;
+    conn_batch_begin(c, &batch);
+    size_t used = resp_input_batch(s, data, len);
+    conn_batch_end(c);
+    return used;
+}
+
 static void resp_resume(struct session *s) {
-    conn_dispatch((struct resp_conn *)s);
+    struct resp_conn *c = (struct resp_conn *)s;
+    struct resp_batch batch;
+    conn_batch_begin(c, &batch);
+    conn_dispatch(c);
+    conn_batch_end(c);
 }
 
 static void resp_timeout(struct session *s) {
-    conn_fail((struct resp_conn *)s, "timeout: the command was not received in time");
+    struct resp_conn *c = (struct resp_conn *)s;
+    struct resp_batch batch;
+    conn_batch_begin(c, &batch);
+    conn_fail(c, "timeout: the command was not received in time");
+    conn_batch_end(c);
 }
 
 static void resp_idle(struct session *s) {

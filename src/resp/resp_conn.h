@@ -54,7 +54,8 @@ struct resp_request {
     int retries;           /* times this command was parked so far */
     int64_t first_seen_ms; /* monotonic ms when the command was first dispatched */
     int64_t now_ms;        /* the loop's monotonic time at this dispatch */
-    int64_t started_ns;    /* monotonic ns, for latency */
+    int64_t started_ns;    /* monotonic ns of the loop turn that brought it (session.now_ns) */
+    int64_t finished_ns;   /* monotonic ns when answered: set for the done hook only */
     int64_t retry_ms;      /* set by a handler that returns LEAF_EAGAIN */
     int command;           /* set by the handler: its table row (accounting); -1 = none */
     int outcome;           /* set by the handler: how it ended (accounting) */
@@ -64,7 +65,15 @@ struct resp_request {
 };
 
 typedef leaf_status_t (*resp_handler_fn)(struct resp_request *req);
-/* Called once per answered command, after its reply was appended. */
+/*
+ * Called once per answered command, after its reply was appended. Commands
+ * answered together (pipelined commands read in one go) are reported
+ * together, after the last of their replies, with one clock reading for all
+ * of them in req->finished_ns; finished_ns - started_ns is then the time
+ * from the loop turn that brought a command to the moment its reply and
+ * those before it were ready. Only command, outcome, started_ns,
+ * finished_ns, loop, client and ctx are meaningful here (not cmd).
+ */
 typedef void (*resp_done_fn)(const struct resp_request *req);
 
 struct resp_conn_config {

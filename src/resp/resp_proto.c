@@ -436,6 +436,78 @@ static void resp_begin(struct resp_parser *p, const char *data, size_t *pos) {
     }
 }
 
+/*
+ * A length of at most max_digits digits, the whole line "[1-9][0-9]*\r\n" or
+ * "0\r\n", read from s[0..n). Returns the bytes of the line, or 0 when the
+ * line is anything else: incomplete, negative, too long, malformed (the byte
+ * machine then reads it, and words any error).
+ */
+static size_t resp_fast_len(const char *s, size_t n, size_t max_digits, size_t *out) {
+    size_t v = 0, d = 0;
+    if (n < 3 || n - 2 < max_digits) {
+        max_digits = n < 3 ? 0 : n - 2; /* room for the digits and the CRLF */
+    }
+    for (; d < max_digits && (unsigned char)(s[d] - '0') <= 9; d++) {
+        v = v * 10 + (size_t)(s[d] - '0');
+    }
+    if (d == 0 || (s[0] == '0' && d > 1) || s[d] != '\r' || s[d + 1] != '\n') {
+        return 0;
+    }
+    *out = v;
+    return d + 2;
+}
+
+/*
+ * The common case in one pass: a whole multibulk command of well-formed
+ * elements already in data[*pos..len). Takes it as the byte machine would,
+ * into the same storage, and returns LEAF_OK; returns LEAF_EAGAIN, having
+ * consumed nothing, for anything else (a cut frame, an inline command, any
+ * error), which the byte machine then reads from the same first byte. So the
+ * result of resp_parse() does not depend on which path took a command.
+ */
+static leaf_status_t resp_fast(struct resp_parser *p, const char *data, size_t len, size_t *pos) {
+    const char *s = data + *pos;
+    size_t n = len - *pos, at, count, used;
+    if (n < 4 || s[0] != '*' || (used = resp_fast_len(s + 1, n - 1, 4, &count)) == 0 ||
+        count == 0 || count > RESP_MAX_ARGS) {
+        return LEAF_EAGAIN;
+    }
+    at = 1 + used;
+    if (p->cap > RESP_KEEP_BYTES || p->args_cap > RESP_KEEP_ARGS) {
+        resp_storage_free(p);
+    }
+    p->len = 0;
+    p->argc = 0;
+    if (resp_args_reserve(p, (int)count) != LEAF_OK) {
+        return LEAF_EAGAIN;
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t blen;
+        if (at >= n || s[at] != '$' ||
+            (used = resp_fast_len(s + at + 1, n - at - 1, 5, &blen)) == 0 || blen > RESP_MAX_BULK ||
+            n - at - 1 - used < blen + 2) {
+            goto slow;
+        }
+        at += 1 + used;
+        if (s[at + blen] != '\r' || s[at + blen + 1] != '\n' ||
+            resp_buf_reserve(p, blen + 1) != LEAF_OK) {
+            goto slow;
+        }
+        memcpy(p->buf + p->len, s + at, blen);
+        p->buf[p->len + blen] = '\0';
+        p->argvlen[p->argc++] = blen;
+        p->len += blen + 1;
+        at += blen + 2;
+    }
+    *pos += at;
+    p->state = RESP_START;
+    return LEAF_OK;
+slow:
+    p->len = 0;
+    p->argc = 0;
+    return LEAF_EAGAIN;
+}
+
 static void resp_cmd_fill(struct resp_parser *p, struct resp_cmd *cmd) {
     size_t off = 0;
     for (int i = 0; i < p->argc; i++) {
@@ -454,7 +526,12 @@ leaf_status_t resp_parse(struct resp_parser *p, const char *data, size_t len, si
 
     while (pos < len && rc == LEAF_EAGAIN && p->state != RESP_ERROR) {
         switch (p->state) {
-        case RESP_START: resp_begin(p, data, &pos); break;
+        case RESP_START:
+            rc = resp_fast(p, data, len, &pos);
+            if (rc == LEAF_EAGAIN) {
+                resp_begin(p, data, &pos);
+            }
+            break;
         case RESP_INLINE: rc = resp_inline(p, data, len, &pos); break;
         case RESP_BULK_DATA: resp_bulk_data(p, data, len, &pos); break;
         default: rc = resp_frame_byte(p, data[pos++]); break;
