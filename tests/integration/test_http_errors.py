@@ -151,8 +151,10 @@ def main():
             st, body, _ = http(port, "/api/snowflake/get/t?count=" + c)
             check(st == 200 and len(body.split("\n")) == n, "count=%s -> %d IDs (got %d)" % (c, n, st))
 
-        # Routes and methods.
-        for p in ("/", "/api", "/api/snowflake", "/api/snowflake/get", "/api/snowflake/gets/x", "/nope",
+        # Routes and methods. ("/" is the index page, issue 27.)
+        st, body, _ = http(port, "/")
+        check(st == 200 and "<html" in body, "GET / answers the index page (got %d)" % st)
+        for p in ("/api", "/api/snowflake", "/api/snowflake/get", "/api/snowflake/gets/x", "/nope",
                   "/health/x", "/decodeSnowflakeIdX", "/API/snowflake/get/x", "/metrics/"):
             get_error(port, p, 404, "not_found")
         for m, p in (("POST", "/api/snowflake/get/x"), ("PUT", "/api/snowflake/get/x"),
