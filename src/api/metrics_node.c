@@ -164,6 +164,12 @@ void f_lease_slots(struct metrics_out *o, const struct metrics_snap *s) {
     }
 }
 
+void f_lease_seen_held(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->sf.lease) {
+        metrics_sample_i(o, NULL, s->sf.lease_seen_held);
+    }
+}
+
 /* ---- segment families ---- */
 
 static void tag_sample(struct metrics_out *o, const struct metrics_tag *t, int64_t v) {

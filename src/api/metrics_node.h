@@ -34,6 +34,7 @@ void f_lease_claims_lost(struct metrics_out *o, const struct metrics_snap *s);
 void f_lease_switches(struct metrics_out *o, const struct metrics_snap *s);
 void f_lease_fence_failures(struct metrics_out *o, const struct metrics_snap *s);
 void f_lease_slots(struct metrics_out *o, const struct metrics_snap *s);
+void f_lease_seen_held(struct metrics_out *o, const struct metrics_snap *s);
 void f_seg_remaining(struct metrics_out *o, const struct metrics_snap *s);
 void f_seg_step(struct metrics_out *o, const struct metrics_snap *s);
 void f_seg_issued(struct metrics_out *o, const struct metrics_snap *s);

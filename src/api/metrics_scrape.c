@@ -71,6 +71,8 @@
       "Lease mode: reservations refused because someone else wrote the slot.")                     \
     X(f_lease_slots, "leafd_snowflake_lease_slots", "gauge",                                       \
       "Lease mode: the slots there are (the layout's worker IDs) for the cluster's nodes.")        \
+    X(f_lease_seen_held, "leafd_snowflake_lease_slots_seen_held", "gauge",                         \
+      "Lease mode: slots held by other nodes when this node last found none free (0 once held).")  \
     X(f_seg_remaining, "leafd_segment_remaining_ids", "gauge",                                     \
       "IDs buffered in memory for the tag.")                                                       \
     X(f_seg_step, "leafd_segment_step", "gauge", "Step of the tag's last range (dynamic).")        \

@@ -32,6 +32,29 @@ enum { READ_SLOT, READ_OWNERS, READ_FOREVER };
 static void claim_wait(struct snowflake_node *n);
 static void claim_install(struct snowflake_node *n);
 
+#define LEASE_ALL_HELD_LOG_MS 10000 /* the warn line about every slot held, at most this often */
+
+/* No slot could be claimed: how many are held by others, said once every 10 s at most. */
+static void claim_count_held(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    int held = 0;
+    for (int i = 0; l->slots != NULL && i < l->nslots; i++) {
+        held += l->slots[i].held || l->slots[i].bad;
+    }
+    atomic_store(&l->stats.seen_held, held);
+    int64_t now = clock_mono_ms();
+    if (held < l->nslots || l->hold.state == ZK_LEASE_HELD) {
+        return;
+    }
+    if (l->all_held_logged_ms == 0 || now - l->all_held_logged_ms >= LEASE_ALL_HELD_LOG_MS) {
+        l->all_held_logged_ms = now;
+        log_warn("snowflake",
+                 "%d of %d lease slots under %s are held by other nodes: no worker ID for this "
+                 "node; retrying every %d ms until one frees (said again every %d s at most)",
+                 held, l->nslots, n->layout.lease, LEASE_RETRY_MS, LEASE_ALL_HELD_LOG_MS / 1000);
+    }
+}
+
 uint64_t snowflake_claim_rand(void *ctx) {
     struct snowflake_lease *l = ctx;
     l->rng ^= l->rng << 13;
@@ -361,6 +384,7 @@ void snowflake_claim_give_up(struct snowflake_node *n) {
         l->phase = LEASE_IDLE;
         return;
     }
+    claim_count_held(n);
     claim_wait(n);
 }
 
@@ -543,6 +567,12 @@ static void claim_install(struct snowflake_node *n) {
     pthread_mutex_unlock(&n->lock);
     l->hold = l->claim;
     l->claim.state = ZK_LEASE_NONE;
+    atomic_store(&l->stats.seen_held, 0);
+    if (atomic_exchange(&l->stats.waiting, 0) && !n->stopping) {
+        /* Started while every slot was held: this is the first slot. */
+        atomic_store(&n->ready, 1);
+        log_info("snowflake", "a lease slot freed up: serving as %s", n->layout.identity);
+    }
     l->write_busy = l->resync_busy = 0;
     l->known_slot = l->hold.slot;
     l->known_ms = l->hold.acked_ms;

@@ -116,7 +116,10 @@ struct snowflake_lease {
         atomic_int state;  /* enum zk_lease_state of the hold */
         atomic_llong claims, claims_lost, switches, fence_failures, switch_failures;
         atomic_llong last_switch_us; /* from the refusal to the move */
+        atomic_int seen_held;        /* slots held by others at the last claim that found none */
+        atomic_int waiting;          /* no slot held since start: every slot was held */
     } stats;
+    int64_t all_held_logged_ms; /* monotonic: the last warn line about every slot held */
     int64_t switch_started_ns;    /* monotonic, when the switch being made was asked for */
     atomic_llong switch_asked_ns; /* monotonic, set with switch_wanted by an event loop */
 };

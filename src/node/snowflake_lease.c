@@ -246,11 +246,18 @@ leaf_status_t snowflake_lease_start(struct snowflake_node *n, const struct zk_ca
     uv_timer_start(&deadline, lease_deadline, LEASE_START_WAIT_MS, 0);
     int64_t until = clock_mono_ms() + LEASE_START_WAIT_MS;
     snowflake_claim_list(n, LEASE_START);
-    while (l->hold.state == ZK_LEASE_NONE && clock_mono_ms() < until) {
+    while (l->hold.state == ZK_LEASE_NONE && clock_mono_ms() < until &&
+           atomic_load(&l->stats.seen_held) < l->nslots) {
         uv_run(n->loop, UV_RUN_ONCE);
     }
     uv_close((uv_handle_t *)&deadline, lease_closed);
     uv_run(n->loop, UV_RUN_NOWAIT);
+    if (l->hold.state == ZK_LEASE_NONE && atomic_load(&l->stats.seen_held) >= l->nslots) {
+        /* Every slot is held: start (/health 200, /ready 503) and keep trying;
+         * the claim that succeeds makes the node ready (claim_install). */
+        atomic_store(&l->stats.waiting, 1);
+        return LEAF_EAGAIN;
+    }
     if (l->hold.state == ZK_LEASE_NONE) {
         log_error("snowflake",
                   "no lease slot could be claimed under %s within %d s (all %d held, or "

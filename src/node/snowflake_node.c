@@ -464,8 +464,14 @@ static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_
     }
     atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTED);
     if (node_ensure(n, "/snowflake") != LEAF_OK || node_ensure(n, n->layout.root) != LEAF_OK ||
-        node_ensure(n, n->layout.lease) != LEAF_OK || snowflake_lease_start(n, cache) != LEAF_OK ||
-        node_start_loop(n) != LEAF_OK) {
+        node_ensure(n, n->layout.lease) != LEAF_OK) {
+        return LEAF_ERR;
+    }
+    leaf_status_t st = snowflake_lease_start(n, cache);
+    if (st == LEAF_EAGAIN) {
+        return node_start_loop(n); /* every slot held: serves once one frees */
+    }
+    if (st != LEAF_OK || node_start_loop(n) != LEAF_OK) {
         return LEAF_ERR;
     }
     atomic_store(&n->ready, 1);

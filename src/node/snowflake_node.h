@@ -80,6 +80,9 @@ struct snowflake_node_view {
     const char *lease_state; /* "none", "held", "resync", "lost" */
     long long lease_claims, lease_claims_lost, lease_switches, lease_switch_failures;
     long long lease_fence_failures, lease_last_switch_us;
+    int lease_seen_held, lease_nslots; /* slots held by others at the last failed claim */
+    int lease_waiting;                 /* started while every slot was held; none yet */
+    char lease_waiting_reason[96];
 };
 void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v);
 

@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 
 #include "clock.h"
+#include <stdio.h>
+
 #include "snowflake_impl.h"
 #include "snowflake_node.h"
 
@@ -21,6 +23,12 @@ static void node_view_lease(struct snowflake_node *n, struct snowflake_node_view
     v->lease_switch_failures = atomic_load(&l->stats.switch_failures);
     v->lease_fence_failures = atomic_load(&l->stats.fence_failures);
     v->lease_last_switch_us = atomic_load(&l->stats.last_switch_us);
+    v->lease_seen_held = atomic_load(&l->stats.seen_held);
+    v->lease_nslots = l->nslots;
+    v->lease_waiting = atomic_load(&l->stats.waiting) && v->lease_seen_held >= l->nslots;
+    snprintf(v->lease_waiting_reason, sizeof(v->lease_waiting_reason),
+             "%d of %d lease slots held by other nodes: waiting for one to free",
+             v->lease_seen_held, l->nslots);
 }
 
 /* Age in ms of a wall-clock stamp, -1 when it never happened. */
@@ -74,6 +82,7 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
                 : atomic_load(&n->stats.identity_wait)
                     ? "identity held by another ZooKeeper session (another live node with this "
                       "ip:port?): waiting for it to end"
+                : v->worker_id < 0 && v->lease_waiting     ? v->lease_waiting_reason
                 : v->worker_id < 0                         ? "no worker ID held"
                 : excess > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID "
                                                              "by more than the lead bound"
