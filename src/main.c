@@ -46,6 +46,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "snowflake_retire.h"
 #include "user_service.h"
 
 /* src/node hands leaf.jdbc.url's TLS mode to segment/ as is: the two enums are one list. */
@@ -88,6 +89,8 @@ static void usage(FILE *out) {
     fprintf(out, "usage: leafd -c FILE            run with a configuration file\n"
                  "       leafd --check-config -c FILE   validate the configuration and exit 0/1\n"
                  "       leafd --print-config -c FILE   print the effective configuration\n"
+                 "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
+                 "                                   (their worker IDs join the lease pool)\n"
                  "       leafd --version\n");
 }
 
@@ -95,6 +98,7 @@ struct args {
     const char *config_path;
     int check_only;
     int print_config;
+    const char *retire; /* --retire IDENTITY|stopped */
 };
 
 static int parse_args(int argc, char **argv, struct args *a) {
@@ -105,6 +109,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->check_only = 1;
         } else if (strcmp(argv[i], "--print-config") == 0) {
             a->print_config = 1;
+        } else if (strcmp(argv[i], "--retire") == 0 && i + 1 < argc) {
+            a->retire = argv[++i];
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s\n", LEAFD_VERSION);
             exit(0);
@@ -524,6 +530,10 @@ int main(int argc, char **argv) {
         config_dump(&d.cfg, dump, sizeof(dump));
         fputs(dump, stdout);
         return 0;
+    }
+    if (a.retire != NULL) {
+        log_set_level(d.cfg.log_level);
+        return snowflake_retire_main(&d.cfg, a.retire);
     }
     if (a.check_only) {
         /* The certificate and key must load, too. */

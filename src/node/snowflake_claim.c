@@ -73,14 +73,11 @@ void snowflake_claim_free(struct snowflake_node *n) {
         }
         free(l->fnames);
     }
-    zk_names_free(l->temp_names, l->ntemp);
     free(l->reads);
     l->reads = NULL;
     l->nreads = l->ireads = 0;
     l->slots = NULL;
     l->fnames = NULL;
-    l->temp_names = NULL;
-    l->ntemp = 0;
 }
 
 /* ----- the snapshot: LIST and READ ----- */
@@ -113,14 +110,14 @@ void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose) 
         claim_wait(n);
         return;
     }
-    const char *paths[] = {n->layout.lease, n->layout.forever, n->layout.temporary};
-    int ops[] = {OP_L_LIST, OP_L_FLIST, OP_L_TLIST};
-    for (int i = 0; i < 3; i++) {
+    const char *paths[] = {n->layout.lease, n->layout.forever};
+    int ops[] = {OP_L_LIST, OP_L_FLIST};
+    for (int i = 0; i < 2; i++) {
         if (zk_session_achildren2(&n->zsub, ops[i], 0, paths[i]) == LEAF_OK) {
             l->pending++;
         }
     }
-    if (l->pending < 3) {
+    if (l->pending < 2) {
         claim_wait(n); /* the replies still due are ignored in WAIT */
     }
 }
@@ -137,25 +134,6 @@ static void lease_listed(struct snowflake_node *n, const struct zk_event *ev) {
             l->fnames[k] = strdup(ev->names[i]);
         }
     }
-    if (ev->op == OP_L_TLIST && ev->rc == LEAF_OK) {
-        l->temp_names = ev->names; /* taken over: the event is freed without them */
-        l->ntemp = ev->nnames;
-        ((struct zk_event *)ev)->names = NULL;
-        ((struct zk_event *)ev)->nnames = 0;
-    }
-}
-
-/* 1 when the leaf_forever node name belongs to an identity alive in leaf_temporary:
- * a node still running in forever mode, whose worker ID no slot may take. */
-static int forever_live(const struct snowflake_lease *l, const char *fname) {
-    const char *dash = strrchr(fname, '-');
-    size_t idlen = dash != NULL ? (size_t)(dash - fname) : 0;
-    for (int i = 0; idlen > 0 && i < l->ntemp; i++) {
-        if (strlen(l->temp_names[i]) == idlen && memcmp(l->temp_names[i], fname, idlen) == 0) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* Sends READ's next calls while fewer than LEASE_READ_WINDOW are in flight. */
@@ -228,10 +206,16 @@ static void lease_read(struct snowflake_node *n) {
     lease_pick_reads(l, l->full_read, want);
     for (int i = 0; i < l->nslots; i++) {
         struct zk_lease_slot *s = &l->slots[i];
-        if (l->fnames[i] != NULL && want[i] && !forever_live(l, l->fnames[i])) {
+        /* Another identity's forever node keeps its worker ID out of the pool,
+         * live or not (a forever node cut off from ZooKeeper keeps serving on
+         * its local reservation), until an operator retires it (leafd
+         * --retire); this identity's own (a migration) is a floor to read. */
+        int blocks =
+            l->fnames[i] != NULL && zk_lease_forever_blocks(l->fnames[i], n->layout.identity);
+        if (l->fnames[i] != NULL && want[i] && !blocks) {
             l->reads[l->nreads++] = i << 2 | READ_FOREVER;
         } else if (l->fnames[i] != NULL) {
-            s->held = 1; /* not read, or a node still running in forever mode */
+            s->held = 1; /* not read, or another identity's worker ID */
         }
         if (s->exists && want[i]) {
             /* Its data, and whether it is held: a holder cut off keeps an old
@@ -509,7 +493,7 @@ void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev) 
     struct snowflake_lease *l = &n->lease;
     if (ev->op == OP_L_FIRST) {
         lease_got_first(n, ev);
-    } else if (l->phase == LEASE_LIST && ev->op <= OP_L_TLIST) {
+    } else if (l->phase == LEASE_LIST && ev->op <= OP_L_FLIST) {
         lease_listed(n, ev);
         if (--l->pending == 0) {
             lease_read(n);

@@ -38,7 +38,6 @@ enum {
     /* lease mode (snowflake_lease.c) */
     OP_L_LIST,    /* children of leaf_lease */
     OP_L_FLIST,   /* children of leaf_forever */
-    OP_L_TLIST,   /* children of leaf_temporary */
     OP_L_READ,    /* a slot's data (arg: slot) */
     OP_L_OWNERS,  /* a slot's children: whether it has an owner (arg: slot) */
     OP_L_FREAD,   /* a leaf_forever node's data (arg: worker ID) */
@@ -93,8 +92,6 @@ struct snowflake_lease {
     int full_read;               /* the slots' data were read (else listed ones are skipped) */
     int *reads;                  /* READ's calls to make, (slot << 2 | kind), in order */
     int nreads, ireads;          /* how many, and the next to send */
-    char **temp_names;           /* the leaf_temporary listing (live identities) */
-    int ntemp;
 
     /* the claim in progress */
     struct zk_lease_candidate cand[LEASE_CANDIDATES];
@@ -119,7 +116,7 @@ struct snowflake_lease {
         atomic_int seen_held;        /* slots held by others at the last claim that found none */
         atomic_int waiting;          /* no slot held since start: every slot was held */
     } stats;
-    int64_t all_held_logged_ms; /* monotonic: the last warn line about every slot held */
+    int64_t all_held_logged_ms;   /* monotonic: the last warn line about every slot held */
     int64_t switch_started_ns;    /* monotonic, when the switch being made was asked for */
     atomic_llong switch_asked_ns; /* monotonic, set with switch_wanted by an event loop */
 };

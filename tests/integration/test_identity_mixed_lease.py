@@ -10,6 +10,7 @@ first). All of them are hammered in parallel with F:
 - no ID is issued twice.
 """
 import os
+import subprocess
 import time
 
 from identityhelpers import Hammer
@@ -32,6 +33,17 @@ for o in others:
 fw = worker_of(f.get_ids("/api/snowflake/get/m?count=10")[0])
 log("F holds worker ID %d" % fw)
 
+# leafd --retire: refused for a live identity, done for a stopped one (its worker ID's
+# lease slot then reserved above the forever node's recorded time).
+LEAFD = os.environ["LEAFD_BIN"]
+r = subprocess.run([LEAFD, "--retire", "127.0.0.1:%d" % f.port, "-c", f.conf], capture_output=True,
+                   text=True, timeout=60)
+check(r.returncode == 1 and "is live" in r.stderr, "--retire refuses a live identity: %s" % r.stderr)
+r = subprocess.run([LEAFD, "--retire", "127.0.0.1:%d" % others[0].port, "-c", f.conf],
+                   capture_output=True, text=True, timeout=60)
+check(r.returncode == 0 and "retired 127.0.0.1:%d" % others[0].port in r.stdout,
+      "--retire retires a stopped identity: %s" % (r.stdout + r.stderr))
+
 h = Hammer([f]).start()
 proxy.blackhole()
 fid = "127.0.0.1:%d" % f.port
@@ -49,7 +61,8 @@ os.makedirs(cache, exist_ok=True)
 with open(os.path.join(cache, "workerID.properties"), "w") as fh:
     fh.write("workerID=%d\ntimestamp=0\n" % fw)
 tempted.start(timeout=40)
-lease = [tempted] + [env.leafd("l%d" % i, lease_props, timeout=40) for i in range(3)]
+lease = [tempted] + [env.leafd("l%d" % i, lease_props, wait_ready=False) for i in range(3)]
+check(all(n.wait_ready(40) for n in lease), "the lease nodes are ready")
 slots = [ready_json(n)[1]["snowflake"].get("lease", {}).get("slot") for n in lease]
 log("lease slots: %s" % slots)
 check(fw not in slots, "no lease node took the worker ID %d of forever node F (%s)" % (fw, slots))

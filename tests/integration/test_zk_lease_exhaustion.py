@@ -26,6 +26,7 @@ five times. FOREVER_DIRECT, FOREVER_REAL, LEASE_STARTS and LEASE_BUSY
 override the numbers.
 """
 import os
+import re
 import resource
 import shutil
 import signal
@@ -118,6 +119,9 @@ class Runner:
         for line in proc.stderr:
             logf.write(line)
             if "listening on" in line:
+                # A lease node that found every slot held listens while it waits
+                # for one to free (/ready 503): wait for it to be ready.
+                wait_until(lambda: http(port, "/ready", timeout=5)[0] == 200, 25, 0.05)
                 try:
                     st, body, _ = http(port, "/api/snowflake/get/x?count=3", timeout=5)
                 except OSError as e:
@@ -224,6 +228,22 @@ check(len(set(fr.workers.values())) == len(ok), "forever: every start that serve
 for i in refused[:1]:
     text = open(os.path.join(env.dir, "forever%d" % i, "leafd.log")).read()
     check("above 1023" in text, "forever: the refusal names the 10-bit limit")
+
+# ---- the migration: an operator retires the stopped forever identities ----
+# (issue 24: a worker ID under leaf_forever stays out of the lease pool until
+# then; each retired worker ID's slot is reserved above its recorded time.)
+rconf = os.path.join(env.dir, "retire.properties")
+with open(rconf, "w") as fh:
+    for k, v in zk_props(zk.address(), name=NAME).items():
+        fh.write("%s = %s\n" % (k, v))
+t_r = time.monotonic()
+r = subprocess.run([LEAFD_BIN, "--retire", "stopped", "-c", rconf], capture_output=True, text=True,
+                   timeout=300)
+retired = re.search(r"(\d+) identit(?:y|ies) retired", r.stdout)
+log("leafd --retire stopped: %s in %.1f s" % (retired.group(0) if retired else r.stdout[-200:],
+                                              time.monotonic() - t_r))
+check(r.returncode == 0 and retired and int(retired.group(1)) >= min(1024, FOREVER_DIRECT + len(ok)),
+      "the stopped forever identities are retired (%s)" % (r.stdout + r.stderr)[-300:])
 
 # ---- lease mode: the fix, on the same cluster ----
 holder = None
