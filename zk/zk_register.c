@@ -24,15 +24,18 @@ static leaf_status_t ensure_layout(struct zk_session *s, const struct zk_layout 
     return LEAF_OK;
 }
 
-/* Reads the timestamp stored in an existing leaf_forever node. */
-static leaf_status_t read_timestamp(struct zk_session *s, const char *path, int64_t *ts) {
+/* Reads the timestamp stored in an existing leaf_forever node, and its version. */
+static leaf_status_t read_timestamp(struct zk_session *s, const char *path, int64_t *ts,
+                                    int32_t *version) {
     char buf[1024];
     size_t len;
     struct zk_node_data d;
-    leaf_status_t st = zk_session_get(s, path, buf, sizeof(buf), &len);
+    struct zk_stat stat;
+    leaf_status_t st = zk_session_get_stat(s, path, buf, sizeof(buf), &len, &stat);
     if (st != LEAF_OK) {
         return st == LEAF_ENOTFOUND ? LEAF_EUNAVAIL : st;
     }
+    *version = stat.version;
     *ts = -1;
     if (zk_record_parse_node(buf, len, &d) != LEAF_OK || d.timestamp < 0) {
         log_warn("zk", "%s holds no timestamp (data '%.*s'); relying on the local cache", path,
@@ -94,6 +97,7 @@ static leaf_status_t create_own(struct zk_session *s, const struct zk_layout *l,
         return LEAF_ERR;
     }
     out->created = 1;
+    out->version = 0;
     out->zk_timestamp = -1; /* a fresh node: nothing issued under it yet */
     log_info("zk", "registered %s as %s: worker ID %" PRId64, l->identity, out->forever_path,
              out->worker_id);
@@ -118,7 +122,7 @@ static leaf_status_t find_own(struct zk_session *s, const struct zk_layout *l, i
     }
     zk_names_free(kids, n);
     if (*found) {
-        st = read_timestamp(s, out->forever_path, &out->zk_timestamp);
+        st = read_timestamp(s, out->forever_path, &out->zk_timestamp, &out->version);
         if (st == LEAF_OK) {
             log_info("zk", "found %s: reusing worker ID %" PRId64, out->forever_path,
                      out->worker_id);

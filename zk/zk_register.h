@@ -26,6 +26,7 @@ struct zk_registration {
     int64_t worker_id;
     int64_t zk_timestamp; /* stored in the leaf_forever node; -1 when none */
     int created;          /* 1 when this start created the node */
+    int32_t version;      /* the node's data version (the fence of the node's time writes) */
     char forever_path[ZK_PATH_MAX];
 };
 

@@ -31,9 +31,17 @@ void snowflake_forever_report(struct snowflake_node *n, int64_t reserved) {
     if (n->registered == 0 && !n->busy[OP_FIND]) {
         node_zk_call(n, OP_FIND, zk_session_achildren(&n->zsub, OP_FIND, n->layout.forever));
     }
-    if (n->registered == 1 && !n->busy[OP_SET_FOREVER]) {
+    if (n->registered == 1 && !n->busy[OP_SET_FOREVER] && !n->forever_fenced &&
+        n->forever_version >= 0) {
+        /* Conditional on the version this node last wrote: a refusal means
+         * someone else wrote the node's time. */
+        n->forever_sent_ms = reserved;
         node_zk_call(n, OP_SET_FOREVER,
-                     zk_session_aset(&n->zsub, OP_SET_FOREVER, n->forever_path, data, len));
+                     zk_session_aset_version(&n->zsub, OP_SET_FOREVER, 0, n->forever_path, data,
+                                             len, n->forever_version));
+    } else if (n->registered == 1 && n->forever_version < 0 && !n->busy[OP_REREAD_FOREVER]) {
+        node_zk_call(n, OP_REREAD_FOREVER,
+                     zk_session_aget(&n->zsub, OP_REREAD_FOREVER, 0, n->forever_path));
     }
     if (n->registered != 1) {
         return; /* the ephemeral node advertises a registered worker only */
@@ -94,6 +102,7 @@ static void node_found(struct snowflake_node *n, char **names, int nnames) {
         return;
     }
     n->registered = 1;
+    n->forever_version = -1; /* read before the first conditional write */
     atomic_store(&n->stats.registered, 1);
     log_info("snowflake", "ZooKeeper is back: %s confirms worker ID %" PRId64, n->forever_path,
              n->worker_id);
@@ -143,24 +152,76 @@ static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t 
         log_info("snowflake", "created ephemeral node %s", n->layout.ephemeral);
         n->ephemeral_ok = 1;
         n->owner.session_id = zk_session_id(n->zk); /* the next cache write records it */
+        if (n->forever_fenced && !n->busy[OP_REREAD_FOREVER]) {
+            node_zk_call(n, OP_REREAD_FOREVER,
+                         zk_session_aget(&n->zsub, OP_REREAD_FOREVER, 0, n->forever_path));
+        }
     } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_EEXIST) {
         /* Ours from before a lost reply, or a previous session's that
          * vanishes when that session expires: ask whose it is. */
         node_zk_call(n, OP_MINE_EPHEMERAL,
                      zk_session_amine(&n->zsub, OP_MINE_EPHEMERAL, n->layout.ephemeral));
+    } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_ENOTFOUND) {
+        n->ephemeral_ok = 0; /* gone: the next report creates it (and confirms a fenced write) */
     } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
         n->ephemeral_ok = mine;
         if (!mine) {
             node_ephemeral_foreign(n, owner);
+        } else if (n->forever_fenced && !n->busy[OP_REREAD_FOREVER]) { /* ours: confirmed */
+            node_zk_call(n, OP_REREAD_FOREVER,
+                         zk_session_aget(&n->zsub, OP_REREAD_FOREVER, 0, n->forever_path));
         }
     }
     atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
 }
 
+/*
+ * The node's time write was refused: someone else wrote it since. Nothing
+ * above what ZooKeeper acknowledged is issued until the identity is
+ * confirmed this node's (its ephemeral node is this session's); then the
+ * version is read again. Another session's: the node stops (ephemeral_foreign).
+ */
+static void node_forever_refused(struct snowflake_node *n) {
+    log_error("snowflake",
+              "%s was written by someone else since this node's last write: issuing nothing "
+              "above %" PRId64 " (acknowledged) while it checks that the identity is still its own",
+              n->forever_path, n->forever_acked_ms);
+    n->forever_fenced = 1;
+    pthread_mutex_lock(&n->lock);
+    if (n->gen.ceiling_ms > n->forever_acked_ms) {
+        snowflake_gen_set_ceiling(&n->gen, n->forever_acked_ms);
+    }
+    pthread_mutex_unlock(&n->lock);
+    if (!n->busy[OP_MINE_EPHEMERAL]) {
+        node_zk_call(n, OP_MINE_EPHEMERAL,
+                     zk_session_amine(&n->zsub, OP_MINE_EPHEMERAL, n->layout.ephemeral));
+    }
+}
+
+/* The version read again (after a start from the cache, or a confirmed refusal). */
+static void node_forever_reread(struct snowflake_node *n, const struct zk_event *ev) {
+    if (ev->result != ZK_RESULT_OK) {
+        return; /* the report tries again; a deleted node is the watch's to report */
+    }
+    n->forever_version = ev->version;
+    if (n->forever_fenced) {
+        n->forever_fenced = 0;
+        log_warn("snowflake",
+                 "%s: the identity is this node's; writing its time again (version %d)",
+                 n->forever_path, (int)ev->version);
+    }
+}
+
 void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
     n->busy[ev->op] = 0;
     if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
+        n->forever_version = ev->version;
+        n->forever_acked_ms = n->forever_sent_ms;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+    } else if (ev->op == OP_SET_FOREVER && ev->result == ZK_RESULT_BADVERSION) {
+        node_forever_refused(n);
+    } else if (ev->op == OP_REREAD_FOREVER) {
+        node_forever_reread(n, ev);
     } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {
         log_error("snowflake", "%s was deleted while this node holds worker ID %" PRId64,
                   n->forever_path, n->worker_id);

@@ -34,7 +34,8 @@ enum {
     OP_CREATE_EPHEMERAL,
     OP_MINE_EPHEMERAL,
     OP_FIND,
-    OP_WATCH_FOREVER, /* exists-watch on this node's own leaf_forever node */
+    OP_WATCH_FOREVER,  /* exists-watch on this node's own leaf_forever node */
+    OP_REREAD_FOREVER, /* its version read again after a refused write (identity confirmed) */
     /* lease mode (snowflake_lease.c) */
     OP_L_LIST,    /* children of leaf_lease */
     OP_L_FLIST,   /* children of leaf_forever */
@@ -146,7 +147,7 @@ struct snowflake_node {
     char forever_path[ZK_PATH_MAX];
     int registered; /* 1: forever node known; 0: look it up; -1: gave up (logged) */
     int ephemeral_ok;
-    int busy[OP_WATCH_FOREVER + 1]; /* an async call of that tag is in flight (forever mode) */
+    int busy[OP_REREAD_FOREVER + 1]; /* an async call of that tag is in flight (forever mode) */
 
     /* One identity, one node (snowflake_identity.c); control thread. */
     struct zk_cache_owner owner;      /* what every cache write records (work_owner: its copy) */
@@ -156,10 +157,14 @@ struct snowflake_node {
     struct zk_marker local_marker;    /* the cluster marker the data dir recorded */
     int shape_changed;                /* the cache's history was issued in old_shape */
     struct zk_shape old_shape;
-    int zk_offset_known;       /* ZooKeeper's clock was read at the marker's write */
-    int64_t zk_offset_ms;      /* ZooKeeper's clock minus this node's */
-    int leaf_compat;           /* registered under Meituan Leaf's own parent */
-    int forever_watched;       /* an exists-watch is set on forever_path */
+    int zk_offset_known;      /* ZooKeeper's clock was read at the marker's write */
+    int64_t zk_offset_ms;     /* ZooKeeper's clock minus this node's */
+    int leaf_compat;          /* registered under Meituan Leaf's own parent */
+    int forever_watched;      /* an exists-watch is set on forever_path */
+    int32_t forever_version;  /* forever_path's version: its time writes are conditional */
+    int64_t forever_sent_ms;  /* the time a write in flight carries */
+    int64_t forever_acked_ms; /* the last time ZooKeeper acknowledged there */
+    int forever_fenced; /* a write was refused: nothing above forever_acked_ms until rechecked */
     int64_t idwait_started_ms; /* monotonic: the identity was first seen held; -1 none */
     int64_t idwait_owner;      /* the session holding it */
     uv_timer_t idwait;         /* re-checks the identity while it is held */

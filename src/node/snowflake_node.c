@@ -125,6 +125,7 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     if (st == LEAF_OK) {
         n->worker_id = reg.worker_id;
         n->registered = 1;
+        n->forever_version = reg.version;
         *zk_ms = reg.zk_timestamp;
         snprintf(n->forever_path, sizeof(n->forever_path), "%s", reg.forever_path);
         if (have_cache && cache->worker_id >= 0 && cache->worker_id != reg.worker_id) {
@@ -178,6 +179,9 @@ static int64_t node_reservation(struct snowflake_node *n) {
 
 /* Raises the generator's ceiling to a reservation now on disk. */
 static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
+    if (n->forever_fenced && reserved > n->forever_acked_ms) {
+        reserved = n->forever_acked_ms; /* until the identity is confirmed again */
+    }
     n->reserved_ms = reserved;
     atomic_store(&n->stats.reserved_ms, reserved);
     atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
@@ -295,9 +299,9 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
         node_state(n, ev);
     } else if (ev->kind == ZK_EVENT_WATCH) {
         snowflake_forever_watched(n); /* this node's own leaf_forever node changed */
-    } else if (ev->op > 0 && ev->op <= OP_WATCH_FOREVER) {
+    } else if (ev->op > 0 && ev->op <= OP_REREAD_FOREVER) {
         snowflake_forever_done(n, ev);
-    } else if (ev->op > OP_WATCH_FOREVER && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
+    } else if (ev->op > OP_REREAD_FOREVER && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
         snowflake_lease_event(n, ev);
     }
 }
@@ -328,8 +332,20 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     node_raise_ceiling(n, reserved);
     char data[256];
     size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
-    if (n->registered == 1 && zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK) {
+    struct zk_stat stat;
+    leaf_status_t st = n->registered != 1 ? LEAF_OK
+                                          : zk_session_set_stat(n->zk, n->forever_path, data, len,
+                                                                n->forever_version, &stat);
+    if (n->registered == 1 && st == LEAF_OK) {
+        n->forever_version = stat.version;
+        n->forever_acked_ms = reserved;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+    } else if (st == LEAF_ERR) {
+        log_error("snowflake",
+                  "refusing to serve: %s was written by someone else since this node read it "
+                  "(another node with this identity, or an operator)",
+                  n->forever_path);
+        return LEAF_ERR;
     }
     atomic_store(&n->stats.ephemeral, n->ephemeral_ok);
     return LEAF_OK;
