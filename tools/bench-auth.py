@@ -75,7 +75,7 @@ def main():
                 "leafd.log.level": "warn", "leafd.snowflake.advertise.ip": "127.0.0.1",
                 "leafd.admin.token": "bench-token-0123456789"}
         off = env.leafd("off", dict(base), resp=True)
-        on = env.leafd("on", dict(base, **{"leafd.auth.enable": "true"}), resp=True)
+        on = env.leafd("on", dict(base, **{"leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0"}), resp=True)
         st, body, _ = leafdtest.http(on.port, "/api/users", method="POST",
                                      body='{"name":"bench","grants":["snowflake:bench.*:ids"]}',
                                      headers={"Authorization": "Bearer bench-token-0123456789"})

@@ -230,6 +230,8 @@ static void sub_watcher(zhandle_t *zh, int type, int state, const char *path, vo
     push_event(h->s, w);
 }
 
+static void handle_authenticate(struct zk_session *s, zhandle_t *zh);
+
 static leaf_status_t open_handle(struct zk_session *s) {
     struct zk_handle_ctx *h = calloc(1, sizeof(*h));
     if (h == NULL) {
@@ -246,6 +248,7 @@ static leaf_status_t open_handle(struct zk_session *s) {
         free(h);
         return LEAF_ERR;
     }
+    handle_authenticate(s, zh); /* before any request of this handle */
     pthread_rwlock_wrlock(&s->zh_lock);
     s->zh = zh;
     pthread_rwlock_unlock(&s->zh_lock);
@@ -462,9 +465,135 @@ static void handle_release(struct zk_session *s) {
     pthread_rwlock_unlock(&s->zh_lock);
 }
 
+/* ---- closed coordination data (leafd.zk.auth) ---------------------------- */
+
+static struct ACL acl_owner_read[2];
+static struct ACL acl_owner_only[1];
+static struct ACL_vector acl_vec_owner_read = {2, acl_owner_read};
+static struct ACL_vector acl_vec_owner_only = {1, acl_owner_only};
+static pthread_once_t acl_once = PTHREAD_ONCE_INIT;
+
+static void acl_init(void) {
+    acl_owner_read[0] = (struct ACL){ZOO_PERM_ALL, ZOO_AUTH_IDS};
+    acl_owner_read[1] = (struct ACL){ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE};
+    acl_owner_only[0] = (struct ACL){ZOO_PERM_ALL, ZOO_AUTH_IDS};
+}
+
+/* The users' records (/leafd/{leaf.name}/users and below) are no one else's to read. */
+static int acl_private(const char *path) {
+    const char *rest = strncmp(path, "/leafd/", 7) == 0 ? strchr(path + 7, '/') : NULL;
+    return rest != NULL && strncmp(rest, "/users", 6) == 0 && (rest[6] == '\0' || rest[6] == '/');
+}
+
+/* The ACL a znode at path is created with. */
+static struct ACL_vector *acl_for(const struct zk_session *s, const char *path) {
+    if (s->auth[0] == '\0') {
+        return &ZOO_OPEN_ACL_UNSAFE;
+    }
+    pthread_once(&acl_once, acl_init);
+    return acl_private(path) ? &acl_vec_owner_only : &acl_vec_owner_read;
+}
+
+static void auth_done(int rc, const void *data) {
+    const struct zk_session *s = data;
+    if (rc != ZOK) {
+        log_error("zk", "ZooKeeper refused the credentials of leafd.zk.auth (%s): %s", s->hosts,
+                  zerror(rc));
+    }
+}
+
+/* Owner thread, for each new handle: authenticate it before its first request. */
+static void handle_authenticate(struct zk_session *s, zhandle_t *zh) {
+    if (s->auth[0] != '\0') {
+        int rc = zoo_add_auth(zh, "digest", s->auth, (int)strlen(s->auth), auth_done, s);
+        if (rc != ZOK) {
+            log_error("zk", "zoo_add_auth(digest) failed: %s", zerror(rc));
+        }
+    }
+}
+
+leaf_status_t zk_session_authenticate(struct zk_session *s, const char *auth) {
+    if (auth == NULL || auth[0] == '\0') {
+        return LEAF_OK;
+    }
+    if (strncmp(auth, "digest:", 7) != 0 || strlen(auth + 7) >= sizeof(s->auth)) {
+        log_error("zk", "leafd.zk.auth: expected digest:<user>:<password>");
+        return LEAF_EINVAL;
+    }
+    snprintf(s->auth, sizeof(s->auth), "%s", auth + 7);
+    pthread_rwlock_rdlock(&s->zh_lock);
+    if (s->zh != NULL) {
+        handle_authenticate(s, s->zh);
+    }
+    pthread_rwlock_unlock(&s->zh_lock);
+    return LEAF_OK;
+}
+
+/* 1 when the ACL lets anyone but an authenticated identity write or delete. */
+static int acl_open(const struct ACL_vector *v) {
+    for (int i = 0; i < v->count; i++) {
+        const struct Id *id = &v->data[i].id;
+        int others = strcmp(id->scheme, "world") == 0 || strcmp(id->scheme, "ip") == 0;
+        if (others && (v->data[i].perms & ~ZOO_PERM_READ) != 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static long tighten(struct zk_session *s, zhandle_t *zh, const char *path, int depth) {
+    struct ACL_vector v = {0, NULL};
+    struct Stat st;
+    long n = 0;
+    int rc = zoo_get_acl(zh, path, &v, &st);
+    if (rc == ZNONODE) {
+        return 0;
+    }
+    if (rc != ZOK) {
+        log_warn("zk", "zoo_get_acl(%s) failed: %s", path, zerror(rc));
+        return -1;
+    }
+    int open = acl_open(&v) || (acl_private(path) && v.count > 1);
+    deallocate_ACL_vector(&v);
+    if (depth == 0 && !open) {
+        return 0; /* the root is closed last: a closed root means a whole walk was done */
+    }
+    struct String_vector kids = {0, NULL};
+    if (depth < 8 && zoo_get_children(zh, path, 0, &kids) == ZOK) {
+        for (int i = 0; i < kids.count && n >= 0; i++) {
+            char child[1024];
+            snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") == 0 ? "" : path,
+                     kids.data[i]);
+            long k = tighten(s, zh, child, depth + 1);
+            n = k < 0 ? -1 : n + k;
+        }
+        deallocate_String_vector(&kids);
+    }
+    /* A parent after its children: a failure halfway leaves the root open, so
+     * the next start walks the tree again. */
+    if (n >= 0 && open) {
+        rc = zoo_set_acl(zh, path, -1, acl_for(s, path));
+        if (rc != ZOK && rc != ZNONODE) {
+            log_warn("zk", "zoo_set_acl(%s) failed: %s", path, zerror(rc));
+            return -1;
+        }
+        n += rc == ZOK;
+    }
+    return n;
+}
+
+long zk_session_tighten(struct zk_session *s, const char *root) {
+    if (s->auth[0] == '\0') {
+        return 0;
+    }
+    long n = tighten(s, handle_hold(s), root, 0);
+    handle_release(s);
+    return n;
+}
+
 leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
                                 size_t len, enum zk_mode mode, char *created, size_t cap) {
-    int rc = zoo_create(handle_hold(s), path, data, data ? (int)len : -1, &ZOO_OPEN_ACL_UNSAFE,
+    int rc = zoo_create(handle_hold(s), path, data, data ? (int)len : -1, acl_for(s, path),
                         zk_mode_flags(mode), created, (int)cap);
     handle_release(s);
     return zk_check(rc, "zoo_create", path);
@@ -535,7 +664,8 @@ leaf_status_t zk_session_create_stat(struct zk_session *s, const char *path, con
                                      size_t len, enum zk_mode mode, struct zk_stat *st) {
     struct Stat raw;
     memset(&raw, 0, sizeof(raw));
-    int rc = zoo_create2(handle_hold(s), path, data, data ? (int)len : -1, &ZOO_OPEN_ACL_UNSAFE,
+    zhandle_t *zh = handle_hold(s);
+    int rc = zoo_create2(zh, path, data, data ? (int)len : -1, acl_for(s, path),
                          zk_mode_flags(mode), NULL, 0, &raw);
     handle_release(s);
     stat_copy(&raw, st);
@@ -740,7 +870,7 @@ leaf_status_t zk_session_acreate(struct zk_sub *sub, int op, const char *path, c
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE,
+    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, acl_for(sub->s, path),
                          zk_mode_flags(mode), string_done, c);
     return async_refused(c, rc, "zoo_acreate");
 }
@@ -784,7 +914,7 @@ leaf_status_t zk_session_acreate2(struct zk_sub *sub, int op, uint64_t arg, cons
     if (c == NULL) {
         return LEAF_ENOMEM;
     }
-    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, &ZOO_OPEN_ACL_UNSAFE,
+    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, acl_for(sub->s, path),
                          zk_mode_flags(mode), created_done, c);
     return async_refused(c, rc, "zoo_acreate");
 }

@@ -127,6 +127,7 @@ struct zk_session {
     void *notify_arg;
     struct zk_sub *subs[ZK_MAX_SUBS];
     int nsubs;
+    char auth[256]; /* digest credentials "user:password" (leafd.zk.auth); "" = none */
 
     /* The handle: replaced and closed by the owner under the write lock;
      * every call on it holds the read lock (other threads' synchronous
@@ -150,6 +151,24 @@ struct zk_session {
 /* Starts a session (connection happens in the background). */
 leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,
                               zk_notify_fn notify, void *notify_arg);
+
+/*
+ * Closed coordination data (contract section 15): before zk_session_open's
+ * connection is used, `auth` ("digest:user:password", leafd.zk.auth)
+ * authenticates this session and every later one, and every znode created
+ * from now on gets an ACL granting all rights to that identity and read to
+ * world:anyone, except below a "/users" node of the cluster's /leafd tree:
+ * no world access at all. Without it znodes are created open, as before.
+ */
+leaf_status_t zk_session_authenticate(struct zk_session *s, const char *auth);
+
+/*
+ * Tightens the ACLs of root and everything below it that was created open
+ * (before leafd.zk.auth was set): synchronous, one read of each znode's ACL
+ * and a set for each open one; returns how many were tightened, -1 when
+ * ZooKeeper failed (logged).
+ */
+long zk_session_tighten(struct zk_session *s, const char *root);
 
 /* Owner thread: registers sub (at create); nothing reaches it before it is activated. */
 leaf_status_t zk_session_subscribe(struct zk_session *s, struct zk_sub *sub);

@@ -767,6 +767,13 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         config_finish_secrets(c, err, errlen) != LEAF_OK) {
         return LEAF_EINVAL;
     }
+    if (c->auth_enable && c->zk_auth[0] == '\0') {
+        /* Users kept in a world-writable tree are not access control (section 15). */
+        return config_key_error(c, CONFIG_I_auth_enable,
+                                "needs leafd.zk.auth (or leafd.zk.auth.file): users kept in a "
+                                "ZooKeeper tree anyone can write are not access control",
+                                err, errlen);
+    }
     memset(&j, 0, sizeof(j));
     if (c->jdbc_url[0] != '\0' &&
         config_value_jdbc_split(c->jdbc_url, &j, why, sizeof(why)) != LEAF_OK) {

@@ -48,7 +48,7 @@ db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES "
 
 def props():
     p = zk_props(zk.address(), name="au", **{
-        "leafd.auth.enable": "true", "leafd.admin.token": TOKEN,
+        "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN,
         "leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
         "leaf.jdbc.username": "root", "leaf.jdbc.password": "",
         "leafd.zk.session.timeout.ms": "4000",
@@ -260,7 +260,12 @@ rc_, out = leafctl("list", env_extra={"LEAFD_USER": "ops:" + sadm})
 check(rc_ == 0 and "team-a" in out, "an admin user can (LEAFD_USER)")
 
 log("a malformed record in ZooKeeper: logged, ignored, the others still work")
-zk.cli("create", "/leafd/au/users/broken", '{"name":"broken","grants":"nope"}')
+# The users' tree is closed (leafd.zk.auth): an anonymous write is refused, the
+# identity of leafd.zk.auth may write (an operator's repair, or this bad record).
+out = zk.cli_as(None, "create", "/leafd/au/users/mallory", '{"name":"mallory","admin":true}')
+check("Insufficient permission" in out or "NoAuth" in out,
+      "an anonymous zkCli cannot write a user (ACL): %s" % out.strip()[-200:])
+zk.cli_as("leafd:zk-secret-0", "create", "/leafd/au/users/broken", '{"name":"broken","grants":"nope"}')
 check(wait_until(lambda: "user record 'broken' ignored" in n0.log_text(), 5), "the log names the bad record")
 check(status(n0, "/api/snowflake/get/orders.a", basic("team-a", sa2)) == 200, "the other users still work")
 check(wait_until(lambda: "leafd_auth_records_ignored 1" in http(n0.port, "/metrics")[1], 5),

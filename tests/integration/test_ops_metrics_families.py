@@ -70,7 +70,7 @@ with Env() as env:
     db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('fam', 1, 1000, '')")
     node = env.leafd("n1", zk_props(zk.address(), name="fam", **{
         "leafd.sequence.enable": "true",
-        "leafd.sequence.autocreate": "true", "leafd.auth.enable": "true", "leafd.admin.token": TOKEN,
+        "leafd.sequence.autocreate": "true", "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN,
         "leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(), "leaf.jdbc.username": "leaf",
         "leaf.jdbc.password": "leafpw", "leafd.zk.session.timeout.ms": "4000"}), resp=True)
     st, body, _ = http(node.port, "/api/users", method="POST", body=json.dumps(
@@ -89,7 +89,8 @@ with Env() as env:
     check(r.call("PING") == "PONG", "RESP answers")
     r.close()
 
-    lease = env.leafd("n2", zk_props(zk.address(), name="fam", **{"leafd.snowflake.worker.mode": "lease"}))
+    lease = env.leafd("n2", zk_props(zk.address(), name="fam", **{"leafd.snowflake.worker.mode": "lease",
+                                                             "leafd.zk.auth": "digest:leafd:zk-secret-0"}))
     check(http(lease.port, "/api/snowflake/get/a")[0] == 200, "the lease-mode node issues")
 
     def scrape(n=node):

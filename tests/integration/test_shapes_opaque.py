@@ -127,7 +127,7 @@ for n in nodes + [admin, plain]:
 log("with users on: opaque IDs need an opaque:<tag> grant, ranges a segment:<tag> one")
 zk = env.zookeeper()
 db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('billing', 1, 100)")
-au = env.leafd("au", props(db, **{"leafd.auth.enable": "true", "leafd.admin.token": "root-tok-0123456789",
+au = env.leafd("au", props(db, **{"leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": "root-tok-0123456789",
                                   "leaf.name": "shapes", "leaf.snowflake.zk.address": zk.address(),
                                   "leafd.snowflake.advertise.ip": "127.0.0.1"}), resp=True)
 r = subprocess.run([LEAFCTL, "user", "add", "shop", "--grant", "opaque:orders:ids",

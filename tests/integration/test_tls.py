@@ -236,7 +236,7 @@ const r = new Redis({host: "127.0.0.1", port: +process.argv[2], tls: {ca: fs.rea
     log("failed authentications with users (HTTP 429, RESP -ERR), ZooKeeper")
     zk = env.zookeeper()
     au = env.leafd("au", zk_props(zk.address(), name="tlsau", **{
-        "leafd.auth.enable": "true", "leafd.admin.token": TOKEN}), resp=True)
+        "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN}), resp=True)
     basic = {"Authorization": "Basic d3Jvbmc6d3Jvbmc="}  # wrong:wrong
     codes = [au.get("/api/snowflake/get/t", headers=basic)[0] for _ in range(10)]
     check(codes == [401] * 10, "10 wrong passwords: 401 each (%r)" % codes)

@@ -57,7 +57,7 @@ db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('ord
 props = zk_props(zk.address(), name="one", **{
     "leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(), "leaf.jdbc.username": "root",
     "leaf.jdbc.password": "", "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
-    "leafd.auth.enable": "true", "leafd.admin.token": TOKEN,
+    "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN,
     "leafd.zk.session.timeout.ms": "4000"})
 n = env.leafd("n", props, resp=True)
 zk_port = int(zk.address().rsplit(":", 1)[1])

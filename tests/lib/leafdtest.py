@@ -203,6 +203,16 @@ class ZooKeeper:
                            list(cmd), capture_output=True, text=True, timeout=60)
         return r.stdout
 
+    def cli_as(self, auth, *cmd):
+        """Runs one zkCli.sh command in a session authenticated with auth ("user:password",
+        leafd.zk.auth without its digest: prefix; None: anonymous); returns its stdout and
+        stderr (where zkCli reports a refusal)."""
+        script = ("addauth digest %s\n" % auth if auth else "") + "%s\nquit\n" % (" ".join(
+            "'%s'" % c.replace("'", "'\\''") if any(ch in c for ch in " {}\"") else c for c in cmd))
+        r = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", self.address()],
+                           input=script, capture_output=True, text=True, timeout=60)
+        return r.stdout + r.stderr
+
 
 class MariaDB:
     """A throwaway MariaDB server with Leaf's leaf_alloc table in database `leaf`."""
