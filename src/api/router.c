@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_origin.h"
 #include "llhttp.h"
 #include "metrics.h"
 #include "validate.h"
@@ -178,7 +179,8 @@ leaf_status_t router_dispatch(struct http_request *req) {
         if (routes[i].method == method && !(req->method == HTTP_HEAD && route_issues(&routes[i]))) {
             req->route = i;
             /* Checked at arrival; a parked request that resumes was allowed. */
-            if (req->retries == 0 && !route_allowed(&routes[i], req)) {
+            if (req->retries == 0 &&
+                (!api_origin_allowed(req) || !route_allowed(&routes[i], req))) {
                 return LEAF_OK;
             }
             return routes[i].fn(req);
