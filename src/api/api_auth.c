@@ -137,9 +137,10 @@ static void respond_refusal(struct http_request *req, enum auth_verdict v, enum 
                             const struct auth_key *key) {
     if (v == AUTH_FORBIDDEN) {
         char msg[300];
-        const char *right = need == AUTH_NEED_IDS      ? "ids"
-                            : need == AUTH_NEED_CREATE ? "create"
-                                                       : "admin";
+        const char *right = need == AUTH_NEED_IDS       ? "ids"
+                            : need == AUTH_NEED_CREATE  ? "create"
+                            : need == AUTH_NEED_METRICS ? "metrics' on '*' or 'admin"
+                                                        : "admin";
         if (key != NULL) {
             snprintf(msg, sizeof(msg), "this user has no '%s' right on %s:%.*s", right,
                      ids_mode_name(key->mode), (int)key->len, key->name);
