@@ -230,12 +230,9 @@ leaf_status_t api_metrics(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     /* With users on: anonymous scrapes see node-level families; credentials must be right and
      * carry the metrics right on * (or admin) for the rest (CONTRACT section 15). */
-    int full = !user_service_enabled(ctx->users);
-    if (!full && (req->auth_len > 0 || req->auth_too_long)) {
-        if (!api_authorize(req, AUTH_NEED_METRICS, NULL)) {
-            return LEAF_OK;
-        }
-        full = 1;
+    int full = api_metrics_view(req);
+    if (full < 0) {
+        return LEAF_OK;
     }
     struct sbuf b = SBUF_INIT;
     metrics_scrape(ctx, &b);
