@@ -29,7 +29,9 @@
 static const char *const db_sql[] = {
     [SEGMENT_DB_FETCH] = "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) "
                          "WHERE biz_tag = ?",
-    [SEGMENT_DB_LOOKUP] = "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?",
+    /* Tags are case-sensitive whatever the column's collation: ORDERS.EU is not orders.eu
+     * (the value side BINARY, so the index on biz_tag still serves). */
+    [SEGMENT_DB_LOOKUP] = "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = BINARY ?",
     [SEGMENT_DB_LOAD] = "SELECT biz_tag, max_id, step FROM leaf_alloc",
     [SEGMENT_DB_LIST] = "SELECT biz_tag, max_id, step, IFNULL(description, ''), "
                         "DATE_FORMAT(update_time, '%Y-%m-%d %H:%i:%s') FROM leaf_alloc "

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,7 +12,8 @@
 #define OPAQUE_V 32
 #define OPAQUE_BLOCK 16
 #define OPAQUE_CHUNK 64 /* IDs per AES call */
-#define OPAQUE_VERSION 1
+#define OPAQUE_VERSION 1     /* the tag-less permutation of before 0.2 (decode only) */
+#define OPAQUE_VERSION_TAG 2 /* the per-tag permutation: the tag's tweak in the block */
 
 static int hex_value(char c) {
     if (c >= '0' && c <= '9') {
@@ -53,13 +55,22 @@ static uint64_t width_mask(int bits) {
     return (UINT64_C(1) << bits) - 1;
 }
 
-/* The PRF input of round `round` for half value h: a fixed header, then h big-endian. */
-static void round_block(uint8_t *blk, int round, uint64_t h) {
+/*
+ * The PRF input of round `round` for half value h: a fixed header, the tag's
+ * tweak (bytes 4..11; zero and version 1 for the tag-less permutation), then
+ * h big-endian. Distinct tweaks make AES_K distinct PRFs, so each tag gets its
+ * own Feistel permutation, as a key per tag would (FF1 takes its tweak the
+ * same way), without a cipher context per tag.
+ */
+static void round_block(uint8_t *blk, int round, uint64_t h, const uint8_t *tweak) {
     memset(blk, 0, OPAQUE_BLOCK);
     blk[0] = 'L';
-    blk[1] = OPAQUE_VERSION;
+    blk[1] = tweak != NULL ? OPAQUE_VERSION_TAG : OPAQUE_VERSION;
     blk[2] = (uint8_t)OPAQUE_BITS;
     blk[3] = (uint8_t)round;
+    if (tweak != NULL) {
+        memcpy(blk + 4, tweak, SEGMENT_OPAQUE_TWEAK_BYTES);
+    }
     for (int i = 0; i < 4; i++) {
         blk[OPAQUE_BLOCK - 1 - i] = (uint8_t)(h >> (8 * i));
     }
@@ -86,7 +97,8 @@ static int aes_blocks(struct segment_opaque *o, uint8_t *blks, int n) {
  * rounds, 31 on odd ones) to A modulo 2^width(A), then swaps; the inverse
  * runs the rounds backwards and subtracts.
  */
-static leaf_status_t feistel(struct segment_opaque *o, uint64_t *v, int n, int dir) {
+static leaf_status_t feistel(struct segment_opaque *o, const uint8_t *tweak, uint64_t *v, int n,
+                             int dir) {
     uint64_t a[OPAQUE_CHUNK], b[OPAQUE_CHUNK];
     uint8_t blks[OPAQUE_CHUNK * OPAQUE_BLOCK];
     for (int j = 0; j < n; j++) {
@@ -98,7 +110,7 @@ static leaf_status_t feistel(struct segment_opaque *o, uint64_t *v, int n, int d
         uint64_t m = width_mask(round % 2 == 0 ? OPAQUE_U : OPAQUE_V);
         for (int j = 0; j < n; j++) {
             /* forward: the PRF of B; backward: B of the round was moved to A */
-            round_block(blks + (size_t)j * OPAQUE_BLOCK, round, dir > 0 ? b[j] : a[j]);
+            round_block(blks + (size_t)j * OPAQUE_BLOCK, round, dir > 0 ? b[j] : a[j], tweak);
         }
         if (!aes_blocks(o, blks, n)) {
             return LEAF_ERR;
@@ -123,21 +135,23 @@ static leaf_status_t feistel(struct segment_opaque *o, uint64_t *v, int n, int d
 }
 
 /* E or E^-1 over the domain [1, 2^63): the Feistel network, cycle-walked past 0. */
-static leaf_status_t permute_many(struct segment_opaque *o, const int64_t *in, int64_t *out, int n,
-                                  int dir) {
+static leaf_status_t permute_many(struct segment_opaque *o, const struct segment_opaque_tag *t,
+                                  const int64_t *in, int64_t *out, int n, int dir) {
     for (int i = 0; i < n; i++) {
         if (in[i] < 1) {
             return LEAF_ERANGE;
         }
     }
-    int64_t past_zero = dir > 0 ? o->f_zero : o->f_inv_zero;
+    const uint8_t *tweak = t != NULL ? t->tweak : NULL;
+    int64_t past_zero = t != NULL ? (dir > 0 ? t->f_zero : t->f_inv_zero)
+                                  : (dir > 0 ? o->f_zero : o->f_inv_zero);
     for (int i = 0; i < n; i += OPAQUE_CHUNK) {
         uint64_t v[OPAQUE_CHUNK];
         int c = n - i < OPAQUE_CHUNK ? n - i : OPAQUE_CHUNK;
         for (int j = 0; j < c; j++) {
             v[j] = (uint64_t)in[i + j];
         }
-        if (feistel(o, v, c, dir) != LEAF_OK) {
+        if (feistel(o, tweak, v, c, dir) != LEAF_OK) {
             return LEAF_ERR;
         }
         for (int j = 0; j < c; j++) {
@@ -159,8 +173,9 @@ leaf_status_t segment_opaque_init(struct segment_opaque *o, const struct segment
         return LEAF_ERR;
     }
     o->aes = ctx;
+    memcpy(o->key, key->bytes, sizeof(o->key));
     uint64_t zero[2] = {0, 0};
-    if (feistel(o, &zero[0], 1, 1) != LEAF_OK || feistel(o, &zero[1], 1, -1) != LEAF_OK) {
+    if (feistel(o, NULL, &zero[0], 1, 1) != LEAF_OK || feistel(o, NULL, &zero[1], 1, -1) != LEAF_OK) {
         segment_opaque_close(o);
         return LEAF_ERR;
     }
@@ -171,23 +186,83 @@ leaf_status_t segment_opaque_init(struct segment_opaque *o, const struct segment
 
 void segment_opaque_close(struct segment_opaque *o) {
     EVP_CIPHER_CTX_free(o->aes); /* wipes the key schedule; NULL is fine */
-    memset(o, 0, sizeof(*o));
+    OPENSSL_cleanse(o, sizeof(*o));
+}
+
+/* FNV-1a: which cache slot a tag takes. */
+static size_t tag_slot(const char *tag, size_t len) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint8_t)tag[i]) * 16777619u;
+    }
+    return h % SEGMENT_OPAQUE_TAG_CACHE;
+}
+
+/*
+ * The tag's permutation: its tweak, HMAC-SHA256(key, "leafd opaque tag\0" tag)
+ * cut to 8 bytes, and where its cycle walk goes past 0; cached per tag (the
+ * HMAC and the 20 AES blocks are paid once per tag and slot).
+ */
+static const struct segment_opaque_tag *tag_of(struct segment_opaque *o, const char *tag,
+                                               size_t len) {
+    if (len == 0 || len > SEGMENT_OPAQUE_TAG_MAX) {
+        return NULL;
+    }
+    struct segment_opaque_tag *t = &o->tags[tag_slot(tag, len)];
+    if (t->len == len && memcmp(t->name, tag, len) == 0) {
+        return t;
+    }
+    static const char label[] = "leafd opaque tag"; /* with its NUL: no tag is a prefix */
+    uint8_t msg[sizeof(label) + SEGMENT_OPAQUE_TAG_MAX], mac[EVP_MAX_MD_SIZE];
+    unsigned int mac_len = 0;
+    memcpy(msg, label, sizeof(label));
+    memcpy(msg + sizeof(label), tag, len);
+    if (HMAC(EVP_sha256(), o->key, (int)sizeof(o->key), msg, sizeof(label) + len, mac,
+             &mac_len) == NULL ||
+        mac_len < SEGMENT_OPAQUE_TWEAK_BYTES) {
+        return NULL;
+    }
+    t->len = 0; /* not valid until filled */
+    memcpy(t->tweak, mac, SEGMENT_OPAQUE_TWEAK_BYTES);
+    OPENSSL_cleanse(mac, sizeof(mac));
+    uint64_t zero[2] = {0, 0};
+    if (feistel(o, t->tweak, &zero[0], 1, 1) != LEAF_OK ||
+        feistel(o, t->tweak, &zero[1], 1, -1) != LEAF_OK) {
+        return NULL;
+    }
+    t->f_zero = (int64_t)zero[0];
+    t->f_inv_zero = (int64_t)zero[1];
+    memcpy(t->name, tag, len);
+    t->len = len;
+    return t;
+}
+
+leaf_status_t segment_opaque_encrypt_tag(struct segment_opaque *o, const char *tag, size_t len,
+                                         const int64_t *in, int64_t *out, int n) {
+    const struct segment_opaque_tag *t = tag_of(o, tag, len);
+    return t == NULL ? LEAF_ERR : permute_many(o, t, in, out, n, 1);
+}
+
+leaf_status_t segment_opaque_decrypt_tag(struct segment_opaque *o, const char *tag, size_t len,
+                                         const int64_t *in, int64_t *out, int n) {
+    const struct segment_opaque_tag *t = tag_of(o, tag, len);
+    return t == NULL ? LEAF_ERR : permute_many(o, t, in, out, n, -1);
 }
 
 leaf_status_t segment_opaque_encrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
                                           int n) {
-    return permute_many(o, in, out, n, 1);
+    return permute_many(o, NULL, in, out, n, 1);
 }
 
 leaf_status_t segment_opaque_decrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
                                           int n) {
-    return permute_many(o, in, out, n, -1);
+    return permute_many(o, NULL, in, out, n, -1);
 }
 
 leaf_status_t segment_opaque_encrypt(struct segment_opaque *o, int64_t id, int64_t *out) {
-    return permute_many(o, &id, out, 1, 1);
+    return permute_many(o, NULL, &id, out, 1, 1);
 }
 
 leaf_status_t segment_opaque_decrypt(struct segment_opaque *o, int64_t opaque, int64_t *out) {
-    return permute_many(o, &opaque, out, 1, -1);
+    return permute_many(o, NULL, &opaque, out, 1, -1);
 }

@@ -15,10 +15,14 @@
  *   and decrypting it gives some ID; check that the ID exists.
  * - It is not secret from whoever has the key: anyone holding the key
  *   decodes every ID (as /decodeOpaqueId does).
- * - It is deterministic: equal inputs give equal outputs, so the same
- *   segment ID of two tags gives the same opaque ID (the permutation does
- *   not depend on the tag, because /decodeOpaqueId is not given one).
+ * - It is deterministic: equal inputs of one tag give equal outputs.
  * - Changing the key changes every opaque ID; old ones decode to garbage.
+ *
+ * Tenants stay apart (CONTRACT section 15): the IDs are issued through a
+ * permutation of their tag (segment_opaque_*_tag), a tweak derived from the
+ * key and the tag selecting it, so one tag's IDs, or a lookup table of them,
+ * say nothing about another's. The tag-less permutation (the functions
+ * without _tag) is what leafd issued before 0.2: kept to decode those IDs.
  *
  * The construction, after NIST SP 800-38G's FF1 (which is what a
  * format-preserving cipher on a small domain should look like): a Feistel
@@ -60,11 +64,25 @@ struct segment_opaque_key {
     uint8_t bytes[SEGMENT_OPAQUE_KEY_BYTES];
 };
 
+#define SEGMENT_OPAQUE_TWEAK_BYTES 8
+#define SEGMENT_OPAQUE_TAG_MAX 128  /* a tag's longest name (validate.h) */
+#define SEGMENT_OPAQUE_TAG_CACHE 64 /* tags whose permutation a thread keeps at hand */
+
+/* One tag's permutation: its tweak and its cycle walk past 0 (len 0: an empty slot). */
+struct segment_opaque_tag {
+    size_t len;
+    char name[SEGMENT_OPAQUE_TAG_MAX];
+    uint8_t tweak[SEGMENT_OPAQUE_TWEAK_BYTES];
+    int64_t f_zero, f_inv_zero;
+};
+
 /* Owned by one thread: see above. */
 struct segment_opaque {
     struct evp_cipher_ctx_st *aes; /* AES-128-ECB, no padding, keyed */
-    int64_t f_zero;                /* F(0): where the one x with F(x) = 0 goes */
+    int64_t f_zero;                /* F(0) of the tag-less permutation: where F(x) = 0 goes */
     int64_t f_inv_zero;            /* F^-1(0): the x that went there */
+    uint8_t key[SEGMENT_OPAQUE_KEY_BYTES]; /* for the tags' tweaks (HMAC-SHA256) */
+    struct segment_opaque_tag tags[SEGMENT_OPAQUE_TAG_CACHE]; /* by hash of the name */
 };
 
 /*
@@ -94,7 +112,16 @@ leaf_status_t segment_opaque_encrypt_many(struct segment_opaque *o, const int64_
 leaf_status_t segment_opaque_decrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
                                           int n);
 
-/* One ID each way. */
+/*
+ * The per-tag permutation of the n IDs (what leafd issues): tag is len bytes
+ * (1..128). Same contract as the tag-less functions.
+ */
+leaf_status_t segment_opaque_encrypt_tag(struct segment_opaque *o, const char *tag, size_t len,
+                                         const int64_t *in, int64_t *out, int n);
+leaf_status_t segment_opaque_decrypt_tag(struct segment_opaque *o, const char *tag, size_t len,
+                                         const int64_t *in, int64_t *out, int n);
+
+/* One ID each way (the tag-less permutation). */
 leaf_status_t segment_opaque_encrypt(struct segment_opaque *o, int64_t id, int64_t *out);
 leaf_status_t segment_opaque_decrypt(struct segment_opaque *o, int64_t opaque, int64_t *out);
 

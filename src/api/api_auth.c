@@ -137,9 +137,10 @@ static void respond_refusal(struct http_request *req, enum auth_verdict v, enum 
                             const struct auth_key *key) {
     if (v == AUTH_FORBIDDEN) {
         char msg[300];
-        const char *right = need == AUTH_NEED_IDS      ? "ids"
-                            : need == AUTH_NEED_CREATE ? "create"
-                                                       : "admin";
+        const char *right = need == AUTH_NEED_IDS       ? "ids"
+                            : need == AUTH_NEED_CREATE  ? "create"
+                            : need == AUTH_NEED_METRICS ? "metrics' on '*' or 'admin"
+                                                        : "admin";
         if (key != NULL) {
             snprintf(msg, sizeof(msg), "this user has no '%s' right on %s:%.*s", right,
                      ids_mode_name(key->mode), (int)key->len, key->name);
@@ -180,6 +181,26 @@ int api_authorize(struct http_request *req, enum auth_need need, const struct au
     }
     auth_header_clear(&h); /* the decoded secret does not outlive the check */
     return v == AUTH_ALLOW;
+}
+
+int api_metrics_view(struct http_request *req) {
+    const struct api_ctx *ctx = api_ctx(req);
+    if (!user_service_enabled(ctx->users)) {
+        return 1;
+    }
+    if (req->auth_len == 0 && !req->auth_too_long) {
+        return 0;
+    }
+    struct auth_header h;
+    struct user_creds creds;
+    creds_of(req, &h, &creds);
+    enum user_failure why = USER_FAIL_COUNT;
+    enum auth_verdict v = user_service_check(ctx->users, &creds, AUTH_NEED_METRICS, NULL, &why);
+    auth_header_clear(&h);
+    if (v == AUTH_ALLOW || v == AUTH_FORBIDDEN) {
+        return v == AUTH_ALLOW; /* /metrics stays open: a user without the right sees the rest */
+    }
+    return api_authorize(req, AUTH_NEED_METRICS, NULL) ? 1 : -1; /* answers the 401 */
 }
 
 int api_authorize_key(struct http_request *req, enum auth_need need, enum ids_mode mode,

@@ -21,6 +21,12 @@
 int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
                       const struct auth_key *key);
 int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);
+/*
+ * The view of /metrics: 1 all of it (auth off, an admin, or the metrics right on *), 0 node-level
+ * only (no credentials, or a user without the right), -1 when wrong credentials were answered 401.
+ */
+int api_metrics_view(struct http_request *req);
+
 int api_authorize_key(struct http_request *req, enum auth_need need, enum ids_mode mode,
                       const char *name, size_t len);
 /* A failed authentication's warn line, at most one a second per client address. */

@@ -23,12 +23,31 @@ static int64_t abs64(int64_t x) {
     return x < 0 ? -x : x;
 }
 
-/* Appends one problem to the verdict list; returns 1. */
+/* Appends one problem to the verdict list, id escaped (it comes from ZooKeeper); returns 1. */
 static int cluster_problem(struct sbuf *v, const char *fmt, const char *id, int64_t n) {
+    struct sbuf safe = SBUF_INIT;
+    sbuf_html(&safe, id, strlen(id));
     sbuf_puts(v, "<li>");
-    sbuf_printf(v, fmt, id, n);
+    sbuf_printf(v, fmt, safe.data != NULL ? safe.data : "", n);
     sbuf_puts(v, "</li>");
+    sbuf_free(&safe);
     return 1;
+}
+
+/* A peer's text (from ZooKeeper or its /ready), escaped for an element or an attribute. */
+static void cluster_text(struct sbuf *p, const char *s) {
+    sbuf_html(p, s, strlen(s));
+}
+
+/* The peer's identity, a link to its /cluster only when it is an ip:port. */
+static void cluster_link(struct sbuf *p, const char *id) {
+    char ip[16];
+    int port = 0;
+    if (validate_ipv4_port(id, strlen(id), ip, &port) != LEAF_OK) {
+        cluster_text(p, id);
+        return;
+    }
+    sbuf_printf(p, "<a href=\"http://%s:%d/cluster\">%s:%d</a>", ip, port, ip, port);
 }
 
 /* The verdict: healthy, or what is wrong, in the order an operator acts on it. */
@@ -85,7 +104,9 @@ static void cluster_verdict(struct sbuf *p, const struct api_ctx *ctx,
 static void cluster_modes(struct sbuf *p, const struct cluster_peer *n) {
     sbuf_printf(p, "%s%s", n->snowflake ? "snowflake " : "", n->segment ? "segment " : "");
     if (n->sequence) {
-        sbuf_printf(p, "sequence (%s)", n->role[0] ? n->role : "?");
+        sbuf_puts(p, "sequence (");
+        cluster_text(p, n->role[0] ? n->role : "?");
+        sbuf_putc(p, ')');
     }
 }
 
@@ -108,8 +129,9 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
                 s->npeers);
     for (int i = 0; i < s->npeers; i++) {
         const struct cluster_peer *n = &s->peers[i];
-        sbuf_printf(p, "<tr><td><a href=\"http://%s/cluster\">%s</a>%s</td>", n->id, n->id,
-                    strcmp(n->id, self) == 0 ? " <b>(this node)</b>" : "");
+        sbuf_puts(p, "<tr><td>");
+        cluster_link(p, n->id);
+        sbuf_printf(p, "%s</td>", strcmp(n->id, self) == 0 ? " <b>(this node)</b>" : "");
         if (!n->reachable) {
             sbuf_puts(p, "<td colspan=\"8\" class=\"bad\">no answer: ");
             sbuf_html(p, n->error, strlen(n->error));
@@ -141,8 +163,9 @@ static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
             }
             sbuf_puts(p, "<td>");
             cluster_modes(p, n);
-            sbuf_printf(p, "</td><td>%s</td><td class=\"%s\">%s</td>",
-                        n->version[0] ? n->version : "?", n->ready ? "ok" : "bad",
+            sbuf_puts(p, "</td><td>");
+            cluster_text(p, n->version[0] ? n->version : "?");
+            sbuf_printf(p, "</td><td class=\"%s\">%s</td>", n->ready ? "ok" : "bad",
                         n->ready ? "ready" : "NOT READY");
         }
         sbuf_printf(p, "<td>%s%s%s</td></tr>\n", n->temporary ? "leaf_temporary" : "",
@@ -179,8 +202,9 @@ static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx,
     sequence_service_stats(ctx->sequence, &st);
     sbuf_puts(p, "<h3>Sequences</h3><p>primary: ");
     if (st.where.known) {
-        sbuf_printf(p, "<b><a href=\"http://%s/cluster\">%s</a></b>%s", st.where.http,
-                    st.where.http, st.primary ? " (this node)" : "");
+        sbuf_puts(p, "<b>");
+        cluster_link(p, st.where.http);
+        sbuf_printf(p, "</b>%s", st.primary ? " (this node)" : "");
     } else {
         sbuf_puts(p, "<span class=\"bad\">none elected</span>");
     }

@@ -144,20 +144,19 @@ static void page_form(struct sbuf *p, const char *path, const struct page_query 
         sbuf_puts(p, "tag contains <input id=\"tag\" name=\"tag\" size=\"24\" value=\"");
         sbuf_html(p, q->tag, strlen(q->tag));
         sbuf_printf(p,
-                    "\" placeholder=\"press / to search\"> rows per page <input name=\"per\" "
+                    "\" placeholder=\"tag\"> rows per page <input name=\"per\" "
                     "size=\"4\" value=\"%" PRId64 "\"> <button>show</button> ",
                     q->per);
     }
-    sbuf_puts(p, "refresh <select name=\"refresh\" onchange=\"this.form.submit()\">");
+    sbuf_puts(p, "refresh <select name=\"refresh\">");
     for (size_t i = 0; i < sizeof(refresh_choices) / sizeof(refresh_choices[0]); i++) {
         int r = refresh_choices[i];
         sbuf_printf(p, "<option value=\"%d\"%s>%s%.0d%s</option>", r,
                     r == q->refresh ? " selected" : "", r ? "every " : "off", r, r ? " s" : "");
     }
-    sbuf_puts(p, "</select> <a href=\"javascript:location.reload()\">refresh now</a></form>\n"
-                 "<script>document.addEventListener('keydown',function(e){var t=document."
-                 "getElementById('tag');if(e.key==='/'&&t&&document.activeElement!==t){"
-                 "e.preventDefault();t.focus();}});</script>\n");
+    /* No script: the pages' Content-Security-Policy allows none. */
+    sbuf_printf(p, "</select> %s<a href=\"\">refresh now</a></form>\n",
+                filterable ? "" : "<button>apply</button> ");
 }
 
 void page_head(struct sbuf *p, const struct api_ctx *ctx, const char *path, const char *title,
@@ -232,5 +231,14 @@ void page_table_end(struct sbuf *p, const char *path, const struct page_query *q
 void page_finish(struct sbuf *p, struct http_request *req, int64_t started_ns) {
     sbuf_printf(p, "<p class=\"dim\">rendered in %.1f ms</p></body></html>\n",
                 (double)(clock_mono_ns() - started_ns) / 1e6);
-    api_respond_sbuf(req, 200, "text/html; charset=utf-8", p);
+    /* No script, frame or resource from anywhere: what a page shows stays text. */
+    static const char security[] =
+        "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
+        "X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n";
+    if (p->failed) {
+        http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
+        return;
+    }
+    http_respond_ex(req, 200, "text/html; charset=utf-8", security, p->data ? p->data : "",
+                    p->len);
 }

@@ -90,7 +90,8 @@ leaf_status_t api_opaque_get(struct http_request *req) {
     return api_ids_get(req, IDS_OPAQUE);
 }
 
-/* GET /decodeOpaqueId?id=N (admin: the router checks): the segment ID behind an opaque ID. */
+/* GET /decodeOpaqueId?id=N&biz_tag=T (admin: the router checks): the segment ID behind an
+ * opaque ID of tag T; without biz_tag, one issued before 0.2 (tag-less). */
 leaf_status_t api_decode_opaque(struct http_request *req) {
     const char *val;
     size_t len;
@@ -106,13 +107,26 @@ leaf_status_t api_decode_opaque(struct http_request *req) {
                            "id must be a decimal integer from 1 to 9223372036854775807");
         return LEAF_OK;
     }
-    if (segment_opaque_decrypt(o, id, &plain) != LEAF_OK) {
+    /* With ?biz_tag= the tag's permutation (what leafd issues); without, the tag-less one of
+     * the IDs issued before 0.2, so that those still decode. */
+    const char *tag = NULL;
+    size_t tag_len = 0;
+    if (api_query_get(req, "biz_tag", &tag, &tag_len) && !validate_tag(tag, tag_len)) {
+        http_respond_error(req, 400, "bad_tag", "biz_tag: 1 to 128 bytes of [A-Za-z0-9._:-]");
+        return LEAF_OK;
+    }
+    leaf_status_t rc = tag != NULL ? segment_opaque_decrypt_tag(o, tag, tag_len, &id, &plain, 1)
+                                   : segment_opaque_decrypt(o, id, &plain);
+    if (rc != LEAF_OK) {
         api_respond_ids_error(req, IDS_E_OPAQUE_FAILED);
         return LEAF_OK;
     }
-    char body[128];
-    int n = snprintf(body, sizeof(body), "{\"id\":\"%" PRId64 "\",\"segment_id\":\"%" PRId64 "\"}",
-                     id, plain);
+    char body[320];
+    int n = snprintf(body, sizeof(body),
+                     "{\"id\":\"%" PRId64 "\",\"segment_id\":\"%" PRId64 "\",\"biz_tag\":%s%.*s%s}",
+                     id, plain, tag != NULL ? "\"" : "", (int)(tag != NULL ? tag_len : 4),
+                     tag != NULL ? tag : "null",
+                     tag != NULL ? "\"" : "");
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }

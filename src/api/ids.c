@@ -150,7 +150,7 @@ static leaf_status_t issue_opaque(const struct api_ctx *ctx, struct ids_call *c,
     if (rc != LEAF_OK) {
         return rc;
     }
-    if (segment_opaque_encrypt_many(o, ids, ids, c->count) != LEAF_OK) {
+    if (segment_opaque_encrypt_tag(o, c->key, c->key_len, ids, ids, c->count) != LEAF_OK) {
         log_error("api", "the opaque ID cipher failed for tag '%.*s'", (int)c->key_len, c->key);
         c->err = IDS_E_OPAQUE_FAILED;
         return LEAF_ERR;

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_audit.h"
+#include "api_origin.h"
 #include "llhttp.h"
 #include "metrics.h"
 #include "validate.h"
@@ -178,10 +180,16 @@ leaf_status_t router_dispatch(struct http_request *req) {
         if (routes[i].method == method && !(req->method == HTTP_HEAD && route_issues(&routes[i]))) {
             req->route = i;
             /* Checked at arrival; a parked request that resumes was allowed. */
-            if (req->retries == 0 && !route_allowed(&routes[i], req)) {
-                return LEAF_OK;
+            leaf_status_t rc = LEAF_OK;
+            if (req->retries > 0 ||
+                (api_origin_allowed(req) && route_allowed(&routes[i], req))) {
+                rc = routes[i].fn(req);
             }
-            return routes[i].fn(req);
+            /* Every state change is an admin change: one audit line once it is answered. */
+            if (rc == LEAF_OK && routes[i].method != HTTP_GET && req->status != 0) {
+                api_audit(req, routes[i].name);
+            }
+            return rc;
         }
     }
     if (path_route >= 0) {

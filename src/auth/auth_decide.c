@@ -29,6 +29,17 @@ const struct auth_user *auth_user_root(void) {
     return &auth_root;
 }
 
+/* metrics on the pattern * itself: tag names of every tenant are in the full view. */
+static int auth_user_has_star_metrics(const struct auth_user *user) {
+    for (size_t i = 0; i < user->ngrants; i++) {
+        const struct auth_grant *g = &user->grants[i];
+        if (g->any_mode && g->prefix && g->len == 0 && (g->rights & AUTH_RIGHT_METRICS)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
                               enum auth_need need, const struct auth_key *key) {
     if (need == AUTH_NEED_NONE) {
@@ -42,6 +53,8 @@ enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
     }
     switch (need) {
     case AUTH_NEED_ADMIN: return user->admin ? AUTH_ALLOW : AUTH_FORBIDDEN;
+    case AUTH_NEED_METRICS: return user->admin || auth_user_has_star_metrics(user) ? AUTH_ALLOW
+                                                                                  : AUTH_FORBIDDEN;
     case AUTH_NEED_IDS:
         return key != NULL && (auth_user_rights(user, key) & AUTH_RIGHT_IDS) ? AUTH_ALLOW
                                                                              : AUTH_FORBIDDEN;

@@ -31,6 +31,7 @@ enum auth_need {
     AUTH_NEED_IDS,    /* get IDs of key */
     AUTH_NEED_CREATE, /* create key (a tag, a sequence) */
     AUTH_NEED_ADMIN,  /* users, steps, demote, /db, decode opaque */
+    AUTH_NEED_METRICS, /* every family of /metrics: admin, or metrics on the pattern * */
 };
 
 /* What the client presented. */

@@ -41,7 +41,8 @@
 /* The rights a grant may carry: enum, bit, text (as in the user record). */
 #define AUTH_RIGHT_MAP(X)                                                                          \
     X(AUTH_RIGHT_IDS, 1u << 0, "ids")                                                              \
-    X(AUTH_RIGHT_CREATE, 1u << 1, "create")
+    X(AUTH_RIGHT_CREATE, 1u << 1, "create")                                                        \
+    X(AUTH_RIGHT_METRICS, 1u << 2, "metrics") /* all of /metrics; on the pattern * only */
 
 enum auth_right {
 #define AUTH_RIGHT_ENUM(name, bit, text) name = (bit),
@@ -49,7 +50,7 @@ enum auth_right {
 #undef AUTH_RIGHT_ENUM
 };
 
-#define AUTH_RIGHT_ALL (AUTH_RIGHT_IDS | AUTH_RIGHT_CREATE)
+#define AUTH_RIGHT_ALL (AUTH_RIGHT_IDS | AUTH_RIGHT_CREATE | AUTH_RIGHT_METRICS)
 
 /* The longest key and pattern: the longest mode name, a colon and a tag. */
 #define AUTH_KEY_MAX (IDS_MODE_NAME_MAX + 1 + VALIDATE_TAG_MAX)

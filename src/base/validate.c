@@ -5,6 +5,8 @@
  */
 #include "validate.h"
 
+#include <string.h>
+
 #include "num.h"
 
 static int validate_tag_char(unsigned char ch) {
@@ -36,5 +38,35 @@ leaf_status_t validate_count(const char *s, size_t len, int *out) {
         return LEAF_EINVAL;
     }
     *out = (int)v;
+    return LEAF_OK;
+}
+
+leaf_status_t validate_ipv4_port(const char *s, size_t len, char *ip, int *port) {
+    size_t i = 0;
+    for (int part = 0; part < 4; part++) {
+        int v = 0, digits = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9' && digits < 4) {
+            v = v * 10 + (s[i++] - '0');
+            digits++;
+        }
+        if (digits == 0 || digits > 3 || v > 255 || i >= len || s[i] != (part < 3 ? '.' : ':')) {
+            return LEAF_EINVAL;
+        }
+        i++;
+    }
+    size_t ip_len = i - 1;
+    int p = 0, digits = 0;
+    for (; i < len; i++, digits++) {
+        if (s[i] < '0' || s[i] > '9' || digits >= 5) {
+            return LEAF_EINVAL;
+        }
+        p = p * 10 + (s[i] - '0');
+    }
+    if (digits == 0 || p < 1 || p > 65535) {
+        return LEAF_EINVAL;
+    }
+    memcpy(ip, s, ip_len);
+    ip[ip_len] = '\0';
+    *port = p;
     return LEAF_OK;
 }

@@ -24,4 +24,13 @@ int validate_tag(const char *s, size_t len);
  */
 leaf_status_t validate_count(const char *s, size_t len, int *out);
 
+/*
+ * Parses "a.b.c.d:port" (a dotted-quad IPv4 address, port 1..65535, nothing
+ * else): what a node registers as its identity in ZooKeeper. LEAF_OK with
+ * the address in ip (NUL-terminated, >= 16 bytes) and *port set, or
+ * LEAF_EINVAL. Text read from ZooKeeper or a peer is used as an address
+ * or in a link only when it passes.
+ */
+leaf_status_t validate_ipv4_port(const char *s, size_t len, char *ip, int *port);
+
 #endif

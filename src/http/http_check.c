@@ -87,3 +87,85 @@ int http_check_tail_nl(const char *data, size_t len, int tail_nl) {
     }
     return len > 0 ? data[len - 1] == '\n' : tail_nl;
 }
+
+int http_check_json_type(const char *value, size_t len) {
+    static const char json[] = "application/json";
+    size_t n = sizeof(json) - 1;
+    trim(&value, &len);
+    if (len < n || strncasecmp(value, json, n) != 0) {
+        return 0;
+    }
+    return len == n || is_blank(value[n]) || value[n] == ';';
+}
+
+int http_check_cross_site(const char *value, size_t len) {
+    static const char cross[] = "cross-site";
+    trim(&value, &len);
+    return len == sizeof(cross) - 1 && strncasecmp(value, cross, len) == 0;
+}
+
+/* Splits "host[:port]" or "[v6]:port"; the port defaults to dflt. 0 when malformed. */
+static int split_authority(const char *a, size_t len, const char **host, size_t *host_len,
+                           long *port, long dflt) {
+    const char *colon = NULL;
+    if (len > 0 && a[0] == '[') {
+        const char *end = memchr(a, ']', len);
+        if (end == NULL) {
+            return 0;
+        }
+        colon = end + 1 < a + len ? end + 1 : NULL;
+        if (colon != NULL && *colon != ':') {
+            return 0;
+        }
+    } else {
+        for (size_t i = len; i > 0; i--) {
+            if (a[i - 1] == ':') {
+                colon = a + i - 1;
+                break;
+            }
+        }
+    }
+    *host = a;
+    *host_len = colon != NULL ? (size_t)(colon - a) : len;
+    *port = dflt;
+    if (colon != NULL) {
+        const char *d = colon + 1, *end = a + len;
+        if (d == end || end - d > 5) {
+            return 0;
+        }
+        *port = 0;
+        for (; d < end; d++) {
+            if (*d < '0' || *d > '9') {
+                return 0;
+            }
+            *port = *port * 10 + (*d - '0');
+        }
+    }
+    return *host_len > 0 && *port > 0 && *port <= 65535;
+}
+
+int http_check_same_origin(const char *origin, size_t olen, const char *authority, size_t alen) {
+    long dflt;
+    trim(&origin, &olen);
+    trim(&authority, &alen);
+    if (olen > 7 && strncasecmp(origin, "http://", 7) == 0) {
+        dflt = 80;
+        origin += 7;
+        olen -= 7;
+    } else if (olen > 8 && strncasecmp(origin, "https://", 8) == 0) {
+        dflt = 443;
+        origin += 8;
+        olen -= 8;
+    } else {
+        return 0; /* "null" (a sandboxed or file: page), or another scheme */
+    }
+    const char *oh, *ah;
+    size_t ohl, ahl;
+    long op, ap;
+    if (memchr(origin, '/', olen) != NULL || memchr(origin, '@', olen) != NULL ||
+        !split_authority(origin, olen, &oh, &ohl, &op, dflt) ||
+        !split_authority(authority, alen, &ah, &ahl, &ap, dflt)) {
+        return 0;
+    }
+    return ohl == ahl && strncasecmp(oh, ah, ohl) == 0 && op == ap;
+}

@@ -33,4 +33,18 @@ int http_check_folded(const char *at, const char *start, int tail_nl);
 /* Whether bytes [data, data + len) end in a line feed and blanks; `tail_nl` if all blanks. */
 int http_check_tail_nl(const char *data, size_t len, int tail_nl);
 
+/* 1 when a Content-Type value is application/json (any case, parameters such as charset allowed). */
+int http_check_json_type(const char *value, size_t len);
+
+/*
+ * 1 when an Origin value ("http://host[:port]" or "https://...") names the
+ * same host (any case) and port as an authority "host[:port]" (a Host
+ * value or a listen address; its port defaults by the origin's scheme).
+ * "null", another scheme, a path or anything unparsable: 0.
+ */
+int http_check_same_origin(const char *origin, size_t olen, const char *authority, size_t alen);
+
+/* 1 when a Sec-Fetch-Site value is "cross-site" (any case, blanks around it allowed). */
+int http_check_cross_site(const char *value, size_t len);
+
 #endif

@@ -23,6 +23,10 @@ struct proto_batch {
     } done[PROTO_BATCH_MAX];
 };
 
+/* The header values kept for the handler (struct http_request's host, origin, ...). */
+enum proto_kept { KEPT_HOST, KEPT_ORIGIN, KEPT_CTYPE, KEPT_SITE, PROTO_KEPT_N };
+#define PROTO_KEPT_MAX 256 /* longer Origin, Content-Type or Sec-Fetch-Site values: 400 */
+
 /*
  * One connection's protocol state. The request being received is copied
  * into head, which is allocated when a request starts and released when the
@@ -37,12 +41,18 @@ struct http_proto {
     size_t url_len;
     size_t auth_off, auth_len;
     size_t body_off, body_len;
+    /* Host, Origin, Content-Type and Sec-Fetch-Site, kept in head for the handler (the
+     * same-origin and JSON-only rule of state changes); their len is -1 when absent. */
+    size_t kept_off[PROTO_KEPT_N];
+    long kept_len[PROTO_KEPT_N];
     size_t head_bytes;
     char field[32];
     size_t field_len;
     int hdr;           /* enum proto_header: the header whose value is being received */
     int auth_too_long; /* the Authorization value passed HTTP_MAX_AUTH: bad credentials */
     int in_body;
+    int auth_seen; /* Authorization headers seen */
+    int kept;      /* enum proto_kept of the value being received (hdr == HDR_KEPT) */
     int head_only; /* the request is HEAD: answers carry no body */
 
     /* What RFC 9112 checks need of the head: Host, Expect, Transfer-Encoding. */
@@ -85,7 +95,9 @@ static const char *http_reason(int status) {
     case 409: return "Conflict";
     case 413: return "Payload Too Large";
     case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
     case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -236,7 +248,7 @@ static void proto_fail(struct http_proto *p, int status, const char *code, const
 /* ---- llhttp callbacks: copy what the handler needs, enforce limits -------- */
 
 /* The headers whose values the protocol itself reads. */
-enum proto_header { HDR_OTHER, HDR_AUTH, HDR_HOST, HDR_EXPECT, HDR_TE };
+enum proto_header { HDR_OTHER, HDR_AUTH, HDR_HOST, HDR_EXPECT, HDR_TE, HDR_KEPT };
 
 /* Refuses the request being parsed: it is answered with status, then the connection closes. */
 static int proto_reject(struct http_proto *p, int status, const char *code, const char *msg) {
@@ -252,10 +264,13 @@ static int on_message_begin(llhttp_t *lp) {
     p->url_len = p->auth_off = p->auth_len = p->body_off = p->body_len = 0;
     p->head_bytes = p->field_len = p->value_len = 0;
     p->hdr = HDR_OTHER;
-    p->in_body = p->auth_too_long = 0;
+    p->in_body = p->auth_too_long = p->auth_seen = 0;
     p->head_only = 0;
     p->hosts = p->expect_continue = p->expect_other = p->te_other = 0;
     p->reject = 0;
+    for (int i = 0; i < PROTO_KEPT_N; i++) {
+        p->kept_len[i] = -1;
+    }
     if (p->s.head_started_ms == 0) {
         p->s.head_started_ms = p->s.now_ms;
     }
@@ -316,6 +331,19 @@ static int field_is(const struct http_proto *p, const char *name) {
     return p->field_len == n && strncasecmp(p->field, name, n) == 0;
 }
 
+/* Starts keeping the value of a header of enum proto_kept; a second one is refused. */
+static int proto_keep(struct http_proto *p, int which) {
+    if (p->kept_len[which] >= 0) {
+        return proto_reject(p, 400, "bad_request",
+                            "more than one Origin, Content-Type or Sec-Fetch-Site header");
+    }
+    p->kept = which;
+    p->kept_off[which] = p->head.len;
+    p->kept_len[which] = 0;
+    p->hdr = HDR_KEPT;
+    return 0;
+}
+
 static int on_header_field_complete(llhttp_t *lp) {
     struct http_proto *p = lp->data;
     p->hdr = field_is(p, "authorization")       ? HDR_AUTH
@@ -323,8 +351,19 @@ static int on_header_field_complete(llhttp_t *lp) {
              : field_is(p, "expect")            ? HDR_EXPECT
              : field_is(p, "transfer-encoding") ? HDR_TE
                                                 : HDR_OTHER;
+    int keep = field_is(p, "origin")           ? KEPT_ORIGIN
+               : field_is(p, "content-type")   ? KEPT_CTYPE
+               : field_is(p, "sec-fetch-site") ? KEPT_SITE
+                                               : -1;
+    if (keep >= 0 && proto_keep(p, keep) != 0) {
+        return HPE_USER;
+    }
     if (p->hdr == HDR_AUTH) {
-        p->auth_off = p->head.len; /* the last Authorization header wins */
+        /* Two credentials in one request: which one counts is a guess. Refuse it. */
+        if (p->auth_seen++) {
+            return proto_reject(p, 400, "bad_request", "more than one Authorization header");
+        }
+        p->auth_off = p->head.len;
         p->auth_len = 0;
         p->auth_too_long = 0;
     }
@@ -352,6 +391,16 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
         }
         return proto_append(p, &p->auth_len, HTTP_MAX_AUTH, at, len, 431);
     }
+    if (p->hdr == HDR_KEPT) {
+        size_t n = (size_t)p->kept_len[p->kept];
+        if (n + len > PROTO_KEPT_MAX) {
+            return proto_reject(p, 400, "bad_request",
+                                "Origin, Content-Type or Sec-Fetch-Site too long");
+        }
+        int rc = proto_append(p, &n, PROTO_KEPT_MAX, at, len, 431);
+        p->kept_len[p->kept] = (long)n;
+        return rc;
+    }
     if (p->hdr != HDR_OTHER) {
         if (p->value_len + len > sizeof(p->value)) {
             return proto_reject(p, 400, "bad_request",
@@ -369,6 +418,12 @@ static int on_header_value_complete(llhttp_t *lp) {
     case HDR_HOST:
         if (!http_check_host(p->value, p->value_len)) {
             return proto_reject(p, 400, "bad_request", "invalid Host header");
+        }
+        p->kept_off[KEPT_HOST] = p->head.len; /* kept for the same-origin rule */
+        p->kept_len[KEPT_HOST] = (long)p->value_len;
+        sbuf_append(&p->head, p->value, p->value_len);
+        if (p->head.failed) {
+            return proto_reject(p, 503, "out_of_memory", "out of memory receiving the request");
         }
         break;
     case HDR_EXPECT:
@@ -475,6 +530,16 @@ static void proto_strip_absolute_form(struct http_request *r) {
     r->path = slash;
 }
 
+/* A kept header's value in head, or NULL when the request had none. */
+static const char *proto_kept_value(const struct http_proto *p, int which, size_t *len) {
+    if (p->kept_len[which] < 0 || p->head.data == NULL) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)p->kept_len[which];
+    return p->head.data + p->kept_off[which];
+}
+
 static void proto_build_request(struct http_proto *p) {
     struct http_request *r = &p->req;
     const char *base = p->head.data ? p->head.data : "";
@@ -499,6 +564,10 @@ static void proto_build_request(struct http_proto *p) {
         .ctx = p->cfg->ctx,
         .proto = p,
     };
+    r->host = proto_kept_value(p, KEPT_HOST, &r->host_len);
+    r->origin = proto_kept_value(p, KEPT_ORIGIN, &r->origin_len);
+    r->content_type = proto_kept_value(p, KEPT_CTYPE, &r->content_type_len);
+    r->fetch_site = proto_kept_value(p, KEPT_SITE, &r->fetch_site_len);
     proto_strip_absolute_form(r);
     p->head_only = r->method == HTTP_HEAD;
     const char *q = memchr(r->path, '?', r->path_len);

@@ -48,6 +48,16 @@ struct http_request {
     const char *auth; /* Authorization header value, or "" */
     size_t auth_len;
     int auth_too_long;      /* the Authorization value was longer than HTTP_MAX_AUTH (not kept) */
+    /* Host, Origin, Content-Type and Sec-Fetch-Site values, NULL when absent (not
+     * NUL-terminated): the same-origin and JSON-only rule of state changes. */
+    const char *host;
+    size_t host_len;
+    const char *origin;
+    size_t origin_len;
+    const char *content_type;
+    size_t content_type_len;
+    const char *fetch_site;
+    size_t fetch_site_len;
     int loopback;           /* client address is 127.0.0.0/8 or ::1 */
     const char *peer;       /* client "ip:port", for log lines */
     int loop;               /* index of the serving event loop */

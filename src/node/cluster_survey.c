@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "validate.h"
 #include "zk_peer.h"
 #include "zk_session.h"
 
@@ -156,7 +157,8 @@ static void survey_ready(struct cluster_peer *p, const char *body) {
 static void survey_ask(struct cluster_survey *s, struct cluster_peer *p) {
     char ip[64];
     int port = 0;
-    if (sscanf(p->id, "%63[0-9.]:%d", ip, &port) != 2) {
+    /* Only what is an IPv4 address and a port is asked: a name in ZooKeeper is not a target. */
+    if (validate_ipv4_port(p->id, strlen(p->id), ip, &port) != LEAF_OK) {
         snprintf(p->error, sizeof(p->error), "not an ip:port");
         return;
     }

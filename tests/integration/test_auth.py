@@ -292,7 +292,7 @@ check(isinstance(reply, RespError) and reply.startswith("ERR syntax"), "AUTH wit
 check(rr.call("PING") == "PONG", "the connection still answers")
 
 log("metrics")
-m = http(n0.port, "/metrics")[1]
+m = http(n0.port, "/metrics", headers=BEARER)[1]  # reasons only with the metrics right or admin
 for reason in ("missing", "malformed", "unknown_user", "wrong_secret"):
     v = re.search(r'leafd_auth_failures_total\{reason="%s"\} (\d+)' % reason, m)
     check(v is not None and int(v.group(1)) > 0, "failures counted for %s" % reason)

@@ -119,7 +119,7 @@ logged = db.sql("SELECT CAST(argument AS CHAR) FROM mysql.general_log", db="")
 for needle in ["OR '1'='1", "DROP TABLE", "OR 1=1", "%27--"]:
     check(needle not in logged, "general log has no %r" % needle)
 check(db.sql("SELECT COUNT(*) FROM leaf_alloc").strip() == "3", "table intact")
-check("SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?" in logged,
+check("SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = BINARY ?" in logged,
       "the log does show leafd's prepared statements")
 
 # Non-loopback clients without a token get 403: tested in

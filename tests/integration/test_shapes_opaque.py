@@ -35,7 +35,7 @@ def decode_all(node, ids, batch=2000):
     out = []
     for i in range(0, len(ids), batch):
         chunk = ids[i:i + batch]
-        s.send(b"".join(get_request("/decodeOpaqueId?id=%d" % x) for x in chunk))
+        s.send(b"".join(get_request("/decodeOpaqueId?id=%d&biz_tag=orders" % x) for x in chunk))
         for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
             j = json.loads(body) if st == 200 else {}
             out.append(int(j["segment_id"]) if st == 200 and j.get("id") == str(x) else None)
@@ -112,9 +112,9 @@ check(st == 400 and "bad_opaque_id" in body, "id=0 -> 400 (%d %s)" % (st, body))
 st, body, _ = nodes[0].get("/decodeOpaqueId?id=9223372036854775808")
 check(st == 400, "id=2^63 -> 400 (%d)" % st)
 admin = env.leafd("admin", props(db, **{"leafd.admin.token": "s3cret-s3cret-s3cret"}))
-st, body, _ = admin.get("/decodeOpaqueId?id=%d" % all_ids[0])
+st, body, _ = admin.get("/decodeOpaqueId?id=%d&biz_tag=orders" % all_ids[0])
 check(st == 401, "with leafd.admin.token set, no token -> 401 (%d)" % st)
-st, body, _ = admin.get("/decodeOpaqueId?id=%d" % all_ids[0],
+st, body, _ = admin.get("/decodeOpaqueId?id=%d&biz_tag=orders" % all_ids[0],
                         headers={"Authorization": "Bearer s3cret-s3cret-s3cret"})
 check(st == 200 and json.loads(body)["segment_id"] == str(plains[0]),
       "with the token -> the segment ID (%s)" % body)

@@ -104,15 +104,53 @@ static void test_allow_and_query_edge_cases(void) {
 static void test_admin_loopback_rule(void) {
     client_loopback = 0;
     const char *out =
-        feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
+        feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"forbidden\"") != NULL);
     CHECK(starts(feed("GET /db HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 403 "));
-    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"),
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                      "application/json\r\nContent-Length: 2\r\n\r\n{}"),
                  "HTTP/1.1 403 "));
     CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     client_loopback = 1;
     CHECK(!starts(feed("GET /db HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 403 "));
+}
+
+/* State changes: JSON only, same origin only (CONTRACT section 15), before credentials. */
+static void test_state_changes_same_origin(void) {
+    client_loopback = 1;
+    const char *out = feed("POST /api/cluster/demote HTTP/1.1\r\nHost: x\r\n"
+                           "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}");
+    CHECK(starts(out, "HTTP/1.1 415 "));
+    CHECK(strstr(out, "\"code\":\"unsupported_media_type\"") != NULL);
+    CHECK(starts(feed("DELETE /api/users/u HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 415 "));
+    out = feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\n"
+               "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+    CHECK(starts(out, "HTTP/1.1 403 "));
+    CHECK(strstr(out, "\"code\":\"cross_origin\"") != NULL);
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: cross-site\r\n"
+                      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
+                 "HTTP/1.1 403 "));
+    /* The node's own origin passes on to the handler (here: 400, an empty biz_tag). */
+    out = feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x:8080\r\nOrigin: http://x:8080\r\n"
+               "Sec-Fetch-Site: same-origin\r\nContent-Type: application/json; charset=utf-8\r\n"
+               "Content-Length: 2\r\n\r\n{}");
+    CHECK(!starts(out, "HTTP/1.1 403 ") && !starts(out, "HTTP/1.1 415 "));
+    /* GETs are not state changes: an Origin is no reason to refuse them. */
+    CHECK(starts(feed("GET /health HTTP/1.1\r\nHost: x\r\nOrigin: http://evil\r\n\r\n"),
+                 "HTTP/1.1 200 "));
+}
+
+/* Every HTML page: no script, no frame, no sniffing. */
+static void test_page_headers(void) {
+    const char *out = feed("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(starts(out, "HTTP/1.1 200 "));
+    CHECK(strstr(out, "\r\nContent-Security-Policy: default-src 'none'; style-src "
+                      "'unsafe-inline'\r\n") != NULL);
+    CHECK(strstr(out, "\r\nX-Frame-Options: DENY\r\n") != NULL);
+    CHECK(strstr(out, "\r\nX-Content-Type-Options: nosniff\r\n") != NULL);
+    CHECK(strstr(out, "<script") == NULL && strstr(out, "javascript:") == NULL);
 }
 
 static void test_views(void) {
@@ -143,6 +181,8 @@ int main(void) {
     TEST(test_allow_and_query_edge_cases);
     TEST(test_admin_loopback_rule);
     TEST(test_views);
+    TEST(test_state_changes_same_origin);
+    TEST(test_page_headers);
     api_fixture_close(conn);
     api_fixture_done();
     return unit_done();

@@ -609,6 +609,9 @@ static void test_grant_spec(void) {
     CHECK_EQ_INT(auth_grant_spec_parse("segment:ids", 11, 0, &g, why, sizeof(why)), LEAF_OK);
     CHECK(g.len == 3 && memcmp(g.name, "ids", 3) == 0 && g.rights == AUTH_RIGHT_ALL);
     CHECK_EQ_INT(auth_grant_spec_parse("segment:ids:ids", 15, 1, &g, why, sizeof(why)), LEAF_OK);
+    /* The metrics right (issue 26): named like the others. */
+    CHECK_EQ_INT(auth_grant_spec_parse("*:metrics", 9, 1, &g, why, sizeof(why)), LEAF_OK);
+    CHECK(g.any_mode && g.rights == AUTH_RIGHT_METRICS);
     CHECK_EQ_INT(auth_grant_spec_parse("segment:a:admin", 15, 1, &g, why, sizeof(why)),
                  LEAF_EINVAL);
     CHECK_EQ_INT(auth_grant_spec_parse("seg*:ids", 8, 1, &g, why, sizeof(why)), LEAF_EINVAL);
@@ -625,7 +628,7 @@ static void test_user_grant_revoke(void) {
     CHECK_EQ_INT(auth_user_grant(&u, &g), LEAF_OK);
     auth_grant_spec_parse("segment:orders.*:create", 23, 1, &g, why, sizeof(why));
     CHECK_EQ_INT(auth_user_grant(&u, &g), LEAF_OK);
-    CHECK(u.ngrants == 1 && u.grants[0].rights == AUTH_RIGHT_ALL);
+    CHECK(u.ngrants == 1 && u.grants[0].rights == (AUTH_RIGHT_IDS | AUTH_RIGHT_CREATE));
     auth_grant_spec_parse("*:ids", 5, 1, &g, why, sizeof(why));
     CHECK_EQ_INT(auth_user_grant(&u, &g), LEAF_OK);
     CHECK_EQ_INT(u.ngrants, 2);

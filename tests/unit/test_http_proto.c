@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "http_check.h"
 #include "http_feed.h"
 #include "llhttp.h"
 #include "unit.h"
@@ -33,6 +34,18 @@ static leaf_status_t handler(struct http_request *req) {
         }
         char body[64];
         int len = snprintf(body, sizeof(body), "parked %d", req->retries);
+        http_respond(req, 200, "text/plain", body, (size_t)len);
+        return LEAF_OK;
+    }
+    if (n == 5 && memcmp(p, "/kept", 5) == 0) { /* Host|Origin|Content-Type|Sec-Fetch-Site */
+        char body[1200];
+        int len = snprintf(body, sizeof(body), "%.*s|%.*s|%.*s|%.*s",
+                           req->host ? (int)req->host_len : 1, req->host ? req->host : "-",
+                           req->origin ? (int)req->origin_len : 1, req->origin ? req->origin : "-",
+                           req->content_type ? (int)req->content_type_len : 1,
+                           req->content_type ? req->content_type : "-",
+                           req->fetch_site ? (int)req->fetch_site_len : 1,
+                           req->fetch_site ? req->fetch_site : "-");
         http_respond(req, 200, "text/plain", body, (size_t)len);
         return LEAF_OK;
     }
@@ -167,13 +180,47 @@ static void test_chunked_body_accepted(void) {
 }
 
 static void test_request_parts(void) {
-    const char *out = feed("GET /query?a=1&b=2 HTTP/1.1\r\nHost: x\r\nAuthorization: Basic x\r\n"
-                           "Authorization: Bearer last\r\n\r\n");
+    const char *out = feed("GET /query?a=1&b=2 HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(strstr(out, "\r\n\r\na=1&b=2") != NULL);
-    out = feed_chunked("GET /auth HTTP/1.1\r\nHost: x\r\nAuthorization: Basic first\r\n"
-                       "X-Other: 1\r\nAuthorization: Bearer last\r\n\r\n",
+    out = feed_chunked("GET /auth HTTP/1.1\r\nHost: x\r\nX-Other: 1\r\nAuthorization: Bearer "
+                       "only\r\n\r\n",
                        3);
-    CHECK(strstr(out, "\r\n\r\nBearer last") != NULL);
+    CHECK(strstr(out, "\r\n\r\nBearer only") != NULL);
+    /* Two credentials: which one counts would be a guess (issue 26). */
+    out = feed("GET /auth HTTP/1.1\r\nHost: x\r\nAuthorization: Basic first\r\n"
+               "Authorization: Bearer last\r\n\r\n");
+    CHECK(starts(out, "HTTP/1.1 400 "));
+    CHECK(conn->close_after);
+    /* The headers of the same-origin rule reach the handler, split across reads too. */
+    out = feed_chunked("POST /kept HTTP/1.1\r\nHost: a.example:81\r\nOrigin: http://b\r\n"
+                       "Content-Type: application/json\r\nSec-Fetch-Site: cross-site\r\n"
+                       "Content-Length: 2\r\n\r\n{}",
+                       4);
+    CHECK(strstr(out, "\r\n\r\na.example:81|http://b|application/json|cross-site") != NULL);
+    out = feed("GET /kept HTTP/1.0\r\n\r\n");
+    CHECK(strstr(out, "\r\n\r\n-|-|-|-") != NULL);
+    CHECK(starts(feed("GET /kept HTTP/1.1\r\nHost: x\r\nOrigin: a\r\nOrigin: b\r\n\r\n"),
+                 "HTTP/1.1 400 "));
+}
+
+static void test_same_origin_checks(void) {
+    CHECK(http_check_same_origin("http://127.0.0.1:8080", 21, "127.0.0.1:8080", 14));
+    CHECK(http_check_same_origin("HTTP://Node.Example", 19, "node.example:80", 15));
+    CHECK(http_check_same_origin("https://n", 9, "n:443", 5));
+    CHECK(http_check_same_origin("http://[::1]:80", 15, "[::1]", 5));
+    CHECK(!http_check_same_origin("http://evil.example", 19, "127.0.0.1:8080", 14));
+    CHECK(!http_check_same_origin("http://127.0.0.1:8081", 21, "127.0.0.1:8080", 14));
+    CHECK(!http_check_same_origin("https://127.0.0.1:80", 20, "127.0.0.1", 9));
+    CHECK(!http_check_same_origin("null", 4, "null", 4));
+    CHECK(!http_check_same_origin("http://a/x", 10, "a", 1));
+    CHECK(!http_check_same_origin("http://u@a", 10, "a", 1));
+    CHECK(!http_check_same_origin("http://a:99999", 14, "a:99999", 7));
+    CHECK(http_check_json_type("application/json", 16));
+    CHECK(http_check_json_type(" Application/JSON; charset=utf-8", 32));
+    CHECK(!http_check_json_type("application/jsonp", 17));
+    CHECK(!http_check_json_type("text/plain", 10));
+    CHECK(http_check_cross_site("Cross-Site", 10));
+    CHECK(!http_check_cross_site("same-origin", 11));
 }
 
 static void test_head_and_absolute_form(void) {
@@ -277,6 +324,7 @@ int main(void) {
     TEST(test_http10_and_connection_close);
     TEST(test_chunked_body_accepted);
     TEST(test_request_parts);
+    TEST(test_same_origin_checks);
     TEST(test_head_and_absolute_form);
     TEST(test_timeout_and_idle);
     TEST(test_rfc9112_refusals);
