@@ -230,6 +230,34 @@ void f_seg_db_up(struct metrics_out *o, const struct metrics_snap *s) {
     }
 }
 
+/* One sample per host of leaf.jdbc.url, labelled host="name:port" and state. */
+static void seg_host_samples(struct metrics_out *o, const struct metrics_snap *s, int in_use) {
+    const struct segment_hosts *h = &s->seg.db_hosts;
+    if (!s->seg.enabled) {
+        return;
+    }
+    for (int i = 0; i < h->n; i++) {
+        char labels[320];
+        snprintf(labels, sizeof(labels), "host=\"%s:%d\"", h->host[i].name, h->host[i].port);
+        int v = in_use ? i == h->current : h->host[i].state == SEGMENT_HOST_UP;
+        metrics_sample_i(o, labels, v);
+    }
+}
+
+void f_seg_db_host_up(struct metrics_out *o, const struct metrics_snap *s) {
+    seg_host_samples(o, s, 0);
+}
+
+void f_seg_db_host_in_use(struct metrics_out *o, const struct metrics_snap *s) {
+    seg_host_samples(o, s, 1);
+}
+
+void f_seg_db_host_moves(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_u(o, "", NULL, s->seg.db_hosts.moves);
+    }
+}
+
 void f_seg_lookups(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_u(o, "", NULL, s->seg.lookups);

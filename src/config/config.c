@@ -593,6 +593,8 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     memcpy(c->db_host, j.host, sizeof(c->db_host));
     memcpy(c->db_name, j.db, sizeof(c->db_name));
     c->db_port = j.port;
+    c->db_nhosts = j.nhosts;
+    memcpy(c->db_hosts, j.hosts, sizeof(c->db_hosts));
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
     c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
     /* Last, so that the derived fields are filled either way. */

@@ -113,6 +113,14 @@ struct config_source {
 
 #define CONFIG_MAX_KEYS 48
 
+/* The most hosts leaf.jdbc.url may list (a database cluster's members, section 18). */
+#define CONFIG_DB_HOSTS_MAX 8
+
+struct config_value_dbhost {
+    char host[256];
+    int port;
+};
+
 struct leaf_config {
     /* raw values, one per key (strings are NUL-terminated copies) */
     char name[129];
@@ -160,6 +168,8 @@ struct leaf_config {
     char db_host[256];
     int db_port;
     char db_name[129];
+    int db_nhosts; /* leaf.jdbc.url's hosts, in order (db_host:db_port is the first) */
+    struct config_value_dbhost db_hosts[CONFIG_DB_HOSTS_MAX];
     int identity_port; /* snowflake_port, or listen_port when 0 */
     int lease_mode;    /* leafd.snowflake.worker.mode is lease */
 
