@@ -169,10 +169,17 @@ static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
     }
     sbuf_printf(b,
                 ",\"issuing\":%s,\"lease_left_ms\":%" PRId64 ",\"zookeeper\":\"%s\","
-                "\"sequences\":%zu,\"elections\":%" PRIu64 ",\"fence_failures\":%" PRIu64 "}",
+                "\"sequences\":%zu,\"elections\":%" PRIu64 ",\"fence_failures\":%" PRIu64,
                 st.live ? "true" : "false", st.lease_left_ms,
                 st.connected ? "connected" : "disconnected", st.sequences, st.elections,
                 st.fence_failures);
+    if (st.sharded) {
+        sbuf_printf(b,
+                    ",\"sharded\":true,\"slots\":%d,\"shard_epoch\":%" PRIu64
+                    ",\"slots_taken\":%" PRIu64 ",\"slots_given\":%" PRIu64,
+                    st.slots, st.shard_epoch, st.slots_in, st.slots_out);
+    }
+    sbuf_putc(b, '}');
     return st.connected;
 }
 

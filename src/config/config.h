@@ -94,6 +94,8 @@ enum config_type {
       "IDs persisted ahead per ZooKeeper write (grows with the rate)")                             \
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
+    X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
+      "split the 16384 slots among the live sequence nodes, each range with its own primary")     \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
@@ -154,6 +156,7 @@ struct leaf_config {
     int sequence_enable;
     int64_t sequence_batch;
     int sequence_autocreate;
+    int sequence_sharding;
     int64_t metrics_tags_max;
     int auth_enable;
     char snowflake_layout[128];
