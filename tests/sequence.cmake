@@ -6,3 +6,4 @@ leaf_unit_test(test_sequence_shard leaf_sequence_core)
 # Sequences on three real nodes, with redis-py's and ioredis' cluster clients
 # (Debian's python3, as the RESP tests: resp.cmake).
 leaf_resp_test(test_sequence_basic)
+leaf_resp_test(test_sequence_sharded)
