@@ -268,6 +268,9 @@ class Cluster:
                 "leafd.resp.listen": "127.0.0.1:%d" % resp_port,
                 "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
                 "leafd.sequence.batch": "500",
+                # Sequences sharded across the three nodes (contract section 18): each
+                # owns about a third of the slots and the clients' four sequences.
+                "leafd.sequence.sharding": "true",
                 "leaf.segment.enable": "true",
                 "leaf.jdbc.url": (self.galera.jdbc_url([i, (i + 1) % 3, (i + 2) % 3])
                                   if self.galera else self.db.jdbc_url()),
