@@ -119,6 +119,7 @@ struct seq_shards {
     int nlive;
     uint64_t applied;       /* the epoch whose losses are stopped and given back */
     uint64_t barrier_epoch; /* gains of this epoch wait for the barrier; 0: none */
+    uint64_t round_epoch;   /* the barrier_epoch the owner nodes being read are judged against */
     int64_t hb_sent_ms, last_hb_ms, last_read_ms, last_barrier_ms;
     int64_t hb_mtime, hb_answer_ms; /* the server's time of my last heartbeat, and ours */
     /* guarded by lock */

@@ -32,6 +32,9 @@
 #define SHARD_BARRIER_MS 100 /* the owner nodes are read again this often while a gain waits */
 #define S SEQUENCE_SHARD_SLOTS
 
+static void shard_apply(struct sequence_service *svc, const struct sequence_shard_map *m,
+                        int force);
+
 static const char *shard_base(const char *path) {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
@@ -81,6 +84,14 @@ static void shard_sync_mine(struct sequence_service *svc) {
                  shard_base(svc->mine));
     } else {
         sh->hb_path[0] = '\0';
+    }
+    if (id >= 0 && sh->map_exists) {
+        /* The map may already name this node under its new name: apply it again. */
+        static struct sequence_shard_map m; /* control thread only */
+        pthread_mutex_lock(&svc->lock);
+        m = sh->map;
+        pthread_mutex_unlock(&svc->lock);
+        shard_apply(svc, &m, 1);
     }
 }
 
@@ -173,11 +184,12 @@ static void shard_barrier(struct sequence_service *svc);
  * A newer map: stop issuing what it gives away, give it back, promise it
  * ("applied E"), and wait for the barrier before issuing what it gives here.
  */
-static void shard_apply(struct sequence_service *svc, const struct sequence_shard_map *m) {
+static void shard_apply(struct sequence_service *svc, const struct sequence_shard_map *m,
+                        int force) {
     struct seq_shards *sh = &svc->shards;
     int lost = 0, gains = 0, mine = 0;
     pthread_mutex_lock(&svc->lock);
-    if (m->epoch <= sh->map.epoch && sh->applied > 0) {
+    if (!force && m->epoch <= sh->map.epoch && sh->applied > 0) {
         pthread_mutex_unlock(&svc->lock);
         return;
     }
@@ -267,7 +279,7 @@ static void shard_on_read(struct sequence_service *svc, const struct zk_event *e
         } else {
             sh->map_exists = 1;
             sh->map_version = ev->version;
-            shard_apply(svc, &m);
+            shard_apply(svc, &m, 0);
         }
     } else {
         return;
@@ -360,6 +372,7 @@ static void shard_on_hb_list(struct sequence_service *svc, const struct zk_event
     }
     sh->barrier_bad = 0;
     sh->hb_reads_left = 0;
+    sh->round_epoch = ev->arg; /* every answer of this round is judged against it */
     for (int i = 0; i < ev->nnames; i++) {
         long long id = sequence_elect_seq(ev->names[i]);
         if (id < 0 || id == sh->self_id) {
@@ -391,7 +404,7 @@ static int shard_clear(struct sequence_service *svc, const struct zk_event *ev, 
     snprintf(text, sizeof(text), "%.*s", (int)(ev->len < 47 ? ev->len : 47), ev->data);
     unsigned long long applied = 0;
     if (strcmp(text, "released") == 0 ||
-        (sscanf(text, "applied %llu", &applied) == 1 && applied >= sh->barrier_epoch)) {
+        (sscanf(text, "applied %llu", &applied) == 1 && applied >= sh->round_epoch)) {
         return 1;
     }
     if (shard_is_live(sh, id) || sh->hb_mtime <= 0) {
@@ -420,7 +433,7 @@ static void shard_on_hb_get(struct sequence_service *svc, const struct zk_event 
         sh->barrier_bad = 1;
     }
     if (--sh->hb_reads_left == 0 && !sh->barrier_bad) {
-        shard_gain(svc, sh->barrier_epoch);
+        shard_gain(svc, sh->round_epoch);
     }
 }
 
