@@ -6,6 +6,8 @@ tests/lib/tcpproxy.py proxy), 4 s sessions, batches of 100. Checks:
     reports every range with its owner and the others as replicas;
   - redis-py's RedisCluster INCRs 1,000 sequences by itself, each node serving
     a share (reported), the second round above the first for every sequence;
+    ioredis' Cluster (npm, as test_resp_clients installs it; skipped when node
+    or npm are missing) does the same on 200;
   - HTTP answers 307 to the owner of the sequence's slot;
   - while HTTP and RESP clients (following 307/MOVED) pull 6 sequences, the
     faults: kill -9 of an owner (restarted), a graceful stop (restarted), a
@@ -19,6 +21,7 @@ Runs about 75 s. Run by ctest with /usr/bin/python3 (python3-redis).
 import json
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -44,6 +47,49 @@ def props(zk_addr):
         "leafd.sequence.sharding": "true", "leafd.sequence.batch": "100",
         "leafd.zk.session.timeout.ms": str(SESSION_MS),
         "leafd.resp.listen": "127.0.0.1:%d" % free_port()})
+
+IOREDIS = "ioredis@5"
+IOREDIS_CLUSTER_JS = r"""
+const Redis = require("ioredis");
+const ports = process.argv.slice(2).map(Number);
+const c = new Redis.Cluster(ports.map(p => ({host: "127.0.0.1", port: p})),
+                            {redisOptions: {stringNumbers: true}, slotsRefreshTimeout: 5000});
+(async () => {
+  const out = {};
+  for (let i = 0; i < 200; i++) out["io" + i] = [await c.incr("sequence:io" + i)];
+  for (let i = 0; i < 200; i++) out["io" + i].push(await c.incr("sequence:io" + i));
+  console.log(JSON.stringify(out));
+  c.disconnect();
+})().catch(e => { console.error("fatal: " + e); process.exit(1); });
+"""
+
+
+def ioredis_cluster(env, nodes):
+    """ioredis' Cluster INCRs 200 sequences twice; None when node/npm/ioredis are missing."""
+    node_dir = os.environ.get("LEAFD_NODE_DIR", os.path.join(env.dir, "node"))
+    mods = os.path.join(node_dir, "node_modules")
+    if not shutil.which("node") or not shutil.which("npm"):
+        log("SKIP ioredis Cluster: node or npm is not installed")
+        return None
+    if not os.path.exists(os.path.join(mods, "ioredis", "package.json")):
+        os.makedirs(node_dir, exist_ok=True)
+        try:
+            subprocess.run(["npm", "install", "--prefix", node_dir, "--no-audit", "--no-fund",
+                            "--fetch-retries=1", IOREDIS], capture_output=True, text=True,
+                           timeout=90)
+        except subprocess.TimeoutExpired:
+            pass
+    if not os.path.exists(os.path.join(mods, "ioredis", "package.json")):
+        log("SKIP ioredis Cluster: could not install %s into %s" % (IOREDIS, node_dir))
+        return None
+    script = os.path.join(env.dir, "ioredis_cluster.js")
+    with open(script, "w") as f:
+        f.write(IOREDIS_CLUSTER_JS)
+    r = subprocess.run(["node", script] + [str(n.resp_port) for n in nodes], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, NODE_PATH=mods))
+    if r.returncode != 0:
+        return {"error": r.stderr[-500:]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def seq_state(node):
@@ -161,6 +207,17 @@ def main():
         check(all(x > 300 for x in share), "every node served a share of 2,000 INCRs: %s" % share)
         log("RedisCluster, 8 clients: 1,000 sequences, first INCR (creates each: ZooKeeper "
             "writes) %.1f s, second %.1f s; IDs per node %s" % (t1 - t, t2 - t1, share))
+
+        # ioredis' Cluster does the same.
+        before = [issued(n) for n in c.nodes]
+        io = ioredis_cluster(env, c.nodes)
+        if io is not None:
+            share = [issued(n) - b for n, b in zip(c.nodes, before)]
+            check("error" not in io and len(io) == 200 and
+                  all(int(v[1]) > int(v[0]) for v in io.values()),
+                  "ioredis Cluster: 200 sequences INCRed twice, ascending: %s" % str(io)[:300])
+            check(all(x > 50 for x in share), "ioredis Cluster reached every owner: %s" % share)
+            log("ioredis Cluster: 400 INCR over 200 sequences; IDs per node %s" % share)
 
         # HTTP: 307 to the slot's owner.
         o = owner_of(c.nodes, "a0")
