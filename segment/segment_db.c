@@ -20,7 +20,6 @@
 #include "segment_hosts.h"
 #include "segment_known.h"
 
-
 /* The prepared statements, one per operation (indexed by enum segment_db_op). */
 static const char *const db_sql[] = {
     [SEGMENT_DB_FETCH] = "UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) "
@@ -49,9 +48,9 @@ struct segment_db {
     pthread_mutex_t hosts_mu;
     struct segment_hosts hosts; /* leaf.jdbc.url's hosts and their states (segment_hosts.h) */
     int cur;                    /* the host connected or being tried */
-    enum segment_host_state fail_state;  /* what db_disconnect() marks the host (default DOWN) */
-    enum segment_hosts_action action;    /* after a failed statement: db_fail()'s verdict */
-    int retries;                         /* same-host retries of the job in progress */
+    enum segment_host_state fail_state; /* what db_disconnect() marks the host (default DOWN) */
+    enum segment_hosts_action action;   /* after a failed statement: db_fail()'s verdict */
+    int retries;                        /* same-host retries of the job in progress */
     unsigned int timeout_s;
     int64_t timeout_ms;
     segment_db_done_fn done;
@@ -281,13 +280,13 @@ static enum segment_host_state db_health(struct segment_db *db, MYSQL *m) {
         log_warn("segment", "wsrep status on %s:%d failed: %s", db->host, db->port, mysql_error(m));
         return SEGMENT_HOST_DOWN;
     }
-    enum segment_host_state s =
-        segment_hosts_judge(ro, wsrep, v[0][0] ? v[0] : NULL, v[1][0] ? v[1] : NULL,
-                            v[2][0] ? v[2] : NULL);
+    enum segment_host_state s = segment_hosts_judge(ro, wsrep, v[0][0] ? v[0] : NULL,
+                                                    v[1][0] ? v[1] : NULL, v[2][0] ? v[2] : NULL);
     if (s != SEGMENT_HOST_UP) {
-        log_warn("segment", "database %s:%d does not take writes (%s: read_only=%d wsrep_ready=%s "
-                 "cluster_status=%s local_state=%s); trying the next host", db->host, db->port,
-                 segment_host_state_name(s), ro, v[0], v[1], v[2]);
+        log_warn("segment",
+                 "database %s:%d does not take writes (%s: read_only=%d wsrep_ready=%s "
+                 "cluster_status=%s local_state=%s); trying the next host",
+                 db->host, db->port, segment_host_state_name(s), ro, v[0], v[1], v[2]);
     }
     return s;
 }
@@ -615,7 +614,8 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
             snprintf(job->error, sizeof(job->error), "no database connection");
             return LEAF_EUNAVAIL;
         }
-        if (db->conn == NULL && (db_now_ms() < db->next_connect_ms || db_connect_any(db) != LEAF_OK)) {
+        if (db->conn == NULL &&
+            (db_now_ms() < db->next_connect_ms || db_connect_any(db) != LEAF_OK)) {
             snprintf(job->error, sizeof(job->error), "database unreachable");
             return LEAF_EUNAVAIL;
         }

@@ -85,10 +85,10 @@ void segment_hosts_fail(struct segment_hosts *h, int i, enum segment_host_state 
 
 /* MariaDB/MySQL error numbers (mysqld_error.h, errmsg.h), named here to keep this file pure. */
 enum {
-    ERRNO_UNKNOWN_COM = 1047,   /* Galera: "WSREP has not yet prepared node for application use" */
+    ERRNO_UNKNOWN_COM = 1047, /* Galera: "WSREP has not yet prepared node for application use" */
     ERRNO_SERVER_SHUTDOWN = 1053,
     ERRNO_LOCK_WAIT_TIMEOUT = 1205,
-    ERRNO_LOCK_DEADLOCK = 1213, /* Galera: also a certification failure */
+    ERRNO_LOCK_DEADLOCK = 1213,    /* Galera: also a certification failure */
     ERRNO_READ_ONLY_OPTION = 1290, /* ER_OPTION_PREVENTS_STATEMENT: --read-only */
     ERRNO_READ_ONLY_TRX = 1792,
     ERRNO_READ_ONLY_MODE = 1836,
@@ -140,7 +140,8 @@ enum segment_host_state segment_hosts_judge(int read_only, int wsrep_on, const c
                                             const char *cluster_status, const char *local_state) {
     if (wsrep_on) {
         /* A donor or joiner in a primary component stalls writes (rsync SST locks tables). */
-        if (!on(wsrep_ready) || cluster_status == NULL || strcasecmp(cluster_status, "Primary") != 0 ||
+        if (!on(wsrep_ready) || cluster_status == NULL ||
+            strcasecmp(cluster_status, "Primary") != 0 ||
             (local_state != NULL && strcasecmp(local_state, "Synced") != 0)) {
             return SEGMENT_HOST_NOT_PRIMARY;
         }

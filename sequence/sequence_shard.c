@@ -125,8 +125,8 @@ static void shard_fresh(long long *owner, const long long *live, int nlive) {
     }
 }
 
-int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long long *live,
-                             int nlive, struct sequence_shard_map *out) {
+int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long long *live, int nlive,
+                             struct sequence_shard_map *out) {
     long long *owner = malloc(2 * S * sizeof(*owner));
     int count[SEQUENCE_SHARD_MAX_NODES] = {0}, target[SEQUENCE_SHARD_MAX_NODES];
     if (owner == NULL || nlive > SEQUENCE_SHARD_MAX_NODES || nlive < 0) {
@@ -239,9 +239,8 @@ int sequence_shard_parse(const char *text, size_t len, struct sequence_shard_map
     while (*p != '\0') {
         int start, end, k = 0;
         long long owner;
-        if (sscanf(p, "%d-%d %lld\n%n", &start, &end, &owner, &k) != 3 || k == 0 ||
-            start != next || end < start || end >= S || owner < -1 ||
-            m->n == SEQUENCE_SHARD_MAX_RANGES) {
+        if (sscanf(p, "%d-%d %lld\n%n", &start, &end, &owner, &k) != 3 || k == 0 || start != next ||
+            end < start || end >= S || owner < -1 || m->n == SEQUENCE_SHARD_MAX_RANGES) {
             return -1;
         }
         m->r[m->n++] = (struct sequence_shard_range){start, end, owner};

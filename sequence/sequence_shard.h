@@ -43,7 +43,7 @@
 #define SEQUENCE_SHARD_TEXT_MAX (24 + SEQUENCE_SHARD_MAX_RANGES * 36)
 
 struct sequence_shard_range {
-    int start, end; /* inclusive slots */
+    int start, end;  /* inclusive slots */
     long long owner; /* node id; -1: unowned */
 };
 
@@ -68,8 +68,8 @@ int sequence_shard_count(const struct sequence_shard_map *m, long long node);
  * its epoch cur's + 1 when anything changed, else cur's. nlive 0 leaves
  * every slot unowned. Returns the number of slots that changed owner.
  */
-int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long long *live,
-                             int nlive, struct sequence_shard_map *out);
+int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long long *live, int nlive,
+                             struct sequence_shard_map *out);
 
 /*
  * What node must do to go from map a to map b: the slot ranges it owns in a

@@ -237,7 +237,8 @@ static void db_hosts_html(struct sbuf *p, const struct api_ctx *ctx) {
     struct segment_service_stats st;
     segment_service_stats(ctx->segment, &st);
     const struct segment_hosts *h = &st.db_hosts;
-    sbuf_printf(p, "<p>database hosts (leaf.jdbc.url order), %llu move(s):", (unsigned long long)h->moves);
+    sbuf_printf(
+        p, "<p>database hosts (leaf.jdbc.url order), %llu move(s):", (unsigned long long)h->moves);
     for (int i = 0; i < h->n; i++) {
         sbuf_puts(p, i ? ", " : " ");
         sbuf_html(p, h->host[i].name, strlen(h->host[i].name));

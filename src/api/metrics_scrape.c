@@ -70,11 +70,11 @@
       "Database errors (connects and statements).")                                                \
     X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")       \
     X(f_seg_db_host_up, "leafd_segment_db_host_up", "gauge",                                       \
-      "Per host of leaf.jdbc.url: 1 when it last answered healthy (writable, Galera primary).")  \
+      "Per host of leaf.jdbc.url: 1 when it last answered healthy (writable, Galera primary).")    \
     X(f_seg_db_host_in_use, "leafd_segment_db_host_in_use", "gauge",                               \
-      "Per host of leaf.jdbc.url: 1 for the host ranges are reserved on.")                       \
+      "Per host of leaf.jdbc.url: 1 for the host ranges are reserved on.")                         \
     X(f_seg_db_host_moves, "leafd_segment_db_host_moves_total", "counter",                         \
-      "Times the range connection moved to another host (fail-overs and fail-backs).")           \
+      "Times the range connection moved to another host (fail-overs and fail-backs).")             \
     X(f_seg_lookups, "leafd_segment_lookups_total", "counter",                                     \
       "Tag lookups sent to the database.")                                                         \
     X(f_seg_lookups_refused, "leafd_segment_lookups_refused_total", "counter",                     \

@@ -163,8 +163,8 @@ struct shard_view {
 
 /* The map with owners that speak RESP; ranges without one are left out (not served). */
 static void shard_view_get(const struct api_ctx *ctx, struct shard_view *v) {
-    v->n = sequence_service_shards(ctx->sequence, v->peers, &v->npeers, v->r,
-                                   SEQUENCE_SHARD_VIEW_MAX);
+    v->n =
+        sequence_service_shards(ctx->sequence, v->peers, &v->npeers, v->r, SEQUENCE_SHARD_VIEW_MAX);
     size_t k = 0;
     for (size_t i = 0; i < v->n; i++) {
         if (v->r[i].owner >= 0 && v->peers[v->r[i].owner].resp[0] != '\0') {
@@ -278,13 +278,13 @@ static void sharded_info(struct resp_request *req, const struct shard_view *v) {
         owners += shard_ranges_of(v, (int)k) > 0;
     }
     char text[512];
-    int len = snprintf(text, sizeof(text),
-                       "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
-                       "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
-                       "cluster_known_nodes:%zu\r\ncluster_size:%zu\r\ncluster_current_epoch:1\r\n"
-                       "cluster_my_epoch:1\r\n",
-                       slots == RESP_SLOTS ? "ok" : "fail", slots, slots, shard_resp_peers(v),
-                       owners);
+    int len =
+        snprintf(text, sizeof(text),
+                 "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
+                 "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
+                 "cluster_known_nodes:%zu\r\ncluster_size:%zu\r\ncluster_current_epoch:1\r\n"
+                 "cluster_my_epoch:1\r\n",
+                 slots == RESP_SLOTS ? "ok" : "fail", slots, slots, shard_resp_peers(v), owners);
     resp_reply_verbatim(req->out, text, (size_t)len, req->client->resp3);
 }
 

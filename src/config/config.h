@@ -95,7 +95,7 @@ enum config_type {
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
-      "split the 16384 slots among the live sequence nodes, each range with its own primary")     \
+      "split the 16384 slots among the live sequence nodes, each range with its own primary")      \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \

@@ -219,8 +219,8 @@ void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev);
 int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev);
 void seq_shards_cron(struct sequence_service *svc, int64_t now);
 void seq_shards_lost_all(struct sequence_service *svc); /* lock held */
-void seq_shards_mine(struct sequence_service *svc);    /* my election node changed */
-void seq_shards_release(struct sequence_service *svc); /* before "released" is written */
+void seq_shards_mine(struct sequence_service *svc);     /* my election node changed */
+void seq_shards_release(struct sequence_service *svc);  /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
 void seq_shards_where(struct sequence_service *svc, int slot, struct sequence_where *where);
 

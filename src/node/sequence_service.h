@@ -90,8 +90,8 @@ size_t sequence_service_peers(struct sequence_service *svc, struct sequence_peer
 
 struct sequence_service_stats {
     int enabled, primary, live, connected;
-    int sharded;       /* leafd.sequence.sharding: primary = owns slots */
-    int slots;         /* sharded: slots this node issues */
+    int sharded; /* leafd.sequence.sharding: primary = owns slots */
+    int slots;   /* sharded: slots this node issues */
     uint64_t shard_epoch, slots_in, slots_out;
     struct sequence_where where; /* the primary as this node knows it */
     int64_t lease_left_ms;

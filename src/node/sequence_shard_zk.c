@@ -222,7 +222,8 @@ static void shard_apply(struct sequence_service *svc, const struct sequence_shar
     }
     sh->applied = m->epoch;
     sh->barrier_epoch = gains > 0 ? m->epoch : 0;
-    log_info("sequence", "shards: epoch %" PRIu64 " applied: %d slots here, %d given away, %d to take",
+    log_info("sequence",
+             "shards: epoch %" PRIu64 " applied: %d slots here, %d given away, %d to take",
              m->epoch, mine, lost, gains);
     shard_hb(svc, seq_now_ms(), 1);
     if (gains > 0) {
@@ -248,15 +249,15 @@ static void shard_coordinate(struct sequence_service *svc) {
     }
     char buf[SEQUENCE_SHARD_TEXT_MAX];
     size_t len = sequence_shard_format(&next, buf, sizeof(buf));
-    leaf_status_t rc =
-        sh->map_exists
-            ? zk_session_aset_version(&svc->zsub, OP_SHARD_WRITE, 0, sh->path_map, buf, len,
-                                      sh->map_version)
-            : zk_session_acreate2(&svc->zsub, OP_SHARD_WRITE, 0, sh->path_map, buf, len,
-                                  ZK_MODE_PERSISTENT);
+    leaf_status_t rc = sh->map_exists
+                           ? zk_session_aset_version(&svc->zsub, OP_SHARD_WRITE, 0, sh->path_map,
+                                                     buf, len, sh->map_version)
+                           : zk_session_acreate2(&svc->zsub, OP_SHARD_WRITE, 0, sh->path_map, buf,
+                                                 len, ZK_MODE_PERSISTENT);
     if (rc == LEAF_OK) {
         sh->writing = 1;
-        log_info("sequence", "shards: coordinator writes epoch %" PRIu64 " for %d node(s): %d slots move",
+        log_info("sequence",
+                 "shards: coordinator writes epoch %" PRIu64 " for %d node(s): %d slots move",
                  next.epoch, sh->nlive, moved);
     }
 }
@@ -290,7 +291,8 @@ static void shard_on_read(struct sequence_service *svc, const struct zk_event *e
 static void shard_on_write(struct sequence_service *svc, const struct zk_event *ev) {
     svc->shards.writing = 0;
     if (ev->result != ZK_RESULT_OK) {
-        log_warn("sequence", "shards: the map write was refused (another coordinator?); reading it again");
+        log_warn("sequence",
+                 "shards: the map write was refused (another coordinator?); reading it again");
     }
     shard_read(svc);
 }

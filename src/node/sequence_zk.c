@@ -306,8 +306,7 @@ static void heartbeat(struct sequence_service *svc, int64_t now) {
     int primary = svc->lease.primary;
     pthread_mutex_unlock(&svc->lock);
     if (svc->shards.on || svc->mine[0] == '\0' || (!primary && svc->taking_over != 3) ||
-        svc->heartbeat_inflight ||
-        now - svc->last_heartbeat_ms < every) {
+        svc->heartbeat_inflight || now - svc->last_heartbeat_ms < every) {
         return;
     }
     char data[SEQ_PATH_MAX + 16];

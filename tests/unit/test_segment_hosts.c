@@ -132,9 +132,9 @@ static void test_url_with_several_hosts(void) {
                  LEAF_EINVAL);
     CHECK_EQ_INT(config_value_jdbc_split("jdbc:mysql://a:1,b:0/leaf", &j, why, sizeof(why)),
                  LEAF_EINVAL);
-    CHECK_EQ_INT(config_value_jdbc_split("jdbc:mysql://a,b,c,d,e,f,g,h,i/leaf", &j, why,
-                                         sizeof(why)),
-                 LEAF_EINVAL);
+    CHECK_EQ_INT(
+        config_value_jdbc_split("jdbc:mysql://a,b,c,d,e,f,g,h,i/leaf", &j, why, sizeof(why)),
+        LEAF_EINVAL);
     CHECK(strstr(why, "at most 8 hosts") != NULL);
 }
 

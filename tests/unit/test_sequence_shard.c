@@ -170,9 +170,14 @@ static void test_text_round_trip(void) {
     CHECK_EQ_INT(c.n, 3);
     CHECK_EQ_INT(c.epoch, 1);
     CHECK_EQ_INT(sequence_shard_owner(&c, 10922), 5);
-    const char *bad[] = {"", "epoch 1\n", "epoch 1\n0-100 4\n", "epoch 1\n1-16383 4\n",
-                         "epoch 1\n0-10 4\n12-16383 5\n", "epoch 1\n0-16384 4\n",
-                         "epoch x\n0-16383 4\n", "epoch 1\n0-16383 -2\n"};
+    const char *bad[] = {"",
+                         "epoch 1\n",
+                         "epoch 1\n0-100 4\n",
+                         "epoch 1\n1-16383 4\n",
+                         "epoch 1\n0-10 4\n12-16383 5\n",
+                         "epoch 1\n0-16384 4\n",
+                         "epoch x\n0-16383 4\n",
+                         "epoch 1\n0-16383 -2\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         CHECK_EQ_INT(sequence_shard_parse(bad[i], strlen(bad[i]), &c), -1);
     }
