@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "segment_db_health.h"
 #include "segment_giveback.h"
 #include "segment_hosts.h"
 #include "segment_known.h"
@@ -224,73 +224,6 @@ static leaf_status_t db_session_limits(struct segment_db *db, MYSQL *m) {
     return LEAF_ERR;
 }
 
-/* The first row of a one-row query as (int, int); LEAF_ERR when it failed. */
-static leaf_status_t db_query_ints(MYSQL *m, const char *sql, int *a, int *b) {
-    if (mysql_query(m, sql) != 0) {
-        return LEAF_ERR;
-    }
-    MYSQL_RES *res = mysql_store_result(m);
-    MYSQL_ROW row = res != NULL ? mysql_fetch_row(res) : NULL;
-    if (row == NULL || mysql_num_fields(res) < 2) {
-        mysql_free_result(res);
-        return LEAF_ERR;
-    }
-    *a = row[0] != NULL ? atoi(row[0]) : 0;
-    *b = row[1] != NULL ? atoi(row[1]) : 0;
-    mysql_free_result(res);
-    return LEAF_OK;
-}
-
-/* Galera's view of itself: wsrep_ready, wsrep_cluster_status, wsrep_local_state_comment. */
-static leaf_status_t db_query_wsrep(MYSQL *m, char (*v)[32]) {
-    static const char *const names[3] = {"wsrep_ready", "wsrep_cluster_status",
-                                         "wsrep_local_state_comment"};
-    if (mysql_query(m, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', "
-                       "'wsrep_cluster_status', 'wsrep_local_state_comment')") != 0) {
-        return LEAF_ERR;
-    }
-    MYSQL_RES *res = mysql_store_result(m);
-    MYSQL_ROW row;
-    while (res != NULL && (row = mysql_fetch_row(res)) != NULL) {
-        for (int i = 0; i < 3; i++) {
-            if (row[0] != NULL && row[1] != NULL && strcasecmp(row[0], names[i]) == 0) {
-                snprintf(v[i], sizeof(v[i]), "%s", row[1]);
-            }
-        }
-    }
-    mysql_free_result(res);
-    return LEAF_OK;
-}
-
-/*
- * Asks the host in hand whether it takes writes (segment_hosts_judge): a
- * read-only server, or a Galera node outside the primary component or not
- * synced, is left for the next host. MySQL has no @@wsrep_on.
- */
-static enum segment_host_state db_health(struct segment_db *db, MYSQL *m) {
-    int ro = 0, wsrep = 0;
-    char v[3][32] = {"", "", ""};
-    if (db_query_ints(m, "SELECT @@global.read_only, @@global.wsrep_on", &ro, &wsrep) != LEAF_OK &&
-        (mysql_errno(m) != ER_UNKNOWN_SYSTEM_VARIABLE ||
-         db_query_ints(m, "SELECT @@global.read_only, 0", &ro, &wsrep) != LEAF_OK)) {
-        log_warn("segment", "health check on %s:%d failed: %s", db->host, db->port, mysql_error(m));
-        return SEGMENT_HOST_DOWN;
-    }
-    if (wsrep && db_query_wsrep(m, v) != LEAF_OK) {
-        log_warn("segment", "wsrep status on %s:%d failed: %s", db->host, db->port, mysql_error(m));
-        return SEGMENT_HOST_DOWN;
-    }
-    enum segment_host_state s = segment_hosts_judge(ro, wsrep, v[0][0] ? v[0] : NULL,
-                                                    v[1][0] ? v[1] : NULL, v[2][0] ? v[2] : NULL);
-    if (s != SEGMENT_HOST_UP) {
-        log_warn("segment",
-                 "database %s:%d does not take writes (%s: read_only=%d wsrep_ready=%s "
-                 "cluster_status=%s local_state=%s); trying the next host",
-                 db->host, db->port, segment_host_state_name(s), ro, v[0], v[1], v[2]);
-    }
-    return s;
-}
-
 /*
  * Connects to the first host out of its backoff, then the next, until one
  * answers healthy: LEAF_OK, LEAF_EUNAVAIL (none), or LEAF_EINVAL (a host
@@ -323,7 +256,7 @@ static leaf_status_t db_connect(struct segment_db *db) {
     const char *why_key;
     db_set_conn(db, db_open(db, &why_key));
     if (db->conn == NULL || db_session_limits(db, db->conn) != LEAF_OK ||
-        (db->fail_state = db_health(db, db->conn)) != SEGMENT_HOST_UP) {
+        (db->fail_state = segment_db_health(db->conn, db->host, db->port)) != SEGMENT_HOST_UP) {
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
         return why_key != NULL ? LEAF_EINVAL : LEAF_EUNAVAIL;
@@ -658,7 +591,8 @@ static void db_idle(struct segment_db *db) {
         if (db_now_ms() >= db->next_connect_ms) {
             db_connect_any(db);
         }
-    } else if ((db->fail_state = db_health(db, db->conn)) != SEGMENT_HOST_UP) {
+    } else if ((db->fail_state = segment_db_health(db->conn, db->host, db->port)) !=
+               SEGMENT_HOST_UP) {
         /* A Galera node that left the primary component still answers a ping. */
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
@@ -667,11 +601,12 @@ static void db_idle(struct segment_db *db) {
 
 /*
  * Fail-back: while a host earlier in the list than the one in use is out of
- * its backoff, tries it, and keeps it when it answers healthy; otherwise
- * (it is marked down and backs off, up to 5 s) reconnects as before. Run
- * between jobs, so a node under steady load comes back too. A host that
- * refuses at once costs a refused connect; one that hangs costs up to the
- * connect timeout, at most every 5 s.
+ * its backoff, a probe connection asks it whether it takes writes; only when
+ * it does is the connection in use closed and the host used again.
+ * Otherwise it is marked and backs off (up to 5 s), and the connection in
+ * use is untouched. Run between jobs, so a node under steady load comes back
+ * too. A host that refuses at once costs a refused connect; one that hangs
+ * costs up to the connect timeout, at most every 5 s.
  */
 static void db_failback(struct segment_db *db) {
     int j = db->conn != NULL ? segment_hosts_failback(&db->hosts, db_now_ms()) : -1;
@@ -681,17 +616,30 @@ static void db_failback(struct segment_db *db) {
     int was = db->cur;
     char was_host[sizeof(db->host) + 8];
     snprintf(was_host, sizeof(was_host), "%s:%d", db->host, db->port);
+    const char *why_key;
+    db_use_host(db, j); /* db_open() and its messages name the probed host */
+    MYSQL *probe = db_open(db, &why_key);
+    enum segment_host_state st =
+        probe != NULL ? segment_db_health(probe, db->host, db->port) : SEGMENT_HOST_DOWN;
+    if (probe != NULL) {
+        mysql_close(probe);
+    }
+    if (st != SEGMENT_HOST_UP) {
+        pthread_mutex_lock(&db->hosts_mu);
+        segment_hosts_fail(&db->hosts, j, st, db_now_ms());
+        pthread_mutex_unlock(&db->hosts_mu);
+        db_use_host(db, was);
+        return;
+    }
     atomic_store(&db->connected, 0); /* a planned switch, not a loss */
+    db_use_host(db, was);
     db_close(db);
     db_use_host(db, j);
     if (db_connect(db) == LEAF_OK) {
         log_info("segment", "database: back on %s:%d (was %s)", db->host, db->port, was_host);
         return;
     }
-    db_use_host(db, was);
-    if (db_connect(db) != LEAF_OK) {
-        db_connect_any(db);
-    }
+    db_connect_any(db);
 }
 
 /* Waits for a job; returns NULL when stopping with an empty queue. Called with mu held. */

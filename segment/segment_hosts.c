@@ -139,10 +139,13 @@ static int on(const char *v) {
 enum segment_host_state segment_hosts_judge(int read_only, int wsrep_on, const char *wsrep_ready,
                                             const char *cluster_status, const char *local_state) {
     if (wsrep_on) {
-        /* A donor or joiner in a primary component stalls writes (rsync SST locks tables). */
+        /* A joiner is not caught up. A donor is: its writes may stall while an rsync state
+         * transfer runs, but it may be the last node left, and the statement limits bound
+         * the stall; leaving it would leave no host at all. */
+        int synced = local_state == NULL || strcasecmp(local_state, "Synced") == 0 ||
+                     strcasecmp(local_state, "Donor/Desynced") == 0;
         if (!on(wsrep_ready) || cluster_status == NULL ||
-            strcasecmp(cluster_status, "Primary") != 0 ||
-            (local_state != NULL && strcasecmp(local_state, "Synced") != 0)) {
+            strcasecmp(cluster_status, "Primary") != 0 || !synced) {
             return SEGMENT_HOST_NOT_PRIMARY;
         }
     }

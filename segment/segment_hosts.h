@@ -106,8 +106,10 @@ enum segment_hosts_action segment_hosts_classify(unsigned int err, int retries, 
 /*
  * The health of a host from what it said after connecting: @@read_only, and
  * for a Galera node (wsrep_on) its wsrep_ready, wsrep_cluster_status and
- * wsrep_local_state_comment status values (NULL when absent). Only a synced
- * node of the primary component takes writes without stalling them.
+ * wsrep_local_state_comment status values (NULL when absent). A node of
+ * the primary component takes writes when it is synced or a donor (which
+ * may stall them during an rsync transfer, but may be the last node left);
+ * a joiner does not.
  */
 enum segment_host_state segment_hosts_judge(int read_only, int wsrep_on, const char *wsrep_ready,
                                             const char *cluster_status, const char *local_state);

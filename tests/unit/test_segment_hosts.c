@@ -94,8 +94,9 @@ static void test_judge(void) {
     CHECK_EQ_INT(segment_hosts_judge(0, 1, "ON", "Primary", "Synced"), SEGMENT_HOST_UP);
     CHECK_EQ_INT(segment_hosts_judge(0, 1, "OFF", "non-Primary", "Initialized"),
                  SEGMENT_HOST_NOT_PRIMARY);
-    CHECK_EQ_INT(segment_hosts_judge(0, 1, "ON", "Primary", "Donor/Desynced"),
-                 SEGMENT_HOST_NOT_PRIMARY);
+    CHECK_EQ_INT(segment_hosts_judge(0, 1, "ON", "Primary", "Donor/Desynced"), SEGMENT_HOST_UP);
+    CHECK_EQ_INT(segment_hosts_judge(0, 1, "ON", "Primary", "Joined"), SEGMENT_HOST_NOT_PRIMARY);
+    CHECK_EQ_INT(segment_hosts_judge(0, 1, "OFF", "Primary", "Joiner"), SEGMENT_HOST_NOT_PRIMARY);
     CHECK_EQ_INT(segment_hosts_judge(0, 1, "ON", NULL, NULL), SEGMENT_HOST_NOT_PRIMARY);
     CHECK_EQ_INT(segment_hosts_judge(1, 1, "ON", "Primary", "Synced"), SEGMENT_HOST_READ_ONLY);
 }
