@@ -184,13 +184,25 @@ def main():
               [seq_state(n).get("slots") for n in c.nodes])
         log("slots per node: %s" % (s,))
 
-        # CLUSTER SLOTS: every range, its owner first and the others as replicas.
+        # CLUSTER SLOTS: every range, its owner first and the others as replicas (each node's
+        # view of the others' addresses is read every second: wait for it to be complete).
         r = redis.Redis(port=c.nodes[0].resp_port)
-        slots = r.execute_command("CLUSTER SLOTS")
+
+        def slots_view():
+            sl = r.execute_command("CLUSTER SLOTS")
+            return sl if sum(e[1] - e[0] + 1 for e in sl) == 16384 else None
+        slots = wait_until(slots_view, 10, 0.2) or r.execute_command("CLUSTER SLOTS")
         covered = sum(e[1] - e[0] + 1 for e in slots)
         owners = {e[2][1] for e in slots}
         check(covered == 16384 and len(owners) == 3 and all(len(e) == 5 for e in slots),
               "CLUSTER SLOTS covers 16384 slots with 3 owners and 2 replicas each: %s" % slots)
+        cn = r.execute_command("CLUSTER NODES")  # redis-py parses it: {addr: {flags, slots}}
+        spans = [x for v in cn.values() for x in v.get("slots", [])]
+        check(sum(int(b) - int(a) + 1 for a, b in spans) == 16384 and len(cn) == 3 and
+              all("master" in v["flags"] for v in cn.values()),
+              "CLUSTER NODES: three masters with their ranges: %s" % cn)
+        shards = r.execute_command("CLUSTER SHARDS")
+        check(len(shards) == 3, "CLUSTER SHARDS: a shard per owner: %d" % len(shards))
         r.close()
 
         # redis-py's cluster client routes each INCR to the slot's owner by itself.
