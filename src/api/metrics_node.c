@@ -288,6 +288,20 @@ SEQ_FAMILY(f_seq_write_failures, s->seq.write_failures)
 SEQ_FAMILY(f_seq_issued, s->seq.issued)
 #undef SEQ_FAMILY
 
+/* Sharded sequences only: the slots this node issues, and slots taken and given away. */
+void f_seq_slots(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->seq.enabled && s->seq.sharded) {
+        metrics_sample_u(o, "", NULL, (uint64_t)s->seq.slots);
+    }
+}
+
+void f_seq_slot_moves(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->seq.enabled && s->seq.sharded) {
+        metrics_sample_u(o, "", "direction=\"in\"", s->seq.slots_in);
+        metrics_sample_u(o, "", "direction=\"out\"", s->seq.slots_out);
+    }
+}
+
 void f_seq_headroom(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seq.enabled && s->seq.min_headroom >= 0) {
         metrics_sample_i(o, NULL, s->seq.min_headroom);

@@ -49,6 +49,8 @@ void f_seg_db_host_moves(struct metrics_out *o, const struct metrics_snap *s);
 void f_seg_lookups(struct metrics_out *o, const struct metrics_snap *s);
 void f_seg_lookups_refused(struct metrics_out *o, const struct metrics_snap *s);
 void f_seq_primary(struct metrics_out *o, const struct metrics_snap *s);
+void f_seq_slots(struct metrics_out *o, const struct metrics_snap *s);
+void f_seq_slot_moves(struct metrics_out *o, const struct metrics_snap *s);
 void f_seq_issuing(struct metrics_out *o, const struct metrics_snap *s);
 void f_seq_elections(struct metrics_out *o, const struct metrics_snap *s);
 void f_seq_demotions(struct metrics_out *o, const struct metrics_snap *s);

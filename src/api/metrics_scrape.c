@@ -81,6 +81,10 @@
       "Unknown tags answered without a lookup, beyond the lookup budget (404 or 503).")            \
     X(f_seq_primary, "leafd_sequence_primary", "gauge",                                            \
       "1 while this node is the sequence primary.")                                                \
+    X(f_seq_slots, "leafd_sequence_slots", "gauge",                                                \
+      "Sharded sequences: the slots this node issues.")                                            \
+    X(f_seq_slot_moves, "leafd_sequence_slot_moves_total", "counter",                              \
+      "Sharded sequences: slots this node took over (in) and gave away (out).")                    \
     X(f_seq_issuing, "leafd_sequence_issuing", "gauge",                                            \
       "1 while the primary's lease lets it issue (2/3 of the session timeout).")                   \
     X(f_seq_elections, "leafd_sequence_elections_total", "counter", "Elections this node won.")    \

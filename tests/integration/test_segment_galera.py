@@ -220,6 +220,8 @@ def main():
                     every.setdefault(r[2], []).append(i)
         dups = sum(len(v) - len(set(v)) for v in every.values())
         check(dups == 0, "0 duplicates across both nodes and all hosts: %d" % dups)
+        cert = sum(n.log_text().count("failed: 1213") for n in (a, b))
+        log("Galera refusals retried (1213, deadlock/certification): %d" % cert)
         log("%d IDs, %d duplicates; test took %.1f s" %
             (sum(len(v) for v in every.values()), dups, time.time() - t_test))
     env.finish()

@@ -217,6 +217,10 @@ def main():
         check(len(first) == len(second) == len(names) and
               all(second[k] > first[k] for k in names), "every sequence's second INCR is larger")
         check(all(x > 300 for x in share), "every node served a share of 2,000 INCRs: %s" % share)
+        text = c.nodes[0].get("/metrics")[1]
+        check(re.search(r"^leafd_sequence_slots 546[12]$", text, re.M) is not None and
+              'leafd_sequence_slot_moves_total{direction="in"}' in text,
+              "/metrics: leafd_sequence_slots and _slot_moves_total")
         log("RedisCluster, 8 clients: 1,000 sequences, first INCR (creates each: ZooKeeper "
             "writes) %.1f s, second %.1f s; IDs per node %s" % (t1 - t, t2 - t1, share))
 
