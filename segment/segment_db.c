@@ -17,13 +17,12 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "segment_db_health.h"
 #include "segment_giveback.h"
 #include "segment_greeting.h"
+#include "segment_hosts.h"
 #include "segment_known.h"
 #include "zk_quiet.h"
-
-#define DB_BACKOFF_MIN_MS 100
-#define DB_BACKOFF_MAX_MS 2000
 
 /* The prepared statements, one per operation (indexed by enum segment_db_op). */
 static const char *const db_sql[] = {
@@ -46,13 +45,20 @@ static const char *const db_sql[] = {
 /*
  * Owned by the database thread, except: the queue, `stopping` are guarded by
  * `mu`; `connected` and `errors` are atomics read by any thread; the options
- * are read-only after start.
+ * are read-only after start; `hosts` is written by the database thread under
+ * `hosts_mu` and read by others as a copy (segment_db_hosts).
  */
 struct segment_db {
-    char host[256], user[256], password[256], database[129];
+    char host[256], user[256], password[256], database[129]; /* host, port: hosts.host[cur] */
     int port;
     enum segment_db_tls tls;
     char tls_ca_file[512];
+    pthread_mutex_t hosts_mu;
+    struct segment_hosts hosts; /* leaf.jdbc.url's hosts and their states (segment_hosts.h) */
+    int cur;                    /* the host connected or being tried */
+    enum segment_host_state fail_state; /* what db_disconnect() marks the host (default DOWN) */
+    enum segment_hosts_action action;   /* after a failed statement: db_fail()'s verdict */
+    int retries;                        /* same-host retries of the job in progress */
     unsigned int timeout_s;
     int64_t timeout_ms;
     segment_db_done_fn done;
@@ -75,7 +81,6 @@ struct segment_db {
      * statement does, so mariadb_cancel() could read a freed handle). */
     int cancel_fd;
     MYSQL_STMT *stmt[DB_NSTMT];
-    int64_t backoff_ms;
     int64_t next_connect_ms; /* monotonic; no connect attempt before */
 };
 
@@ -167,18 +172,32 @@ static void db_close(struct segment_db *db) {
     }
 }
 
-/* Drops a connection that failed, and schedules the next attempt. */
+/* Makes host i the one db_open() connects to. */
+static void db_use_host(struct segment_db *db, int i) {
+    db->cur = i;
+    memcpy(db->host, db->hosts.host[i].name, sizeof(db->host)); /* both 256, terminated */
+    db->port = db->hosts.host[i].port;
+}
+
+/*
+ * Drops a connection that failed, marks its host (fail_state, then back to
+ * DOWN) and schedules the next attempt: at once when another host is out of
+ * its backoff, else when the first one is.
+ */
 static void db_disconnect(struct segment_db *db) {
     db_close(db);
     if (atomic_exchange(&db->connected, 0)) {
         log_warn("segment",
-                 "database connection to %s:%d/%s lost; reconnecting in the "
+                 "database connection to %s:%d/%s lost (%s); reconnecting in the "
                  "background",
-                 db->host, db->port, db->database);
+                 db->host, db->port, db->database, segment_host_state_name(db->fail_state));
     }
-    db->next_connect_ms = db_now_ms() + db->backoff_ms;
-    db->backoff_ms =
-        db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ? DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
+    int64_t now = db_now_ms(), wait = 0;
+    pthread_mutex_lock(&db->hosts_mu);
+    segment_hosts_fail(&db->hosts, db->cur, db->fail_state, now);
+    pthread_mutex_unlock(&db->hosts_mu);
+    db->fail_state = SEGMENT_HOST_DOWN;
+    db->next_connect_ms = segment_hosts_pick(&db->hosts, now, &wait) >= 0 ? now : now + wait;
 }
 
 /*
@@ -362,13 +381,38 @@ static leaf_status_t db_session_limits(struct segment_db *db, MYSQL *m) {
 }
 
 /*
+ * Connects to the first host out of its backoff, then the next, until one
+ * answers healthy: LEAF_OK, LEAF_EUNAVAIL (none), or LEAF_EINVAL (a host
+ * refused the credentials or the database: a configuration error).
+ */
+static leaf_status_t db_connect(struct segment_db *db);
+static leaf_status_t db_connect_any(struct segment_db *db) {
+    leaf_status_t rc = LEAF_EUNAVAIL;
+    for (int tries = 0; tries < db->hosts.n; tries++) {
+        int64_t now = db_now_ms(), wait = 0;
+        int i = segment_hosts_pick(&db->hosts, now, &wait);
+        if (i < 0) {
+            db->next_connect_ms = now + wait;
+            break;
+        }
+        db_use_host(db, i);
+        rc = db_connect(db);
+        if (rc == LEAF_OK || rc == LEAF_EINVAL) {
+            return rc;
+        }
+    }
+    return rc;
+}
+
+/*
  * Opens the connection and prepares every statement: LEAF_OK, LEAF_EUNAVAIL,
  * or LEAF_EINVAL when the server refused the credentials or the database.
  */
 static leaf_status_t db_connect(struct segment_db *db) {
     const char *why_key;
     db_set_conn(db, db_open(db, &why_key));
-    if (db->conn == NULL || db_session_limits(db, db->conn) != LEAF_OK) {
+    if (db->conn == NULL || db_session_limits(db, db->conn) != LEAF_OK ||
+        (db->fail_state = segment_db_health(db->conn, db->host, db->port)) != SEGMENT_HOST_UP) {
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
         return why_key != NULL ? LEAF_EINVAL : LEAF_EUNAVAIL;
@@ -385,18 +429,16 @@ static leaf_status_t db_connect(struct segment_db *db) {
             return LEAF_EUNAVAIL;
         }
     }
-    db->backoff_ms = DB_BACKOFF_MIN_MS;
+    pthread_mutex_lock(&db->hosts_mu);
+    segment_hosts_up(&db->hosts, db->cur);
+    pthread_mutex_unlock(&db->hosts_mu);
     atomic_store(&db->connected, 1);
     const char *cipher = mysql_get_ssl_cipher(db->conn);
-    log_info("segment", "connected to database %s:%d/%s (%s%s)", db->host, db->port, db->database,
-             cipher != NULL ? "TLS " : "plain text", cipher != NULL ? cipher : "");
+    log_info("segment", "connected to database %s:%d/%s (host %d of %d, %s%s)", db->host, db->port,
+             db->database, db->cur + 1, db->hosts.n, cipher != NULL ? "TLS " : "plain text",
+             cipher != NULL ? cipher : "");
     db_quiet_reset(db);
     return LEAF_OK;
-}
-
-/* Whether an error means the connection is gone (client-side or shutdown errors). */
-static int db_error_is_fatal(unsigned int err) {
-    return (err >= 2000 && err < 3000) || err == ER_SERVER_SHUTDOWN || err == 1927;
 }
 
 /* Records a statement error on the job; drops the connection when it is gone. */
@@ -414,10 +456,14 @@ static leaf_status_t db_fail(struct segment_db *db, struct segment_db_job *job, 
     }
     db_log(db, LEAF_LOG_WARN, "statement for tag '%s' on %s:%d failed: %u %s", job->tag, db->host,
            db->port, err, job->error);
-    if (db_error_is_fatal(err)) {
+    /* Gone, read-only or not primary: the next host (segment_hosts_classify); 1213 and Galera's
+     * "not yet prepared": the same statement again (db_run). */
+    db->action = segment_hosts_classify(err, db->retries, db->hosts.n, &db->fail_state);
+    if (db->action == SEGMENT_HOSTS_MOVE) {
         db_disconnect(db);
         return LEAF_EUNAVAIL;
     }
+    db->fail_state = SEGMENT_HOST_DOWN;
     return LEAF_ERR;
 }
 
@@ -618,20 +664,7 @@ static leaf_status_t db_giveback(struct segment_db *db, struct segment_db_job *j
     return rc;
 }
 
-static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
-    if (job->deadline_ms > 0 && db_now_ms() >= job->deadline_ms) {
-        snprintf(job->error, sizeof(job->error), "deadline passed before it ran");
-        return LEAF_EAGAIN;
-    }
-    if (job->op == SEGMENT_DB_GIVEBACK && db->conn == NULL) {
-        /* a stop does not wait for a reconnect */
-        snprintf(job->error, sizeof(job->error), "no database connection");
-        return LEAF_EUNAVAIL;
-    }
-    if (db->conn == NULL && (db_now_ms() < db->next_connect_ms || db_connect(db) != LEAF_OK)) {
-        snprintf(job->error, sizeof(job->error), "database unreachable");
-        return LEAF_EUNAVAIL;
-    }
+static leaf_status_t db_op(struct segment_db *db, struct segment_db_job *job) {
     switch (job->op) {
     case SEGMENT_DB_FETCH: return db_fetch(db, job);
     case SEGMENT_DB_LOOKUP: return db_lookup(db, job);
@@ -642,6 +675,56 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
     case SEGMENT_DB_GIVEBACK: return db_giveback(db, job);
     }
     return LEAF_EINVAL;
+}
+
+/* Forgets what a failed attempt of a job read, before it runs again. */
+static void db_job_reset(struct segment_db_job *job) {
+    job->nrows = 0;
+    sbuf_reset(&job->packed);
+    job->packed.failed = 0;
+    job->error[0] = '\0';
+}
+
+/*
+ * Runs a job, on the next host when its host goes away under it (at most
+ * once per host) and again on the same host when Galera refused it for now
+ * (1213, 1047: SEGMENT_HOSTS_RETRIES times, pausing 20, 40, 80 ms). A range
+ * reservation whose answer was lost and that runs again elsewhere is a
+ * skipped range, never a range given twice: the UPDATE is one statement,
+ * certified cluster-wide.
+ */
+static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
+    leaf_status_t rc = LEAF_EUNAVAIL;
+    db->retries = 0;
+    for (int moves = 0; moves < db->hosts.n;) {
+        if (job->deadline_ms > 0 && db_now_ms() >= job->deadline_ms) {
+            snprintf(job->error, sizeof(job->error), "deadline passed before it ran");
+            return LEAF_EAGAIN;
+        }
+        if (job->op == SEGMENT_DB_GIVEBACK && db->conn == NULL) {
+            /* a stop does not wait for a reconnect */
+            snprintf(job->error, sizeof(job->error), "no database connection");
+            return LEAF_EUNAVAIL;
+        }
+        if (db->conn == NULL &&
+            (db_now_ms() < db->next_connect_ms || db_connect_any(db) != LEAF_OK)) {
+            snprintf(job->error, sizeof(job->error), "database unreachable");
+            return LEAF_EUNAVAIL;
+        }
+        db_job_reset(job);
+        db->action = SEGMENT_HOSTS_FAIL;
+        rc = db_op(db, job);
+        if (rc == LEAF_OK || db->action == SEGMENT_HOSTS_FAIL) {
+            return rc;
+        }
+        if (db->action == SEGMENT_HOSTS_RETRY) {
+            usleep((useconds_t)(SEGMENT_HOSTS_RETRY_PAUSE_MS * 1000) << db->retries);
+            db->retries++;
+            continue;
+        }
+        moves++;
+    }
+    return rc;
 }
 
 /* How long the idle thread sleeps before checking the connection with a ping. */
@@ -665,14 +748,57 @@ static void db_deadline(struct timespec *ts, int64_t ms) {
 static void db_idle(struct segment_db *db) {
     if (db->conn == NULL) {
         if (db_now_ms() >= db->next_connect_ms) {
-            db_connect(db);
+            db_connect_any(db);
         }
-    } else if (mysql_ping(db->conn) != 0) {
-        db_log(db, LEAF_LOG_WARN, "ping(%s:%d) failed: %s", db->host, db->port,
-               mysql_error(db->conn));
+    } else if ((db->fail_state = segment_db_health(db->conn, db->host, db->port)) !=
+               SEGMENT_HOST_UP) {
+        /* A Galera node that left the primary component still answers a ping. */
         atomic_fetch_add(&db->errors, 1);
         db_disconnect(db);
     }
+}
+
+/*
+ * Fail-back: while a host earlier in the list than the one in use is out of
+ * its backoff, a probe connection asks it whether it takes writes; only when
+ * it does is the connection in use closed and the host used again.
+ * Otherwise it is marked and backs off (up to 5 s), and the connection in
+ * use is untouched. Run between jobs, so a node under steady load comes back
+ * too. A host that refuses at once costs a refused connect; one that hangs
+ * costs up to the connect timeout, at most every 5 s.
+ */
+static void db_failback(struct segment_db *db) {
+    int j = db->conn != NULL ? segment_hosts_failback(&db->hosts, db_now_ms()) : -1;
+    if (j < 0) {
+        return;
+    }
+    int was = db->cur;
+    char was_host[sizeof(db->host) + 8];
+    snprintf(was_host, sizeof(was_host), "%s:%d", db->host, db->port);
+    const char *why_key;
+    db_use_host(db, j); /* db_open() and its messages name the probed host */
+    MYSQL *probe = db_open(db, &why_key);
+    enum segment_host_state st =
+        probe != NULL ? segment_db_health(probe, db->host, db->port) : SEGMENT_HOST_DOWN;
+    if (probe != NULL) {
+        mysql_close(probe);
+    }
+    if (st != SEGMENT_HOST_UP) {
+        pthread_mutex_lock(&db->hosts_mu);
+        segment_hosts_fail(&db->hosts, j, st, db_now_ms());
+        pthread_mutex_unlock(&db->hosts_mu);
+        db_use_host(db, was);
+        return;
+    }
+    atomic_store(&db->connected, 0); /* a planned switch, not a loss */
+    db_use_host(db, was);
+    db_close(db);
+    db_use_host(db, j);
+    if (db_connect(db) == LEAF_OK) {
+        log_info("segment", "database: back on %s:%d (was %s)", db->host, db->port, was_host);
+        return;
+    }
+    db_connect_any(db);
 }
 
 /* Waits for a job; returns NULL when stopping with an empty queue. Called with mu held. */
@@ -689,6 +815,7 @@ static struct segment_db_job *db_next_job(struct segment_db *db) {
             !db->stopping) {
             pthread_mutex_unlock(&db->mu);
             db_idle(db);
+            db_failback(db);
             pthread_mutex_lock(&db->mu);
         }
     }
@@ -721,6 +848,9 @@ static void *db_main(void *arg) {
         } else {
             db->done(job, db->done_arg);
         }
+        if (!stopping) {
+            db_failback(db);
+        }
         pthread_mutex_lock(&db->mu);
     }
     pthread_mutex_unlock(&db->mu);
@@ -739,30 +869,37 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
         return LEAF_ENOMEM;
     }
     db->cancel_fd = -1;
-    db_copy(db->host, sizeof(db->host), o->host);
+    segment_hosts_init(&db->hosts);
+    for (int i = 0; i < o->nhosts; i++) {
+        segment_hosts_add(&db->hosts, o->hosts[i].host, o->hosts[i].port);
+    }
+    if (db->hosts.n == 0) {
+        segment_hosts_add(&db->hosts, o->host ? o->host : "", o->port);
+    }
+    db_use_host(db, 0);
     db_copy(db->user, sizeof(db->user), o->user);
     db_copy(db->password, sizeof(db->password), o->password);
     db_copy(db->database, sizeof(db->database), o->database);
-    db->port = o->port;
     db->tls = o->tls;
     db_copy(db->tls_ca_file, sizeof(db->tls_ca_file), o->tls_ca_file);
     db->timeout_s = (unsigned int)((o->timeout_ms + 999) / 1000);
     db->timeout_ms = o->timeout_ms;
     db->done = done;
     db->done_arg = arg;
-    db->backoff_ms = DB_BACKOFF_MIN_MS;
+    db->fail_state = SEGMENT_HOST_DOWN;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&db->mu, NULL);
     pthread_mutex_init(&db->conn_mu, NULL);
+    pthread_mutex_init(&db->hosts_mu, NULL);
     pthread_cond_init(&db->cv, &ca);
     pthread_condattr_destroy(&ca);
     /* The first connect happens here, on the caller's thread, so that a
      * refused password or database stops start-up; an unreachable server
      * does not (the thread keeps trying). The thread takes the connection
      * over through pthread_create, which orders the two. */
-    leaf_status_t rc = db_connect(db);
+    leaf_status_t rc = db_connect_any(db);
     int err = rc == LEAF_EINVAL ? 0 : pthread_create(&db->thread, NULL, db_main, db);
     if (rc == LEAF_EINVAL || err != 0) {
         if (err != 0) {
@@ -770,6 +907,7 @@ leaf_status_t segment_db_start(struct segment_db **out, const struct segment_db_
         }
         db_close(db);
         pthread_cond_destroy(&db->cv);
+        pthread_mutex_destroy(&db->hosts_mu);
         pthread_mutex_destroy(&db->conn_mu);
         pthread_mutex_destroy(&db->mu);
         free(db);
@@ -800,6 +938,13 @@ uint64_t segment_db_errors(const struct segment_db *db) {
     return atomic_load(&((struct segment_db *)db)->errors);
 }
 
+void segment_db_hosts(const struct segment_db *db, struct segment_hosts *out) {
+    struct segment_db *d = (struct segment_db *)db;
+    pthread_mutex_lock(&d->hosts_mu);
+    *out = d->hosts;
+    pthread_mutex_unlock(&d->hosts_mu);
+}
+
 void segment_db_stop(struct segment_db *db) {
     if (db == NULL) {
         return;
@@ -814,6 +959,7 @@ void segment_db_stop(struct segment_db *db) {
     segment_db_cancel(db);
     pthread_join(db->thread, NULL);
     pthread_cond_destroy(&db->cv);
+    pthread_mutex_destroy(&db->hosts_mu);
     pthread_mutex_destroy(&db->conn_mu);
     pthread_mutex_destroy(&db->mu);
     free(db);

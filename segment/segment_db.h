@@ -11,9 +11,13 @@
  *
  * Connection policy: connect/read/write timeouts from leafd.db.timeout.ms;
  * the driver's auto-reconnect is off. A lost connection is closed and
- * re-opened in the background with exponential backoff (100 ms .. 2 s);
- * jobs that arrive while it is down fail at once with LEAF_EUNAVAIL
- * instead of waiting, so no request hangs on a dead database.
+ * re-opened in the background, on the first host of leaf.jdbc.url out of
+ * its backoff (segment_hosts.h: 100 ms .. 5 s per host); jobs that arrive
+ * while every host is down fail at once with LEAF_EUNAVAIL instead of
+ * waiting, so no request hangs on a dead database. With several hosts a
+ * job whose host goes away, turns read-only or leaves Galera's primary
+ * component runs again on the next host, and one Galera refused for now
+ * (1213, 1047) runs again on the same host.
  *
  * A range reservation is one statement,
  *   UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + ?) WHERE biz_tag = ?
@@ -104,9 +108,17 @@ enum segment_db_tls {
     SEGMENT_DB_TLS_VERIFY_IDENTITY, /* and names the host connected to */
 };
 
-struct segment_db_options {
+/* One member of a database cluster (leaf.jdbc.url lists them in order). */
+struct segment_db_hostport {
     const char *host;
     int port;
+};
+
+struct segment_db_options {
+    const char *host; /* used when nhosts is 0 */
+    int port;
+    const struct segment_db_hostport *hosts; /* tried in order (segment_hosts.h) */
+    int nhosts;
     const char *user;
     const char *password;
     const char *database;
@@ -137,6 +149,10 @@ int segment_db_connected(const struct segment_db *db);
 
 /* Errors seen (statements and connects), for metrics (any thread). */
 uint64_t segment_db_errors(const struct segment_db *db);
+
+/* A copy of the hosts, their states and the one in use (any thread). */
+struct segment_hosts;
+void segment_db_hosts(const struct segment_db *db, struct segment_hosts *out);
 
 /*
  * Aborts the statement in progress, if any (mariadb_cancel: the socket is

@@ -22,3 +22,11 @@ add_test(NAME it.chaos_lease_short
 set_tests_properties(it.chaos_lease_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
   LABELS "integration;chaos"
   ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+# it.chaos_galera_short: the same faults with segments on a three-node Galera cluster
+# (chaos.py --galera, 45 s): db_kill kills one member with kill -9 and starts it again
+# (tests/lib/galera.py). About 90 s in all with the cluster's start.
+add_test(NAME it.chaos_galera_short
+         COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --galera --seconds 45)
+set_tests_properties(it.chaos_galera_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+  LABELS "integration;chaos"
+  ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")

@@ -114,6 +114,25 @@ static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
     return v.ready;
 }
 
+/* The database hosts of /ready: "db_host" in use ("" when none) and every host's state. */
+static void ready_segment_hosts(const struct segment_hosts *h, struct sbuf *b) {
+    const struct segment_host *cur = h->current >= 0 ? &h->host[h->current] : NULL;
+    sbuf_puts(b, ",\"db_host\":");
+    if (cur != NULL) {
+        sbuf_printf(b, "\"%s:%d\"", cur->name, cur->port); /* checked by config: no quotes */
+    } else {
+        sbuf_puts(b, "\"\"");
+    }
+    sbuf_printf(b, ",\"db_moves\":%llu,\"db_hosts\":[", (unsigned long long)h->moves);
+    for (int i = 0; i < h->n; i++) {
+        sbuf_printf(b, "%s{\"host\":\"%s:%d\",\"state\":\"%s\",\"in_use\":%s,\"failures\":%llu}",
+                    i ? "," : "", h->host[i].name, h->host[i].port,
+                    segment_host_state_name(h->host[i].state), i == h->current ? "true" : "false",
+                    (unsigned long long)h->host[i].failures);
+    }
+    sbuf_putc(b, ']');
+}
+
 /* The segment member of /ready; returns 1 when segment IDs can be issued now. */
 static int ready_segment(const struct api_ctx *ctx, struct sbuf *b) {
     struct segment_service_stats st;
@@ -124,12 +143,14 @@ static int ready_segment(const struct api_ctx *ctx, struct sbuf *b) {
     }
     sbuf_printf(b,
                 "\"segment\":{\"enabled\":true,\"ready\":%s,\"database\":\"%s\","
-                "\"tags\":%zu,\"tags_buffered\":%zu%s}",
+                "\"tags\":%zu,\"tags_buffered\":%zu%s",
                 st.ready ? "true" : "false", st.db_up ? "up" : "down", st.tags_by_state[1],
                 st.buffered,
                 st.ready ? ""
                          : ",\"reason\":\"database unreachable and no tag has a "
                            "buffered range\"");
+    ready_segment_hosts(&st.db_hosts, b);
+    sbuf_putc(b, '}');
     return st.ready;
 }
 
@@ -150,10 +171,17 @@ static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
     }
     sbuf_printf(b,
                 ",\"issuing\":%s,\"lease_left_ms\":%" PRId64 ",\"zookeeper\":\"%s\","
-                "\"sequences\":%zu,\"elections\":%" PRIu64 ",\"fence_failures\":%" PRIu64 "}",
+                "\"sequences\":%zu,\"elections\":%" PRIu64 ",\"fence_failures\":%" PRIu64,
                 st.live ? "true" : "false", st.lease_left_ms,
                 st.connected ? "connected" : "disconnected", st.sequences, st.elections,
                 st.fence_failures);
+    if (st.sharded) {
+        sbuf_printf(b,
+                    ",\"sharded\":true,\"slots\":%d,\"shard_epoch\":%" PRIu64
+                    ",\"slots_taken\":%" PRIu64 ",\"slots_given\":%" PRIu64,
+                    st.slots, st.shard_epoch, st.slots_in, st.slots_out);
+    }
+    sbuf_putc(b, '}');
     return st.connected;
 }
 

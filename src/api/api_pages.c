@@ -232,6 +232,22 @@ static int (*const db_cmp[DB_NCOLS])(const void *, const void *) = {
     db_by_tag, db_by_max_id, db_by_step, NULL, db_by_time,
 };
 
+/* The database hosts above the rows: which one ranges are reserved on, and each one's state. */
+static void db_hosts_html(struct sbuf *p, const struct api_ctx *ctx) {
+    struct segment_service_stats st;
+    segment_service_stats(ctx->segment, &st);
+    const struct segment_hosts *h = &st.db_hosts;
+    sbuf_printf(
+        p, "<p>database hosts (leaf.jdbc.url order), %llu move(s):", (unsigned long long)h->moves);
+    for (int i = 0; i < h->n; i++) {
+        sbuf_puts(p, i ? ", " : " ");
+        sbuf_html(p, h->host[i].name, strlen(h->host[i].name));
+        sbuf_printf(p, ":%d %s%s", h->host[i].port, segment_host_state_name(h->host[i].state),
+                    i == h->current ? " <b>(in use)</b>" : "");
+    }
+    sbuf_puts(p, "</p>\n");
+}
+
 static void db_page(struct http_request *req, struct segment_db_job *job) {
     int64_t t0 = clock_mono_ns();
     if (job->rc != LEAF_OK) {
@@ -258,6 +274,7 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
     }
     struct sbuf p = SBUF_INIT;
     page_head(&p, api_ctx(req), "/db", "leafd leaf_alloc", &q, 1);
+    db_hosts_html(&p, api_ctx(req));
     if (job->nrows >= SEGMENT_DB_MAX_ROWS) {
         sbuf_printf(&p,
                     "<p class=\"warn\">%d rows read, the most one query reads: a larger "

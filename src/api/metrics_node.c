@@ -260,6 +260,34 @@ void f_seg_db_up(struct metrics_out *o, const struct metrics_snap *s) {
     }
 }
 
+/* One sample per host of leaf.jdbc.url, labelled host="name:port" and state. */
+static void seg_host_samples(struct metrics_out *o, const struct metrics_snap *s, int in_use) {
+    const struct segment_hosts *h = &s->seg.db_hosts;
+    if (!s->seg.enabled) {
+        return;
+    }
+    for (int i = 0; i < h->n; i++) {
+        char labels[320];
+        snprintf(labels, sizeof(labels), "host=\"%s:%d\"", h->host[i].name, h->host[i].port);
+        int v = in_use ? i == h->current : h->host[i].state == SEGMENT_HOST_UP;
+        metrics_sample_i(o, labels, v);
+    }
+}
+
+void f_seg_db_host_up(struct metrics_out *o, const struct metrics_snap *s) {
+    seg_host_samples(o, s, 0);
+}
+
+void f_seg_db_host_in_use(struct metrics_out *o, const struct metrics_snap *s) {
+    seg_host_samples(o, s, 1);
+}
+
+void f_seg_db_host_moves(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->seg.enabled) {
+        metrics_sample_u(o, "", NULL, s->seg.db_hosts.moves);
+    }
+}
+
 void f_seg_lookups(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seg.enabled) {
         metrics_sample_u(o, "", NULL, s->seg.lookups);
@@ -289,6 +317,20 @@ SEQ_FAMILY(f_seq_writes, s->seq.writes)
 SEQ_FAMILY(f_seq_write_failures, s->seq.write_failures)
 SEQ_FAMILY(f_seq_issued, s->seq.issued)
 #undef SEQ_FAMILY
+
+/* Sharded sequences only: the slots this node issues, and slots taken and given away. */
+void f_seq_slots(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->seq.enabled && s->seq.sharded) {
+        metrics_sample_u(o, "", NULL, (uint64_t)s->seq.slots);
+    }
+}
+
+void f_seq_slot_moves(struct metrics_out *o, const struct metrics_snap *s) {
+    if (s->seq.enabled && s->seq.sharded) {
+        metrics_sample_u(o, "", "direction=\"in\"", s->seq.slots_in);
+        metrics_sample_u(o, "", "direction=\"out\"", s->seq.slots_out);
+    }
+}
 
 void f_seq_headroom(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->seq.enabled && s->seq.min_headroom >= 0) {

@@ -93,12 +93,22 @@
     X(f_seg_db_errors, "leafd_segment_db_errors_total", "counter",                                 \
       "Database errors (connects and statements).")                                                \
     X(f_seg_db_up, "leafd_segment_db_up", "gauge", "Whether the database connection is up.")       \
+    X(f_seg_db_host_up, "leafd_segment_db_host_up", "gauge",                                       \
+      "Per host of leaf.jdbc.url: 1 when it last answered healthy (writable, Galera primary).")    \
+    X(f_seg_db_host_in_use, "leafd_segment_db_host_in_use", "gauge",                               \
+      "Per host of leaf.jdbc.url: 1 for the host ranges are reserved on.")                         \
+    X(f_seg_db_host_moves, "leafd_segment_db_host_moves_total", "counter",                         \
+      "Times the range connection moved to another host (fail-overs and fail-backs).")             \
     X(f_seg_lookups, "leafd_segment_lookups_total", "counter",                                     \
       "Tag lookups sent to the database.")                                                         \
     X(f_seg_lookups_refused, "leafd_segment_lookups_refused_total", "counter",                     \
       "Unknown tags answered without a lookup, beyond the lookup budget (404 or 503).")            \
     X(f_seq_primary, "leafd_sequence_primary", "gauge",                                            \
       "1 while this node is the sequence primary.")                                                \
+    X(f_seq_slots, "leafd_sequence_slots", "gauge",                                                \
+      "Sharded sequences: the slots this node issues.")                                            \
+    X(f_seq_slot_moves, "leafd_sequence_slot_moves_total", "counter",                              \
+      "Sharded sequences: slots this node took over (in) and gave away (out).")                    \
     X(f_seq_issuing, "leafd_sequence_issuing", "gauge",                                            \
       "1 while the primary's lease lets it issue (2/3 of the session timeout).")                   \
     X(f_seq_elections, "leafd_sequence_elections_total", "counter", "Elections this node won.")    \

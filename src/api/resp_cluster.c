@@ -152,11 +152,179 @@ static void cluster_info(struct resp_request *req, const struct sequence_peer *p
     resp_reply_verbatim(req->out, text, (size_t)len, req->client->resp3);
 }
 
+/* ---- sharded sequences (leafd.sequence.sharding): a shard per owner -------------- */
+
+struct shard_view {
+    struct sequence_peer peers[SEQUENCE_MAX_PEERS];
+    size_t npeers;
+    struct sequence_shard_view r[SEQUENCE_SHARD_VIEW_MAX];
+    size_t n;
+};
+
+/* The map with owners that speak RESP; ranges without one are left out (not served). */
+static void shard_view_get(const struct api_ctx *ctx, struct shard_view *v) {
+    v->n =
+        sequence_service_shards(ctx->sequence, v->peers, &v->npeers, v->r, SEQUENCE_SHARD_VIEW_MAX);
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->r[i].owner >= 0 && v->peers[v->r[i].owner].resp[0] != '\0') {
+            v->r[k++] = v->r[i];
+        }
+    }
+    v->n = k;
+}
+
+static size_t shard_resp_peers(const struct shard_view *v) {
+    size_t k = 0;
+    for (size_t i = 0; i < v->npeers; i++) {
+        k += v->peers[i].resp[0] != '\0';
+    }
+    return k;
+}
+
+/* Every range: [start, end, owner, the other nodes as its replicas]. */
+static void sharded_slots(struct resp_request *req, const struct shard_view *v) {
+    size_t others = shard_resp_peers(v) - 1;
+    resp_reply_array(req->out, v->n);
+    for (size_t i = 0; i < v->n; i++) {
+        int o = v->r[i].owner;
+        resp_reply_array(req->out, 3 + others);
+        resp_reply_int(req->out, v->r[i].start);
+        resp_reply_int(req->out, v->r[i].end);
+        node_triple(req->out, &v->peers[o]);
+        for (size_t k = 0; k < v->npeers; k++) {
+            if ((int)k != o && v->peers[k].resp[0] != '\0') {
+                node_triple(req->out, &v->peers[k]);
+            }
+        }
+    }
+}
+
+static size_t shard_ranges_of(const struct shard_view *v, int owner) {
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        k += v->r[i].owner == owner;
+    }
+    return k;
+}
+
+static void sharded_shards(struct resp_request *req, const struct shard_view *v) {
+    int r3 = req->client->resp3;
+    size_t owners = 0;
+    for (size_t k = 0; k < v->npeers; k++) {
+        owners += shard_ranges_of(v, (int)k) > 0;
+    }
+    resp_reply_array(req->out, owners);
+    for (size_t k = 0; k < v->npeers; k++) {
+        size_t nr = shard_ranges_of(v, (int)k);
+        if (nr == 0) {
+            continue;
+        }
+        resp_reply_map(req->out, 2, r3);
+        resp_reply_bulk(req->out, "slots", 5);
+        resp_reply_array(req->out, 2 * nr);
+        for (size_t i = 0; i < v->n; i++) {
+            if (v->r[i].owner == (int)k) {
+                resp_reply_int(req->out, v->r[i].start);
+                resp_reply_int(req->out, v->r[i].end);
+            }
+        }
+        resp_reply_bulk(req->out, "nodes", 5);
+        resp_reply_array(req->out, shard_resp_peers(v));
+        struct sequence_peer p = v->peers[k];
+        p.primary = 1;
+        shard_node(req->out, &p, r3);
+        for (size_t j = 0; j < v->npeers; j++) {
+            if (j != k && v->peers[j].resp[0] != '\0') {
+                p = v->peers[j];
+                p.primary = 0;
+                shard_node(req->out, &p, r3);
+            }
+        }
+    }
+}
+
+static void sharded_nodes(struct resp_request *req, const struct shard_view *v) {
+    struct sbuf b = SBUF_INIT;
+    for (size_t k = 0; k < v->npeers; k++) {
+        const struct sequence_peer *p = &v->peers[k];
+        char ip[SEQUENCE_PEER_ADDR], id[41];
+        long port = 0;
+        if (p->resp[0] == '\0') {
+            continue;
+        }
+        split_addr(p->resp, ip, sizeof(ip), &port);
+        node_id(p->http, id);
+        sbuf_printf(&b, "%s %s:%ld@%ld %smaster - 0 0 1 connected", id, ip, port, port + 10000,
+                    p->self ? "myself," : "");
+        for (size_t i = 0; i < v->n; i++) {
+            if (v->r[i].owner == (int)k) {
+                sbuf_printf(&b, " %d-%d", v->r[i].start, v->r[i].end);
+            }
+        }
+        sbuf_putc(&b, '\n');
+    }
+    resp_reply_verbatim(req->out, b.data ? b.data : "", b.len, req->client->resp3);
+    sbuf_free(&b);
+}
+
+static void sharded_info(struct resp_request *req, const struct shard_view *v) {
+    int slots = 0;
+    size_t owners = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        slots += v->r[i].end - v->r[i].start + 1;
+    }
+    for (size_t k = 0; k < v->npeers; k++) {
+        owners += shard_ranges_of(v, (int)k) > 0;
+    }
+    char text[512];
+    int len =
+        snprintf(text, sizeof(text),
+                 "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
+                 "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
+                 "cluster_known_nodes:%zu\r\ncluster_size:%zu\r\ncluster_current_epoch:1\r\n"
+                 "cluster_my_epoch:1\r\n",
+                 slots == RESP_SLOTS ? "ok" : "fail", slots, slots, shard_resp_peers(v), owners);
+    resp_reply_verbatim(req->out, text, (size_t)len, req->client->resp3);
+}
+
+/* CLUSTER SLOTS|SHARDS|NODES|INFO of a sharded cluster; 0 when sub is none of them. */
+static int cluster_sharded(struct resp_request *req) {
+    static const char *const subs[] = {"slots", "shards", "nodes", "info"};
+    int which = -1;
+    for (int i = 0; i < 4; i++) {
+        which = which < 0 && resp_arg_is(&req->cmd, 1, subs[i]) ? i : which;
+    }
+    if (which < 0) {
+        return 0;
+    }
+    struct shard_view *v = malloc(sizeof(*v));
+    if (v == NULL) {
+        resp_reply_error(req->out, "ERR out of memory");
+        return 1;
+    }
+    shard_view_get(req->ctx, v);
+    if (which == 0) {
+        sharded_slots(req, v);
+    } else if (which == 1) {
+        sharded_shards(req, v);
+    } else if (which == 2) {
+        sharded_nodes(req, v);
+    } else {
+        sharded_info(req, v);
+    }
+    free(v);
+    return 1;
+}
+
 leaf_status_t resp_cmd_cluster(struct resp_request *req) {
     const struct api_ctx *ctx = req->ctx;
     const struct resp_cmd *c = &req->cmd;
     if (!sequence_service_enabled(ctx->sequence)) {
         resp_reply_error(req->out, "ERR This instance has cluster support disabled");
+        return LEAF_OK;
+    }
+    if (sequence_service_sharded(ctx->sequence) && cluster_sharded(req)) {
         return LEAF_OK;
     }
     struct sequence_peer p[SEQUENCE_MAX_PEERS];

@@ -789,6 +789,8 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
                                 "VERIFY_IDENTITY (or verifyServerCertificate=true)",
                                 err, errlen);
     }
+    c->db_nhosts = j.nhosts;
+    memcpy(c->db_hosts, j.hosts, sizeof(c->db_hosts));
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
     c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
     if (c->max_lead_ms > c->reserve_ms) {

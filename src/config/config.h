@@ -129,6 +129,8 @@ enum config_db_tls {
       "IDs persisted ahead per ZooKeeper write (grows with the rate)")                             \
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
+    X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
+      "split the 16384 slots among the live sequence nodes, each range with its own primary")      \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
@@ -174,6 +176,14 @@ struct config_source {
 };
 
 #define CONFIG_MAX_KEYS 64
+
+/* The most hosts leaf.jdbc.url may list (a database cluster's members, section 18). */
+#define CONFIG_DB_HOSTS_MAX 8
+
+struct config_value_dbhost {
+    char host[256];
+    int port;
+};
 
 struct leaf_config {
     /* raw values, one per key (strings are NUL-terminated copies) */
@@ -221,6 +231,7 @@ struct leaf_config {
     int sequence_enable;
     int64_t sequence_batch;
     int sequence_autocreate;
+    int sequence_sharding;
     int64_t metrics_tags_max;
     int auth_enable;
     char snowflake_layout[128];
@@ -246,6 +257,8 @@ struct leaf_config {
     char db_host[256];
     int db_port;
     char db_name[129];
+    int db_nhosts; /* leaf.jdbc.url's hosts, in order (db_host:db_port is the first) */
+    struct config_value_dbhost db_hosts[CONFIG_DB_HOSTS_MAX];
     int identity_port; /* snowflake_port, or listen_port when 0 */
     int lease_mode;    /* leafd.snowflake.worker.mode is lease */
     int log_json;      /* leafd.log.format is json */

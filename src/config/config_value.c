@@ -127,8 +127,45 @@ static const char *config_jdbc_skip_scheme(const char *url) {
 }
 
 /*
- * jdbc:mysql://host[:port]/db[?params]. Messages quote the URL only up to
- * '?', because JDBC parameters may carry the password.
+ * One host[:port] of a JDBC URL's host list into j->hosts[j->nhosts]; *p
+ * moves past it. Connector/J's failover syntax lists several, separated by
+ * commas (section 18).
+ */
+static leaf_status_t config_jdbc_host(const char **pp, struct config_value_jdbc *j, const char *q,
+                                      char *why, size_t whylen) {
+    const char *p = *pp;
+    size_t n = strcspn(p, ":/?,");
+    struct config_value_dbhost *h = &j->hosts[j->nhosts];
+
+    if (j->nhosts == CONFIG_DB_HOSTS_MAX) {
+        snprintf(why, whylen, "at most %d hosts in %s", CONFIG_DB_HOSTS_MAX, q);
+        return LEAF_EINVAL;
+    }
+    if (!config_host_ok(p, n)) {
+        snprintf(why, whylen, "bad host name or IPv4 address in %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(h->host, p, n);
+    h->host[n] = '\0';
+    h->port = 3306;
+    p += n;
+    if (*p == ':') {
+        n = strcspn(p + 1, "/?,");
+        if (!config_port_ok(p + 1, n, &h->port)) {
+            snprintf(why, whylen, "port must be between 1 and 65535 in %s", q);
+            return LEAF_EINVAL;
+        }
+        p += 1 + n;
+    }
+    j->nhosts++;
+    *pp = p;
+    return LEAF_OK;
+}
+
+/*
+ * jdbc:mysql://host[:port][,host[:port]...]/db[?params]. Messages quote the
+ * URL only up to '?', because JDBC parameters may carry the password.
+ * j->host and j->port are the first host's.
  */
 leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
                                       size_t whylen) {
@@ -138,26 +175,22 @@ leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc 
 
     config_value_show(q, sizeof(q), url, strcspn(url, "?"), 1);
     j->port = 3306;
+    j->nhosts = 0;
     if (p == NULL) {
         snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
         return LEAF_EINVAL;
     }
-    n = strcspn(p, ":/?");
-    if (!config_host_ok(p, n)) {
-        snprintf(why, whylen, "bad host name or IPv4 address in %s", q);
-        return LEAF_EINVAL;
-    }
-    memcpy(j->host, p, n);
-    j->host[n] = '\0';
-    p += n;
-    if (*p == ':') {
-        n = strcspn(p + 1, "/?");
-        if (!config_port_ok(p + 1, n, &j->port)) {
-            snprintf(why, whylen, "port must be between 1 and 65535 in %s", q);
+    for (;;) {
+        if (config_jdbc_host(&p, j, q, why, whylen) != LEAF_OK) {
             return LEAF_EINVAL;
         }
-        p += 1 + n;
+        if (*p != ',') {
+            break;
+        }
+        p++;
     }
+    memcpy(j->host, j->hosts[0].host, sizeof(j->host));
+    j->port = j->hosts[0].port;
     n = (*p == '/') ? strcspn(++p, "?") : 0;
     for (i = 0; i < n && (config_is_alnum(p[i]) || p[i] == '_' || p[i] == '$'); i++) {
     }

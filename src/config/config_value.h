@@ -19,10 +19,12 @@
 
 /* The parts of a JDBC URL leafd uses. */
 struct config_value_jdbc {
-    char host[256];
+    char host[256]; /* the first host's, as hosts[0] */
     int port;
     char db[129];
     int tls; /* enum config_db_tls, from the URL's parameters */
+    int nhosts; /* 1 .. CONFIG_DB_HOSTS_MAX, in the URL's order */
+    struct config_value_dbhost hosts[CONFIG_DB_HOSTS_MAX];
 };
 
 /* Renders untrusted bytes for a message (at most CONFIG_VALUE_SHOW_MAX bytes). */
@@ -33,9 +35,9 @@ leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char
                                       size_t whylen);
 
 /*
- * jdbc:mysql://host[:port]/db[?params] (also jdbc:mariadb://). Of the
- * parameters, only the TLS ones are read (config_value_jdbc_tls); the rest
- * are ignored.
+ * jdbc:mysql://host[:port][,host[:port]...]/db[?params] (also jdbc:mariadb://).
+ * Of the parameters, only the TLS ones are read (config_value_jdbc_tls); the
+ * rest are ignored.
  */
 leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
                                       size_t whylen);

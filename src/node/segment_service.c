@@ -650,14 +650,20 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     uv_timer_init(svc->loop, &svc->refresh);
     svc->refresh.data = svc;
     uv_unref((uv_handle_t *)&svc->refresh);
-    struct segment_db_options o = {cfg->db_host,
-                                   cfg->db_port,
-                                   cfg->jdbc_username,
-                                   cfg->jdbc_password,
-                                   cfg->db_name,
-                                   cfg->db_timeout_ms,
-                                   (enum segment_db_tls)cfg->db_tls,
-                                   cfg->db_tls_ca_file};
+    struct segment_db_hostport hosts[CONFIG_DB_HOSTS_MAX];
+    for (int i = 0; i < cfg->db_nhosts && i < CONFIG_DB_HOSTS_MAX; i++) {
+        hosts[i] = (struct segment_db_hostport){cfg->db_hosts[i].host, cfg->db_hosts[i].port};
+    }
+    struct segment_db_options o = {.host = cfg->db_host,
+                                   .port = cfg->db_port,
+                                   .hosts = hosts,
+                                   .nhosts = cfg->db_nhosts,
+                                   .user = cfg->jdbc_username,
+                                   .password = cfg->jdbc_password,
+                                   .database = cfg->db_name,
+                                   .timeout_ms = cfg->db_timeout_ms,
+                                   .tls = (enum segment_db_tls)cfg->db_tls,
+                                   .tls_ca_file = cfg->db_tls_ca_file};
     leaf_status_t rc = segment_db_start(&svc->db, &o, on_db_done, svc);
     if (rc == LEAF_OK) {
         rc = segment_db_start(&svc->db_lookup, &o, on_db_done, svc);
@@ -777,6 +783,7 @@ void segment_service_stats(struct segment_service *svc, struct segment_service_s
     }
     segment_service_each(svc, count_tag, st);
     st->db_up = segment_db_connected(svc->db);
+    segment_db_hosts(svc->db, &st->db_hosts);
     st->db_errors = segment_db_errors(svc->db) + segment_db_errors(svc->db_lookup) +
                     segment_db_errors(svc->db_bg);
     st->lookups = atomic_load(&svc->lookups);

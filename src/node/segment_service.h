@@ -29,6 +29,7 @@
 #include "config.h"
 #include "segment_buffer.h"
 #include "segment_db.h"
+#include "segment_hosts.h"
 #include "session.h"
 #include "status.h"
 
@@ -112,6 +113,7 @@ struct segment_service_stats {
     uint64_t latency_buckets[SEGMENT_LATENCY_BUCKETS + 1]; /* last: +Inf; not cumulative */
     int64_t latency_bounds_ms[SEGMENT_LATENCY_BUCKETS + 1];
     uint64_t latency_sum_us;
+    struct segment_hosts db_hosts; /* the range connection's hosts: states, the one in use */
 };
 void segment_service_stats(struct segment_service *svc, struct segment_service_stats *st);
 

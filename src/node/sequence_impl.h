@@ -12,6 +12,7 @@
 
 #include "jobs.h"
 #include "sequence_service.h"
+#include "sequence_shard.h"
 #include "sequence_state.h"
 #include "validate.h"
 #include "zk_session.h"
@@ -39,6 +40,12 @@ enum {
     OP_ADMIN_CREATE,
     OP_SEQ_GIVEBACK,  /* sequence_heal.c */
     OP_PARENT_CREATE, /* sequence_heal.c; the answer is not needed */
+    OP_SHARD_READ,    /* sequence_shard_zk.c: the map */
+    OP_SHARD_WRITE,   /* the coordinator's new map */
+    OP_SHARD_HB,      /* this node's owner node: heartbeat and applied epoch */
+    OP_SHARD_HB_LIST, /* the owner nodes, for the barrier */
+    OP_SHARD_HB_GET,
+    OP_SHARD_HB_DELETE,
 };
 
 #define SEQ_FLOOR_FLUSH_MS 200 /* changed floors are appended this often */
@@ -51,6 +58,8 @@ struct seq_entry {
     int floor_queued; /* on the floors' list (sequence_floor_file.c) */
     struct sequence_state st;
     struct leaf_wait_list waiters;
+    int slot;     /* Redis Cluster slot of "sequence:<name>" (sharding) */
+    uint32_t gen; /* sharding: svc->shards.gen[slot] it was started under */
     size_t len;
     char name[VALIDATE_TAG_MAX + 1];
 };
@@ -78,6 +87,46 @@ struct seq_floors {
     char path[600];
     struct seq_entry **list; /* guarded by lock: entries whose floor changed */
     size_t n, cap;
+};
+
+/*
+ * Sharded sequences (sequence_shard_zk.c, sequence/sequence_shard.h). The
+ * map, own and gen are guarded by the service's lock; the rest belongs to
+ * the control thread.
+ *
+ * ZooKeeper: /leafd/{leaf.name}/shards holds the map (written by the node
+ * the election makes primary: the coordinator); /leafd/{leaf.name}/owners/
+ * n_<counter> is each node's owner node, persistent, written every T/6 with
+ * "applied <epoch>" (the heartbeat that renews its lease, and the promise
+ * that it issues no slot the map of that epoch gives to another) and
+ * "released" when it stops. A node issues a slot it gained in map E only
+ * after every other owner node says released, or applied >= E, or belongs
+ * to a node out of the line whose last heartbeat is over T old on the
+ * server's clock (times 4/3 on ours): then nobody else can issue it.
+ */
+struct seq_shards {
+    int on; /* leafd.sequence.sharding */
+    char path_map[SEQ_DIR_MAX], dir_owners[SEQ_DIR_MAX];
+    char hb_path[SEQ_PATH_MAX]; /* my owner node, "" until in line */
+    long long self_id;          /* my election node's counter, -1 until in line */
+    /* control thread */
+    int reading, writing, hb_inflight, hb_again, hb_listing, hb_reads_left, barrier_bad;
+    int released;    /* "released" written on hb_path: never heartbeat it again */
+    uint64_t hb_gen; /* +1 per owner node: answers for an older one are ignored */
+    int map_exists, coordinator;
+    int32_t map_version;
+    long long live[SEQUENCE_SHARD_MAX_NODES];
+    int nlive;
+    uint64_t applied;       /* the epoch whose losses are stopped and given back */
+    uint64_t barrier_epoch; /* gains of this epoch wait for the barrier; 0: none */
+    uint64_t round_epoch;   /* the barrier_epoch the owner nodes being read are judged against */
+    int64_t hb_sent_ms, last_hb_ms, last_read_ms, last_barrier_ms;
+    int64_t hb_mtime, hb_answer_ms; /* the server's time of my last heartbeat, and ours */
+    /* guarded by lock */
+    struct sequence_shard_map map;
+    uint8_t *own;  /* [16384]: 1 when this node issues the slot */
+    uint32_t *gen; /* [16384]: +1 each time a slot becomes mine */
+    uint64_t moves_in, moves_out;
 };
 
 struct sequence_service {
@@ -131,6 +180,8 @@ struct sequence_service {
     size_t giveback_pending;     /* control thread */
     int64_t parents_repaired_ms; /* control thread */
     uint64_t giveback_ok, giveback_refused;
+
+    struct seq_shards shards;
 };
 
 /* sequence_zk.c, the floor sequence_service.c stands on; lock held */
@@ -157,6 +208,21 @@ void seq_on_giveback(struct sequence_service *svc, const struct zk_event *ev);
 /* At a stop, after a synchronous call that followed the givebacks on the session: applies
  * their answers, now all queued; other events are dropped (control). */
 void seq_giveback_drain(struct sequence_service *svc);
+
+/* sequence_shard_zk.c. init/free at create/free; the rest on the control thread, except
+ * where (lock held). */
+leaf_status_t seq_shards_init(struct sequence_service *svc);
+void seq_shards_free(struct sequence_service *svc);
+void seq_shards_paths(struct sequence_service *svc);
+void seq_shards_on_list(struct sequence_service *svc, char **names, int n, int coordinator);
+void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev);
+void seq_shards_cron(struct sequence_service *svc, int64_t now);
+void seq_shards_lost_all(struct sequence_service *svc); /* lock held */
+void seq_shards_mine(struct sequence_service *svc);     /* my election node changed */
+void seq_shards_release(struct sequence_service *svc);  /* before "released" is written */
+/* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
+void seq_shards_where(struct sequence_service *svc, int slot, struct sequence_where *where);
 
 /* sequence_floor_file.c (control thread, except mark: lock held) */
 leaf_status_t seq_floors_load(struct sequence_service *svc);

@@ -14,9 +14,21 @@
 #include "hash.h"
 #include "log.h"
 #include "node_ip.h"
+#include "resp_slot.h"
 #include "sequence_record.h"
 
 /* ---- the table of sequences (lock held) ---------------------------------- */
+
+/* The Redis Cluster slot of the RESP key "sequence:<name>" (section 18). */
+static int seq_slot(const char *name, size_t len) {
+    char key[VALIDATE_TAG_MAX + 16];
+    if (len > VALIDATE_TAG_MAX) {
+        len = VALIDATE_TAG_MAX;
+    }
+    memcpy(key, "sequence:", 9);
+    memcpy(key + 9, name, len);
+    return (int)resp_key_slot(key, len + 9);
+}
 
 static struct seq_entry *entry_find(struct sequence_service *svc, const char *name, size_t len) {
     struct seq_entry *e = svc->slots[leaf_hash(name, len) & (svc->nslots - 1)];
@@ -69,6 +81,7 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     memcpy(e->name, name, len);
     e->len = len;
     e->idx = (uint32_t)svc->count;
+    e->slot = seq_slot(name, len);
     sequence_state_init(&e->st, svc->cfg->sequence_batch);
     svc->by_idx[svc->count++] = e;
     size_t j = leaf_hash(name, len) & (svc->nslots - 1);
@@ -121,10 +134,23 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
         *rc = LEAF_EUNAVAIL;
         return NULL;
     }
+    if (svc->shards.on && !svc->shards.own[seq_slot(name, len)]) {
+        *rc = LEAF_EUNAVAIL; /* another node's slot, or not taken over yet */
+        return NULL;
+    }
     struct seq_entry *e = entry_find(svc, name, len);
     if (e == NULL && (e = entry_add(svc, name, len)) == NULL) {
         *rc = LEAF_ENOMEM;
         return NULL;
+    }
+    if (svc->shards.on && e->gen != svc->shards.gen[e->slot]) {
+        /* The slot became this node's again since the sequence last ran here: start afresh
+         * (read, fence), as a new primary does. */
+        if (e->st.phase != SEQUENCE_IDLE) {
+            sequence_state_stop(&e->st);
+        }
+        e->gen = svc->shards.gen[e->slot];
+        e->st.term = 0;
     }
     if (e->st.phase == SEQUENCE_IDLE || e->st.term != svc->lease.term) {
         leaf_status_t st =
@@ -161,7 +187,11 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
         }
     }
     if (rc == LEAF_EUNAVAIL) {
-        where_now(svc, where);
+        if (svc->shards.on && where != NULL) {
+            seq_shards_where(svc, seq_slot(name, len), where);
+        } else {
+            where_now(svc, where);
+        }
     }
     if (e != NULL && e->dirty) {
         kick = 1;
@@ -200,7 +230,11 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
         }
     }
     if (rc == LEAF_EUNAVAIL) {
-        where_now(svc, where);
+        if (svc->shards.on && where != NULL) {
+            seq_shards_where(svc, seq_slot(name, len), where);
+        } else {
+            where_now(svc, where);
+        }
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
@@ -261,6 +295,12 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
                                    sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->floors.fd = -1;
+    if (seq_shards_init(svc) != LEAF_OK) {
+        seq_shards_free(svc);
+        free(svc);
+        log_error("sequence", "out of memory creating the sequence service");
+        return LEAF_ENOMEM;
+    }
     svc->nslots = 64;
     svc->slots = calloc(svc->nslots, sizeof(struct seq_entry *)); /* NOLINT: pointer array */
     if (svc->slots == NULL) {
@@ -290,11 +330,12 @@ int sequence_service_enabled(const struct sequence_service *svc) {
  */
 static leaf_status_t ensure_parents(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX];
-    const char *parts[] = {"/leafd", NULL, svc->dir_primary, svc->dir_seqs};
+    const char *parts[] = {"/leafd", NULL, svc->dir_primary, svc->dir_seqs,
+                           svc->shards.on ? svc->shards.dir_owners : NULL};
     snprintf(path, sizeof(path), "/leafd/%s", svc->cfg->name);
     parts[1] = path;
     int64_t until = clock_mono_ms() + svc->cfg->zk_session_timeout_ms;
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && parts[i] != NULL; i++) {
         leaf_status_t st = zk_session_create(svc->zk, parts[i], "", 0, ZK_MODE_PERSISTENT, NULL, 0);
         while (st == LEAF_EUNAVAIL && clock_mono_ms() < until) {
             struct timespec pause = {0, 100 * 1000000L};
@@ -332,6 +373,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     snprintf(svc->dir_primary, sizeof(svc->dir_primary), "/leafd/%s/primary", cfg->name);
     snprintf(svc->dir_seqs, sizeof(svc->dir_seqs), "/leafd/%s/sequences", cfg->name);
     snprintf(svc->lease_path, sizeof(svc->lease_path), "/leafd/%s/lease", cfg->name);
+    seq_shards_paths(svc);
     /* Neither handle keeps the control loop alive: it ends with the signals.
      * Unreferenced at once, so that a start failing below (ZooKeeper
      * unreachable) does not leave the shutdown's uv_run() waiting forever. */
@@ -378,7 +420,13 @@ void sequence_service_step_down(struct sequence_service *svc) {
          * (the session applies its requests in order, so they land before the
          * release below answers), and the next primary need not wait out this lease. */
         size_t given = seq_giveback_send(svc);
-        zk_session_set(svc->zk, svc->lease_path, "released", 8);
+        if (svc->shards.on) {
+            seq_shards_release(svc);
+        }
+        const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
+        if (release[0] != '\0') {
+            zk_session_set(svc->zk, release, "released", 8);
+        }
         if (given > 0) {
             seq_giveback_drain(svc);
         }
@@ -400,6 +448,7 @@ void sequence_service_free(struct sequence_service *svc) {
     }
     zk_names_free(svc->line, svc->nline);
     seq_floors_free(svc);
+    seq_shards_free(svc);
     for (size_t i = 0; i < svc->count; i++) {
         free(svc->by_idx[i]);
     }
@@ -433,6 +482,17 @@ void sequence_service_stats(struct sequence_service *svc, struct sequence_servic
     int64_t now = seq_now_ms();
     pthread_mutex_lock(&svc->lock);
     st->primary = svc->lease.primary;
+    st->sharded = svc->shards.on;
+    if (svc->shards.on) {
+        st->slots = 0;
+        for (int s = 0; s < SEQUENCE_SHARD_SLOTS; s++) {
+            st->slots += svc->shards.own[s];
+        }
+        st->primary = st->slots > 0;
+        st->shard_epoch = svc->shards.map.epoch;
+        st->slots_in = svc->shards.moves_in;
+        st->slots_out = svc->shards.moves_out;
+    }
     st->live = sequence_lease_live(&svc->lease, now);
     st->lease_left_ms = sequence_lease_left_ms(&svc->lease, now);
     st->connected = svc->connected;
@@ -471,4 +531,32 @@ void sequence_service_each(struct sequence_service *svc,
            sequence_phase_name(e->st.phase), arg);
     }
     pthread_mutex_unlock(&svc->lock);
+}
+
+size_t sequence_service_shards(struct sequence_service *svc, struct sequence_peer *peers,
+                               size_t *npeers, struct sequence_shard_view *out, size_t cap) {
+    size_t n = 0;
+    *npeers = 0;
+    if (svc == NULL || !svc->enabled || !svc->shards.on) {
+        return 0;
+    }
+    pthread_mutex_lock(&svc->lock);
+    *npeers = svc->npeers;
+    memcpy(peers, svc->peers, svc->npeers * sizeof(*peers));
+    for (int i = 0; i < svc->shards.map.n && n < cap; i++) {
+        const struct sequence_shard_range *r = &svc->shards.map.r[i];
+        int owner = -1;
+        for (size_t k = 0; k < svc->npeers; k++) {
+            if (svc->peers[k].seq == r->owner) {
+                owner = (int)k;
+            }
+        }
+        out[n++] = (struct sequence_shard_view){r->start, r->end, owner};
+    }
+    pthread_mutex_unlock(&svc->lock);
+    return n;
+}
+
+int sequence_service_sharded(const struct sequence_service *svc) {
+    return svc != NULL && svc->enabled && svc->shards.on;
 }

@@ -90,6 +90,9 @@ size_t sequence_service_peers(struct sequence_service *svc, struct sequence_peer
 
 struct sequence_service_stats {
     int enabled, primary, live, connected;
+    int sharded; /* leafd.sequence.sharding: primary = owns slots */
+    int slots;   /* sharded: slots this node issues */
+    uint64_t shard_epoch, slots_in, slots_out;
     struct sequence_where where; /* the primary as this node knows it */
     int64_t lease_left_ms;
     uint64_t elections, demotions, fence_failures, writes, write_failures, issued;
@@ -97,6 +100,17 @@ struct sequence_service_stats {
     int64_t min_headroom; /* least headroom of any serving sequence; -1 when none */
 };
 void sequence_service_stats(struct sequence_service *svc, struct sequence_service_stats *st);
+
+/* Sharded (leafd.sequence.sharding): the slot map's ranges, each with the index of its owner
+ * in peers (-1: no live owner known). peers gets the nodes in line (SEQUENCE_MAX_PEERS). */
+struct sequence_shard_view {
+    int start, end;
+    int owner;
+};
+#define SEQUENCE_SHARD_VIEW_MAX 256
+size_t sequence_service_shards(struct sequence_service *svc, struct sequence_peer *peers,
+                               size_t *npeers, struct sequence_shard_view *out, size_t cap);
+int sequence_service_sharded(const struct sequence_service *svc);
 
 /* Calls fn for every sequence (name, persisted max, last issued, headroom, phase name). */
 void sequence_service_each(struct sequence_service *svc,

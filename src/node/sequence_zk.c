@@ -26,6 +26,7 @@ void seq_lose_primary(struct sequence_service *svc, const char *why) {
     for (size_t i = 0; i < svc->count; i++) {
         sequence_state_stop(&svc->by_idx[i]->st);
     }
+    seq_shards_lost_all(svc);
     svc->where.known = 0;
     seq_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
@@ -257,11 +258,16 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         svc->mine[0] = '\0';
         elect_create(svc);
     } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
-        become_primary(svc);
+        if (!svc->shards.on) {
+            become_primary(svc); /* sharded: the lowest only coordinates the map */
+        }
     } else {
         char path[SEQ_PATH_MAX];
         snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, ev->names[d.watch]);
         zk_session_aexists_watch(&svc->zsub, OP_ELECT_WATCH, 0, path);
+    }
+    if (svc->shards.on && d.verdict != SEQUENCE_ELECT_MISSING) {
+        seq_shards_on_list(svc, ev->names, ev->nnames, d.verdict == SEQUENCE_ELECT_PRIMARY);
     }
     /* The names move to the view, which reads every address. */
     char **taken = ev->names;
@@ -299,8 +305,8 @@ static void heartbeat(struct sequence_service *svc, int64_t now) {
     pthread_mutex_lock(&svc->lock);
     int primary = svc->lease.primary;
     pthread_mutex_unlock(&svc->lock);
-    if (svc->mine[0] == '\0' || (!primary && svc->taking_over != 3) || svc->heartbeat_inflight ||
-        now - svc->last_heartbeat_ms < every) {
+    if (svc->shards.on || svc->mine[0] == '\0' || (!primary && svc->taking_over != 3) ||
+        svc->heartbeat_inflight || now - svc->last_heartbeat_ms < every) {
         return;
     }
     char data[SEQ_PATH_MAX + 16];
@@ -532,8 +538,13 @@ static void demote(struct sequence_service *svc) {
     if (was) {
         (void)seq_giveback_send(svc); /* applied before the release and the delete below */
     }
-    if (was && zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, svc->lease_path, "released",
-                                       8, -1) == LEAF_OK) {
+    const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
+    if (svc->shards.on) {
+        seq_shards_release(svc);
+    }
+    if (was && release[0] != '\0' &&
+        zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, release, "released", 8, -1) ==
+            LEAF_OK) {
         svc->deleting = 1;
         return;
     }
@@ -555,7 +566,13 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
         return;
     }
     if (ev->kind == ZK_EVENT_WATCH) {
-        elect_list(svc); /* the predecessor changed or went */
+        if (!seq_shards_watch(svc, ev)) {
+            elect_list(svc); /* the predecessor changed or went */
+        }
+        return;
+    }
+    if (ev->op >= OP_SHARD_READ && ev->op <= OP_SHARD_HB_DELETE) {
+        seq_shards_on_zk(svc, ev);
         return;
     }
     switch (ev->op) {
@@ -624,6 +641,7 @@ void seq_on_cron(uv_timer_t *t) {
         return;
     }
     heartbeat(svc, now);
+    seq_shards_cron(svc, now);
     if (svc->taking_over == 3) {
         become_primary(svc); /* once the previous primary's lease has run out */
     }

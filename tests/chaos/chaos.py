@@ -18,7 +18,7 @@ seed (printed first; default: $CHAOS_SEED, else random):
     zk_one     kill -9 one ZooKeeper server, restart it
     zk_all     kill -9 the whole ensemble, restart it
     expire     force a node's ZooKeeper session to expire (zk_expire)
-    db_kill    kill -9 MariaDB, restart it
+    db_kill    kill -9 MariaDB, restart it (--galera: kill -9 one Galera member, restart it)
     clock_small step a node's wall clock back 10 ms to 4 s (within the
                bounded lead), then forward again, three times: 0 failed
                requests allowed
@@ -121,6 +121,8 @@ def parse_args():
     ap.add_argument("--clients", type=int, default=4, help="client threads")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir even when the run passes")
     ap.add_argument("--lease", action="store_true", help="the lease-mode node set (worker-ID leases)")
+    ap.add_argument("--galera", action="store_true",
+                    help="segments on a three-node Galera cluster; db_kill kills one member")
     a = ap.parse_args()
     if a.seed is None:
         env = os.environ.get("CHAOS_SEED", "").strip()
@@ -188,8 +190,8 @@ def main():
     preflight()
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    replay = "tools/chaos%s --seconds %g --seed %d" % (" --lease" if args.lease else "", args.seconds,
-                                                        args.seed)
+    replay = "tools/chaos%s%s --seconds %g --seed %d" % (
+        " --lease" if args.lease else "", " --galera" if args.galera else "", args.seconds, args.seed)
     say("seed %d, %g s of faults, %d clients, %s mode, leafd %s" % (
         args.seed, args.seconds, args.clients, "lease" if args.lease else "forever",
         leafdtest.LEAFD_BIN))
@@ -202,7 +204,7 @@ def main():
     flog_ref = [None]
     wd = Watchdog(args.seconds + 320, flog_ref)
     wd.start()
-    cluster = Cluster(lease=args.lease)
+    cluster = Cluster(lease=args.lease, galera=args.galera)
     verdict = Verdict()
     failed = True
     stop = threading.Event()

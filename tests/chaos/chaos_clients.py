@@ -60,6 +60,8 @@ def classify(exc):
     return "exception:" + type(exc).__name__
 
 
+SEQUENCES = ("chaos.seq0", "chaos.seq1", "chaos.seq2", "chaos.seq3")
+
 class RespError(Exception):
     """An error reply: code is its first word in lower case."""
 
@@ -160,7 +162,9 @@ class Client(threading.Thread):
     def _pick(self):
         n = self.rng.randrange(len(self.nodes))
         if self.rng.random() < 0.15:
-            return n, "sequence", "chaos.seq", self.rng.choice((1, 1, 1, 5, 50))
+            # Four sequences: on a sharded cluster (the chaos run's) their slots have
+            # different owners (chaos.seq0..3: slots 15002, 10939, 6872, 2809).
+            return n, "sequence", self.rng.choice(SEQUENCES), self.rng.choice((1, 1, 1, 5, 50))
         if self.rng.random() < 0.5:
             return n, "snowflake", "chaos", self.rng.choice(SNOWFLAKE_COUNTS)
         if self.rng.random() < 0.15:

@@ -47,6 +47,7 @@ import threading
 import time
 
 from leafdtest import Env, free_port, http, wait_until
+from galera import GaleraCluster
 from tcpproxy import Proxy
 from zkhelpers import faketime_env, zk_props
 
@@ -178,12 +179,29 @@ class Node:
         return "127.0.0.1:%s" % self.leafd.props.get("leaf.snowflake.port", self.port)
 
 
+class GaleraSQL:
+    """The chaos run's SQL on a Galera cluster: through the first member that is up."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def sql(self, text, db="leaf"):
+        for g in self.cluster.nodes:
+            if g.alive() and g.status("wsrep_ready") == "ON":
+                return g.sql(text, db=db)
+        raise RuntimeError("no Galera member is up")
+
+
 class Cluster:
     """Owns every server of one chaos run and the sentinel that outlives it."""
 
-    def __init__(self, reserve_ms=5000, session_ms=6000, threads=2, lease=False):
+    def __init__(self, reserve_ms=5000, session_ms=6000, threads=2, lease=False, galera=False):
         self.env = Env()
         self.lease = lease
+        # Galera mode (chaos.py --galera): segments on a three-node Galera cluster
+        # (tests/lib/galera.py), each leafd listing the hosts in its own order.
+        self.galera = None
+        self.use_galera = galera
         if lease:
             session_ms = LEASE_SESSION_MS
         self.dir = self.env.dir
@@ -223,9 +241,16 @@ class Cluster:
         self.zks = self.env.zookeeper_ensemble(3)
         for z in self.zks:
             self.track(z.proc)
-        log("starting MariaDB")
-        self.db = self.env.mariadb()
-        self.track(self.db.proc)
+        if self.use_galera:
+            log("starting a three-node Galera cluster")
+            self.galera = GaleraCluster(self.env)
+            for g in self.galera.nodes:
+                self.track(g.proc)
+            self.db = GaleraSQL(self.galera)
+        else:
+            log("starting MariaDB")
+            self.db = self.env.mariadb()
+            self.track(self.db.proc)
         self.db.sql("INSERT INTO leaf_alloc(biz_tag,max_id,step,description) VALUES"
                     "('chaos',1,1000,'chaos test'),('chaos.small',1,10,'chaos test, small step')")
         self.nodes_proxies = [[Proxy(target=("127.0.0.1", z.port)) for z in self.zks]
@@ -243,12 +268,17 @@ class Cluster:
                 "leafd.resp.listen": "127.0.0.1:%d" % resp_port,
                 "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
                 "leafd.sequence.batch": "500",
+                # Sequences sharded across the three nodes (contract section 18): each
+                # owns about a third of the slots and the clients' four sequences.
+                "leafd.sequence.sharding": "true",
                 "leaf.segment.enable": "true",
-                "leaf.jdbc.url": self.db.jdbc_url(),
+                "leaf.jdbc.url": (self.galera.jdbc_url([i, (i + 1) % 3, (i + 2) % 3])
+                                  if self.galera else self.db.jdbc_url()),
                 "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw",
                 "leafd.zk.session.timeout.ms": str(self.session_ms),
                 "leafd.snowflake.reserve.ms": str(self.reserve_ms),
-                "leafd.db.timeout.ms": "1000",
+                # Galera stalls commits ~3 s after a member's kill -9: a statement outlasts it.
+                "leafd.db.timeout.ms": "5000" if self.galera else "1000",
                 "leafd.opaque.key": OPAQUE_KEY,
                 "leafd.threads": str(self.threads)})
             log("starting leafd %s" % name)
@@ -343,6 +373,12 @@ class Cluster:
         self.db.sql("INSERT INTO leaf_alloc(biz_tag,max_id,step,description) "
                     "VALUES('%s',1,100,'chaos test, created before an outage')" % name)
         self.fresh_tags.append(name)
+
+    def restart_galera(self, g, timeout=90):
+        """Starts Galera node g again and waits until it is synced (rsync SST or IST)."""
+        g.start(wait=False)
+        self.track(g.proc)
+        return g.wait_synced(timeout)
 
     def restart_db(self):
         self.db.start()

@@ -101,7 +101,7 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
             elif mode == "opaque":
                 opq.append((tag, ids))
             elif mode == "sequence":
-                seq.append((t0, t1, ids))
+                seq.append((t0, t1, ids, tag))
             else:
                 n_seg += len(ids)
                 seg[tag].append(ids)
@@ -131,8 +131,12 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
         _duplicates(v, "segment/" + tag, arrs, clients, names, tag)
     seq.extend(getattr(extra, "seq_extra", []))
     stats["sequence_ids"] = sum(len(r[2]) for r in seq)
-    _duplicates(v, "sequence", [r[2] for r in seq], clients, names, "chaos.seq")
-    _sequence_order(v, seq)
+    # Per sequence (several with sharding: their slots live on different owners).
+    for name in sorted({r[3] for r in seq}):
+        mine = [r for r in seq if r[3] == name]
+        _duplicates(v, "sequence/" + name, [r[2] for r in mine], clients, names, name)
+        _sequence_order(v, mine)
+    stats["sequences"] = len({r[3] for r in seq})
     _snowflake_order(v, clients, names, lease is not None)
     _segment_order(v, clients, names)
     stats["lead_ms"] = _future(v, clients, nodes, reserve_ms)
@@ -150,7 +154,7 @@ def _sequence_order(v, recs):
     """Whenever an answer was received before a request was sent, the later IDs are larger."""
     by_t1 = sorted(recs, key=lambda r: r[1])
     i, best, bad = 0, None, 0
-    for t0, t1, ids in sorted(recs, key=lambda r: r[0]):
+    for t0, t1, ids, _ in sorted(recs, key=lambda r: r[0]):
         while i < len(by_t1) and by_t1[i][1] < t0:
             top = by_t1[i][2][-1]
             best = top if best is None or top > best else best
