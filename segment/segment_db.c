@@ -434,9 +434,9 @@ static leaf_status_t db_connect(struct segment_db *db) {
     pthread_mutex_unlock(&db->hosts_mu);
     atomic_store(&db->connected, 1);
     const char *cipher = mysql_get_ssl_cipher(db->conn);
-    log_info("segment", "connected to database %s:%d/%s (host %d of %d, %s%s)", db->host, db->port,
-             db->database, db->cur + 1, db->hosts.n, cipher != NULL ? "TLS " : "plain text",
-             cipher != NULL ? cipher : "");
+    log_info("segment", "connected to database %s:%d/%s (%s%s, host %d of %d)", db->host, db->port,
+             db->database, cipher != NULL ? "TLS " : "plain text", cipher != NULL ? cipher : "",
+             db->cur + 1, db->hosts.n);
     db_quiet_reset(db);
     return LEAF_OK;
 }

@@ -49,7 +49,8 @@ static leaf_status_t health_query_wsrep(MYSQL *m, char (*v)[32]) {
 enum segment_host_state segment_db_health(MYSQL *m, const char *host, int port) {
     int ro = 0, wsrep = 0;
     char v[3][32] = {"", "", ""};
-    if (health_query_ints(m, "SELECT @@global.read_only, @@global.wsrep_on", &ro, &wsrep) != LEAF_OK &&
+    if (health_query_ints(m, "SELECT @@global.read_only, @@global.wsrep_on", &ro, &wsrep) !=
+            LEAF_OK &&
         (mysql_errno(m) != ER_UNKNOWN_SYSTEM_VARIABLE ||
          health_query_ints(m, "SELECT @@global.read_only, 0", &ro, &wsrep) != LEAF_OK)) {
         log_warn("segment", "health check on %s:%d failed: %s", host, port, mysql_error(m));

@@ -11,7 +11,7 @@
 #define OPAQUE_U 31
 #define OPAQUE_V 32
 #define OPAQUE_BLOCK 16
-#define OPAQUE_CHUNK 64 /* IDs per AES call */
+#define OPAQUE_CHUNK 64      /* IDs per AES call */
 #define OPAQUE_VERSION 1     /* the tag-less permutation of before 0.2 (decode only) */
 #define OPAQUE_VERSION_TAG 2 /* the per-tag permutation: the tag's tweak in the block */
 
@@ -143,8 +143,8 @@ static leaf_status_t permute_many(struct segment_opaque *o, const struct segment
         }
     }
     const uint8_t *tweak = t != NULL ? t->tweak : NULL;
-    int64_t past_zero = t != NULL ? (dir > 0 ? t->f_zero : t->f_inv_zero)
-                                  : (dir > 0 ? o->f_zero : o->f_inv_zero);
+    int64_t past_zero =
+        t != NULL ? (dir > 0 ? t->f_zero : t->f_inv_zero) : (dir > 0 ? o->f_zero : o->f_inv_zero);
     for (int i = 0; i < n; i += OPAQUE_CHUNK) {
         uint64_t v[OPAQUE_CHUNK];
         int c = n - i < OPAQUE_CHUNK ? n - i : OPAQUE_CHUNK;
@@ -175,7 +175,8 @@ leaf_status_t segment_opaque_init(struct segment_opaque *o, const struct segment
     o->aes = ctx;
     memcpy(o->key, key->bytes, sizeof(o->key));
     uint64_t zero[2] = {0, 0};
-    if (feistel(o, NULL, &zero[0], 1, 1) != LEAF_OK || feistel(o, NULL, &zero[1], 1, -1) != LEAF_OK) {
+    if (feistel(o, NULL, &zero[0], 1, 1) != LEAF_OK ||
+        feistel(o, NULL, &zero[1], 1, -1) != LEAF_OK) {
         segment_opaque_close(o);
         return LEAF_ERR;
     }
@@ -217,8 +218,8 @@ static const struct segment_opaque_tag *tag_of(struct segment_opaque *o, const c
     unsigned int mac_len = 0;
     memcpy(msg, label, sizeof(label));
     memcpy(msg + sizeof(label), tag, len);
-    if (HMAC(EVP_sha256(), o->key, (int)sizeof(o->key), msg, sizeof(label) + len, mac,
-             &mac_len) == NULL ||
+    if (HMAC(EVP_sha256(), o->key, (int)sizeof(o->key), msg, sizeof(label) + len, mac, &mac_len) ==
+            NULL ||
         mac_len < SEGMENT_OPAQUE_TWEAK_BYTES) {
         return NULL;
     }

@@ -19,7 +19,7 @@ db = env.mariadb()
 db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES "
        "('orders.eu', 1, 100, 'a'), ('billing', 1, 100, 'b'), ('mine.dict', 1, 100, 'c')")
 n = env.leafd("n0", zk_props(zk.address(), name="sec", **{
-    "leafd.auth.enable": "true", "leafd.admin.token": TOKEN, "leaf.segment.enable": "true",
+    "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN, "leaf.segment.enable": "true",
     "leaf.jdbc.url": db.jdbc_url(), "leaf.jdbc.username": "root", "leaf.jdbc.password": "",
     "leafd.opaque.key": "00112233445566778899aabbccddeeff", "leafd.auth.failures.max": "0"}))
 me = "http://127.0.0.1:%d" % n.port
@@ -66,7 +66,9 @@ check(re.search(r"component=audit .*action=leaf_create .*status=415 outcome=reje
 check(TOKEN not in n.log_text(), "no token in the log")
 
 log("pages: headers, and ZooKeeper data escaped")
-zk.cli("create", "/snowflake/sec/leaf_temporary/<script>alert(1)<", "")
+# Written with leafd.zk.auth's identity (an anonymous write is refused by the ACL now):
+# whatever ZooKeeper holds is escaped anyway.
+zk.cli_as("leafd:zk-secret-0", "create", "/snowflake/sec/leaf_temporary/<script>alert(1)<", "x")
 for path in ("/", "/cluster", "/cache", "/db"):
     st, page, h = http(n.port, path, headers=B)
     hl = {k.lower(): v for k, v in h.items()}
