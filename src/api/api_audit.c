@@ -17,7 +17,8 @@
 /* Who asked: the Basic user, admin-token, loopback or anonymous (never the secret). */
 static void audit_who(const struct http_request *req, char *who, size_t cap) {
     struct auth_header h;
-    switch (req->auth_too_long ? AUTH_SCHEME_INVALID : auth_header_parse(req->auth, req->auth_len, &h)) {
+    switch (req->auth_too_long ? AUTH_SCHEME_INVALID
+                               : auth_header_parse(req->auth, req->auth_len, &h)) {
     case AUTH_SCHEME_BASIC: log_safe(h.user, h.user_len, who, cap); break;
     case AUTH_SCHEME_BEARER: snprintf(who, cap, "admin-token"); break;
     case AUTH_SCHEME_NONE:
@@ -45,8 +46,8 @@ static void audit_body_field(const struct http_request *req, const char *key, ch
 }
 
 /* The action and object of a route: users' changes name the user in the path. */
-static void audit_what(const struct http_request *req, const char *route, char *action,
-                       size_t acap, char *object, size_t ocap) {
+static void audit_what(const struct http_request *req, const char *route, char *action, size_t acap,
+                       char *object, size_t ocap) {
     size_t pre = sizeof(AUDIT_USERS_PREFIX) - 1;
     snprintf(action, acap, "%s", route);
     object[0] = '\0';
@@ -75,11 +76,11 @@ void api_audit(const struct http_request *req, const char *route) {
     audit_who(req, who, sizeof(who));
     audit_what(req, route, action, sizeof(action), object, sizeof(object));
     int st = req->status;
-    const char *outcome = st >= 200 && st < 300   ? "ok"
+    const char *outcome = st >= 200 && st < 300    ? "ok"
                           : st == 401 || st == 403 ? "refused"
                           : st >= 500              ? "failed"
                                                    : "rejected";
     log_info("audit", "user=%s client=%s action=%s object=%s status=%d outcome=%s", who,
-             req->peer != NULL && req->peer[0] ? req->peer : "?", action,
-             object[0] ? object : "-", st, outcome);
+             req->peer != NULL && req->peer[0] ? req->peer : "?", action, object[0] ? object : "-",
+             st, outcome);
 }

@@ -12,7 +12,8 @@
 #include "llhttp.h"
 
 static int origin_is_addr(const struct http_request *req, const char *addr) {
-    return addr[0] != '\0' && http_check_same_origin(req->origin, req->origin_len, addr, strlen(addr));
+    return addr[0] != '\0' &&
+           http_check_same_origin(req->origin, req->origin_len, addr, strlen(addr));
 }
 
 /* 1 when the Origin names this node: the Host of the request, or an address it listens on. */

@@ -239,6 +239,5 @@ void page_finish(struct sbuf *p, struct http_request *req, int64_t started_ns) {
         http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
         return;
     }
-    http_respond_ex(req, 200, "text/html; charset=utf-8", security, p->data ? p->data : "",
-                    p->len);
+    http_respond_ex(req, 200, "text/html; charset=utf-8", security, p->data ? p->data : "", p->len);
 }

@@ -125,8 +125,7 @@ leaf_status_t api_decode_opaque(struct http_request *req) {
     int n = snprintf(body, sizeof(body),
                      "{\"id\":\"%" PRId64 "\",\"segment_id\":\"%" PRId64 "\",\"biz_tag\":%s%.*s%s}",
                      id, plain, tag != NULL ? "\"" : "", (int)(tag != NULL ? tag_len : 4),
-                     tag != NULL ? tag : "null",
-                     tag != NULL ? "\"" : "");
+                     tag != NULL ? tag : "null", tag != NULL ? "\"" : "");
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }

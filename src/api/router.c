@@ -181,8 +181,7 @@ leaf_status_t router_dispatch(struct http_request *req) {
             req->route = i;
             /* Checked at arrival; a parked request that resumes was allowed. */
             leaf_status_t rc = LEAF_OK;
-            if (req->retries > 0 ||
-                (api_origin_allowed(req) && route_allowed(&routes[i], req))) {
+            if (req->retries > 0 || (api_origin_allowed(req) && route_allowed(&routes[i], req))) {
                 rc = routes[i].fn(req);
             }
             /* Every state change is an admin change: one audit line once it is answered. */

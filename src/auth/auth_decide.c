@@ -53,8 +53,8 @@ enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
     }
     switch (need) {
     case AUTH_NEED_ADMIN: return user->admin ? AUTH_ALLOW : AUTH_FORBIDDEN;
-    case AUTH_NEED_METRICS: return user->admin || auth_user_has_star_metrics(user) ? AUTH_ALLOW
-                                                                                  : AUTH_FORBIDDEN;
+    case AUTH_NEED_METRICS:
+        return user->admin || auth_user_has_star_metrics(user) ? AUTH_ALLOW : AUTH_FORBIDDEN;
     case AUTH_NEED_IDS:
         return key != NULL && (auth_user_rights(user, key) & AUTH_RIGHT_IDS) ? AUTH_ALLOW
                                                                              : AUTH_FORBIDDEN;

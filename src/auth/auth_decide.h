@@ -27,10 +27,10 @@
 
 /* What a route or command needs; the column in the route and command tables. */
 enum auth_need {
-    AUTH_NEED_NONE,   /* open: /health, /ready, /metrics, PING, HELLO, AUTH ... */
-    AUTH_NEED_IDS,    /* get IDs of key */
-    AUTH_NEED_CREATE, /* create key (a tag, a sequence) */
-    AUTH_NEED_ADMIN,  /* users, steps, demote, /db, decode opaque */
+    AUTH_NEED_NONE,    /* open: /health, /ready, /metrics, PING, HELLO, AUTH ... */
+    AUTH_NEED_IDS,     /* get IDs of key */
+    AUTH_NEED_CREATE,  /* create key (a tag, a sequence) */
+    AUTH_NEED_ADMIN,   /* users, steps, demote, /db, decode opaque */
     AUTH_NEED_METRICS, /* every family of /metrics: admin, or metrics on the pattern * */
 };
 

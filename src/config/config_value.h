@@ -22,7 +22,7 @@ struct config_value_jdbc {
     char host[256]; /* the first host's, as hosts[0] */
     int port;
     char db[129];
-    int tls; /* enum config_db_tls, from the URL's parameters */
+    int tls;    /* enum config_db_tls, from the URL's parameters */
     int nhosts; /* 1 .. CONFIG_DB_HOSTS_MAX, in the URL's order */
     struct config_value_dbhost hosts[CONFIG_DB_HOSTS_MAX];
 };

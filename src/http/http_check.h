@@ -33,7 +33,8 @@ int http_check_folded(const char *at, const char *start, int tail_nl);
 /* Whether bytes [data, data + len) end in a line feed and blanks; `tail_nl` if all blanks. */
 int http_check_tail_nl(const char *data, size_t len, int tail_nl);
 
-/* 1 when a Content-Type value is application/json (any case, parameters such as charset allowed). */
+/* 1 when a Content-Type value is application/json (any case, parameters such as charset allowed).
+ */
 int http_check_json_type(const char *value, size_t len);
 
 /*

@@ -47,7 +47,7 @@ struct http_request {
     size_t body_len;
     const char *auth; /* Authorization header value, or "" */
     size_t auth_len;
-    int auth_too_long;      /* the Authorization value was longer than HTTP_MAX_AUTH (not kept) */
+    int auth_too_long; /* the Authorization value was longer than HTTP_MAX_AUTH (not kept) */
     /* Host, Origin, Content-Type and Sec-Fetch-Site values, NULL when absent (not
      * NUL-terminated): the same-origin and JSON-only rule of state changes. */
     const char *host;
