@@ -183,6 +183,22 @@ int api_authorize(struct http_request *req, enum auth_need need, const struct au
     return v == AUTH_ALLOW;
 }
 
+int api_auth_may(struct http_request *req, enum auth_need need, enum ids_mode mode,
+                 const char *name, size_t len) {
+    const struct api_ctx *ctx = api_ctx(req);
+    if (!user_service_enabled(ctx->users)) {
+        return 1;
+    }
+    struct auth_key key = {mode, name, len};
+    struct auth_header h;
+    struct user_creds creds;
+    creds_of(req, &h, &creds);
+    enum user_failure why = USER_FAIL_COUNT;
+    enum auth_verdict v = user_service_check(ctx->users, &creds, need, &key, &why);
+    auth_header_clear(&h);
+    return v == AUTH_ALLOW;
+}
+
 int api_metrics_view(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     if (!user_service_enabled(ctx->users)) {

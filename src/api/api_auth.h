@@ -27,6 +27,10 @@ int api_authorize(struct http_request *req, enum auth_need need, const struct au
  */
 int api_metrics_view(struct http_request *req);
 
+/* Whether the request's credentials hold need on the key, silently (no answer, no failure
+ * counted: the route's own check has answered for the credentials already); 1 with auth off. */
+int api_auth_may(struct http_request *req, enum auth_need need, enum ids_mode mode,
+                 const char *name, size_t len);
 int api_authorize_key(struct http_request *req, enum auth_need need, enum ids_mode mode,
                       const char *name, size_t len);
 /* A failed authentication's warn line, at most one a second per client address. */

@@ -4,6 +4,7 @@
  */
 #include "api_ids.h"
 
+#include "api_auth.h"
 #include "api_respond.h"
 #include "validate.h"
 
@@ -37,6 +38,9 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
         .first_seen_ms = req->first_seen_ms,
         .now_ms = http_request_now(req),
         .wait = req->wait,
+        /* Autocreate needs the 'create' right, as POST /api/sequence does (section 15). */
+        .may_create =
+            mode == IDS_SEQUENCE && api_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
     };
     leaf_status_t rc = ids_issue(api_ctx(req), &c, ids);
     if (rc == LEAF_EAGAIN) {

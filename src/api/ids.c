@@ -107,7 +107,7 @@ static leaf_status_t issue_sequence(const struct api_ctx *ctx, struct ids_call *
     }
     int64_t first = 0;
     leaf_status_t rc = sequence_service_next(ctx->sequence, c->key, c->key_len, c->count, &first,
-                                             c->wait, &c->primary);
+                                             c->may_create, c->wait, &c->primary);
     if (rc != LEAF_OK) {
         return sequence_outcome(c, rc);
     }

@@ -92,6 +92,8 @@ struct ids_call {
     int64_t first_seen_ms; /* monotonic ms when the request arrived */
     int64_t now_ms;        /* monotonic ms now */
     struct leaf_wait *wait;
+    int may_create; /* sequences: an unknown one may be created (leafd.sequence.autocreate) by
+                     * this caller: it holds the 'create' right (always 1 with auth off) */
     /* outputs */
     int64_t retry_ms;              /* LEAF_EAGAIN: resume at the latest after this long */
     enum ids_error err;            /* LEAF_ERR: why */

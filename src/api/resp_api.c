@@ -94,21 +94,31 @@ static leaf_status_t cmd_hello(struct resp_request *req) {
         proto = (int)v;
         i = 2;
     }
+    /* The whole command is checked before any option acts: a syntax error
+     * after AUTH must not leave the connection logged in (as Redis). */
+    int first = i;
     for (; i < c->argc; i++) {
         if (resp_arg_is(c, i, "auth") && i + 2 < c->argc) {
+            i += 2;
+        } else if (resp_arg_is(c, i, "setname") && i + 1 < c->argc) {
+            i += 1;
+        } else {
+            return resp_outcome_error(req, RESP_O_ERR, "ERR Syntax error in HELLO option '%.64s'",
+                                      c->argv[i]);
+        }
+    }
+    for (i = first; i < c->argc; i++) {
+        if (resp_arg_is(c, i, "auth")) {
             if (!resp_auth_login(req, c->argv[i + 1], c->argvlen[i + 1], c->argv[i + 2],
                                  c->argvlen[i + 2])) {
                 return LEAF_OK;
             }
             i += 2;
-        } else if (resp_arg_is(c, i, "setname") && i + 1 < c->argc) {
+        } else {
             if (!set_name(req, i + 1)) {
                 return LEAF_OK;
             }
             i += 1;
-        } else {
-            return resp_outcome_error(req, RESP_O_ERR, "ERR Syntax error in HELLO option '%.64s'",
-                                      c->argv[i]);
         }
     }
     req->client->resp3 = proto == 3;

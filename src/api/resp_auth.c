@@ -69,6 +69,17 @@ leaf_status_t resp_cmd_auth(struct resp_request *req) {
     return LEAF_OK;
 }
 
+int resp_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode mode,
+                  const char *name, size_t len) {
+    const struct api_ctx *ctx = req->ctx;
+    if (!user_service_enabled(ctx->users)) {
+        return 1;
+    }
+    struct auth_key key = {mode, name, len};
+    enum user_failure why = USER_FAIL_COUNT;
+    return user_service_session_check(ctx->users, session_of(req), need, &key, &why) == AUTH_ALLOW;
+}
+
 int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
     const struct api_ctx *ctx = req->ctx;
     if (!user_service_enabled(ctx->users) || need == AUTH_NEED_NONE) {

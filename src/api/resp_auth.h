@@ -20,6 +20,9 @@ leaf_status_t resp_cmd_auth(struct resp_request *req);
 int resp_auth_login(struct resp_request *req, const char *user, size_t user_len, const char *secret,
                     size_t secret_len);
 int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg);
+/* Whether the connection's user holds need on the key, silently; 1 with auth off. */
+int resp_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode mode,
+                  const char *name, size_t len);
 void resp_auth_reset(struct resp_request *req);
 
 #endif

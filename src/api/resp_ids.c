@@ -10,6 +10,7 @@
 
 #include "api_ctx.h"
 #include "ids.h"
+#include "resp_auth.h"
 #include "resp_outcome.h"
 #include "resp_slot.h"
 #include "validate.h"
@@ -100,6 +101,9 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .first_seen_ms = req->first_seen_ms,
         .now_ms = req->now_ms,
         .wait = req->wait,
+        /* Autocreate needs the 'create' right, as POST /api/sequence does (section 15). */
+        .may_create = k->mode == IDS_SEQUENCE &&
+                      resp_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
     leaf_status_t rc = ids_issue((const struct api_ctx *)req->ctx, &c, ids);
     return issue_outcome(req, k, &c, rc);

@@ -129,7 +129,7 @@ static void where_now(struct sequence_service *svc, struct sequence_where *where
 
 /* The entry to issue from, started in this term; NULL with *rc set otherwise (lock held). */
 static struct seq_entry *entry_for_issue(struct sequence_service *svc, const char *name, size_t len,
-                                         leaf_status_t *rc) {
+                                         int may_create, leaf_status_t *rc) {
     if (!svc->lease.primary) {
         *rc = LEAF_EUNAVAIL;
         return NULL;
@@ -152,9 +152,11 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
         e->gen = svc->shards.gen[e->slot];
         e->st.term = 0;
     }
-    if (e->st.phase == SEQUENCE_IDLE || e->st.term != svc->lease.term) {
-        leaf_status_t st =
-            sequence_state_start(&e->st, &svc->lease, svc->cfg->sequence_autocreate ? 1 : 0);
+    int create = svc->cfg->sequence_autocreate && may_create;
+    if (e->st.phase == SEQUENCE_IDLE || e->st.term != svc->lease.term ||
+        (e->st.phase == SEQUENCE_MISSING && create)) {
+        /* (A caller who may create it, after one who may not found it missing.) */
+        leaf_status_t st = sequence_state_start(&e->st, &svc->lease, create);
         if (st != LEAF_OK) {
             *rc = st;
             return NULL;
@@ -165,7 +167,7 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
 }
 
 leaf_status_t sequence_service_next(struct sequence_service *svc, const char *name, size_t len,
-                                    int64_t n, int64_t *first, struct leaf_wait *w,
+                                    int64_t n, int64_t *first, int may_create, struct leaf_wait *w,
                                     struct sequence_where *where) {
     leaf_status_t rc = LEAF_OK;
     int kick = 0;
@@ -173,7 +175,7 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
         leaf_wait_cancel(w); /* a resumed request: leave whatever list it was on */
     }
     pthread_mutex_lock(&svc->lock);
-    struct seq_entry *e = entry_for_issue(svc, name, len, &rc);
+    struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
         rc = sequence_state_issue(&e->st, &svc->lease, seq_now_ms(), n, first);
         if (rc == LEAF_EAGAIN) {
@@ -211,7 +213,7 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
         leaf_wait_cancel(w);
     }
     pthread_mutex_lock(&svc->lock);
-    struct seq_entry *e = entry_for_issue(svc, name, len, &rc);
+    struct seq_entry *e = entry_for_issue(svc, name, len, 0, &rc); /* a read creates nothing */
     if (e != NULL) {
         int64_t now = seq_now_ms();
         if (sequence_state_recheck(&e->st, &svc->lease, now)) {

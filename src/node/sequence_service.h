@@ -60,7 +60,7 @@ int sequence_service_enabled(const struct sequence_service *svc);
  * INT64_MAX; LEAF_ENOMEM: too many sequences. Any event-loop thread.
  */
 leaf_status_t sequence_service_next(struct sequence_service *svc, const char *name, size_t len,
-                                    int64_t n, int64_t *first, struct leaf_wait *w,
+                                    int64_t n, int64_t *first, int may_create, struct leaf_wait *w,
                                     struct sequence_where *where);
 
 /*

@@ -13,7 +13,7 @@ import os
 import subprocess
 import time
 
-from leafdtest import Env, check, http, log, wait_until
+from leafdtest import Env, RespError, RespStream, check, http, log, wait_until
 from zkhelpers import cli_list, expire_session, session_id, zk_props
 
 TOKEN = "one-session-admin-token-0123456789"
@@ -43,6 +43,10 @@ def zk_connections(pid, zk_port):
             if f[3] == "01" and remote_port == zk_port and f[9] in inodes:  # 01: ESTABLISHED
                 n += 1
     return n
+
+
+def reader_secret(r):
+    return json.loads(r.stdout)["secret"]
 
 
 def basic(user, secret):
@@ -77,6 +81,28 @@ def ids_ok():
 
 
 check(wait_until(ids_ok, 20, 0.2), "snowflake, segment and sequence IDs with a user's credentials")
+
+log("autocreate needs the 'create' right (issue 26 finding 5), over HTTP and RESP")
+r = subprocess.run([LEAFCTL, "user", "add", "reader", "--grant", "sequence:a.*:ids", "-c", n.conf],
+                   capture_output=True, text=True, timeout=30)
+reader = basic("reader", json.loads(r.stdout)["secret"])
+wait_until(lambda: http(n.port, "/api/sequence/get/a.flood1", headers=reader)[0] != 401, 5, 0.1)
+st, body, _ = http(n.port, "/api/sequence/get/a.flood1", headers=reader)
+check(st == 404 and "unknown_sequence" in body, "ids alone: an unknown sequence is not created (%d)" % st)
+rs = RespStream(n.resp_port)
+check(rs.call("AUTH", "reader", reader_secret(r)) == "OK", "RESP AUTH as the reader")
+reply = rs.call("INCR", "sequence:a.flood2")
+check(isinstance(reply, RespError) and "UNKNOWN" in reply.upper(),
+      "RESP INCR with ids alone: not created (%r)" % reply)
+hs = RespStream(n.resp_port)
+reply = hs.call("HELLO", "2", "AUTH", "reader", reader_secret(r), "BOGUS")
+check(isinstance(reply, RespError) and "Syntax" in reply, "HELLO with a bad option: an error (%r)" % reply)
+reply = hs.call("INCR", "sequence:a.made")
+check(isinstance(reply, RespError) and reply.startswith("NOAUTH"),
+      "and the connection is not logged in by its AUTH part (%r)" % reply)
+check(http(n.port, "/api/sequence/get/a.made", headers=auth)[0] == 200,
+      "a user with create on it creates it by asking")
+check(http(n.port, "/api/sequence/get/a.made", headers=reader)[0] == 200, "then the reader gets IDs")
 ADMIN = {"Authorization": "Bearer " + TOKEN}
 check(http(n.port, "/cluster", headers=ADMIN)[0] == 200, "/cluster answers (the survey reads ZooKeeper)")
 time.sleep(1.5)  # the survey's first round
