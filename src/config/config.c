@@ -146,6 +146,54 @@ static int config_is_secret(const struct config_key *k) {
     return 0;
 }
 
+#define CONFIG_NEAR_MAX 128 /* longer names are nobody's typo */
+
+/* Levenshtein distance, capped: names are short, so one row of ints is enough. */
+size_t config_distance(const char *a, size_t an, const char *b) {
+    size_t bn = strlen(b), row[CONFIG_NEAR_MAX + 1];
+    if (an > CONFIG_NEAR_MAX || bn > CONFIG_NEAR_MAX) {
+        return (size_t)-1;
+    }
+    for (size_t j = 0; j <= bn; j++) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= an; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= bn; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            best = up + 1 < best ? up + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[bn];
+}
+
+void config_near_key(const char *key, size_t n, char *near, size_t nearlen) {
+    char low[CONFIG_NEAR_MAX];
+    size_t best = 4;
+    if (nearlen > 0) {
+        near[0] = '\0';
+    }
+    if (n > sizeof(low)) {
+        return;
+    }
+    /* Compared in lower case: LEAF.NAME is one edit from nothing, but plainly leaf.name. */
+    for (size_t i = 0; i < n; i++) {
+        low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
+    }
+    for (size_t i = 0; i < CONFIG_NKEYS; i++) {
+        size_t d = config_distance(low, n, config_keys[i].key);
+        if (d < best) {
+            best = d;
+            snprintf(near, nearlen, "%s", config_keys[i].key);
+        }
+    }
+}
+
 void config_env_name(const char *key, char *out, size_t outlen) {
     size_t i;
 

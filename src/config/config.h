@@ -295,6 +295,8 @@ void config_env_name(const char *key, char *out, size_t outlen);
 
 /* The key nearest to key (n bytes, ignoring case) within 3 edits into near; "" when none. */
 void config_near_key(const char *key, size_t n, char *near, size_t nearlen);
+/* Levenshtein distance of a (an bytes) and b, (size_t)-1 beyond 128 bytes. */
+size_t config_distance(const char *a, size_t an, const char *b);
 
 /* Applies environment overrides (LEAF_NAME, LEAFD_LISTEN, ...) through getenv_fn. */
 leaf_status_t config_apply_env(struct leaf_config *c, config_getenv_fn getenv_fn, char *err,

@@ -57,30 +57,6 @@ static int env_is_tools(const char *name, size_t n) {
     return 0;
 }
 
-/* Levenshtein distance, capped: names are short, so one row of ints is enough. */
-static size_t env_distance(const char *a, size_t an, const char *b) {
-    size_t bn = strlen(b), row[ENV_NAME_MAX + 1];
-    if (an > ENV_NAME_MAX || bn > ENV_NAME_MAX) {
-        return (size_t)-1;
-    }
-    for (size_t j = 0; j <= bn; j++) {
-        row[j] = j;
-    }
-    for (size_t i = 1; i <= an; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= bn; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            best = up + 1 < best ? up + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[bn];
-}
-
 /* 1 when `name` (n bytes) is a key's variable; else the nearest one within 3 edits in `near`. */
 static int env_known(const char *name, size_t n, char *near, size_t nearlen) {
     char var[ENV_NAME_MAX];
@@ -91,35 +67,13 @@ static int env_known(const char *name, size_t n, char *near, size_t nearlen) {
         if (strlen(var) == n && memcmp(var, name, n) == 0) {
             return 1;
         }
-        size_t d = env_distance(name, n, var);
+        size_t d = config_distance(name, n, var);
         if (d < best) {
             best = d;
             snprintf(near, nearlen, "%s", var);
         }
     }
     return 0;
-}
-
-void config_near_key(const char *key, size_t n, char *near, size_t nearlen) {
-    char low[ENV_NAME_MAX];
-    size_t best = 4;
-    if (nearlen > 0) {
-        near[0] = '\0';
-    }
-    if (n > sizeof(low)) {
-        return;
-    }
-    /* Compared in lower case: LEAF.NAME is one edit from nothing, but plainly leaf.name. */
-    for (size_t i = 0; i < n; i++) {
-        low[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
-    }
-    for (size_t i = 0; i < ENV_NKEYS; i++) {
-        size_t d = env_distance(low, n, env_keys[i]);
-        if (d < best) {
-            best = d;
-            snprintf(near, nearlen, "%s", env_keys[i]);
-        }
-    }
 }
 
 leaf_status_t config_check_env(char *const *envp, char *err, size_t errlen) {

@@ -184,14 +184,15 @@ struct sequence_service {
     struct seq_shards shards;
 };
 
-/* sequence_zk.c, the floor sequence_service.c stands on; lock held */
+/* sequence_table.c, the floor every other sequence file stands on; lock held.
+ * find: NULL when unknown; get: adds it (NULL: out of memory or full). */
 int64_t seq_now_ms(void);
 void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
 void seq_wake_all(struct sequence_service *svc);
-
-/* sequence_service.c; lock held. find: NULL when unknown; get: adds it (NULL: out of memory). */
 struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len);
 struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len);
+/* The Redis Cluster slot of the RESP key "sequence:<name>" (section 18). */
+int seq_slot(const char *name, size_t len);
 
 /* sequence_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a
  * ZooKeeper max below the floor, queues the floor, asks for a step-down when e gave up. */

@@ -1,6 +1,7 @@
 /*
- * Sequences, the node side: the table of sequences and their waiters, the
- * request path (event-loop threads), the life cycle and the views.
+ * Sequences, the node side: the waiters, the request path (event-loop
+ * threads), the life cycle and the views; the table itself is
+ * sequence_table.c's.
  */
 #include "sequence_impl.h"
 
@@ -16,91 +17,6 @@
 #include "node_ip.h"
 #include "resp_slot.h"
 #include "sequence_record.h"
-
-/* ---- the table of sequences (lock held) ---------------------------------- */
-
-/* The Redis Cluster slot of the RESP key "sequence:<name>" (section 18). */
-static int seq_slot(const char *name, size_t len) {
-    char key[VALIDATE_TAG_MAX + 16];
-    if (len > VALIDATE_TAG_MAX) {
-        len = VALIDATE_TAG_MAX;
-    }
-    memcpy(key, "sequence:", 9);
-    memcpy(key + 9, name, len);
-    return (int)resp_key_slot(key, len + 9);
-}
-
-static struct seq_entry *entry_find(struct sequence_service *svc, const char *name, size_t len) {
-    struct seq_entry *e = svc->slots[leaf_hash(name, len) & (svc->nslots - 1)];
-    while (e != NULL && !(e->len == len && memcmp(e->name, name, len) == 0)) {
-        e = e->next;
-    }
-    return e;
-}
-
-static void table_grow(struct sequence_service *svc) {
-    size_t n = svc->nslots * 2;
-    struct seq_entry **slots = calloc(n, sizeof(struct seq_entry *)); /* NOLINT: pointer array */
-    if (slots == NULL) {
-        return; /* longer chains, still correct */
-    }
-    for (size_t i = 0; i < svc->nslots; i++) {
-        struct seq_entry *e = svc->slots[i];
-        while (e != NULL) {
-            struct seq_entry *next = e->next;
-            size_t j = leaf_hash(e->name, e->len) & (n - 1);
-            e->next = slots[j];
-            slots[j] = e;
-            e = next;
-        }
-    }
-    free(svc->slots);
-    svc->slots = slots;
-    svc->nslots = n;
-}
-
-static struct seq_entry *entry_add(struct sequence_service *svc, const char *name, size_t len) {
-    if (svc->count >= SEQ_MAX_NAMES || len > VALIDATE_TAG_MAX) {
-        return NULL;
-    }
-    if (svc->count == svc->idx_cap) {
-        size_t cap = svc->idx_cap ? svc->idx_cap * 2 : 64;
-        struct seq_entry **a = realloc(
-            svc->by_idx,
-            cap * sizeof(struct seq_entry *)); /* NOLINT(bugprone-sizeof-expression): pointers */
-        if (a == NULL) {
-            return NULL;
-        }
-        svc->by_idx = a;
-        svc->idx_cap = cap;
-    }
-    struct seq_entry *e = calloc(1, sizeof(*e));
-    if (e == NULL) {
-        return NULL;
-    }
-    memcpy(e->name, name, len);
-    e->len = len;
-    e->idx = (uint32_t)svc->count;
-    e->slot = seq_slot(name, len);
-    sequence_state_init(&e->st, svc->cfg->sequence_batch);
-    svc->by_idx[svc->count++] = e;
-    size_t j = leaf_hash(name, len) & (svc->nslots - 1);
-    e->next = svc->slots[j];
-    svc->slots[j] = e;
-    if (svc->count > svc->nslots) {
-        table_grow(svc);
-    }
-    return e;
-}
-
-struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len) {
-    return entry_find(svc, name, len);
-}
-
-struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len) {
-    struct seq_entry *e = entry_find(svc, name, len);
-    return e != NULL ? e : entry_add(svc, name, len);
-}
 
 /* ---- waiters --------------------------------------------------------------- */
 
@@ -138,8 +54,8 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
         *rc = LEAF_EUNAVAIL; /* another node's slot, or not taken over yet */
         return NULL;
     }
-    struct seq_entry *e = entry_find(svc, name, len);
-    if (e == NULL && (e = entry_add(svc, name, len)) == NULL) {
+    struct seq_entry *e = seq_entry_find(svc, name, len);
+    if (e == NULL && (e = seq_entry_get(svc, name, len)) == NULL) {
         *rc = LEAF_ENOMEM;
         return NULL;
     }

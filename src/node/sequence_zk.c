@@ -652,33 +652,3 @@ void seq_on_cron(uv_timer_t *t) {
     }
     run_dirty(svc);
 }
-
-int64_t seq_now_ms(void) {
-    return clock_mono_ms();
-}
-
-/* Asks the control thread to look at e (lock held). */
-void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
-    if (e->dirty) {
-        return;
-    }
-    if (svc->ndirty == svc->dirty_cap) {
-        size_t cap = svc->dirty_cap ? svc->dirty_cap * 2 : 64;
-        struct seq_entry **a = realloc(
-            svc->dirty,
-            cap * sizeof(struct seq_entry *)); /* NOLINT(bugprone-sizeof-expression): pointers */
-        if (a == NULL) {
-            return; /* the cron's next pass over waiting entries picks it up */
-        }
-        svc->dirty = a;
-        svc->dirty_cap = cap;
-    }
-    svc->dirty[svc->ndirty++] = e;
-    e->dirty = 1;
-}
-
-void seq_wake_all(struct sequence_service *svc) {
-    for (size_t i = 0; i < svc->count; i++) {
-        leaf_wait_wake_all(&svc->by_idx[i]->waiters);
-    }
-}
