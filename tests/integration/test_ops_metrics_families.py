@@ -89,8 +89,11 @@ with Env() as env:
     check(r.call("PING") == "PONG", "RESP answers")
     r.close()
 
-    lease = env.leafd("n2", zk_props(zk.address(), name="fam", **{"leafd.snowflake.worker.mode": "lease",
-                                                             "leafd.zk.auth": "digest:leafd:zk-secret-0"}))
+    # Lease mode, and sequences sharded across primaries (their own families), on a cluster of
+    # their own (every node of a leaf.name shards or none does).
+    lease = env.leafd("n2", zk_props(zk.address(), name="fam2", **{
+        "leafd.snowflake.worker.mode": "lease", "leafd.zk.auth": "digest:leafd:zk-secret-0",
+        "leafd.sequence.enable": "true", "leafd.sequence.sharding": "true"}))
     check(http(lease.port, "/api/snowflake/get/a")[0] == 200, "the lease-mode node issues")
 
     def scrape(n=node):
