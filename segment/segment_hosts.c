@@ -6,7 +6,7 @@
 
 const char *segment_host_state_name(enum segment_host_state s) {
     static const char *const names[] = {
-#define X(e, str) [e] = str,
+#define X(e, str) [(e)] = (str),
         SEGMENT_HOST_STATES(X)
 #undef X
     };

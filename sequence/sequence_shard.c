@@ -127,7 +127,7 @@ static void shard_fresh(long long *owner, const long long *live, int nlive) {
 
 int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long long *live, int nlive,
                              struct sequence_shard_map *out) {
-    long long *owner = malloc(2 * S * sizeof(*owner));
+    long long *owner = calloc((size_t)2 * S, sizeof(*owner));
     int count[SEQUENCE_SHARD_MAX_NODES] = {0}, target[SEQUENCE_SHARD_MAX_NODES];
     if (owner == NULL || nlive > SEQUENCE_SHARD_MAX_NODES || nlive < 0) {
         free(owner);
@@ -190,7 +190,7 @@ static int shard_runs(const long long *a, const long long *b, long long node, in
 int sequence_shard_diff(const struct sequence_shard_map *a, const struct sequence_shard_map *b,
                         long long node, struct sequence_shard_range *lose, int *nlose,
                         struct sequence_shard_range *gain, int *ngain, int cap) {
-    long long *oa = malloc(2 * S * sizeof(*oa));
+    long long *oa = calloc((size_t)2 * S, sizeof(*oa));
     if (oa == NULL) {
         return -1;
     }

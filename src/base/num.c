@@ -56,10 +56,10 @@ static const char num_digits[] =
 /* Writes v (< 10^8) as exactly 8 digits ending before end. */
 static void num_put8(char *end, uint32_t v) {
     uint32_t hi = v / 10000, lo = v % 10000; /* two independent halves */
-    memcpy(end - 2, num_digits + (lo % 100) * 2, 2);
-    memcpy(end - 4, num_digits + (lo / 100) * 2, 2);
-    memcpy(end - 6, num_digits + (hi % 100) * 2, 2);
-    memcpy(end - 8, num_digits + (hi / 100) * 2, 2);
+    memcpy(end - 2, num_digits + (size_t)(lo % 100) * 2, 2);
+    memcpy(end - 4, num_digits + (size_t)(lo / 100) * 2, 2);
+    memcpy(end - 6, num_digits + (size_t)(hi % 100) * 2, 2);
+    memcpy(end - 8, num_digits + (size_t)(hi / 100) * 2, 2);
 }
 
 /*
@@ -80,12 +80,12 @@ size_t num_format_i64(char *dst, int64_t v) {
     uint32_t w = (uint32_t)u;
     while (w >= 100) {
         p -= 2;
-        memcpy(p, num_digits + (w % 100) * 2, 2);
+        memcpy(p, num_digits + (size_t)(w % 100) * 2, 2);
         w /= 100;
     }
     if (w >= 10) {
         p -= 2;
-        memcpy(p, num_digits + w * 2, 2);
+        memcpy(p, num_digits + (size_t)w * 2, 2);
     } else {
         *--p = (char)('0' + w);
     }

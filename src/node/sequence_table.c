@@ -4,6 +4,7 @@
  * through, waking every waiter, and the clock. Calls nothing above it.
  * Everything here runs with the service's lock held.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,12 +16,9 @@
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (section 18). */
 int seq_slot(const char *name, size_t len) {
     char key[VALIDATE_TAG_MAX + 16];
-    if (len > VALIDATE_TAG_MAX) {
-        len = VALIDATE_TAG_MAX;
-    }
-    memcpy(key, "sequence:", 9);
-    memcpy(key + 9, name, len);
-    return (int)resp_key_slot(key, len + 9);
+    int n = snprintf(key, sizeof(key), "sequence:%.*s",
+                     (int)(len > VALIDATE_TAG_MAX ? VALIDATE_TAG_MAX : len), name);
+    return (int)resp_key_slot(key, n > 0 ? (size_t)n : 0);
 }
 
 /* ---- the table of sequences (lock held) ---------------------------------- */
