@@ -198,10 +198,26 @@ static void node_forever_refused(struct snowflake_node *n) {
     }
 }
 
-/* The version read again (after a start from the cache, or a confirmed refusal). */
+/*
+ * The version read again: after a start from the cache, after a refused
+ * write (is the node's time one this node sent, whose answer was lost?), or
+ * once the identity is confirmed after a real refusal.
+ */
 static void node_forever_reread(struct snowflake_node *n, const struct zk_event *ev) {
     if (ev->result != ZK_RESULT_OK) {
+        n->forever_checking = 0;
         return; /* the report tries again; a deleted node is the watch's to report */
+    }
+    if (n->forever_checking) {
+        struct zk_node_data d;
+        n->forever_checking = 0;
+        if (ev->data == NULL || zk_record_parse_node(ev->data, ev->len, &d) != LEAF_OK ||
+            (d.timestamp != n->forever_maybe_ms && d.timestamp != n->forever_sent_ms)) {
+            node_forever_refused(n); /* not this node's write: someone else's */
+            return;
+        }
+        /* A write whose answer was lost (connection loss) had landed. */
+        n->forever_acked_ms = d.timestamp;
     }
     n->forever_version = ev->version;
     if (n->forever_fenced) {
@@ -219,7 +235,16 @@ void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev)
         n->forever_acked_ms = n->forever_sent_ms;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
     } else if (ev->op == OP_SET_FOREVER && ev->result == ZK_RESULT_BADVERSION) {
-        node_forever_refused(n);
+        /* First see whether the node holds a write of this node's whose answer was lost. */
+        n->forever_checking = 1;
+        node_zk_call(n, OP_REREAD_FOREVER,
+                     zk_session_aget(&n->zsub, OP_REREAD_FOREVER, 0, n->forever_path));
+        if (!n->busy[OP_REREAD_FOREVER]) {
+            n->forever_checking = 0;
+            node_forever_refused(n);
+        }
+    } else if (ev->op == OP_SET_FOREVER && ev->result == ZK_RESULT_UNKNOWN) {
+        n->forever_maybe_ms = n->forever_sent_ms; /* may have landed: the next one will tell */
     } else if (ev->op == OP_REREAD_FOREVER) {
         node_forever_reread(n, ev);
     } else if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_ENOTFOUND) {

@@ -164,7 +164,9 @@ struct snowflake_node {
     int32_t forever_version;  /* forever_path's version: its time writes are conditional */
     int64_t forever_sent_ms;  /* the time a write in flight carries */
     int64_t forever_acked_ms; /* the last time ZooKeeper acknowledged there */
-    int forever_fenced; /* a write was refused: nothing above forever_acked_ms until rechecked */
+    int forever_fenced;   /* a write was refused: nothing above forever_acked_ms until rechecked */
+    int forever_checking; /* a refused write: reading whether its time is this node's own */
+    int64_t forever_maybe_ms;  /* the time of a write whose answer was lost (it may have landed) */
     int64_t idwait_started_ms; /* monotonic: the identity was first seen held; -1 none */
     int64_t idwait_owner;      /* the session holding it */
     uv_timer_t idwait;         /* re-checks the identity while it is held */

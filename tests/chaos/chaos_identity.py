@@ -14,7 +14,7 @@ into the Scheduler:
               Forever set only: in lease mode an identity holds no worker ID
               (a twin there claims a free slot, which the lease set's
               restarts with new identities already exercise).
-    seq_bump  write /leafd/chaos/sequences/chaos.seq with a higher
+    seq_bump  write /leafd/chaos/sequences/chaos.seq0 with a higher
               {"max":...} behind the primary's back, as zkCli would. The
               episode then pulls the sequence (count=100, following
               redirects) until an ID above the written max comes back: the
@@ -42,7 +42,7 @@ from chaos_clients import RespConn, RespError
 from leafdtest import free_port, http
 from zkhelpers import cli_get
 
-SEQ_NAME = "chaos.seq"
+SEQ_NAME = "chaos.seq0"  # one of the clients' sequences (chaos_clients.SEQUENCES)
 TWIN_MARKS = ("leafd.snowflake.advertise.ip", "leaf.snowflake.port")
 # Slack over the contract's bounds for a process under ASan on a shared
 # 2-core machine (start-up, one zkCli JVM).
@@ -94,7 +94,7 @@ class IdentityEpisodes:
     """ep_twin and ep_seq_bump; needs the Scheduler's c, log, fail, lock and
     injected. Results: twins (one dict per twin), twin_ids (arrays of
     snowflake IDs a twin issued: must stay empty, and join the duplicate
-    check), bumps (one dict per bump), seq_extra ((t0, t1, ids) of the
+    check), bumps (one dict per bump), seq_extra ((t0, t1, ids, name) of the
     sequence IDs the bump episodes pulled)."""
 
     def __init__(self):
@@ -238,7 +238,7 @@ class IdentityEpisodes:
             ids = array("q", (int(x) for x in body.split()))
             t1 = time.time()
             with self.lock:
-                self.seq_extra.append((t0, t1, ids))
+                self.seq_extra.append((t0, t1, ids, SEQ_NAME))
             top = ids[-1]
             if top > new_max:
                 return t1, top, errors
