@@ -296,19 +296,28 @@ static void conn_read_end(struct net_conn *c) {
     conn_flush(c);
 }
 
-static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
-    struct net_conn *c = st->data;
+/* The start of both read callbacks: 0 when there is nothing to feed (the
+ * connection may be ending); 1 with the connection marked active. */
+static int read_begin(struct net_conn *c, ssize_t nread) {
     if (nread == 0) {
-        return;
+        return 0;
     }
     if (nread < 0) {
         if (nread != UV_EOF) {
             log_debug("net", "read from client failed: %s", uv_strerror((int)nread));
         }
         conn_read_end(c);
-        return;
+        return 0;
     }
     c->last_active_ms = loop_now(c->nl);
+    return 1;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    struct net_conn *c = st->data;
+    if (!read_begin(c, nread)) {
+        return;
+    }
     if (c->in_loop_buf) {
         conn_feed(c, buf->base, (size_t)nread);
     } else {
@@ -362,17 +371,9 @@ static void conn_tls_pump(struct net_conn *c) {
 
 static void on_read_tls(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     struct net_conn *c = st->data;
-    if (nread == 0) {
+    if (!read_begin(c, nread)) {
         return;
     }
-    if (nread < 0) {
-        if (nread != UV_EOF) {
-            log_debug("net", "read from client failed: %s", uv_strerror((int)nread));
-        }
-        conn_read_end(c);
-        return;
-    }
-    c->last_active_ms = loop_now(c->nl);
     if (net_tls_feed(c->tls, buf->base, (size_t)nread) != 0) {
         log_error("net", "out of memory buffering TLS input; closing the connection");
         conn_close(c);
