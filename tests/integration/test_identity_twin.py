@@ -70,5 +70,6 @@ ok = a.wait_ready(SESSION_MS / 1000 + 5)
 took = time.time() - t
 check(ok and took < SESSION_MS / 1000, "A restarted after kill -9 in %.1f s (< the %d ms session "
       "timeout): its own previous session is not waited for" % (took, SESSION_MS))
-check(a.stop() == 0, "A stops gracefully")
+rc = a.stop()
+check(rc == 0, "A stops gracefully (exit %s); its log's end:\n%s" % (rc, a.log_text()[-2000:]))
 env.finish()
