@@ -455,13 +455,9 @@ static int daemon_start(struct daemon *d) {
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
     int nthreads = resolve_threads(&d->cfg);
-    if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
-        user_service_stop(d->users);
-        sequence_service_step_down(d->sequence);
-        segment_service_stop(d->segment);
-        snowflake_node_shutdown(d->snowflake);
-        return -1;
-    }
+    /* The signals are caught before anyone can connect: a client that saw
+     * /ready and sent SIGTERM at once must get a drain, not the default
+     * action (the control loop handles them once it runs). */
     uv_signal_init(&d->control, &d->sig_term);
     uv_signal_init(&d->control, &d->sig_int);
     d->sig_term.data = d->sig_int.data = d;
@@ -470,6 +466,17 @@ static int daemon_start(struct daemon *d) {
     uv_signal_init(&d->control, &d->sig_hup);
     d->sig_hup.data = d;
     uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
+    if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
+        /* The shutdowns below run the loop until it is empty. */
+        uv_close((uv_handle_t *)&d->sig_term, NULL);
+        uv_close((uv_handle_t *)&d->sig_int, NULL);
+        uv_close((uv_handle_t *)&d->sig_hup, NULL);
+        user_service_stop(d->users);
+        sequence_service_step_down(d->sequence);
+        segment_service_stop(d->segment);
+        snowflake_node_shutdown(d->snowflake);
+        return -1;
+    }
     log_info("main", "leafd %s listening on %s (HTTP)%s%s%s%s%s%s%s%s%s with %d event loops",
              LEAFD_VERSION, d->cfg.listen, d->cfg.resp_port ? ", " : "", d->cfg.resp_listen,
              d->cfg.resp_port ? " (RESP)" : "", d->cfg.tls_port ? ", " : "", d->cfg.tls_listen,
