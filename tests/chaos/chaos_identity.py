@@ -115,6 +115,10 @@ class IdentityEpisodes:
         props["leaf.snowflake.port"] = str(ident_port)
         name = "twin%d" % f.id
         props["leafd.data.dir"] = os.path.join(self.c.dir, name, "data")
+        # The fault is the snowflake identity. A twin with sequences on would also join the
+        # sequence line for its few seconds: with sharded sequences, a node joining and
+        # leaving at once moves slots twice (the closing note of issue 24 says so).
+        props["leafd.sequence.enable"] = "false"
         t = time.time()
         twin = self.c.env.leafd(name, props, wait_ready=False, port=http_port)
         self.c.track(twin.proc)
