@@ -114,8 +114,15 @@ check( "127.0.0.1:%d" % n.port in body, "/cluster lists this node from ZooKeeper
 
 sid = session_id(n)
 check(sid is not None, "leafd logs its one session id")
-check(expire_session(zk.address(), sid), "the one session expired (zk_expire)")
-new_sid = wait_until(lambda: session_id(n) if session_id(n) != sid else None, 20)
+# zk_expire attaches a second handle to the session and closes it; now and then (a loaded
+# machine) the node's own reconnect wins that race and the session lives on: try again.
+new_sid = None
+for attempt in range(3):
+    check(expire_session(zk.address(), sid), "the one session expired (zk_expire)")
+    new_sid = wait_until(lambda: session_id(n) if session_id(n) != sid else None, 10)
+    if new_sid is not None:
+        break
+    log("the session survived zk_expire (attempt %d): again" % (attempt + 1))
 check(new_sid is not None, "a new session after the expiry (%s)" % new_sid)
 eph = "127.0.0.1:%d" % n.port
 check(wait_until(lambda: eph in (cli_list(zk, "/snowflake/one/leaf_temporary") or []), 20, 0.5),
