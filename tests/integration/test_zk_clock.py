@@ -14,6 +14,7 @@
   serves again when the clock catches up. Leaf spun forever under its lock
   (defect 7)."""
 import os
+import re
 import time
 
 from leafdtest import Env, check, http, log, wait_until
@@ -32,7 +33,8 @@ check(rc == 1, "defect 1: clock 10 min back with ZooKeeper up -> exit 1 (got %s)
 # ZooKeeper's own clock is a witness at every start (issue 24): with ZooKeeper up,
 # a clock 10 minutes back is refused by it before the stored times are read.
 check("refusing to start" in text and (("ZooKeeper 20" in text and "local cache 20" in text) or
-                                       "ZooKeeper's clock, offset 6000" in text),
+                                       re.search(r"ZooKeeper's clock, offset (59\d{4}|60\d{4}) ms",
+                                                 text) is not None),
       "the refusal names the stored times or ZooKeeper's clock:\n" + text[-600:])
 
 # Defect 5: crash, then restart with the clock 2 s back (ZooKeeper up).
