@@ -29,7 +29,7 @@ env = Env()
 zk = env.zookeeper()
 now = int(time.time() * 1000)
 takeover_port = free_port()
-leaf = leaf_register(zk, NAME, [("10.9.9.1", 8080, now - 1000), ("10.9.9.2", 8080, now - 2000),
+leaf = leaf_register(zk, NAME, [("127.9.9.1", 8080, now - 1000), ("127.9.9.2", 8080, now - 2000),
                                 ("127.0.0.1", takeover_port, now + AHEAD_MS)])
 log("Leaf nodes: %s" % leaf)
 check(sorted(w for _, w in leaf.values()) == [0, 1, 2], "three Leaf nodes hold 0, 1, 2")

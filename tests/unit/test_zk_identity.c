@@ -21,7 +21,7 @@ static void test_cache_full_round_trip(void) {
     struct zk_cache_data c = {7, 1795335806892LL}, p;
     struct zk_cache_owner o, q;
     memset(&o, 0, sizeof(o));
-    snprintf(o.identity, sizeof(o.identity), "10.0.0.5:8080");
+    snprintf(o.identity, sizeof(o.identity), "127.0.0.5:8080");
     snprintf(o.cluster, sizeof(o.cluster), "orders-eu");
     o.session_id = 0x1000a2b3c4d0005LL;
     snprintf(o.marker, sizeof(o.marker), "9f2c4e1a0b3d5e7f");
@@ -32,12 +32,12 @@ static void test_cache_full_round_trip(void) {
     char buf[ZK_CACHE_TEXT_MAX];
     size_t n = zk_record_format_cache_owned(&c, &o, buf, sizeof(buf));
     CHECK(n > 0);
-    CHECK(strstr(buf, "identity=10.0.0.5:8080\n") != NULL);
+    CHECK(strstr(buf, "identity=127.0.0.5:8080\n") != NULL);
     CHECK(strstr(buf, "session=0x1000a2b3c4d0005\n") != NULL);
     CHECK_EQ_INT(zk_record_parse_cache_owned(buf, n, &p, &q), LEAF_OK);
     CHECK_EQ_INT(p.worker_id, 7);
     CHECK_EQ_INT(p.timestamp, 1795335806892LL);
-    CHECK_EQ_STR(q.identity, "10.0.0.5:8080");
+    CHECK_EQ_STR(q.identity, "127.0.0.5:8080");
     CHECK_EQ_STR(q.cluster, "orders-eu");
     CHECK_EQ_INT(q.session_id, 0x1000a2b3c4d0005LL);
     CHECK_EQ_STR(q.marker, "9f2c4e1a0b3d5e7f");
@@ -52,9 +52,9 @@ static void test_cache_full_round_trip(void) {
     /* too small a buffer: 0, never a cut file */
     CHECK_EQ_INT(zk_record_format_cache_owned(&c, &o, buf, 100), 0);
     /* a text field outside its set is never written */
-    snprintf(o.identity, sizeof(o.identity), "10.0.0.5:80\nworkerID=1");
+    snprintf(o.identity, sizeof(o.identity), "127.0.0.5:80\nworkerID=1");
     CHECK_EQ_INT(zk_record_format_cache_owned(&c, &o, buf, sizeof(buf)), 0);
-    snprintf(o.identity, sizeof(o.identity), "10.0.0.5:80");
+    snprintf(o.identity, sizeof(o.identity), "127.0.0.5:80");
     o.unit_ms = 0;
     CHECK_EQ_INT(zk_record_format_cache_owned(&c, &o, buf, sizeof(buf)), 0);
 }
@@ -272,26 +272,26 @@ static void test_shape_floor(void) {
 
 static void test_compat(void) {
     struct zk_layout l;
-    CHECK_EQ_INT(zk_layout_init(&l, "leaf-it", "10.0.0.5", 8080), LEAF_OK);
+    CHECK_EQ_INT(zk_layout_init(&l, "leaf-it", "127.0.0.5", 8080), LEAF_OK);
     CHECK_EQ_INT(zk_compat_layout(&l), LEAF_OK);
     CHECK_EQ_STR(l.forever, "/snowflake/leaf-it/forever");
-    CHECK_EQ_STR(l.forever_prefix, "/snowflake/leaf-it/forever/10.0.0.5:8080-");
+    CHECK_EQ_STR(l.forever_prefix, "/snowflake/leaf-it/forever/127.0.0.5:8080-");
     CHECK_EQ_STR(l.temporary, "/snowflake/leaf-it/leaf_temporary");
     char ip[64];
     int port = 0;
     int64_t seq = -1;
-    CHECK_EQ_INT(zk_compat_parse_child("10.0.0.5:8080-0000000012", ip, sizeof(ip), &port, &seq),
+    CHECK_EQ_INT(zk_compat_parse_child("127.0.0.5:8080-0000000012", ip, sizeof(ip), &port, &seq),
                  LEAF_OK);
-    CHECK_EQ_STR(ip, "10.0.0.5");
+    CHECK_EQ_STR(ip, "127.0.0.5");
     CHECK_EQ_INT(port, 8080);
     CHECK_EQ_INT(seq, 12);
-    CHECK_EQ_INT(zk_compat_parse_child("10.0.0.5:8080-12", ip, sizeof(ip), &port, &seq),
+    CHECK_EQ_INT(zk_compat_parse_child("127.0.0.5:8080-12", ip, sizeof(ip), &port, &seq),
                  LEAF_EINVAL);
-    CHECK_EQ_INT(zk_compat_parse_child("10.0.0.5-0000000001", ip, sizeof(ip), &port, &seq),
+    CHECK_EQ_INT(zk_compat_parse_child("127.0.0.5-0000000001", ip, sizeof(ip), &port, &seq),
                  LEAF_EINVAL);
     CHECK_EQ_INT(zk_compat_parse_child(":8080-0000000001", ip, sizeof(ip), &port, &seq),
                  LEAF_EINVAL);
-    const char *kids[] = {"10.0.0.6:8080-0000000000", "10.0.0.5:8080-0000000001"};
+    const char *kids[] = {"127.0.0.6:8080-0000000000", "127.0.0.5:8080-0000000001"};
     CHECK_EQ_INT(zk_layout_find_own(kids, 2, l.identity), 1);
     CHECK_EQ_INT(zk_compat_decide(0, 0, 0), ZK_COMPAT_NATIVE);
     CHECK_EQ_INT(zk_compat_decide(0, 3, 0), ZK_COMPAT_NATIVE);
