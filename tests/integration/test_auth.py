@@ -120,6 +120,8 @@ sadm = add_user("ops", admin=True)
 check(re.fullmatch(r"lfd_[A-Za-z0-9_-]{32}", sa) is not None, "the secret is lfd_ + 32 base64url (192 bits)")
 t = everywhere(lambda n: status(n, "/api/snowflake/get/orders.a", basic("team-a", sa)) == 200, 5)
 check(t is not None, "a new user works on all three nodes (%.2f s)" % (t or -1))
+# The last user added, too (the checks below use it at once on node 0).
+everywhere(lambda n: status(n, "/metrics", basic("ops", sadm)) == 200, 5)
 
 log("wrong secret, wrong tag, granted")
 check(status(n0, "/api/snowflake/get/orders.a", basic("team-a", "lfd_wrong")) == 401, "wrong secret: 401")
