@@ -230,9 +230,13 @@ class MariaDB:
         self.sock = os.path.join(self.dir, "mysql.sock")
         self.port = free_port()
         os.makedirs(self.dir, exist_ok=True)
+        # The bootstrap server gets the instance's own --tmpdir too (passed through to it): its
+        # temporary tables in a shared /tmp were removed under it by another test once.
+        tmpdir = os.path.join(self.dir, "tmp")
+        os.makedirs(tmpdir, exist_ok=True)
         r = subprocess.run(["mariadb-install-db", "--no-defaults", "--datadir=" + self.datadir,
                             "--auth-root-authentication-method=normal", "--user=root",
-                            "--skip-test-db"], capture_output=True, text=True)
+                            "--skip-test-db", "--tmpdir=" + tmpdir], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("mariadb-install-db failed: " + r.stderr[-2000:])
         self.proc = None
