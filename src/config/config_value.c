@@ -354,27 +354,29 @@ static leaf_status_t config_check_zk(const char *v, char *why, size_t whylen) {
     return LEAF_OK;
 }
 
-static leaf_status_t config_check_wmode(const char *v, char *why, size_t whylen) {
+/* v is one of the NULL-terminated words (any case); else why says "expected <expect>, got v". */
+static leaf_status_t config_check_word(const char *v, const char *const *words, const char *expect,
+                                       char *why, size_t whylen) {
     char q[CONFIG_VALUE_SHOW_MAX];
 
-    if (strcasecmp(v, "forever") == 0 || strcasecmp(v, "lease") == 0) {
-        return LEAF_OK;
+    for (; *words != NULL; words++) {
+        if (strcasecmp(v, *words) == 0) {
+            return LEAF_OK;
+        }
     }
     config_value_show(q, sizeof(q), v, strlen(v), 1);
-    snprintf(why, whylen, "expected forever or lease, got %s", q);
+    snprintf(why, whylen, "expected %s, got %s", expect, q);
     return LEAF_EINVAL;
 }
 
-static leaf_status_t config_check_tlsauth(const char *v, char *why, size_t whylen) {
-    char q[CONFIG_VALUE_SHOW_MAX];
+static leaf_status_t config_check_wmode(const char *v, char *why, size_t whylen) {
+    static const char *const words[] = {"forever", "lease", NULL};
+    return config_check_word(v, words, "forever or lease", why, whylen);
+}
 
-    if (strcasecmp(v, "none") == 0 || strcasecmp(v, "optional") == 0 ||
-        strcasecmp(v, "required") == 0) {
-        return LEAF_OK;
-    }
-    config_value_show(q, sizeof(q), v, strlen(v), 1);
-    snprintf(why, whylen, "expected none, optional or required, got %s", q);
-    return LEAF_EINVAL;
+static leaf_status_t config_check_tlsauth(const char *v, char *why, size_t whylen) {
+    static const char *const words[] = {"none", "optional", "required", NULL};
+    return config_check_word(v, words, "none, optional or required", why, whylen);
 }
 
 /* digest:<user>:<password>; the value is a secret, so the message never quotes it. */
@@ -393,14 +395,8 @@ static leaf_status_t config_check_zkauth(const char *v, char *why, size_t whylen
 }
 
 static leaf_status_t config_check_logfmt(const char *v, char *why, size_t whylen) {
-    char q[CONFIG_VALUE_SHOW_MAX];
-
-    if (strcasecmp(v, "logfmt") == 0 || strcasecmp(v, "json") == 0) {
-        return LEAF_OK;
-    }
-    config_value_show(q, sizeof(q), v, strlen(v), 1);
-    snprintf(why, whylen, "expected logfmt or json, got %s", q);
-    return LEAF_EINVAL;
+    static const char *const words[] = {"logfmt", "json", NULL};
+    return config_check_word(v, words, "logfmt or json", why, whylen);
 }
 
 static leaf_status_t config_check_rmode(const char *v, char *why, size_t whylen) {

@@ -408,6 +408,19 @@ static void on_written(uv_write_t *w, int status) {
  */
 static int conn_tls_write_out(struct net_conn *c);
 
+/* What uv_try_write did not take of c->wbuf (from done on) goes through uv_write. */
+static int conn_queue_rest(struct net_conn *c, size_t done) {
+    uv_buf_t b = uv_buf_init(c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
+    c->wreq.data = c;
+    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_written);
+    if (rc < 0) {
+        log_debug("net", "uv_write failed: %s", uv_strerror(rc));
+        return -1;
+    }
+    c->writing = 1;
+    return 0;
+}
+
 static int conn_write_out(struct net_conn *c) {
     if (c->tls != NULL) {
         return conn_tls_write_out(c);
@@ -428,15 +441,7 @@ static int conn_write_out(struct net_conn *c) {
     c->wbuf = *out;
     *out = t;
     sbuf_reset(out);
-    b = uv_buf_init(c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
-    c->wreq.data = c;
-    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_written);
-    if (rc < 0) {
-        log_debug("net", "uv_write failed: %s", uv_strerror(rc));
-        return -1;
-    }
-    c->writing = 1;
-    return 0;
+    return conn_queue_rest(c, done);
 }
 
 /*
@@ -473,15 +478,7 @@ static int conn_tls_write_out(struct net_conn *c) {
         sbuf_reset(&c->wbuf);
         return 0;
     }
-    b = uv_buf_init(c->wbuf.data + done, (unsigned)(c->wbuf.len - done));
-    c->wreq.data = c;
-    int rc = uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_written);
-    if (rc < 0) {
-        log_debug("net", "uv_write failed: %s", uv_strerror(rc));
-        return -1;
-    }
-    c->writing = 1;
-    return 0;
+    return conn_queue_rest(c, done);
 }
 
 /* True when the client has sent bytes not read yet (the drain answers them too). */
