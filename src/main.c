@@ -12,7 +12,12 @@
  *                checks, time reservation, the generator) and
  *                segment_service (tags, buffers, the database thread),
  *                sequence_service (the elected primary's sequences);
- *   src/api      routes, handlers, pages, /ready and the metrics registry.
+ *   src/ctx      the context the doors see (api_ctx.h), readiness;
+ *   src/metrics  the metrics registry and the scrape;
+ *   src/door     what HTTP, RESP and the pages share: issuing, rights, audit;
+ *   src/api      the HTTP handlers; src/pages the HTML pages;
+ *   src/commands the Redis commands and their table (over src/resp);
+ *   src/app      the HTTP route table and the wiring of both tables.
  *
  * main() loads the configuration, checks the listen port, starts the
  * services, starts the event loops (one thread each) and then runs the
@@ -29,7 +34,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "api.h"
+#include "api_ctx.h"
 #include "api_setup.h"
 #include "clock.h"
 #include "config.h"
@@ -43,6 +48,7 @@
 #include "resp_api.h"
 #include "resp_app.h"
 #include "resp_auth.h"
+#include "router.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
@@ -91,7 +97,22 @@ static void usage(FILE *out) {
                  "       leafd --print-config -c FILE   print the effective configuration\n"
                  "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
                  "                                   (their worker IDs join the lease pool)\n"
+                 "       leafd --print-reference routes|commands   the route or RESP command\n"
+                 "                                   table, as Markdown\n"
                  "       leafd --version\n");
+}
+
+/* leafd --print-reference WHAT: a table of the binary as Markdown, for the reference docs. */
+static int print_reference(const char *what) {
+    if (strcmp(what, "routes") == 0) {
+        router_print_reference(stdout);
+    } else if (strcmp(what, "commands") == 0) {
+        resp_api_print_reference(stdout);
+    } else {
+        fprintf(stderr, "leafd: --print-reference routes|commands, not '%s'\n", what);
+        return 2;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 struct args {
@@ -111,6 +132,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->print_config = 1;
         } else if (strcmp(argv[i], "--retire") == 0 && i + 1 < argc) {
             a->retire = argv[++i];
+        } else if (strcmp(argv[i], "--print-reference") == 0 && i + 1 < argc) {
+            exit(print_reference(argv[++i]));
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s\n", LEAFD_VERSION);
             exit(0);
@@ -346,8 +369,8 @@ static leaf_status_t wire(struct daemon *d) {
     auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
     d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch,    resp_api_done, &d->api, 0,
-                                        resp_auth_app_size(), resp_app_close};
+    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
+                                        resp_app_size(),   resp_app_close};
     add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {

@@ -3,7 +3,7 @@
 leaf_unit_test(test_http_proto leaf_http)
 add_library(leaf_api_fixture STATIC support/api_fixture.c)
 target_include_directories(leaf_api_fixture PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support)
-target_link_libraries(leaf_api_fixture PUBLIC leaf_api)
+target_link_libraries(leaf_api_fixture PUBLIC leaf_app)
 leaf_unit_test(test_api leaf_api_fixture)
 leaf_unit_test(test_resp_api leaf_api_fixture)
 

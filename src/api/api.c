@@ -2,7 +2,7 @@
  * The node's own endpoints: the snowflake and segment GETs, decoding a
  * snowflake ID, the time, /health, /ready and /metrics. The other handlers
  * are in api_segment.c, api_sequence.c, api_admin.c, api_users.c,
- * api_pages.c and api_cluster.c; the route table is router.c's.
+ * src/pages; the route table is src/app/router.c's.
  */
 #include "api.h"
 

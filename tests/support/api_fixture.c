@@ -11,6 +11,7 @@
 #include "resp_api.h"
 #include "resp_app.h"
 #include "resp_auth.h"
+#include "router.h"
 
 static struct {
     struct leaf_config cfg;
@@ -56,8 +57,8 @@ struct api_ctx *api_fixture_init(void) {
     }
     fx.api = (struct api_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
     fx.http = (struct http_proto_config){router_dispatch, router_done, &fx.api};
-    fx.resp = (struct resp_conn_config){resp_api_dispatch,    resp_api_done, &fx.api, 0,
-                                        resp_auth_app_size(), resp_app_close};
+    fx.resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &fx.api, 0,
+                                        resp_app_size(),   resp_app_close};
     fx.ready = 1;
     return &fx.api;
 }

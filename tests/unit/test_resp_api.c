@@ -1,6 +1,6 @@
 /*
  * The RESP protocol module (src/resp/resp_conn.c) and the command table
- * behind it (src/api/resp_api.c), on a real API context
+ * behind it (src/commands/resp_api.c), on a real API context
  * (tests/support/api_fixture.c: static-worker snowflake, segment off),
  * without sockets: pipelined replies in order however the bytes are cut,
  * inline and multibulk forms, Redis's wording of unknown commands and

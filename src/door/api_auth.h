@@ -18,6 +18,8 @@
 #include "auth_decide.h"
 #include "http_proto.h"
 
+/* The right's name as the reference tables print it: "-" (none), ids, create, admin, metrics. */
+const char *api_auth_need_name(enum auth_need need);
 int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
                       const struct auth_key *key);
 int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);

@@ -1,8 +1,8 @@
 #include "api_setup.h"
 
-#include "api.h"
 #include "resp_api.h"
 #include "resp_outcome.h"
+#include "router.h"
 
 leaf_status_t api_setup_metrics(struct metrics **out) {
     struct metrics_names names = {0};

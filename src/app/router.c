@@ -1,8 +1,10 @@
 /*
- * The routing table: one row per endpoint. The router is the HTTP
- * protocol's handler (http_proto_config.handler) and its completion hook
- * does the per-route accounting, so the protocol knows neither.
+ * The routing table: one row per endpoint (router.h). The router is the
+ * HTTP protocol's handler (http_proto_config.handler) and its completion
+ * hook does the per-route accounting, so the protocol knows neither.
  */
+#include "router.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 #include "api_origin.h"
 #include "llhttp.h"
 #include "metrics.h"
+#include "pages.h"
 #include "validate.h"
 
 typedef leaf_status_t (*route_fn)(struct http_request *req);
@@ -33,6 +36,8 @@ struct route {
     enum route_key key;
     enum ids_mode mode; /* the key's mode (IDS_MODES) */
     int open;           /* open when auth is off, whatever the need (Leaf's /cache) */
+    int issues;         /* answers with IDs: HEAD gets 405, an ID spent unseen is waste */
+    const char *what;   /* one line for the reference (leafd --print-reference routes) */
 };
 
 #define IDS AUTH_NEED_IDS
@@ -47,46 +52,63 @@ struct route {
 /* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
 /* clang-format off */
 static const struct route routes[] = {
-    {HTTP_GET, 1, NULL, api_snowflake_get, "snowflake_get", IDS, RK_PATH, SF, 0},
-    {HTTP_GET, 1, NULL, api_segment_get, "segment_get", IDS, RK_PATH, SEG, 0},
-    {HTTP_GET, 1, NULL, api_sequence_get, "sequence_get", IDS, RK_PATH, SEQ, 0},
-    {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0},
-    {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create", CREATE, RK_BODY, SEG, 0},
-    {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache", ADMIN, RK_NONE, SEG, 0},
-    {HTTP_PUT, 0, "/api/leaf/step", api_admin_step, "leaf_step", ADMIN, RK_NONE, SEG, 0},
-    {HTTP_POST, 0, "/api/sequence", api_sequence_create, "sequence_create", CREATE, RK_BODY, SEQ, 0},
-    {HTTP_POST, 0, "/api/cluster/demote", api_cluster_demote, "cluster_demote", ADMIN, RK_NONE, SEQ, 0},
-    {HTTP_GET, 0, "/cache", api_cache_page, "cache", ADMIN, RK_NONE, SEG, 1},
-    {HTTP_GET, 0, "/db", api_db_page, "db", ADMIN, RK_NONE, SEG, 0},
-    {HTTP_GET, 0, "/decodeSnowflakeId", api_decode, "decode", OPEN, RK_NONE, SF, 0},
-    {HTTP_GET, 0, "/api/snowflake/time", api_time, "time", OPEN, RK_NONE, SF, 0},
-    {HTTP_GET, 0, "/health", api_health, "health", OPEN, RK_NONE, SF, 0},
-    {HTTP_GET, 0, "/ready", api_ready, "ready", OPEN, RK_NONE, SF, 0},
-    {HTTP_GET, 0, "/metrics", api_metrics, "metrics", OPEN, RK_NONE, SF, 0},
-    {HTTP_GET, 0, "/api/users", api_users_list, "users_list", ADMIN, RK_NONE, SF, 0},
-    {HTTP_POST, 0, "/api/users", api_users_add, "users_add", ADMIN, RK_NONE, SF, 0},
-    {HTTP_POST, 1, "/api/users/", api_users_change, "users_change", ADMIN, RK_NONE, SF, 0},
-    {HTTP_DELETE, 1, "/api/users/", api_users_delete, "users_delete", ADMIN, RK_NONE, SF, 0},
-    {HTTP_GET, 0, "/cluster", api_cluster_page, "cluster", ADMIN, RK_NONE, SF, 1},
-    {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0},
-    {HTTP_GET, 1, NULL, api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0},
-    {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0},
-    {HTTP_GET, 0, "/", api_index_page, "index", OPEN, RK_NONE, SF, 0},
+    {HTTP_GET, 1, NULL, api_snowflake_get, "snowflake_get", IDS, RK_PATH, SF, 0, 1,
+     "snowflake IDs of the key (?count=)"},
+    {HTTP_GET, 1, NULL, api_segment_get, "segment_get", IDS, RK_PATH, SEG, 0, 1,
+     "segment IDs of the tag (?count=)"},
+    {HTTP_GET, 1, NULL, api_sequence_get, "sequence_get", IDS, RK_PATH, SEQ, 0, 1,
+     "sequence IDs of the key (?count=)"},
+    {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0, 1,
+     "a segment ID of ?biz_tag=, as Leaf's"},
+    {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create", CREATE, RK_BODY, SEG, 0, 0,
+     "creates a segment tag"},
+    {HTTP_PUT, 0, "/api/leaf/init/cache", api_admin_init_cache, "leaf_init_cache", ADMIN, RK_NONE, SEG, 0, 0,
+     "loads the tags from the database, as Leaf's"},
+    {HTTP_PUT, 0, "/api/leaf/step", api_admin_step, "leaf_step", ADMIN, RK_NONE, SEG, 0, 0,
+     "changes a tag's step"},
+    {HTTP_POST, 0, "/api/sequence", api_sequence_create, "sequence_create", CREATE, RK_BODY, SEQ, 0, 0,
+     "creates a sequence"},
+    {HTTP_POST, 0, "/api/cluster/demote", api_cluster_demote, "cluster_demote", ADMIN, RK_NONE, SEQ, 0, 0,
+     "hands the sequence primary to another node"},
+    {HTTP_GET, 0, "/cache", page_cache, "cache", ADMIN, RK_NONE, SEG, 1, 0,
+     "the segment buffers of every tag (HTML, as Leaf's)"},
+    {HTTP_GET, 0, "/db", page_db, "db", ADMIN, RK_NONE, SEG, 0, 0,
+     "the leaf_alloc rows (HTML)"},
+    {HTTP_GET, 0, "/decodeSnowflakeId", api_decode, "decode", OPEN, RK_NONE, SF, 0, 0,
+     "decodes a snowflake ID (?snowflakeId=)"},
+    {HTTP_GET, 0, "/api/snowflake/time", api_time, "time", OPEN, RK_NONE, SF, 0, 0,
+     "this node's clock and its snowflake time"},
+    {HTTP_GET, 0, "/health", api_health, "health", OPEN, RK_NONE, SF, 0, 0,
+     "200 while the process serves"},
+    {HTTP_GET, 0, "/ready", api_ready, "ready", OPEN, RK_NONE, SF, 0, 0,
+     "200 when every enabled mode can issue IDs now, else 503"},
+    {HTTP_GET, 0, "/metrics", api_metrics, "metrics", OPEN, RK_NONE, SF, 0, 0,
+     "Prometheus text format"},
+    {HTTP_GET, 0, "/api/users", api_users_list, "users_list", ADMIN, RK_NONE, SF, 0, 0,
+     "lists the users"},
+    {HTTP_POST, 0, "/api/users", api_users_add, "users_add", ADMIN, RK_NONE, SF, 0, 0,
+     "adds a user"},
+    {HTTP_POST, 1, "/api/users/", api_users_change, "users_change", ADMIN, RK_NONE, SF, 0, 0,
+     "changes a user's secret or grants"},
+    {HTTP_DELETE, 1, "/api/users/", api_users_delete, "users_delete", ADMIN, RK_NONE, SF, 0, 0,
+     "deletes a user"},
+    {HTTP_GET, 0, "/cluster", page_cluster, "cluster", ADMIN, RK_NONE, SF, 1, 0,
+     "the cluster at a glance (HTML)"},
+    {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0, 1,
+     "a range of segment IDs of the tag (?count=), as first and last"},
+    {HTTP_GET, 1, NULL, api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0, 1,
+     "opaque IDs of the key (?count=)"},
+    {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0, 0,
+     "decodes an opaque ID"},
+    {HTTP_GET, 0, "/", page_index, "index", OPEN, RK_NONE, SF, 0, 0,
+     "the index page linking the pages (HTML)"},
 };
 /* clang-format on */
 
-/* The handlers that answer with IDs. HEAD on them gets 405: RFC 9110 9.3.2 lets HEAD skip the
- * work of GET, and an ID spent without being seen is waste. */
-static const route_fn issuing[] = {api_snowflake_get, api_segment_get, api_sequence_get,
-                                   api_leaf_get};
-
+/* HEAD on a route that issues gets 405: RFC 9110 9.3.2 lets HEAD skip the work of GET, and an
+ * ID spent without being seen is waste. */
 static int route_issues(const struct route *r) {
-    for (size_t i = 0; i < sizeof(issuing) / sizeof(issuing[0]); i++) {
-        if (r->fn == issuing[i]) {
-            return 1;
-        }
-    }
-    return 0;
+    return r->issues;
 }
 
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
@@ -108,7 +130,7 @@ int router_names(const char **names, int cap) {
 
 void router_kinds(unsigned char *ids, int cap) {
     for (int i = 0; i < ROUTES_N && i < cap; i++) {
-        ids[i] = routes[i].need == AUTH_NEED_IDS;
+        ids[i] = (unsigned char)routes[i].issues;
     }
 }
 
@@ -207,5 +229,20 @@ void router_done(const struct http_request *req) {
     metrics_count_request(m, req->loop, route, req->status);
     if (route < ROUTES_N) {
         metrics_observe_latency(m, req->loop, route, req->finished_ns - req->started_ns);
+    }
+}
+
+void router_print_reference(FILE *out) {
+    fprintf(out, "| Method | Path | Issues IDs | Right needed | Description |\n"
+                 "|---|---|---|---|---|\n");
+    for (int i = 0; i < ROUTES_N; i++) {
+        const struct route *r = &routes[i];
+        fprintf(out, "| %s | `%s%s` | %s | %s%s | %s |\n", http_method_name(r->method),
+                route_path(r),
+                !r->prefix          ? ""
+                : r->key == RK_PATH ? "{key}"
+                                    : "{name}",
+                r->issues ? "yes" : "no", api_auth_need_name(r->need),
+                r->open ? " (open when auth is off)" : "", r->what);
     }
 }

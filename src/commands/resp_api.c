@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_auth.h"
 #include "api_ctx.h"
 #include "clock.h"
 #include "metrics.h"
@@ -222,43 +223,78 @@ static leaf_status_t cmd_readonly(struct resp_request *req) {
 
 /* ---- the table -------------------------------------------------------------- */
 
+/*
+ * What the dispatcher does with a command, as Redis 7's command flags: the
+ * row says it, no handler is compared. ISSUES: hands out IDs (checked when
+ * queued, counted as an ID command in the metrics); QUEUES: MULTI queues it
+ * (the ID commands, PING, ECHO); NOW: runs at once inside MULTI (MULTI,
+ * EXEC, DISCARD, QUIT, RESET). Any other command inside MULTI is refused.
+ */
+enum {
+    CMD_ISSUES = 1 << 0,
+    CMD_QUEUES = 1 << 1,
+    CMD_NOW = 1 << 2,
+};
+
 struct resp_command {
-    const char *name; /* lower case */
-    const char *flags;
-    int arity; /* n: exactly n arguments with the name; -n: at least n */
+    const char *name;  /* lower case */
+    const char *flags; /* Redis's flags, as COMMAND reports them */
+    int arity;         /* n: exactly n arguments with the name; -n: at least n */
     int first_key, last_key, key_step;
     leaf_status_t (*fn)(struct resp_request *req);
     enum auth_need need; /* the right needed on the key (first_key) */
+    unsigned bits;       /* CMD_*: what the dispatcher does with it */
+    const char *what;    /* one line for the reference (leafd --print-reference commands) */
 };
 
 #define IDS AUTH_NEED_IDS
 #define OPEN AUTH_NEED_NONE
+#define ISSUES (CMD_ISSUES | CMD_QUEUES)
+#define QUEUES CMD_QUEUES
+#define NOW CMD_NOW
 
 /* The ID commands first: they are looked up most. */
 static leaf_status_t cmd_command(struct resp_request *req);
 
 static const struct resp_command commands[] = {
-    {"incr", "write fast", 2, 1, 1, 1, resp_ids_incr, IDS},
-    {"incrby", "write fast", 3, 1, 1, 1, resp_ids_incrby, IDS},
-    {"leaf.ids", "write fast", 3, 1, 1, 1, resp_ids_leaf_ids, IDS},
-    {"get", "readonly fast", 2, 1, 1, 1, resp_ids_get, IDS},
-    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN},
-    {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN},
-    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN},
-    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, resp_cmd_auth, OPEN},
-    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN},
-    {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client, OPEN},
-    {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info, OPEN},
-    {"command", "loading stale", -1, 0, 0, 0, cmd_command, OPEN},
-    {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config, OPEN},
-    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit, OPEN},
-    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset, OPEN},
-    {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN},
-    {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN},
-    {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN},
-    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, OPEN},
-    {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, resp_multi_cmd_exec, OPEN},
-    {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_discard, OPEN},
+    {"incr", "write fast", 2, 1, 1, 1, resp_ids_incr, IDS, ISSUES, "one ID of the key (mode:name)"},
+    {"incrby", "write fast", 3, 1, 1, 1, resp_ids_incrby, IDS, ISSUES,
+     "count IDs of the key; the reply is the last"},
+    {"leaf.ids", "write fast", 3, 1, 1, 1, resp_ids_leaf_ids, IDS, ISSUES,
+     "count IDs of the key, as an array"},
+    {"get", "readonly fast", 2, 1, 1, 1, resp_ids_get, IDS, ISSUES,
+     "one ID of the key, as a bulk string"},
+    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN, QUEUES, "PONG, or the argument"},
+    {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN, QUEUES, "the argument"},
+    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN, 0,
+     "the protocol version (2 or 3), AUTH and SETNAME in one"},
+    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, resp_cmd_auth, OPEN, 0,
+     "logs the connection in as a user"},
+    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN, 0, "database 0 only"},
+    {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client, OPEN, 0,
+     "SETNAME, GETNAME, ID, SETINFO, INFO of the connection"},
+    {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info, OPEN, 0,
+     "the server's sections, as Redis INFO"},
+    {"command", "loading stale", -1, 0, 0, 0, cmd_command, OPEN, 0,
+     "this table: COMMAND, COUNT, DOCS, INFO"},
+    {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config, OPEN, 0,
+     "CONFIG GET answers empty; nothing to set"},
+    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit, OPEN, NOW,
+     "closes the connection after the reply"},
+    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset, OPEN, NOW,
+     "back to a fresh connection: RESP2, no name, no user, no MULTI"},
+    {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN, 0,
+     "accepted for cluster clients; nothing changes"},
+    {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN, 0,
+     "accepted for cluster clients; nothing changes"},
+    {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN, 0,
+     "the cluster commands clients send: one node serving every slot"},
+    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, OPEN, NOW,
+     "starts a transaction: ID commands, PING and ECHO are queued"},
+    {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, resp_multi_cmd_exec, OPEN, NOW,
+     "runs the queued commands, one array of replies"},
+    {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_discard, OPEN,
+     NOW, "drops the queued commands"},
 };
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))
@@ -280,7 +316,18 @@ int resp_api_command_names(const char **names, int cap) {
 
 void resp_api_command_kinds(unsigned char *ids, int cap) {
     for (int i = 0; i < COMMANDS_N && i < cap; i++) {
-        ids[i] = commands[i].need == AUTH_NEED_IDS;
+        ids[i] = (commands[i].bits & CMD_ISSUES) != 0;
+    }
+}
+
+void resp_api_print_reference(FILE *out) {
+    fprintf(out, "| Command | Arity | Flags | Right needed | Description |\n"
+                 "|---|---|---|---|---|\n");
+    for (int i = 0; i < COMMANDS_N; i++) {
+        const struct resp_command *c = &commands[i];
+        fprintf(out, "| `%s` | %d | %s%s%s%s | %s | %s |\n", c->name, c->arity, c->flags,
+                c->bits & CMD_ISSUES ? " issues" : "", c->bits & CMD_QUEUES ? " queues" : "",
+                c->bits & CMD_NOW ? " now" : "", api_auth_need_name(c->need), c->what);
     }
 }
 
@@ -416,12 +463,6 @@ static void reply_unknown(struct resp_request *req) {
     resp_multi_refused(req);
 }
 
-/* Inside MULTI these run at once; every other command is queued or refused. */
-static int multi_runs_now(const struct resp_command *c) {
-    return c->fn == resp_multi_cmd_exec || c->fn == resp_multi_cmd_discard ||
-           c->fn == resp_multi_cmd_multi || c->fn == cmd_quit || c->fn == cmd_reset;
-}
-
 leaf_status_t resp_api_dispatch(struct resp_request *req) {
     int i = command_find(&req->cmd);
     if (i < 0) {
@@ -443,9 +484,9 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
         resp_multi_refused(req);
         return LEAF_OK;
     }
-    if (resp_multi_queueing(req) && !multi_runs_now(c)) {
-        return resp_multi_queue(
-            req, c->fn, c->need == IDS || c->fn == cmd_ping || c->fn == cmd_echo, c->need == IDS);
+    if (resp_multi_queueing(req) && !(c->bits & CMD_NOW)) {
+        return resp_multi_queue(req, c->fn, (c->bits & CMD_QUEUES) != 0,
+                                (c->bits & CMD_ISSUES) != 0);
     }
     return c->fn(req);
 }

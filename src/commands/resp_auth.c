@@ -14,10 +14,6 @@
 #include "resp_auth.h"
 #include "resp_outcome.h"
 
-size_t resp_auth_app_size(void) {
-    return sizeof(struct resp_app);
-}
-
 static struct auth_session *session_of(const struct resp_request *req) {
     return &((struct resp_app *)req->client->app)->auth;
 }

@@ -24,14 +24,6 @@ static void multi_clear(struct resp_multi *m) {
     sbuf_reset(&m->replies);
 }
 
-void resp_app_close(void *app) {
-    struct resp_multi *m = &((struct resp_app *)app)->multi;
-    free(m->q);
-    sbuf_free(&m->args);
-    sbuf_free(&m->replies);
-    memset(m, 0, sizeof(*m));
-}
-
 int resp_multi_queueing(const struct resp_request *req) {
     return req->client->app != NULL && multi_of(req)->active;
 }

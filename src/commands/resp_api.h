@@ -10,6 +10,8 @@
  * (resp_ids.c), AUTH (resp_auth.c), INFO (resp_info.c), CLUSTER
  * (resp_cluster.c) and, in resp_api.c, the connection commands and COMMAND.
  */
+#include <stdio.h>
+
 #include "resp_conn.h"
 #include "status.h"
 
@@ -24,7 +26,13 @@ void resp_api_done(const struct resp_request *req);
  * returns how many there are. The outcomes are resp_outcome.h's.
  */
 int resp_api_command_names(const char **names, int cap);
-/* ids[i] = 1 when command i hands out IDs (its need is the ids right), in the names' order. */
+/* ids[i] = 1 when command i hands out IDs (its ISSUES flag), in the names' order. */
 void resp_api_command_kinds(unsigned char *ids, int cap);
+/*
+ * Writes the command table as a Markdown table (leafd --print-reference
+ * commands): name, arity, flags (Redis's, then leafd's dispatch flags),
+ * the right needed on the key, a one-line description.
+ */
+void resp_api_print_reference(FILE *out);
 
 #endif

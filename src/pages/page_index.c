@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "api.h"
-#include "api_page.h"
 #include "clock.h"
+#include "page.h"
 
 /* The pages and endpoints, one row each; mode: -1 any node, else served with that mode only. */
 struct index_link {
@@ -38,7 +38,7 @@ static int index_mode_on(const struct api_ctx *ctx, int mode) {
     }
 }
 
-leaf_status_t api_index_page(struct http_request *req) {
+leaf_status_t page_index(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;

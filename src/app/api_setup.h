@@ -3,7 +3,7 @@
 
 /*
  * Building the API's objects from its tables, once at start (api_setup.c):
- * the top of src/api, the one file that knows both protocols' tables.
+ * the top (src/app), the one file that knows both protocols' tables.
  */
 #include "metrics.h"
 #include "status.h"

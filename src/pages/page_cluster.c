@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "api.h"
-#include "api_page.h"
 #include "clock.h"
+#include "page.h"
 
 #define CLUSTER_REPORT_STALE_MS 10000 /* reports are written every 3 s */
 #define CLUSTER_LOW_TAGS 10
@@ -292,7 +292,7 @@ static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
     free(l);
 }
 
-leaf_status_t api_cluster_page(struct http_request *req) {
+leaf_status_t page_cluster(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;

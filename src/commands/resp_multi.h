@@ -20,36 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "resp_app.h"
 #include "resp_conn.h"
 #include "sbuf.h"
 #include "status.h"
-
-/* A queued command has at most this many arguments (the ID commands, PING, ECHO). */
-#define RESP_MULTI_ARGS_MAX 3
-/* At most this many queued commands, and IDs asked for by them, per transaction. */
-#define RESP_MULTI_COMMANDS_MAX 1000
-#define RESP_MULTI_IDS_MAX 100000
-
-struct resp_multi_entry {
-    resp_handler_fn fn;
-    int argc;
-    size_t off[RESP_MULTI_ARGS_MAX]; /* into resp_multi.args */
-    size_t len[RESP_MULTI_ARGS_MAX];
-};
-
-struct resp_multi {
-    int active;  /* between MULTI and EXEC / DISCARD */
-    int dirty;   /* a command was refused: EXEC answers -EXECABORT */
-    int n, cap;  /* queued commands, room in q */
-    int64_t ids; /* IDs the queued commands ask for */
-    struct resp_multi_entry *q;
-    struct sbuf args; /* the queued arguments, each NUL-terminated */
-    /* EXEC in progress: the next command, its first dispatch and parkings, the replies so far. */
-    int next;
-    int64_t sub_first_seen_ms;
-    int sub_retries;
-    struct sbuf replies;
-};
 
 leaf_status_t resp_multi_cmd_multi(struct resp_request *req);
 leaf_status_t resp_multi_cmd_exec(struct resp_request *req);

@@ -3,7 +3,7 @@
  * (every tag's two buffers, from memory) and GET /db (the leaf_alloc rows; an
  * admin endpoint, one database round trip, same waiting scheme as
  * api_admin.c). Both filter (?tag=), sort (?sort=, ?desc=) and page (?page=,
- * ?per=); the shared head, form and pager are in api_page.c. Rows are
+ * ?per=); the shared head, form and pager are in page.c. Rows are
  * collected, filtered and sorted in memory, then one page is written.
  */
 #include <inttypes.h>
@@ -13,8 +13,8 @@
 
 #include "api.h"
 #include "api_admin.h"
-#include "api_page.h"
 #include "clock.h"
+#include "page.h"
 #include "segment_tags.h"
 
 /* ---- /cache --------------------------------------------------------------- */
@@ -156,7 +156,7 @@ static void ptrs_reverse(const void **a, size_t n) {
     }
 }
 
-leaf_status_t api_cache_page(struct http_request *req) {
+leaf_status_t page_cache(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;
@@ -298,7 +298,7 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
     sbuf_free(&p);
 }
 
-leaf_status_t api_db_page(struct http_request *req) {
+leaf_status_t page_db(struct http_request *req) {
     if (req->retries > 0) {
         /* Reading 100,000 rows takes a second or more on a busy server. */
         return api_admin_wait_for(req, db_page, DB_PAGE_EXTRA_WAIT_MS);

@@ -1,8 +1,8 @@
-#ifndef LEAF_API_PAGE_H
-#define LEAF_API_PAGE_H
+#ifndef LEAF_PAGE_H
+#define LEAF_PAGE_H
 
 /*
- * What the HTML monitor pages share (api_page.c): the query of a table view
+ * What the HTML monitor pages share (page.c): the query of a table view
  * (?tag= filter, ?sort= and ?desc=, ?page= and ?per=, ?refresh=), the page's
  * head (title, navigation between the pages, this node's identity, the
  * filter form and the refresh control), column headers that sort, the

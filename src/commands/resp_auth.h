@@ -3,7 +3,7 @@
 
 /*
  * Users and permissions over RESP (resp_auth.c). The connection keeps who
- * AUTHed in resp_client.app (resp_auth_app_size() bytes: the server's
+ * AUTHed in resp_client.app (resp_app_size() bytes: the server's
  * resp_conn_config.app_size). login: AUTH / HELLO AUTH, 1 when accepted,
  * else the WRONGPASS reply is written; allowed: the check of a command's
  * need on its key argument, 1 when allowed, else the NOAUTH / WRONGPASS /
@@ -15,7 +15,6 @@
 #include "resp_conn.h"
 #include "status.h"
 
-size_t resp_auth_app_size(void);
 leaf_status_t resp_cmd_auth(struct resp_request *req);
 int resp_auth_login(struct resp_request *req, const char *user, size_t user_len, const char *secret,
                     size_t secret_len);

@@ -132,6 +132,17 @@ void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const ch
              peer && peer[0] ? peer : "?", proto, n ? " as user '" : "", safe, n ? "'" : "", more);
 }
 
+const char *api_auth_need_name(enum auth_need need) {
+    switch (need) {
+    case AUTH_NEED_NONE: return "-";
+    case AUTH_NEED_IDS: return "ids";
+    case AUTH_NEED_CREATE: return "create";
+    case AUTH_NEED_ADMIN: return "admin";
+    case AUTH_NEED_METRICS: return "metrics";
+    }
+    return "?";
+}
+
 /* Answers a refusal: 401 with the challenge, or 403. */
 static void respond_refusal(struct http_request *req, enum auth_verdict v, enum auth_need need,
                             const struct auth_key *key) {

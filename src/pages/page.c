@@ -1,9 +1,9 @@
 /*
  * The monitor pages' shared parts: the table view's query, the head with
  * navigation, identity, filter and refresh control, sortable headers, the
- * pager and the foot. See api_page.h.
+ * pager and the foot. See page.h.
  */
-#include "api_page.h"
+#include "page.h"
 
 #include <inttypes.h>
 #include <stdio.h>

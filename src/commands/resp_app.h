@@ -1,0 +1,58 @@
+#ifndef LEAF_RESP_APP_H
+#define LEAF_RESP_APP_H
+
+/*
+ * What a RESP connection keeps for the commands: resp_client.app points at
+ * one struct resp_app (resp_app_size() bytes, zeroed at accept: the
+ * server's resp_conn_config.app_size). Who AUTHed is resp_auth.c's, the
+ * MULTI queue (its limits and state, below) resp_multi.c's: the lowest
+ * floor of src/commands, so both reach their part without including each
+ * other. resp_app_close releases what it holds when the connection closes
+ * (resp_conn_config.app_close).
+ *
+ * Ownership: the connection's loop thread, as the connection.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth_decide.h"
+#include "resp_conn.h"
+#include "sbuf.h"
+#include "user_service.h"
+
+/* A queued command has at most this many arguments (the ID commands, PING, ECHO). */
+#define RESP_MULTI_ARGS_MAX 3
+/* At most this many queued commands, and IDs asked for by them, per transaction. */
+#define RESP_MULTI_COMMANDS_MAX 1000
+#define RESP_MULTI_IDS_MAX 100000
+
+struct resp_multi_entry {
+    resp_handler_fn fn;
+    int argc;
+    size_t off[RESP_MULTI_ARGS_MAX]; /* into resp_multi.args */
+    size_t len[RESP_MULTI_ARGS_MAX];
+};
+
+struct resp_multi {
+    int active;  /* between MULTI and EXEC / DISCARD */
+    int dirty;   /* a command was refused: EXEC answers -EXECABORT */
+    int n, cap;  /* queued commands, room in q */
+    int64_t ids; /* IDs the queued commands ask for */
+    struct resp_multi_entry *q;
+    struct sbuf args; /* the queued arguments, each NUL-terminated */
+    /* EXEC in progress: the next command, its first dispatch and parkings, the replies so far. */
+    int next;
+    int64_t sub_first_seen_ms;
+    int sub_retries;
+    struct sbuf replies;
+};
+
+struct resp_app {
+    struct auth_session auth;
+    struct resp_multi multi;
+};
+
+size_t resp_app_size(void);
+void resp_app_close(void *app);
+
+#endif
