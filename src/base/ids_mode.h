@@ -4,11 +4,11 @@
 /*
  * The ID modes, each written once. Every layer that knows a mode derives it
  * from this table: the HTTP route table (the routes' mode column and the
- * GET .../get/{key} prefix, src/api/router.c), the RESP key spaces
- * ("<name>:<key>", src/api/resp_ids.c), the grant model (a key or pattern
- * "<name>:...", src/auth/auth_grant.h), and the mode label of
- * leafd_ids_issued_total (src/api/metrics.c). It lives in src/base, the
- * lowest layer, because src/auth (below src/api) needs it too.
+ * GET .../get/{key} prefix, src/app/router.c), the RESP key spaces
+ * ("<name>:<key>", src/commands/resp_ids.c), the grant model (a key or
+ * pattern "<name>:...", src/auth/auth_grant.h), and the mode label of
+ * leafd_ids_issued_total (src/metrics/metrics.c). It lives in src/base, the
+ * lowest layer, because src/auth (below the doors) needs it too.
  *
  * X(enum, name, HTTP prefix, key word, dense, metric label)
  *   name    the mode's word: the RESP key prefix is name + ':', and a grant
@@ -22,8 +22,8 @@
  *
  * The files a new mode touches (issue 23 counted them):
  *   src/base/ids_mode.h      its row here;
- *   src/api/ids.c            how it issues: issue_<mode> and its case in issue_mode;
- *   src/api/router.c         its GET route row (path NULL: the prefix is this row's);
+ *   src/door/ids.c           how it issues: issue_<mode> and its case in issue_mode;
+ *   src/app/router.c         its GET route row (path NULL: the prefix is this row's; issues 1);
  *   src/api/api.h, api.c     its one-line GET handler, api_<mode>_get;
  *   CONTRACT.md, README.md   the words.
  * Derived with no edit: the RESP key space and the BAD_KEY message
