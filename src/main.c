@@ -35,6 +35,7 @@
 #include "config.h"
 #include "dirlock.h"
 #include "log.h"
+#include "metrics_scrape.h"
 #include "net.h"
 #include "net_tls.h"
 #include "node_config.h"
@@ -91,7 +92,46 @@ static void usage(FILE *out) {
                  "       leafd --print-config -c FILE   print the effective configuration\n"
                  "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
                  "                                   (their worker IDs join the lease pool)\n"
+                 "       leafd --print-reference KIND   print a table of docs/reference/ (KIND: list)\n"
                  "       leafd --version\n");
+}
+
+/*
+ * leafd --print-reference KIND: one of the code's tables as Markdown, the
+ * generated parts of docs/reference/ (tools/gen-reference rewrites them,
+ * test_ops_reference checks them). One row per kind.
+ */
+static const struct {
+    const char *kind;
+    void (*print)(FILE *out);
+} reference_kinds[] = {
+    {"config", config_print_reference},
+    {"metrics", metrics_print_reference},
+};
+#define REFERENCE_NKINDS (sizeof(reference_kinds) / sizeof(reference_kinds[0]))
+
+/* Returns the exit code: 0, or 2 for an unknown kind. */
+static int print_reference(const char *kind) {
+    size_t i;
+
+    for (i = 0; i < REFERENCE_NKINDS; i++) {
+        if (kind != NULL && strcmp(kind, reference_kinds[i].kind) == 0) {
+            reference_kinds[i].print(stdout);
+            return 0;
+        }
+    }
+    if (kind != NULL && strcmp(kind, "list") == 0) {
+        for (i = 0; i < REFERENCE_NKINDS; i++) {
+            printf("%s\n", reference_kinds[i].kind);
+        }
+        return 0;
+    }
+    fprintf(stderr, "leafd: --print-reference: unknown kind '%s'; kinds:", kind ? kind : "");
+    for (i = 0; i < REFERENCE_NKINDS; i++) {
+        fprintf(stderr, " %s", reference_kinds[i].kind);
+    }
+    fprintf(stderr, " list\n");
+    return 2;
 }
 
 struct args {
@@ -111,6 +151,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->print_config = 1;
         } else if (strcmp(argv[i], "--retire") == 0 && i + 1 < argc) {
             a->retire = argv[++i];
+        } else if (strcmp(argv[i], "--print-reference") == 0) {
+            exit(print_reference(i + 1 < argc ? argv[i + 1] : NULL));
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s\n", LEAFD_VERSION);
             exit(0);

@@ -8,14 +8,17 @@
  * MySQL header, unit-tested in tests/unit/test_config.c.
  *
  * Every key is one row of CONFIG_KEYS below: name, type, struct field,
- * default, and the range for numbers. The parser, the env override, the
- * README table and --check-config all walk that table.
+ * default, the range for numbers and a one-line description. The parser,
+ * the env override, --check-config and the reference
+ * (leafd --print-reference config, docs/reference/configuration.md) all
+ * walk that table.
  *
  * Ownership: main() fills one struct leaf_config before any thread starts;
  * afterwards it is read-only and every thread may read it.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "log.h"
 #include "status.h"
@@ -64,7 +67,8 @@ enum config_db_tls {
       "cluster name, a ZooKeeper path component; required when snowflake is on")                   \
     X("leaf.segment.enable", CONFIG_BOOL, segment_enable, "false", 0, 1, "serve segment IDs")      \
     X("leaf.jdbc.url", CONFIG_JDBC, jdbc_url, "", 0, 0,                                            \
-      "jdbc:mysql://host:port/db[?params] (params are ignored)")                                   \
+      "jdbc:mysql://host:port[,host:port...]/db[?params] (at most 8 hosts, the first healthy "      \
+      "one in use); of the params only the TLS ones are read (docs/SECURITY.md)")                                   \
     X("leaf.jdbc.username", CONFIG_STR, jdbc_username, "", 0, 0, "database user")                  \
     X("leaf.jdbc.password", CONFIG_STR, jdbc_password, "", 0, 0, "database password")              \
     X("leaf.snowflake.enable", CONFIG_BOOL, snowflake_enable, "false", 0, 1,                       \
@@ -92,22 +96,24 @@ enum config_db_tls {
       "admin endpoints need 'Authorization: Bearer <token>' (16+ characters); empty = loopback "   \
       "clients only")                                                                              \
     X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
-      "HTTP event-loop threads (0 = one per CPU)")                                                 \
+      "event loops, shared by HTTP and RESP (0 = one per CPU)")                                                 \
     X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0, "debug | info | warn | error")     \
     X("leafd.log.format", CONFIG_LOGFMT, log_format, "logfmt", 0, 0,                               \
       "logfmt | json: log lines as logfmt or as JSON objects with the same fields")                \
     X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
-      "close keep-alive connections idle this long")                                               \
+      "connections (HTTP and RESP) idle this long are closed")                                               \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
-      "close a connection that takes this long to send one request head")                          \
+      "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "    \
+      "and a close")                          \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
-      "open connections per process; more are accepted and closed at once")                        \
+      "open connections per process, HTTP and RESP together; more are accepted and closed")                        \
     X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
       "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
     X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \
       "at start, a clock behind the stored time by at most this is waited out")                    \
     X("leafd.snowflake.peer.max.offset.ms", CONFIG_INT, peer_max_offset_ms, "5000", 1, 3600000,    \
-      "a new node refuses to start this far from its live peers' average time")                    \
+      "a node refuses to start this far from the median of its live peers' clocks and "      \
+      "ZooKeeper's (checked at every start)")                    \
     X("leafd.snowflake.worker.mode", CONFIG_WMODE, worker_mode, "forever", 0, 0,                   \
       "forever: a worker ID per ip:port for good (Leaf); lease: recycled lease slots")             \
     X("leafd.snowflake.leaf.compat", CONFIG_BOOL, leaf_compat, "false", 0, 1,                      \
@@ -122,7 +128,7 @@ enum config_db_tls {
     X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                       \
       "how long a request waits for a range already being fetched")                                \
     X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                        \
-      "database connect/read/write timeout")                                                       \
+      "database connect/read/write timeout; also bounds the give-back of unused IDs at a stop")                                                       \
     X("leafd.sequence.enable", CONFIG_BOOL, sequence_enable, "false", 0, 1,                        \
       "serve cluster-wide strictly increasing sequences (needs leaf.snowflake.zk.address)")        \
     X("leafd.sequence.batch", CONFIG_INT, sequence_batch, "10000", 1, 1000000000,                  \
@@ -325,6 +331,13 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen);
  * excluding the NUL, so a result of len - 1 may mean the dump was cut short.
  */
 size_t config_dump(const struct leaf_config *c, char *buf, size_t len);
+
+/*
+ * Writes every CONFIG_KEYS row as a Markdown table (key, type, default,
+ * description): leafd --print-reference config, committed as
+ * docs/reference/configuration.md.
+ */
+void config_print_reference(FILE *out);
 
 /*
  * Writes an error about `key` the way config_finish() does ("where: key:
