@@ -67,8 +67,8 @@ enum config_db_tls {
       "cluster name, a ZooKeeper path component; required when snowflake is on")                   \
     X("leaf.segment.enable", CONFIG_BOOL, segment_enable, "false", 0, 1, "serve segment IDs")      \
     X("leaf.jdbc.url", CONFIG_JDBC, jdbc_url, "", 0, 0,                                            \
-      "jdbc:mysql://host:port[,host:port...]/db[?params] (at most 8 hosts, the first healthy "      \
-      "one in use); of the params only the TLS ones are read (docs/SECURITY.md)")                                   \
+      "jdbc:mysql://host:port[,host:port...]/db[?params] (at most 8 hosts, the first healthy "     \
+      "one in use); of the params only the TLS ones are read (docs/SECURITY.md)")                  \
     X("leaf.jdbc.username", CONFIG_STR, jdbc_username, "", 0, 0, "database user")                  \
     X("leaf.jdbc.password", CONFIG_STR, jdbc_password, "", 0, 0, "database password")              \
     X("leaf.snowflake.enable", CONFIG_BOOL, snowflake_enable, "false", 0, 1,                       \
@@ -96,24 +96,24 @@ enum config_db_tls {
       "admin endpoints need 'Authorization: Bearer <token>' (16+ characters); empty = loopback "   \
       "clients only")                                                                              \
     X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
-      "event loops, shared by HTTP and RESP (0 = one per CPU)")                                                 \
+      "event loops, shared by HTTP and RESP (0 = one per CPU)")                                    \
     X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0, "debug | info | warn | error")     \
     X("leafd.log.format", CONFIG_LOGFMT, log_format, "logfmt", 0, 0,                               \
       "logfmt | json: log lines as logfmt or as JSON objects with the same fields")                \
     X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
-      "connections (HTTP and RESP) idle this long are closed")                                               \
+      "connections (HTTP and RESP) idle this long are closed")                                     \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
-      "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "    \
-      "and a close")                          \
+      "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
+      "and a close")                                                                               \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
-      "open connections per process, HTTP and RESP together; more are accepted and closed")                        \
+      "open connections per process, HTTP and RESP together; more are accepted and closed")        \
     X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
       "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
     X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \
       "at start, a clock behind the stored time by at most this is waited out")                    \
     X("leafd.snowflake.peer.max.offset.ms", CONFIG_INT, peer_max_offset_ms, "5000", 1, 3600000,    \
-      "a node refuses to start this far from the median of its live peers' clocks and "      \
-      "ZooKeeper's (checked at every start)")                    \
+      "a node refuses to start this far from the median of its live peers' clocks and "            \
+      "ZooKeeper's (checked at every start)")                                                      \
     X("leafd.snowflake.worker.mode", CONFIG_WMODE, worker_mode, "forever", 0, 0,                   \
       "forever: a worker ID per ip:port for good (Leaf); lease: recycled lease slots")             \
     X("leafd.snowflake.leaf.compat", CONFIG_BOOL, leaf_compat, "false", 0, 1,                      \
@@ -128,7 +128,7 @@ enum config_db_tls {
     X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                       \
       "how long a request waits for a range already being fetched")                                \
     X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                        \
-      "database connect/read/write timeout; also bounds the give-back of unused IDs at a stop")                                                       \
+      "database connect/read/write timeout; also bounds the give-back of unused IDs at a stop")    \
     X("leafd.sequence.enable", CONFIG_BOOL, sequence_enable, "false", 0, 1,                        \
       "serve cluster-wide strictly increasing sequences (needs leaf.snowflake.zk.address)")        \
     X("leafd.sequence.batch", CONFIG_INT, sequence_batch, "10000", 1, 1000000000,                  \
@@ -183,7 +183,7 @@ struct config_source {
 
 #define CONFIG_MAX_KEYS 64
 
-/* The most hosts leaf.jdbc.url may list (a database cluster's members, section 18). */
+/* The most hosts leaf.jdbc.url may list (a database cluster's members, docs/cluster.md). */
 #define CONFIG_DB_HOSTS_MAX 8
 
 struct config_value_dbhost {

@@ -1,6 +1,6 @@
 """HTTP/1.1 by RFC 9112: raw requests to the real leafd, one expected answer each.
 
-The table is leafd's answer to each case (issue 16 compared 66 such
+The table is leafd's answer to each case (the robustness work compared 66 such
 requests against nginx). A "close" case must be answered and then closed;
 a "keep" case must leave the connection open for the next request. With
 LEAFD_RFC_NGINX=1 and nginx installed, the same table is also sent to an

@@ -1,4 +1,4 @@
-"""Clients of March's Redis-protocol service, unchanged (CONTRACT section 17).
+"""Clients of March's Redis-protocol service, unchanged (docs/reference/resp.md).
 
 On a static-worker snowflake node with leafd.resp.default.mode = snowflake:
 keys without a mode prefix (INCR orders); one-argument AUTH as the user
