@@ -92,7 +92,7 @@ static void usage(FILE *out) {
                  "       leafd --print-config -c FILE   print the effective configuration\n"
                  "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
                  "                                   (their worker IDs join the lease pool)\n"
-                 "       leafd --print-reference KIND   print a table of docs/reference/ (KIND: list)\n"
+                 "       leafd --print-reference KIND   a reference table (KIND list: kinds)\n"
                  "       leafd --version\n");
 }
 
