@@ -168,6 +168,10 @@ void metrics_print_reference(FILE *out) {
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
         fprintf(out, "| `%s` | %s | ", families[i].name, families[i].type);
         for (const char *c = families[i].help; *c != '\0'; c++) {
+            if (*c == '<' || *c == '>') {
+                fputs(*c == '<' ? "&lt;" : "&gt;", out);
+                continue;
+            }
             if (*c == '|') {
                 fputc('\\', out);
             }

@@ -939,9 +939,13 @@ static const char *config_type_word(enum config_type t) {
     return "string";
 }
 
-/* text with the table's cell separator escaped */
+/* text as a Markdown table cell: the separator escaped, no <...> taken for HTML */
 static void config_put_cell(FILE *out, const char *text) {
     for (; *text != '\0'; text++) {
+        if (*text == '<' || *text == '>') {
+            fputs(*text == '<' ? "&lt;" : "&gt;", out);
+            continue;
+        }
         if (*text == '|') {
             fputc('\\', out);
         }

@@ -82,7 +82,7 @@ enum config_db_tls {
       "Redis-protocol (RESP) listen address; empty = off")                                         \
     X("leafd.resp.default.mode", CONFIG_RMODE, resp_default_mode_name, "none", 0, 0,               \
       "RESP keys without a mode: prefix are taken in this mode (none | snowflake | segment | "     \
-      "sequence | opaque), so March clients' INCR orders works")                                   \
+      "sequence | opaque; the mode must be on), so March clients' INCR orders works")              \
     X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
@@ -91,7 +91,7 @@ enum config_db_tls {
       "static worker ID up to the layout's largest, only with an empty leaf.snowflake.zk.address " \
       "(-1 = unset)")                                                                              \
     X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,             \
-      "snowflake epoch in ms since 1970")                                                          \
+      "snowflake epoch in ms since 1970 (the default is Leaf's and Twitter's)")                    \
     X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                                      \
       "admin endpoints need 'Authorization: Bearer <token>' (16+ characters); empty = loopback "   \
       "clients only")                                                                              \
@@ -136,15 +136,17 @@ enum config_db_tls {
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
-      "split the 16384 slots among the live sequence nodes, each range with its own primary")      \
+      "split the 16384 slots among the live sequence nodes, each range with its own primary; "     \
+      "every node of a cluster must agree")                                                        \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
-      "ID and admin requests need a user's credentials (users live in ZooKeeper)")                 \
+      "ID and admin requests need a user's credentials (users live in ZooKeeper); needs "          \
+      "leaf.snowflake.zk.address, leaf.name and leafd.zk.auth")                                    \
     X("leafd.snowflake.layout", CONFIG_STR, snowflake_layout, "time:41,worker:10,sequence:12", 0,  \
       0, "snowflake fields from the most significant bit down, widths summing to at most 63")      \
     X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
-      "milliseconds per tick of the snowflake time field")                                         \
+      "milliseconds per tick of the snowflake time field (Sonyflake: 10, Baidu: 1000)")            \
     X("leafd.opaque.key", CONFIG_STR, opaque_key, "", 0, 0,                                        \
       "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")         \
     X("leafd.tls.listen", CONFIG_OPTADDR, tls_listen, "", 0, 0,                                    \
@@ -152,11 +154,12 @@ enum config_db_tls {
     X("leafd.resp.tls.listen", CONFIG_OPTADDR, resp_tls_listen, "", 0, 0,                          \
       "RESP-over-TLS listen address; empty = off")                                                 \
     X("leafd.tls.cert.file", CONFIG_STR, tls_cert_file, "", 0, 0,                                  \
-      "PEM certificate (chain) of the TLS listeners; reloaded on SIGHUP")                          \
+      "PEM certificate (chain) of the TLS listeners; required with one; reloaded on SIGHUP")       \
     X("leafd.tls.key.file", CONFIG_STR, tls_key_file, "", 0, 0,                                    \
-      "PEM private key of leafd.tls.cert.file; reloaded on SIGHUP")                                \
+      "PEM private key of leafd.tls.cert.file; required with a TLS listener; reloaded on SIGHUP")  \
     X("leafd.tls.ca.file", CONFIG_STR, tls_ca_file, "", 0, 0,                                      \
-      "PEM CA certificates that client certificates must chain to")                                \
+      "PEM CA certificates that client certificates must chain to; required when "                 \
+      "leafd.tls.client.auth is not none")                                                         \
     X("leafd.tls.client.auth", CONFIG_TLSAUTH, tls_client_auth, "none", 0, 0,                      \
       "client certificates: none | optional (checked when sent) | required")                       \
     X("leafd.db.tls.ca.file", CONFIG_STR, db_tls_ca_file, "", 0, 0,                                \
@@ -168,7 +171,9 @@ enum config_db_tls {
     X("leafd.opaque.key.file", CONFIG_STR, opaque_key_file, "", 0, 0,                              \
       "read leafd.opaque.key from the first line of this file")                                    \
     X("leafd.zk.auth", CONFIG_ZKAUTH, zk_auth, "", 0, 0,                                           \
-      "digest:<user>:<password> for the ZooKeeper sessions (a secret); empty = none")              \
+      "digest:<user>:<password>: the ZooKeeper session authenticates with it and every znode "     \
+      "leafd creates is writable by it only (the users' tree: no world access); the same on "      \
+      "every node; required with leafd.auth.enable; empty = none")                                 \
     X("leafd.zk.auth.file", CONFIG_STR, zk_auth_file, "", 0, 0,                                    \
       "read leafd.zk.auth from the first line of this file")                                       \
     X("leafd.auth.failures.max", CONFIG_INT, auth_failures_max, "10", 0, 1000000,                  \
