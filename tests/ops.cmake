@@ -32,5 +32,5 @@ leaf_integration_test(test_ops_metrics_families)
 # (tests/integration/test_ops_readme.py).
 leaf_integration_test(test_ops_readme)
 # docs/reference/'s generated tables are what `leafd --print-reference KIND` prints, for every
-# kind (tools/gen-reference BUILD_DIR rewrites them).
+# kind (tools/gen-reference BUILD_DIR rewrites them); every relative link of the docs resolves.
 leaf_integration_test(test_ops_reference)

@@ -5,7 +5,8 @@ docs/reference/ (and any page under docs/) holds blocks between
 `leafd --print-reference list` names, each block must be exactly what `leafd --print-reference
 KIND` prints, and at least one block of that kind must exist; a difference fails naming the file
 and the command that rewrites it (tools/gen-reference BUILD_DIR). The option itself: `list`
-exits 0, an unknown kind exits 2 naming the kinds.
+exits 0, an unknown kind exits 2 naming the kinds. And every relative link of README.md and
+docs/ resolves, anchors included (tools/check-doc-links).
 """
 import os
 import subprocess
@@ -30,5 +31,8 @@ build_dir = os.path.dirname(os.path.abspath(LEAFD_BIN))
 gen = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen-reference"), "--check", build_dir],
                      capture_output=True, text=True)
 check(gen.returncode == 0, "the committed references are what the binary prints:\n%s" % gen.stderr)
+links = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check-doc-links")],
+                       capture_output=True, text=True)
+check(links.returncode == 0, "every relative link of README.md and docs/ resolves:\n%s" % links.stdout)
 print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]))
 raise SystemExit(1 if _checks["failed"] else 0)
