@@ -3,7 +3,7 @@
 
 /*
  * Which database host to use, when leaf.jdbc.url lists several (a MariaDB
- * Galera cluster or MySQL Group Replication; contract section 18). Pure: no
+ * Galera cluster or MySQL Group Replication; docs/cluster.md). Pure: no
  * MySQL header, times are injected monotonic milliseconds, so the policy is
  * unit-tested without a server (tests/unit/test_segment_hosts.c).
  *

@@ -18,7 +18,7 @@
  * - It is deterministic: equal inputs of one tag give equal outputs.
  * - Changing the key changes every opaque ID; old ones decode to garbage.
  *
- * Tenants stay apart (CONTRACT section 15): the IDs are issued through a
+ * Tenants stay apart (docs/SECURITY.md): the IDs are issued through a
  * permutation of their tag (segment_opaque_*_tag), a tweak derived from the
  * key and the tag selecting it, so one tag's IDs, or a lookup table of them,
  * say nothing about another's. The tag-less permutation (the functions

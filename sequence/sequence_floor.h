@@ -3,7 +3,7 @@
 
 /*
  * The local floors of sequences, the file format and its upkeep policy, pure
- * code (libc and src/base only). CONTRACT section 14: every sequence node
+ * code (libc and src/base only). docs/IDENTITY.md: every sequence node
  * keeps in its data dir the highest max it has seen per sequence, so that a
  * ZooKeeper restored from an older copy, or a record deleted and created
  * again, never makes it issue an ID twice: a primary starts above the larger

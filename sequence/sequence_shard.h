@@ -2,7 +2,7 @@
 #define LEAF_SEQUENCE_SHARD_H
 
 /*
- * Sharded sequences (contract section 18, leafd.sequence.sharding): which
+ * Sharded sequences (docs/cluster.md, leafd.sequence.sharding): which
  * live sequence node owns which of Redis Cluster's 16384 slots. Pure code
  * (libc only): the assignment is a function of the current one and the live
  * nodes, so the rebalancing rules are unit-tested without ZooKeeper
@@ -26,7 +26,7 @@
  * Who runs it: the node the existing election makes primary computes the
  * map from the live line and writes it (versioned) under
  * /leafd/{leaf.name}/shards; every node reads it. A range changes hands
- * with the per-sequence fence of section 10: the old owner stops issuing
+ * with the per-sequence fence (docs/cluster.md, "Sequences"): the old owner stops issuing
  * and writes its givebacks before it releases the range; a new owner reads
  * each sequence's persisted max, fences it with a versioned write and waits
  * out the old owner's lease before its first ID. See sequence_shard_diff().

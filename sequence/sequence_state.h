@@ -241,7 +241,7 @@ struct sequence_state {
     int32_t verify_version; /* verify: the expected version of the write in doubt */
     int64_t verify_max;     /* verify: the max it wrote */
 
-    /* Healing (issue 24). */
+    /* Healing (docs/IDENTITY.md). */
     int64_t phase_since_ms;    /* when MISSING or CORRUPT was entered */
     int64_t fence_window_ms;   /* start of the window fences are counted in */
     int fences_in_window;      /* refused writes since fence_window_ms */

@@ -24,7 +24,7 @@
  *   carry a time up to one unit ahead of the clock). Batches are
  *   all-or-nothing: a batch that does not fit is refused with LEAF_EAGAIN
  *   and the time to wait, and nothing is issued.
- * - The bounded lead (contract section 16). The generator's time is
+ * - The bounded lead (docs/reference/guarantees.md, "The bounded lead"). The generator's time is
  *   max(clock, last tick issued, the tick after floor_ms): when the clock is
  *   behind what was issued (a step back) or behind the floor (a restart
  *   above the stored reservation), IDs keep coming from that logical time,
@@ -43,7 +43,7 @@
  *   Never a busy wait. These are milliseconds whatever the unit; with a
  *   coarse unit the floor's tick makes the wait up to one unit longer.
  *   max_lead_ms 0 (the default of a fresh generator) is the waiting
- *   behaviour of contract section 4.
+ *   behaviour of docs/reference/guarantees.md.
  *
  * Ownership: one struct per process, shared by the event loops; the caller
  * serialises calls (src/node/snowflake_node.c holds a mutex around each call).
@@ -129,7 +129,7 @@ void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms);
 void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms,
                         int64_t ceiling_ms);
 
-/* Sets the bound of the lead (ms, >= 0; 0: wait for the clock as section 4). */
+/* Sets the bound of the lead (ms, >= 0; 0: wait for the clock instead). */
 void snowflake_gen_set_max_lead(struct snowflake_gen *g, int64_t max_lead_ms);
 
 /*

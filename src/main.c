@@ -40,6 +40,7 @@
 #include "config.h"
 #include "dirlock.h"
 #include "log.h"
+#include "metrics_scrape.h"
 #include "net.h"
 #include "net_tls.h"
 #include "node_config.h"
@@ -97,22 +98,48 @@ static void usage(FILE *out) {
                  "       leafd --print-config -c FILE   print the effective configuration\n"
                  "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
                  "                                   (their worker IDs join the lease pool)\n"
-                 "       leafd --print-reference routes|commands   the route or RESP command\n"
-                 "                                   table, as Markdown\n"
+                 "       leafd --print-reference KIND   a reference table (KIND list: kinds)\n"
                  "       leafd --version\n");
 }
 
-/* leafd --print-reference WHAT: a table of the binary as Markdown, for the reference docs. */
-static int print_reference(const char *what) {
-    if (strcmp(what, "routes") == 0) {
-        router_print_reference(stdout);
-    } else if (strcmp(what, "commands") == 0) {
-        resp_api_print_reference(stdout);
-    } else {
-        fprintf(stderr, "leafd: --print-reference routes|commands, not '%s'\n", what);
-        return 2;
+/*
+ * leafd --print-reference KIND: one of the code's tables as Markdown, the
+ * generated parts of docs/reference/ (tools/gen-reference rewrites them,
+ * test_ops_reference checks them). One row per kind.
+ */
+static const struct {
+    const char *kind;
+    void (*print)(FILE *out);
+} reference_kinds[] = {
+    {"config", config_print_reference},
+    {"metrics", metrics_print_reference},
+    {"routes", router_print_reference},
+    {"commands", resp_api_print_reference},
+};
+#define REFERENCE_NKINDS (sizeof(reference_kinds) / sizeof(reference_kinds[0]))
+
+/* Returns the exit code: 0, or 2 for an unknown kind. */
+static int print_reference(const char *kind) {
+    size_t i;
+
+    for (i = 0; i < REFERENCE_NKINDS; i++) {
+        if (kind != NULL && strcmp(kind, reference_kinds[i].kind) == 0) {
+            reference_kinds[i].print(stdout);
+            return 0;
+        }
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    if (kind != NULL && strcmp(kind, "list") == 0) {
+        for (i = 0; i < REFERENCE_NKINDS; i++) {
+            printf("%s\n", reference_kinds[i].kind);
+        }
+        return 0;
+    }
+    fprintf(stderr, "leafd: --print-reference: unknown kind '%s'; kinds:", kind ? kind : "");
+    for (i = 0; i < REFERENCE_NKINDS; i++) {
+        fprintf(stderr, " %s", reference_kinds[i].kind);
+    }
+    fprintf(stderr, " list\n");
+    return 2;
 }
 
 struct args {
@@ -132,8 +159,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->print_config = 1;
         } else if (strcmp(argv[i], "--retire") == 0 && i + 1 < argc) {
             a->retire = argv[++i];
-        } else if (strcmp(argv[i], "--print-reference") == 0 && i + 1 < argc) {
-            exit(print_reference(argv[++i]));
+        } else if (strcmp(argv[i], "--print-reference") == 0) {
+            exit(print_reference(i + 1 < argc ? argv[i + 1] : NULL));
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s\n", LEAFD_VERSION);
             exit(0);

@@ -6,7 +6,7 @@
 # it.chaos_lease_short is the lease-mode node set (chaos.py --lease, 45 s:
 # worker-ID leases with partitions, clock-step switches, new identities and
 # the fence check; same seed handling; tools/tsan's "chaos" excludes it too).
-# Both also run the operator errors of issue 24 on a side track of the seed
+# Both also run the operator errors of docs/IDENTITY.md on a side track of the seed
 # (tests/chaos/chaos_identity.py): a twin with a live node's identity must
 # exit 1 issuing nothing (forever set), a sequence's stored max bumped behind
 # the primary's back must heal (both sets).

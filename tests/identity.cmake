@@ -1,6 +1,6 @@
-# One identity, one node; migrations that cannot collide (issue 24, contract section 14).
+# One identity, one node; migrations that cannot collide (docs/IDENTITY.md).
 # The pure cores (zk_identity, zk_marker, zk_shape, zk_compat, the clock witness, dirlock) are
-# unit-tested here and run in CI. The integration tests are written to the contract and fail on
+# unit-tested here and run in CI. The integration tests are written to the rules and fail on
 # today's node: they stay DISABLED until src/node wires the cores (docs/IDENTITY.md says how).
 # Run one by hand with: ctest --test-dir build-test -R it.test_identity_<name> (CTest skips a
 # disabled test; run it directly: LEAFD_BIN=build-test/leafd PYTHONPATH=tests/lib

@@ -1,4 +1,4 @@
-# Lease mode (contract section 12, issue 14): real ZooKeeper, real binaries.
+# Lease mode (docs/cluster.md, "Worker-ID leases"): real ZooKeeper, real binaries.
 # Uses leaf_zk_integration_test from zk.cmake (included before this file).
 
 # zk_fill: registers many forever-mode identities at once (the exhaustion test).

@@ -28,5 +28,9 @@ leaf_integration_test(test_ops_systemd_notify)
 # docs/OPERATIONS.md lists exactly the families a node with every mode on exports; the
 # Grafana dashboard and the alert rules use only exported ones.
 leaf_integration_test(test_ops_metrics_families)
-# README's shell examples, run against a node (tests/integration/test_ops_readme.py).
+# The shell examples of README.md and the guide pages in docs/, run against a node
+# (tests/integration/test_ops_readme.py).
 leaf_integration_test(test_ops_readme)
+# docs/reference/'s generated tables are what `leafd --print-reference KIND` prints, for every
+# kind (tools/gen-reference BUILD_DIR rewrites them); every relative link of the docs resolves.
+leaf_integration_test(test_ops_reference)

@@ -19,7 +19,7 @@ leaf_resp_test(test_resp_clients)
 leaf_resp_test(test_resp_ids)
 # Users and permissions over HTTP and RESP, three nodes, ZooKeeper and MariaDB.
 leaf_resp_test(test_auth)
-# TLS for clients, secrets from files, the failed-authentication limit (issue 26).
+# TLS for clients, secrets from files, the failed-authentication limit (docs/SECURITY.md).
 leaf_resp_test(test_tls)
-# March's clients (contract section 17): default mode, MULTI/EXEC, README's ioredis example.
+# March's clients (docs/reference/resp.md): default mode, MULTI/EXEC, README's ioredis example.
 leaf_resp_test(test_resp_march)

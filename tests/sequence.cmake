@@ -1,4 +1,4 @@
-# Sequences (issue 12): unit tests of the pure core (state machine with an
+# Sequences (docs/cluster.md, "Sequences"): unit tests of the pure core (state machine with an
 # injected clock and a fake ZooKeeper store, election decision, znode payloads).
 leaf_unit_test(test_sequence leaf_sequence_core)
 leaf_unit_test(test_sequence_shard leaf_sequence_core)

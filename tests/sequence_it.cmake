@@ -1,4 +1,4 @@
-# Sequences (issue 12), the test side: the partition proxy's own test, and the
+# Sequences (docs/cluster.md, "Sequences"), the test side: the partition proxy's own test, and the
 # failover tests against the real binary (three leafd nodes, real ZooKeeper,
 # HTTP and RESP clients that follow redirects; see tests/lib/seqclients.py and
 # tests/lib/seqcluster.py). They measure failover times, so they run alone

@@ -1,4 +1,4 @@
-# ID shapes (CONTRACT section 13): layouts, opaque IDs, ranges, zero waste.
+# ID shapes (docs/id-shapes.md): layouts, opaque IDs, ranges, zero waste.
 leaf_unit_test(test_node_config leaf_node_config)
 leaf_integration_test(test_shapes_zero_waste)
 leaf_integration_test(test_shapes_ranges)

@@ -1,6 +1,6 @@
 # ZooKeeper worker IDs and clock safety across restarts.
 leaf_unit_test(test_zk_core leaf_zk_core)
-# Worker-ID leases: slot choice, fence arithmetic, clock-step switch (issue 14).
+# Worker-ID leases: slot choice, fence arithmetic, clock-step switch (docs/cluster.md, "Worker-ID leases").
 leaf_unit_test(test_zk_lease leaf_zk_core)
 
 # zk_expire: forces a leafd session to expire (a second handle with the same

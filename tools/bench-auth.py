@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What users and permissions cost: the same leafd binary with leafd.auth.enable
-off and on, side by side in one run (issue 13's budget: at most 10% of
+off and on, side by side in one run (the budget: at most 10% of
 single-ID HTTP throughput and of RESP INCR throughput).
 
 One throwaway ZooKeeper; two nodes on it (auth off, auth on with one user

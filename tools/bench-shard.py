@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sequences through a cluster client: one primary against sharded primaries (issue 28).
+"""Sequences through a cluster client: one primary against sharded primaries (docs/cluster.md).
 
 Starts a throwaway ZooKeeper and three leafd nodes (sequences on, autocreate), once
 with leafd.sequence.sharding = false (one primary serves every sequence) and once

@@ -27,7 +27,7 @@ leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c);
 leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
                              size_t err_len);
 
-/* The same with the owner fields (zk_record.h, issue 24); an old file loads with them unknown. */
+/* The same with the owner fields (zk_record.h); an old file loads with them unknown. */
 leaf_status_t zk_cache_load_owned(const char *path, struct zk_cache_data *c,
                                   struct zk_cache_owner *o);
 leaf_status_t zk_cache_store_owned(const char *path, const struct zk_cache_data *c,

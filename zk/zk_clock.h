@@ -48,7 +48,7 @@ enum zk_clock_verdict zk_clock_peers(const int64_t *offsets, int n, int64_t max_
                                      int64_t *avg_ms);
 
 /*
- * The peer clock check of issue 24 (findings 3 and 14; contract section 14), replacing
+ * The peer clock check of docs/IDENTITY.md, replacing
  * zk_clock_peers()'s average: run at EVERY start and every new session, not only the first
  * registration. The witnesses are the live peers' offsets (zk_clock_offset() of each
  * GET /api/snowflake/time) and, as one more independent witness, ZooKeeper's own clock: the

@@ -2,7 +2,7 @@
 #define LEAF_ZK_COMPAT_H
 
 /*
- * Meituan Leaf's own ZooKeeper layout (issue 24, finding 2; contract section 14):
+ * Meituan Leaf's own ZooKeeper layout (docs/IDENTITY.md):
  *
  *   /snowflake/{leaf.name}/forever/{ip}:{port}-{10-digit sequence}   PERSISTENT_SEQUENTIAL
  *       data: {"ip":"10.0.0.5","port":"8080","timestamp":1795335806892}   rewritten every 3 s

@@ -2,7 +2,7 @@
 #define LEAF_ZK_IDENTITY_H
 
 /*
- * One identity, one node (issue 24, findings 1 and 10; contract section 14).
+ * One identity, one node (docs/IDENTITY.md).
  *
  * An identity is ip:port (leafd.snowflake.advertise.ip, leaf.snowflake.port). Its lock is the
  * EPHEMERAL znode /snowflake/{leaf.name}/leaf_temporary/{ip:port}: the session that owns it

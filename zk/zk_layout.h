@@ -7,8 +7,8 @@
  *
  *   /snowflake/{leaf.name}/leaf_forever/{ip}:{port}-{10-digit sequence}
  *   /snowflake/{leaf.name}/leaf_temporary/{ip}:{port}
- *   /snowflake/{leaf.name}/leaf_lease/{10-digit slot}[/owner]  (contract section 12,
- *                                                             zk_lease.h)
+ *   /snowflake/{leaf.name}/leaf_lease/{10-digit slot}[/owner]  (docs/cluster.md, "Worker-ID
+ * leases", zk_lease.h)
  *
  * The worker ID is the integer of the 10-digit suffix after the LAST '-' of
  * the node's name (Leaf split the whole path on '-', which broke on a

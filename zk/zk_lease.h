@@ -2,7 +2,7 @@
 #define LEAF_ZK_LEASE_H
 
 /*
- * Worker-ID leases (contract section 12), the decisions only: which slot to
+ * Worker-ID leases (docs/cluster.md, "Worker-ID leases"), the decisions only: which slot to
  * claim, the fence arithmetic of a held slot, and the switch on a clock
  * step. Pure code (libc, src/base, cJSON): the caller reads ZooKeeper, passes
  * the snapshot, the clock and a random source in, and carries out the
@@ -148,7 +148,7 @@ struct zk_lease_candidate {
 int zk_lease_choose(const struct zk_lease_choice *c, struct zk_lease_candidate *out, int cap);
 
 /*
- * Issue 24, finding 9 (a mixed forever/lease cluster): 1 when the leaf_forever child `name`
+ * A mixed forever/lease cluster (docs/IDENTITY.md): 1 when the leaf_forever child `name`
  * keeps its worker ID out of the lease pool for a node of identity own_identity, i.e. when it is
  * another identity's node. Such a forever node may still be serving while cut off from
  * ZooKeeper (its leaf_temporary node gone with its session, its local reservation still

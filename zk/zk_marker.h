@@ -2,7 +2,7 @@
 #define LEAF_ZK_MARKER_H
 
 /*
- * The cluster marker (issue 24, finding 11; contract section 14): how a node tells that the
+ * The cluster marker (docs/IDENTITY.md): how a node tells that the
  * ZooKeeper it talks to lost the cluster's tree (emptied data dir, deleteall, a new ensemble) or
  * went back in time (restored from an older snapshot). Either would hand out worker IDs that
  * live or recent nodes still use.
@@ -44,7 +44,7 @@ leaf_status_t zk_marker_parse(const char *buf, size_t len, struct zk_marker *m);
 void zk_marker_new_id(uint64_t r, char id[ZK_MARKER_ID_MAX]);
 
 enum zk_marker_verdict {
-    ZK_MARKER_CREATE, /* no marker anywhere: a new cluster (or one from before issue 24). Create
+    ZK_MARKER_CREATE, /* no marker anywhere: a new cluster (or one from before the marker). Create
                          it with a fresh id and generation 1, then record it locally */
     ZK_MARKER_ADOPT,  /* ZooKeeper has a marker, this data dir none (a new node, or one upgraded
                          from an older leafd): write generation + 1, then record it locally */

@@ -11,7 +11,7 @@
  * - the local cache {data.dir}/{leaf.name}/{port}/workerID.properties:
  *     workerID=3
  *     timestamp=1795335806892
- *   and, since issue 24, the identity, cluster, session, marker and shape
+ *   and (docs/IDENTITY.md) the identity, cluster, session, marker and shape
  *   it belongs to (struct zk_cache_data below)
  *
  * In both, "timestamp" is a reservation: the node never issues an ID with a
@@ -57,7 +57,7 @@ struct zk_cache_data {
 };
 
 /*
- * Whose cache it is (issue 24, finding 10; contract section 14). A cache is only ever used by
+ * Whose cache it is (docs/IDENTITY.md). A cache is only ever used by
  * the identity and cluster it names (zk_identity_cache_use()). Every field is optional and
  * zero/empty means "unknown": an old two-key file (or Leaf's, workerID only) reads with all of
  * them unknown. Kept apart from struct zk_cache_data so that its {worker_id, timestamp}

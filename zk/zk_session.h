@@ -153,7 +153,7 @@ leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeo
                               zk_notify_fn notify, void *notify_arg);
 
 /*
- * Closed coordination data (contract section 15): before zk_session_open's
+ * Closed coordination data (docs/SECURITY.md): before zk_session_open's
  * connection is used, `auth` ("digest:user:password", leafd.zk.auth)
  * authenticates this session and every later one, and every znode created
  * from now on gets an ACL granting all rights to that identity and read to

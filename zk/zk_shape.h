@@ -2,7 +2,7 @@
 #define LEAF_ZK_SHAPE_H
 
 /*
- * The cluster's ID shape (issue 24, finding 13; contract section 14): the snowflake layout, the
+ * The cluster's ID shape (docs/IDENTITY.md): the snowflake layout, the
  * epoch and the time unit every node of a cluster must issue with. Recorded once, at the first
  * start of a cluster, in /snowflake/{leaf.name}/leafd_shape, and checked at every start: a node
  * configured otherwise would issue IDs of another shape under worker IDs the cluster shares, and

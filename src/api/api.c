@@ -257,7 +257,7 @@ static void metrics_node_level_only(struct sbuf *b) {
 leaf_status_t api_metrics(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     /* With users on: anonymous scrapes see node-level families; credentials must be right and
-     * carry the metrics right on * (or admin) for the rest (CONTRACT section 15). */
+     * carry the metrics right on * (or admin) for the rest (docs/SECURITY.md). */
     int full = api_metrics_view(req);
     if (full < 0) {
         return LEAF_OK;

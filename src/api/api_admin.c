@@ -169,7 +169,7 @@ static void answer_init_cache(struct http_request *req, struct segment_db_job *j
 
 /*
  * The tag's row is known: fetch its first range before answering, so that
- * the first ID does not wait for the database (CONTRACT section 14).
+ * the first ID does not wait for the database (docs/IDENTITY.md).
  */
 static leaf_status_t init_cache_prefetch(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);

@@ -38,7 +38,7 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
         .first_seen_ms = req->first_seen_ms,
         .now_ms = http_request_now(req),
         .wait = req->wait,
-        /* Autocreate needs the 'create' right, as POST /api/sequence does (section 15). */
+        /* Autocreate needs the 'create' right, as POST /api/sequence does (docs/SECURITY.md). */
         .may_create =
             mode == IDS_SEQUENCE && api_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
     };

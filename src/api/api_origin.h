@@ -2,7 +2,7 @@
 #define LEAF_API_ORIGIN_H
 
 /*
- * Browsers cannot be used against a node (CONTRACT section 15): a state
+ * Browsers cannot be used against a node (docs/SECURITY.md): a state
  * change (POST, PUT, DELETE) must say its body is JSON, which a page on
  * another site cannot send without a CORS preflight that leafd never
  * answers, and must not come from another origin (Origin, or

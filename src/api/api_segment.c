@@ -1,7 +1,7 @@
 /*
  * Segment reads beyond /api/segment/get: GET /api/leaf?biz_tag=T (one ID as
  * JSON, the admin-style read), ranges for client-side caching, and opaque
- * IDs with their admin decoder (CONTRACT section 13). The waiting policy is
+ * IDs with their admin decoder (docs/id-shapes.md). The waiting policy is
  * ids.c's, as for every ID request.
  */
 #include <inttypes.h>

@@ -2,8 +2,8 @@
 #define LEAF_AUTH_DECIDE_H
 
 /*
- * The authorisation decision, one function for both protocols (contract
- * section 11). Pure code, unit-tested in tests/unit/test_auth.c.
+ * The authorisation decision, one function for both protocols
+ * (docs/SECURITY.md, "Users and permissions"). Pure code, unit-tested in tests/unit/test_auth.c.
  *
  * The caller first establishes who is asking:
  *   HTTP  auth_header_parse() on the Authorization value; Basic ->

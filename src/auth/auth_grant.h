@@ -2,14 +2,15 @@
 #define LEAF_AUTH_GRANT_H
 
 /*
- * The grant model of contract section 11: keys, rights and key patterns.
+ * The grant model of docs/SECURITY.md: keys, rights and key patterns.
  * Pure code (libc and src/base only), unit-tested in tests/unit/test_auth.c.
  *
  * A key names what a request touches: `mode:name`, where mode is the name of
  * a row of IDS_MODES (ids_mode.h: snowflake, segment, sequence, opaque) and name follows the tag
  * rule (1..128 bytes of [A-Za-z0-9._:-], validate.h). The mode ends at the first colon, so
- * `segment:a:b` is mode segment, name `a:b`. The same key names RESP keys (section 9), so RESP
- * passes its key as it came, and HTTP passes the mode of the route and the {key} of the URL.
+ * `segment:a:b` is mode segment, name `a:b`. The same key names RESP keys (docs/reference/resp.md),
+ * so RESP passes its key as it came, and HTTP passes the mode of the route and the {key} of the
+ * URL.
  *
  * A pattern says which keys a grant covers:
  *   `*`                  every key of every mode;

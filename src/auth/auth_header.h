@@ -2,7 +2,7 @@
 #define LEAF_AUTH_HEADER_H
 
 /*
- * The HTTP Authorization header (contract section 11): `Basic
+ * The HTTP Authorization header (docs/SECURITY.md): `Basic
  * base64(user:secret)` for users, and `Bearer <token>` detected so that the
  * caller can check the legacy leafd.admin.token. Pure code (base64 decoding
  * is not crypto), unit-tested in tests/unit/test_auth.c and fuzzed by

@@ -2,8 +2,8 @@
 #define LEAF_AUTH_LIMIT_H
 
 /*
- * Failed authentications, limited per client address (contract section
- * 15): after AUTH_LIMIT_FAILURES failures from one address within
+ * Failed authentications, limited per client address (docs/SECURITY.md,
+ * "TLS and secrets"): after AUTH_LIMIT_FAILURES failures from one address within
  * AUTH_LIMIT_WINDOW_MS, its further attempts are refused unchecked
  * (HTTP 429, RESP "-ERR too many failed authentications") for
  * AUTH_LIMIT_BLOCK_MS. A failure is presented credentials that are wrong

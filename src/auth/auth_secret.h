@@ -2,7 +2,7 @@
 #define LEAF_AUTH_SECRET_H
 
 /*
- * Secrets (contract section 11): generated from the kernel's CSPRNG
+ * Secrets (docs/SECURITY.md): generated from the kernel's CSPRNG
  * (getrandom), stored only as a SHA-256 hash, verified in constant time.
  * All crypto is OpenSSL's libcrypto (EVP, CRYPTO_memcmp); nothing here is
  * hand-written crypto. Unit-tested in tests/unit/test_auth.c.

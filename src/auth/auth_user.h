@@ -2,7 +2,7 @@
 #define LEAF_AUTH_USER_H
 
 /*
- * The user record of contract section 11: parsing and serialising the JSON
+ * The user record of docs/SECURITY.md: parsing and serialising the JSON
  * that lives in ZooKeeper at /leafd/{leaf.name}/users/{user}. Pure code
  * (libc, src/base, cJSON), unit-tested in tests/unit/test_auth.c and fuzzed
  * by tests/fuzz/fuzz_auth.c.

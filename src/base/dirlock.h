@@ -2,7 +2,7 @@
 #define LEAF_DIRLOCK_H
 
 /*
- * One process per data dir (issue 24, finding 1; contract section 14): two leafd processes on
+ * One process per data dir (docs/IDENTITY.md): two leafd processes on
  * one leafd.data.dir would share a worker-ID cache and its time reservation, and each would
  * believe the other's ZooKeeper session to be its own previous incarnation. The lock is an
  * flock(LOCK_EX | LOCK_NB) on {dir}/leafd.lock, held by an open descriptor for the life of the

@@ -20,12 +20,12 @@
  *           (opaque IDs are segment IDs); NULL: counted in a family of its
  *           own (leafd_sequence_issued_total)
  *
- * The files a new mode touches (issue 23 counted them):
+ * The files a new mode touches:
  *   src/base/ids_mode.h      its row here;
  *   src/door/ids.c           how it issues: issue_<mode> and its case in issue_mode;
  *   src/app/router.c         its GET route row (path NULL: the prefix is this row's; issues 1);
  *   src/api/api.h, api.c     its one-line GET handler, api_<mode>_get;
- *   CONTRACT.md, README.md   the words.
+ *   docs/reference/, docs/   the words (the route table is generated).
  * Derived with no edit: the RESP key space and the BAD_KEY message
  * (resp_ids.c), INCRBY's dense check, the grant mode (auth_grant.c), and the
  * leafd_ids_issued_total label and count (ids.c counts every mode,

@@ -101,7 +101,7 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .first_seen_ms = req->first_seen_ms,
         .now_ms = req->now_ms,
         .wait = req->wait,
-        /* Autocreate needs the 'create' right, as POST /api/sequence does (section 15). */
+        /* Autocreate needs the 'create' right, as POST /api/sequence does (docs/SECURITY.md). */
         .may_create = k->mode == IDS_SEQUENCE &&
                       resp_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };

@@ -2,7 +2,7 @@
 #define LEAF_RESP_MULTI_H
 
 /*
- * MULTI / EXEC / DISCARD (contract section 17), as redis-py's default
+ * MULTI / EXEC / DISCARD (docs/reference/resp.md), as redis-py's default
  * pipeline() sends them. After MULTI an ID command (and PING, ECHO) is
  * checked (its key, its count, the caller's right on the key) and queued
  * with +QUEUED; nothing is issued until EXEC, which runs the queue in order

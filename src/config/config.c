@@ -28,12 +28,13 @@ struct config_key {
     const char *def;
     int64_t min;
     int64_t max;
+    const char *help;
 };
 
 #define CONFIG_FIELD_SIZE(field) sizeof(((struct leaf_config *)0)->field)
 
 #define CONFIG_ROW(key, type, field, def, lo, hi, help)                                            \
-    {key, type, offsetof(struct leaf_config, field), CONFIG_FIELD_SIZE(field), def, lo, hi},
+    {key, type, offsetof(struct leaf_config, field), CONFIG_FIELD_SIZE(field), def, lo, hi, help},
 static const struct config_key config_keys[] = {CONFIG_KEYS(CONFIG_ROW)};
 #undef CONFIG_ROW
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -816,7 +817,7 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         return LEAF_EINVAL;
     }
     if (c->auth_enable && c->zk_auth[0] == '\0') {
-        /* Users kept in a world-writable tree are not access control (section 15). */
+        /* Users kept in a world-writable tree are not access control (docs/SECURITY.md). */
         return config_key_error(c, CONFIG_I_auth_enable,
                                 "needs leafd.zk.auth (or leafd.zk.auth.file): users kept in a "
                                 "ZooKeeper tree anyone can write are not access control",
@@ -842,7 +843,8 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     c->identity_port = c->snowflake_port != 0 ? (int)c->snowflake_port : c->listen_port;
     c->lease_mode = strcasecmp(c->worker_mode, "lease") == 0;
     if (c->max_lead_ms > c->reserve_ms) {
-        /* The lead lives inside the reservation (contract section 16). */
+        /* The lead lives inside the reservation (docs/reference/guarantees.md, "The bounded lead").
+         */
         if (c->sources[CONFIG_I_max_lead_ms].file[0] != '\0') {
             return config_key_error(c, CONFIG_I_max_lead_ms,
                                     "must not be above leafd.snowflake.reserve.ms: IDs never run "
@@ -913,4 +915,62 @@ size_t config_dump(const struct leaf_config *c, char *buf, size_t len) {
         used += (n < 0) ? 0 : ((size_t)n < len - used ? (size_t)n : len - used - 1);
     }
     return used;
+}
+
+/* What a value of each type looks like, for the reference table. */
+static const char *config_type_word(enum config_type t) {
+    switch (t) {
+    case CONFIG_STR: return "string";
+    case CONFIG_NAME: return "name `[A-Za-z0-9._-]+`";
+    case CONFIG_BOOL: return "`true` \\| `false`";
+    case CONFIG_INT: return "integer";
+    case CONFIG_ADDR: return "`ip:port`";
+    case CONFIG_IPV4: return "IPv4 address";
+    case CONFIG_JDBC: return "JDBC URL";
+    case CONFIG_ZKADDR: return "`host:port[,host:port...]`";
+    case CONFIG_OPTADDR: return "`ip:port` or empty";
+    case CONFIG_WMODE: return "`forever` \\| `lease`";
+    case CONFIG_TLSAUTH: return "`none` \\| `optional` \\| `required`";
+    case CONFIG_ZKAUTH: return "`digest:USER:PASSWORD`";
+    case CONFIG_LOGFMT: return "`logfmt` \\| `json`";
+    case CONFIG_RMODE: return "`none` or an ID mode";
+    case CONFIG_LEVEL: return "`debug` \\| `info` \\| `warn` \\| `error`";
+    }
+    return "string";
+}
+
+/* text as a Markdown table cell: the separator escaped, no <...> taken for HTML */
+static void config_put_cell(FILE *out, const char *text) {
+    for (; *text != '\0'; text++) {
+        if (*text == '<' || *text == '>') {
+            fputs(*text == '<' ? "&lt;" : "&gt;", out);
+            continue;
+        }
+        if (*text == '|') {
+            fputc('\\', out);
+        }
+        fputc(*text, out);
+    }
+}
+
+void config_print_reference(FILE *out) {
+    size_t i;
+
+    fputs("| key | type | default | description |\n|---|---|---|---|\n", out);
+    for (i = 0; i < CONFIG_NKEYS; i++) {
+        const struct config_key *k = &config_keys[i];
+        fprintf(out, "| `%s` | %s", k->key, config_type_word(k->type));
+        if (k->type == CONFIG_INT) {
+            fprintf(out, " %lld..%lld", (long long)k->min, (long long)k->max);
+        }
+        fputs(" | ", out);
+        if (k->def[0] != '\0') {
+            fprintf(out, "`%s`", k->def);
+        } else {
+            fputs("empty", out);
+        }
+        fputs(" | ", out);
+        config_put_cell(out, k->help);
+        fputs(config_is_secret(k) ? " (a secret: masked in `--print-config`) |\n" : " |\n", out);
+    }
 }

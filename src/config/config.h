@@ -8,14 +8,17 @@
  * MySQL header, unit-tested in tests/unit/test_config.c.
  *
  * Every key is one row of CONFIG_KEYS below: name, type, struct field,
- * default, and the range for numbers. The parser, the env override, the
- * README table and --check-config all walk that table.
+ * default, the range for numbers and a one-line description. The parser,
+ * the env override, --check-config and the reference
+ * (leafd --print-reference config, docs/reference/configuration.md) all
+ * walk that table.
  *
  * Ownership: main() fills one struct leaf_config before any thread starts;
  * afterwards it is read-only and every thread may read it.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "log.h"
 #include "status.h"
@@ -64,7 +67,8 @@ enum config_db_tls {
       "cluster name, a ZooKeeper path component; required when snowflake is on")                   \
     X("leaf.segment.enable", CONFIG_BOOL, segment_enable, "false", 0, 1, "serve segment IDs")      \
     X("leaf.jdbc.url", CONFIG_JDBC, jdbc_url, "", 0, 0,                                            \
-      "jdbc:mysql://host:port/db[?params] (params are ignored)")                                   \
+      "jdbc:mysql://host:port[,host:port...]/db[?params] (at most 8 hosts, the first healthy "     \
+      "one in use); of the params only the TLS ones are read (docs/SECURITY.md)")                  \
     X("leaf.jdbc.username", CONFIG_STR, jdbc_username, "", 0, 0, "database user")                  \
     X("leaf.jdbc.password", CONFIG_STR, jdbc_password, "", 0, 0, "database password")              \
     X("leaf.snowflake.enable", CONFIG_BOOL, snowflake_enable, "false", 0, 1,                       \
@@ -78,7 +82,7 @@ enum config_db_tls {
       "Redis-protocol (RESP) listen address; empty = off")                                         \
     X("leafd.resp.default.mode", CONFIG_RMODE, resp_default_mode_name, "none", 0, 0,               \
       "RESP keys without a mode: prefix are taken in this mode (none | snowflake | segment | "     \
-      "sequence | opaque), so March clients' INCR orders works")                                   \
+      "sequence | opaque; the mode must be on), so March clients' INCR orders works")              \
     X("leafd.data.dir", CONFIG_STR, data_dir, "./var/leafd", 0, 0,                                 \
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
@@ -87,27 +91,29 @@ enum config_db_tls {
       "static worker ID up to the layout's largest, only with an empty leaf.snowflake.zk.address " \
       "(-1 = unset)")                                                                              \
     X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,             \
-      "snowflake epoch in ms since 1970")                                                          \
+      "snowflake epoch in ms since 1970 (the default is Leaf's and Twitter's)")                    \
     X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                                      \
       "admin endpoints need 'Authorization: Bearer <token>' (16+ characters); empty = loopback "   \
       "clients only")                                                                              \
     X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
-      "HTTP event-loop threads (0 = one per CPU)")                                                 \
+      "event loops, shared by HTTP and RESP (0 = one per CPU)")                                    \
     X("leafd.log.level", CONFIG_LEVEL, log_level, "info", 0, 0, "debug | info | warn | error")     \
     X("leafd.log.format", CONFIG_LOGFMT, log_format, "logfmt", 0, 0,                               \
       "logfmt | json: log lines as logfmt or as JSON objects with the same fields")                \
     X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
-      "close keep-alive connections idle this long")                                               \
+      "connections (HTTP and RESP) idle this long are closed")                                     \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
-      "close a connection that takes this long to send one request head")                          \
+      "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
+      "and a close")                                                                               \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
-      "open connections per process; more are accepted and closed at once")                        \
+      "open connections per process, HTTP and RESP together; more are accepted and closed")        \
     X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
       "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
     X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \
       "at start, a clock behind the stored time by at most this is waited out")                    \
     X("leafd.snowflake.peer.max.offset.ms", CONFIG_INT, peer_max_offset_ms, "5000", 1, 3600000,    \
-      "a new node refuses to start this far from its live peers' average time")                    \
+      "a node refuses to start this far from the median of its live peers' clocks and "            \
+      "ZooKeeper's (checked at every start)")                                                      \
     X("leafd.snowflake.worker.mode", CONFIG_WMODE, worker_mode, "forever", 0, 0,                   \
       "forever: a worker ID per ip:port for good (Leaf); lease: recycled lease slots")             \
     X("leafd.snowflake.leaf.compat", CONFIG_BOOL, leaf_compat, "false", 0, 1,                      \
@@ -122,7 +128,7 @@ enum config_db_tls {
     X("leafd.segment.wait.ms", CONFIG_INT, segment_wait_ms, "500", 0, 10000,                       \
       "how long a request waits for a range already being fetched")                                \
     X("leafd.db.timeout.ms", CONFIG_INT, db_timeout_ms, "2000", 100, 60000,                        \
-      "database connect/read/write timeout")                                                       \
+      "database connect/read/write timeout; also bounds the give-back of unused IDs at a stop")    \
     X("leafd.sequence.enable", CONFIG_BOOL, sequence_enable, "false", 0, 1,                        \
       "serve cluster-wide strictly increasing sequences (needs leaf.snowflake.zk.address)")        \
     X("leafd.sequence.batch", CONFIG_INT, sequence_batch, "10000", 1, 1000000000,                  \
@@ -130,15 +136,17 @@ enum config_db_tls {
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
-      "split the 16384 slots among the live sequence nodes, each range with its own primary")      \
+      "split the 16384 slots among the live sequence nodes, each range with its own primary; "     \
+      "every node of a cluster must agree")                                                        \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
-      "ID and admin requests need a user's credentials (users live in ZooKeeper)")                 \
+      "ID and admin requests need a user's credentials (users live in ZooKeeper); needs "          \
+      "leaf.snowflake.zk.address, leaf.name and leafd.zk.auth")                                    \
     X("leafd.snowflake.layout", CONFIG_STR, snowflake_layout, "time:41,worker:10,sequence:12", 0,  \
       0, "snowflake fields from the most significant bit down, widths summing to at most 63")      \
     X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
-      "milliseconds per tick of the snowflake time field")                                         \
+      "milliseconds per tick of the snowflake time field (Sonyflake: 10, Baidu: 1000)")            \
     X("leafd.opaque.key", CONFIG_STR, opaque_key, "", 0, 0,                                        \
       "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")         \
     X("leafd.tls.listen", CONFIG_OPTADDR, tls_listen, "", 0, 0,                                    \
@@ -146,11 +154,12 @@ enum config_db_tls {
     X("leafd.resp.tls.listen", CONFIG_OPTADDR, resp_tls_listen, "", 0, 0,                          \
       "RESP-over-TLS listen address; empty = off")                                                 \
     X("leafd.tls.cert.file", CONFIG_STR, tls_cert_file, "", 0, 0,                                  \
-      "PEM certificate (chain) of the TLS listeners; reloaded on SIGHUP")                          \
+      "PEM certificate (chain) of the TLS listeners; required with one; reloaded on SIGHUP")       \
     X("leafd.tls.key.file", CONFIG_STR, tls_key_file, "", 0, 0,                                    \
-      "PEM private key of leafd.tls.cert.file; reloaded on SIGHUP")                                \
+      "PEM private key of leafd.tls.cert.file; required with a TLS listener; reloaded on SIGHUP")  \
     X("leafd.tls.ca.file", CONFIG_STR, tls_ca_file, "", 0, 0,                                      \
-      "PEM CA certificates that client certificates must chain to")                                \
+      "PEM CA certificates that client certificates must chain to; required when "                 \
+      "leafd.tls.client.auth is not none")                                                         \
     X("leafd.tls.client.auth", CONFIG_TLSAUTH, tls_client_auth, "none", 0, 0,                      \
       "client certificates: none | optional (checked when sent) | required")                       \
     X("leafd.db.tls.ca.file", CONFIG_STR, db_tls_ca_file, "", 0, 0,                                \
@@ -162,7 +171,9 @@ enum config_db_tls {
     X("leafd.opaque.key.file", CONFIG_STR, opaque_key_file, "", 0, 0,                              \
       "read leafd.opaque.key from the first line of this file")                                    \
     X("leafd.zk.auth", CONFIG_ZKAUTH, zk_auth, "", 0, 0,                                           \
-      "digest:<user>:<password> for the ZooKeeper sessions (a secret); empty = none")              \
+      "digest:<user>:<password>: the ZooKeeper session authenticates with it and every znode "     \
+      "leafd creates is writable by it only (the users' tree: no world access); the same on "      \
+      "every node; required with leafd.auth.enable; empty = none")                                 \
     X("leafd.zk.auth.file", CONFIG_STR, zk_auth_file, "", 0, 0,                                    \
       "read leafd.zk.auth from the first line of this file")                                       \
     X("leafd.auth.failures.max", CONFIG_INT, auth_failures_max, "10", 0, 1000000,                  \
@@ -177,7 +188,7 @@ struct config_source {
 
 #define CONFIG_MAX_KEYS 64
 
-/* The most hosts leaf.jdbc.url may list (a database cluster's members, section 18). */
+/* The most hosts leaf.jdbc.url may list (a database cluster's members, docs/cluster.md). */
 #define CONFIG_DB_HOSTS_MAX 8
 
 struct config_value_dbhost {
@@ -325,6 +336,13 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen);
  * excluding the NUL, so a result of len - 1 may mean the dump was cut short.
  */
 size_t config_dump(const struct leaf_config *c, char *buf, size_t len);
+
+/*
+ * Writes every CONFIG_KEYS row as a Markdown table (key, type, default,
+ * description): leafd --print-reference config, committed as
+ * docs/reference/configuration.md.
+ */
+void config_print_reference(FILE *out);
 
 /*
  * Writes an error about `key` the way config_finish() does ("where: key:

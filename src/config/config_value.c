@@ -129,7 +129,7 @@ static const char *config_jdbc_skip_scheme(const char *url) {
 /*
  * One host[:port] of a JDBC URL's host list into j->hosts[j->nhosts]; *p
  * moves past it. Connector/J's failover syntax lists several, separated by
- * commas (section 18).
+ * commas (docs/cluster.md).
  */
 static leaf_status_t config_jdbc_host(const char **pp, struct config_value_jdbc *j, const char *q,
                                       char *why, size_t whylen) {

@@ -2,7 +2,7 @@
 #define LEAF_API_AUDIT_H
 
 /*
- * The audit trail (CONTRACT section 15): one info line with component=audit
+ * The audit trail (docs/SECURITY.md): one info line with component=audit
  * for every answered admin change over HTTP (users and grants, tag creation,
  * step changes, cache init, sequence creation, demotion), refused ones too:
  *   user=ops client=127.0.0.1:41234 action=leaf_create object=orders status=201 outcome=ok

@@ -1,5 +1,7 @@
 #include "metrics_scrape.h"
 
+#include <stdio.h>
+
 #include "metrics.h"
 #include "metrics_node.h"
 #include "metrics_process.h"
@@ -152,4 +154,29 @@ void metrics_scrape(const struct api_ctx *ctx, struct sbuf *b) {
         families[i].fn(&o, &s);
     }
     metrics_node_snap_free(&s);
+}
+
+void metrics_print_reference(FILE *out) {
+    static const struct {
+        const char *name, *type, *help;
+    } families[] = {
+#define METRICS_REF_ROW(fn, fname, ftype, fhelp) {fname, ftype, fhelp},
+        METRICS_FAMILIES(METRICS_REF_ROW)
+#undef METRICS_REF_ROW
+    };
+    fputs("| name | type | help |\n|---|---|---|\n", out);
+    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+        fprintf(out, "| `%s` | %s | ", families[i].name, families[i].type);
+        for (const char *c = families[i].help; *c != '\0'; c++) {
+            if (*c == '<' || *c == '>') {
+                fputs(*c == '<' ? "&lt;" : "&gt;", out);
+                continue;
+            }
+            if (*c == '|') {
+                fputc('\\', out);
+            }
+            fputc(*c, out);
+        }
+        fputs(" |\n", out);
+    }
 }

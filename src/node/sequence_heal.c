@@ -1,5 +1,5 @@
 /*
- * Sequences heal themselves (issue 24, CONTRACT section 14), the glue around
+ * Sequences heal themselves (docs/IDENTITY.md), the glue around
  * the pure decisions of sequence/sequence_state.c:
  * - a refused conditional write is logged for what it is (the record was
  *   changed or deleted by someone else) while the state machine reads the

@@ -191,7 +191,7 @@ void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
 void seq_wake_all(struct sequence_service *svc);
 struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len);
 struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len);
-/* The Redis Cluster slot of the RESP key "sequence:<name>" (section 18). */
+/* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
 int seq_slot(const char *name, size_t len);
 
 /* sequence_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a

@@ -1,10 +1,9 @@
 /*
- * Sharded sequences on the control thread (leafd.sequence.sharding; contract
- * section 18): the coordinator writes the slot map, every node applies it,
- * heartbeats its owner node, and takes a slot it gained only past the
- * barrier that proves nobody else can still issue it. The rules are in
- * sequence_impl.h (struct seq_shards) and sequence/sequence_shard.h (the
- * assignment itself, pure).
+ * Sharded sequences on the control thread (leafd.sequence.sharding;
+ * docs/cluster.md, "Sharded sequences"): the coordinator writes the slot map, every node applies
+ * it, heartbeats its owner node, and takes a slot it gained only past the barrier that proves
+ * nobody else can still issue it. The rules are in sequence_impl.h (struct seq_shards) and
+ * sequence/sequence_shard.h (the assignment itself, pure).
  *
  * Why the barrier is enough for strict order: a slot's sequences are issued
  * by a node only while it owns the slot in the newest map it applied and its

@@ -13,7 +13,7 @@
 #include "resp_slot.h"
 #include "sequence_impl.h"
 
-/* The Redis Cluster slot of the RESP key "sequence:<name>" (section 18). */
+/* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
 int seq_slot(const char *name, size_t len) {
     char key[VALIDATE_TAG_MAX + 16];
     int n = snprintf(key, sizeof(key), "sequence:%.*s",

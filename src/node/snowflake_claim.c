@@ -442,7 +442,7 @@ static void lease_tried(struct snowflake_node *n) {
     }
     int64_t reserved = zk_lease_next_reserved(&l->claim, now, n->cfg->reserve_ms);
     if (reserved <= l->claim.floor_ms + n->gen.layout.unit_ms) {
-        /* a floor ahead of the clock is issued from (the lead, section 16): a tick above it */
+        /* a floor ahead of the clock is issued from (the bounded lead): a tick above it */
         reserved = l->claim.floor_ms + n->gen.layout.unit_ms + 1;
     }
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];

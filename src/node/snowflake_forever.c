@@ -1,5 +1,5 @@
 /*
- * Forever mode at run time (contract section 5): keeps ZooKeeper's record of
+ * Forever mode at run time (docs/reference/zookeeper.md): keeps ZooKeeper's record of
  * this node's worker ID up to date (its leaf_forever node's timestamp, the
  * EPHEMERAL leaf_temporary node), finds its node again after a start from
  * the local cache, and stops issuing when ZooKeeper lost the record.

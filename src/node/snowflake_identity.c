@@ -1,5 +1,5 @@
 /*
- * One identity, one node (contract section 14): the start-up checks of a
+ * One identity, one node (docs/IDENTITY.md): the start-up checks of a
  * snowflake node with ZooKeeper, in the order docs/IDENTITY.md gives, with
  * the decisions of the pure cores in zk/ (zk_identity, zk_marker, zk_shape,
  * zk_compat, the clock witness):

@@ -1,5 +1,5 @@
 /*
- * Lease mode (contract section 12): the node's worker ID is a slot under
+ * Lease mode (docs/cluster.md, "Worker-ID leases"): the node's worker ID is a slot under
  * /snowflake/{leaf.name}/leaf_lease, claimed through an EPHEMERAL owner child
  * and fenced by the slot's "reserved", written with versioned sets. The
  * decisions are zk/zk_lease.c's; this file carries them out on the control
@@ -265,7 +265,7 @@ leaf_status_t snowflake_lease_start(struct snowflake_node *n, const struct zk_ca
                   n->layout.lease, LEASE_START_WAIT_MS / 1000, l->nslots);
         return LEAF_EUNAVAIL;
     }
-    /* Serve once the clock is within max.lead.ms of the slot's floor (section 16). */
+    /* Serve once the clock is within max.lead.ms of the slot's floor (the bounded lead). */
     int64_t gap = l->hold.floor_ms + 1 - clock_wall_ms() - n->cfg->max_lead_ms;
     if (gap > 0) {
         log_warn("snowflake",

@@ -60,7 +60,7 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
                                       int64_t *floor_ms) {
     for (;;) {
         int64_t now = clock_wall_ms();
-        /* The lead (section 16) covers a stored time up to max.lead.ms ahead:
+        /* The bounded lead covers a stored time up to max.lead.ms ahead:
          * only the rest is waited out. */
         struct zk_clock_decision d = zk_clock_startup(now + n->cfg->max_lead_ms, zk_ms, cache_ms,
                                                       n->cfg->startup_max_wait_ms);
@@ -164,7 +164,7 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
 /*
  * The reservation to persist now: reserve.ms ahead of the clock, and always
  * at least a tick above the generator's logical time (the clock plus its
- * lead, section 16), so the ceiling stays above what the lead issues. Not
+ * lead), so the ceiling stays above what the lead issues. Not
  * reserve.ms ahead of the logical time: a restart right after a restart
  * would then find the reservation beyond the lead bound and wait again.
  */

@@ -68,13 +68,13 @@ struct snowflake_node_view {
     const char *reason; /* why not ready ("" when ready) */
     int worker_id;
     int64_t clock_behind_ms, ceiling_ms, now_ms;
-    int64_t clock_lead_ms, max_lead_ms; /* the lead of section 16, and its bound */
+    int64_t clock_lead_ms, max_lead_ms; /* the bounded lead, and its bound */
     uint64_t issued, backwards_waits, backwards_errors, exhaustions, lead_issues;
     double years_left;
     int use_zk, zk_state, registered, ephemeral;
     long long connects, expirations;
     int64_t zk_report_age_ms, local_report_age_ms, reserved_ahead_ms;
-    /* lease mode (contract section 12) */
+    /* lease mode (docs/cluster.md, "Worker-ID leases") */
     int lease;
     int64_t lease_slot;      /* held slot, -1 none */
     const char *lease_state; /* "none", "held", "resync", "lost" */

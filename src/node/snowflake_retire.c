@@ -1,6 +1,6 @@
 /*
  * leafd --retire IDENTITY|stopped -c FILE: an operator retires forever-mode
- * identities for good (contract section 14, mixed clusters). A worker ID
+ * identities for good (docs/IDENTITY.md, mixed clusters). A worker ID
  * registered under leaf_forever stays out of the lease pool: a forever node
  * cut off from ZooKeeper keeps issuing on its local reservation after its
  * ephemeral node is gone, so only an operator can say it is stopped for

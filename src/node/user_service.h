@@ -2,7 +2,7 @@
 #define LEAF_USER_SERVICE_H
 
 /*
- * Users and permissions, the daemon side (contract section 11): the users
+ * Users and permissions, the daemon side (docs/SECURITY.md): the users
  * of the cluster, read from ZooKeeper under /leafd/{leaf.name}/users/ and
  * kept current through watches, a local copy in the data dir, the
  * authentication and authorisation calls both protocols make, and the admin
@@ -21,7 +21,7 @@
  *  - The counters are relaxed atomics, counted by any thread.
  *
  * Users changed in ZooKeeper are applied when the watch fires: well under
- * the contract's 2 s. A node cut off from ZooKeeper keeps the table it has,
+ * the 2 s docs/SECURITY.md promises. A node cut off from ZooKeeper keeps the table it has,
  * and a node that starts without ZooKeeper uses the local copy
  * ({leafd.data.dir}/{leaf.name}/{port}/users.jsonl, mode 0600, one record a
  * line, the same records as in ZooKeeper: hashes, never secrets).

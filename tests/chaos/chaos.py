@@ -56,7 +56,7 @@ beyond the node's clock + reserve.ms + 1 s, one distinct worker ID per
 node, every client error inside a fault window that explains it, and every
 node serving both modes again at the end.
 
---lease runs the lease-mode node set (contract section 12): the nodes use
+--lease runs the lease-mode node set (docs/cluster.md, "Worker-ID leases"): the nodes use
 leafd.snowflake.worker.mode = lease with a 4 s ZooKeeper session, each
 through its own blackholable proxies to the ensemble (chaos_cluster.py), and
 the faults are those above, adapted (chaos_lease.py), plus one:
@@ -381,7 +381,7 @@ def _worker(n):
 
 def small_steps_summary(sched, clients, verdict):
     """Failed requests on a node while its clock was stepped back within the
-    bounded lead (clock_small): none allowed (contract section 16)."""
+    bounded lead (clock_small): none allowed (docs/reference/guarantees.md, "The bounded lead")."""
     fails = 0
     for (idx, step, t0, t1) in sched.small_steps:
         fails += sum(1 for c in clients for (n, run, mode, tag, a, b, code, d) in c.errors

@@ -268,7 +268,7 @@ class Cluster:
                 "leafd.resp.listen": "127.0.0.1:%d" % resp_port,
                 "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
                 "leafd.sequence.batch": "500",
-                # Sequences sharded across the three nodes (contract section 18): each
+                # Sequences sharded across the three nodes (docs/cluster.md): each
                 # owns about a third of the slots and the clients' four sequences.
                 "leafd.sequence.sharding": "true",
                 "leaf.segment.enable": "true",

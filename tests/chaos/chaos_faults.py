@@ -77,7 +77,7 @@ def _common_params(rng, kind):
         return {"hold": rng.uniform(1.0, 6.0)}
     if kind == "clock_small":
         # 10 ms to 4 s back, log-uniform: within leafd.snowflake.max.lead.ms
-        # (5 s), so not one request may fail (contract section 16)
+        # (5 s), so not one request may fail (docs/reference/guarantees.md, "The bounded lead")
         return {"steps": [round(math.exp(rng.uniform(math.log(0.010), math.log(4.0))), 3)
                           for _ in range(3)],
                 "hold": rng.uniform(0.2, 1.0)}

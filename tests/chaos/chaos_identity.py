@@ -1,4 +1,4 @@
-"""Operator errors as chaos faults (issue 24, contract section 14), mixed
+"""Operator errors as chaos faults (docs/IDENTITY.md), mixed
 into the Scheduler:
 
     twin      start a second leafd process with a live node's identity: a
@@ -44,7 +44,7 @@ from zkhelpers import cli_get
 
 SEQ_NAME = "chaos.seq0"  # one of the clients' sequences (chaos_clients.SEQUENCES)
 TWIN_MARKS = ("leafd.snowflake.advertise.ip", "leaf.snowflake.port")
-# Slack over the contract's bounds for a process under ASan on a shared
+# Slack over the documented bounds for a process under ASan on a shared
 # 2-core machine (start-up, one zkCli JVM).
 TWIN_EXIT_SLACK_S = 12.0
 HEAL_SLACK_S = 3.0
@@ -117,7 +117,7 @@ class IdentityEpisodes:
         props["leafd.data.dir"] = os.path.join(self.c.dir, name, "data")
         # The fault is the snowflake identity. A twin with sequences on would also join the
         # sequence line for its few seconds: with sharded sequences, a node joining and
-        # leaving at once moves slots twice (the closing note of issue 24 says so).
+        # leaving at once moves slots twice (docs/IDENTITY.md, known limits).
         props["leafd.sequence.enable"] = "false"
         t = time.time()
         twin = self.c.env.leafd(name, props, wait_ready=False, port=http_port)

@@ -1,6 +1,6 @@
 """The lease set's fault episodes (chaos.py --lease), mixed into the Scheduler.
 
-In lease mode (contract section 12) a node's worker ID is a slot it holds in
+In lease mode (docs/cluster.md, "Worker-ID leases") a node's worker ID is a slot it holds in
 ZooKeeper, fenced by the slot's "reserved". The episodes differ from the
 forever set where the expected behaviour does:
 

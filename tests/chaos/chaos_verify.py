@@ -7,9 +7,9 @@
    received strictly increase in the order it received them; across clients,
    an answer received before another request was sent holds only smaller
    IDs; across runs, every ID of a run is above every ID of the node's
-   earlier runs (the contract's "including across restarts").
+   earlier runs (docs/reference/guarantees.md, "Uniqueness": across restarts too).
 3. Segment order: per client thread, node run and tag, IDs ascend.
-3b. Sequence order (the contract's strict rule): across every client, node
+3b. Sequence order (docs/reference/guarantees.md, "Order, per mode"): across every client, node
    and protocol, an answer received before another request was sent holds
    only smaller IDs; no sequence ID repeats. Sequence clients follow
    redirects and retry for up to 8 s, so a sequence error is one that
@@ -31,7 +31,7 @@
    would also join check 1. The sequence IDs the seq_bump episodes pulled
    join checks 1 and 3b.
 
-Lease mode (chaos.py --lease; contract section 12) changes 2 and 5 and adds 8:
+Lease mode (chaos.py --lease; docs/cluster.md, "Worker-ID leases") changes 2 and 5 and adds 8:
 2. The order checks hold per (node run, worker ID): a node may move to
    another worker ID in one run (a switch, a claim after an expiry), and its
    IDs are then smaller than before a clock step. Across runs: see 8.

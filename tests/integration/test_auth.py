@@ -1,4 +1,4 @@
-"""Users and permissions (CONTRACT section 11) on three real nodes, a real
+"""Users and permissions (docs/SECURITY.md) on three real nodes, a real
 ZooKeeper and a real MariaDB, over HTTP (curl-like raw requests) and RESP
 (redis-py and raw frames).
 

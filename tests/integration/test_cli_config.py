@@ -1,6 +1,6 @@
 """Command line and configuration (leafd -c, --check-config, keys, environment overrides).
 
-Refusals of issue 17: no -c, nothing to serve (Leaf's own file has both modes
+Refusals (docs/getting-started.md): no -c, nothing to serve (Leaf's own file has both modes
 off), unknown LEAF_*/LEAFD_* variables, Spring's server.port.
 
 --version; --check-config on good and bad files (exit 1, stderr names

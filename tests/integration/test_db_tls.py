@@ -1,4 +1,4 @@
-"""Database TLS (contract section 15): leaf.jdbc.url's sslMode (and the older
+"""Database TLS (docs/SECURITY.md): leaf.jdbc.url's sslMode (and the older
 useSSL / requireSSL) with the CA from leafd.db.tls.ca.file, against real
 MariaDB servers, one with TLS (ssl_cert/ssl_key) and one without.
 

@@ -1,4 +1,4 @@
-"""Connection abuse (issue 16): idle keep-alive hoarders and slowloris clients.
+"""Connection abuse (docs/RELIABILITY.md): idle keep-alive hoarders and slowloris clients.
 
 IDLE keep-alive connections (each sends one request, reads the answer, then
 stays silent) and SLOW slowloris connections (a request head trickled one

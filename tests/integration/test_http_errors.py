@@ -151,7 +151,7 @@ def main():
             st, body, _ = http(port, "/api/snowflake/get/t?count=" + c)
             check(st == 200 and len(body.split("\n")) == n, "count=%s -> %d IDs (got %d)" % (c, n, st))
 
-        # Routes and methods. ("/" is the index page, issue 27.)
+        # Routes and methods. ("/" is the index page.)
         st, body, _ = http(port, "/")
         check(st == 200 and "<html" in body, "GET / answers the index page (got %d)" % st)
         for p in ("/api", "/api/snowflake", "/api/snowflake/get", "/api/snowflake/gets/x", "/nope",

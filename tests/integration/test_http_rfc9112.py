@@ -1,13 +1,13 @@
 """HTTP/1.1 by RFC 9112: raw requests to the real leafd, one expected answer each.
 
-The table is leafd's answer to each case (issue 16 compared 66 such
+The table is leafd's answer to each case (the robustness work compared 66 such
 requests against nginx). A "close" case must be answered and then closed;
 a "keep" case must leave the connection open for the next request. With
 LEAFD_RFC_NGINX=1 and nginx installed, the same table is also sent to an
 nginx serving a fixed body, and each answer printed beside leafd's (for the
 record only: the checks are leafd's).
 
-Decisions written down here and in the README:
+Decisions written down here and in docs/reference/http.md:
 - a request line without a version ("GET /health") is refused with 400 and
   a close (HTTP/0.9 is not served);
 - obs-fold is refused with 400 (the RFC allows that or replacing it by SP);

@@ -1,4 +1,4 @@
-"""Finding 10 of issue 24 (contract section 14): the worker-ID cache records the identity and
+"""An identity rule (docs/IDENTITY.md): the worker-ID cache records the identity and
 cluster it belongs to; a cache of another identity is never used to serve.
 
 Node A (127.0.0.1:PA) serves. Its data dir is copied to node B, whose identity is

@@ -1,4 +1,4 @@
-"""Finding 14 of issue 24 (contract section 14): the peer clock check uses the median of the
+"""An identity rule (docs/IDENTITY.md): the peer clock check uses the median of the
 live peers and ZooKeeper's own clock (a write's mtime), so one node with a wrong clock neither
 starts alone unnoticed nor locks correct nodes out.
 

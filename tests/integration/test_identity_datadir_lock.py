@@ -1,4 +1,4 @@
-"""Finding 1 of issue 24 (contract section 14): two processes never share one data dir.
+"""An identity rule (docs/IDENTITY.md): two processes never share one data dir.
 
 Node A runs on data dir D. Node B, another port and another identity, is configured with the
 same leafd.data.dir: it exits 1 naming the dir (a lock held for the process's life), and A keeps

@@ -1,4 +1,4 @@
-"""Finding 2 of issue 24 (contract section 14): Meituan Leaf's own layout.
+"""An identity rule (docs/IDENTITY.md): Meituan Leaf's own layout.
 
 Three Leaf nodes are registered directly in ZooKeeper as Leaf registers them
 (/snowflake/lc/forever/{ip}:{port}-{seq}, PERSISTENT_SEQUENTIAL, {"ip","port","timestamp"} with

@@ -1,4 +1,4 @@
-"""Finding 11 of issue 24 (contract section 14): coordination data that is wiped never turns
+"""An identity rule (docs/IDENTITY.md): coordination data that is wiped never turns
 into duplicates.
 
 1. deleteall /snowflake/it under load: A and B are hammered; the tree is deleted. Each node

@@ -1,4 +1,4 @@
-"""Finding 9 of issue 24 (contract section 14, section 12): a mixed forever/lease cluster.
+"""An identity rule (docs/IDENTITY.md; docs/cluster.md, "Worker-ID leases"): a mixed forever/lease cluster.
 
 Forever node F reaches ZooKeeper through a proxy. F serves, then the proxy blackholes: F keeps
 serving on its local reservation (ZooKeeper is a weak dependency in forever mode) while its

@@ -1,4 +1,4 @@
-"""Finding 3 of issue 24 (contract section 14): every start compares the clock with the live
+"""An identity rule (docs/IDENTITY.md): every start compares the clock with the live
 peers, not only the first registration.
 
 Peers p0 and p1 serve. Node r registers (first start, clock right), stops gracefully, and

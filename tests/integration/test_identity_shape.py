@@ -1,4 +1,4 @@
-"""Finding 13 of issue 24 (contract section 14): the cluster's ID shape (layout, epoch, time
+"""An identity rule (docs/IDENTITY.md): the cluster's ID shape (layout, epoch, time
 unit) is recorded under /snowflake/{leaf.name} at the first start and checked at every start.
 
 A serves with the defaults: the shape is recorded (SHAPE_NODE). A restart of A, or a start of a

@@ -1,4 +1,4 @@
-"""Finding 1 of issue 24 (contract section 14): two live nodes with one identity.
+"""An identity rule (docs/IDENTITY.md): two live nodes with one identity.
 
 Node A serves as 127.0.0.1:PA. Node B listens on another port but has leaf.snowflake.port = PA,
 so its identity is A's. Both are hammered in parallel for 12 s while B starts:

@@ -20,7 +20,7 @@ TOKEN = "families-admin-token-0123456789"
 BEARER = {"Authorization": "Bearer " + TOKEN}
 # Names the dashboard may use that this branch's node does not export, each with why.
 ELSEWHERE = {
-    # contract section 16 (bounded clock lead): added by the clock-lead change, another branch.
+    # docs/reference/guarantees.md, "The bounded lead" (bounded clock lead): added by the clock-lead change, another branch.
     "leafd_snowflake_clock_lead_seconds": "the clock-lead change",
 }
 # Not leafd's: the dashboard reads them from Prometheus itself or node_exporter.

@@ -70,7 +70,7 @@ check(st == 200, "/cache 200")
 common("/cache", body)
 log("/cache with %d tags in the table: %d bytes in %.3f s" % (TAGS + 2, len(body), took))
 check(rows(body) == 100, "/cache shows one page of 100 rows (got %d)" % rows(body))
-# Only the tags asked for have buffers (issue 16: memory follows the tags used): 301 here;
+# Only the tags asked for have buffers (docs/design.md, "Segment IDs": memory follows the tags used): 301 here;
 # the page also says how many the table holds.
 check("of 301," in body, "/cache counts every tag in this node's memory: %r"
       % re.findall(r"rows [^<]*", body)[:1])

@@ -1,13 +1,15 @@
-"""README's shell examples, run against a node, so they stay honest.
+"""The shell examples of README.md and the guide, run against a node, so they stay honest.
 
 A node with static snowflake, segments (MariaDB), the Redis protocol and
-README's opaque key. From every sh (or plain) block of README.md:
+the opaque key of the guide's example. From every sh (or plain) block of each
+page in PAGES (README.md and the guide pages that hold examples; a page that
+gains examples joins the list):
 
 - each `curl` or `redis-cli` line is run with the node's ports put in for
   8080 and 6380; it must exit 0, reach an endpoint (no 404 not_found) and a
   command leafd knows (no "unknown command");
 - a transcript (lines starting `$ ` followed by what they print) is run in
-  order and what each command prints must be what README shows (the opaque
+  order and what each command prints must be what the page shows (the opaque
   worked example: fixed key, fresh tag, so its IDs are exact). The `mariadb`
   line of a transcript is run as SQL on the test's database.
 
@@ -47,9 +49,11 @@ def is_example(cmd):
     return cmd.startswith(("curl ", "redis-cli ")) and not tls
 
 
-readme = open(os.path.join(ROOT, "README.md")).read()
-key = re.search(r"leafd\.opaque\.key = ([0-9a-f]{32})", readme)
-check(key is not None, "README names the opaque example's key")
+PAGES = ["README.md", "docs/getting-started.md", "docs/cluster.md", "docs/id-shapes.md",
+         "docs/SECURITY.md", "docs/reference/http.md", "docs/reference/resp.md"]
+texts = {page: open(os.path.join(ROOT, page)).read() for page in PAGES}
+key = re.search(r"leafd\.opaque\.key = ([0-9a-f]{32})", "\n".join(texts.values()))
+check(key is not None, "a page names the opaque example's key")
 
 env = Env()
 db = env.mariadb()
@@ -73,11 +77,11 @@ def run(cmd):
 def plain_check(where, cmd):
     rc, out = run(localize(cmd))
     check(rc == 0 and '"code":"not_found"' not in out and "unknown command" not in out.lower(),
-          "README line %d runs: %s -> %d %s" % (where, cmd, rc, out[:200]))
+          "%s line %d runs: %s -> %d %s" % (page, where, cmd, rc, out[:200]))
 
 
 ran = transcripts = 0
-for start, lines in blocks(readme):
+for page, start, lines in [(p, s, ls) for p in PAGES for s, ls in blocks(texts[p])]:
     text = "\n".join(lines)
     if " -u " in text or "--user " in text:
         continue  # users: test_auth
@@ -104,7 +108,7 @@ for start, lines in blocks(readme):
         for at, cmd, shown in steps:
             if cmd.startswith(("mariadb ", "mysql ")):
                 sql = re.search(r"-e \"(.*)\"", cmd)
-                check(sql is not None, "README line %d: SQL found" % at)
+                check(sql is not None, "%s line %d: SQL found" % (page, at))
                 if sql:
                     db.sql(sql.group(1))
                 continue
@@ -116,14 +120,14 @@ for start, lines in blocks(readme):
             ran += 1
             got = [l for l in out.splitlines() if l.strip()]
             check(rc == 0 and got == shown,
-                  "README line %d prints what README shows: %s\n  README: %r\n  got:    %r"
-                  % (at, cmd, shown, got))
+                  "%s line %d prints what the page shows: %s\n  page: %r\n  got:  %r"
+                  % (page, at, cmd, shown, got))
         continue
     for j, line in enumerate(lines):
         cmd = line.split("  #")[0].strip()
         if is_example(cmd):
             ran += 1
             plain_check(start + j, cmd)
-log("%d README commands run, %d transcripts compared" % (ran, transcripts))
-check(ran >= 5 and transcripts >= 1, "README's examples were found")
+log("%d commands run, %d transcripts compared, from %s" % (ran, transcripts, ", ".join(PAGES)))
+check(ran >= 5 and transcripts >= 1, "the pages' examples were found")
 env.finish()

@@ -1,4 +1,4 @@
-"""The RESP port with the real Redis clients, unchanged (CONTRACT section 9).
+"""The RESP port with the real Redis clients, unchanged (docs/reference/resp.md).
 
 Covers, on a static-worker snowflake node with leafd.resp.listen set:
 redis-cli one-shot, -r N (repeat), -3 (RESP3) and interactive (on a pty);
@@ -145,7 +145,7 @@ r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=10, client_name="pyc
 check(r.ping() is True, "ping")
 # redis-py's incr() is its incrby() (`incr = incrby` in redis/commands/core.py): it sends
 # INCRBY key 1. On a segment key that is a block of one; on a snowflake key leafd refuses
-# every INCRBY, so the most common redis-py call fails there. Contract section 9 says both
+# every INCRBY, so the most common redis-py call fails there. docs/reference/resp.md says both
 # "works unchanged with redis-py" and "INCRBY on a snowflake key: an error"; a block of one
 # is trivially consecutive, so INCRBY snowflake:k 1 should answer as INCR. Left failing.
 try:

@@ -1,4 +1,4 @@
-"""IDs over the RESP port against a real MariaDB (CONTRACT sections 3, 7, 9).
+"""IDs over the RESP port against a real MariaDB (docs/reference/http.md, docs/reference/resp.md).
 
 Covers:
 - uniqueness and order: 100,000 IDs from 8 threads, each with its own redis-py

@@ -1,10 +1,10 @@
-"""Clients of March's Redis-protocol service, unchanged (CONTRACT section 17).
+"""Clients of March's Redis-protocol service, unchanged (docs/reference/resp.md).
 
 On a static-worker snowflake node with leafd.resp.default.mode = snowflake:
 keys without a mode prefix (INCR orders); one-argument AUTH as the user
 "default"; redis-py's default pipeline() (MULTI ... EXEC) answers its IDs,
 and a transaction aborted by a refused command (EXECABORT) or a DISCARD
-issues no ID (leafd_ids_issued_total does not move); and README's ioredis
+issues no ID (leafd_ids_issued_total does not move); and docs/reference/resp.md's ioredis
 example run as written (stringNumbers: true; npm, skipped with a message
 when node/npm or the install fail), whose IDs above 2^53 come back exact.
 
@@ -84,10 +84,10 @@ raw.connection_pool.release(conn)
 check(issued(node) == before, "EXECABORT and DISCARD issued no ID (%s -> %s)" % (before, issued(node)))
 check(r.incr("orders") > two[-1], "the connection works after an aborted transaction")
 
-log("README's ioredis example, as written")
-readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+log("docs/reference/resp.md's ioredis example, as written")
+readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "reference", "resp.md")).read()
 js = re.search(r"```js\n(.*?)```", readme, re.S)
-check(js is not None and "stringNumbers: true" in js.group(1), "README's ioredis example has stringNumbers")
+check(js is not None and "stringNumbers: true" in js.group(1), "docs/reference/resp.md's ioredis example has stringNumbers")
 node_dir = os.environ.get("LEAFD_NODE_DIR", os.path.join(env.dir, "node"))
 mods = os.path.join(node_dir, "node_modules")
 if not shutil.which("node") or not shutil.which("npm"):
@@ -110,7 +110,7 @@ else:
                     "})().catch(e => { console.error('fatal: ' + e); process.exit(1); });\n" % body)
         io = subprocess.run(["node", script], capture_output=True, text=True, timeout=30,
                             env=dict(os.environ, NODE_PATH=mods))
-        check(io.returncode == 0, "README's ioredis example ran: %s" % io.stderr[-500:])
+        check(io.returncode == 0, "docs/reference/resp.md's ioredis example ran: %s" % io.stderr[-500:])
         if io.returncode == 0:
             o = json.loads(io.stdout.strip().splitlines()[-1])
             ids = [int(o["id"])] + [int(x) for x in o["ids"]]

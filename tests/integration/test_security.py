@@ -1,4 +1,4 @@
-"""Issue 26's review findings, each reproduced against a real node (ZooKeeper,
+"""The security review's findings (docs/SECURITY.md), each reproduced against a real node (ZooKeeper,
 MariaDB, auth on, opaque IDs on): CSRF (415 / 403 cross_origin, nothing
 changed), security headers and escaping of ZooKeeper data on the pages, audit
 lines, per-tag opaque IDs, case-sensitive tags, /metrics detail behind the

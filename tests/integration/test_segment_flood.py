@@ -1,4 +1,4 @@
-"""A flood of distinct unknown tags next to a real tag (issue 16).
+"""A flood of distinct unknown tags next to a real tag (docs/RELIABILITY.md).
 
 Two flood processes ask for distinct unknown tags (u<n>, never the same
 twice), FLOOD_RATE a second together, pipelined 50 at a time, for FLOOD_S

@@ -1,4 +1,4 @@
-"""Segments on a three-node MariaDB Galera cluster (contract section 18, issue 28).
+"""Segments on a three-node MariaDB Galera cluster (docs/cluster.md).
 
 Two leafd nodes whose leaf.jdbc.url lists the hosts in opposite orders
 (A: g1,g2,g3; B: g3,g2,g1) pull IDs from several connections each. The

@@ -1,4 +1,4 @@
-"""A hung database, three ways, under load on a step-100 tag (issue 16).
+"""A hung database, three ways, under load on a step-100 tag (docs/RELIABILITY.md).
 
 Each hang lasts HANG_S seconds while four clients take IDs:
 - a row lock: another session holds SELECT ... FOR UPDATE on the tag's row;

@@ -1,5 +1,5 @@
 """PUT /api/leaf/init/cache fetches the tag's first range before it answers
-(issue 24 finding 7; CONTRACT section 14), so the first ID does not wait for
+(docs/IDENTITY.md), so the first ID does not wait for
 the database.
 
 A tag is added to leaf_alloc by hand (max_id 1, step 1000) after the node

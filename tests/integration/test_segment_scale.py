@@ -1,4 +1,4 @@
-"""100,000 tags in leaf_alloc (issue 16).
+"""100,000 tags in leaf_alloc (docs/RELIABILITY.md).
 
 leaf_alloc holds TAGS tags. Right after leafd starts (while its first
 refresh of 100,000 rows may still be on its way), four clients each ask

@@ -1,4 +1,4 @@
-"""Sequence handover without a dead process (contract section 10, issue 12).
+"""Sequence handover without a dead process (docs/cluster.md, "Sequences").
 
 Three leafd nodes with sequences, snowflake and RESP on, one ZooKeeper,
 session timeout 4 s, batch 1000, six following/retrying clients (HTTP and
@@ -6,7 +6,7 @@ RESP) on one sequence the whole time, while in turn:
   1. the primary is demoted (POST /api/cluster/demote from loopback, no
      token): another node takes over at once; the longest time a client sees
      redirects/TRYAGAIN/503 is printed exactly and asserted < 1 s (the
-     contract's figure is 200 ms); no other error at all; the demoted node
+     documented figure is 200 ms); no other error at all; the demoted node
      redirects to the new primary;
   2. the primary's ZooKeeper session is expired (tests/tools/zk_expire on
      every live session id the node logged, cross-checked with ZooKeeper's
@@ -50,7 +50,7 @@ check(new is not None, "another node became primary after the demote")
 check(wl.settle(10), "every client gets IDs again after the demote")
 time.sleep(1.0)
 fig = report(wl, "demote", t_fault, time.monotonic(), BATCH)
-log("demote: worst client handover %.1f ms (contract: under 200 ms), longest time without any "
+log("demote: worst client handover %.1f ms (documented: under 200 ms), longest time without any "
     "answer %.1f ms" % (fig["handover"] * 1000, fig["unavailable"] * 1000))
 check(fig["handover"] < 1.0, "after demote no client waits 1 s or more for its next ID "
       "(%.1f ms)" % (fig["handover"] * 1000))

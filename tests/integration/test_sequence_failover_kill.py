@@ -1,4 +1,4 @@
-"""Sequence failover when the primary dies (contract section 10, issue 12).
+"""Sequence failover when the primary dies (docs/cluster.md, "Sequences").
 
 Three leafd nodes with sequences, snowflake and RESP on, one ZooKeeper,
 session timeout 4 s, batch 1000. Six clients (HTTP and RESP, single IDs and
@@ -10,7 +10,7 @@ one sequence the whole time, while in turn:
   2. the (new) primary is stopped with SIGTERM: it hands over at once; the
      longest time a client sees redirects/TRYAGAIN/503 (or a refused
      connection to the stopped node) is printed exactly and asserted < 1 s
-     (the contract's figure is 200 ms); no other error; it restarts as a
+     (the documented figure is 200 ms); no other error; it restarts as a
      standby.
 After each fault: IDs unique and in real-time order over all answers so
 far (check_strict_order), gap at most one batch. At the end the persisted
@@ -70,7 +70,7 @@ check(new is not None, "a standby took over after SIGTERM")
 check(wl.settle(10), "every client gets IDs again after SIGTERM")
 time.sleep(1.0)
 fig = report(wl, "SIGTERM", t_fault, time.monotonic(), BATCH)
-log("SIGTERM: worst client handover %.1f ms (contract: under 200 ms), longest time without "
+log("SIGTERM: worst client handover %.1f ms (documented: under 200 ms), longest time without "
     "any answer %.1f ms" % (fig["handover"] * 1000, fig["unavailable"] * 1000))
 check(fig["handover"] < 1.0, "after SIGTERM no client waits 1 s or more for its next ID "
       "(%.1f ms)" % (fig["handover"] * 1000))

@@ -1,5 +1,5 @@
-"""The primary cut off from ZooKeeper but not from its clients (contract
-section 10: "two primaries never issue at once"; issue 12's partition case).
+"""The primary cut off from ZooKeeper but not from its clients (docs/cluster.md,
+"Sequences": two primaries never issue at once; the partition case).
 
 One ZooKeeper; three leafd nodes with sequences, snowflake and RESP on,
 session timeout 4 s, batch 1000. Node n0 reaches ZooKeeper only through

@@ -1,4 +1,4 @@
-"""Sequences across ZooKeeper server restarts (contract section 10, issue 12).
+"""Sequences across ZooKeeper server restarts (docs/cluster.md, "Sequences").
 
 A three-server ZooKeeper ensemble; three leafd nodes with sequences,
 snowflake and RESP on, connected to all three servers, session timeout 6 s,
@@ -10,7 +10,7 @@ the whole time, while in turn:
      the remaining two elect a new leader.
 After each: IDs unique and in real-time order over all answers so far, gap
 at most one batch, and the longest time without any answer printed and
-asserted below the session timeout + 2 s (the contract gives no figure for
+asserted below the session timeout + 2 s (the docs give no figure for
 this; whether the primary changed is printed). Fails fast when sequences are
 absent. About 60 s."""
 import time

@@ -3,7 +3,7 @@ tests/lib/seqclients.py on hand-made records (they find duplicates, order
 violations, non-ascending answers; they pass correct concurrent answers;
 gap, unavailability and handover figures are right; 200k records in a few
 seconds), and the clients against an in-process mock cluster of three nodes
-that speaks the contract's HTTP and RESP shapes (200 IDs; 307 + Location +
+that speaks leafd's documented HTTP and RESP shapes (200 IDs; 307 + Location +
 {"code":"not_primary","primary"}; 503 no_primary; -MOVED; -TRYAGAIN): they
 follow the primary through a 100 ms election, a crashed node and a handover,
 and what they record passes the checks. About 10 s."""

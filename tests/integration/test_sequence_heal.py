@@ -1,4 +1,4 @@
-"""Sequences heal themselves when an operator errs (issue 24; CONTRACT section 14).
+"""Sequences heal themselves when an operator errs (docs/IDENTITY.md).
 
 Two leafd nodes with sequences on (autocreate off, batch 1000, session 4 s),
 one ZooKeeper:

@@ -1,4 +1,4 @@
-"""Sequences sharded across primaries (leafd.sequence.sharding; contract section 18, issue 28).
+"""Sequences sharded across primaries (leafd.sequence.sharding; docs/cluster.md).
 
 One ZooKeeper, three leafd nodes (each reaching ZooKeeper through its own
 tests/lib/tcpproxy.py proxy), 4 s sessions, batches of 100. Checks:

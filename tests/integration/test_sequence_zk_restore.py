@@ -1,5 +1,5 @@
-"""A ZooKeeper restored from an older copy never repeats sequence IDs (issue 24
-finding 12; CONTRACT section 14: every sequence node keeps the highest max it
+"""A ZooKeeper restored from an older copy never repeats sequence IDs
+(docs/IDENTITY.md: every sequence node keeps the highest max it
 has seen per sequence in its data dir, and a primary starts above the larger
 of ZooKeeper's and its own).
 

@@ -1,4 +1,4 @@
-"""Snowflake layouts (CONTRACT section 13): a node continues an existing
+"""Snowflake layouts (docs/id-shapes.md): a node continues an existing
 layout, and its IDs read back with that system's own decomposition.
 
 - Sonyflake (time:39,sequence:8,worker:16, 10 ms units, epoch 2014-09-01):

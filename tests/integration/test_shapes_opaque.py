@@ -1,4 +1,4 @@
-"""Opaque IDs (CONTRACT section 13): with leafd.opaque.key set,
+"""Opaque IDs (docs/id-shapes.md): with leafd.opaque.key set,
 GET /api/opaque/get/{tag} and RESP keys opaque:<tag> return the tag's segment
 IDs through a keyed permutation of [1, 2^63); GET /decodeOpaqueId?id=N
 (admin) returns the segment ID.

@@ -1,4 +1,4 @@
-"""Ranges for client-side caching (CONTRACT section 13):
+"""Ranges for client-side caching (docs/id-shapes.md):
 GET /api/segment/range/{tag}?count=N answers {"biz_tag":..,"start":"<id>","end":"<id>"}
 with N consecutive IDs (end included, IDs as strings), taken from the node's
 buffers like RESP INCRBY.

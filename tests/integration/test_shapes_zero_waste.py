@@ -1,4 +1,4 @@
-"""Zero waste (CONTRACT section 13): on SIGTERM a node gives the unused rest
+"""Zero waste (docs/id-shapes.md): on SIGTERM a node gives the unused rest
 of each tag's ranges back to leaf_alloc with one conditional UPDATE, when no
 other node reserved a range of the tag since.
 

@@ -1,4 +1,4 @@
-"""A data dir that cannot be written (issue 16).
+"""A data dir that cannot be written (docs/RELIABILITY.md).
 
 The tests run as root, for whom a read-only mode or a full small tmpfs is
 not at hand (no mount rights, and root ignores permissions); so the node's

@@ -7,7 +7,7 @@
   route and status (checked by deltas; promtool checks the format if present).
 - The wall clock is stepped at run time with libfaketime (the monotonic clock
   is left alone, so the event loop's timers are real), on a node with
-  leafd.snowflake.max.lead.ms = 0, the waiting behaviour of contract section 4
+  leafd.snowflake.max.lead.ms = 0, the waiting behaviour of docs/reference/guarantees.md
   (the bounded lead is test_snowflake_lead.py's):
     * 10 s back: 503 clock_backwards at once (no waiting), until stepped forward
       again; then served, IDs above all earlier ones;

@@ -1,5 +1,5 @@
 """TLS for clients, secrets from files and the failed-authentication limit
-(contract section 15), against the real leafd binary with real clients:
+(docs/SECURITY.md), against the real leafd binary with real clients:
 
 - HTTPS beside plain HTTP: curl --cacert, Python's ssl (TLS 1.2 and 1.3;
   older versions refused); RESP over TLS beside plain RESP: redis-cli --tls

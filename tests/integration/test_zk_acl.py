@@ -1,4 +1,4 @@
-"""Closed coordination data (contract section 15, issue 26): leafd.zk.auth.
+"""Closed coordination data (docs/SECURITY.md): leafd.zk.auth.
 
 A cluster first run without it has an open tree (world:anyone cdrwa). Restarted
 with leafd.zk.auth, the node authenticates its one session, closes every znode

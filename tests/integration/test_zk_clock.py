@@ -30,7 +30,7 @@ first = n.get_ids("/api/snowflake/get/c?count=10")
 check(n.stop() == 0, "graceful stop")
 rc, text = start_expect_exit(n, faketime_env("-10m"))
 check(rc == 1, "defect 1: clock 10 min back with ZooKeeper up -> exit 1 (got %s)" % rc)
-# ZooKeeper's own clock is a witness at every start (issue 24): with ZooKeeper up,
+# ZooKeeper's own clock is a witness at every start (docs/IDENTITY.md): with ZooKeeper up,
 # a clock 10 minutes back is refused by it before the stored times are read.
 check("refusing to start" in text and (("ZooKeeper 20" in text and "local cache 20" in text) or
                                        re.search(r"ZooKeeper's clock, offset (59\d{4}|60\d{4}) ms",

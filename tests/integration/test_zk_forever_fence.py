@@ -1,4 +1,4 @@
-"""Conditional writes of a node's time (contract section 14): the node writes its
+"""Conditional writes of a node's time (docs/IDENTITY.md): the node writes its
 leaf_forever node only at the version it last wrote. Someone writes it behind the
 node's back (zkCli, as an operator or a twin would): the node's next write is
 refused, it issues nothing above what ZooKeeper acknowledged while it checks that

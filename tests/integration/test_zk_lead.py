@@ -1,4 +1,4 @@
-"""Forever mode, the bounded lead (contract section 16).
+"""Forever mode, the bounded lead (docs/reference/guarantees.md, "The bounded lead").
 
 libfaketime fakes only the wall clock (DONT_FAKE_MONOTONIC=1), read from a
 timestamp file on every call, and the test steps it while four keep-alive

@@ -1,4 +1,4 @@
-"""Lease mode with every slot held (issue 24 finding 8, contract section 14).
+"""Lease mode with every slot held (docs/IDENTITY.md, docs/IDENTITY.md).
 
 A layout with one worker bit has two slots. Two lease nodes hold them; a third
 starts anyway: /health 200 at once, /ready 503 naming "2 of 2 lease slots

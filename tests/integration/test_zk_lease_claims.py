@@ -1,4 +1,4 @@
-"""Lease mode (contract section 12): slots, owners and the fence in real ZooKeeper.
+"""Lease mode (docs/cluster.md, "Worker-ID leases"): slots, owners and the fence in real ZooKeeper.
 
 - Two nodes claim two different slots; each slot has an EPHEMERAL owner and
   JSON data whose "reserved" is above every ID its holder issued.

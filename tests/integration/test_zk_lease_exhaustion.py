@@ -1,4 +1,5 @@
-"""Worker-ID exhaustion, the Leaf bug itself (Leaf issues #84, #26), and its fix.
+"""Worker-ID exhaustion, the Leaf bug itself (Meituan Leaf's
+GitHub issues 84 and 26), and its fix.
 
 One cluster (leaf.name "ex"), two phases, every start a real leafd process
 with a new identity (ip and port, fresh data dir: a container restarted
@@ -230,7 +231,7 @@ for i in refused[:1]:
     check("above 1023" in text, "forever: the refusal names the 10-bit limit")
 
 # ---- the migration: an operator retires the stopped forever identities ----
-# (issue 24: a worker ID under leaf_forever stays out of the lease pool until
+# (docs/IDENTITY.md: a worker ID under leaf_forever stays out of the lease pool until
 # then; each retired worker ID's slot is reserved above its recorded time.)
 rconf = os.path.join(env.dir, "retire.properties")
 with open(rconf, "w") as fh:

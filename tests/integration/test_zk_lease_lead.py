@@ -1,4 +1,4 @@
-"""Lease mode, the bounded lead (contract section 16).
+"""Lease mode, the bounded lead (docs/reference/guarantees.md, "The bounded lead").
 
 The wall clock is stepped through libfaketime's timestamp file (only the
 wall clock is faked) while four keep-alive connections request IDs:

@@ -1,6 +1,6 @@
 """Migration: a cluster running in forever mode restarts in lease mode on the
 same ZooKeeper, and no worker ID issues at or below the timestamp its
-leaf_forever node recorded (contract section 12).
+leaf_forever node recorded (docs/cluster.md, "Worker-ID leases").
 
 Three forever nodes serve, then stop: x and y gracefully, z with kill -9 (its
 leaf_forever timestamp is then a reservation up to reserve.ms ahead). They

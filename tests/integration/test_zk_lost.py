@@ -24,7 +24,7 @@ refused = wait_until(lambda: n.get("/api/snowflake/get/l")[0] == 503, 10, interv
 check(refused, "ID requests refused once the worker node is gone")
 st, r = ready_json(n)
 check(st == 503 and r["snowflake"]["worker_id"] == -1, "/ready 503 without a worker: %s" % r)
-# The exists-watch on the node's own leaf_forever node says so at once (issue 24);
+# The exists-watch on the node's own leaf_forever node says so at once (docs/IDENTITY.md);
 # the next report's write would say it too.
 text = n.log_text()
 check("leaf_forever node vanished" in text or "worker node deleted from ZooKeeper" in text,

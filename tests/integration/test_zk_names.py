@@ -36,7 +36,7 @@ zk.cli("create", "/snowflake/%s/leaf_forever/127.0.0.1:%d-0000001024" % (name, c
 rc, text = start_expect_exit(c)
 check(rc == 1, "worker ID 1024 stops start-up with exit 1 (got %s)" % rc)
 check("worker ID 1024" in text and "above 1023" in text, "clear message:\n" + text[-800:])
-# The advertised identity is checked against the listen address (issue 17).
+# The advertised identity is checked against the listen address (docs/getting-started.md).
 loud = "IS NOT WHERE THIS NODE LISTENS"
 check(not any(loud in n.log_text() for n in (a, b)), "advertised = listen address: no warning")
 d = env.leafd("d", zk_props(zk.address(), name=name, **{"leaf.snowflake.port": "1"}))

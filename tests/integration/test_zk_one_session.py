@@ -1,4 +1,4 @@
-"""One ZooKeeper session per process (issue 23).
+"""One ZooKeeper session per process (docs/RELIABILITY.md).
 
 A node with every mode on (snowflake, segments, sequences, users and
 permissions, RESP, the /cluster survey) holds exactly one TCP connection to
@@ -82,7 +82,7 @@ def ids_ok():
 
 check(wait_until(ids_ok, 20, 0.2), "snowflake, segment and sequence IDs with a user's credentials")
 
-log("autocreate needs the 'create' right (issue 26 finding 5), over HTTP and RESP")
+log("autocreate needs the 'create' right (docs/SECURITY.md), over HTTP and RESP")
 r = subprocess.run([LEAFCTL, "user", "add", "reader", "--grant", "sequence:a.*:ids", "-c", n.conf],
                    capture_output=True, text=True, timeout=30)
 reader = basic("reader", json.loads(r.stdout)["secret"])

@@ -1,4 +1,4 @@
-"""Paused processes (issue 16): SIGSTOP past the ZooKeeper session timeout.
+"""Paused processes (docs/RELIABILITY.md): SIGSTOP past the ZooKeeper session timeout.
 
 1. The ZooKeeper server is stopped for PAUSE_S (> the 4 s session timeout)
    while a client takes snowflake IDs: every request is answered 200 (IDs

@@ -1,5 +1,5 @@
 """A three-node MariaDB Galera cluster on loopback, for the segment tests of
-contract section 18 (tests/integration/test_segment_galera.py, the chaos run).
+docs/cluster.md (tests/integration/test_segment_galera.py, the chaos run).
 
 Debian's galera-4 and mariadb-server (tools/deps test). Each node has its own
 dir, SQL port, group-communication port, IST port and rsync SST port; the

@@ -1,5 +1,5 @@
-"""Helpers of the identity tests (tests/integration/test_identity_*.py, issue 24, contract
-section 14): parallel hammering with a duplicate count, a fake peer, Leaf-shaped znodes."""
+"""Helpers of the identity tests (tests/integration/test_identity_*.py,
+docs/IDENTITY.md): parallel hammering with a duplicate count, a fake peer, Leaf-shaped znodes."""
 import array
 import http.client as httpclient
 import http.server

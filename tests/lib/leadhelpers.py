@@ -1,4 +1,4 @@
-"""Helpers of the bounded-lead tests (contract section 16): a wall clock
+"""Helpers of the bounded-lead tests (docs/reference/guarantees.md, "The bounded lead"): a wall clock
 stepped through libfaketime's timestamp file, and clients that keep several
 keep-alive connections busy and record every answer per connection."""
 import http.client as httpclient

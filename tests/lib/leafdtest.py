@@ -77,7 +77,7 @@ def wait_until(fn, timeout=10.0, interval=0.05):
 def http(port, path, method="GET", body=None, headers=None, timeout=10):
     """One request on a fresh connection; returns (status, body text, headers).
     A state change (POST, PUT, DELETE) says its body is JSON unless the caller
-    gives a Content-Type (leafd answers 415 otherwise, CONTRACT section 15)."""
+    gives a Content-Type (leafd answers 415 otherwise, docs/SECURITY.md)."""
     conn = httpclient.HTTPConnection("127.0.0.1", port, timeout=timeout)
     headers = dict(headers or {})
     if method in ("POST", "PUT", "DELETE") and not any(k.lower() == "content-type" for k in headers):

@@ -1,4 +1,4 @@
-"""Sequence clients (section 10 of the contract) and the checks on what they saw.
+"""Sequence clients (docs/cluster.md, "Sequences") and the checks on what they saw.
 
 Clients are threads that ask for IDs of one sequence until stopped, bounded in
 time, and follow the cluster as a well-behaved client would:

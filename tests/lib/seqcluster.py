@@ -1,6 +1,6 @@
 """A three-node sequence cluster for the failover tests (test_sequence_failover_*.py).
 
-Starts real leafd nodes with sequences on (section 10 of the contract), finds
+Starts real leafd nodes with sequences on (docs/cluster.md, "Sequences"), finds
 the primary, runs a mixed workload of seqclients, and reports each fault.
 
 It fails fast and says why when the sequence feature is absent: a node that
@@ -8,10 +8,10 @@ exits at start (e.g. "unknown key leafd.sequence.enable") or a first
 GET /api/sequence/get/... that answers 404 ends the test at once with FAIL.
 
 Assumptions, in one place so they can be adapted to what leafd ships:
-- Who is primary is decided by the contract's fixed behaviour, a probe:
+- Who is primary is decided by leafd's documented behaviour, a probe:
   GET /api/sequence/get/probe (a sequence of its own) answers 200 on the
   primary and 307 (Location = the primary) on a standby.
-- /ready is read only for the log (issue 12 says it reports the role and the
+- /ready is read only for the log (docs/cluster.md says it reports the role and the
   primary's identity; the key names are not fixed): ready_role() looks for a
   "role" key anywhere in the JSON, and a "primary" key beside it.
 - A node's ZooKeeper session id: leafd logs "ZooKeeper session 0x... established"
@@ -82,7 +82,7 @@ def await_serving(env, node, timeout=40):
         if isinstance(last, tuple):
             if last[0] == 404:
                 fatal(env, "GET %s on %s answered 404 (%s): the sequence HTTP API "
-                      "(issue 12, contract section 10) is not there" % (PROBE, node.name, last))
+                      "(docs/cluster.md, "Sequences") is not there" % (PROBE, node.name, last))
             if last[0] in (200, 307):
                 return last
         time.sleep(0.1)
@@ -224,7 +224,7 @@ class Workload:
 
 def gap_bound(batch, rate):
     """At most one batch; the batch may grow with the rate (about 10 writes
-    a second, issue 12), so a rate-based batch with a factor 3 of slack too."""
+    a second), so a rate-based batch with a factor 3 of slack too."""
     return max(batch, int(rate * 0.3))
 
 

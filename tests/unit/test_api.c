@@ -117,7 +117,7 @@ static void test_admin_loopback_rule(void) {
     CHECK(!starts(feed("GET /db HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 403 "));
 }
 
-/* State changes: JSON only, same origin only (CONTRACT section 15), before credentials. */
+/* State changes: JSON only, same origin only (docs/SECURITY.md), before credentials. */
 static void test_state_changes_same_origin(void) {
     client_loopback = 1;
     const char *out = feed("POST /api/cluster/demote HTTP/1.1\r\nHost: x\r\n"

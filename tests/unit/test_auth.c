@@ -609,7 +609,7 @@ static void test_grant_spec(void) {
     CHECK_EQ_INT(auth_grant_spec_parse("segment:ids", 11, 0, &g, why, sizeof(why)), LEAF_OK);
     CHECK(g.len == 3 && memcmp(g.name, "ids", 3) == 0 && g.rights == AUTH_RIGHT_ALL);
     CHECK_EQ_INT(auth_grant_spec_parse("segment:ids:ids", 15, 1, &g, why, sizeof(why)), LEAF_OK);
-    /* The metrics right (issue 26): named like the others. */
+    /* The metrics right (docs/SECURITY.md): named like the others. */
     CHECK_EQ_INT(auth_grant_spec_parse("*:metrics", 9, 1, &g, why, sizeof(why)), LEAF_OK);
     CHECK(g.any_mode && g.rights == AUTH_RIGHT_METRICS);
     CHECK_EQ_INT(auth_grant_spec_parse("segment:a:admin", 15, 1, &g, why, sizeof(why)),

@@ -288,7 +288,7 @@ static void test_bool(void) {
     expect_value_error("leaf.segment.enable", "1", "expected true or false, got \"1\"");
     expect_value_error("leaf.segment.enable", "truex", "expected true or false, got \"truex\"");
     expect_value_error("leaf.segment.enable", "tru", "expected true or false, got \"tru\"");
-    /* The example message of the contract, on line 7. */
+    /* The example message of docs/getting-started.md, on line 7. */
     for (i = 0, text[0] = '\0'; i < 6; i++) {
         strcat(text, "# line\n");
     }

@@ -186,7 +186,7 @@ static void test_request_parts(void) {
                        "only\r\n\r\n",
                        3);
     CHECK(strstr(out, "\r\n\r\nBearer only") != NULL);
-    /* Two credentials: which one counts would be a guess (issue 26). */
+    /* Two credentials: which one counts would be a guess (docs/SECURITY.md). */
     out = feed("GET /auth HTTP/1.1\r\nHost: x\r\nAuthorization: Basic first\r\n"
                "Authorization: Bearer last\r\n\r\n");
     CHECK(starts(out, "HTTP/1.1 400 "));

@@ -114,7 +114,7 @@ static void test_errors(void) {
                  "-ERR unknown command 'foo', with args beginning with: \r\n+PONG\r\n");
 }
 
-/* MULTI / EXEC / DISCARD (contract section 17): redis-py's default pipeline(). */
+/* MULTI / EXEC / DISCARD (docs/reference/resp.md): redis-py's default pipeline(). */
 static void test_multi_exec(void) {
     char got[1024];
     shape(feed("MULTI\r\nINCR snowflake:a\r\nLEAF.IDS snowflake:a 2\r\nPING\r\nEXEC\r\n"), got,

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the pure parts of issue 26 ("Lock the doors"): the TLS and
+ * Unit tests of the pure parts of docs/SECURITY.md: the TLS and
  * secret keys of the configuration (src/config), database TLS from
  * leaf.jdbc.url, secrets read from files, the failed-authentication limit
  * (src/auth/auth_limit.c) and the MySQL greeting check

@@ -231,7 +231,7 @@ static void test_cost_per_id(void) {
     segment_opaque_close(&o);
 }
 
-/* Tenants apart (issue 26): each tag its own permutation, decodable with its tag only. */
+/* Tenants apart (docs/SECURITY.md): each tag its own permutation, decodable with its tag only. */
 static void test_per_tag(void) {
     struct segment_opaque o;
     open_key(&o, KEY_A);

@@ -580,7 +580,8 @@ static void test_stop_and_resume(void) {
     CHECK_EQ_INT(id, stored + 1);
 }
 
-/* ---- healing (issue 24) ------------------------------------------------------------------- */
+/* ---- healing (docs/IDENTITY.md)
+ * ------------------------------------------------------------------- */
 
 /* Fenced again and again within the window: gives up (the glue steps down); later it counts anew.
  */

@@ -1,5 +1,5 @@
 /*
- * Configurable snowflake layouts (CONTRACT section 13): parsing and its
+ * Configurable snowflake layouts (docs/id-shapes.md): parsing and its
  * errors, the horizon check, encode/decode against each system's own
  * formula, and the generator (order, exhaustion, borrowing) at units 1, 10
  * and 1000 ms. The default layout is checked bit for bit against Leaf.

@@ -1,7 +1,7 @@
 /*
- * The bounded lead (contract section 16) under an injected clock: steps back
- * within and beyond the bound, a restart above a stored reservation,
- * batches that cross the bound, and every layout and time unit of section 13.
+ * The bounded lead (docs/reference/guarantees.md, "The bounded lead") under an injected clock:
+ * steps back within and beyond the bound, a restart above a stored reservation, batches that cross
+ * the bound, and every layout and time unit of section 13.
  */
 #include <string.h>
 

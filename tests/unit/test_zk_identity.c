@@ -1,4 +1,4 @@
-/* The pure cores of issue 24 (contract section 14): the cache's owner fields, the identity lock,
+/* The pure cores of docs/IDENTITY.md: the cache's owner fields, the identity lock,
  * the cluster marker, the ID shape, Leaf's layout, the median + ZooKeeper clock witness, and
  * the data-dir lock (src/base). */
 #include <stdlib.h>
