@@ -1,4 +1,4 @@
-# Users and permissions (docs/SECURITY.md): the pure core and the secret helper.
+# Users and permissions: the pure core and the secret helper.
 leaf_unit_test(test_auth leaf_auth_core leaf_auth_secret)
-# The security review's findings over real clients (docs/SECURITY.md): CSRF, pages, audit, tenants, /metrics.
-leaf_integration_test(test_security)
+# Users and permissions over HTTP and RESP, three nodes, ZooKeeper and MariaDB.
+leaf_resp_test(test_auth)

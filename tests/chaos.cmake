@@ -12,11 +12,13 @@
 # the primary's back must heal (both sets).
 # RUN_SERIAL: five servers and three nodes next to other tests on a small
 # machine would turn timing into false alarms.
+leaf_test_registered(chaos_short chaos/chaos.py)
 add_test(NAME it.chaos_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --seconds 60)
 set_tests_properties(it.chaos_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
   LABELS "integration;chaos"
   ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+leaf_test_registered(chaos_lease_short chaos/chaos.py)
 add_test(NAME it.chaos_lease_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --lease --seconds 45)
 set_tests_properties(it.chaos_lease_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
@@ -25,6 +27,7 @@ set_tests_properties(it.chaos_lease_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
 # it.chaos_galera_short: the same faults with segments on a three-node Galera cluster
 # (chaos.py --galera, 45 s): db_kill kills one member with kill -9 and starts it again
 # (tests/lib/galera.py). About 90 s in all with the cluster's start.
+leaf_test_registered(chaos_galera_short chaos/chaos.py)
 add_test(NAME it.chaos_galera_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --galera --seconds 45)
 set_tests_properties(it.chaos_galera_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE

@@ -1,7 +1,24 @@
-# Unit tests of the pure parts of src/ (config parsing, input validation).
+# The tests whose names name no other area (tests/CMakeLists.txt says the rule):
+# the pure parts of src/ (config parsing, input validation), the router, the
+# command line, TLS and secrets, and the quick tier's smoke run of every mode.
 leaf_unit_test(test_config leaf_config)
 leaf_unit_test(test_validate leaf_base)
 leaf_unit_test(test_base leaf_base)
-# The pure parts of docs/SECURITY.md: TLS and secret keys, database TLS modes, secret files,
+# The pure parts of the security work: TLS and secret keys, database TLS modes, secret files,
 # the failed-authentication limit, the MySQL greeting check.
 leaf_unit_test(test_security leaf_config leaf_auth_core leaf_segment_core)
+# The node's ID-shape configuration (layouts, opaque IDs, ranges).
+leaf_unit_test(test_node_config leaf_node_config)
+# The router with its handlers on a real API context (tests/support/api_fixture.c).
+leaf_unit_test(test_api leaf_api_fixture)
+
+# The command line and configuration files of the real binary.
+leaf_integration_test(test_cli_config)
+# Security review findings over real clients: CSRF, pages, audit, tenants, /metrics.
+leaf_integration_test(test_security)
+# TLS for clients, secrets from files, the failed-authentication limit.
+leaf_resp_test(test_tls)
+# Database TLS from leaf.jdbc.url (sslMode, useSSL/requireSSL) against MariaDB with and without TLS.
+leaf_integration_test(test_db_tls)
+# The quick tier's smoke run: one node with every mode on, real ZooKeeper and MariaDB.
+leaf_integration_test(test_smoke_modes)

@@ -1,12 +1,3 @@
-# The HTTP protocol alone (leaf_http: no daemon code), and the router with
-# its handlers on a real API context (tests/support/api_fixture.c).
-leaf_unit_test(test_http_proto leaf_http)
-add_library(leaf_api_fixture STATIC support/api_fixture.c)
-target_include_directories(leaf_api_fixture PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support)
-target_link_libraries(leaf_api_fixture PUBLIC leaf_app)
-leaf_unit_test(test_api leaf_api_fixture)
-leaf_unit_test(test_resp_api leaf_api_fixture)
-
 # libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/fuzz does,
 # and also compiles every library with -fsanitize=fuzzer-no-link so that
 # libFuzzer sees the coverage of the code under test, not just the harness).
@@ -33,7 +24,7 @@ endif()
 # A short bounded run of each fuzzer inside ctest, when tools/test has built
 # them (LEAFD_FUZZ_BIN_DIR); skipped otherwise.
 foreach(f ${LEAFD_FUZZERS})
-  string(REPLACE "fuzz_" "" corpus ${f})
+  leaf_test_registered(${f} fuzz/${f}.c)
   add_test(NAME fuzz.${f}
            COMMAND ${CMAKE_SOURCE_DIR}/tools/fuzz --short ${f})
   set_tests_properties(fuzz.${f} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS fuzz)

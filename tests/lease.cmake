@@ -1,18 +1,17 @@
-# Lease mode (docs/cluster.md, "Worker-ID leases"): real ZooKeeper, real binaries.
-# Uses leaf_zk_integration_test from zk.cmake (included before this file).
+# Lease mode: real ZooKeeper, real binaries.
+# Worker-ID leases, pure: slot choice, fence arithmetic, clock-step switch.
+leaf_unit_test(test_zk_lease leaf_zk_core)
 
 # zk_fill: registers many forever-mode identities at once (the exhaustion test).
 add_executable(zk_fill tools/zk_fill.c)
 target_link_libraries(zk_fill PRIVATE zk_client)
 
 foreach(t claims exhaustion partition clock migration lead all_held)
-  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_zk_lease_${t}.py)
-    leaf_zk_integration_test(test_zk_lease_${t})
-    set_property(TEST it.test_zk_lease_${t} APPEND PROPERTY ENVIRONMENT "ZK_FILL_BIN=$<TARGET_FILE:zk_fill>")
-  endif()
+  leaf_zk_integration_test(test_zk_lease_${t})
+  set_property(TEST it.test_zk_lease_${t} APPEND PROPERTY ENVIRONMENT "ZK_FILL_BIN=$<TARGET_FILE:zk_fill>")
 endforeach()
 
-# The issue's full exhaustion run: 1,100 successive forever-mode nodes and
+# The full exhaustion run: 1,100 successive forever-mode nodes and
 # 2,000 successive lease-mode starts, every one a real leafd process. Under
 # the sanitizers a start costs three times the CPU of a release build's, and
 # 3,100 of them would not fit in a minute on two cores, so this entry runs a

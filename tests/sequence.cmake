@@ -1,9 +1,29 @@
-# Sequences (docs/cluster.md, "Sequences"): unit tests of the pure core (state machine with an
-# injected clock and a fake ZooKeeper store, election decision, znode payloads).
+# Sequences: unit tests of the pure core (state machine with an injected clock
+# and a fake ZooKeeper store, election decision, znode payloads).
 leaf_unit_test(test_sequence leaf_sequence_core)
 leaf_unit_test(test_sequence_shard leaf_sequence_core)
 
 # Sequences on three real nodes, with redis-py's and ioredis' cluster clients
-# (Debian's python3, as the RESP tests: resp.cmake).
+# (leaf_resp_test: Debian's python3, tests/CMakeLists.txt).
 leaf_resp_test(test_sequence_basic)
 leaf_resp_test(test_sequence_sharded)
+
+# The partition proxy's own test, and the failover tests against the real
+# binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
+# redirects; see tests/lib/seqclients.py and tests/lib/seqcluster.py). They
+# measure failover times, so they run alone (RUN_SERIAL) and get ZK_EXPIRE_BIN
+# for the session-expiry case (zk_expire is built in zk.cmake: a generator
+# expression may name a target defined later).
+function(leaf_sequence_integration_test name)
+  leaf_integration_test(${name})
+  set_property(TEST it.${name} APPEND PROPERTY ENVIRONMENT "ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+  set_property(TEST it.${name} APPEND PROPERTY LABELS sequence)
+  set_tests_properties(it.${name} PROPERTIES RUN_SERIAL TRUE)
+endfunction()
+
+foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition heal zk_restore)
+  leaf_sequence_integration_test(test_sequence_${t})
+endforeach()
+# A failed sequence start with ZooKeeper down exits 1 instead of hanging (found by chaos).
+leaf_integration_test(test_sequence_start_zk_down)
+set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence)

@@ -1,5 +1,5 @@
-# ID shapes (docs/id-shapes.md): layouts, opaque IDs, ranges, zero waste.
-leaf_unit_test(test_node_config leaf_node_config)
+# ID shapes: layouts, opaque IDs, ranges, zero waste.
+# (The unit test of their configuration, test_node_config, is in core.cmake.)
 leaf_integration_test(test_shapes_zero_waste)
 leaf_integration_test(test_shapes_ranges)
 leaf_integration_test(test_shapes_layout)

@@ -1,22 +1,13 @@
 # ZooKeeper worker IDs and clock safety across restarts.
 leaf_unit_test(test_zk_core leaf_zk_core)
-# Worker-ID leases: slot choice, fence arithmetic, clock-step switch (docs/cluster.md, "Worker-ID leases").
-leaf_unit_test(test_zk_lease leaf_zk_core)
 
 # zk_expire: forces a leafd session to expire (a second handle with the same
 # session id, then closed). Used by tests/integration/test_zk_expiry.py.
 add_executable(zk_expire tools/zk_expire.c)
 target_link_libraries(zk_expire PRIVATE zk_client)
 
-function(leaf_zk_integration_test name)
-  leaf_integration_test(${name})
-  set_property(TEST it.${name} APPEND PROPERTY ENVIRONMENT "ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
-  set_property(TEST it.${name} APPEND PROPERTY LABELS zk)
-endfunction()
-
+# leaf_zk_integration_test (tests/CMakeLists.txt) gives a test ZK_EXPIRE_BIN.
 foreach(t restart expiry clock peers ensemble outage names lost one_session lead forever_fence acl)
-  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_zk_${t}.py)
-    leaf_zk_integration_test(test_zk_${t})
-  endif()
+  leaf_zk_integration_test(test_zk_${t})
 endforeach()
 leaf_integration_test(test_zk_pause)

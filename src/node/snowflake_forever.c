@@ -225,6 +225,10 @@ static void node_forever_reread(struct snowflake_node *n, const struct zk_event 
         log_warn("snowflake",
                  "%s: the identity is this node's; writing its time again (version %d)",
                  n->forever_path, (int)ev->version);
+        /* Now, not at the next report: the ceiling is held at what ZooKeeper acknowledged,
+         * at most report_ms + the reservation ahead of it, and the next report could come
+         * after the clock passed it (requests answered 503 not_ready in between). */
+        snowflake_node_reserve_now(n);
     }
 }
 

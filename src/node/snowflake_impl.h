@@ -206,6 +206,7 @@ struct snowflake_node {
  * the local cache write, and the JSON a leaf_forever/leaf_temporary node holds */
 void snowflake_node_write_work(uv_work_t *w);
 void snowflake_node_write_done(uv_work_t *w, int status);
+void snowflake_node_reserve_now(struct snowflake_node *n);
 size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
 
 /* snowflake_identity.c: one identity, one node (control thread, start-up) */

@@ -250,6 +250,12 @@ static void node_cron(uv_timer_t *t) {
         snowflake_lease_cron(n);
         return;
     }
+    snowflake_node_reserve_now(n);
+}
+
+/* Control thread: one forever-mode reservation: the cache write, then the ceiling; and the
+ * report to ZooKeeper. The cron's every report_ms, and at once when a fence is lifted. */
+void snowflake_node_reserve_now(struct snowflake_node *n) {
     int64_t reserved = node_reservation(n);
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
@@ -258,7 +264,7 @@ static void node_cron(uv_timer_t *t) {
         n->work_busy = 1;
         n->work_value = reserved;
         n->work_owner = n->owner;
-        if (uv_queue_work(t->loop, &n->work, snowflake_node_write_work,
+        if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work,
                           snowflake_node_write_done) != 0) {
             log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
             n->work_busy = 0;

@@ -187,8 +187,8 @@ class IdentityEpisodes:
         t_set = time.time()
         now = cli_get(zk, path)
         if now is None or int(json.loads(now)["max"]) < new_max:
-            # Not leafd's doing as far as the run can tell: zkCli under load
-            # sometimes runs the command before its session is up. Noted.
+            # Not leafd's doing as far as the run can tell: zkCli could not
+            # connect under load (leafdtest.zkcli tries three sessions). Noted.
             with self.lock:
                 self.bumps.append({"max": new_max, "seconds": None, "overlapped": [],
                                    "not_written": True})

@@ -20,7 +20,9 @@ zk = env.zookeeper()
 base = zk_props(zk.address(), name="acl", **{"leafd.sequence.enable": "true",
                                              "leafd.sequence.autocreate": "true"})
 n = env.leafd("n", base)
-check(n.get("/api/sequence/get/orders")[0] == 200, "sequences serve (tree created open)")
+# /ready 200 is no promise that the sequence primary is elected yet: wait for the first ID.
+st = n.wait_sequence("orders")
+check(st == 200, "sequences serve (tree created open): %s" % st)
 check("world,'anyone\n: cdrwa" in zk.cli("getAcl", "/snowflake/acl/leafd_shape"),
       "without leafd.zk.auth the tree is open")
 check(n.stop() == 0, "graceful stop")

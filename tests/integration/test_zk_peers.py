@@ -4,11 +4,12 @@ start. A node asks each live peer under leaf_temporary for its time over GET
 of the cluster marker) as one more witness: 10 minutes off their median ->
 refused; 1 s off -> accepted; an unreachable peer is skipped."""
 from leafdtest import Env, check, log
-from zkhelpers import cli_list, faketime_env, start_expect_exit, zk_props
+from zkhelpers import cli_list, faketime_env, start_expect_exit, wait_ephemeral, zk_props
 
 env = Env()
 zk = env.zookeeper()
 peers = [env.leafd("p%d" % i, zk_props(zk.address())) for i in range(2)]
+check(wait_ephemeral(peers), "/ready: both peers created their ephemeral nodes")
 live = cli_list(zk, "/snowflake/it/leaf_temporary")
 check(len(live or []) == 2, "two live peers registered: %s" % live)
 

@@ -8,7 +8,7 @@ import os
 import time
 
 from leafdtest import Env, check, log
-from zkhelpers import cli_get, cli_list, ms_of, ready_json, worker_of, zk_props
+from zkhelpers import cli_get, cli_list, ms_of, ready_json, wait_ephemeral, worker_of, zk_props
 
 env = Env()
 zk = env.zookeeper()
@@ -32,6 +32,8 @@ for n in nodes:
           "/ready shows worker %d and a connected session: %s" % (w, r))
 check(len(set(workers.values())) == 3, "three distinct worker IDs: %s" % workers)
 
+# /ready 200 promises a worker ID held, not the ephemeral node yet (/ready's "ephemeral" says it).
+check(wait_ephemeral(nodes), "/ready: every node created its ephemeral node")
 temps = cli_list(zk, "/snowflake/it/leaf_temporary")
 check(sorted(temps or []) == sorted("127.0.0.1:%d" % n.port for n in nodes),
       "one ephemeral node per live node: %s" % temps)
@@ -74,6 +76,7 @@ check(after[0] > before[-1], "IDs after restart are above the ones before")
 check(took < 8, "graceful restart did not wait out a reservation (%.1f s)" % took)
 kids2 = cli_list(zk, forever)
 check(kids2 is not None and sorted(kids2) == sorted(kids), "restart created no second node: %s" % kids2)
+check(wait_ephemeral([n0]), "/ready: the ephemeral node is created after restart")
 check("127.0.0.1:%d" % n0.port in (cli_list(zk, "/snowflake/it/leaf_temporary") or []),
       "ephemeral node back after restart")
 for n in nodes:

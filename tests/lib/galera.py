@@ -179,6 +179,13 @@ class GaleraCluster:
         for x in self.nodes[1:]:
             if not x.wait_synced(90):
                 raise RuntimeError("%s did not join; see %s" % (x.name, os.path.join(x.dir, "error.log")))
+        # The first node was the joiners' donor (rsync SST blocks it): it is Donor/Desynced,
+        # then Joined, until it caught up; a statement on it before it is Synced again can be
+        # refused. Every member Synced is what "the cluster is up" means to a test.
+        for x in self.nodes:
+            if not x.wait_synced(60):
+                raise RuntimeError("%s not Synced after the joins; see %s" %
+                                   (x.name, os.path.join(x.dir, "error.log")))
         env.servers.append(self)
 
     def jdbc_url(self, order):

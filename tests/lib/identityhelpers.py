@@ -4,11 +4,10 @@ import array
 import http.client as httpclient
 import http.server
 import json
-import subprocess
 import threading
 import time
 
-from leafdtest import free_port, log
+from leafdtest import free_port, log, zkcli
 from zkhelpers import cli_list
 
 
@@ -129,11 +128,9 @@ def compact(obj):
 
 
 def zk_batch(zk, cmds):
-    """Runs zkCli.sh commands in one session (one JVM), fed on stdin; returns stdout."""
-    r = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", zk.address()],
-                       input="\n".join(cmds + ["quit"]) + "\n", capture_output=True, text=True,
-                       timeout=60)
-    return r.stdout
+    """Runs zkCli.sh commands in one session (one JVM), connected first; returns their answers
+    (leafdtest.zkcli: zkCli's own noise left out)."""
+    return zkcli(zk.address(), cmds)[0]
 
 
 def ensure_cmds(path):

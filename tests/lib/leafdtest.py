@@ -17,6 +17,7 @@ import atexit
 import http.client as httpclient
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -203,20 +204,57 @@ class ZooKeeper:
             self.proc = None
 
     def cli(self, *cmd):
-        """Runs one zkCli.sh command; returns its stdout."""
-        r = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", self.address()] +
-                           list(cmd), capture_output=True, text=True, timeout=60)
-        return r.stdout
+        """Runs one zkCli.sh command; returns its answer (see zkcli: zkCli's own noise left out)."""
+        return zkcli(self.address(), [cmd])[0]
 
     def cli_as(self, auth, *cmd):
         """Runs one zkCli.sh command in a session authenticated with auth ("user:password",
-        leafd.zk.auth without its digest: prefix; None: anonymous); returns its stdout and
-        stderr (where zkCli reports a refusal)."""
-        script = ("addauth digest %s\n" % auth if auth else "") + "%s\nquit\n" % (" ".join(
-            "'%s'" % c.replace("'", "'\\''") if any(ch in c for ch in " {}\"") else c for c in cmd))
-        r = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", self.address()],
-                           input=script, capture_output=True, text=True, timeout=60)
-        return r.stdout + r.stderr
+        leafd.zk.auth without its digest: prefix; None: anonymous); returns its answer and its
+        error lines (where zkCli reports a refusal), zkCli's own noise left out."""
+        answer, errors = zkcli(self.address(), [cmd], auth=auth)
+        return answer + errors
+
+
+ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
+# What zkCli prints besides the commands' answers: its banner, the watcher's events, SLF4J's
+# warnings about its logging, and log lines. None of it is ever an answer.
+_ZKCLI_NOISE = re.compile(r"^(Connecting to |Welcome to ZooKeeper!|JLine support is |WATCHER::$|"
+                          r"WatchedEvent state:|SLF4J: |\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|$)")
+
+
+def zkcli_arg(word):
+    """One word of a zkCli command line read from stdin, quoted when zkCli would split it."""
+    return "'%s'" % word if any(ch in word for ch in " {}\"") else word
+
+
+def zkcli(address, cmds, auth=None, attempts=3, connect_ms=10000):
+    """Runs zkCli.sh commands (each a list of words, or a string as typed) in one session and
+    returns (answer, errors): the commands' answer lines (stdout) and error lines (stderr: a
+    missing node, a refusal), each without zkCli's own noise (banner, watcher events, SLF4J's
+    warnings, log lines), so no caller can take noise for an answer. -waitforconnection makes
+    zkCli connect before it reads a command (without it, a command read before the session is
+    up fails with no answer); a session that did not connect is tried again, attempts times in
+    all, then ("", the reason) is returned."""
+    lines = [(" ".join(zkcli_arg(w) for w in c) if not isinstance(c, str) else c) for c in cmds]
+    if auth:
+        lines.insert(0, "addauth digest %s" % auth)
+    script = "\n".join(lines + ["quit"]) + "\n"
+    why = ""
+    for attempt in range(attempts):
+        try:
+            r = subprocess.run([ZKCLI, "-server", address, "-timeout", str(connect_ms),
+                                "-waitforconnection"], input=script, capture_output=True,
+                               text=True, timeout=connect_ms / 1000 + 50)
+        except subprocess.TimeoutExpired:
+            why = "zkCli did not finish in %d s" % (connect_ms / 1000 + 50)
+            continue
+        if "WatchedEvent state:SyncConnected" in r.stdout:
+            keep = lambda text: "".join(l + "\n" for l in text.splitlines() if not _ZKCLI_NOISE.match(l))
+            return keep(r.stdout), keep(r.stderr)
+        why = "zkCli did not connect to %s: %s" % (address, " | ".join(
+            l for l in r.stderr.splitlines() if "Exception" in l)[:300])
+        time.sleep(0.5)
+    return "", why + "\n"
 
 
 class MariaDB:
@@ -321,6 +359,19 @@ class Leafd:
 
     def wait_ready(self, timeout=30):
         return wait_until(lambda: self.proc.alive() and http(self.port, "/ready")[0] == 200, timeout)
+
+    def wait_sequence(self, name, timeout=30, headers=None):
+        """Polls GET /api/sequence/get/<name> (autocreate on) until it answers 200; returns the
+        last status. /ready's sequence member promises a node connected to ZooKeeper and in
+        line, not an elected primary (docs/OPERATIONS.md, Readiness): the first sequence
+        request right after /ready 200 may answer 503 no_primary while the election runs."""
+        last = [None]
+
+        def ok():
+            last[0] = http(self.port, "/api/sequence/get/%s" % name, headers=headers)[0]
+            return last[0] == 200
+        wait_until(ok, timeout, 0.1)
+        return last[0]
 
     def wait_exit(self, timeout=30):
         try:

@@ -78,6 +78,13 @@ def ready_json(node):
     return st, json.loads(body)
 
 
+def wait_ephemeral(nodes, timeout=10):
+    """Waits until every node's /ready says its ephemeral node under leaf_temporary exists:
+    /ready 200 promises a worker ID held, not that node yet. True when all did in time."""
+    return bool(wait_until(lambda: all(ready_json(n)[1]["snowflake"]["zookeeper"]["ephemeral"]
+                                       for n in nodes), timeout, 0.1))
+
+
 def start_expect_exit(node, extra_env=None, timeout=40):
     """Starts leafd expecting it to refuse; returns (exit code, log)."""
     node.start(wait_ready=False, extra_env=extra_env)

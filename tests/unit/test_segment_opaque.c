@@ -11,7 +11,9 @@
 
 #define KEY_A "000102030405060708090a0b0c0d0e0f"
 #define KEY_B "000102030405060708090a0b0c0d0e0e" /* one bit away */
-#define SAMPLE 1000000
+/* Consecutive inputs checked per region (bottom, top, across a carry) and timed: 200,000 keeps
+ * the unit tier fast under the sanitizers (the permutation is one by construction). */
+#define SAMPLE 200000
 
 static int64_t in[SAMPLE], out[SAMPLE], back[SAMPLE];
 
@@ -95,7 +97,7 @@ static void test_bijection_and_inverse(void) {
     }
     /* random points of the whole domain round-trip */
     uint64_t r = 0x1234567887654321ULL;
-    for (int i = 0; i < 100000; i++) {
+    for (int i = 0; i < 20000; i++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
         int64_t x = (int64_t)(r >> 1), e, d;
         if (x == 0) {
