@@ -115,7 +115,4 @@ double segment_buffer_rate(const struct segment_buffer *b, int64_t now_ms);
 int segment_buffer_unused_tail(const struct segment_buffer *b, int64_t *first_unused,
                                int64_t *last_end);
 
-/* The current range (for monitor pages): 0 and zeros when none. */
-int segment_buffer_current(const struct segment_buffer *b, struct segment_range *out);
-
 #endif

@@ -100,8 +100,4 @@ size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_know
 /* Unlinks and frees an inactive tag nothing is out or waiting for: 1, else 0 (kept). */
 int segment_tags_remove(struct segment_tags *m, struct segment_tag *t);
 
-/* Calls fn for every tag (order unspecified); stops early when fn returns non-zero. */
-void segment_tags_each(const struct segment_tags *m, int (*fn)(struct segment_tag *t, void *arg),
-                       void *arg);
-
 #endif

@@ -1011,6 +1011,3 @@ uint64_t net_server_connections(const struct net_server *srv, int listener) {
     return n > 0 ? (uint64_t)n : 0;
 }
 
-uint64_t net_server_rejected(const struct net_server *srv) {
-    return srv == NULL ? 0 : atomic_load_explicit(&srv->rejected, memory_order_relaxed);
-}

@@ -735,10 +735,6 @@ void segment_service_free(struct segment_service *svc) {
 
 /* ---- views: /ready, /metrics, pages (any thread) ------------------------- */
 
-int segment_service_enabled(const struct segment_service *svc) {
-    return svc->enabled;
-}
-
 void segment_service_each(struct segment_service *svc,
                           void (*fn)(const struct segment_tag_view *v, void *arg), void *arg) {
     if (!svc->enabled) {

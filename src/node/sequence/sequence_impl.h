@@ -144,7 +144,7 @@ struct sequence_service {
     char self_data[2 * SEQUENCE_PEER_ADDR + 16];
     struct sequence_where self;
     char mine[SEQ_PATH_MAX]; /* my election node's full path, "" when none */
-    int creating, listing, heartbeat_inflight, deleting, stepping_down;
+    int creating, listing, heartbeat_inflight, deleting, stopping;
     /* Taking over (see sequence_zk.c, "the lease node"): 0 no, 1 reading the
      * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */
     int taking_over;
@@ -220,7 +220,6 @@ void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev);
 int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev);
 void seq_shards_cron(struct sequence_service *svc, int64_t now);
 void seq_shards_lost_all(struct sequence_service *svc); /* lock held */
-void seq_shards_mine(struct sequence_service *svc);     /* my election node changed */
 void seq_shards_release(struct sequence_service *svc);  /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
 void seq_shards_where(struct sequence_service *svc, int slot, struct sequence_where *where);

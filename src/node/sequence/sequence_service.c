@@ -324,15 +324,15 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     return LEAF_OK;
 }
 
-void sequence_service_step_down(struct sequence_service *svc) {
-    if (!svc->enabled || !svc->started || svc->stepping_down) {
+void sequence_service_stop(struct sequence_service *svc) {
+    if (!svc->enabled || !svc->started || svc->stopping) {
         return;
     }
     pthread_mutex_lock(&svc->lock);
     int was = svc->lease.primary;
     pthread_mutex_unlock(&svc->lock);
     seq_lose_primary(svc, "stopping");
-    svc->stepping_down = 1;
+    svc->stopping = 1;
     if (was && svc->zk_open && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Issuing has stopped: write the records back down to the last IDs issued
          * (the session applies its requests in order, so they land before the

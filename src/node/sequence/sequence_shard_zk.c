@@ -95,15 +95,11 @@ static void shard_sync_mine(struct sequence_service *svc) {
     }
 }
 
-void seq_shards_mine(struct sequence_service *svc) {
-    shard_sync_mine(svc);
-}
-
 /* ---- the heartbeat: "applied <epoch>" on my owner node ------------------------ */
 
 static void shard_hb(struct sequence_service *svc, int64_t now, int force) {
     struct seq_shards *sh = &svc->shards;
-    if (sh->hb_path[0] == '\0' || sh->released || svc->stepping_down) {
+    if (sh->hb_path[0] == '\0' || sh->released || svc->stopping) {
         return;
     }
     if (sh->hb_inflight) {

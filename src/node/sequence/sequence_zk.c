@@ -36,7 +36,7 @@ void seq_lose_primary(struct sequence_service *svc, const char *why) {
 }
 
 static void elect_create(struct sequence_service *svc) {
-    if (svc->creating || svc->mine[0] || svc->stepping_down) {
+    if (svc->creating || svc->mine[0] || svc->stopping) {
         return;
     }
     char path[SEQ_PATH_MAX];
@@ -602,13 +602,13 @@ void seq_on_zk(void *arg, struct zk_event *ev) {
     if (!svc->zk_open) {
         return;
     }
-    if (!svc->stepping_down) {
+    if (!svc->stopping) {
         handle_event(svc, ev);
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_SEQ_GIVEBACK) {
         seq_on_giveback(svc, ev); /* the handover's writes, answered during the stop */
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_ELECT_CREATE &&
                ev->result == ZK_RESULT_OK && ev->data != NULL) {
-        /* Created after the step-down began: out of line at once. */
+        /* Created after the stop began: out of line at once. */
         (void)zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, ev->data, -1);
     }
 }
@@ -620,7 +620,7 @@ void seq_on_async(uv_async_t *h) {
 /* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
 void seq_on_idle(void *arg) {
     struct sequence_service *svc = arg;
-    if (!svc->zk_open || svc->stepping_down) {
+    if (!svc->zk_open || svc->stopping) {
         return;
     }
     pthread_mutex_lock(&svc->lock);
@@ -637,7 +637,7 @@ void seq_on_idle(void *arg) {
 void seq_on_cron(uv_timer_t *t) {
     struct sequence_service *svc = t->data;
     int64_t now = seq_now_ms();
-    if (svc->stepping_down || !svc->connected) {
+    if (svc->stopping || !svc->connected) {
         return;
     }
     heartbeat(svc, now);

@@ -657,7 +657,7 @@ static int64_t node_stop_issuing(struct snowflake_node *n) {
 static void node_closed(uv_handle_t *h) {
 }
 
-void snowflake_node_shutdown(struct snowflake_node *n) {
+void snowflake_node_stop(struct snowflake_node *n) {
     if (!n->started) {
         return;
     }
