@@ -89,7 +89,7 @@ struct segment_db_job {
 
     /* GIVEBACK (segment_giveback.h): request and completion. */
     int64_t expected_max;            /* parameter 3; max_id (above) is parameter 1 */
-    int64_t deadline_ms;             /* segment_db_now_ms(): not started after it (0: none) */
+    int64_t deadline_ms;             /* clock_mono_ms(): not started after it (0: none) */
     segment_db_done_fn_own own_done; /* when set, called instead of the thread's `done` */
     void *own_done_arg;
 };
@@ -160,9 +160,6 @@ void segment_db_hosts(const struct segment_db *db, struct segment_hosts *out);
  * reopened later). Any thread; used to keep a shutdown within its time bound.
  */
 void segment_db_cancel(struct segment_db *db);
-
-/* Monotonic ms, the clock of deadline_ms. */
-int64_t segment_db_now_ms(void);
 
 /*
  * Fails every queued job through `done`, aborts a statement in progress

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "clock.h"
 #include "log.h"
 #include "sbuf.h"
 #include "sequence_floor.h"
@@ -25,7 +26,7 @@
 #define FLOOR_ERROR_EVERY_MS 10000
 
 static void floors_error(struct sequence_service *svc, const char *op, int err) {
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     if (svc->floors.error_logged_ms == 0 ||
         now - svc->floors.error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
         svc->floors.error_logged_ms = now;
@@ -154,7 +155,7 @@ static void floors_compact(struct sequence_service *svc) {
         log_error("sequence", "out of memory writing %s; the sequence floors are kept in memory",
                   f->path);
     } else if (file_write_atomic_err(f->path, b.data, b.len, 0644, err, sizeof(err)) != LEAF_OK) {
-        int64_t now = seq_now_ms();
+        int64_t now = clock_mono_ms();
         if (f->error_logged_ms == 0 || now - f->error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
             f->error_logged_ms = now;
             log_error("sequence",

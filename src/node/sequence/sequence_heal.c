@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sequence_record.h"
 
@@ -76,7 +77,7 @@ void seq_created(struct sequence_service *svc, const char *name) {
  * (a new term: every sequence re-reads, and starts above its floor).
  */
 void seq_parents_repair(struct sequence_service *svc) {
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     if (svc->parents_repaired_ms != 0 && now - svc->parents_repaired_ms < SEQ_VIEW_MS) {
         return;
     }

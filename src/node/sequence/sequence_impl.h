@@ -186,7 +186,6 @@ struct sequence_service {
 
 /* sequence_table.c, the floor every other sequence file stands on; lock held.
  * find: NULL when unknown; get: adds it (NULL: out of memory or full). */
-int64_t seq_now_ms(void);
 void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
 void seq_wake_all(struct sequence_service *svc);
 struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len);

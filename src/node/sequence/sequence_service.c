@@ -93,7 +93,7 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
     pthread_mutex_lock(&svc->lock);
     struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
-        rc = sequence_state_issue(&e->st, &svc->lease, seq_now_ms(), n, first);
+        rc = sequence_state_issue(&e->st, &svc->lease, clock_mono_ms(), n, first);
         if (rc == LEAF_EAGAIN) {
             wait_on(svc, e, w);
         }
@@ -131,7 +131,7 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     pthread_mutex_lock(&svc->lock);
     struct seq_entry *e = entry_for_issue(svc, name, len, 0, &rc); /* a read creates nothing */
     if (e != NULL) {
-        int64_t now = seq_now_ms();
+        int64_t now = clock_mono_ms();
         if (sequence_state_recheck(&e->st, &svc->lease, now)) {
             seq_mark_dirty(svc, e); /* a cached "missing": read it again */
         }
@@ -397,7 +397,7 @@ void sequence_service_stats(struct sequence_service *svc, struct sequence_servic
         return;
     }
     st->enabled = 1;
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     pthread_mutex_lock(&svc->lock);
     st->primary = svc->lease.primary;
     st->sharded = svc->shards.on;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sequence_elect.h"
 
@@ -125,7 +126,7 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
         return; /* for an owner node this node has left */
     }
     sh->hb_inflight = 0;
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     if (ev->result == ZK_RESULT_NONODE && (ev->arg & 1) == 0 && !sh->released) {
         char data[48];
         int n = snprintf(data, sizeof(data), "applied %" PRIu64, sh->applied);
@@ -168,7 +169,7 @@ static void shard_read(struct sequence_service *svc) {
     if (sh->reading) {
         return;
     }
-    sh->last_read_ms = seq_now_ms();
+    sh->last_read_ms = clock_mono_ms();
     if (zk_session_aget_watch(&svc->zsub, OP_SHARD_READ, 0, sh->path_map) == LEAF_OK) {
         sh->reading = 1;
     }
@@ -221,7 +222,7 @@ static void shard_apply(struct sequence_service *svc, const struct sequence_shar
     log_info("sequence",
              "shards: epoch %" PRIu64 " applied: %d slots here, %d given away, %d to take",
              m->epoch, mine, lost, gains);
-    shard_hb(svc, seq_now_ms(), 1);
+    shard_hb(svc, clock_mono_ms(), 1);
     if (gains > 0) {
         shard_barrier(svc);
     }
@@ -330,7 +331,7 @@ static void shard_barrier(struct sequence_service *svc) {
     if (sh->barrier_epoch == 0 || sh->hb_listing || sh->hb_reads_left > 0) {
         return;
     }
-    sh->last_barrier_ms = seq_now_ms();
+    sh->last_barrier_ms = clock_mono_ms();
     if (zk_session_achildren2(&svc->zsub, OP_SHARD_HB_LIST, sh->barrier_epoch, sh->dir_owners) ==
         LEAF_OK) {
         sh->hb_listing = 1;
@@ -411,7 +412,7 @@ static int shard_clear(struct sequence_service *svc, const struct zk_event *ev, 
     /* Out of line: past T since its last heartbeat on the server's clock (4/3 on ours). */
     int64_t left = ev->mtime + svc->lease.timeout_ms - sh->hb_mtime;
     int64_t ready = sh->hb_answer_ms + (left > 0 ? left * 4 / 3 : 0);
-    if (seq_now_ms() < ready) {
+    if (clock_mono_ms() < ready) {
         return 0;
     }
     if (sh->coordinator) { /* tidy: it can never speak again */

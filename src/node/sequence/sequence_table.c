@@ -1,14 +1,13 @@
 /*
  * Sequences, the floor every other sequence file stands on: the table of
  * sequences (find, add, grow), the dirty list the control thread works
- * through, waking every waiter, and the clock. Calls nothing above it.
+ * through and waking every waiter. Calls nothing above it.
  * Everything here runs with the service's lock held.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "hash.h"
 #include "resp_slot.h"
 #include "sequence_impl.h"
@@ -93,10 +92,6 @@ struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name,
 struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len) {
     struct seq_entry *e = entry_find(svc, name, len);
     return e != NULL ? e : entry_add(svc, name, len);
-}
-
-int64_t seq_now_ms(void) {
-    return clock_mono_ms();
 }
 
 /* Asks the control thread to look at e (lock held). */

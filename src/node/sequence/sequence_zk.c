@@ -41,7 +41,7 @@ static void elect_create(struct sequence_service *svc) {
     }
     char path[SEQ_PATH_MAX];
     snprintf(path, sizeof(path), "%s/n_", svc->dir_primary);
-    svc->create_sent_ms = seq_now_ms();
+    svc->create_sent_ms = clock_mono_ms();
     if (zk_session_acreate2(&svc->zsub, OP_ELECT_CREATE, 0, path, svc->self_data,
                             strlen(svc->self_data), ZK_MODE_EPHEMERAL_SEQUENTIAL) == LEAF_OK) {
         svc->creating = 1;
@@ -79,7 +79,7 @@ static void view_read(struct sequence_service *svc, char **names, int n) {
             svc->peer_reads_left++;
         }
     }
-    svc->last_view_ms = seq_now_ms();
+    svc->last_view_ms = clock_mono_ms();
 }
 
 static int peer_cmp(const void *a, const void *b) {
@@ -150,7 +150,7 @@ static void takeover_start(struct sequence_service *svc) {
 static void takeover_claim(struct sequence_service *svc, int exists) {
     char data[SEQ_PATH_MAX + 16];
     int n = snprintf(data, sizeof(data), "primary=%s", base_name(svc->mine));
-    svc->takeover_sent_ms = seq_now_ms();
+    svc->takeover_sent_ms = clock_mono_ms();
     leaf_status_t rc = exists ? zk_session_aset_version(&svc->zsub, OP_LEASE_CLAIM, 0,
                                                         svc->lease_path, data, (size_t)n, -1)
                               : zk_session_acreate2(&svc->zsub, OP_LEASE_CLAIM, 0, svc->lease_path,
@@ -188,7 +188,7 @@ static void on_lease_claim(struct sequence_service *svc, const struct zk_event *
         svc->taking_over = 0;
         return;
     }
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     pthread_mutex_lock(&svc->lock);
     sequence_lease_answer(&svc->lease, svc->takeover_sent_ms, now);
     int64_t t = svc->lease.timeout_ms;
@@ -217,7 +217,7 @@ static void become_primary(struct sequence_service *svc) {
         takeover_start(svc);
         return;
     }
-    if (seq_now_ms() < svc->takeover_at_ms) {
+    if (clock_mono_ms() < svc->takeover_at_ms) {
         return; /* the cron comes back */
     }
     pthread_mutex_lock(&svc->lock);
@@ -284,7 +284,7 @@ static void on_elect_create(struct sequence_service *svc, const struct zk_event 
     }
     snprintf(svc->mine, sizeof(svc->mine), "%s", ev->data);
     pthread_mutex_lock(&svc->lock);
-    sequence_lease_answer(&svc->lease, svc->create_sent_ms, seq_now_ms());
+    sequence_lease_answer(&svc->lease, svc->create_sent_ms, clock_mono_ms());
     pthread_mutex_unlock(&svc->lock);
     log_info("sequence", "in line for sequence primary as %s", base_name(svc->mine));
     elect_list(svc);
@@ -294,7 +294,7 @@ static void on_heartbeat(struct sequence_service *svc, const struct zk_event *ev
     svc->heartbeat_inflight = 0;
     if (ev->result == ZK_RESULT_OK) {
         pthread_mutex_lock(&svc->lock);
-        sequence_lease_answer(&svc->lease, svc->heartbeat_sent_ms, seq_now_ms());
+        sequence_lease_answer(&svc->lease, svc->heartbeat_sent_ms, clock_mono_ms());
         pthread_mutex_unlock(&svc->lock);
     }
 }
@@ -341,7 +341,7 @@ static void seq_perform(struct sequence_service *svc, struct seq_entry *e,
     if (rc != LEAF_OK) {
         /* Not sent at all: it cannot have landed. */
         pthread_mutex_lock(&svc->lock);
-        sequence_state_done(&e->st, &svc->lease, a->token, seq_now_ms(), SEQUENCE_RESULT_FAILED,
+        sequence_state_done(&e->st, &svc->lease, a->token, clock_mono_ms(), SEQUENCE_RESULT_FAILED,
                             NULL, 0, 0);
         seq_mark_dirty(svc, e);
         pthread_mutex_unlock(&svc->lock);
@@ -370,7 +370,7 @@ static void run_dirty(struct sequence_service *svc) {
         struct seq_entry *e = list[i];
         struct sequence_action a;
         pthread_mutex_lock(&svc->lock);
-        int act = svc->connected && sequence_state_action(&e->st, &svc->lease, seq_now_ms(), &a);
+        int act = svc->connected && sequence_state_action(&e->st, &svc->lease, clock_mono_ms(), &a);
         if (!act && entry_wants(e)) {
             seq_mark_dirty(svc, e); /* backing off, or waiting to be connected: the cron retries */
         }
@@ -399,7 +399,7 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_lock(&svc->lock);
     if (idx < svc->count) {
         struct seq_entry *e = svc->by_idx[idx];
-        sequence_state_done(&e->st, &svc->lease, token, seq_now_ms(), seq_result(ev->result),
+        sequence_state_done(&e->st, &svc->lease, token, clock_mono_ms(), seq_result(ev->result),
                             ev->data, ev->len, ev->version);
         seq_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
@@ -636,7 +636,7 @@ void seq_on_idle(void *arg) {
 
 void seq_on_cron(uv_timer_t *t) {
     struct sequence_service *svc = t->data;
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     if (svc->stopping || !svc->connected) {
         return;
     }
