@@ -528,14 +528,8 @@ void snowflake_claim_store_cache(struct snowflake_node *n) {
     if (!l->cache_dirty || n->work_busy || l->hold.state == ZK_LEASE_NONE) {
         return;
     }
-    n->work_busy = 1;
-    n->work_value = l->hold.acked_ms;
-    n->work_owner = n->owner;
     l->cache_dirty = 0;
-    if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work, snowflake_node_write_done) !=
-        0) {
-        log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
-        n->work_busy = 0;
+    if (snowflake_cache_write(n, l->hold.acked_ms) != LEAF_OK) {
         l->cache_dirty = 1;
     }
 }

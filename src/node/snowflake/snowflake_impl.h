@@ -202,10 +202,13 @@ struct snowflake_node {
     } stats;
 };
 
-/* snowflake_node.c, shared with snowflake_lease.c and snowflake_forever.c:
- * the local cache write, and the JSON a leaf_forever/leaf_temporary node holds */
-void snowflake_node_write_work(uv_work_t *w);
-void snowflake_node_write_done(uv_work_t *w, int status);
+/* snowflake_cache.c: the local cache write (control thread). write: queues value (with
+ * owner) unless a write is in flight (the caller checks work_busy); LEAF_ERR (logged) when
+ * it could not be queued. stored: raises the ceiling to a reservation now on disk. */
+leaf_status_t snowflake_cache_write(struct snowflake_node *n, int64_t value);
+void snowflake_cache_stored(struct snowflake_node *n, int64_t reserved);
+
+/* snowflake_forever.c: the JSON a leaf_forever/leaf_temporary node holds */
 size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
 
 /* snowflake_identity.c: one identity, one node (control thread, start-up) */

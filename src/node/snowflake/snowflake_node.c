@@ -177,73 +177,6 @@ static int64_t node_reservation(struct snowflake_node *n) {
     return reserved > logical ? reserved : logical;
 }
 
-/* Raises the generator's ceiling to a reservation now on disk. */
-static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
-    if (n->forever_fenced && reserved > n->forever_acked_ms) {
-        reserved = n->forever_acked_ms; /* until the identity is confirmed again */
-    }
-    n->reserved_ms = reserved;
-    atomic_store(&n->stats.reserved_ms, reserved);
-    atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
-    pthread_mutex_lock(&n->lock);
-    if (!n->stopping) {
-        snowflake_gen_set_ceiling(&n->gen, reserved);
-    }
-    pthread_mutex_unlock(&n->lock);
-}
-
-/* Threadpool: the atomic cache-file write (fsync may take a while). */
-void snowflake_node_write_work(uv_work_t *w) {
-    struct snowflake_node *n = w->data;
-    struct zk_cache_data c = {n->worker_id, n->work_value};
-    n->work_rc =
-        zk_cache_store_owned(n->cache_path, &c, &n->work_owner, n->work_err, sizeof(n->work_err));
-}
-
-/* Repeated failures of the periodic write are logged once a minute at most. */
-#define NODE_WRITE_LOG_EVERY_MS 60000
-
-/* Control thread: logs a failed periodic write, rate-limited; and a write that works again. */
-static void node_write_logged(struct snowflake_node *n, int ok) {
-    int64_t now = clock_mono_ms();
-    if (ok) {
-        if (n->write_failures > 0) {
-            log_info("snowflake",
-                     "time reservation persisted to %s again after %" PRId64
-                     " failed attempt(s); serving up to it",
-                     n->cache_path, n->write_failures);
-        }
-        n->write_failures = 0;
-        return;
-    }
-    if (n->write_failures++ == 0 || now - n->write_logged_ms >= NODE_WRITE_LOG_EVERY_MS) {
-        log_error("snowflake",
-                  "cannot persist the time reservation (%s; %" PRId64
-                  " attempt(s) failed in a row): issuing stops at the last reservation; "
-                  "retrying every %" PRId64 " ms, logged once a minute",
-                  n->work_err, n->write_failures, n->report_ms);
-        n->write_logged_ms = now;
-    }
-}
-
-/* Control thread: the write is on disk, or failed. In lease mode the ceiling is the
- * slot's acknowledged reservation instead. */
-void snowflake_node_write_done(uv_work_t *w, int status) {
-    struct snowflake_node *n = w->data;
-    n->work_busy = 0;
-    if (n->cfg->lease_mode) { /* the ceiling is the slot's acknowledged reservation */
-        if (status == 0 && n->work_rc == LEAF_OK) {
-            atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
-        }
-        return;
-    }
-    int ok = status == 0 && n->work_rc == LEAF_OK;
-    node_write_logged(n, ok);
-    if (ok) {
-        node_raise_ceiling(n, n->work_value);
-    }
-}
-
 static void node_cron(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
     if (n->cfg->lease_mode) {
@@ -255,14 +188,7 @@ static void node_cron(uv_timer_t *t) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
     if (!n->work_busy) {
-        n->work_busy = 1;
-        n->work_value = reserved;
-        n->work_owner = n->owner;
-        if (uv_queue_work(t->loop, &n->work, snowflake_node_write_work,
-                          snowflake_node_write_done) != 0) {
-            log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
-            n->work_busy = 0;
-        }
+        (void)snowflake_cache_write(n, reserved);
     }
     snowflake_forever_report(n, reserved);
 }
@@ -329,7 +255,7 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
         log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
-    node_raise_ceiling(n, reserved);
+    snowflake_cache_stored(n, reserved);
     char data[256];
     size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
     struct zk_stat stat;
