@@ -146,6 +146,10 @@ int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
  */
 int64_t snowflake_gen_lead(const struct snowflake_gen *g, int64_t now_ms);
 
+/* The highest time the generator has issued at or seen on the clock: a lease
+ * switch must find a slot whose reservation starts above it. */
+int64_t snowflake_gen_high(const struct snowflake_gen *g);
+
 /*
  * Issues n (1..snowflake_gen_max_batch()) ascending IDs into out at clock
  * now_ms. Returns:

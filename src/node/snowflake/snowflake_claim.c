@@ -55,7 +55,7 @@ static void claim_count_held(struct snowflake_node *n) {
     }
 }
 
-uint64_t snowflake_claim_rand(void *ctx) {
+static uint64_t claim_rand(void *ctx) {
     struct snowflake_lease *l = ctx;
     l->rng ^= l->rng << 13;
     l->rng ^= l->rng >> 7;
@@ -178,7 +178,7 @@ static void lease_pick_reads(struct snowflake_lease *l, int full, char *want) {
     }
     int take = npool < sample ? npool : sample;
     for (int k = 0; k < take; k++) {
-        int j = k + (int)(snowflake_claim_rand(l) % (uint64_t)(npool - k));
+        int j = k + (int)(claim_rand(l) % (uint64_t)(npool - k));
         int t = l->reads[k];
         l->reads[k] = l->reads[j];
         l->reads[j] = t;
@@ -280,13 +280,9 @@ static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) 
  * reserve.ms), which is waited out, not a step to switch away from.
  * Called with the generator's lock held.
  */
-int64_t snowflake_claim_high_locked(const struct snowflake_gen *g) {
-    return g->max_seen_ms > g->last_ms ? g->max_seen_ms : g->last_ms;
-}
-
 int64_t snowflake_claim_high(struct snowflake_node *n) {
     pthread_mutex_lock(&n->lock);
-    int64_t h = snowflake_claim_high_locked(&n->gen);
+    int64_t h = snowflake_gen_high(&n->gen);
     pthread_mutex_unlock(&n->lock);
     return h;
 }
@@ -316,7 +312,7 @@ void snowflake_claim_candidates(struct snowflake_node *n) {
         .exclude = switching ? l->hold.slot : -1,
         .now_ms = clock_wall_ms(),
         .max_wait_ms = n->cfg->startup_max_wait_ms,
-        .rand = snowflake_claim_rand,
+        .rand = claim_rand,
         .rand_ctx = l,
     };
     int k = -1;
@@ -336,7 +332,7 @@ static void lease_choose(struct snowflake_node *n) {
     snowflake_claim_try(n);
 }
 
-void snowflake_claim_release(struct snowflake_node *n, int64_t slot) {
+static void claim_release(struct snowflake_node *n, int64_t slot) {
     char path[ZK_PATH_MAX];
     if (zk_lease_owner_path(&n->layout, slot, path, sizeof(path)) == LEAF_OK) {
         zk_session_adelete(&n->zsub, OP_L_RELEASE, (uint64_t)slot, path, -1);
@@ -350,7 +346,7 @@ size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t
     return zk_lease_format_data(&d, buf, cap);
 }
 
-void snowflake_claim_give_up(struct snowflake_node *n) {
+static void claim_give_up(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->purpose == LEASE_SWITCH && !l->switch_listed) {
         /* The candidates came from the last snapshot, which may be stale: read
@@ -376,7 +372,7 @@ void snowflake_claim_give_up(struct snowflake_node *n) {
 void snowflake_claim_try(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->icand >= l->ncand || !snowflake_node_connected(n)) {
-        snowflake_claim_give_up(n);
+        claim_give_up(n);
         return;
     }
     const struct zk_lease_candidate *c = &l->cand[l->icand];
@@ -388,7 +384,7 @@ void snowflake_claim_try(struct snowflake_node *n) {
     l->got = 0;
     if (zk_lease_slot_path(&n->layout, c->slot, slot, sizeof(slot)) != LEAF_OK ||
         zk_lease_owner_path(&n->layout, c->slot, owner, sizeof(owner)) != LEAF_OK || len == 0) {
-        snowflake_claim_give_up(n);
+        claim_give_up(n);
         return;
     }
     uint64_t arg = (uint64_t)c->slot;
@@ -408,7 +404,7 @@ void snowflake_claim_try(struct snowflake_node *n) {
 static void lease_next(struct snowflake_node *n, int release) {
     struct snowflake_lease *l = &n->lease;
     if (release) {
-        snowflake_claim_release(n, l->cand[l->icand].slot);
+        claim_release(n, l->cand[l->icand].slot);
     }
     l->icand++;
     snowflake_claim_try(n);
@@ -430,7 +426,7 @@ static void lease_tried(struct snowflake_node *n) {
     }
     uint64_t token = 0;
     while (token == 0) {
-        token = snowflake_claim_rand(l);
+        token = claim_rand(l);
     }
     int64_t now = clock_wall_ms();
     int64_t max_wait = l->purpose == LEASE_SWITCH ? 0 : n->cfg->startup_max_wait_ms;
@@ -564,7 +560,7 @@ static void claim_install(struct snowflake_node *n) {
      * expiry the owner went with the session (and may be someone else's now). */
     if (old.state == ZK_LEASE_HELD || old.state == ZK_LEASE_RESYNC) {
         if (old.slot != l->hold.slot) {
-            snowflake_claim_release(n, old.slot);
+            claim_release(n, old.slot);
         }
     }
     if (l->purpose == LEASE_SWITCH) {
@@ -605,7 +601,7 @@ static void lease_on_retry(uv_timer_t *t) {
 static void claim_wait(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->purpose == LEASE_SWITCH) {
-        snowflake_claim_give_up(n);
+        claim_give_up(n);
         return;
     }
     l->phase = LEASE_WAIT;

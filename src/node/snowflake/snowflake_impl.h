@@ -2,10 +2,15 @@
 #define LEAF_SNOWFLAKE_IMPL_H
 
 /*
- * The snowflake node's internals, shared by its two files:
- * snowflake_node.c (start, the forever and static modes, the generator's
- * API) and snowflake_lease.c (lease mode: slots, fence, switch). Nothing
- * else includes this.
+ * The snowflake node's internals (the node layer; the pure rules are in
+ * snowflake/ and zk/), shared by the files of src/node/snowflake, each
+ * calling only the ones below it: snowflake_node.c (start, the static and
+ * forever modes, the generator's API) over snowflake_identity.c (the
+ * start-up identity checks), snowflake_forever.c (forever mode's upkeep)
+ * and snowflake_lease.c (lease mode: holding a slot), which drives
+ * snowflake_claim.c (claiming one); both modes write the local cache through
+ * snowflake_cache.c. snowflake_view.c reads the counters. Nothing outside
+ * this folder includes this.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,12 +25,6 @@
 #include "zk_record.h"
 #include "zk_session.h"
 #include "zk_shape.h"
-
-/* How long start-up waits for a first ZooKeeper connection before it falls
- * back to the local cache (and keeps trying in the background). */
-#define NODE_CONNECT_WAIT_MS 5000
-#define NODE_REPORT_MS 3000
-#define NODE_IDWAIT_MS 250 /* how often a held identity is looked at again */
 
 /* Tags of the asynchronous ZooKeeper calls. */
 enum {
@@ -241,15 +240,11 @@ void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose);
 void snowflake_claim_candidates(struct snowflake_node *n);
 void snowflake_claim_try(struct snowflake_node *n);
 void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev);
-void snowflake_claim_release(struct snowflake_node *n, int64_t slot);
 size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token, char *buf,
                             size_t cap);
-int64_t snowflake_claim_high_locked(const struct snowflake_gen *g);
 int64_t snowflake_claim_high(struct snowflake_node *n);
 enum zk_lease_write_rc snowflake_claim_write_rc(enum zk_result r);
-uint64_t snowflake_claim_rand(void *ctx);
 void snowflake_claim_free(struct snowflake_node *n);
-void snowflake_claim_give_up(struct snowflake_node *n);
 void snowflake_claim_publish(struct snowflake_node *n);
 void snowflake_claim_store_cache(struct snowflake_node *n);
 

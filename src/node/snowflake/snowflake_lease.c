@@ -217,7 +217,7 @@ void snowflake_lease_poke(struct snowflake_node *n) {
 void snowflake_lease_want_switch(struct snowflake_node *n, int64_t wait_ms) {
     struct snowflake_lease *l = &n->lease;
     if (wait_ms <= n->cfg->switch_after_ms ||
-        snowflake_claim_high_locked(&n->gen) - clock_wall_ms() <= n->cfg->switch_after_ms ||
+        snowflake_gen_high(&n->gen) - clock_wall_ms() <= n->cfg->switch_after_ms ||
         atomic_exchange(&l->switch_wanted, 1)) {
         return;
     }

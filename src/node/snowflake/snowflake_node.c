@@ -21,6 +21,12 @@
 #include "zk_register.h"
 #include "zk_session.h"
 
+/* How long start-up waits for a first ZooKeeper connection before it falls
+ * back to the local cache (and keeps trying in the background). */
+#define NODE_CONNECT_WAIT_MS 5000
+#define NODE_REPORT_MS 3000
+#define NODE_IDWAIT_MS 250 /* how often a held identity is looked at again */
+
 static leaf_status_t node_identity(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
     if (node_advertise_ip(cfg, n->self.ip, sizeof(n->self.ip)) != LEAF_OK) {
