@@ -1010,4 +1010,3 @@ uint64_t net_server_connections(const struct net_server *srv, int listener) {
     long long n = atomic_load_explicit(&srv->nconns[listener], memory_order_relaxed);
     return n > 0 ? (uint64_t)n : 0;
 }
-

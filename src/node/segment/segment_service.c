@@ -1,3 +1,9 @@
+/*
+ * The segment service: tags, buffers, the database threads and the waiters
+ * (segment_service.h).
+ * Layer: the node (src/node/segment), over the segment domain's pure core and
+ * database thread (segment/).
+ */
 #include "segment_service.h"
 
 #include <inttypes.h>

@@ -1,3 +1,9 @@
+/*
+ * The give-back of unused segment IDs at a graceful stop
+ * (segment_zero_waste.h).
+ * Layer: the node (src/node/segment), below segment_service.c; over
+ * segment/segment_db.c and segment/segment_giveback.c.
+ */
 #include "segment_zero_waste.h"
 
 #include <errno.h>

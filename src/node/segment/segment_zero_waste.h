@@ -2,7 +2,7 @@
 #define LEAF_SEGMENT_ZERO_WASTE_H
 
 /*
- * Zero waste on a graceful stop (CONTRACT section 13): every tag's unused
+ * Zero waste on a graceful stop (docs/OPERATIONS.md): every tag's unused
  * IDs go back to leaf_alloc, one conditional UPDATE per tag
  * (segment/segment_giveback.h), when no other node reserved a range of the
  * tag since. Called by segment_service_stop() after the event loops ended

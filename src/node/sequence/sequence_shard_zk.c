@@ -18,6 +18,8 @@
  * the persisted max (which bounds every ID issued before, and which a
  * handover's giveback lowered to the last ID issued) and fences it with a
  * versioned write, so its first ID is larger than any ID issued before.
+ * Layer: the node (src/node/sequence), the ZooKeeper side over the pure
+ * assignment of sequence/sequence_shard.c.
  */
 #include "sequence_impl.h"
 
@@ -41,7 +43,7 @@ static const char *shard_base(const char *path) {
     return slash ? slash + 1 : path;
 }
 
-leaf_status_t seq_shards_init(struct sequence_service *svc) {
+leaf_status_t sequence_shard_zk_init(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
     sh->on = svc->cfg->sequence_sharding;
     sh->self_id = -1;
@@ -54,12 +56,12 @@ leaf_status_t seq_shards_init(struct sequence_service *svc) {
     return sh->own && sh->gen ? LEAF_OK : LEAF_ENOMEM;
 }
 
-void seq_shards_free(struct sequence_service *svc) {
+void sequence_shard_zk_free(struct sequence_service *svc) {
     free(svc->shards.own);
     free(svc->shards.gen);
 }
 
-void seq_shards_paths(struct sequence_service *svc) {
+void sequence_shard_zk_paths(struct sequence_service *svc) {
     snprintf(svc->shards.path_map, sizeof(svc->shards.path_map), "/leafd/%s/shards",
              svc->cfg->name);
     snprintf(svc->shards.dir_owners, sizeof(svc->shards.dir_owners), "/leafd/%s/owners",
@@ -145,7 +147,7 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
     if (won) {
         sequence_lease_win(&svc->lease); /* in line: may issue the slots it owns */
         svc->elections++;
-        seq_wake_all(svc);
+        sequence_table_wake_all(svc);
     }
     pthread_mutex_unlock(&svc->lock);
     if (won) {
@@ -212,10 +214,11 @@ static void shard_apply(struct sequence_service *svc, const struct sequence_shar
         }
         sh->moves_out += (uint64_t)lost;
     }
-    seq_wake_all(svc); /* parked requests of a lost slot are redirected */
+    sequence_table_wake_all(svc); /* parked requests of a lost slot are redirected */
     pthread_mutex_unlock(&svc->lock);
     if (lost > 0) {
-        (void)seq_giveback_send(svc); /* before the promise below: one session, in order */
+        (void)sequence_heal_giveback_send(
+            svc); /* before the promise below: one session, in order */
     }
     sh->applied = m->epoch;
     sh->barrier_epoch = gains > 0 ? m->epoch : 0;
@@ -294,7 +297,7 @@ static void shard_on_write(struct sequence_service *svc, const struct zk_event *
     shard_read(svc);
 }
 
-void seq_shards_on_list(struct sequence_service *svc, char **names, int n, int coordinator) {
+void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator) {
     struct seq_shards *sh = &svc->shards;
     shard_sync_mine(svc);
     sh->nlive = 0;
@@ -357,7 +360,7 @@ static void shard_gain(struct sequence_service *svc, uint64_t epoch) {
         }
     }
     sh->moves_in += (uint64_t)n;
-    seq_wake_all(svc);
+    sequence_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     sh->barrier_epoch = 0;
     log_info("sequence", "shards: epoch %" PRIu64 ": serving %d more slots", epoch, n);
@@ -438,7 +441,7 @@ static void shard_on_hb_get(struct sequence_service *svc, const struct zk_event 
 
 /* ---- the glue's entry points ---------------------------------------------------- */
 
-void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
+void sequence_shard_zk_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
     switch (ev->op) {
     case OP_SHARD_READ: shard_on_read(svc, ev); break;
     case OP_SHARD_WRITE: shard_on_write(svc, ev); break;
@@ -449,7 +452,7 @@ void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
     }
 }
 
-int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev) {
+int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev) {
     if (!svc->shards.on || ev->data == NULL || strcmp(ev->data, svc->shards.path_map) != 0) {
         return 0;
     }
@@ -457,7 +460,7 @@ int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev) {
     return 1;
 }
 
-void seq_shards_cron(struct sequence_service *svc, int64_t now) {
+void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now) {
     struct seq_shards *sh = &svc->shards;
     if (!sh->on) {
         return;
@@ -472,18 +475,18 @@ void seq_shards_cron(struct sequence_service *svc, int64_t now) {
     }
 }
 
-void seq_shards_lost_all(struct sequence_service *svc) {
+void sequence_shard_zk_lost_all(struct sequence_service *svc) {
     if (svc->shards.on) {
         memset(svc->shards.own, 0, S);
     }
 }
 
 /* Stops the heartbeat for good on this owner node: "released" is written by the caller. */
-void seq_shards_release(struct sequence_service *svc) {
+void sequence_shard_zk_release(struct sequence_service *svc) {
     svc->shards.released = 1;
 }
 
-void seq_shards_where(struct sequence_service *svc, int slot, struct sequence_where *where) {
+void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where) {
     struct seq_shards *sh = &svc->shards;
     *where = (struct sequence_where){0};
     long long owner = sequence_shard_owner(&sh->map, slot);

@@ -5,11 +5,11 @@
  * The snowflake node's internals (the node layer; the pure rules are in
  * snowflake/ and zk/), shared by the files of src/node/snowflake, each
  * calling only the ones below it: snowflake_node.c (start, the static and
- * forever modes, the generator's API) over snowflake_identity.c (the
- * start-up identity checks), snowflake_forever.c (forever mode's upkeep)
- * and snowflake_lease.c (lease mode: holding a slot), which drives
- * snowflake_claim.c (claiming one); both modes write the local cache through
- * snowflake_cache.c. snowflake_view.c reads the counters. Nothing outside
+ * forever modes, the generator's API) over snowflake_node_identity.c (the
+ * start-up identity checks), snowflake_node_forever.c (forever mode's upkeep)
+ * and snowflake_node_lease.c (lease mode: holding a slot), which drives
+ * snowflake_node_claim.c (claiming one); both modes write the local cache through
+ * snowflake_node_cache.c. snowflake_node_view.c reads the counters. Nothing outside
  * this folder includes this.
  */
 #include <pthread.h>
@@ -35,7 +35,7 @@ enum {
     OP_FIND,
     OP_WATCH_FOREVER,  /* exists-watch on this node's own leaf_forever node */
     OP_REREAD_FOREVER, /* its version read again after a refused write (identity confirmed) */
-    /* lease mode (snowflake_lease.c) */
+    /* lease mode (snowflake_node_lease.c) */
     OP_L_LIST,    /* children of leaf_lease */
     OP_L_FLIST,   /* children of leaf_forever */
     OP_L_READ,    /* a slot's data (arg: slot) */
@@ -70,7 +70,7 @@ enum lease_purpose {
 };
 
 /*
- * Lease mode's state (snowflake_lease.c). Control thread only, except
+ * Lease mode's state (snowflake_node_lease.c). Control thread only, except
  * switch_wanted (set by any event loop) and the counters (read by views).
  * `hold` is the slot the generator issues from; `claim` a claim in
  * progress, which replaces it once its first reservation is acknowledged.
@@ -148,7 +148,7 @@ struct snowflake_node {
     int ephemeral_ok;
     int busy[OP_REREAD_FOREVER + 1]; /* an async call of that tag is in flight (forever mode) */
 
-    /* One identity, one node (snowflake_identity.c); control thread. */
+    /* One identity, one node (snowflake_node_identity.c); control thread. */
     struct zk_cache_owner owner;      /* what every cache write records (work_owner: its copy) */
     struct zk_cache_owner work_owner; /* the threadpool write's copy, set when it is queued */
     int cache_use;                    /* enum zk_cache_use of the cache found at start */
@@ -201,52 +201,54 @@ struct snowflake_node {
     } stats;
 };
 
-/* snowflake_cache.c: the local cache write (control thread). write: queues value (with
+/* snowflake_node_cache.c: the local cache write (control thread). write: queues value (with
  * owner) unless a write is in flight (the caller checks work_busy); LEAF_ERR (logged) when
  * it could not be queued. stored: raises the ceiling to a reservation now on disk. */
-leaf_status_t snowflake_cache_write(struct snowflake_node *n, int64_t value);
-void snowflake_cache_stored(struct snowflake_node *n, int64_t reserved);
+leaf_status_t snowflake_node_cache_write(struct snowflake_node *n, int64_t value);
+void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved);
 
-/* snowflake_forever.c: the JSON a leaf_forever/leaf_temporary node holds */
-size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap);
+/* snowflake_node_forever.c: the JSON a leaf_forever/leaf_temporary node holds */
+size_t snowflake_node_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf,
+                                   size_t cap);
 
-/* snowflake_identity.c: one identity, one node (control thread, start-up) */
-leaf_status_t snowflake_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
-                                       int *have);
-leaf_status_t snowflake_identity_cluster(struct snowflake_node *n);
-leaf_status_t snowflake_identity_clock(struct snowflake_node *n);
-leaf_status_t snowflake_identity_lock(struct snowflake_node *n, const char *data, size_t len);
+/* snowflake_node_identity.c: one identity, one node (control thread, start-up) */
+leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
+                                            int *have);
+leaf_status_t snowflake_node_identity_cluster(struct snowflake_node *n);
+leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n);
+leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char *data, size_t len);
 
-/* snowflake_forever.c: forever mode's ZooKeeper upkeep (control thread) */
-void snowflake_forever_report(struct snowflake_node *n, int64_t reserved);
-void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev);
-void snowflake_forever_watched(struct snowflake_node *n);
+/* snowflake_node_forever.c: forever mode's ZooKeeper upkeep (control thread) */
+void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved);
+void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event *ev);
+void snowflake_node_forever_watched(struct snowflake_node *n);
 
-/* snowflake_lease.c: lease mode, driven by snowflake_node.c (control thread,
- * except snowflake_lease_want_switch: any event loop) */
-void snowflake_lease_init(struct snowflake_node *n);
-leaf_status_t snowflake_lease_start(struct snowflake_node *n, const struct zk_cache_data *cache);
-void snowflake_lease_cron(struct snowflake_node *n);
-void snowflake_lease_event(struct snowflake_node *n, const struct zk_event *ev);
-void snowflake_lease_state(struct snowflake_node *n, int state);
-void snowflake_lease_poke(struct snowflake_node *n);
-void snowflake_lease_want_switch(struct snowflake_node *n, int64_t wait_ms);
-void snowflake_lease_stop(struct snowflake_node *n, int64_t final_ms);
-void snowflake_lease_close(struct snowflake_node *n);
-void snowflake_lease_free(struct snowflake_node *n);
+/* snowflake_node_lease.c: lease mode, driven by snowflake_node.c (control thread,
+ * except snowflake_node_lease_want_switch: any event loop) */
+void snowflake_node_lease_init(struct snowflake_node *n);
+leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
+                                         const struct zk_cache_data *cache);
+void snowflake_node_lease_cron(struct snowflake_node *n);
+void snowflake_node_lease_event(struct snowflake_node *n, const struct zk_event *ev);
+void snowflake_node_lease_state(struct snowflake_node *n, int state);
+void snowflake_node_lease_poke(struct snowflake_node *n);
+void snowflake_node_lease_want_switch(struct snowflake_node *n, int64_t wait_ms);
+void snowflake_node_lease_stop(struct snowflake_node *n, int64_t final_ms);
+void snowflake_node_lease_close(struct snowflake_node *n);
+void snowflake_node_lease_free(struct snowflake_node *n);
 
-/* snowflake_claim.c: claiming a slot (control thread) */
-void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose);
-void snowflake_claim_candidates(struct snowflake_node *n);
-void snowflake_claim_try(struct snowflake_node *n);
-void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev);
-size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token, char *buf,
-                            size_t cap);
-int64_t snowflake_claim_high(struct snowflake_node *n);
-enum zk_lease_write_rc snowflake_claim_write_rc(enum zk_result r);
-void snowflake_claim_free(struct snowflake_node *n);
-void snowflake_claim_publish(struct snowflake_node *n);
-void snowflake_claim_store_cache(struct snowflake_node *n);
+/* snowflake_node_claim.c: claiming a slot (control thread) */
+void snowflake_node_claim_list(struct snowflake_node *n, enum lease_purpose purpose);
+void snowflake_node_claim_candidates(struct snowflake_node *n);
+void snowflake_node_claim_try(struct snowflake_node *n);
+void snowflake_node_claim_reply(struct snowflake_node *n, const struct zk_event *ev);
+size_t snowflake_node_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token,
+                                 char *buf, size_t cap);
+int64_t snowflake_node_claim_high(struct snowflake_node *n);
+enum zk_lease_write_rc snowflake_node_claim_write_rc(enum zk_result r);
+void snowflake_node_claim_free(struct snowflake_node *n);
+void snowflake_node_claim_publish(struct snowflake_node *n);
+void snowflake_node_claim_store_cache(struct snowflake_node *n);
 
 static inline int snowflake_node_connected(struct snowflake_node *n) {
     return zk_session_state(n->zk) == ZK_STATE_CONNECTED;

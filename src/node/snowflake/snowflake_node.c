@@ -1,3 +1,9 @@
+/*
+ * The snowflake node: start, the static and forever modes, the generator's
+ * API (snowflake_node.h).
+ * Layer: the node (src/node/snowflake), the top of the snowflake room; the
+ * generator itself is snowflake/snowflake_gen.c (pure).
+ */
 #include "snowflake_node.h"
 #include "snowflake_impl.h"
 
@@ -110,9 +116,9 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     leaf_status_t st = LEAF_EUNAVAIL;
     *zk_ms = -1;
     if (zk_session_wait_connected(n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
-        st = snowflake_identity_cluster(n);
+        st = snowflake_node_identity_cluster(n);
         if (st == LEAF_OK) {
-            st = snowflake_identity_clock(n);
+            st = snowflake_node_identity_clock(n);
         }
         if (st == LEAF_OK) {
             st = zk_register(n->zk, &n->layout, &n->self, clock_wall_ms, &reg);
@@ -186,7 +192,7 @@ static int64_t node_reservation(struct snowflake_node *n) {
 static void node_cron(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
     if (n->cfg->lease_mode) {
-        snowflake_lease_cron(n);
+        snowflake_node_lease_cron(n);
         return;
     }
     int64_t reserved = node_reservation(n);
@@ -194,22 +200,22 @@ static void node_cron(uv_timer_t *t) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
     if (!n->work_busy) {
-        (void)snowflake_cache_write(n, reserved);
+        (void)snowflake_node_cache_write(n, reserved);
     }
-    snowflake_forever_report(n, reserved);
+    snowflake_node_forever_report(n, reserved);
 }
 
 static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
     atomic_store(&n->stats.zk_state, ev->state);
     if (ev->state == ZK_STATE_CONNECTED) {
-        snowflake_forever_report(n, n->reserved_ms);
+        snowflake_node_forever_report(n, n->reserved_ms);
         if (n->cfg->lease_mode) {
-            snowflake_lease_state(n, ev->state);
+            snowflake_node_lease_state(n, ev->state);
         }
     } else if (ev->state == ZK_STATE_EXPIRED) {
         /* The handle is dead: replace it; the ephemeral node must be re-created. */
         if (n->cfg->lease_mode) {
-            snowflake_lease_state(n, ev->state);
+            snowflake_node_lease_state(n, ev->state);
         }
         n->ephemeral_ok = 0;
         atomic_store(&n->stats.ephemeral, 0);
@@ -230,11 +236,11 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
     if (ev->kind == ZK_EVENT_STATE) {
         node_state(n, ev);
     } else if (ev->kind == ZK_EVENT_WATCH) {
-        snowflake_forever_watched(n); /* this node's own leaf_forever node changed */
+        snowflake_node_forever_watched(n); /* this node's own leaf_forever node changed */
     } else if (ev->op > 0 && ev->op <= OP_REREAD_FOREVER) {
-        snowflake_forever_done(n, ev);
+        snowflake_node_forever_done(n, ev);
     } else if (ev->op > OP_REREAD_FOREVER && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
-        snowflake_lease_event(n, ev);
+        snowflake_node_lease_event(n, ev);
     }
 }
 
@@ -242,7 +248,7 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
 static void node_on_idle(void *arg) {
     struct snowflake_node *n = arg;
     if (n->cfg->lease_mode) {
-        snowflake_lease_poke(n);
+        snowflake_node_lease_poke(n);
     }
 }
 
@@ -261,9 +267,9 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
         log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
-    snowflake_cache_stored(n, reserved);
+    snowflake_node_cache_stored(n, reserved);
     char data[256];
-    size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
+    size_t len = snowflake_node_forever_json(n, reserved, data, sizeof(data));
     struct zk_stat stat;
     leaf_status_t st = n->registered != 1 ? LEAF_OK
                                           : zk_session_set_stat(n->zk, n->forever_path, data, len,
@@ -357,7 +363,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
     snowflake_gen_set_max_lead(&n->gen, cfg->max_lead_ms);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
-    snowflake_lease_init(n);
+    snowflake_node_lease_init(n);
     if (cfg->snowflake_enable && zk != NULL) {
         n->zk = zk;
         n->zsub = (struct zk_sub){"snowflake", node_on_zk, node_on_idle, n, NULL, 0};
@@ -374,7 +380,7 @@ void snowflake_node_free(struct snowflake_node *n) {
     if (n == NULL) {
         return;
     }
-    snowflake_lease_free(n);
+    snowflake_node_lease_free(n);
     pthread_mutex_destroy(&n->lock);
     free(n);
 }
@@ -415,7 +421,7 @@ static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_
         node_ensure(n, n->layout.lease) != LEAF_OK) {
         return LEAF_ERR;
     }
-    leaf_status_t st = snowflake_lease_start(n, cache);
+    leaf_status_t st = snowflake_node_lease_start(n, cache);
     if (st == LEAF_EAGAIN) {
         return node_start_loop(n); /* every slot held: serves once one frees */
     }
@@ -447,8 +453,8 @@ static void node_fail(struct snowflake_node *n) {
 static void node_idwait_tick(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
     char data[256];
-    size_t len = snowflake_forever_json(n, n->floor_ms, data, sizeof(data));
-    leaf_status_t st = snowflake_identity_lock(n, data, len);
+    size_t len = snowflake_node_forever_json(n, n->floor_ms, data, sizeof(data));
+    leaf_status_t st = snowflake_node_identity_lock(n, data, len);
     if (st == LEAF_EAGAIN || st == LEAF_EUNAVAIL) {
         return; /* still held, or ZooKeeper away for now: the deadline still counts */
     }
@@ -496,7 +502,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     int have_cache = 0;
-    leaf_status_t st = snowflake_identity_cache(n, &cache, &have_cache);
+    leaf_status_t st = snowflake_node_identity_cache(n, &cache, &have_cache);
     if (st != LEAF_OK) {
         return st; /* logged naming the file */
     }
@@ -536,8 +542,8 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     n->floor_ms = floor_ms;
     if (n->registered == 1) {
         char data[256];
-        size_t len = snowflake_forever_json(n, floor_ms, data, sizeof(data));
-        st = snowflake_identity_lock(n, data, len);
+        size_t len = snowflake_node_forever_json(n, floor_ms, data, sizeof(data));
+        st = snowflake_node_identity_lock(n, data, len);
         if (st == LEAF_EAGAIN) {
             return node_wait_identity(n); /* serves once the identity is this node's */
         }
@@ -606,20 +612,20 @@ void snowflake_node_stop(struct snowflake_node *n) {
     }
     int64_t final = node_stop_issuing(n);
     char data[256];
-    size_t len = snowflake_forever_json(n, final, data, sizeof(data));
+    size_t len = snowflake_node_forever_json(n, final, data, sizeof(data));
     /* Said in the log only when it was sent: a node that never reached ZooKeeper (or static
      * mode) persists to its local cache alone. */
     int to_zk = n->registered == 1 && zk_session_state(n->zk) == ZK_STATE_CONNECTED &&
                 zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK;
     if (n->cfg->lease_mode) {
-        snowflake_lease_stop(n, final);
+        snowflake_node_lease_stop(n, final);
     }
     /* The ephemeral node goes with the session, which main() closes next. */
     uv_close((uv_handle_t *)&n->async, node_closed);
     if (n->idwait_armed) {
         uv_close((uv_handle_t *)&n->idwait, node_closed);
     }
-    snowflake_lease_close(n);
+    snowflake_node_lease_close(n);
     if (n->report_ms > 0) {
         uv_close((uv_handle_t *)&n->cron, node_closed);
     }
@@ -646,7 +652,7 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
         /* beyond the lead bound: the whole step decides on a switch */
-        snowflake_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
+        snowflake_node_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
     }
     pthread_mutex_unlock(&n->lock);
     return rc;

@@ -3,6 +3,7 @@
  * checks the event loops make. The life cycle and the ZooKeeper side
  * (reloads, the local copy, admin changes) are in user_zk.c, which builds
  * on this file (never the other way round).
+ * Layer: the node (src/node/users), over the pure rules of src/auth.
  */
 #include "user_impl.h"
 

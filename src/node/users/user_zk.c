@@ -4,6 +4,7 @@
  * whenever it changes or the session (re)connects, the local copy in the
  * data dir, the admin changes the event loops queue, and the service's life
  * cycle (create, start, stop, free).
+ * Layer: the node (src/node/users), over user_service.c and zk/zk_session.c.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -4,8 +4,9 @@
  * periodic write of the time reservation on the threadpool, its failures
  * logged at a limited rate, and the generator's ceiling raised to a
  * reservation once it is on disk. Called by snowflake_node.c (static and
- * forever modes) and snowflake_claim.c (lease mode); calls neither.
+ * forever modes) and snowflake_node_claim.c (lease mode); calls neither.
  * Control thread, unless a function says otherwise.
+ * Layer: the node (src/node/snowflake), the floor of the snowflake room.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -17,7 +18,7 @@
 #include "zk_cache.h"
 
 /* Raises the generator's ceiling to a reservation now on disk. */
-void snowflake_cache_stored(struct snowflake_node *n, int64_t reserved) {
+void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved) {
     if (n->forever_fenced && reserved > n->forever_acked_ms) {
         reserved = n->forever_acked_ms; /* until the identity is confirmed again */
     }
@@ -79,11 +80,11 @@ static void cache_done(uv_work_t *w, int status) {
     int ok = status == 0 && n->work_rc == LEAF_OK;
     cache_write_logged(n, ok);
     if (ok) {
-        snowflake_cache_stored(n, n->work_value);
+        snowflake_node_cache_stored(n, n->work_value);
     }
 }
 
-leaf_status_t snowflake_cache_write(struct snowflake_node *n, int64_t value) {
+leaf_status_t snowflake_node_cache_write(struct snowflake_node *n, int64_t value) {
     n->work_busy = 1;
     n->work_value = value;
     n->work_owner = n->owner;

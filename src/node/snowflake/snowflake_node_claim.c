@@ -1,8 +1,10 @@
 /*
- * Lease mode's claims (see snowflake_lease.c for the whole): the snapshot of
+ * Lease mode's claims (see snowflake_node_lease.c for the whole): the snapshot of
  * the slots (LIST, READ), the choice of candidates (zk/zk_lease.c decides),
  * and trying them one after another (TRY, FIRST) until one is held. Control
  * thread only.
+ * Layer: the node (src/node/snowflake), below snowflake_node_lease.c; the
+ * pure rules are zk/zk_lease.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,7 +66,7 @@ static uint64_t claim_rand(void *ctx) {
 }
 
 /* Frees the snapshot of the last claim. */
-void snowflake_claim_free(struct snowflake_node *n) {
+void snowflake_node_claim_free(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     free(l->slots);
     if (l->fnames != NULL) {
@@ -86,7 +88,7 @@ static void lease_choose(struct snowflake_node *n);
 
 static int lease_reset_snapshot(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
-    snowflake_claim_free(n);
+    snowflake_node_claim_free(n);
     l->slots = calloc((size_t)l->nslots, sizeof(*l->slots));
     l->fnames = calloc((size_t)l->nslots, sizeof(*l->fnames));
     l->reads = calloc((size_t)l->nslots * 3, sizeof(*l->reads));
@@ -100,7 +102,7 @@ static int lease_reset_snapshot(struct snowflake_node *n) {
     return 0;
 }
 
-void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose) {
+void snowflake_node_claim_list(struct snowflake_node *n, enum lease_purpose purpose) {
     struct snowflake_lease *l = &n->lease;
     l->purpose = purpose;
     l->switch_listed = purpose == LEASE_SWITCH;
@@ -280,7 +282,7 @@ static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) 
  * reserve.ms), which is waited out, not a step to switch away from.
  * Called with the generator's lock held.
  */
-int64_t snowflake_claim_high(struct snowflake_node *n) {
+int64_t snowflake_node_claim_high(struct snowflake_node *n) {
     pthread_mutex_lock(&n->lock);
     int64_t h = snowflake_gen_high(&n->gen);
     pthread_mutex_unlock(&n->lock);
@@ -288,7 +290,7 @@ int64_t snowflake_claim_high(struct snowflake_node *n) {
 }
 
 /* Fills the candidates from the snapshot (none when there is no snapshot). */
-void snowflake_claim_candidates(struct snowflake_node *n) {
+void snowflake_node_claim_candidates(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     l->ncand = 0;
     if (l->slots == NULL) {
@@ -317,7 +319,7 @@ void snowflake_claim_candidates(struct snowflake_node *n) {
     };
     int k = -1;
     if (listed != NULL && switching) {
-        zk_lease_switch_choose(&c, snowflake_claim_high(n), n->cfg->switch_after_ms, l->cand,
+        zk_lease_switch_choose(&c, snowflake_node_claim_high(n), n->cfg->switch_after_ms, l->cand,
                                LEASE_CANDIDATES, &k);
     } else if (listed != NULL) {
         k = zk_lease_choose(&c, l->cand, LEASE_CANDIDATES);
@@ -328,8 +330,8 @@ void snowflake_claim_candidates(struct snowflake_node *n) {
 }
 
 static void lease_choose(struct snowflake_node *n) {
-    snowflake_claim_candidates(n);
-    snowflake_claim_try(n);
+    snowflake_node_claim_candidates(n);
+    snowflake_node_claim_try(n);
 }
 
 static void claim_release(struct snowflake_node *n, int64_t slot) {
@@ -339,8 +341,8 @@ static void claim_release(struct snowflake_node *n, int64_t slot) {
     }
 }
 
-size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token, char *buf,
-                            size_t cap) {
+size_t snowflake_node_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token,
+                                 char *buf, size_t cap) {
     struct zk_lease_data d = {.reserved = reserved, .port = n->self.port, .token = token};
     snprintf(d.ip, sizeof(d.ip), "%s", n->self.ip);
     return zk_lease_format_data(&d, buf, cap);
@@ -351,7 +353,7 @@ static void claim_give_up(struct snowflake_node *n) {
     if (l->purpose == LEASE_SWITCH && !l->switch_listed) {
         /* The candidates came from the last snapshot, which may be stale: read
          * the slots afresh before giving up. */
-        snowflake_claim_list(n, LEASE_SWITCH);
+        snowflake_node_claim_list(n, LEASE_SWITCH);
         return;
     }
     if (l->purpose == LEASE_SWITCH) {
@@ -369,7 +371,7 @@ static void claim_give_up(struct snowflake_node *n) {
 }
 
 /* Sends the pipelined create-slot, create-owner and read-back of the next candidate. */
-void snowflake_claim_try(struct snowflake_node *n) {
+void snowflake_node_claim_try(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->icand >= l->ncand || !snowflake_node_connected(n)) {
         claim_give_up(n);
@@ -377,7 +379,7 @@ void snowflake_claim_try(struct snowflake_node *n) {
     }
     const struct zk_lease_candidate *c = &l->cand[l->icand];
     char slot[ZK_PATH_MAX], owner[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    size_t len = snowflake_claim_data(n, c->floor_ms, 0, data, sizeof(data));
+    size_t len = snowflake_node_claim_data(n, c->floor_ms, 0, data, sizeof(data));
     l->phase = LEASE_TRY;
     l->pending = 0;
     l->owner_rc = -1;
@@ -407,7 +409,7 @@ static void lease_next(struct snowflake_node *n, int release) {
         claim_release(n, l->cand[l->icand].slot);
     }
     l->icand++;
-    snowflake_claim_try(n);
+    snowflake_node_claim_try(n);
 }
 
 /* All replies of a TRY are in: begin the hold and send its first reservation. */
@@ -442,7 +444,7 @@ static void lease_tried(struct snowflake_node *n) {
         reserved = l->claim.floor_ms + n->gen.layout.unit_ms + 1;
     }
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    size_t len = snowflake_claim_data(n, reserved, token, data, sizeof(data));
+    size_t len = snowflake_node_claim_data(n, reserved, token, data, sizeof(data));
     zk_lease_write_sent(&l->claim, reserved);
     l->phase = LEASE_FIRST;
     if (len == 0 || zk_lease_slot_path(&n->layout, c->slot, path, sizeof(path)) != LEAF_OK ||
@@ -464,7 +466,7 @@ static void lease_got_try(struct snowflake_node *n, const struct zk_event *ev) {
     }
 }
 
-enum zk_lease_write_rc snowflake_claim_write_rc(enum zk_result r) {
+enum zk_lease_write_rc snowflake_node_claim_write_rc(enum zk_result r) {
     return r == ZK_RESULT_OK           ? ZK_LEASE_WRITE_OK
            : r == ZK_RESULT_BADVERSION ? ZK_LEASE_WRITE_BADVERSION
            : r == ZK_RESULT_NONODE     ? ZK_LEASE_WRITE_NONODE
@@ -476,7 +478,7 @@ static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev)
     if (ev->arg != l->claim.token || l->phase != LEASE_FIRST) {
         return;
     }
-    if (zk_lease_write_done(&l->claim, snowflake_claim_write_rc(ev->result), ev->version) ==
+    if (zk_lease_write_done(&l->claim, snowflake_node_claim_write_rc(ev->result), ev->version) ==
         ZK_LEASE_RAISE_CEILING) {
         claim_install(n);
         return;
@@ -485,7 +487,7 @@ static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev)
     lease_next(n, 1);
 }
 
-void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev) {
+void snowflake_node_claim_reply(struct snowflake_node *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     if (ev->op == OP_L_FIRST) {
         lease_got_first(n, ev);
@@ -511,7 +513,7 @@ void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev) 
     }
 }
 
-void snowflake_claim_publish(struct snowflake_node *n) {
+void snowflake_node_claim_publish(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     atomic_store(&l->stats.slot, l->hold.state == ZK_LEASE_NONE ? -1 : l->hold.slot);
     atomic_store(&l->stats.state, (int)l->hold.state);
@@ -519,13 +521,13 @@ void snowflake_claim_publish(struct snowflake_node *n) {
 
 /* The local cache remembers the slot and its reservation for the next start
  * (its slot first); the generator's ceiling does not wait for it. */
-void snowflake_claim_store_cache(struct snowflake_node *n) {
+void snowflake_node_claim_store_cache(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (!l->cache_dirty || n->work_busy || l->hold.state == ZK_LEASE_NONE) {
         return;
     }
     l->cache_dirty = 0;
-    if (snowflake_cache_write(n, l->hold.acked_ms) != LEAF_OK) {
+    if (snowflake_node_cache_write(n, l->hold.acked_ms) != LEAF_OK) {
         l->cache_dirty = 1;
     }
 }
@@ -578,9 +580,9 @@ static void claim_install(struct snowflake_node *n) {
                  l->hold.slot, l->hold.slot, l->hold.floor_ms, l->hold.acked_ms);
     }
     l->phase = LEASE_IDLE;
-    snowflake_claim_publish(n);
+    snowflake_node_claim_publish(n);
     l->cache_dirty = 1;
-    snowflake_claim_store_cache(n);
+    snowflake_node_claim_store_cache(n);
 }
 /* ----- driving it ----- */
 
@@ -592,9 +594,9 @@ static void lease_on_retry(uv_timer_t *t) {
     }
     l->phase = LEASE_IDLE;
     if (l->hold.state != ZK_LEASE_HELD && l->hold.state != ZK_LEASE_RESYNC) {
-        snowflake_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
-                                    ? LEASE_START
-                                    : LEASE_RECLAIM);
+        snowflake_node_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
+                                         ? LEASE_START
+                                         : LEASE_RECLAIM);
     }
 }
 
