@@ -3,7 +3,7 @@
 
 /*
  * The double buffer of one business tag, as pure arithmetic: no locks, no
- * clock, no database. The caller (src/node/segment_service.c) holds the tag's
+ * clock, no database. The caller (src/node/segment/segment_service.c) holds the tag's
  * mutex around every call and passes monotonic milliseconds in.
  *
  * Ranges come from `UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + n)`:

@@ -6,7 +6,7 @@
  * (Connector/C allows one thread per connection at a time) and its
  * prepared statements. Jobs reach it through a mutex-protected queue; each
  * finished job is handed to the `done` callback, on the database thread,
- * which passes it on to the control loop (src/node/segment_service.c). The
+ * which passes it on to the control loop (src/node/segment/segment_service.c). The
  * thread never touches any other state.
  *
  * Connection policy: connect/read/write timeouts from leafd.db.timeout.ms;

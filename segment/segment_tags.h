@@ -6,7 +6,7 @@
  * bookkeeping (a chained hash map and the refresh rules). No libuv or MySQL
  * header; the locks are only carried here, never taken.
  *
- * Locking, done by src/node/segment_service.c:
+ * Locking, done by src/node/segment/segment_service.c:
  * - the map (slots, chains, count, gen) is guarded by the service's rwlock:
  *   read-locked to look a tag up and while using it, write-locked to add or
  *   remove tags and for segment_tags_sync_*;

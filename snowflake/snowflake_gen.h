@@ -46,7 +46,7 @@
  *   behaviour of contract section 4.
  *
  * Ownership: one struct per process, shared by the event loops; the caller
- * serialises calls (src/node/snowflake_node.c holds a mutex around each call).
+ * serialises calls (src/node/snowflake/snowflake_node.c holds a mutex around each call).
  */
 #include <stdint.h>
 
