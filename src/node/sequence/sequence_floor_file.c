@@ -177,7 +177,7 @@ static void floors_compact(struct sequence_service *svc) {
     sbuf_free(&b);
 }
 
-void sequence_floor_file_flush(struct sequence_service *svc) {
+static void floor_file_flush(struct sequence_service *svc) {
     struct seq_floors *f = &svc->floors;
     if (f->path[0] == '\0') {
         return;
@@ -214,7 +214,7 @@ void sequence_floor_file_flush(struct sequence_service *svc) {
 }
 
 static void floors_on_timer(uv_timer_t *t) {
-    sequence_floor_file_flush(t->data);
+    floor_file_flush(t->data);
 }
 
 void sequence_floor_file_start(struct sequence_service *svc) {
@@ -230,7 +230,7 @@ void sequence_floor_file_stop(struct sequence_service *svc) {
         uv_timer_stop(&svc->floors.timer);
         svc->floors.timer_on = 0;
     }
-    sequence_floor_file_flush(svc);
+    floor_file_flush(svc);
 }
 
 void sequence_floor_file_free(struct sequence_service *svc) {

@@ -232,7 +232,6 @@ void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequ
 leaf_status_t sequence_floor_file_load(struct sequence_service *svc);
 void sequence_floor_file_start(struct sequence_service *svc);
 void sequence_floor_file_mark(struct sequence_service *svc, struct seq_entry *e);
-void sequence_floor_file_flush(struct sequence_service *svc);
 void sequence_floor_file_stop(struct sequence_service *svc);
 void sequence_floor_file_free(struct sequence_service *svc);
 

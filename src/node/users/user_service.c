@@ -32,7 +32,7 @@ int user_service_enabled(const struct user_service *svc) {
 
 /* ---- the published table (control thread writes, loops read) --------------- */
 
-void user_publish(struct user_service *svc, struct auth_table *t, int from_local) {
+void user_service_publish(struct user_service *svc, struct auth_table *t, int from_local) {
     pthread_rwlock_wrlock(&svc->table_lock);
     struct auth_table *old = svc->table;
     svc->table = t;
