@@ -30,6 +30,8 @@
  * Layer: the node (src/node/snowflake), below snowflake_node.c and over
  * snowflake_node_claim.c; the pure lease rules are zk/zk_lease.c.
  */
+#include "snowflake_node_lease.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
