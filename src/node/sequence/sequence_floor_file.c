@@ -10,6 +10,8 @@
  * Layer: the node (src/node/sequence), the file I/O over the pure format of
  * sequence/sequence_floor.c.
  */
+#include "sequence_floor_file.h"
+
 #include "sequence_impl.h"
 
 #include <errno.h>

@@ -8,13 +8,15 @@
  * over sequence_shard_zk.c (sharding), over sequence_heal.c (healing, the
  * give-back), over sequence_floor_file.c (the local floors' file), over
  * sequence_table.c (the table). Each file's functions carry its name.
- * Private to this folder; the public interface is sequence_service.h.
+ * The floors' file has its own header (sequence_floor_file.h). Private to
+ * this folder; the public interface is sequence_service.h.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "jobs.h"
+#include "sequence_floor_file.h"
 #include "sequence_service.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
@@ -52,8 +54,6 @@ enum {
     OP_SHARD_HB_DELETE,
 };
 
-#define SEQ_FLOOR_FLUSH_MS 200 /* changed floors are appended this often */
-
 /* One sequence; guarded by svc->lock. Never freed while the service runs. */
 struct seq_entry {
     struct seq_entry *next; /* hash chain */
@@ -74,23 +74,6 @@ struct seq_create {
     int repaired;        /* the parents were created again once for it */
     int64_t start;
     char name[VALIDATE_TAG_MAX + 1];
-};
-
-/*
- * The local floors' file (sequence_floor_file.c, sequence/sequence_floor.h).
- * The list is guarded by svc->lock; everything else belongs to the control
- * thread.
- */
-struct seq_floors {
-    int fd;           /* the log, open for appending; -1 when none */
-    int need_compact; /* rewrite it whole at the next flush (new, foreign, torn or failed) */
-    int timer_on;
-    uint64_t lines; /* lines in the file */
-    int64_t error_logged_ms;
-    uv_timer_t timer;
-    char path[600];
-    struct seq_entry **list; /* guarded by lock: entries whose floor changed */
-    size_t n, cap;
 };
 
 /*
@@ -227,13 +210,6 @@ void sequence_shard_zk_lost_all(struct sequence_service *svc); /* lock held */
 void sequence_shard_zk_release(struct sequence_service *svc);  /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
 void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where);
-
-/* sequence_floor_file.c (control thread, except mark: lock held) */
-leaf_status_t sequence_floor_file_load(struct sequence_service *svc);
-void sequence_floor_file_start(struct sequence_service *svc);
-void sequence_floor_file_mark(struct sequence_service *svc, struct seq_entry *e);
-void sequence_floor_file_stop(struct sequence_service *svc);
-void sequence_floor_file_free(struct sequence_service *svc);
 
 /* sequence_zk.c; control thread */
 void sequence_zk_lose_primary(struct sequence_service *svc, const char *why);
