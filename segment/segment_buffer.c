@@ -196,15 +196,6 @@ int segment_buffer_unused_tail(const struct segment_buffer *b, int64_t *first_un
     return 1;
 }
 
-int segment_buffer_current(const struct segment_buffer *b, struct segment_range *out) {
-    if (b->nranges == 0) {
-        memset(out, 0, sizeof(*out));
-        return 0;
-    }
-    *out = b->ranges[b->head];
-    return 1;
-}
-
 double segment_buffer_rate(const struct segment_buffer *b, int64_t now_ms) {
     if (b->last_fetch_ms < 0) {
         return 0.0;

@@ -3,7 +3,7 @@
 
 /*
  * The double buffer of one business tag, as pure arithmetic: no locks, no
- * clock, no database. The caller (src/node/segment_service.c) holds the tag's
+ * clock, no database. The caller (src/node/segment/segment_service.c) holds the tag's
  * mutex around every call and passes monotonic milliseconds in.
  *
  * Ranges come from `UPDATE leaf_alloc SET max_id = LAST_INSERT_ID(max_id + n)`:
@@ -114,8 +114,5 @@ double segment_buffer_rate(const struct segment_buffer *b, int64_t now_ms);
  */
 int segment_buffer_unused_tail(const struct segment_buffer *b, int64_t *first_unused,
                                int64_t *last_end);
-
-/* The current range (for monitor pages): 0 and zeros when none. */
-int segment_buffer_current(const struct segment_buffer *b, struct segment_range *out);
 
 #endif

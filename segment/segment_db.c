@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "segment_db_health.h"
 #include "segment_giveback.h"
@@ -93,16 +94,6 @@ struct segment_db {
 static struct zk_quiet db_quiet;
 static pthread_mutex_t db_quiet_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static int64_t db_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t segment_db_now_ms(void) {
-    return db_now_ms();
-}
-
 /* Sets the connection (and its cancel_fd) under conn_mu, so that
  * segment_db_cancel() never sees a closed one. */
 static void db_set_conn(struct segment_db *db, MYSQL *conn) {
@@ -134,7 +125,7 @@ __attribute__((format(printf, 3, 4))) static void db_log(struct segment_db *db, 
     va_end(ap);
     uint64_t n = 0;
     pthread_mutex_lock(&db_quiet_mu);
-    enum zk_quiet_action a = zk_quiet_line(&db_quiet, db_now_ms(), line, &n);
+    enum zk_quiet_action a = zk_quiet_line(&db_quiet, clock_mono_ms(), line, &n);
     memcpy(last, db_quiet.last, sizeof(last));
     pthread_mutex_unlock(&db_quiet_mu);
     if (a == ZK_QUIET_PASS) {
@@ -192,7 +183,7 @@ static void db_disconnect(struct segment_db *db) {
                  "background",
                  db->host, db->port, db->database, segment_host_state_name(db->fail_state));
     }
-    int64_t now = db_now_ms(), wait = 0;
+    int64_t now = clock_mono_ms(), wait = 0;
     pthread_mutex_lock(&db->hosts_mu);
     segment_hosts_fail(&db->hosts, db->cur, db->fail_state, now);
     pthread_mutex_unlock(&db->hosts_mu);
@@ -389,7 +380,7 @@ static leaf_status_t db_connect(struct segment_db *db);
 static leaf_status_t db_connect_any(struct segment_db *db) {
     leaf_status_t rc = LEAF_EUNAVAIL;
     for (int tries = 0; tries < db->hosts.n; tries++) {
-        int64_t now = db_now_ms(), wait = 0;
+        int64_t now = clock_mono_ms(), wait = 0;
         int i = segment_hosts_pick(&db->hosts, now, &wait);
         if (i < 0) {
             db->next_connect_ms = now + wait;
@@ -697,7 +688,7 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
     leaf_status_t rc = LEAF_EUNAVAIL;
     db->retries = 0;
     for (int moves = 0; moves < db->hosts.n;) {
-        if (job->deadline_ms > 0 && db_now_ms() >= job->deadline_ms) {
+        if (job->deadline_ms > 0 && clock_mono_ms() >= job->deadline_ms) {
             snprintf(job->error, sizeof(job->error), "deadline passed before it ran");
             return LEAF_EAGAIN;
         }
@@ -707,7 +698,7 @@ static leaf_status_t db_run(struct segment_db *db, struct segment_db_job *job) {
             return LEAF_EUNAVAIL;
         }
         if (db->conn == NULL &&
-            (db_now_ms() < db->next_connect_ms || db_connect_any(db) != LEAF_OK)) {
+            (clock_mono_ms() < db->next_connect_ms || db_connect_any(db) != LEAF_OK)) {
             snprintf(job->error, sizeof(job->error), "database unreachable");
             return LEAF_EUNAVAIL;
         }
@@ -747,7 +738,7 @@ static void db_deadline(struct timespec *ts, int64_t ms) {
  */
 static void db_idle(struct segment_db *db) {
     if (db->conn == NULL) {
-        if (db_now_ms() >= db->next_connect_ms) {
+        if (clock_mono_ms() >= db->next_connect_ms) {
             db_connect_any(db);
         }
     } else if ((db->fail_state = segment_db_health(db->conn, db->host, db->port)) !=
@@ -768,7 +759,7 @@ static void db_idle(struct segment_db *db) {
  * costs up to the connect timeout, at most every 5 s.
  */
 static void db_failback(struct segment_db *db) {
-    int j = db->conn != NULL ? segment_hosts_failback(&db->hosts, db_now_ms()) : -1;
+    int j = db->conn != NULL ? segment_hosts_failback(&db->hosts, clock_mono_ms()) : -1;
     if (j < 0) {
         return;
     }
@@ -785,7 +776,7 @@ static void db_failback(struct segment_db *db) {
     }
     if (st != SEGMENT_HOST_UP) {
         pthread_mutex_lock(&db->hosts_mu);
-        segment_hosts_fail(&db->hosts, j, st, db_now_ms());
+        segment_hosts_fail(&db->hosts, j, st, clock_mono_ms());
         pthread_mutex_unlock(&db->hosts_mu);
         db_use_host(db, was);
         return;
@@ -806,7 +797,7 @@ static struct segment_db_job *db_next_job(struct segment_db *db) {
     while (db->head == NULL && !db->stopping) {
         int64_t wait = DB_IDLE_PING_MS;
         if (db->conn == NULL) {
-            wait = db->next_connect_ms - db_now_ms();
+            wait = db->next_connect_ms - clock_mono_ms();
             wait = wait < 1 ? 1 : wait;
         }
         struct timespec ts;

@@ -6,7 +6,7 @@
  * (Connector/C allows one thread per connection at a time) and its
  * prepared statements. Jobs reach it through a mutex-protected queue; each
  * finished job is handed to the `done` callback, on the database thread,
- * which passes it on to the control loop (src/node/segment_service.c). The
+ * which passes it on to the control loop (src/node/segment/segment_service.c). The
  * thread never touches any other state.
  *
  * Connection policy: connect/read/write timeouts from leafd.db.timeout.ms;
@@ -89,7 +89,7 @@ struct segment_db_job {
 
     /* GIVEBACK (segment_giveback.h): request and completion. */
     int64_t expected_max;            /* parameter 3; max_id (above) is parameter 1 */
-    int64_t deadline_ms;             /* segment_db_now_ms(): not started after it (0: none) */
+    int64_t deadline_ms;             /* clock_mono_ms(): not started after it (0: none) */
     segment_db_done_fn_own own_done; /* when set, called instead of the thread's `done` */
     void *own_done_arg;
 };
@@ -160,9 +160,6 @@ void segment_db_hosts(const struct segment_db *db, struct segment_hosts *out);
  * reopened later). Any thread; used to keep a shutdown within its time bound.
  */
 void segment_db_cancel(struct segment_db *db);
-
-/* Monotonic ms, the clock of deadline_ms. */
-int64_t segment_db_now_ms(void);
 
 /*
  * Fails every queued job through `done`, aborts a statement in progress

@@ -214,14 +214,3 @@ size_t segment_tags_sync_end(struct segment_tags *m, uint64_t gen) {
     tags_sweep(m);
     return gone;
 }
-
-void segment_tags_each(const struct segment_tags *m, int (*fn)(struct segment_tag *t, void *arg),
-                       void *arg) {
-    for (size_t i = 0; i < m->nslots; i++) {
-        for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
-            if (fn(t, arg) != 0) {
-                return;
-            }
-        }
-    }
-}

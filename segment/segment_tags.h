@@ -6,7 +6,7 @@
  * bookkeeping (a chained hash map and the refresh rules). No libuv or MySQL
  * header; the locks are only carried here, never taken.
  *
- * Locking, done by src/node/segment_service.c:
+ * Locking, done by src/node/segment/segment_service.c:
  * - the map (slots, chains, count, gen) is guarded by the service's rwlock:
  *   read-locked to look a tag up and while using it, write-locked to add or
  *   remove tags and for segment_tags_sync_*;
@@ -99,9 +99,5 @@ size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_know
 
 /* Unlinks and frees an inactive tag nothing is out or waiting for: 1, else 0 (kept). */
 int segment_tags_remove(struct segment_tags *m, struct segment_tag *t);
-
-/* Calls fn for every tag (order unspecified); stops early when fn returns non-zero. */
-void segment_tags_each(const struct segment_tags *m, int (*fn)(struct segment_tag *t, void *arg),
-                       void *arg);
 
 #endif

@@ -165,6 +165,10 @@ int64_t snowflake_gen_lead(const struct snowflake_gen *g, int64_t now_ms) {
     return lead;
 }
 
+int64_t snowflake_gen_high(const struct snowflake_gen *g) {
+    return g->max_seen_ms > g->last_ms ? g->max_seen_ms : g->last_ms;
+}
+
 /*
  * How far (ms) the clock is beyond the lead bound: behind the highest
  * reading or the floor by more than max_lead_ms, or behind the last tick

@@ -46,7 +46,7 @@
  *   behaviour of docs/reference/guarantees.md.
  *
  * Ownership: one struct per process, shared by the event loops; the caller
- * serialises calls (src/node/snowflake_node.c holds a mutex around each call).
+ * serialises calls (src/node/snowflake/snowflake_node.c holds a mutex around each call).
  */
 #include <stdint.h>
 
@@ -145,6 +145,10 @@ int64_t snowflake_gen_behind(const struct snowflake_gen *g, int64_t now_ms);
  * persists its reservations from now_ms + lead.
  */
 int64_t snowflake_gen_lead(const struct snowflake_gen *g, int64_t now_ms);
+
+/* The highest time the generator has issued at or seen on the clock: a lease
+ * switch must find a slot whose reservation starts above it. */
+int64_t snowflake_gen_high(const struct snowflake_gen *g);
 
 /*
  * Issues n (1..snowflake_gen_max_batch()) ascending IDs into out at clock

@@ -232,7 +232,7 @@ static void daemon_stop(struct daemon *d) {
     alarm(LEAFD_DRAIN_MAX_S);
     /* The sequence primary hands over first, at once: the next node in line
      * takes over while this one drains. */
-    sequence_service_step_down(d->sequence);
+    sequence_service_stop(d->sequence);
     net_server_stop(d->server);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
@@ -482,24 +482,24 @@ static int daemon_start(struct daemon *d) {
     }
     snowflake_node_on_fail(d->snowflake, daemon_fail, d);
     if (snowflake_node_start(d->snowflake) != LEAF_OK) {
-        snowflake_node_shutdown(d->snowflake); /* leaves ZooKeeper, persists nothing */
+        snowflake_node_stop(d->snowflake); /* leaves ZooKeeper, persists nothing */
         return -1;
     }
     if (segment_service_start(d->segment) != LEAF_OK) {
-        snowflake_node_shutdown(d->snowflake);
+        snowflake_node_stop(d->snowflake);
         return -1;
     }
     if (sequence_service_start(d->sequence) != LEAF_OK) {
-        sequence_service_step_down(d->sequence);
+        sequence_service_stop(d->sequence);
         segment_service_stop(d->segment);
-        snowflake_node_shutdown(d->snowflake);
+        snowflake_node_stop(d->snowflake);
         return -1;
     }
     if (user_service_start(d->users) != LEAF_OK) {
         user_service_stop(d->users);
-        sequence_service_step_down(d->sequence);
+        sequence_service_stop(d->sequence);
         segment_service_stop(d->segment);
-        snowflake_node_shutdown(d->snowflake);
+        snowflake_node_stop(d->snowflake);
         return -1;
     }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
@@ -517,14 +517,14 @@ static int daemon_start(struct daemon *d) {
     d->sig_hup.data = d;
     uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
-        /* The shutdowns below run the loop until it is empty. */
+        /* The stops below run the loop until it is empty. */
         uv_close((uv_handle_t *)&d->sig_term, NULL);
         uv_close((uv_handle_t *)&d->sig_int, NULL);
         uv_close((uv_handle_t *)&d->sig_hup, NULL);
         user_service_stop(d->users);
-        sequence_service_step_down(d->sequence);
+        sequence_service_stop(d->sequence);
         segment_service_stop(d->segment);
-        snowflake_node_shutdown(d->snowflake);
+        snowflake_node_stop(d->snowflake);
         return -1;
     }
     log_info("main", "leafd %s listening on %s (HTTP)%s%s%s%s%s%s%s%s%s with %d event loops",
@@ -617,7 +617,7 @@ int main(int argc, char **argv) {
     net_server_join(d.server);
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */
     user_service_stop(d.users);
-    snowflake_node_shutdown(d.snowflake); /* persist the last issued time, leave ZooKeeper */
+    snowflake_node_stop(d.snowflake); /* persist the last issued time, leave ZooKeeper */
     daemon_free(&d);
     dirlock_release(&d.lock);
     if (d.exit_code != 0) {

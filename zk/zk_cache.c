@@ -46,12 +46,6 @@ leaf_status_t zk_cache_load_owned(const char *path, struct zk_cache_data *c,
     return LEAF_OK;
 }
 
-leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
-                             size_t err_len) {
-    static const struct zk_cache_owner unknown;
-    return zk_cache_store_owned(path, c, &unknown, err, err_len);
-}
-
 leaf_status_t zk_cache_store_owned(const char *path, const struct zk_cache_data *c,
                                    const struct zk_cache_owner *o, char *err, size_t err_len) {
     char text[ZK_CACHE_TEXT_MAX];

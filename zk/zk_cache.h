@@ -21,15 +21,12 @@ leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const c
  * (logged naming the file); LEAF_ERR on a read error (logged). */
 leaf_status_t zk_cache_load(const char *path, struct zk_cache_data *c);
 
-/* Creates the directories as needed and replaces the file atomically. On
- * failure, err says what failed, naming the operation and the file; the
- * caller logs it (the periodic caller at a limited rate). */
-leaf_status_t zk_cache_store(const char *path, const struct zk_cache_data *c, char *err,
-                             size_t err_len);
-
 /* The same with the owner fields (zk_record.h); an old file loads with them unknown. */
 leaf_status_t zk_cache_load_owned(const char *path, struct zk_cache_data *c,
                                   struct zk_cache_owner *o);
+/* Creates the directories as needed and replaces the file atomically. On
+ * failure, err says what failed, naming the operation and the file; the
+ * caller logs it (the periodic caller at a limited rate). */
 leaf_status_t zk_cache_store_owned(const char *path, const struct zk_cache_data *c,
                                    const struct zk_cache_owner *o, char *err, size_t err_len);
 

@@ -10,27 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
-
-static int64_t wall_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits for events on fd until the monotonic deadline; 0 when ready. */
 static int wait_fd(int fd, short events, int64_t deadline) {
     for (;;) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - clock_mono_ms();
         if (left <= 0) {
             errno = ETIMEDOUT;
             return -1;
@@ -114,15 +102,15 @@ leaf_status_t zk_peer_get(const char *ip, int port, const char *path, int timeou
     memset(a, 0, sizeof(*a));
     snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n\r\n", path,
              ip, port);
-    int64_t deadline = mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     int fd = connect_to(ip, port, deadline);
     if (fd < 0) {
         snprintf(a->error, sizeof(a->error), "connect: %s", strerror(errno));
         return LEAF_EUNAVAIL;
     }
-    a->sent_ms = wall_ms();
+    a->sent_ms = clock_wall_ms();
     ssize_t n = exchange(fd, req, a->buf, sizeof(a->buf), deadline);
-    a->recv_ms = wall_ms();
+    a->recv_ms = clock_wall_ms();
     int err = errno;
     close(fd);
     const char *body = n > 0 ? strstr(a->buf, "\r\n\r\n") : NULL;

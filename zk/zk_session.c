@@ -7,6 +7,7 @@
 #include <time.h>
 #include <zookeeper/zookeeper.h>
 
+#include "clock.h"
 #include "log.h"
 #include "zk_quiet.h"
 
@@ -98,12 +99,6 @@ static leaf_status_t zk_check(int rc, const char *op, const char *path) {
 static struct zk_quiet zk_log_quiet;
 static pthread_mutex_t zk_log_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static int64_t zk_log_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void zk_log_line(const char *message) {
     int level = LEAF_LOG_INFO;
     const char *p = strstr(message, ":ZOO_");
@@ -124,7 +119,7 @@ static void zk_log_line(const char *message) {
     uint64_t n = 0;
     char last[sizeof(zk_log_quiet.last)];
     pthread_mutex_lock(&zk_log_mu);
-    enum zk_quiet_action a = zk_quiet_line(&zk_log_quiet, zk_log_now_ms(), message, &n);
+    enum zk_quiet_action a = zk_quiet_line(&zk_log_quiet, clock_mono_ms(), message, &n);
     memcpy(last, zk_log_quiet.last, sizeof(last));
     pthread_mutex_unlock(&zk_log_mu);
     if (a == ZK_QUIET_PASS) {

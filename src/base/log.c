@@ -17,10 +17,6 @@ void log_set_format(int json) {
     log_json = json;
 }
 
-int log_format_json(void) {
-    return log_json;
-}
-
 int log_enabled(int level) {
     return level >= log_level;
 }

@@ -18,7 +18,6 @@ enum log_level_e { LEAF_LOG_DEBUG = 0, LEAF_LOG_INFO, LEAF_LOG_WARN, LEAF_LOG_ER
 void log_set_level(int level);
 /* 1: JSON lines; 0: logfmt (the default). */
 void log_set_format(int json);
-int log_format_json(void);
 int log_enabled(int level);
 void log_write(int level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

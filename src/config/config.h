@@ -347,7 +347,7 @@ void config_print_reference(FILE *out);
 /*
  * Writes an error about `key` the way config_finish() does ("where: key:
  * why"), for checks made outside this library (the layout and the opaque
- * key are checked by their domains, src/node/node_config.c). Returns
+ * key are checked by their domains, src/node/common/node_config.c). Returns
  * LEAF_EINVAL, or LEAF_ENOTFOUND (and a plain message) for an unknown key.
  */
 leaf_status_t config_error_at(const struct leaf_config *c, const char *key, const char *why,

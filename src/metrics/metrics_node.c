@@ -155,8 +155,8 @@ void f_lease_fence_failures(struct metrics_out *o, const struct metrics_snap *s)
     }
 }
 
-/* The slots a lease-mode node can claim: the layout's worker IDs, as snowflake_lease_init counts
- * them. The fleet's free slots are this minus the nodes holding one (conf/leafd-alerts.yml). */
+/* The slots a lease-mode node can claim: the layout's worker IDs (snowflake_node_lease_init).
+ * The fleet's free slots are this minus the nodes holding one (conf/leafd-alerts.yml). */
 void f_lease_slots(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
         int bits = snowflake_node_layout(s->ctx->snowflake)->bits[SNOWFLAKE_WORKER];

@@ -1010,7 +1010,3 @@ uint64_t net_server_connections(const struct net_server *srv, int listener) {
     long long n = atomic_load_explicit(&srv->nconns[listener], memory_order_relaxed);
     return n > 0 ? (uint64_t)n : 0;
 }
-
-uint64_t net_server_rejected(const struct net_server *srv) {
-    return srv == NULL ? 0 : atomic_load_explicit(&srv->rejected, memory_order_relaxed);
-}

@@ -89,7 +89,4 @@ void net_server_join(struct net_server *srv);
 /* Open connections on listener i (0..nlisteners-1), summed over loops. Any thread. */
 uint64_t net_server_connections(const struct net_server *srv, int listener);
 
-/* Connections closed at once because max_connections was reached. Any thread. */
-uint64_t net_server_rejected(const struct net_server *srv);
-
 #endif

@@ -3,6 +3,8 @@
  * snapshot and reads ZooKeeper with the process's one session's
  * synchronous calls (they block this thread only); `mu` guards the
  * published snapshot, the poke time and `stop`.
+ * Layer: the node (src/node), beside the services; over zk/zk_peer.c and
+ * zk/zk_session.c.
  */
 #include "cluster_survey.h"
 

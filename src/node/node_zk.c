@@ -1,5 +1,7 @@
 /*
  * The process's one ZooKeeper session: see node_zk.h.
+ * Layer: the node (src/node), beneath the services, which subscribe to it;
+ * over zk/zk_session.c.
  */
 #include "node_zk.h"
 

@@ -85,7 +85,7 @@ void api_fixture_done(void) {
     if (!fx.ready) {
         return;
     }
-    snowflake_node_shutdown(fx.api.snowflake);
+    snowflake_node_stop(fx.api.snowflake);
     snowflake_node_free(fx.api.snowflake);
     segment_service_free(fx.api.segment);
     metrics_free(fx.api.metrics);

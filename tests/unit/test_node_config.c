@@ -1,5 +1,5 @@
 /*
- * The configuration checks of docs/id-shapes.md (src/node/node_config.c):
+ * The configuration checks of docs/id-shapes.md (src/node/common/node_config.c):
  * every error names the key and the line that set it, or the file whose
  * default failed: a bad layout (missing, repeated and unknown fields, widths
  * over 63), a bad unit, a time field that does not last 10 years from the

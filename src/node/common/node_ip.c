@@ -1,3 +1,9 @@
+/*
+ * The address this node advertises, and the check that it is one it listens
+ * on (node_ip.h).
+ * Layer: the node's common floor (src/node/common); libc (getifaddrs) and
+ * src/config only.
+ */
 #include "node_ip.h"
 
 #include <arpa/inet.h>

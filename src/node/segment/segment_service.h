@@ -43,7 +43,6 @@ leaf_status_t segment_service_start(struct segment_service *svc);
 /* Stops the database thread and frees the tags; after the event loops have ended. */
 void segment_service_stop(struct segment_service *svc);
 void segment_service_free(struct segment_service *svc);
-int segment_service_enabled(const struct segment_service *svc);
 
 /*
  * Issues count ascending IDs of tag into ids. LEAF_OK; LEAF_EAGAIN (a range

@@ -4,6 +4,7 @@
  * whenever it changes or the session (re)connects, the local copy in the
  * data dir, the admin changes the event loops queue, and the service's life
  * cycle (create, start, stop, free).
+ * Layer: the node (src/node/users), over user_service.c and zk/zk_session.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -80,7 +81,7 @@ static leaf_status_t local_load(struct user_service *svc) {
     }
     log_info("auth", "%zu users loaded from the local copy %s", auth_table_count(t),
              svc->local_path);
-    user_publish(svc, t, 1);
+    user_service_publish(svc, t, 1);
     return LEAF_OK;
 }
 
@@ -102,7 +103,8 @@ static void local_save(struct user_service *svc, const struct auth_table *t) {
 
 /* ---- reloads ------------------------------------------------------------------ */
 
-void user_read_reset(struct user_service *svc) {
+/* Frees what a reload in flight holds; control thread. */
+static void user_read_reset(struct user_service *svc) {
     for (int i = 0; i < svc->nnames; i++) {
         free(svc->datas ? svc->datas[i] : NULL);
     }
@@ -160,7 +162,7 @@ static void reload_finish(struct user_service *svc) {
     log_info("auth", "users applied from ZooKeeper: %zu (%zu records ignored)", applied,
              n - applied);
     local_save(svc, t);
-    user_publish(svc, t, 0);
+    user_service_publish(svc, t, 0);
     reload_done(svc, 1);
 }
 
@@ -496,7 +498,7 @@ static void on_state(struct user_service *svc, int state) {
 }
 
 /* Control thread: one event of this service's on the session (node_zk). */
-void user_zk_on_event(void *arg, struct zk_event *ev) {
+static void user_zk_on_event(void *arg, struct zk_event *ev) {
     struct user_service *svc = arg;
     if (!svc->zk_open || svc->stopping) {
         return;
@@ -515,7 +517,7 @@ void user_zk_on_event(void *arg, struct zk_event *ev) {
 }
 
 /* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
-void user_zk_on_idle(void *arg) {
+static void user_zk_on_idle(void *arg) {
     struct user_service *svc = arg;
     if (svc->zk_open && !svc->stopping) {
         run_changes(svc);

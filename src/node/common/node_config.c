@@ -1,3 +1,9 @@
+/*
+ * The configuration checks that need the ID domains (node_config.h says
+ * which).
+ * Layer: the node's common floor (src/node/common), pure; over src/config and
+ * the domains' pure cores.
+ */
 #include "node_config.h"
 
 #include <inttypes.h>

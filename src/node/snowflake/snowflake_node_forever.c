@@ -4,6 +4,8 @@
  * EPHEMERAL leaf_temporary node), finds its node again after a start from
  * the local cache, and stops issuing when ZooKeeper lost the record.
  * Threads: the control thread only.
+ * Layer: the node (src/node/snowflake), below snowflake_node.c; the record
+ * formats are zk/zk_record.c.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -19,12 +21,12 @@ static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
 }
 
 /* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
-void snowflake_forever_report(struct snowflake_node *n, int64_t reserved) {
+void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
     if (!n->use_zk || n->cfg->lease_mode || atomic_load(&n->stats.identity_wait)) {
         return; /* waiting for the identity: nothing is this node's to report yet */
     }
     char data[256];
-    size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
+    size_t len = snowflake_node_forever_json(n, reserved, data, sizeof(data));
     if (zk_session_state(n->zk) != ZK_STATE_CONNECTED || len == 0) {
         return;
     }
@@ -47,7 +49,7 @@ void snowflake_forever_report(struct snowflake_node *n, int64_t reserved) {
         return; /* the ephemeral node advertises a registered worker only */
     }
     if (!n->forever_watched && !n->busy[OP_WATCH_FOREVER]) {
-        snowflake_forever_watched(n);
+        snowflake_node_forever_watched(n);
     }
     if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
         node_zk_call(n, OP_SET_EPHEMERAL,
@@ -106,11 +108,11 @@ static void node_found(struct snowflake_node *n, char **names, int nnames) {
     atomic_store(&n->stats.registered, 1);
     log_info("snowflake", "ZooKeeper is back: %s confirms worker ID %" PRId64, n->forever_path,
              n->worker_id);
-    snowflake_forever_report(n, n->reserved_ms);
+    snowflake_node_forever_report(n, n->reserved_ms);
 }
 
 /* The own leaf_forever node changed or vanished (a watch), or is to be watched. */
-void snowflake_forever_watched(struct snowflake_node *n) {
+void snowflake_node_forever_watched(struct snowflake_node *n) {
     n->forever_watched = 0;
     if (n->registered == 1 && !n->busy[OP_WATCH_FOREVER] &&
         zk_session_state(n->zk) == ZK_STATE_CONNECTED) {
@@ -228,11 +230,11 @@ static void node_forever_reread(struct snowflake_node *n, const struct zk_event 
         /* Now, not at the next report: the ceiling is held at what ZooKeeper acknowledged,
          * at most report_ms + the reservation ahead of it, and the next report could come
          * after the clock passed it (requests answered 503 not_ready in between). */
-        snowflake_node_reserve_now(n);
+        n->reserve_now(n);
     }
 }
 
-void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
+void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
     n->busy[ev->op] = 0;
     if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
         n->forever_version = ev->version;
@@ -272,7 +274,8 @@ void snowflake_forever_done(struct snowflake_node *n, const struct zk_event *ev)
     }
 }
 
-size_t snowflake_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf, size_t cap) {
+size_t snowflake_node_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf,
+                                   size_t cap) {
     struct zk_node_data d = n->self;
     d.timestamp = timestamp;
     return zk_record_format_node(&d, buf, cap);

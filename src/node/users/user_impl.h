@@ -72,10 +72,6 @@ struct user_service {
 };
 
 /* Publishes t (taking it over) and frees the table it replaces; control thread. */
-void user_publish(struct user_service *svc, struct auth_table *t, int from_local);
-/* Frees what a reload in flight holds; control thread. */
-void user_read_reset(struct user_service *svc);
-void user_zk_on_event(void *arg, struct zk_event *ev);
-void user_zk_on_idle(void *arg);
+void user_service_publish(struct user_service *svc, struct auth_table *t, int from_local);
 
 #endif

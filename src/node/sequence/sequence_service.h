@@ -24,7 +24,7 @@
  *   needs a write, a demotion, an admin create) through a flag or list under
  *   the lock and uv_async_send.
  * - The service outlives the event loops (a producer of wake-ups must):
- *   sequence_service_step_down() leaves ZooKeeper at a graceful stop, and
+ *   sequence_service_stop() leaves ZooKeeper at a graceful stop, and
  *   sequence_service_free() runs after the loops have been joined.
  * Times are monotonic milliseconds read at the moment of use.
  */
@@ -46,7 +46,7 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
 /* Waits for the session and starts the election (no-op when sequences are off). */
 leaf_status_t sequence_service_start(struct sequence_service *svc);
 /* Stops issuing and leaves ZooKeeper at once, so the next node takes over; control thread. */
-void sequence_service_step_down(struct sequence_service *svc);
+void sequence_service_stop(struct sequence_service *svc);
 /* After the event loops have ended. */
 void sequence_service_free(struct sequence_service *svc);
 int sequence_service_enabled(const struct sequence_service *svc);

@@ -3,6 +3,7 @@
  * checks the event loops make. The life cycle and the ZooKeeper side
  * (reloads, the local copy, admin changes) are in user_zk.c, which builds
  * on this file (never the other way round).
+ * Layer: the node (src/node/users), over the pure rules of src/auth.
  */
 #include "user_impl.h"
 
@@ -31,7 +32,7 @@ int user_service_enabled(const struct user_service *svc) {
 
 /* ---- the published table (control thread writes, loops read) --------------- */
 
-void user_publish(struct user_service *svc, struct auth_table *t, int from_local) {
+void user_service_publish(struct user_service *svc, struct auth_table *t, int from_local) {
     pthread_rwlock_wrlock(&svc->table_lock);
     struct auth_table *old = svc->table;
     svc->table = t;

@@ -1,3 +1,9 @@
+/*
+ * The snowflake node: start, the static and forever modes, the generator's
+ * API (snowflake_node.h).
+ * Layer: the node (src/node/snowflake), the top of the snowflake room; the
+ * generator itself is snowflake/snowflake_gen.c (pure).
+ */
 #include "snowflake_node.h"
 #include "snowflake_impl.h"
 
@@ -20,6 +26,12 @@
 #include "zk_identity.h"
 #include "zk_register.h"
 #include "zk_session.h"
+
+/* How long start-up waits for a first ZooKeeper connection before it falls
+ * back to the local cache (and keeps trying in the background). */
+#define NODE_CONNECT_WAIT_MS 5000
+#define NODE_REPORT_MS 3000
+#define NODE_IDWAIT_MS 250 /* how often a held identity is looked at again */
 
 static leaf_status_t node_identity(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
@@ -104,9 +116,9 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     leaf_status_t st = LEAF_EUNAVAIL;
     *zk_ms = -1;
     if (zk_session_wait_connected(n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
-        st = snowflake_identity_cluster(n);
+        st = snowflake_node_identity_cluster(n);
         if (st == LEAF_OK) {
-            st = snowflake_identity_clock(n);
+            st = snowflake_node_identity_clock(n);
         }
         if (st == LEAF_OK) {
             st = zk_register(n->zk, &n->layout, &n->self, clock_wall_ms, &reg);
@@ -177,113 +189,42 @@ static int64_t node_reservation(struct snowflake_node *n) {
     return reserved > logical ? reserved : logical;
 }
 
-/* Raises the generator's ceiling to a reservation now on disk. */
-static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
-    if (n->forever_fenced && reserved > n->forever_acked_ms) {
-        reserved = n->forever_acked_ms; /* until the identity is confirmed again */
-    }
-    n->reserved_ms = reserved;
-    atomic_store(&n->stats.reserved_ms, reserved);
-    atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
-    pthread_mutex_lock(&n->lock);
-    if (!n->stopping) {
-        snowflake_gen_set_ceiling(&n->gen, reserved);
-    }
-    pthread_mutex_unlock(&n->lock);
-}
-
-/* Threadpool: the atomic cache-file write (fsync may take a while). */
-void snowflake_node_write_work(uv_work_t *w) {
-    struct snowflake_node *n = w->data;
-    struct zk_cache_data c = {n->worker_id, n->work_value};
-    n->work_rc =
-        zk_cache_store_owned(n->cache_path, &c, &n->work_owner, n->work_err, sizeof(n->work_err));
-}
-
-/* Repeated failures of the periodic write are logged once a minute at most. */
-#define NODE_WRITE_LOG_EVERY_MS 60000
-
-/* Control thread: logs a failed periodic write, rate-limited; and a write that works again. */
-static void node_write_logged(struct snowflake_node *n, int ok) {
-    int64_t now = clock_mono_ms();
-    if (ok) {
-        if (n->write_failures > 0) {
-            log_info("snowflake",
-                     "time reservation persisted to %s again after %" PRId64
-                     " failed attempt(s); serving up to it",
-                     n->cache_path, n->write_failures);
-        }
-        n->write_failures = 0;
-        return;
-    }
-    if (n->write_failures++ == 0 || now - n->write_logged_ms >= NODE_WRITE_LOG_EVERY_MS) {
-        log_error("snowflake",
-                  "cannot persist the time reservation (%s; %" PRId64
-                  " attempt(s) failed in a row): issuing stops at the last reservation; "
-                  "retrying every %" PRId64 " ms, logged once a minute",
-                  n->work_err, n->write_failures, n->report_ms);
-        n->write_logged_ms = now;
-    }
-}
-
-/* Control thread: the write is on disk, or failed. In lease mode the ceiling is the
- * slot's acknowledged reservation instead. */
-void snowflake_node_write_done(uv_work_t *w, int status) {
-    struct snowflake_node *n = w->data;
-    n->work_busy = 0;
-    if (n->cfg->lease_mode) { /* the ceiling is the slot's acknowledged reservation */
-        if (status == 0 && n->work_rc == LEAF_OK) {
-            atomic_store(&n->stats.last_local_report_ms, clock_wall_ms());
-        }
-        return;
-    }
-    int ok = status == 0 && n->work_rc == LEAF_OK;
-    node_write_logged(n, ok);
-    if (ok) {
-        node_raise_ceiling(n, n->work_value);
-    }
-}
+static void node_reserve_now(struct snowflake_node *n);
 
 static void node_cron(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
     if (n->cfg->lease_mode) {
-        snowflake_lease_cron(n);
+        snowflake_node_lease_cron(n);
         return;
     }
-    snowflake_node_reserve_now(n);
+    node_reserve_now(n);
 }
 
 /* Control thread: one forever-mode reservation: the cache write, then the ceiling; and the
- * report to ZooKeeper. The cron's every report_ms, and at once when a fence is lifted. */
-void snowflake_node_reserve_now(struct snowflake_node *n) {
+ * report to ZooKeeper. The cron's every report_ms, and at once when a fence is lifted
+ * (n->reserve_now, for snowflake_node_forever.c). */
+static void node_reserve_now(struct snowflake_node *n) {
     int64_t reserved = node_reservation(n);
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
     if (!n->work_busy) {
-        n->work_busy = 1;
-        n->work_value = reserved;
-        n->work_owner = n->owner;
-        if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work,
-                          snowflake_node_write_done) != 0) {
-            log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
-            n->work_busy = 0;
-        }
+        (void)snowflake_node_cache_write(n, reserved);
     }
-    snowflake_forever_report(n, reserved);
+    snowflake_node_forever_report(n, reserved);
 }
 
 static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
     atomic_store(&n->stats.zk_state, ev->state);
     if (ev->state == ZK_STATE_CONNECTED) {
-        snowflake_forever_report(n, n->reserved_ms);
+        snowflake_node_forever_report(n, n->reserved_ms);
         if (n->cfg->lease_mode) {
-            snowflake_lease_state(n, ev->state);
+            snowflake_node_lease_state(n, ev->state);
         }
     } else if (ev->state == ZK_STATE_EXPIRED) {
         /* The handle is dead: replace it; the ephemeral node must be re-created. */
         if (n->cfg->lease_mode) {
-            snowflake_lease_state(n, ev->state);
+            snowflake_node_lease_state(n, ev->state);
         }
         n->ephemeral_ok = 0;
         atomic_store(&n->stats.ephemeral, 0);
@@ -304,11 +245,11 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
     if (ev->kind == ZK_EVENT_STATE) {
         node_state(n, ev);
     } else if (ev->kind == ZK_EVENT_WATCH) {
-        snowflake_forever_watched(n); /* this node's own leaf_forever node changed */
+        snowflake_node_forever_watched(n); /* this node's own leaf_forever node changed */
     } else if (ev->op > 0 && ev->op <= OP_REREAD_FOREVER) {
-        snowflake_forever_done(n, ev);
+        snowflake_node_forever_done(n, ev);
     } else if (ev->op > OP_REREAD_FOREVER && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
-        snowflake_lease_event(n, ev);
+        snowflake_node_lease_event(n, ev);
     }
 }
 
@@ -316,7 +257,7 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
 static void node_on_idle(void *arg) {
     struct snowflake_node *n = arg;
     if (n->cfg->lease_mode) {
-        snowflake_lease_poke(n);
+        snowflake_node_lease_poke(n);
     }
 }
 
@@ -335,9 +276,9 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
         log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
-    node_raise_ceiling(n, reserved);
+    snowflake_node_cache_stored(n, reserved);
     char data[256];
-    size_t len = snowflake_forever_json(n, reserved, data, sizeof(data));
+    size_t len = snowflake_node_forever_json(n, reserved, data, sizeof(data));
     struct zk_stat stat;
     leaf_status_t st = n->registered != 1 ? LEAF_OK
                                           : zk_session_set_stat(n->zk, n->forever_path, data, len,
@@ -418,6 +359,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     }
     n->cfg = cfg;
     n->loop = control_loop;
+    n->reserve_now = node_reserve_now;
     n->async.data = n->cron.data = n->work.data = n;
     n->worker_id = -1;
     n->idwait_started_ms = -1;
@@ -431,7 +373,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
     snowflake_gen_set_max_lead(&n->gen, cfg->max_lead_ms);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
-    snowflake_lease_init(n);
+    snowflake_node_lease_init(n);
     if (cfg->snowflake_enable && zk != NULL) {
         n->zk = zk;
         n->zsub = (struct zk_sub){"snowflake", node_on_zk, node_on_idle, n, NULL, 0};
@@ -448,7 +390,7 @@ void snowflake_node_free(struct snowflake_node *n) {
     if (n == NULL) {
         return;
     }
-    snowflake_lease_free(n);
+    snowflake_node_lease_free(n);
     pthread_mutex_destroy(&n->lock);
     free(n);
 }
@@ -489,7 +431,7 @@ static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_
         node_ensure(n, n->layout.lease) != LEAF_OK) {
         return LEAF_ERR;
     }
-    leaf_status_t st = snowflake_lease_start(n, cache);
+    leaf_status_t st = snowflake_node_lease_start(n, cache);
     if (st == LEAF_EAGAIN) {
         return node_start_loop(n); /* every slot held: serves once one frees */
     }
@@ -521,8 +463,8 @@ static void node_fail(struct snowflake_node *n) {
 static void node_idwait_tick(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
     char data[256];
-    size_t len = snowflake_forever_json(n, n->floor_ms, data, sizeof(data));
-    leaf_status_t st = snowflake_identity_lock(n, data, len);
+    size_t len = snowflake_node_forever_json(n, n->floor_ms, data, sizeof(data));
+    leaf_status_t st = snowflake_node_identity_lock(n, data, len);
     if (st == LEAF_EAGAIN || st == LEAF_EUNAVAIL) {
         return; /* still held, or ZooKeeper away for now: the deadline still counts */
     }
@@ -570,7 +512,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     int have_cache = 0;
-    leaf_status_t st = snowflake_identity_cache(n, &cache, &have_cache);
+    leaf_status_t st = snowflake_node_identity_cache(n, &cache, &have_cache);
     if (st != LEAF_OK) {
         return st; /* logged naming the file */
     }
@@ -610,8 +552,8 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     n->floor_ms = floor_ms;
     if (n->registered == 1) {
         char data[256];
-        size_t len = snowflake_forever_json(n, floor_ms, data, sizeof(data));
-        st = snowflake_identity_lock(n, data, len);
+        size_t len = snowflake_node_forever_json(n, floor_ms, data, sizeof(data));
+        st = snowflake_node_identity_lock(n, data, len);
         if (st == LEAF_EAGAIN) {
             return node_wait_identity(n); /* serves once the identity is this node's */
         }
@@ -663,7 +605,7 @@ static int64_t node_stop_issuing(struct snowflake_node *n) {
 static void node_closed(uv_handle_t *h) {
 }
 
-void snowflake_node_shutdown(struct snowflake_node *n) {
+void snowflake_node_stop(struct snowflake_node *n) {
     if (!n->started) {
         return;
     }
@@ -680,20 +622,20 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
     }
     int64_t final = node_stop_issuing(n);
     char data[256];
-    size_t len = snowflake_forever_json(n, final, data, sizeof(data));
+    size_t len = snowflake_node_forever_json(n, final, data, sizeof(data));
     /* Said in the log only when it was sent: a node that never reached ZooKeeper (or static
      * mode) persists to its local cache alone. */
     int to_zk = n->registered == 1 && zk_session_state(n->zk) == ZK_STATE_CONNECTED &&
                 zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK;
     if (n->cfg->lease_mode) {
-        snowflake_lease_stop(n, final);
+        snowflake_node_lease_stop(n, final);
     }
     /* The ephemeral node goes with the session, which main() closes next. */
     uv_close((uv_handle_t *)&n->async, node_closed);
     if (n->idwait_armed) {
         uv_close((uv_handle_t *)&n->idwait, node_closed);
     }
-    snowflake_lease_close(n);
+    snowflake_node_lease_close(n);
     if (n->report_ms > 0) {
         uv_close((uv_handle_t *)&n->cron, node_closed);
     }
@@ -720,7 +662,7 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
         /* beyond the lead bound: the whole step decides on a switch */
-        snowflake_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
+        snowflake_node_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
     }
     pthread_mutex_unlock(&n->lock);
     return rc;

@@ -7,7 +7,11 @@
  * SEQ_FLOOR_FLUSH_MS of changes, which only matters if ZooKeeper is also
  * restored to an older copy in that moment.
  * Control thread; the list of changed entries is guarded by svc->lock.
+ * Layer: the node (src/node/sequence), the file I/O over the pure format of
+ * sequence/sequence_floor.c.
  */
+#include "sequence_floor_file.h"
+
 #include "sequence_impl.h"
 
 #include <errno.h>
@@ -16,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "file.h"
 #include "log.h"
 #include "sbuf.h"
@@ -25,7 +30,7 @@
 #define FLOOR_ERROR_EVERY_MS 10000
 
 static void floors_error(struct sequence_service *svc, const char *op, int err) {
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     if (svc->floors.error_logged_ms == 0 ||
         now - svc->floors.error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
         svc->floors.error_logged_ms = now;
@@ -58,7 +63,7 @@ static void floors_apply(struct sequence_service *svc, const char *buf, size_t l
         if (i > 0 || !sequence_floor_header_ok(buf, end, svc->cfg->name)) {
             if (sequence_floor_parse(buf + i, end - i, name, &nlen, &floor) == LEAF_OK) {
                 pthread_mutex_lock(&svc->lock);
-                struct seq_entry *e = seq_entry_get(svc, name, nlen);
+                struct seq_entry *e = sequence_table_get(svc, name, nlen);
                 if (e != NULL) {
                     sequence_state_set_floor(&e->st, floor);
                 }
@@ -77,7 +82,7 @@ static void floors_apply(struct sequence_service *svc, const char *buf, size_t l
     }
 }
 
-leaf_status_t seq_floors_load(struct sequence_service *svc) {
+leaf_status_t sequence_floor_file_load(struct sequence_service *svc) {
     struct seq_floors *f = &svc->floors;
     f->fd = -1;
     snprintf(f->path, sizeof(f->path), "%s/%s", svc->cfg->data_dir, SEQUENCE_FLOOR_FILE);
@@ -110,7 +115,7 @@ leaf_status_t seq_floors_load(struct sequence_service *svc) {
     return LEAF_OK;
 }
 
-void seq_floors_mark(struct sequence_service *svc, struct seq_entry *e) {
+void sequence_floor_file_mark(struct sequence_service *svc, struct seq_entry *e) {
     struct seq_floors *f = &svc->floors;
     e->st.floor_dirty = 0;
     if (e->floor_queued) {
@@ -154,7 +159,7 @@ static void floors_compact(struct sequence_service *svc) {
         log_error("sequence", "out of memory writing %s; the sequence floors are kept in memory",
                   f->path);
     } else if (file_write_atomic_err(f->path, b.data, b.len, 0644, err, sizeof(err)) != LEAF_OK) {
-        int64_t now = seq_now_ms();
+        int64_t now = clock_mono_ms();
         if (f->error_logged_ms == 0 || now - f->error_logged_ms >= FLOOR_ERROR_EVERY_MS) {
             f->error_logged_ms = now;
             log_error("sequence",
@@ -174,7 +179,7 @@ static void floors_compact(struct sequence_service *svc) {
     sbuf_free(&b);
 }
 
-void seq_floors_flush(struct sequence_service *svc) {
+static void floor_file_flush(struct sequence_service *svc) {
     struct seq_floors *f = &svc->floors;
     if (f->path[0] == '\0') {
         return;
@@ -211,10 +216,10 @@ void seq_floors_flush(struct sequence_service *svc) {
 }
 
 static void floors_on_timer(uv_timer_t *t) {
-    seq_floors_flush(t->data);
+    floor_file_flush(t->data);
 }
 
-void seq_floors_start(struct sequence_service *svc) {
+void sequence_floor_file_start(struct sequence_service *svc) {
     uv_timer_init(svc->loop, &svc->floors.timer);
     svc->floors.timer.data = svc;
     uv_unref((uv_handle_t *)&svc->floors.timer);
@@ -222,15 +227,15 @@ void seq_floors_start(struct sequence_service *svc) {
     svc->floors.timer_on = 1;
 }
 
-void seq_floors_stop(struct sequence_service *svc) {
+void sequence_floor_file_stop(struct sequence_service *svc) {
     if (svc->floors.timer_on) {
         uv_timer_stop(&svc->floors.timer);
         svc->floors.timer_on = 0;
     }
-    seq_floors_flush(svc);
+    floor_file_flush(svc);
 }
 
-void seq_floors_free(struct sequence_service *svc) {
+void sequence_floor_file_free(struct sequence_service *svc) {
     if (svc->floors.fd >= 0) {
         close(svc->floors.fd);
         svc->floors.fd = -1;

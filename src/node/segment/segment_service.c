@@ -1,3 +1,9 @@
+/*
+ * The segment service: tags, buffers, the database threads and the waiters
+ * (segment_service.h).
+ * Layer: the node (src/node/segment), over the segment domain's pure core and
+ * database thread (segment/).
+ */
 #include "segment_service.h"
 
 #include <inttypes.h>
@@ -734,10 +740,6 @@ void segment_service_free(struct segment_service *svc) {
 }
 
 /* ---- views: /ready, /metrics, pages (any thread) ------------------------- */
-
-int segment_service_enabled(const struct segment_service *svc) {
-    return svc->enabled;
-}
 
 void segment_service_each(struct segment_service *svc,
                           void (*fn)(const struct segment_tag_view *v, void *arg), void *arg) {

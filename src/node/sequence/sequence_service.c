@@ -2,6 +2,8 @@
  * Sequences, the node side: the waiters, the request path (event-loop
  * threads), the life cycle and the views; the table itself is
  * sequence_table.c's.
+ * Layer: the node (src/node/sequence), the top of the sequence room
+ * (sequence_service.h is its interface).
  */
 #include "sequence_impl.h"
 
@@ -50,12 +52,12 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
         *rc = LEAF_EUNAVAIL;
         return NULL;
     }
-    if (svc->shards.on && !svc->shards.own[seq_slot(name, len)]) {
+    if (svc->shards.on && !svc->shards.own[sequence_table_slot(name, len)]) {
         *rc = LEAF_EUNAVAIL; /* another node's slot, or not taken over yet */
         return NULL;
     }
-    struct seq_entry *e = seq_entry_find(svc, name, len);
-    if (e == NULL && (e = seq_entry_get(svc, name, len)) == NULL) {
+    struct seq_entry *e = sequence_table_find(svc, name, len);
+    if (e == NULL && (e = sequence_table_get(svc, name, len)) == NULL) {
         *rc = LEAF_ENOMEM;
         return NULL;
     }
@@ -77,7 +79,7 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
             *rc = st;
             return NULL;
         }
-        seq_mark_dirty(svc, e);
+        sequence_table_mark_dirty(svc, e);
     }
     return e;
 }
@@ -93,7 +95,7 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
     pthread_mutex_lock(&svc->lock);
     struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
-        rc = sequence_state_issue(&e->st, &svc->lease, seq_now_ms(), n, first);
+        rc = sequence_state_issue(&e->st, &svc->lease, clock_mono_ms(), n, first);
         if (rc == LEAF_EAGAIN) {
             wait_on(svc, e, w);
         }
@@ -101,12 +103,12 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
         if (rc == LEAF_EAGAIN || (rc == LEAF_OK && e->st.inflight == 0 &&
                                   sequence_state_headroom(&e->st) * 2 < e->st.batch)) {
             kick = !e->dirty;
-            seq_mark_dirty(svc, e);
+            sequence_table_mark_dirty(svc, e);
         }
     }
     if (rc == LEAF_EUNAVAIL) {
         if (svc->shards.on && where != NULL) {
-            seq_shards_where(svc, seq_slot(name, len), where);
+            sequence_shard_zk_where(svc, sequence_table_slot(name, len), where);
         } else {
             where_now(svc, where);
         }
@@ -131,9 +133,9 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     pthread_mutex_lock(&svc->lock);
     struct seq_entry *e = entry_for_issue(svc, name, len, 0, &rc); /* a read creates nothing */
     if (e != NULL) {
-        int64_t now = seq_now_ms();
+        int64_t now = clock_mono_ms();
         if (sequence_state_recheck(&e->st, &svc->lease, now)) {
-            seq_mark_dirty(svc, e); /* a cached "missing": read it again */
+            sequence_table_mark_dirty(svc, e); /* a cached "missing": read it again */
         }
         int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT;
         if (dead || !sequence_lease_live(&svc->lease, now)) {
@@ -149,7 +151,7 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     }
     if (rc == LEAF_EUNAVAIL) {
         if (svc->shards.on && where != NULL) {
-            seq_shards_where(svc, seq_slot(name, len), where);
+            sequence_shard_zk_where(svc, sequence_table_slot(name, len), where);
         } else {
             where_now(svc, where);
         }
@@ -213,8 +215,8 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
                                    sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->floors.fd = -1;
-    if (seq_shards_init(svc) != LEAF_OK) {
-        seq_shards_free(svc);
+    if (sequence_shard_zk_init(svc) != LEAF_OK) {
+        sequence_shard_zk_free(svc);
         free(svc);
         log_error("sequence", "out of memory creating the sequence service");
         return LEAF_ENOMEM;
@@ -229,7 +231,8 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     *out = svc;
     if (svc->enabled && zk != NULL) {
         svc->zk = zk;
-        svc->zsub = (struct zk_sub){"sequence", seq_on_zk, seq_on_idle, svc, NULL, 0};
+        svc->zsub =
+            (struct zk_sub){"sequence", sequence_zk_on_event, sequence_zk_on_idle, svc, NULL, 0};
         return zk_session_subscribe(zk, &svc->zsub);
     }
     return LEAF_OK;
@@ -291,21 +294,21 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     snprintf(svc->dir_primary, sizeof(svc->dir_primary), "/leafd/%s/primary", cfg->name);
     snprintf(svc->dir_seqs, sizeof(svc->dir_seqs), "/leafd/%s/sequences", cfg->name);
     snprintf(svc->lease_path, sizeof(svc->lease_path), "/leafd/%s/lease", cfg->name);
-    seq_shards_paths(svc);
+    sequence_shard_zk_paths(svc);
     /* Neither handle keeps the control loop alive: it ends with the signals.
      * Unreferenced at once, so that a start failing below (ZooKeeper
      * unreachable) does not leave the shutdown's uv_run() waiting forever. */
-    uv_async_init(svc->loop, &svc->async, seq_on_async);
+    uv_async_init(svc->loop, &svc->async, sequence_zk_on_async);
     svc->async.data = svc;
     uv_unref((uv_handle_t *)&svc->async);
     uv_timer_init(svc->loop, &svc->cron);
     svc->cron.data = svc;
     uv_unref((uv_handle_t *)&svc->cron);
     svc->started = 1;
-    if (seq_floors_load(svc) != LEAF_OK) {
+    if (sequence_floor_file_load(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
-    seq_floors_start(svc);
+    sequence_floor_file_start(svc);
     svc->zk_open = 1;
     zk_session_activate(&svc->zsub);
     if (zk_session_wait_connected(svc->zk, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
@@ -316,7 +319,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (ensure_parents(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
-    uv_timer_start(&svc->cron, seq_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
+    uv_timer_start(&svc->cron, sequence_zk_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
     /* The CONNECTED event is queued on the session: the control loop's
      * first dispatch puts this node in line. */
     log_info("sequence", "sequences on, advertised as %s; electing a primary under %s",
@@ -324,36 +327,36 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     return LEAF_OK;
 }
 
-void sequence_service_step_down(struct sequence_service *svc) {
-    if (!svc->enabled || !svc->started || svc->stepping_down) {
+void sequence_service_stop(struct sequence_service *svc) {
+    if (!svc->enabled || !svc->started || svc->stopping) {
         return;
     }
     pthread_mutex_lock(&svc->lock);
     int was = svc->lease.primary;
     pthread_mutex_unlock(&svc->lock);
-    seq_lose_primary(svc, "stopping");
-    svc->stepping_down = 1;
+    sequence_zk_lose_primary(svc, "stopping");
+    svc->stopping = 1;
     if (was && svc->zk_open && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Issuing has stopped: write the records back down to the last IDs issued
          * (the session applies its requests in order, so they land before the
          * release below answers), and the next primary need not wait out this lease. */
-        size_t given = seq_giveback_send(svc);
+        size_t given = sequence_heal_giveback_send(svc);
         if (svc->shards.on) {
-            seq_shards_release(svc);
+            sequence_shard_zk_release(svc);
         }
         const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
         if (release[0] != '\0') {
             zk_session_set(svc->zk, release, "released", 8);
         }
         if (given > 0) {
-            seq_giveback_drain(svc);
+            sequence_heal_giveback_drain(svc);
         }
     }
-    seq_floors_stop(svc);
+    sequence_floor_file_stop(svc);
     if (svc->zk_open && svc->mine[0] != '\0' && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Out of line at once: the next node need not wait for this
          * process's session to close. (An election node still being
-         * created is deleted when its answer comes: seq_on_zk.) */
+         * created is deleted when its answer comes: sequence_zk_on_event.) */
         (void)zk_session_delete(svc->zk, svc->mine, -1);
         svc->mine[0] = '\0';
     }
@@ -365,8 +368,8 @@ void sequence_service_free(struct sequence_service *svc) {
         return;
     }
     zk_names_free(svc->line, svc->nline);
-    seq_floors_free(svc);
-    seq_shards_free(svc);
+    sequence_floor_file_free(svc);
+    sequence_shard_zk_free(svc);
     for (size_t i = 0; i < svc->count; i++) {
         free(svc->by_idx[i]);
     }
@@ -397,7 +400,7 @@ void sequence_service_stats(struct sequence_service *svc, struct sequence_servic
         return;
     }
     st->enabled = 1;
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     pthread_mutex_lock(&svc->lock);
     st->primary = svc->lease.primary;
     st->sharded = svc->shards.on;

@@ -12,6 +12,8 @@
  *   2. its leaf_forever node is deleted (versioned).
  * A one-shot command: it opens its own ZooKeeper session, synchronous calls
  * only, prints one line per identity and exits 0 (all retired), 1 otherwise.
+ * Layer: the node (src/node/snowflake), a one-shot command beside the node:
+ * it shares no state with it.
  */
 #include "snowflake_retire.h"
 

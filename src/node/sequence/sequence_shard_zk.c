@@ -17,6 +17,8 @@
  * the persisted max (which bounds every ID issued before, and which a
  * handover's giveback lowered to the last ID issued) and fences it with a
  * versioned write, so its first ID is larger than any ID issued before.
+ * Layer: the node (src/node/sequence), the ZooKeeper side over the pure
+ * assignment of sequence/sequence_shard.c.
  */
 #include "sequence_impl.h"
 
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sequence_elect.h"
 
@@ -39,7 +42,7 @@ static const char *shard_base(const char *path) {
     return slash ? slash + 1 : path;
 }
 
-leaf_status_t seq_shards_init(struct sequence_service *svc) {
+leaf_status_t sequence_shard_zk_init(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
     sh->on = svc->cfg->sequence_sharding;
     sh->self_id = -1;
@@ -52,12 +55,12 @@ leaf_status_t seq_shards_init(struct sequence_service *svc) {
     return sh->own && sh->gen ? LEAF_OK : LEAF_ENOMEM;
 }
 
-void seq_shards_free(struct sequence_service *svc) {
+void sequence_shard_zk_free(struct sequence_service *svc) {
     free(svc->shards.own);
     free(svc->shards.gen);
 }
 
-void seq_shards_paths(struct sequence_service *svc) {
+void sequence_shard_zk_paths(struct sequence_service *svc) {
     snprintf(svc->shards.path_map, sizeof(svc->shards.path_map), "/leafd/%s/shards",
              svc->cfg->name);
     snprintf(svc->shards.dir_owners, sizeof(svc->shards.dir_owners), "/leafd/%s/owners",
@@ -94,15 +97,11 @@ static void shard_sync_mine(struct sequence_service *svc) {
     }
 }
 
-void seq_shards_mine(struct sequence_service *svc) {
-    shard_sync_mine(svc);
-}
-
 /* ---- the heartbeat: "applied <epoch>" on my owner node ------------------------ */
 
 static void shard_hb(struct sequence_service *svc, int64_t now, int force) {
     struct seq_shards *sh = &svc->shards;
-    if (sh->hb_path[0] == '\0' || sh->released || svc->stepping_down) {
+    if (sh->hb_path[0] == '\0' || sh->released || svc->stopping) {
         return;
     }
     if (sh->hb_inflight) {
@@ -128,7 +127,7 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
         return; /* for an owner node this node has left */
     }
     sh->hb_inflight = 0;
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     if (ev->result == ZK_RESULT_NONODE && (ev->arg & 1) == 0 && !sh->released) {
         char data[48];
         int n = snprintf(data, sizeof(data), "applied %" PRIu64, sh->applied);
@@ -147,7 +146,7 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
     if (won) {
         sequence_lease_win(&svc->lease); /* in line: may issue the slots it owns */
         svc->elections++;
-        seq_wake_all(svc);
+        sequence_table_wake_all(svc);
     }
     pthread_mutex_unlock(&svc->lock);
     if (won) {
@@ -171,7 +170,7 @@ static void shard_read(struct sequence_service *svc) {
     if (sh->reading) {
         return;
     }
-    sh->last_read_ms = seq_now_ms();
+    sh->last_read_ms = clock_mono_ms();
     if (zk_session_aget_watch(&svc->zsub, OP_SHARD_READ, 0, sh->path_map) == LEAF_OK) {
         sh->reading = 1;
     }
@@ -214,17 +213,18 @@ static void shard_apply(struct sequence_service *svc, const struct sequence_shar
         }
         sh->moves_out += (uint64_t)lost;
     }
-    seq_wake_all(svc); /* parked requests of a lost slot are redirected */
+    sequence_table_wake_all(svc); /* parked requests of a lost slot are redirected */
     pthread_mutex_unlock(&svc->lock);
     if (lost > 0) {
-        (void)seq_giveback_send(svc); /* before the promise below: one session, in order */
+        (void)sequence_heal_giveback_send(
+            svc); /* before the promise below: one session, in order */
     }
     sh->applied = m->epoch;
     sh->barrier_epoch = gains > 0 ? m->epoch : 0;
     log_info("sequence",
              "shards: epoch %" PRIu64 " applied: %d slots here, %d given away, %d to take",
              m->epoch, mine, lost, gains);
-    shard_hb(svc, seq_now_ms(), 1);
+    shard_hb(svc, clock_mono_ms(), 1);
     if (gains > 0) {
         shard_barrier(svc);
     }
@@ -296,7 +296,7 @@ static void shard_on_write(struct sequence_service *svc, const struct zk_event *
     shard_read(svc);
 }
 
-void seq_shards_on_list(struct sequence_service *svc, char **names, int n, int coordinator) {
+void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator) {
     struct seq_shards *sh = &svc->shards;
     shard_sync_mine(svc);
     sh->nlive = 0;
@@ -333,7 +333,7 @@ static void shard_barrier(struct sequence_service *svc) {
     if (sh->barrier_epoch == 0 || sh->hb_listing || sh->hb_reads_left > 0) {
         return;
     }
-    sh->last_barrier_ms = seq_now_ms();
+    sh->last_barrier_ms = clock_mono_ms();
     if (zk_session_achildren2(&svc->zsub, OP_SHARD_HB_LIST, sh->barrier_epoch, sh->dir_owners) ==
         LEAF_OK) {
         sh->hb_listing = 1;
@@ -359,7 +359,7 @@ static void shard_gain(struct sequence_service *svc, uint64_t epoch) {
         }
     }
     sh->moves_in += (uint64_t)n;
-    seq_wake_all(svc);
+    sequence_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     sh->barrier_epoch = 0;
     log_info("sequence", "shards: epoch %" PRIu64 ": serving %d more slots", epoch, n);
@@ -414,7 +414,7 @@ static int shard_clear(struct sequence_service *svc, const struct zk_event *ev, 
     /* Out of line: past T since its last heartbeat on the server's clock (4/3 on ours). */
     int64_t left = ev->mtime + svc->lease.timeout_ms - sh->hb_mtime;
     int64_t ready = sh->hb_answer_ms + (left > 0 ? left * 4 / 3 : 0);
-    if (seq_now_ms() < ready) {
+    if (clock_mono_ms() < ready) {
         return 0;
     }
     if (sh->coordinator) { /* tidy: it can never speak again */
@@ -440,7 +440,7 @@ static void shard_on_hb_get(struct sequence_service *svc, const struct zk_event 
 
 /* ---- the glue's entry points ---------------------------------------------------- */
 
-void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
+void sequence_shard_zk_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
     switch (ev->op) {
     case OP_SHARD_READ: shard_on_read(svc, ev); break;
     case OP_SHARD_WRITE: shard_on_write(svc, ev); break;
@@ -451,7 +451,7 @@ void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
     }
 }
 
-int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev) {
+int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev) {
     if (!svc->shards.on || ev->data == NULL || strcmp(ev->data, svc->shards.path_map) != 0) {
         return 0;
     }
@@ -459,7 +459,7 @@ int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev) {
     return 1;
 }
 
-void seq_shards_cron(struct sequence_service *svc, int64_t now) {
+void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now) {
     struct seq_shards *sh = &svc->shards;
     if (!sh->on) {
         return;
@@ -474,18 +474,18 @@ void seq_shards_cron(struct sequence_service *svc, int64_t now) {
     }
 }
 
-void seq_shards_lost_all(struct sequence_service *svc) {
+void sequence_shard_zk_lost_all(struct sequence_service *svc) {
     if (svc->shards.on) {
         memset(svc->shards.own, 0, S);
     }
 }
 
 /* Stops the heartbeat for good on this owner node: "released" is written by the caller. */
-void seq_shards_release(struct sequence_service *svc) {
+void sequence_shard_zk_release(struct sequence_service *svc) {
     svc->shards.released = 1;
 }
 
-void seq_shards_where(struct sequence_service *svc, int slot, struct sequence_where *where) {
+void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where) {
     struct seq_shards *sh = &svc->shards;
     *where = (struct sequence_where){0};
     long long owner = sequence_shard_owner(&sh->map, slot);

@@ -14,6 +14,9 @@
  * Threads: the control thread; the synchronous ZooKeeper calls run at
  * start-up (and, while an identity is waited for, on the control loop,
  * where no request is served).
+ * Layer: the node (src/node/snowflake), below snowflake_node.c: this node's
+ * identity (ip:port and worker ID), not an ID's bit layout
+ * (snowflake/snowflake_id.c) nor the pure identity rules (zk/zk_identity.c).
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -53,8 +56,8 @@ static void identity_owner_init(struct snowflake_node *n) {
     o->unit_ms = mine.unit_ms;
 }
 
-leaf_status_t snowflake_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
-                                       int *have) {
+leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
+                                            int *have) {
     struct zk_cache_owner o;
     memset(&o, 0, sizeof(o));
     *c = (struct zk_cache_data){-1, -1};
@@ -225,7 +228,7 @@ static leaf_status_t identity_compat(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
-leaf_status_t snowflake_identity_cluster(struct snowflake_node *n) {
+leaf_status_t snowflake_node_identity_cluster(struct snowflake_node *n) {
     leaf_status_t st;
     if ((st = identity_ensure(n, "/snowflake")) != LEAF_OK ||
         (st = identity_ensure(n, n->layout.root)) != LEAF_OK ||
@@ -235,7 +238,7 @@ leaf_status_t snowflake_identity_cluster(struct snowflake_node *n) {
     return n->cfg->lease_mode ? LEAF_OK : identity_compat(n);
 }
 
-leaf_status_t snowflake_identity_clock(struct snowflake_node *n) {
+leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n) {
     int64_t *offsets = NULL;
     int asked = 0, live = 0;
     leaf_status_t st = zk_register_peer_offsets(n->zk, &n->layout, &offsets, &asked, &live);
@@ -256,7 +259,7 @@ leaf_status_t snowflake_identity_clock(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
-leaf_status_t snowflake_identity_lock(struct snowflake_node *n, const char *data, size_t len) {
+leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char *data, size_t len) {
     const char *path = n->layout.ephemeral;
     for (int attempt = 0; attempt < 4; attempt++) {
         struct zk_stat stat;

@@ -1,8 +1,10 @@
 /*
- * Lease mode's claims (see snowflake_lease.c for the whole): the snapshot of
+ * Lease mode's claims (see snowflake_node_lease.c for the whole): the snapshot of
  * the slots (LIST, READ), the choice of candidates (zk/zk_lease.c decides),
  * and trying them one after another (TRY, FIRST) until one is held. Control
  * thread only.
+ * Layer: the node (src/node/snowflake), below snowflake_node_lease.c; the
+ * pure rules are zk/zk_lease.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "clock.h"
 #include "log.h"
 #include "snowflake_impl.h"
+#include "snowflake_node_lease.h"
 
 #define LEASE_SWITCH_BLOCK_MS 1000
 /* Reads in flight at once: ZooKeeper stops reading a connection with too many
@@ -55,7 +58,7 @@ static void claim_count_held(struct snowflake_node *n) {
     }
 }
 
-uint64_t snowflake_claim_rand(void *ctx) {
+static uint64_t claim_rand(void *ctx) {
     struct snowflake_lease *l = ctx;
     l->rng ^= l->rng << 13;
     l->rng ^= l->rng >> 7;
@@ -64,7 +67,7 @@ uint64_t snowflake_claim_rand(void *ctx) {
 }
 
 /* Frees the snapshot of the last claim. */
-void snowflake_claim_free(struct snowflake_node *n) {
+void snowflake_node_claim_free(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     free(l->slots);
     if (l->fnames != NULL) {
@@ -86,7 +89,7 @@ static void lease_choose(struct snowflake_node *n);
 
 static int lease_reset_snapshot(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
-    snowflake_claim_free(n);
+    snowflake_node_claim_free(n);
     l->slots = calloc((size_t)l->nslots, sizeof(*l->slots));
     l->fnames = calloc((size_t)l->nslots, sizeof(*l->fnames));
     l->reads = calloc((size_t)l->nslots * 3, sizeof(*l->reads));
@@ -100,7 +103,7 @@ static int lease_reset_snapshot(struct snowflake_node *n) {
     return 0;
 }
 
-void snowflake_claim_list(struct snowflake_node *n, enum lease_purpose purpose) {
+void snowflake_node_claim_list(struct snowflake_node *n, enum lease_purpose purpose) {
     struct snowflake_lease *l = &n->lease;
     l->purpose = purpose;
     l->switch_listed = purpose == LEASE_SWITCH;
@@ -178,7 +181,7 @@ static void lease_pick_reads(struct snowflake_lease *l, int full, char *want) {
     }
     int take = npool < sample ? npool : sample;
     for (int k = 0; k < take; k++) {
-        int j = k + (int)(snowflake_claim_rand(l) % (uint64_t)(npool - k));
+        int j = k + (int)(claim_rand(l) % (uint64_t)(npool - k));
         int t = l->reads[k];
         l->reads[k] = l->reads[j];
         l->reads[j] = t;
@@ -280,19 +283,15 @@ static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) 
  * reserve.ms), which is waited out, not a step to switch away from.
  * Called with the generator's lock held.
  */
-int64_t snowflake_claim_high_locked(const struct snowflake_gen *g) {
-    return g->max_seen_ms > g->last_ms ? g->max_seen_ms : g->last_ms;
-}
-
-int64_t snowflake_claim_high(struct snowflake_node *n) {
+int64_t snowflake_node_claim_high(struct snowflake_node *n) {
     pthread_mutex_lock(&n->lock);
-    int64_t h = snowflake_claim_high_locked(&n->gen);
+    int64_t h = snowflake_gen_high(&n->gen);
     pthread_mutex_unlock(&n->lock);
     return h;
 }
 
 /* Fills the candidates from the snapshot (none when there is no snapshot). */
-void snowflake_claim_candidates(struct snowflake_node *n) {
+void snowflake_node_claim_candidates(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     l->ncand = 0;
     if (l->slots == NULL) {
@@ -316,12 +315,12 @@ void snowflake_claim_candidates(struct snowflake_node *n) {
         .exclude = switching ? l->hold.slot : -1,
         .now_ms = clock_wall_ms(),
         .max_wait_ms = n->cfg->startup_max_wait_ms,
-        .rand = snowflake_claim_rand,
+        .rand = claim_rand,
         .rand_ctx = l,
     };
     int k = -1;
     if (listed != NULL && switching) {
-        zk_lease_switch_choose(&c, snowflake_claim_high(n), n->cfg->switch_after_ms, l->cand,
+        zk_lease_switch_choose(&c, snowflake_node_claim_high(n), n->cfg->switch_after_ms, l->cand,
                                LEASE_CANDIDATES, &k);
     } else if (listed != NULL) {
         k = zk_lease_choose(&c, l->cand, LEASE_CANDIDATES);
@@ -332,30 +331,30 @@ void snowflake_claim_candidates(struct snowflake_node *n) {
 }
 
 static void lease_choose(struct snowflake_node *n) {
-    snowflake_claim_candidates(n);
-    snowflake_claim_try(n);
+    snowflake_node_claim_candidates(n);
+    snowflake_node_claim_try(n);
 }
 
-void snowflake_claim_release(struct snowflake_node *n, int64_t slot) {
+static void claim_release(struct snowflake_node *n, int64_t slot) {
     char path[ZK_PATH_MAX];
     if (zk_lease_owner_path(&n->layout, slot, path, sizeof(path)) == LEAF_OK) {
         zk_session_adelete(&n->zsub, OP_L_RELEASE, (uint64_t)slot, path, -1);
     }
 }
 
-size_t snowflake_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token, char *buf,
-                            size_t cap) {
+size_t snowflake_node_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token,
+                                 char *buf, size_t cap) {
     struct zk_lease_data d = {.reserved = reserved, .port = n->self.port, .token = token};
     snprintf(d.ip, sizeof(d.ip), "%s", n->self.ip);
     return zk_lease_format_data(&d, buf, cap);
 }
 
-void snowflake_claim_give_up(struct snowflake_node *n) {
+static void claim_give_up(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->purpose == LEASE_SWITCH && !l->switch_listed) {
         /* The candidates came from the last snapshot, which may be stale: read
          * the slots afresh before giving up. */
-        snowflake_claim_list(n, LEASE_SWITCH);
+        snowflake_node_claim_list(n, LEASE_SWITCH);
         return;
     }
     if (l->purpose == LEASE_SWITCH) {
@@ -373,22 +372,22 @@ void snowflake_claim_give_up(struct snowflake_node *n) {
 }
 
 /* Sends the pipelined create-slot, create-owner and read-back of the next candidate. */
-void snowflake_claim_try(struct snowflake_node *n) {
+void snowflake_node_claim_try(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->icand >= l->ncand || !snowflake_node_connected(n)) {
-        snowflake_claim_give_up(n);
+        claim_give_up(n);
         return;
     }
     const struct zk_lease_candidate *c = &l->cand[l->icand];
     char slot[ZK_PATH_MAX], owner[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    size_t len = snowflake_claim_data(n, c->floor_ms, 0, data, sizeof(data));
+    size_t len = snowflake_node_claim_data(n, c->floor_ms, 0, data, sizeof(data));
     l->phase = LEASE_TRY;
     l->pending = 0;
     l->owner_rc = -1;
     l->got = 0;
     if (zk_lease_slot_path(&n->layout, c->slot, slot, sizeof(slot)) != LEAF_OK ||
         zk_lease_owner_path(&n->layout, c->slot, owner, sizeof(owner)) != LEAF_OK || len == 0) {
-        snowflake_claim_give_up(n);
+        claim_give_up(n);
         return;
     }
     uint64_t arg = (uint64_t)c->slot;
@@ -408,10 +407,10 @@ void snowflake_claim_try(struct snowflake_node *n) {
 static void lease_next(struct snowflake_node *n, int release) {
     struct snowflake_lease *l = &n->lease;
     if (release) {
-        snowflake_claim_release(n, l->cand[l->icand].slot);
+        claim_release(n, l->cand[l->icand].slot);
     }
     l->icand++;
-    snowflake_claim_try(n);
+    snowflake_node_claim_try(n);
 }
 
 /* All replies of a TRY are in: begin the hold and send its first reservation. */
@@ -430,7 +429,7 @@ static void lease_tried(struct snowflake_node *n) {
     }
     uint64_t token = 0;
     while (token == 0) {
-        token = snowflake_claim_rand(l);
+        token = claim_rand(l);
     }
     int64_t now = clock_wall_ms();
     int64_t max_wait = l->purpose == LEASE_SWITCH ? 0 : n->cfg->startup_max_wait_ms;
@@ -446,7 +445,7 @@ static void lease_tried(struct snowflake_node *n) {
         reserved = l->claim.floor_ms + n->gen.layout.unit_ms + 1;
     }
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    size_t len = snowflake_claim_data(n, reserved, token, data, sizeof(data));
+    size_t len = snowflake_node_claim_data(n, reserved, token, data, sizeof(data));
     zk_lease_write_sent(&l->claim, reserved);
     l->phase = LEASE_FIRST;
     if (len == 0 || zk_lease_slot_path(&n->layout, c->slot, path, sizeof(path)) != LEAF_OK ||
@@ -468,7 +467,7 @@ static void lease_got_try(struct snowflake_node *n, const struct zk_event *ev) {
     }
 }
 
-enum zk_lease_write_rc snowflake_claim_write_rc(enum zk_result r) {
+enum zk_lease_write_rc snowflake_node_claim_write_rc(enum zk_result r) {
     return r == ZK_RESULT_OK           ? ZK_LEASE_WRITE_OK
            : r == ZK_RESULT_BADVERSION ? ZK_LEASE_WRITE_BADVERSION
            : r == ZK_RESULT_NONODE     ? ZK_LEASE_WRITE_NONODE
@@ -480,7 +479,7 @@ static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev)
     if (ev->arg != l->claim.token || l->phase != LEASE_FIRST) {
         return;
     }
-    if (zk_lease_write_done(&l->claim, snowflake_claim_write_rc(ev->result), ev->version) ==
+    if (zk_lease_write_done(&l->claim, snowflake_node_claim_write_rc(ev->result), ev->version) ==
         ZK_LEASE_RAISE_CEILING) {
         claim_install(n);
         return;
@@ -489,7 +488,7 @@ static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev)
     lease_next(n, 1);
 }
 
-void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev) {
+void snowflake_node_claim_reply(struct snowflake_node *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     if (ev->op == OP_L_FIRST) {
         lease_got_first(n, ev);
@@ -515,7 +514,7 @@ void snowflake_claim_reply(struct snowflake_node *n, const struct zk_event *ev) 
     }
 }
 
-void snowflake_claim_publish(struct snowflake_node *n) {
+void snowflake_node_claim_publish(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     atomic_store(&l->stats.slot, l->hold.state == ZK_LEASE_NONE ? -1 : l->hold.slot);
     atomic_store(&l->stats.state, (int)l->hold.state);
@@ -523,19 +522,13 @@ void snowflake_claim_publish(struct snowflake_node *n) {
 
 /* The local cache remembers the slot and its reservation for the next start
  * (its slot first); the generator's ceiling does not wait for it. */
-void snowflake_claim_store_cache(struct snowflake_node *n) {
+void snowflake_node_claim_store_cache(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (!l->cache_dirty || n->work_busy || l->hold.state == ZK_LEASE_NONE) {
         return;
     }
-    n->work_busy = 1;
-    n->work_value = l->hold.acked_ms;
-    n->work_owner = n->owner;
     l->cache_dirty = 0;
-    if (uv_queue_work(n->loop, &n->work, snowflake_node_write_work, snowflake_node_write_done) !=
-        0) {
-        log_error("snowflake", "uv_queue_work(cache write %s) failed", n->cache_path);
-        n->work_busy = 0;
+    if (snowflake_node_cache_write(n, l->hold.acked_ms) != LEAF_OK) {
         l->cache_dirty = 1;
     }
 }
@@ -570,7 +563,7 @@ static void claim_install(struct snowflake_node *n) {
      * expiry the owner went with the session (and may be someone else's now). */
     if (old.state == ZK_LEASE_HELD || old.state == ZK_LEASE_RESYNC) {
         if (old.slot != l->hold.slot) {
-            snowflake_claim_release(n, old.slot);
+            claim_release(n, old.slot);
         }
     }
     if (l->purpose == LEASE_SWITCH) {
@@ -588,9 +581,9 @@ static void claim_install(struct snowflake_node *n) {
                  l->hold.slot, l->hold.slot, l->hold.floor_ms, l->hold.acked_ms);
     }
     l->phase = LEASE_IDLE;
-    snowflake_claim_publish(n);
+    snowflake_node_claim_publish(n);
     l->cache_dirty = 1;
-    snowflake_claim_store_cache(n);
+    snowflake_node_claim_store_cache(n);
 }
 /* ----- driving it ----- */
 
@@ -602,16 +595,16 @@ static void lease_on_retry(uv_timer_t *t) {
     }
     l->phase = LEASE_IDLE;
     if (l->hold.state != ZK_LEASE_HELD && l->hold.state != ZK_LEASE_RESYNC) {
-        snowflake_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
-                                    ? LEASE_START
-                                    : LEASE_RECLAIM);
+        snowflake_node_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
+                                         ? LEASE_START
+                                         : LEASE_RECLAIM);
     }
 }
 
 static void claim_wait(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->purpose == LEASE_SWITCH) {
-        snowflake_claim_give_up(n);
+        claim_give_up(n);
         return;
     }
     l->phase = LEASE_WAIT;

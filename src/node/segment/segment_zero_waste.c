@@ -1,3 +1,9 @@
+/*
+ * The give-back of unused segment IDs at a graceful stop
+ * (segment_zero_waste.h).
+ * Layer: the node (src/node/segment), below segment_service.c; over
+ * segment/segment_db.c and segment/segment_giveback.c.
+ */
 #include "segment_zero_waste.h"
 
 #include <errno.h>
@@ -6,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "segment_giveback.h"
 
@@ -144,7 +151,7 @@ void segment_zero_waste_run(struct segment_db *db, struct segment_tags *tags,
         log_error("segment", "out of memory starting the give-back of unused IDs");
         return;
     }
-    int64_t deadline = segment_db_now_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     struct segment_db_job *head = NULL;
     int n = collect(tags, tags_lock, deadline, z, &head);
     z->pending = n;

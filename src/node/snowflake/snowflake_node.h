@@ -20,7 +20,7 @@
  * local reservation; after a session expiry (the process's one session,
  * node_zk.h, replaces the handle) the ephemeral node is re-created.
  *
- * Shutdown (snowflake_node_shutdown, after the event loops stopped): stop
+ * Stop (snowflake_node_stop, after the event loops stopped): stop
  * issuing, persist the last issued time (so a graceful restart does not
  * wait); main() then closes the session (the ephemeral node vanishes at once).
  *
@@ -52,7 +52,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n);
 
 /* Safe to call when the node was never started; after a failed start it only
  * closes the ZooKeeper session (nothing was issued, nothing is persisted). */
-void snowflake_node_shutdown(struct snowflake_node *n);
+void snowflake_node_stop(struct snowflake_node *n);
 void snowflake_node_free(struct snowflake_node *n);
 
 /* Issues count ascending IDs; the returns of snowflake_gen_next(). Any thread. */

@@ -1,20 +1,20 @@
 /*
  * Sequences, the floor every other sequence file stands on: the table of
  * sequences (find, add, grow), the dirty list the control thread works
- * through, waking every waiter, and the clock. Calls nothing above it.
+ * through and waking every waiter. Calls nothing above it.
  * Everything here runs with the service's lock held.
+ * Layer: the node (src/node/sequence), the floor of the sequence room.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "hash.h"
 #include "resp_slot.h"
 #include "sequence_impl.h"
 
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
-int seq_slot(const char *name, size_t len) {
+int sequence_table_slot(const char *name, size_t len) {
     char key[VALIDATE_TAG_MAX + 16];
     int n = snprintf(key, sizeof(key), "sequence:%.*s",
                      (int)(len > VALIDATE_TAG_MAX ? VALIDATE_TAG_MAX : len), name);
@@ -74,7 +74,7 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     memcpy(e->name, name, len);
     e->len = len;
     e->idx = (uint32_t)svc->count;
-    e->slot = seq_slot(name, len);
+    e->slot = sequence_table_slot(name, len);
     sequence_state_init(&e->st, svc->cfg->sequence_batch);
     svc->by_idx[svc->count++] = e;
     size_t j = leaf_hash(name, len) & (svc->nslots - 1);
@@ -86,21 +86,17 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     return e;
 }
 
-struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len) {
+struct seq_entry *sequence_table_find(struct sequence_service *svc, const char *name, size_t len) {
     return entry_find(svc, name, len);
 }
 
-struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len) {
+struct seq_entry *sequence_table_get(struct sequence_service *svc, const char *name, size_t len) {
     struct seq_entry *e = entry_find(svc, name, len);
     return e != NULL ? e : entry_add(svc, name, len);
 }
 
-int64_t seq_now_ms(void) {
-    return clock_mono_ms();
-}
-
 /* Asks the control thread to look at e (lock held). */
-void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
+void sequence_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
     if (e->dirty) {
         return;
     }
@@ -119,7 +115,7 @@ void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
     e->dirty = 1;
 }
 
-void seq_wake_all(struct sequence_service *svc) {
+void sequence_table_wake_all(struct sequence_service *svc) {
     for (size_t i = 0; i < svc->count; i++) {
         leaf_wait_wake_all(&svc->by_idx[i]->waiters);
     }

@@ -12,6 +12,7 @@
  * - a graceful stop or a demotion gives every sequence back down to its last
  *   issued ID with a conditional write, so a planned handover skips no IDs.
  * Control thread, unless a function says otherwise.
+ * Layer: the node (src/node/sequence), over sequence/sequence_state.c.
  */
 #include "sequence_impl.h"
 
@@ -19,17 +20,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sequence_record.h"
 
-void seq_after_done(struct sequence_service *svc, struct seq_entry *e) {
+void sequence_heal_after_done(struct sequence_service *svc, struct seq_entry *e) {
     struct sequence_state *s = &e->st;
     if (s->fence != SEQUENCE_FENCE_NONE && s->phase == SEQUENCE_FENCED) {
         log_error("sequence",
                   "sequence '%s': %d writes refused within %d s (its record keeps changing "
                   "under this primary); stepping down so that another node takes over",
                   e->name, SEQUENCE_FENCE_LIMIT, SEQUENCE_FENCE_WINDOW_MS / 1000);
-        svc->demote_requested = 1; /* seq_on_async() demotes after this batch of events */
+        svc->demote_requested = 1; /* sequence_zk_on_async() demotes after this batch of events */
     } else if (s->fence == SEQUENCE_FENCE_CHANGED) {
         log_warn("sequence",
                  "sequence '%s': a conditional write was refused: its record was changed "
@@ -52,16 +54,16 @@ void seq_after_done(struct sequence_service *svc, struct seq_entry *e) {
         s->floor_over = 0;
     }
     if (s->floor_dirty) {
-        seq_floors_mark(svc, e);
+        sequence_floor_file_mark(svc, e);
     }
 }
 
-void seq_created(struct sequence_service *svc, const char *name) {
+void sequence_heal_created(struct sequence_service *svc, const char *name) {
     pthread_mutex_lock(&svc->lock);
-    struct seq_entry *e = seq_entry_find(svc, name, strlen(name));
+    struct seq_entry *e = sequence_table_find(svc, name, strlen(name));
     if (e != NULL && e->st.phase == SEQUENCE_MISSING) {
         sequence_state_created(&e->st);
-        seq_mark_dirty(svc, e);
+        sequence_table_mark_dirty(svc, e);
         leaf_wait_wake_all(&e->waiters);
     }
     pthread_mutex_unlock(&svc->lock);
@@ -75,8 +77,8 @@ void seq_created(struct sequence_service *svc, const char *name) {
  * list then finds this node's election node missing and gets in line again
  * (a new term: every sequence re-reads, and starts above its floor).
  */
-void seq_parents_repair(struct sequence_service *svc) {
-    int64_t now = seq_now_ms();
+void sequence_heal_parents(struct sequence_service *svc) {
+    int64_t now = clock_mono_ms();
     if (svc->parents_repaired_ms != 0 && now - svc->parents_repaired_ms < SEQ_VIEW_MS) {
         return;
     }
@@ -100,7 +102,7 @@ static enum sequence_result heal_result(enum zk_result r) {
                                        : SEQUENCE_RESULT_FAILED;
 }
 
-size_t seq_giveback_send(struct sequence_service *svc) {
+size_t sequence_heal_giveback_send(struct sequence_service *svc) {
     size_t sent = 0;
     pthread_mutex_lock(&svc->lock);
     size_t n = svc->count;
@@ -137,7 +139,7 @@ size_t seq_giveback_send(struct sequence_service *svc) {
     return sent;
 }
 
-void seq_on_giveback(struct sequence_service *svc, const struct zk_event *ev) {
+void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_lock(&svc->lock);
     if (ev->arg < svc->count) {
         struct seq_entry *e = svc->by_idx[ev->arg];
@@ -149,7 +151,7 @@ void seq_on_giveback(struct sequence_service *svc, const struct zk_event *ev) {
             svc->giveback_refused++;
         }
         if (e->st.floor_dirty) {
-            seq_floors_mark(svc, e);
+            sequence_floor_file_mark(svc, e);
         }
     }
     uint64_t ok = svc->giveback_ok, refused = svc->giveback_refused;
@@ -164,7 +166,7 @@ void seq_on_giveback(struct sequence_service *svc, const struct zk_event *ev) {
 
 /* The stop's synchronous release returned, so every giveback before it is
  * answered and queued: hand the queue out now (the answers reach this
- * service through seq_on_zk, the other subscribers' events reach them). */
-void seq_giveback_drain(struct sequence_service *svc) {
+ * service through sequence_zk_on_event, the other subscribers' events reach them). */
+void sequence_heal_giveback_drain(struct sequence_service *svc) {
     zk_session_dispatch(svc->zk);
 }

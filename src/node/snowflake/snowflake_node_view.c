@@ -1,6 +1,7 @@
 /*
  * What /ready, /metrics and the pages show of the snowflake node: a copy
  * taken under the generator's lock and from the counters (any thread).
+ * Layer: the node (src/node/snowflake), a leaf: nothing in the room calls it.
  */
 #include <stdatomic.h>
 

@@ -2,15 +2,21 @@
 #define LEAF_SEQUENCE_IMPL_H
 
 /*
- * What sequence_service.c (the table, the request path, the life cycle) and
- * sequence_zk.c (the election, heartbeats and the ZooKeeper calls) share.
- * Private to src/node; the public interface is sequence_service.h.
+ * What the files of src/node/sequence share, each calling only the ones
+ * below it: sequence_service.c (the request path, the life cycle, the views)
+ * over sequence_zk.c (the election, heartbeats and the ZooKeeper calls),
+ * over sequence_shard_zk.c (sharding), over sequence_heal.c (healing, the
+ * give-back), over sequence_floor_file.c (the local floors' file), over
+ * sequence_table.c (the table). Each file's functions carry its name.
+ * The floors' file has its own header (sequence_floor_file.h). Private to
+ * this folder; the public interface is sequence_service.h.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "jobs.h"
+#include "sequence_floor_file.h"
 #include "sequence_service.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
@@ -48,8 +54,6 @@ enum {
     OP_SHARD_HB_DELETE,
 };
 
-#define SEQ_FLOOR_FLUSH_MS 200 /* changed floors are appended this often */
-
 /* One sequence; guarded by svc->lock. Never freed while the service runs. */
 struct seq_entry {
     struct seq_entry *next; /* hash chain */
@@ -70,23 +74,6 @@ struct seq_create {
     int repaired;        /* the parents were created again once for it */
     int64_t start;
     char name[VALIDATE_TAG_MAX + 1];
-};
-
-/*
- * The local floors' file (sequence_floor_file.c, sequence/sequence_floor.h).
- * The list is guarded by svc->lock; everything else belongs to the control
- * thread.
- */
-struct seq_floors {
-    int fd;           /* the log, open for appending; -1 when none */
-    int need_compact; /* rewrite it whole at the next flush (new, foreign, torn or failed) */
-    int timer_on;
-    uint64_t lines; /* lines in the file */
-    int64_t error_logged_ms;
-    uv_timer_t timer;
-    char path[600];
-    struct seq_entry **list; /* guarded by lock: entries whose floor changed */
-    size_t n, cap;
 };
 
 /*
@@ -144,7 +131,7 @@ struct sequence_service {
     char self_data[2 * SEQUENCE_PEER_ADDR + 16];
     struct sequence_where self;
     char mine[SEQ_PATH_MAX]; /* my election node's full path, "" when none */
-    int creating, listing, heartbeat_inflight, deleting, stepping_down;
+    int creating, listing, heartbeat_inflight, deleting, stopping;
     /* Taking over (see sequence_zk.c, "the lease node"): 0 no, 1 reading the
      * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */
     int taking_over;
@@ -186,58 +173,49 @@ struct sequence_service {
 
 /* sequence_table.c, the floor every other sequence file stands on; lock held.
  * find: NULL when unknown; get: adds it (NULL: out of memory or full). */
-int64_t seq_now_ms(void);
-void seq_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
-void seq_wake_all(struct sequence_service *svc);
-struct seq_entry *seq_entry_find(struct sequence_service *svc, const char *name, size_t len);
-struct seq_entry *seq_entry_get(struct sequence_service *svc, const char *name, size_t len);
+void sequence_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
+void sequence_table_wake_all(struct sequence_service *svc);
+struct seq_entry *sequence_table_find(struct sequence_service *svc, const char *name, size_t len);
+struct seq_entry *sequence_table_get(struct sequence_service *svc, const char *name, size_t len);
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
-int seq_slot(const char *name, size_t len);
+int sequence_table_slot(const char *name, size_t len);
 
 /* sequence_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a
  * ZooKeeper max below the floor, queues the floor, asks for a step-down when e gave up. */
-void seq_after_done(struct sequence_service *svc, struct seq_entry *e);
+void sequence_heal_after_done(struct sequence_service *svc, struct seq_entry *e);
 /* The cluster's tree is gone (a list or create answered "no node"): create the parents again
  * (at most once per SEQ_VIEW_MS; control). */
-void seq_parents_repair(struct sequence_service *svc);
+void sequence_heal_parents(struct sequence_service *svc);
 /* An admin create of name landed here: a cached "missing" is read again at once (control). */
-void seq_created(struct sequence_service *svc, const char *name);
-/* After seq_lose_primary(): sends every sequence's giveback write; returns how many (control). */
-size_t seq_giveback_send(struct sequence_service *svc);
+void sequence_heal_created(struct sequence_service *svc, const char *name);
+/* After sequence_zk_lose_primary(): sends every sequence's giveback write; returns how many
+ * (control). */
+size_t sequence_heal_giveback_send(struct sequence_service *svc);
 /* A giveback write's answer (OP_SEQ_GIVEBACK; control). */
-void seq_on_giveback(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev);
 /* At a stop, after a synchronous call that followed the givebacks on the session: applies
  * their answers, now all queued; other events are dropped (control). */
-void seq_giveback_drain(struct sequence_service *svc);
+void sequence_heal_giveback_drain(struct sequence_service *svc);
 
 /* sequence_shard_zk.c. init/free at create/free; the rest on the control thread, except
  * where (lock held). */
-leaf_status_t seq_shards_init(struct sequence_service *svc);
-void seq_shards_free(struct sequence_service *svc);
-void seq_shards_paths(struct sequence_service *svc);
-void seq_shards_on_list(struct sequence_service *svc, char **names, int n, int coordinator);
-void seq_shards_on_zk(struct sequence_service *svc, const struct zk_event *ev);
-int seq_shards_watch(struct sequence_service *svc, const struct zk_event *ev);
-void seq_shards_cron(struct sequence_service *svc, int64_t now);
-void seq_shards_lost_all(struct sequence_service *svc); /* lock held */
-void seq_shards_mine(struct sequence_service *svc);     /* my election node changed */
-void seq_shards_release(struct sequence_service *svc);  /* before "released" is written */
+leaf_status_t sequence_shard_zk_init(struct sequence_service *svc);
+void sequence_shard_zk_free(struct sequence_service *svc);
+void sequence_shard_zk_paths(struct sequence_service *svc);
+void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator);
+void sequence_shard_zk_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now);
+void sequence_shard_zk_lost_all(struct sequence_service *svc); /* lock held */
+void sequence_shard_zk_release(struct sequence_service *svc);  /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
-void seq_shards_where(struct sequence_service *svc, int slot, struct sequence_where *where);
-
-/* sequence_floor_file.c (control thread, except mark: lock held) */
-leaf_status_t seq_floors_load(struct sequence_service *svc);
-void seq_floors_start(struct sequence_service *svc);
-void seq_floors_mark(struct sequence_service *svc, struct seq_entry *e);
-void seq_floors_flush(struct sequence_service *svc);
-void seq_floors_stop(struct sequence_service *svc);
-void seq_floors_free(struct sequence_service *svc);
+void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where);
 
 /* sequence_zk.c; control thread */
-void seq_lose_primary(struct sequence_service *svc, const char *why);
-void seq_on_zk(void *arg, struct zk_event *ev);
-void seq_on_idle(void *arg);
-void seq_on_async(uv_async_t *h);
-void seq_on_cron(uv_timer_t *t);
+void sequence_zk_lose_primary(struct sequence_service *svc, const char *why);
+void sequence_zk_on_event(void *arg, struct zk_event *ev);
+void sequence_zk_on_idle(void *arg);
+void sequence_zk_on_async(uv_async_t *h);
+void sequence_zk_on_cron(uv_timer_t *t);
 
 #endif

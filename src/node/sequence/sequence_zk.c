@@ -4,6 +4,8 @@
  * heartbeat writes that renew the primary's lease, the reads and
  * conditional writes each sequence's state machine asks for, admin creates,
  * demotion, and session events.
+ * Layer: the node (src/node/sequence), over sequence/sequence_elect.c and
+ * sequence/sequence_state.c.
  */
 #include "sequence_impl.h"
 
@@ -19,16 +21,16 @@
 
 /* ---- the election (control thread) ----------------------------------------- */
 
-void seq_lose_primary(struct sequence_service *svc, const char *why) {
+void sequence_zk_lose_primary(struct sequence_service *svc, const char *why) {
     pthread_mutex_lock(&svc->lock);
     int was = svc->lease.primary;
     sequence_lease_lose(&svc->lease);
     for (size_t i = 0; i < svc->count; i++) {
         sequence_state_stop(&svc->by_idx[i]->st);
     }
-    seq_shards_lost_all(svc);
+    sequence_shard_zk_lost_all(svc);
     svc->where.known = 0;
-    seq_wake_all(svc);
+    sequence_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     if (was) {
         log_warn("sequence", "no longer the sequence primary: %s", why);
@@ -36,12 +38,12 @@ void seq_lose_primary(struct sequence_service *svc, const char *why) {
 }
 
 static void elect_create(struct sequence_service *svc) {
-    if (svc->creating || svc->mine[0] || svc->stepping_down) {
+    if (svc->creating || svc->mine[0] || svc->stopping) {
         return;
     }
     char path[SEQ_PATH_MAX];
     snprintf(path, sizeof(path), "%s/n_", svc->dir_primary);
-    svc->create_sent_ms = seq_now_ms();
+    svc->create_sent_ms = clock_mono_ms();
     if (zk_session_acreate2(&svc->zsub, OP_ELECT_CREATE, 0, path, svc->self_data,
                             strlen(svc->self_data), ZK_MODE_EPHEMERAL_SEQUENTIAL) == LEAF_OK) {
         svc->creating = 1;
@@ -79,7 +81,7 @@ static void view_read(struct sequence_service *svc, char **names, int n) {
             svc->peer_reads_left++;
         }
     }
-    svc->last_view_ms = seq_now_ms();
+    svc->last_view_ms = clock_mono_ms();
 }
 
 static int peer_cmp(const void *a, const void *b) {
@@ -150,7 +152,7 @@ static void takeover_start(struct sequence_service *svc) {
 static void takeover_claim(struct sequence_service *svc, int exists) {
     char data[SEQ_PATH_MAX + 16];
     int n = snprintf(data, sizeof(data), "primary=%s", base_name(svc->mine));
-    svc->takeover_sent_ms = seq_now_ms();
+    svc->takeover_sent_ms = clock_mono_ms();
     leaf_status_t rc = exists ? zk_session_aset_version(&svc->zsub, OP_LEASE_CLAIM, 0,
                                                         svc->lease_path, data, (size_t)n, -1)
                               : zk_session_acreate2(&svc->zsub, OP_LEASE_CLAIM, 0, svc->lease_path,
@@ -188,7 +190,7 @@ static void on_lease_claim(struct sequence_service *svc, const struct zk_event *
         svc->taking_over = 0;
         return;
     }
-    int64_t now = seq_now_ms();
+    int64_t now = clock_mono_ms();
     pthread_mutex_lock(&svc->lock);
     sequence_lease_answer(&svc->lease, svc->takeover_sent_ms, now);
     int64_t t = svc->lease.timeout_ms;
@@ -217,7 +219,7 @@ static void become_primary(struct sequence_service *svc) {
         takeover_start(svc);
         return;
     }
-    if (seq_now_ms() < svc->takeover_at_ms) {
+    if (clock_mono_ms() < svc->takeover_at_ms) {
         return; /* the cron comes back */
     }
     pthread_mutex_lock(&svc->lock);
@@ -226,7 +228,7 @@ static void become_primary(struct sequence_service *svc) {
         sequence_lease_win(&svc->lease);
         svc->elections++;
         svc->where.known = 0;
-        seq_wake_all(svc); /* parked requests start their sequences in the new term */
+        sequence_table_wake_all(svc); /* parked requests start their sequences in the new term */
     }
     uint64_t term = svc->lease.term;
     pthread_mutex_unlock(&svc->lock);
@@ -239,7 +241,7 @@ static void become_primary(struct sequence_service *svc) {
 static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     svc->listing = 0;
     if (ev->result == ZK_RESULT_NONODE) {
-        seq_parents_repair(svc); /* the tree was deleted */
+        sequence_heal_parents(svc); /* the tree was deleted */
     }
     if (ev->result != ZK_RESULT_OK || svc->mine[0] == '\0') {
         return; /* retried by the cron */
@@ -254,7 +256,7 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         svc->taking_over = 0;
     }
     if (d.verdict == SEQUENCE_ELECT_MISSING) {
-        seq_lose_primary(svc, "my election node is gone");
+        sequence_zk_lose_primary(svc, "my election node is gone");
         svc->mine[0] = '\0';
         elect_create(svc);
     } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
@@ -267,7 +269,7 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         zk_session_aexists_watch(&svc->zsub, OP_ELECT_WATCH, 0, path);
     }
     if (svc->shards.on && d.verdict != SEQUENCE_ELECT_MISSING) {
-        seq_shards_on_list(svc, ev->names, ev->nnames, d.verdict == SEQUENCE_ELECT_PRIMARY);
+        sequence_shard_zk_on_list(svc, ev->names, ev->nnames, d.verdict == SEQUENCE_ELECT_PRIMARY);
     }
     /* The names move to the view, which reads every address. */
     char **taken = ev->names;
@@ -284,7 +286,7 @@ static void on_elect_create(struct sequence_service *svc, const struct zk_event 
     }
     snprintf(svc->mine, sizeof(svc->mine), "%s", ev->data);
     pthread_mutex_lock(&svc->lock);
-    sequence_lease_answer(&svc->lease, svc->create_sent_ms, seq_now_ms());
+    sequence_lease_answer(&svc->lease, svc->create_sent_ms, clock_mono_ms());
     pthread_mutex_unlock(&svc->lock);
     log_info("sequence", "in line for sequence primary as %s", base_name(svc->mine));
     elect_list(svc);
@@ -294,7 +296,7 @@ static void on_heartbeat(struct sequence_service *svc, const struct zk_event *ev
     svc->heartbeat_inflight = 0;
     if (ev->result == ZK_RESULT_OK) {
         pthread_mutex_lock(&svc->lock);
-        sequence_lease_answer(&svc->lease, svc->heartbeat_sent_ms, seq_now_ms());
+        sequence_lease_answer(&svc->lease, svc->heartbeat_sent_ms, clock_mono_ms());
         pthread_mutex_unlock(&svc->lock);
     }
 }
@@ -341,9 +343,9 @@ static void seq_perform(struct sequence_service *svc, struct seq_entry *e,
     if (rc != LEAF_OK) {
         /* Not sent at all: it cannot have landed. */
         pthread_mutex_lock(&svc->lock);
-        sequence_state_done(&e->st, &svc->lease, a->token, seq_now_ms(), SEQUENCE_RESULT_FAILED,
+        sequence_state_done(&e->st, &svc->lease, a->token, clock_mono_ms(), SEQUENCE_RESULT_FAILED,
                             NULL, 0, 0);
-        seq_mark_dirty(svc, e);
+        sequence_table_mark_dirty(svc, e);
         pthread_mutex_unlock(&svc->lock);
     }
 }
@@ -370,9 +372,10 @@ static void run_dirty(struct sequence_service *svc) {
         struct seq_entry *e = list[i];
         struct sequence_action a;
         pthread_mutex_lock(&svc->lock);
-        int act = svc->connected && sequence_state_action(&e->st, &svc->lease, seq_now_ms(), &a);
+        int act = svc->connected && sequence_state_action(&e->st, &svc->lease, clock_mono_ms(), &a);
         if (!act && entry_wants(e)) {
-            seq_mark_dirty(svc, e); /* backing off, or waiting to be connected: the cron retries */
+            sequence_table_mark_dirty(
+                svc, e); /* backing off, or waiting to be connected: the cron retries */
         }
         pthread_mutex_unlock(&svc->lock);
         if (act) {
@@ -399,11 +402,11 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_lock(&svc->lock);
     if (idx < svc->count) {
         struct seq_entry *e = svc->by_idx[idx];
-        sequence_state_done(&e->st, &svc->lease, token, seq_now_ms(), seq_result(ev->result),
+        sequence_state_done(&e->st, &svc->lease, token, clock_mono_ms(), seq_result(ev->result),
                             ev->data, ev->len, ev->version);
-        seq_after_done(svc, e);
+        sequence_heal_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
-        seq_mark_dirty(svc, e);
+        sequence_table_mark_dirty(svc, e);
     }
     pthread_mutex_unlock(&svc->lock);
 }
@@ -465,7 +468,7 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
         c->job.running = 0;
         c->job.queued = 1;
         pthread_mutex_unlock(&svc->lock);
-        seq_parents_repair(svc);
+        sequence_heal_parents(svc);
         run_creates(svc);
         return;
     }
@@ -475,7 +478,7 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     leaf_jobs_finish(&svc->jobs, &c->job, rc);
     pthread_mutex_unlock(&svc->lock);
     if (created) {
-        seq_created(svc, name);
+        sequence_heal_created(svc, name);
     }
 }
 
@@ -494,7 +497,7 @@ static void on_state(struct sequence_service *svc, int state) {
     pthread_mutex_unlock(&svc->lock);
     if (state == ZK_STATE_EXPIRED) {
         fail_running_creates(svc);
-        seq_lose_primary(svc, "the ZooKeeper session expired");
+        sequence_zk_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
         svc->taking_over = 0;
@@ -528,7 +531,7 @@ static void demote(struct sequence_service *svc) {
         svc->demotions++;
     }
     pthread_mutex_unlock(&svc->lock);
-    seq_lose_primary(svc, "demoted");
+    sequence_zk_lose_primary(svc, "demoted");
     svc->taking_over = 0;
     if (svc->mine[0] == '\0' || svc->deleting) {
         return;
@@ -536,11 +539,12 @@ static void demote(struct sequence_service *svc) {
     /* Issuing has stopped: release the lease (the next primary need not wait
      * it out), then leave the line. */
     if (was) {
-        (void)seq_giveback_send(svc); /* applied before the release and the delete below */
+        (void)sequence_heal_giveback_send(
+            svc); /* applied before the release and the delete below */
     }
     const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
     if (svc->shards.on) {
-        seq_shards_release(svc);
+        sequence_shard_zk_release(svc);
     }
     if (was && release[0] != '\0' &&
         zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, release, "released", 8, -1) ==
@@ -566,13 +570,13 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
         return;
     }
     if (ev->kind == ZK_EVENT_WATCH) {
-        if (!seq_shards_watch(svc, ev)) {
+        if (!sequence_shard_zk_watch(svc, ev)) {
             elect_list(svc); /* the predecessor changed or went */
         }
         return;
     }
     if (ev->op >= OP_SHARD_READ && ev->op <= OP_SHARD_HB_DELETE) {
-        seq_shards_on_zk(svc, ev);
+        sequence_shard_zk_on_zk(svc, ev);
         return;
     }
     switch (ev->op) {
@@ -591,36 +595,36 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_PEER_GET: on_peer(svc, ev); break;
     case OP_SEQ: on_seq(svc, ev); break;
     case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
-    case OP_SEQ_GIVEBACK: seq_on_giveback(svc, ev); break;
+    case OP_SEQ_GIVEBACK: sequence_heal_on_giveback(svc, ev); break;
     default: break;
     }
 }
 
 /* Control thread: one event of this service's on the session (node_zk). */
-void seq_on_zk(void *arg, struct zk_event *ev) {
+void sequence_zk_on_event(void *arg, struct zk_event *ev) {
     struct sequence_service *svc = arg;
     if (!svc->zk_open) {
         return;
     }
-    if (!svc->stepping_down) {
+    if (!svc->stopping) {
         handle_event(svc, ev);
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_SEQ_GIVEBACK) {
-        seq_on_giveback(svc, ev); /* the handover's writes, answered during the stop */
+        sequence_heal_on_giveback(svc, ev); /* the handover's writes, answered during the stop */
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_ELECT_CREATE &&
                ev->result == ZK_RESULT_OK && ev->data != NULL) {
-        /* Created after the step-down began: out of line at once. */
+        /* Created after the stop began: out of line at once. */
         (void)zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, ev->data, -1);
     }
 }
 
-void seq_on_async(uv_async_t *h) {
-    seq_on_idle(h->data);
+void sequence_zk_on_async(uv_async_t *h) {
+    sequence_zk_on_idle(h->data);
 }
 
 /* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
-void seq_on_idle(void *arg) {
+void sequence_zk_on_idle(void *arg) {
     struct sequence_service *svc = arg;
-    if (!svc->zk_open || svc->stepping_down) {
+    if (!svc->zk_open || svc->stopping) {
         return;
     }
     pthread_mutex_lock(&svc->lock);
@@ -634,14 +638,14 @@ void seq_on_idle(void *arg) {
     run_dirty(svc);
 }
 
-void seq_on_cron(uv_timer_t *t) {
+void sequence_zk_on_cron(uv_timer_t *t) {
     struct sequence_service *svc = t->data;
-    int64_t now = seq_now_ms();
-    if (svc->stepping_down || !svc->connected) {
+    int64_t now = clock_mono_ms();
+    if (svc->stopping || !svc->connected) {
         return;
     }
     heartbeat(svc, now);
-    seq_shards_cron(svc, now);
+    sequence_shard_zk_cron(svc, now);
     if (svc->taking_over == 3) {
         become_primary(svc); /* once the previous primary's lease has run out */
     }
