@@ -9,7 +9,7 @@ Covers:
 - INCRBY's dense blocks on a tag with step 10: INCRBY 7 twice gives 7 then 17
   (8..10 skipped), singles never skip, a block skips less than its size, the
   limits 10000 and 10001;
-- every error of section 9 with its exact first word (or Redis's wording),
+- every error of docs/reference/resp.md with its exact first word (or Redis's wording),
   the connection staying usable after each;
 - malformed frames, a bulk over 64 KiB, more than 1024 arguments and an inline
   line over 64 KiB: an error reply, then that connection only is closed (one
@@ -177,7 +177,7 @@ ids = d.call("LEAF.IDS", "segment:dense", 25)
 check(ids == list(range(v + 1, v + 26)), "LEAF.IDS 25 on segment: the next 25 of the tag")
 d.close()
 
-log("every error of section 9, pipelined on one connection that stays open")
+log("every error of docs/reference/resp.md, pipelined on one connection that stays open")
 cases = [
     (("INCR", "segment:nosuch"), "UNKNOWN_TAG "),
     (("INCR", "segment:" + "x" * 128), "UNKNOWN_TAG "),

@@ -5,7 +5,7 @@ wall clock is faked) while four keep-alive connections request IDs:
 - back 500 ms, then back 3 s more: not one failed request, no slot switch
   (the lead covers steps up to max.lead.ms, 5 s), IDs strictly increasing
   per connection, no duplicate;
-- back 60 s, beyond the bound: the node switches slot (section 12); the
+- back 60 s, beyond the bound: the node switches slot (docs/cluster.md, leases); the
   refusals last less than a second, no ID repeats, and the slot left keeps
   its reservation above every ID issued from it.
 """

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 Record = namedtuple("Record", "client send recv lo hi ids node")
 Event = namedtuple("Event", "client t kind node detail")
-FAIL_KINDS = ("redirect", "tryagain", "no_primary")  # what section 10 allows at a handover
+FAIL_KINDS = ("redirect", "tryagain", "no_primary")  # what docs/cluster.md allows at a handover
 
 RETRY_PAUSE = 0.005  # s between retries after 503/TRYAGAIN/connection errors
 

@@ -432,7 +432,7 @@ static void test_jdbc_bad(void) {
         {"jdbc:mysql:/h/db", scheme},
         {"JDBC:MYSQL://h/db", scheme},
         {"jdbc:mysql:///db", host},
-        {"jdbc:mysql://h1,,h2/db", host}, /* h1,h2 is a host list (section 18) */
+        {"jdbc:mysql://h1,,h2/db", host}, /* h1,h2 is a host list (docs/cluster.md) */
         {"jdbc:mysql://192.0.2.300/db", host},
         {"jdbc:mysql://h h/db", host},
         {"jdbc:mysql://h:0/db", port},

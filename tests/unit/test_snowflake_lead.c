@@ -1,7 +1,7 @@
 /*
  * The bounded lead (docs/reference/guarantees.md, "The bounded lead") under an injected clock:
  * steps back within and beyond the bound, a restart above a stored reservation, batches that cross
- * the bound, and every layout and time unit of section 13.
+ * the bound, and every layout and time unit of docs/id-shapes.md.
  */
 #include <string.h>
 
@@ -99,7 +99,7 @@ static void test_step_beyond_bound(void) {
     }
 }
 
-/* max.lead.ms = 0 keeps section 4's waiting behaviour. */
+/* max.lead.ms = 0 keeps the waiting behaviour of docs/reference/guarantees.md. */
 static void test_zero_lead_waits(void) {
     struct snowflake_gen g;
     gen_shape(&g, &shapes[0], 0);
