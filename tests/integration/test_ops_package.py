@@ -107,7 +107,9 @@ def main():
         check("## [%s]" % version in changelog or "## [Unreleased]" in changelog,
               "CHANGELOG.md.gz is the changelog")
         with gzip.open(os.path.join(x, "usr/share/man/man8/leafd.8.gz"), "rt") as f:
-            check(f.read().startswith(".TH"), "the man pages are gzipped roff")
+            th = f.readline()
+            check(th.startswith(".TH") and '"leafd %s"' % version in th,
+                  "the man pages are gzipped roff naming the version: %r" % th)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
