@@ -55,6 +55,7 @@
 #include "snowflake_node.h"
 #include "snowflake_retire.h"
 #include "user_service.h"
+#include "version.h"
 
 /* src/node hands leaf.jdbc.url's TLS mode to segment/ as is: the two enums are one list. */
 _Static_assert(CONFIG_DB_TLS_DISABLED == (int)SEGMENT_DB_TLS_DISABLED &&
@@ -162,7 +163,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
         } else if (strcmp(argv[i], "--print-reference") == 0) {
             exit(print_reference(i + 1 < argc ? argv[i + 1] : NULL));
         } else if (strcmp(argv[i], "--version") == 0) {
-            printf("leafd %s\n", LEAFD_VERSION);
+            printf("leafd %s (commit %s)\n", leafd_version(), leafd_revision());
             exit(0);
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
@@ -528,7 +529,7 @@ static int daemon_start(struct daemon *d) {
         return -1;
     }
     log_info("main", "leafd %s listening on %s (HTTP)%s%s%s%s%s%s%s%s%s with %d event loops",
-             LEAFD_VERSION, d->cfg.listen, d->cfg.resp_port ? ", " : "", d->cfg.resp_listen,
+             leafd_version(), d->cfg.listen, d->cfg.resp_port ? ", " : "", d->cfg.resp_listen,
              d->cfg.resp_port ? " (RESP)" : "", d->cfg.tls_port ? ", " : "", d->cfg.tls_listen,
              d->cfg.tls_port ? " (HTTPS)" : "", d->cfg.resp_tls_port ? ", " : "",
              d->cfg.resp_tls_listen, d->cfg.resp_tls_port ? " (RESP over TLS)" : "", nthreads);
@@ -570,7 +571,7 @@ static void log_startup(const struct leaf_config *c, const char *path) {
     log_info("main",
              "leafd %s starting (pid %ld, config %s): HTTP %s%s%s, snowflake %s, segment %s, "
              "sequence %s",
-             LEAFD_VERSION, (long)getpid(), path, c->listen, c->resp_port ? ", RESP " : "",
+             leafd_version(), (long)getpid(), path, c->listen, c->resp_port ? ", RESP " : "",
              c->resp_listen, snowflake, segment, c->sequence_enable ? "on" : "off");
 }
 

@@ -50,7 +50,8 @@ size_t zk_compat_message(enum zk_compat_verdict v, const char *leaf_parent,
         n = snprintf(buf, cap,
                      "%s has %d node(s) registered by Meituan Leaf; leafd's own worker IDs "
                      "(%s) would repeat theirs: set leafd.snowflake.leaf.compat = true to "
-                     "register as Leaf does (same parent, same JSON), or use another leaf.name",
+                     "register as Leaf does (same parent, same JSON), or use another leaf.name "
+                     "(refused since 0.2.0; CHANGELOG.md, 0.2.0)",
                      leaf_parent, leaf_children, leafd_parent);
     } else if (v == ZK_COMPAT_REFUSE_MIXED) {
         n = snprintf(buf, cap,

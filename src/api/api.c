@@ -15,6 +15,7 @@
 #include "metrics_scrape.h"
 #include "num.h"
 #include "snowflake_id.h"
+#include "version.h"
 #include "zk_session.h"
 
 leaf_status_t api_snowflake_get(struct http_request *req) {
@@ -220,7 +221,7 @@ leaf_status_t api_ready(struct http_request *req) {
     ok &= ready_sequence(ctx, &b);
     sbuf_putc(&b, ',');
     ok &= ready_auth(ctx, &b);
-    sbuf_puts(&b, ",\"version\":\"" LEAFD_VERSION "\"");
+    sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {

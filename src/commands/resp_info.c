@@ -11,13 +11,14 @@
 
 #include "api_ctx.h"
 #include "clock.h"
+#include "version.h"
 
 static void info_server(const struct api_ctx *ctx, struct sbuf *b) {
     sbuf_printf(b,
                 "# Server\r\nredis_version:%s\r\nleafd_version:%s\r\nredis_mode:standalone\r\n"
                 "os:Linux\r\nprocess_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%" PRId64 "\r\n"
                 "\r\n",
-                LEAFD_REDIS_VERSION, LEAFD_VERSION, (long)ctx->pid, ctx->cfg->resp_port,
+                LEAFD_REDIS_VERSION, leafd_version(), (long)ctx->pid, ctx->cfg->resp_port,
                 (clock_wall_ms() - ctx->started_ms) / 1000);
 }
 

@@ -683,7 +683,9 @@ static leaf_status_t config_finish_secrets(struct leaf_config *c, char *err, siz
         }
     }
     if (c->admin_token[0] != '\0' && strlen(c->admin_token) < CONFIG_ADMIN_TOKEN_MIN) {
-        snprintf(why, sizeof(why), "too short: at least %d characters (a long random string)",
+        snprintf(why, sizeof(why),
+                 "too short: at least %d characters (a long random string); refused since "
+                 "0.2.0: set a new one, e.g. openssl rand -hex 16 (CHANGELOG.md, 0.2.0)",
                  CONFIG_ADMIN_TOKEN_MIN);
         return config_key_error(
             c, c->admin_token_file[0] ? CONFIG_I_admin_token_file : CONFIG_I_admin_token, why, err,
@@ -820,7 +822,9 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
         /* Users kept in a world-writable tree are not access control (docs/SECURITY.md). */
         return config_key_error(c, CONFIG_I_auth_enable,
                                 "needs leafd.zk.auth (or leafd.zk.auth.file): users kept in a "
-                                "ZooKeeper tree anyone can write are not access control",
+                                "ZooKeeper tree anyone can write are not access control; refused "
+                                "since 0.2.0: set leafd.zk.auth=digest:USER:PASSWORD on every "
+                                "node (CHANGELOG.md, 0.2.0)",
                                 err, errlen);
     }
     memset(&j, 0, sizeof(j));

@@ -28,8 +28,9 @@ static const char *const tools_exact[] = {
     "LEAFD_KEEP_TMP",  /* tests: keep the temp dirs */
     "LEAFD_USER",      /* tools/leafctl user: name:secret of an admin user */
 };
+/* LEAFD_PACKAGE_: tools/package's build directory and jobs. */
 static const char *const tools_prefix[] = {
-    "LEAFD_TEST_", "LEAFD_TSAN_", "LEAFD_CHAOS_", "LEAFD_FUZZ_", "LEAFD_BENCH_",
+    "LEAFD_TEST_", "LEAFD_TSAN_", "LEAFD_CHAOS_", "LEAFD_FUZZ_", "LEAFD_BENCH_", "LEAFD_PACKAGE_",
 };
 
 #define ENV_KEY_NAME(key, type, field, def, lo, hi, help) key,

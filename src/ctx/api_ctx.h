@@ -20,8 +20,6 @@
 #include "user_service.h"
 #include "zk_session.h"
 
-#define LEAFD_VERSION "0.1.0"
-
 struct metrics;
 
 /* The protocols, as the metrics' protocol label and the connection counts know them. */

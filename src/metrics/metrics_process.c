@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "api_ctx.h"
-#include "leafd_revision.h" /* LEAFD_REVISION, written at build time by revision.cmake */
 #include "readiness.h"
+#include "version.h"
 
 /* ---- readiness and build ---- */
 
@@ -29,7 +29,10 @@ void f_ready(struct metrics_out *o, const struct metrics_snap *s) {
 }
 
 void f_build_info(struct metrics_out *o, const struct metrics_snap *s) {
-    metrics_sample_i(o, "version=\"" LEAFD_VERSION "\",revision=\"" LEAFD_REVISION "\"", 1);
+    char labels[96];
+    snprintf(labels, sizeof(labels), "version=\"%s\",revision=\"%s\"", leafd_version(),
+             leafd_revision());
+    metrics_sample_i(o, labels, 1);
 }
 
 /* ---- process_*, as the Prometheus client libraries define them ---- */

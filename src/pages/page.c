@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "num.h"
 #include "validate.h"
+#include "version.h"
 
 static const char page_style[] =
     "<style>body{font:14px system-ui,sans-serif;margin:1em;color:#222}"
@@ -133,7 +134,7 @@ static void page_identity(struct sbuf *p, const struct api_ctx *ctx) {
     gmtime_r(&now, &tm);
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
     sbuf_printf(p, " &middot; leafd %s, pid %ld, up %" PRId64 " s &middot; rendered %s</div>\n",
-                LEAFD_VERSION, ctx->pid, (clock_wall_ms() - ctx->started_ms) / 1000, when);
+                leafd_version(), ctx->pid, (clock_wall_ms() - ctx->started_ms) / 1000, when);
 }
 
 static void page_form(struct sbuf *p, const char *path, const struct page_query *q,

@@ -4,7 +4,8 @@
  * offset from this node, age of its last report, modes and version (from
  * the survey, src/node/cluster_survey.c, which runs on its own thread: the
  * page never waits for it), the sequence primary, and the segment tags
- * with the least runway on this node.
+ * with the least runway on this node. ?format=json: the same nodes as JSON,
+ * with this node's version and revision.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "api.h"
 #include "clock.h"
 #include "page.h"
+#include "version.h"
 
 #define CLUSTER_REPORT_STALE_MS 10000 /* reports are written every 3 s */
 #define CLUSTER_LOW_TAGS 10
@@ -292,6 +294,47 @@ static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
     free(l);
 }
 
+/* ?format=json: this node (version, revision) and the survey's nodes, for scripts. */
+static void cluster_json(struct http_request *req, const struct api_ctx *ctx,
+                         const struct cluster_snapshot *s) {
+    struct sbuf b = SBUF_INIT;
+    char self[64];
+    snprintf(self, sizeof(self), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
+    sbuf_puts(&b, "{\"node\":{\"identity\":");
+    sbuf_json_str(&b, self, strlen(self));
+    sbuf_printf(&b,
+                ",\"version\":\"%s\",\"revision\":\"%s\"},\"surveyed_ms\":%" PRId64 ",\"error\":",
+                leafd_version(), leafd_revision(), s->taken_ms);
+    sbuf_json_str(&b, s->error, strlen(s->error));
+    sbuf_puts(&b, ",\"nodes\":[");
+    for (int i = 0; i < s->npeers; i++) {
+        const struct cluster_peer *n = &s->peers[i];
+        sbuf_puts(&b, i ? ",{\"identity\":" : "{\"identity\":");
+        sbuf_json_str(&b, n->id, strlen(n->id));
+        sbuf_printf(&b, ",\"reachable\":%s", n->reachable ? "true" : "false");
+        if (!n->reachable) {
+            sbuf_puts(&b, ",\"error\":");
+            sbuf_json_str(&b, n->error, strlen(n->error));
+        } else {
+            sbuf_printf(&b,
+                        ",\"ready\":%s,\"worker_id\":%d,\"offset_ms\":%" PRId64
+                        ",\"rtt_ms\":%" PRId64 ",\"lead_ms\":%" PRId64 ",\"report_age_ms\":%" PRId64
+                        ",\"snowflake\":%s,\"segment\":%s,"
+                        "\"sequence\":%s,\"role\":",
+                        n->ready ? "true" : "false", n->worker_id, n->offset_ms, n->rtt_ms,
+                        n->lead_ms, n->report_age_ms, n->snowflake ? "true" : "false",
+                        n->segment ? "true" : "false", n->sequence ? "true" : "false");
+            sbuf_json_str(&b, n->role, strlen(n->role));
+            sbuf_puts(&b, ",\"version\":");
+            sbuf_json_str(&b, n->version, strlen(n->version)); /* "" when it does not say */
+        }
+        sbuf_putc(&b, '}');
+    }
+    sbuf_puts(&b, "]}");
+    api_respond_sbuf(req, 200, "application/json", &b);
+    sbuf_free(&b);
+}
+
 leaf_status_t page_cluster(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     int64_t t0 = clock_mono_ns();
@@ -307,6 +350,14 @@ leaf_status_t page_cluster(struct http_request *req) {
     } else { /* an API context without a survey (the unit tests' fixture) */
         memset(s, 0, sizeof(*s));
         snprintf(s->error, sizeof(s->error), "no cluster survey in this process");
+    }
+    const char *format;
+    size_t format_len;
+    if (api_query_get(req, "format", &format, &format_len) && format_len == 4 &&
+        memcmp(format, "json", 4) == 0) {
+        cluster_json(req, ctx, s);
+        free(s);
+        return LEAF_OK;
     }
     struct sbuf p = SBUF_INIT;
     if (s->taken_ms == 0 && s->error[0] == '\0' && q.refresh == 0) {

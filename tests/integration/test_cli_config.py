@@ -8,12 +8,15 @@ file:line or file, and the key); environment overrides (also bad ones, named
 by variable); Leaf's own leaf.properties; start-up with the port in use.
 """
 import os
+import re
 import socket
 import subprocess
 import tempfile
 import time
 
 from leafdtest import (LEAFD_BIN, Env, check, free_port, http, log, port_open, static_props)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 LEAF_PROPERTIES = """leaf.name=com.sankuai.leaf.opensource.test
 leaf.segment.enable=false
@@ -72,6 +75,37 @@ def bad_config(d, name, text, key, line, env_extra=None, also=(), names_file=Tru
     check(rc2 == 1, "%s: leafd -c exits 1 too (got %d; %r)" % (name, rc2, err2[:200]))
 
 
+def conf_keys(d):
+    """conf/leafd.properties names exactly the keys of CONFIG_KEYS (src/config/config.h),
+    commented or not, each once, and leafd accepts it as shipped."""
+    table = re.findall(r'X\("([a-z.]+)",', open(os.path.join(ROOT, "src/config/config.h")).read())
+    check(len(table) > 40, "CONFIG_KEYS read from config.h (%d keys)" % len(table))
+    path = os.path.join(ROOT, "conf/leafd.properties")
+    named = re.findall(r"^#?\s*([a-z][a-z.]*[a-z])\s*=", open(path).read(), re.M)
+    unknown = sorted(set(named) - set(table))
+    check(not unknown, "conf/leafd.properties names only CONFIG_KEYS keys (unknown: %s)" % unknown)
+    missing = sorted(set(table) - set(named))
+    check(not missing, "conf/leafd.properties names every CONFIG_KEYS key (missing: %s)" % missing)
+    twice = sorted(k for k in set(named) if named.count(k) > 1)
+    check(not twice, "conf/leafd.properties names each key once (twice: %s)" % twice)
+    rc, out, err = run(["--check-config", "-c", path])
+    check(rc == 0 and "configuration OK" in out,
+          "leafd --check-config accepts conf/leafd.properties (got %d, %r)" % (rc, err[:300]))
+    rc, out, err = run(["--print-config", "-c", path])
+    check(rc == 0 and all(k in out for k in table),
+          "--print-config of conf/leafd.properties lists every key (got %d, %r)" % (rc, err[:300]))
+
+
+def breaking_refusals(d, data):
+    """Configurations 0.1.0 accepted and 0.2.0 refuses: the refusal names the version and the
+    migration, with a pointer to CHANGELOG.md."""
+    zk = "leaf.name = it\nleaf.snowflake.enable = true\nleaf.snowflake.zk.address = 127.0.0.1:1\n"
+    bad_config(d, "short-token", zk + "leafd.admin.token = short-token\n", "leafd.admin.token", 4,
+               also=("16 characters", "since 0.2.0", "CHANGELOG.md", "openssl rand"))
+    bad_config(d, "auth-no-zk-auth", zk + "leafd.auth.enable = true\n", "leafd.auth.enable", 4,
+               also=("leafd.zk.auth", "since 0.2.0", "CHANGELOG.md", "digest:USER:PASSWORD"))
+
+
 def main():
     with Env() as env:
         d = tempfile.mkdtemp(dir=env.dir)
@@ -79,8 +113,15 @@ def main():
 
         rc, out, err = run(["--version"])
         check(rc == 0, "--version exits 0 (got %d)" % rc)
-        check(out.startswith("leafd ") and any(ch.isdigit() for ch in out),
-              "--version prints 'leafd <version>' (got %r)" % out)
+        check(re.fullmatch(r"leafd \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}(-dirty)?|unknown)\)\n", out),
+              "--version prints 'leafd X.Y.Z (commit abcdef1)' (got %r)" % out)
+        cmake = open(os.path.join(ROOT, "CMakeLists.txt")).read()
+        version = re.search(r"project\(leafd VERSION (\d+\.\d+\.\d+)", cmake).group(1)
+        check(out.split()[1] == version, "--version is CMakeLists.txt's project version %s (got %r)"
+              % (version, out))
+
+        conf_keys(d)
+        breaking_refusals(d, data)
 
         port = free_port()
         good = write(d, "good.properties", GOOD % (port, data))

@@ -7,6 +7,7 @@ A second node configured on the port the first one serves: its start fails (its
 leafd dies on bind) although /ready answers 200 there, and its status says "not
 running" (exit 3) with no pid file or a stale one, never "ready"."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -68,6 +69,8 @@ with Env() as env:
     rc, out = leafctl("status", conf=conf)
     check(rc == 0 and '"status":"ready"' in out, "status exits 0 with /ready: %d %s" % (rc, out))
     check("pid %d" % pid in out, "status names the pid that answers: %s" % out)
+    check(re.search(r"^version \d+\.\d+\.\d+ \(commit [0-9a-f]+(-dirty)?\)$", out, re.M),
+          "status names the node's version and commit: %s" % out)
     check(out.splitlines()[0] == "READY: leafd pid %d on http://127.0.0.1:%d" % (pid, port),
           "status's first line is the verdict: %s" % out)
 

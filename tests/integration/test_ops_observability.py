@@ -1,5 +1,7 @@
 """/metrics passes `promtool check metrics` after traffic; log lines are
 logfmt with time, level, component and msg; no per-request lines at info."""
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -27,6 +29,17 @@ with Env() as env:
                    'leafd_ids_issued_total{mode="snowflake"} 220',
                    "leafd_snowflake_worker_id 5", "leafd_http_connections"]:
         check(needle in body, "metrics contain %s" % needle)
+    # Which leafd runs: the version of CMakeLists.txt and the git commit, in /metrics and /ready.
+    version = re.search(r"project\(leafd VERSION (\d+\.\d+\.\d+)", open(os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        "CMakeLists.txt")).read()).group(1)
+    m = re.search(r'^leafd_build_info\{version="([^"]+)",revision="([^"]+)"\} 1$', body, re.M)
+    check(m and m.group(1) == version and re.fullmatch(r"[0-9a-f]{12}(-dirty)?|unknown", m.group(2)),
+          "leafd_build_info carries version=%s and the revision: %s" % (version, m and m.group(0)))
+    st, ready, _ = http(node.port, "/ready")
+    rj = json.loads(ready)
+    check(rj.get("version") == version and m and rj.get("revision") == m.group(2),
+          "/ready says the same version and revision: %s" % ready)
     if shutil.which("promtool"):
         r = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
         check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),

@@ -10,6 +10,7 @@ anything from elsewhere (no CDN, no external script or style). GET / is an
 index linking the pages; /cluster before its first survey says "surveying"
 (never "Live nodes (0)"); a standby's /cluster counts the primary's sequences.
 """
+import json
 import re
 import time
 
@@ -132,7 +133,18 @@ common("/cluster", body)
 check(ok, "/cluster finds the three live nodes and calls the cluster healthy:\n%s" % body[body.find("<h2>"):][:1200])
 for n in nodes:
     check("127.0.0.1:%d" % n.port in body, "/cluster lists %s" % n.name)
-check(body.count("0.1.0") >= 3 or body.count(">0.") >= 3, "/cluster shows the nodes' versions")
+check(len(re.findall(r">\d+\.\d+\.\d+<", body)) >= 3, "/cluster shows the nodes' versions")
+st, cj, hdr, _ = page(a, "/cluster?format=json")
+try:
+    cj = json.loads(cj)
+except ValueError:
+    cj = {}
+check(st == 200 and hdr.get("Content-Type", "").startswith("application/json"),
+      "/cluster?format=json answers JSON: %d %s" % (st, hdr))
+check(re.fullmatch(r"\d+\.\d+\.\d+", cj.get("node", {}).get("version", "")) is not None,
+      "/cluster's JSON names this node's version: %s" % cj.get("node"))
+check(len([n for n in cj.get("nodes", []) if n.get("version") == cj["node"]["version"]]) == 3,
+      "/cluster's JSON shows each live node's version: %s" % cj.get("nodes"))
 check(len(re.findall(r"[+-]\d+ ms</td>", body)) >= 3, "/cluster shows clock offsets")
 check(body.count("s ago</td>") >= 3, "/cluster shows the age of each node's last report")
 table = body[body.find("Live nodes"):]

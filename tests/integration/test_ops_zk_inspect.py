@@ -40,6 +40,10 @@ with Env() as env:
     check(all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", l) for l in line_a + line_b),
           "last reported time shown")
     check(all(re.search(r"(ago|ahead)", l) for l in line_a + line_b), "age shown")
+    check(line_a and re.search(r"\s\d+\.\d+\.\d+\s+live$", line_a[0].rstrip()),
+          "a live node's version (from its /ready): %s" % line_a)
+    check(line_b and re.search(r"\s\?\s+not live$", line_b[0].rstrip()),
+          "a stopped node's version is unknown ('?'): %s" % line_b)
 
     rc, out2, err = inspect(zk.address())
     check(rc == 0 and "cluster it:" in out2, "all clusters listed without a name")

@@ -212,7 +212,8 @@ static void test_admin_token_length(void) {
     char tok[256], text[1024];
     CHECK_EQ_INT(load("leafd.admin.token=0123456789abcde\n"), LEAF_EINVAL);
     CHECK_EQ_STR(err, FILE_NAME ":4: leafd.admin.token: too short: at least 16 characters (a "
-                                "long random string)");
+                                "long random string); refused since 0.2.0: set a new one, e.g. "
+                                "openssl rand -hex 16 (CHANGELOG.md, 0.2.0)");
     CHECK(strstr(err, "0123456789abcde") == NULL);
     CHECK_EQ_INT(load("leafd.admin.token=0123456789abcdef\n"), LEAF_OK);
     CHECK_EQ_INT(load("leafd.admin.token=\n"), LEAF_OK); /* empty: loopback clients only */
@@ -220,7 +221,8 @@ static void test_admin_token_length(void) {
     snprintf(text, sizeof(text), "leafd.admin.token.file=%s\n", tok);
     CHECK_EQ_INT(load(text), LEAF_EINVAL);
     CHECK_EQ_STR(err, FILE_NAME ":4: leafd.admin.token.file: too short: at least 16 characters (a "
-                                "long random string)");
+                                "long random string); refused since 0.2.0: set a new one, e.g. "
+                                "openssl rand -hex 16 (CHANGELOG.md, 0.2.0)");
 }
 
 /* ---- the failed-authentication limit -------------------------------------------- */

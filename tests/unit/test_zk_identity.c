@@ -304,6 +304,7 @@ static void test_compat(void) {
                       "/snowflake/leaf-it/leaf_forever", 2, msg, sizeof(msg));
     CHECK(strstr(msg, "/snowflake/leaf-it/forever has 2 node(s)") != NULL);
     CHECK(strstr(msg, "leafd.snowflake.leaf.compat") != NULL);
+    CHECK(strstr(msg, "since 0.2.0") != NULL && strstr(msg, "CHANGELOG.md") != NULL);
     zk_compat_message(ZK_COMPAT_REFUSE_MIXED, "/a/forever", "/a/leaf_forever", 2, msg, sizeof(msg));
     CHECK(strstr(msg, "/a/leaf_forever") != NULL && strstr(msg, "/a/forever") != NULL);
     CHECK_EQ_INT(zk_compat_floor_ms(1000), 1000 + ZK_COMPAT_REPORT_MS);

@@ -1,0 +1,120 @@
+"""tools/package: the Debian package builds without installing anything, holds every file
+docs/OPERATIONS.md ("Installing") lists, marks the configuration as a conffile, passes lintian
+without errors, and its extracted leafd runs (--version, --check-config of the packaged
+configuration). Skipped (77) without dpkg-dev (tools/deps package).
+
+LEAFD_PACKAGE_BUILD: the release build directory tools/package uses (kept between runs)."""
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from leafdtest import _checks, check, log
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+FILES = [
+    "./usr/bin/leafd", "./usr/bin/leafctl", "./usr/bin/zk-inspect",
+    "./etc/leafd/leafd.properties",
+    "./lib/systemd/system/leafd.service", "./usr/lib/sysusers.d/leafd.conf",
+    "./usr/share/leafd/leafd-alerts.yml", "./usr/share/leafd/leaf_alloc.sql",
+    "./usr/share/leafd/grafana/leafd.json",
+    "./usr/share/man/man8/leafd.8.gz", "./usr/share/man/man8/leafctl.8.gz",
+    "./usr/share/man/man8/zk-inspect.8.gz",
+    "./usr/share/bash-completion/completions/leafctl",
+    "./usr/share/doc/leafd/README.md", "./usr/share/doc/leafd/OPERATIONS.md",
+    "./usr/share/doc/leafd/CHANGELOG.md.gz", "./usr/share/doc/leafd/changelog.gz",
+    "./usr/share/doc/leafd/copyright",
+]
+
+
+def run(argv, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, **kw)
+    return r.returncode, r.stdout, r.stderr
+
+
+def main():
+    for tool in ("dpkg-deb", "dpkg-shlibdeps", "dpkg-buildflags"):
+        if shutil.which(tool) is None:
+            print("SKIP: %s missing (tools/deps package)" % tool)
+            sys.exit(77)
+    version = re.search(r"project\(leafd VERSION (\d+\.\d+\.\d+)",
+                        open(os.path.join(ROOT, "CMakeLists.txt")).read()).group(1)
+    arch = run(["dpkg", "--print-architecture"])[1].strip()
+    tmp = tempfile.mkdtemp(prefix="leafd-test-package.")
+    try:
+        rc, out, err = run([os.path.join(ROOT, "tools", "package"), tmp], timeout=900)
+        log(out + err)
+        check(rc == 0, "tools/package exits 0 (got %d: %s)" % (rc, err[-2000:]))
+        deb = os.path.join(tmp, "leafd_%s_%s.deb" % (version, arch))
+        if not check(os.path.exists(deb), "%s built (dir: %s)" % (deb, os.listdir(tmp))):
+            return
+        if shutil.which("lintian"):
+            check(re.search(r"lintian: 0 errors", out) and not re.search(r"^E: ", out, re.M),
+                  "lintian reports no errors: %s" % out)
+        else:
+            log("lintian not installed: not checked (tools/deps package)")
+
+        # The file list: everything where it belongs, owned by root, nothing from the build tree.
+        rc, listing, _ = run(["dpkg-deb", "-c", deb])
+        paths = {line.split()[-1] for line in listing.splitlines() if line.strip()}
+        for f in FILES:
+            check(f in paths, "the package holds %s" % f)
+        check(not any("/usr/local" in p or "build" in p for p in paths),
+              "no /usr/local or build paths: %s" % sorted(paths))
+        check(all(" root/root " in line for line in listing.splitlines() if line.strip()),
+              "every file owned by root/root")
+        for line in listing.splitlines():
+            if line.endswith("./usr/bin/leafd") or line.endswith("./usr/bin/leafctl"):
+                check(line.startswith("-rwxr-xr-x"), "executable: %s" % line)
+
+        # The control file and the conffile.
+        rc, control, _ = run(["dpkg-deb", "-f", deb])
+        check("Package: leafd" in control and "Version: %s" % version in control,
+              "control names leafd %s: %s" % (version, control))
+        check(re.search(r"^Depends:.*libc6.*libuv1.*", control, re.M) is not None,
+              "Depends lists the shared libraries (dpkg-shlibdeps): %s" % control)
+        ctl = os.path.join(tmp, "control")
+        check(run(["dpkg-deb", "-e", deb, ctl])[0] == 0, "dpkg-deb -e extracts the control area")
+        conffiles = open(os.path.join(ctl, "conffiles")).read().split()
+        check(conffiles == ["/etc/leafd/leafd.properties"],
+              "conffiles is /etc/leafd/leafd.properties alone: %s" % conffiles)
+        check(os.access(os.path.join(ctl, "postinst"), os.X_OK), "a postinst creates the user")
+
+        # Extracted, without installing: the binary runs and accepts the packaged configuration.
+        x = os.path.join(tmp, "x")
+        check(run(["dpkg-deb", "-x", deb, x])[0] == 0, "dpkg-deb -x extracts the package")
+        rc, out, err = run([os.path.join(x, "usr/bin/leafd"), "--version"])
+        check(rc == 0 and re.fullmatch(r"leafd %s \(commit ([0-9a-f]+(-dirty)?|unknown)\)\n"
+                                       % re.escape(version), out),
+              "the packaged leafd --version: 'leafd %s (commit ...)' exit 0 (got %d %r %r)"
+              % (version, rc, out, err))
+        conf = os.path.join(x, "etc/leafd/leafd.properties")
+        check("\nleafd.data.dir = /var/lib/leafd\n" in open(conf).read(),
+              "the conffile keeps its state in /var/lib/leafd (the unit's writable path)")
+        rc, out, err = run([os.path.join(x, "usr/bin/leafd"), "--check-config", "-c", conf])
+        check(rc == 0, "the packaged leafd accepts the packaged configuration (%d %r)" % (rc, err))
+        unit = open(os.path.join(x, "lib/systemd/system/leafd.service")).read()
+        check("\nExecStart=/usr/bin/leafd -c /etc/leafd/leafd.properties\n" in unit,
+              "the unit starts /usr/bin/leafd with /etc/leafd/leafd.properties")
+        check(not [l for l in unit.splitlines() if "/usr/local" in l and not l.startswith("#")],
+              "the unit names no /usr/local path outside comments")
+        with gzip.open(os.path.join(x, "usr/share/doc/leafd/CHANGELOG.md.gz"), "rt") as f:
+            changelog = f.read()
+        check("## [%s]" % version in changelog or "## [Unreleased]" in changelog,
+              "CHANGELOG.md.gz is the changelog")
+        with gzip.open(os.path.join(x, "usr/share/man/man8/leafd.8.gz"), "rt") as f:
+            th = f.readline()
+            check(th.startswith(".TH") and '"leafd %s"' % version in th,
+                  "the man pages are gzipped roff naming the version: %r" % th)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
+    print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]))
+    sys.exit(1 if _checks["failed"] else 0)
