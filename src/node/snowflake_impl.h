@@ -154,6 +154,8 @@ struct snowflake_node {
     struct zk_cache_owner work_owner; /* the threadpool write's copy, set when it is queued */
     int cache_use;                    /* enum zk_cache_use of the cache found at start */
     int64_t recorded_session;         /* the session the data dir recorded for the identity */
+    int64_t cache_written_ms;         /* the cache file's mtime at start (wall ms), -1 none */
+    int64_t cache_worker_id;          /* the worker ID the cache named at start, -1 none */
     struct zk_marker local_marker;    /* the cluster marker the data dir recorded */
     int shape_changed;                /* the cache's history was issued in old_shape */
     struct zk_shape old_shape;
