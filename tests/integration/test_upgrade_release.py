@@ -28,22 +28,23 @@ from upgradehelpers import Load, ReadyPoller, VLeafd, rolling, replace_binary
 from zkhelpers import worker_of, zk_props
 
 PREVIOUS = "6ac706c"  # 0.2.0
+OLDER = "42e24c4"     # 0.1.0: its cache records neither identity nor session
 MAX_NOT_READY_MS = 1000
 LOAD_S = 2.0
 
 old = release_binary(PREVIOUS)
 wanted = set((os.environ.get("UPGRADE_SCENARIOS") or
-              "forever,lease,sequence,segment,mixed").split(","))
+              "forever,older,lease,sequence,segment,mixed").split(","))
 env = Env()
 zk = env.zookeeper()
 totals = {"ids": 0, "duplicates": 0, "backwards": 0, "failed": 0}
 
 
-def cluster(prefix, props, n=3, resp=False):
-    nodes = [VLeafd(env, "%s%d" % (prefix, i), props, binary=old, wait_ready=False, resp=resp)
-             for i in range(n)]
+def cluster(prefix, props, n=3, resp=False, binary=None):
+    nodes = [VLeafd(env, "%s%d" % (prefix, i), props, binary=binary or old, wait_ready=False,
+                    resp=resp) for i in range(n)]
     for x in nodes:
-        check(x.wait_ready(40), "%s (0.2.0) ready:\n%s" % (x.name, x.log_text()[-1500:]))
+        check(x.wait_ready(40), "%s (%s) ready:\n%s" % (x.name, x.binary, x.log_text()[-1500:]))
     return nodes
 
 
@@ -84,6 +85,27 @@ def forever(kill9):
               % (how, name, v, MAX_NOT_READY_MS))
 
 
+def older():
+    """0.1.0 -> 1.0 after kill -9: the old cache records no session; the new binary tells its
+    previous process's znode from a twin's (data dir lock, cache written after the znode)."""
+    older_bin = release_binary(OLDER)
+    nodes = cluster("o", zk_props(zk.address(), name="fo"), binary=older_bin)
+    load = Load(nodes, "/api/snowflake/get/up?count=5", key=worker_of, clients=3).start()
+    ready = ReadyPoller(nodes).start()
+    time.sleep(4.0)  # 0.1.0 writes its cache every 3 s after creating its znode
+    log("older: rolling upgrade 0.1.0 -> 1.0 after kill -9")
+    ms = rolling(nodes, LEAFD_BIN, load, ready, kill9=True)
+    time.sleep(LOAD_S)
+    finish("older kill -9", load, ready, nodes)
+    log("older kill -9: not ready per node (ms): %s" % ms)
+    for name, v in ms.items():
+        check(v < MAX_NOT_READY_MS, "older kill -9: %s not ready for %d ms (< %d)"
+              % (name, v, MAX_NOT_READY_MS))
+    for x in nodes:
+        check("written by an older leafd) does not record" in x.log_text(),
+              "%s took its previous process's znode over:\n%s" % (x.name, x.log_text()[-1500:]))
+
+
 def lease():
     nodes = cluster("l", zk_props(zk.address(), name="ls",
                                   **{"leafd.snowflake.worker.mode": "lease"}), resp=True)
@@ -112,7 +134,8 @@ def sequence():
                 follow=True).start()
     ready = ReadyPoller(nodes).start()
     time.sleep(LOAD_S)
-    primary = [x for x in nodes if x.get("/api/sequence/get/probe")[0] == 200]
+    primary = [x for x in nodes if x.get("/api/sequence/get/orders")[0] == 200]
+    check(len(primary) == 1, "one primary for the sequence (%s)" % [x.name for x in primary])
     log("sequence: primary %s; rolling upgrade 0.2.0 -> 1.0 after SIGTERM, the primary last"
         % [x.name for x in primary])
     order = [x for x in nodes if x not in primary] + primary
@@ -162,6 +185,8 @@ def mixed():
 if "forever" in wanted:
     forever(kill9=False)
     forever(kill9=True)
+if "older" in wanted:
+    older()
 if "lease" in wanted:
     lease()
 if "sequence" in wanted:

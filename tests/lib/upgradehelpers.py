@@ -317,7 +317,7 @@ class ReadyPoller:
 def replace_binary(node, binary, load, ready, kill9=False, timeout=40):
     """Drains node, stops it (SIGTERM, or kill -9), starts binary on the same config and data
     dir, waits for /ready 200 and puts it back. Returns the ms /ready was not 200, from the
-    stop to the new process's first 200."""
+    stop to the new process's first 200 (a graceful stop may answer 200 while it drains)."""
     load.drain(node)
     t0 = time.monotonic()
     if kill9:
@@ -326,11 +326,12 @@ def replace_binary(node, binary, load, ready, kill9=False, timeout=40):
         node.proc.stop(signal.SIGTERM)
     node.binary = binary
     node.start(wait_ready=False)
-    if not wait_until(lambda: ready.ready_since(node, t0) is not None, timeout, interval=0.02):
+    t_new = time.monotonic()  # a 200 counts from the new process only
+    if not wait_until(lambda: ready.ready_since(node, t_new) is not None, timeout, interval=0.02):
         load.restore(node)
         raise RuntimeError("%s not ready %d s after the new binary started; log:\n%s"
                            % (node.name, timeout, node.log_text()[-3000:]))
-    t1 = ready.ready_since(node, t0)
+    t1 = ready.ready_since(node, t_new)
     load.restore(node)
     return ready.not_ready_ms(node, t0, t1)
 
