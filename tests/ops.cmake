@@ -31,7 +31,7 @@ leaf_integration_test(test_ops_metrics_families)
 # README's shell examples, run against a node (tests/integration/test_ops_readme.py).
 leaf_integration_test(test_ops_readme)
 
-# Release-to-release upgrades (docs/OPERATIONS.md): the previous releases are built from git
+# Release-to-release upgrades (docs/OPERATIONS.md, "Upgrading a cluster"): the previous releases are built from git
 # history into {build}/release-cache (once per commit) and clusters of them upgraded to this
 # build under load. Minutes long and a Release build of each old commit the first time: labelled
 # "upgrade" only, so they run in the full suite (plain ctest, tools/test) and not in the

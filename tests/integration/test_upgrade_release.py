@@ -1,7 +1,7 @@
-"""Every release is tested against the previous one (docs/OPERATIONS.md, upgrades): the
-previous release, 0.2.0 (commit 6ac706c), is built from git history (tests/lib/releasebuild.py,
-cached under the build dir), and clusters of it are upgraded to this build (LEAFD_BIN) node by
-node under continuous load from keep-alive HTTP clients (and a RESP client where the mode has
+"""Every release is tested against the previous one (docs/OPERATIONS.md, "Upgrading a
+cluster"): the previous release, 0.2.0 (commit 6ac706c), is built from git history
+(tests/lib/releasebuild.py, cached under the build dir), and clusters of it are upgraded to
+this build (LEAFD_BIN) node by node under continuous load from keep-alive HTTP clients (and a RESP client where the mode has
 one). Each scenario counts IDs checked, duplicates (all of the scenario's IDs), IDs going
 backwards on one connection and per worker ID / sequence, failed requests, and per node the
 time /ready (polled every 20 ms) was not 200 from the stop to the new binary's first 200.
@@ -9,6 +9,8 @@ time /ready (polled every 20 ms) was not 200 from the stop to the new binary's f
   forever   3 nodes of 0.2.0 -> 1.0 after SIGTERM, then 3 more after kill -9: each node not
             ready for under 1 s (a kill -9 does not make the new binary wait out the old
             session);
+  older     3 nodes of 0.1.0 (commit 42e24c4, whose cache records no session) -> 1.0 after
+            kill -9: under 1 s each too;
   lease     3 lease-mode nodes, rolling upgrade;
   sequence  3 nodes, rolling upgrade including the primary; strict order across the cluster;
   segment   2 segment nodes on MariaDB, rolling upgrade; unique IDs;
