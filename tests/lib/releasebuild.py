@@ -7,7 +7,7 @@ The tree of the commit is exported with `git archive` into a cache folder next t
 build (LEAFD_BIN's folder: {build}/release-cache/{full commit}/), built there once with a plain
 Release configuration, and reused by every later run (the folder is keyed by the commit; a
 finished build leaves a `built` marker). A flock on the folder's lock file keeps two tests from
-building it at once. LEAFD_RELEASE_CACHE names another cache folder.
+building it at once. UPGRADE_RELEASE_CACHE names another cache folder.
 
 A repository without that history (a shallow clone, or no git at all) cannot build it: the
 function prints why and exits with SKIP (77, the tests' SKIP_RETURN_CODE). CI clones fully.
@@ -52,7 +52,7 @@ def release_commit(commit):
 def release_binary(commit, timeout=900):
     """Path to the leafd binary of commit, built (once) from git history."""
     full = release_commit(commit)
-    cache = os.environ.get("LEAFD_RELEASE_CACHE") or os.path.join(
+    cache = os.environ.get("UPGRADE_RELEASE_CACHE") or os.path.join(
         os.path.dirname(os.path.abspath(LEAFD_BIN)), "release-cache")
     top = os.path.join(cache, full)
     binary = os.path.join(top, "build", "leafd")
