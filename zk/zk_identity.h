@@ -58,13 +58,14 @@ struct zk_identity_input {
     int64_t wait_started_ms;    /* when this start first saw the znode held (monotonic); -1 when
                                    not waiting yet */
     int64_t session_timeout_ms; /* the negotiated session timeout */
-    /* An older leafd recorded no session in its cache. Its znode is still told apart from a
-     * live twin's when all of these hold: this process holds the data dir's lock (no other
-     * process of this data dir runs: docs/IDENTITY.md), the cache is this identity's (it names
-     * it, or ZooKeeper confirmed its worker ID), and the cache was written after the znode was
-     * created: the process that created it wrote this data dir afterwards, so it was this node's
-     * previous process, if created at least ZK_IDENTITY_CREATED_MARGIN_MS before (a twin's znode is created after this node's last write; 0.1.0 wrote the
-     * cache every 3 s after creating the znode). Only when recorded_session is 0. */
+    /* An older leafd (0.1.0) recorded no session in its cache. Its killed process's znode is
+     * still told apart from a live twin's, only when recorded_session is 0, when all of these
+     * hold: this process holds the data dir's lock (no other process of this data dir runs),
+     * the cache is this identity's (it names it, or ZooKeeper confirmed its worker ID), and the
+     * znode was created at least ZK_IDENTITY_CREATED_MARGIN_MS before the cache's last write:
+     * the process that created it wrote this data dir afterwards, so it was this node's previous
+     * process (0.1.0 wrote its cache every 3 s after creating the znode). A twin's znode is
+     * created after this node stopped writing its cache. */
     int dir_locked;           /* this process holds the data dir's lock */
     int cache_ours;           /* the cache is this identity's */
     int64_t cache_written_ms; /* the cache file's last write (wall clock ms), -1 unknown */

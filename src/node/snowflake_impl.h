@@ -173,12 +173,14 @@ struct snowflake_node {
     int64_t idwait_owner;      /* the session holding it */
     uv_timer_t idwait;         /* re-checks the identity while it is held */
     int idwait_armed;          /* idwait was initialised (closed at shutdown) */
-    uv_timer_t zkwait;         /* an older leafd's cache, ZooKeeper down: retries the start */
-    int zkwait_armed;          /* zkwait was initialised (closed at shutdown) */
-    struct zk_cache_data zkwait_cache; /* the cache the waiting start goes on with */
     int64_t floor_ms;          /* the start-up floor: no ID at or below it */
     void (*fail)(void *arg);   /* the process cannot go on (main's daemon_fail) */
     void *fail_arg;
+    /* An older leafd's cache with ZooKeeper down: zkwait retries the start, which goes on with
+     * zkwait_cache; zkwait_armed: initialised (closed at shutdown). */
+    uv_timer_t zkwait;
+    int zkwait_armed;
+    struct zk_cache_data zkwait_cache;
     int64_t reserved_ms; /* highest reservation on disk = the generator's ceiling */
     int64_t report_ms;
 
@@ -204,7 +206,7 @@ struct snowflake_node {
         atomic_llong worker_id;
         atomic_int use_zk;
         atomic_int identity_wait; /* the identity is held by another session: waiting */
-        atomic_int zk_wait; /* an older leafd's cache waits for ZooKeeper to confirm it */
+        atomic_int zk_wait;       /* an older leafd's cache waits for ZooKeeper to confirm it */
     } stats;
 };
 
