@@ -12,8 +12,9 @@ time /ready (polled every 20 ms) was not 200 from the stop to the new binary's f
   older     3 nodes of 0.1.0 (commit 42e24c4, whose cache records no session) -> 1.0 after
             kill -9: under 1 s each too;
   lease     3 lease-mode nodes, rolling upgrade;
-  sequence  3 nodes, rolling upgrade including the primary; strict order across the cluster;
-  segment   2 segment nodes on MariaDB, rolling upgrade; unique IDs;
+  sequence  3 nodes, rolling upgrade including the primary; strict order across the cluster
+            (HTTP clients following the standbys' 307; no RESP client: it would follow -MOVED);
+  segment   2 segment nodes on MariaDB, rolling upgrade; unique IDs, rising on a connection;
   mixed     one 0.2.0 node beside two 1.0 nodes for 10 s, then a downgrade of one 1.0 node to
             0.2.0: 0 duplicates, 0 backwards.
 
@@ -152,11 +153,11 @@ def sequence():
 def segment():
     db = env.mariadb()
     db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('up', 1, 200)")
-    nodes = [VLeafd(env, "g%d" % i, seg_props(db), binary=old, wait_ready=False)
+    nodes = [VLeafd(env, "g%d" % i, seg_props(db), binary=old, wait_ready=False, resp=True)
              for i in range(2)]
     for x in nodes:
         check(x.wait_ready(40), "%s (0.2.0) ready:\n%s" % (x.name, x.log_text()[-1500:]))
-    load = Load(nodes, "/api/segment/get/up", clients=3).start()
+    load = Load(nodes, "/api/segment/get/up", clients=3, resp=("INCR", "segment:up")).start()
     ready = ReadyPoller(nodes).start()
     time.sleep(LOAD_S)
     log("segment: rolling upgrade 0.2.0 -> 1.0 after SIGTERM")

@@ -19,23 +19,22 @@ as a load balancer that polls /ready would.
 """
 import array
 import http.client as httpclient
+import os
 import re
 import signal
 import threading
 import time
 
-from leafdtest import LEAFD_BIN, Leafd, Proc, RespError, RespStream, http, log, wait_until
-import os
+from leafdtest import LEAFD_BIN, Leafd, Proc, RespError, RespStream, log, wait_until
 
 
 class VLeafd(Leafd):
     """A Leafd whose binary can change between starts (self.binary)."""
 
     def __init__(self, env, name, props, binary=None, **kw):
-        self.binary = binary or LEAFD_BIN
-        env_servers = env.servers
+        self.binary = binary or LEAFD_BIN  # before Leafd.__init__, which starts it
         super().__init__(env, name, props, **kw)
-        env_servers.append(self)
+        env.servers.append(self)  # stopped at exit, as Env.leafd() does
 
     def start(self, wait_ready=True, extra_env=None, timeout=30):
         self.write_conf()
@@ -47,9 +46,6 @@ class VLeafd(Leafd):
             raise RuntimeError("leafd %s (%s) not ready; log:\n%s"
                                % (self.name, self.binary, self.proc.log_text()[-3000:]))
         return self
-
-    def version(self):
-        return "1.0" if self.binary == LEAFD_BIN else "old"
 
 
 class Load:
