@@ -61,13 +61,13 @@ struct zk_identity_input {
     /* An older leafd (0.1.0) recorded no session in its cache. Its killed process's znode is
      * still told apart from a live twin's, only when recorded_session is 0, when all of these
      * hold: this process holds the data dir's lock (no other process of this data dir runs),
-     * the cache is this identity's (it names it, or ZooKeeper confirmed its worker ID), and the
+     * the cache is this identity's (an older leafd's whose worker ID ZooKeeper confirmed), and the
      * znode was created at least ZK_IDENTITY_CREATED_MARGIN_MS before the cache's last write:
      * the process that created it wrote this data dir afterwards, so it was this node's previous
      * process (0.1.0 wrote its cache every 3 s after creating the znode). A twin's znode is
      * created after this node stopped writing its cache. */
     int dir_locked;           /* this process holds the data dir's lock */
-    int cache_ours;           /* the cache is this identity's */
+    int cache_ours;           /* the cache is this identity's (see above) */
     int64_t cache_written_ms; /* the cache file's last write (wall clock ms), -1 unknown */
     int64_t owner_created_ms; /* the znode's creation on this node's clock (ZooKeeper's ctime
                                  minus the measured offset), -1 unknown */

@@ -283,9 +283,10 @@ leaf_status_t snowflake_identity_lock(struct snowflake_node *n, const char *data
             .session_timeout_ms = zk_session_negotiated_timeout_ms(n->zk),
             /* main() holds the data dir's lock before any service starts (daemon_start) */
             .dir_locked = 1,
-            .cache_ours = n->cache_use == ZK_CACHE_OWN ||
-                          (n->cache_use == ZK_CACHE_UNKNOWN && n->registered == 1 &&
-                           n->cache_worker_id == n->worker_id),
+            /* only an older leafd's cache (no identity=, no session=): a cache that names its
+             * identity but no session was never written by a holder (static mode, say) */
+            .cache_ours = n->cache_use == ZK_CACHE_UNKNOWN && n->registered == 1 &&
+                          n->cache_worker_id == n->worker_id,
             .cache_written_ms = n->cache_written_ms,
             .owner_created_ms = st == LEAF_OK && n->zk_offset_known && stat.ctime > 0
                                     ? stat.ctime - n->zk_offset_ms
