@@ -67,6 +67,7 @@ class Load:
         self.back_conn = 0
         self.back_key = 0
         self.samples = []           # the first few problems, for the log
+        self.fail_times = []        # monotonic instants of the failed requests
         self.flag = threading.Event()
         self.threads = []
 
@@ -120,6 +121,7 @@ class Load:
     def _fail(self, where, why):
         with self.lock:
             self.failed += 1
+            self.fail_times.append(time.monotonic())
             self._note("%s: failed: %s" % (where, why))
 
     # ---- clients
@@ -231,6 +233,10 @@ class Load:
             t.join(10)
         return self
 
+    def failed_between(self, t0, t1):
+        with self.lock:
+            return sum(1 for t in self.fail_times if t0 <= t < t1)
+
     def duplicates(self):
         s = sorted(self.ids)
         return sum(1 for a, b in zip(s, s[1:]) if a == b)
@@ -336,9 +342,11 @@ def rolling(nodes, binary, load, ready, kill9=False, settle=1.0):
     """Replaces the binary of every node in turn under load; returns {name: not-ready ms}."""
     out = {}
     for n in nodes:
+        t0 = time.monotonic()
         out[n.name] = replace_binary(n, binary, load, ready, kill9=kill9)
-        log("  %s -> %s after %s: not ready %d ms" %
-            (n.name, "1.0" if binary == LEAFD_BIN else os.path.basename(os.path.dirname(
-                os.path.dirname(binary)))[:7], "kill -9" if kill9 else "SIGTERM", out[n.name]))
         time.sleep(settle)
+        log("  %s -> %s after %s: not ready %d ms; %d failed requests meanwhile" %
+            (n.name, "1.0" if binary == LEAFD_BIN else os.path.basename(os.path.dirname(
+                os.path.dirname(binary)))[:7], "kill -9" if kill9 else "SIGTERM", out[n.name],
+             load.failed_between(t0, time.monotonic())))
     return out
