@@ -17,6 +17,12 @@ struct zk_identity_decision zk_identity_decide(const struct zk_identity_input *i
         d.verdict = ZK_IDENTITY_TAKEOVER;
         return d;
     }
+    if (in->owner_session != 0 && in->recorded_session == 0 && in->dir_locked && in->cache_ours &&
+        in->cache_written_ms >= 0 && in->owner_created_ms >= 0 &&
+        in->owner_created_ms + ZK_IDENTITY_CREATED_MARGIN_MS < in->cache_written_ms) {
+        d.verdict = ZK_IDENTITY_TAKEOVER; /* an older leafd's previous process of this data dir */
+        return d;
+    }
     int64_t started = in->wait_started_ms >= 0 ? in->wait_started_ms : in->now_ms;
     d.deadline_ms = started + in->session_timeout_ms + ZK_IDENTITY_GRACE_MS;
     if (in->now_ms >= d.deadline_ms) {

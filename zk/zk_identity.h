@@ -27,6 +27,9 @@
 
 #define ZK_IDENTITY_GRACE_MS 2000 /* added to the session timeout before giving up */
 #define ZK_IDENTITY_MESSAGE_MAX 512
+/* How much earlier than the cache's last write an older leafd's znode must have been created
+ * (covers the error of the measured clock offset to ZooKeeper) */
+#define ZK_IDENTITY_CREATED_MARGIN_MS 500
 
 /* ----- the identity lock ----- */
 
@@ -35,7 +38,10 @@ enum zk_identity_verdict {
                              again */
     ZK_IDENTITY_HELD,     /* owned by our current session: nothing to do */
     ZK_IDENTITY_TAKEOVER, /* owned by the session our data dir recorded (our own previous
-                             incarnation, killed): delete it (expecting its version), create it */
+                             incarnation, killed), or by an older leafd that recorded no session
+                             and wrote this data dir's cache after it created the znode (see
+                             zk_identity_input.cache_written_ms): delete it (expecting its
+                             version), create it */
     ZK_IDENTITY_WAIT,     /* owned by another session: issue nothing, /ready 503, watch the znode
                              and decide again when it is deleted or after wait_ms */
     ZK_IDENTITY_REFUSE,   /* owned by another session past the deadline: exit 1 with
@@ -52,6 +58,19 @@ struct zk_identity_input {
     int64_t wait_started_ms;    /* when this start first saw the znode held (monotonic); -1 when
                                    not waiting yet */
     int64_t session_timeout_ms; /* the negotiated session timeout */
+    /* An older leafd (0.1.0) recorded no session in its cache. Its killed process's znode is
+     * still told apart from a live twin's, only when recorded_session is 0, when all of these
+     * hold: this process holds the data dir's lock (no other process of this data dir runs),
+     * the cache is this identity's (an older leafd's whose worker ID ZooKeeper confirmed), and the
+     * znode was created at least ZK_IDENTITY_CREATED_MARGIN_MS before the cache's last write:
+     * the process that created it wrote this data dir afterwards, so it was this node's previous
+     * process (0.1.0 wrote its cache every 3 s after creating the znode). A twin's znode is
+     * created after this node stopped writing its cache. */
+    int dir_locked;           /* this process holds the data dir's lock */
+    int cache_ours;           /* the cache is this identity's (see above) */
+    int64_t cache_written_ms; /* the cache file's last write (wall clock ms), -1 unknown */
+    int64_t owner_created_ms; /* the znode's creation on this node's clock (ZooKeeper's ctime
+                                 minus the measured offset), -1 unknown */
 };
 
 struct zk_identity_decision {

@@ -621,7 +621,7 @@ leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t 
 }
 
 static void stat_copy(const struct Stat *in, struct zk_stat *out) {
-    *out = (struct zk_stat){in->ephemeralOwner, in->version, in->mtime};
+    *out = (struct zk_stat){in->ephemeralOwner, in->version, in->mtime, in->ctime};
 }
 
 leaf_status_t zk_session_stat(struct zk_session *s, const char *path, struct zk_stat *st) {

@@ -219,6 +219,7 @@ struct zk_stat {
     int64_t owner;   /* ephemeralOwner: the session of an ephemeral node, 0 for a persistent one */
     int32_t version; /* data version (the fence of versioned sets) */
     int64_t mtime;   /* the server's clock at the last change (ms) */
+    int64_t ctime;   /* the server's clock at the creation (ms) */
 };
 /* LEAF_ENOTFOUND when the node does not exist. */
 leaf_status_t zk_session_stat(struct zk_session *s, const char *path, struct zk_stat *st);

@@ -114,7 +114,7 @@ static void test_cache_use(void) {
 /* ----- identity lock ----- */
 
 static void test_identity_lock(void) {
-    struct zk_identity_input in = {0, 0, 0x10, 0x05, 1000, -1, 10000};
+    struct zk_identity_input in = {0, 0, 0x10, 0x05, 1000, -1, 10000, 0, 0, -1, -1};
     struct zk_identity_decision d = zk_identity_decide(&in);
     CHECK_EQ_INT(d.verdict, ZK_IDENTITY_CREATE);
     in.exists = 1;
@@ -146,6 +146,39 @@ static void test_identity_lock(void) {
     CHECK(strstr(msg, "leafd.snowflake.advertise.ip") != NULL);
     CHECK(strstr(msg, "leaf.snowflake.port") != NULL);
     CHECK(strstr(msg, "0x77") != NULL);
+}
+
+/* An older leafd recorded no session: its killed process's znode is told apart from a twin's
+ * by the data dir's lock, whose cache it is, and the cache's write after the znode's creation. */
+static void test_identity_lock_older_cache(void) {
+    struct zk_identity_input in = {1, 0x77, 0x10, 0, 1000, -1, 10000, 0, 0, -1, -1};
+    in.dir_locked = 1;
+    in.cache_ours = 1;
+    in.cache_written_ms = 50000;
+    in.owner_created_ms = 40000; /* created, then the cache written 10 s later: ours */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_TAKEOVER);
+    in.owner_created_ms = 50000 - ZK_IDENTITY_CREATED_MARGIN_MS; /* within the clock's error */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.owner_created_ms = 50200; /* created after this data dir's last write: a twin */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.owner_created_ms = 40000;
+    in.recorded_session = 0x05; /* the cache records another session: a twin */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.recorded_session = 0;
+    in.dir_locked = 0;
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.dir_locked = 1;
+    in.cache_ours = 0; /* no cache of this identity (a fresh data dir, a foreign cache) */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.cache_ours = 1;
+    in.owner_created_ms = -1; /* ZooKeeper's clock offset unknown */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.owner_created_ms = 40000;
+    in.cache_written_ms = -1;
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
+    in.cache_written_ms = 50000;
+    in.owner_session = 0; /* a persistent znode is never a process's */
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_WAIT);
 }
 
 /* ----- cluster marker ----- */
@@ -413,6 +446,7 @@ int main(void) {
     TEST(test_cache_old_format);
     TEST(test_cache_use);
     TEST(test_identity_lock);
+    TEST(test_identity_lock_older_cache);
     TEST(test_marker_record);
     TEST(test_marker_decide);
     TEST(test_shape);

@@ -88,6 +88,8 @@ struct snowflake_node {
     struct zk_cache_owner work_owner; /* the threadpool write's copy, set when it is queued */
     int cache_use;                    /* enum zk_cache_use of the cache found at start */
     int64_t recorded_session;         /* the session the data dir recorded for the identity */
+    int64_t cache_written_ms;         /* the cache file's mtime at start (wall ms), -1 none */
+    int64_t cache_worker_id;          /* the worker ID the cache named at start, -1 none */
     struct zk_marker local_marker;    /* the cluster marker the data dir recorded */
     int shape_changed;                /* the cache's history was issued in old_shape */
     struct zk_shape old_shape;
@@ -108,6 +110,11 @@ struct snowflake_node {
     int64_t floor_ms;          /* the start-up floor: no ID at or below it */
     void (*fail)(void *arg);   /* the process cannot go on (main's daemon_fail) */
     void *fail_arg;
+    /* An older leafd's cache with ZooKeeper down: zkwait retries the start, which goes on with
+     * zkwait_cache; zkwait_armed: initialised (closed at shutdown). */
+    uv_timer_t zkwait;
+    int zkwait_armed;
+    struct zk_cache_data zkwait_cache;
     int64_t reserved_ms; /* highest reservation on disk = the generator's ceiling */
     int64_t report_ms;
 
@@ -133,6 +140,7 @@ struct snowflake_node {
         atomic_llong worker_id;
         atomic_int use_zk;
         atomic_int identity_wait; /* the identity is held by another session: waiting */
+        atomic_int zk_wait;       /* an older leafd's cache waits for ZooKeeper to confirm it */
     } stats;
 };
 

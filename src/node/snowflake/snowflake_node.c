@@ -151,6 +151,20 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     if (st != LEAF_EUNAVAIL) {
         return st; /* a refusal (clock, worker ID range): never overridden by the cache */
     }
+    if (have_cache && cache->worker_id >= 0 && cache->timestamp >= 0 &&
+        n->cache_use == ZK_CACHE_UNKNOWN) {
+        /* An older leafd's cache cannot prove it is not a copy: serve snowflake only once
+         * ZooKeeper confirms it; the process stays up for its other modes meanwhile. */
+        if (!atomic_load(&n->stats.zk_wait)) {
+            log_warn("snowflake",
+                     "ZooKeeper (%s) is unreachable and the local cache %s does not name its "
+                     "identity (written by an older leafd): snowflake IDs wait until ZooKeeper "
+                     "confirms worker ID %" PRId64 " for %s (/ready 503 until then); other "
+                     "modes serve",
+                     n->cfg->zk_address, n->cache_path, cache->worker_id, n->layout.identity);
+        }
+        return LEAF_EAGAIN;
+    }
     if (!have_cache || cache->worker_id < 0 || cache->timestamp < 0 ||
         n->cache_use != ZK_CACHE_OWN) {
         log_error("snowflake",
@@ -495,6 +509,43 @@ void snowflake_node_on_fail(struct snowflake_node *n, void (*fail)(void *arg), v
     n->fail_arg = arg;
 }
 
+static leaf_status_t node_start_worker(struct snowflake_node *n, const struct zk_cache_data *c,
+                                       int have_cache, int64_t zk_ms);
+
+/* Control loop, while an older leafd's cache waits for ZooKeeper: try the start again. */
+static void node_zkwait_tick(uv_timer_t *t) {
+    struct snowflake_node *n = t->data;
+    int64_t zk_ms;
+    if (zk_session_state(n->zk) != ZK_STATE_CONNECTED) {
+        return;
+    }
+    leaf_status_t st = node_lease(n, &n->zkwait_cache, 1, &zk_ms);
+    if (st == LEAF_EAGAIN) {
+        return; /* ZooKeeper went away again */
+    }
+    uv_timer_stop(t);
+    atomic_store(&n->stats.zk_wait, 0);
+    if (st == LEAF_OK) {
+        atomic_store(&n->stats.zk_state, ZK_STATE_CONNECTED);
+        log_info("snowflake", "ZooKeeper is reachable: worker ID %" PRId64 " of %s confirmed",
+                 n->worker_id, n->layout.identity);
+        if (node_start_worker(n, &n->zkwait_cache, 1, zk_ms) == LEAF_OK) {
+            return;
+        }
+    }
+    node_fail(n); /* refused (logged) */
+}
+
+static leaf_status_t node_wait_zk(struct snowflake_node *n, const struct zk_cache_data *cache) {
+    n->zkwait_cache = *cache;
+    atomic_store(&n->stats.zk_wait, 1);
+    uv_timer_init(n->loop, &n->zkwait);
+    n->zkwait.data = n;
+    n->zkwait_armed = 1;
+    uv_timer_start(&n->zkwait, node_zkwait_tick, NODE_IDWAIT_MS, NODE_IDWAIT_MS);
+    return LEAF_OK;
+}
+
 leaf_status_t snowflake_node_start(struct snowflake_node *n) {
     const struct leaf_config *cfg = n->cfg;
     if (!cfg->snowflake_enable) {
@@ -507,7 +558,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
                  (int)cfg->worker_id);
     }
     struct zk_cache_data cache = {-1, -1};
-    int64_t zk_ms, floor_ms;
+    int64_t zk_ms;
     if (node_identity(n) != LEAF_OK) {
         return LEAF_ERR;
     }
@@ -532,12 +583,25 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return node_start_lease(n, have_cache ? &cache : NULL);
     }
     if (n->use_zk) {
-        if (node_lease(n, &cache, have_cache, &zk_ms) != LEAF_OK) {
+        st = node_lease(n, &cache, have_cache, &zk_ms);
+        if (st == LEAF_EAGAIN) {
+            return node_wait_zk(n, &cache); /* serves once ZooKeeper confirms the cache */
+        }
+        if (st != LEAF_OK) {
             return LEAF_ERR;
         }
     } else {
         node_static_lease(n, &cache, have_cache, &zk_ms);
     }
+    return node_start_worker(n, &cache, have_cache, zk_ms);
+}
+
+/* The worker ID is known (from ZooKeeper, the cache or the config): floor, identity, serve. */
+static leaf_status_t node_start_worker(struct snowflake_node *n, const struct zk_cache_data *c,
+                                       int have_cache, int64_t zk_ms) {
+    int64_t floor_ms;
+    leaf_status_t st;
+    struct zk_cache_data cache = *c;
     if (node_check_worker_width(n) != LEAF_OK ||
         node_check_clock(n, zk_ms, have_cache ? cache.timestamp : -1, &floor_ms) != LEAF_OK) {
         return LEAF_ERR;
@@ -618,6 +682,9 @@ void snowflake_node_stop(struct snowflake_node *n) {
         if (n->idwait_armed) {
             uv_timer_stop(&n->idwait); /* closed with the control loop's handles */
         }
+        if (n->zkwait_armed) {
+            uv_timer_stop(&n->zkwait);
+        }
         return;
     }
     int64_t final = node_stop_issuing(n);
@@ -634,6 +701,9 @@ void snowflake_node_stop(struct snowflake_node *n) {
     uv_close((uv_handle_t *)&n->async, node_closed);
     if (n->idwait_armed) {
         uv_close((uv_handle_t *)&n->idwait, node_closed);
+    }
+    if (n->zkwait_armed) {
+        uv_close((uv_handle_t *)&n->zkwait, node_closed);
     }
     snowflake_node_lease_close(n);
     if (n->report_ms > 0) {

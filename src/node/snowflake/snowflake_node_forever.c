@@ -22,7 +22,8 @@ static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
 
 /* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
 void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
-    if (!n->use_zk || n->cfg->lease_mode || atomic_load(&n->stats.identity_wait)) {
+    if (!n->use_zk || n->cfg->lease_mode || atomic_load(&n->stats.identity_wait) ||
+        atomic_load(&n->stats.zk_wait)) {
         return; /* waiting for the identity: nothing is this node's to report yet */
     }
     char data[256];

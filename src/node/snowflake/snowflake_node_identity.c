@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include "clock.h"
 #include "log.h"
@@ -62,7 +63,13 @@ leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_
     memset(&o, 0, sizeof(o));
     *c = (struct zk_cache_data){-1, -1};
     *have = 0;
+    n->cache_written_ms = -1;
+    n->cache_worker_id = -1;
     identity_owner_init(n);
+    struct stat sb;
+    if (stat(n->cache_path, &sb) == 0) {
+        n->cache_written_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+    }
     leaf_status_t st = zk_cache_load_owned(n->cache_path, c, &o);
     if (st == LEAF_ENOTFOUND) {
         return LEAF_OK;
@@ -71,6 +78,7 @@ leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_
         return st; /* logged naming the file */
     }
     n->cache_use = zk_identity_cache_use(c, &o, n->layout.identity, n->cfg->name);
+    n->cache_worker_id = c->worker_id;
     if (n->cache_use == ZK_CACHE_FOREIGN) {
         char msg[ZK_IDENTITY_MESSAGE_MAX];
         zk_identity_cache_message(&o, n->cache_path, n->layout.identity, n->cfg->name, msg,
@@ -276,6 +284,16 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
             .now_ms = now,
             .wait_started_ms = n->idwait_started_ms,
             .session_timeout_ms = zk_session_negotiated_timeout_ms(n->zk),
+            /* main() holds the data dir's lock before any service starts (daemon_start) */
+            .dir_locked = 1,
+            /* only an older leafd's cache (no identity=, no session=): a cache that names its
+             * identity but no session was never written by a holder (static mode, say) */
+            .cache_ours = n->cache_use == ZK_CACHE_UNKNOWN && n->registered == 1 &&
+                          n->cache_worker_id == n->worker_id,
+            .cache_written_ms = n->cache_written_ms,
+            .owner_created_ms = st == LEAF_OK && n->zk_offset_known && stat.ctime > 0
+                                    ? stat.ctime - n->zk_offset_ms
+                                    : -1,
         };
         struct zk_identity_decision d = zk_identity_decide(&in);
         if (d.verdict == ZK_IDENTITY_HELD) {
@@ -300,7 +318,15 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
             log_error("snowflake", "refusing to serve: %s", msg);
             return LEAF_EEXIST;
         }
-        if (d.verdict == ZK_IDENTITY_TAKEOVER) {
+        if (d.verdict == ZK_IDENTITY_TAKEOVER && stat.owner != n->recorded_session) {
+            log_info("snowflake",
+                     "%s belongs to session 0x%" PRIx64 ", which the local cache %s (written by "
+                     "an older leafd) does not record; it was created before that cache's last "
+                     "write and this process holds the data dir's lock, so it is this node's "
+                     "previous process's (killed): taking it over",
+                     path, (uint64_t)stat.owner, n->cache_path);
+            (void)zk_session_delete(n->zk, path, stat.version);
+        } else if (d.verdict == ZK_IDENTITY_TAKEOVER) {
             log_info("snowflake",
                      "%s belongs to this node's previous session 0x%" PRIx64 " (killed): taking "
                      "it over",

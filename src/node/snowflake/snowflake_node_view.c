@@ -83,6 +83,9 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
                 : atomic_load(&n->stats.identity_wait)
                     ? "identity held by another ZooKeeper session (another live node with this "
                       "ip:port?): waiting for it to end"
+                : atomic_load(&n->stats.zk_wait)
+                    ? "snowflake identity waits for ZooKeeper: the local cache was written by an "
+                      "older leafd and names no identity; only ZooKeeper can confirm its worker ID"
                 : v->worker_id < 0 && v->lease_waiting     ? v->lease_waiting_reason
                 : v->worker_id < 0                         ? "no worker ID held"
                 : excess > SNOWFLAKE_MAX_BACKWARDS_WAIT_MS ? "clock behind the last issued ID "
