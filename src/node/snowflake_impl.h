@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "lockstat.h"
 #include "snowflake_gen.h"
 #include "zk_layout.h"
 #include "zk_lease.h"
@@ -131,7 +132,8 @@ struct snowflake_node {
     const struct leaf_config *cfg;
     uv_loop_t *loop; /* the control loop */
     pthread_mutex_t lock;
-    struct snowflake_gen gen; /* guarded by lock */
+    struct leaf_lockstat lock_stat; /* lock's contention (LEAFD_LOCK_STATS builds) */
+    struct snowflake_gen gen; /* guarded by lock, but for snowflake_gen_fast() */
     atomic_int ready;         /* worker held and clock checked */
     int is_static;            /* static worker mode: not coordinated */
 
