@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "jobs.h"
+#include "lockstat.h"
 #include "sequence_service.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
@@ -159,6 +160,7 @@ struct sequence_service {
 
     /* guarded by lock */
     pthread_mutex_t lock;
+    struct leaf_lockstat lock_stat; /* lock's contention on the ID path (LEAFD_LOCK_STATS) */
     struct sequence_lease lease;
     int connected;
     struct seq_entry **slots;

@@ -720,9 +720,11 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
      * (snowflake_gen_fast). Everything else (a new tick, a step back, the
      * lead, the ceiling) takes the lock. */
     *wait_ms = 0;
+#ifndef LEAF_SNOWFLAKE_LOCKED_ONLY /* a measurement build: every ID under the lock, as before */
     if (snowflake_gen_fast(&n->gen, clock_wall_ms(), ids, count)) {
         return LEAF_OK;
     }
+#endif
     /* The clock is read again under the lock, so loops never see each
      * other's readings out of order (that would look like a step back). */
     leaf_lock(&n->lock, &n->lock_stat);
