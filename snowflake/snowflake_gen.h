@@ -83,8 +83,8 @@ struct snowflake_gen {
      * at that clock reading; SNOWFLAKE_FAST_CLOSED otherwise. While it is
      * open, sequence is stale and the window's ID carries the true one. */
     _Atomic uint64_t fast;
-    int fast_layout;  /* the layout allows a window: unit 1 ms, sequence the lowest field */
-    int fast_from;    /* the sequence when the window opened (issued counts the rest at fold) */
+    int fast_layout; /* the layout allows a window: unit 1 ms, sequence the lowest field */
+    int fast_from;   /* the sequence when the window opened (issued counts the rest at fold) */
 
     /* counters, read by metrics */
     uint64_t issued;

@@ -4,7 +4,7 @@
 # -DLEAFD_LOCK_STATS=ON (add -DCMAKE_C_FLAGS=-DLEAF_SNOWFLAKE_LOCKED_ONLY for the locked-only
 # path). Starts it in static worker mode with LOOPS event loops, sends REQUESTS pipelined
 # `INCR snowflake:bench` (redis-benchmark, 50 connections), stops it and prints its
-# "lock stats" log line: acquisitions, contended acquisitions, ns waited, IDs issued.
+# "lock stats" log line: acquisitions, contended acquisitions, ns waited.
 # docs/BENCHMARKS.md ("Scaling with cores") has the figures.
 set -e
 BIN=$1; LOOPS=${2:-2}; N=${3:-2000000}; P=${4:-16}; shift 4 2>/dev/null || shift $#

@@ -48,7 +48,7 @@ struct segment_service {
     struct segment_db *db_lookup;
     struct segment_db *db_bg;
     pthread_rwlock_t tags_lock;
-    struct leaf_lockstat tag_lock_stat; /* the tags' locks on the ID path (LEAFD_LOCK_STATS) */
+    struct lockstat tag_lock_stat; /* the tags' locks on the ID path (LEAFD_LOCK_STATS) */
     struct segment_tags tags;
     struct segment_known *known; /* the last refresh's rows; swapped under the write lock */
     pthread_mutex_t wait_lock;
@@ -289,7 +289,7 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
         return rc != LEAF_OK ? rc
                              : get_new(svc, tag, len, count, dense, ids, first_seen_ms, now, w);
     }
-    leaf_lock(&t->lock, &svc->tag_lock_stat);
+    lockstat_lock(&t->lock, &svc->tag_lock_stat);
     leaf_status_t rc = get_locked(svc, t, count, dense, ids, first_seen_ms, now);
     if (rc == LEAF_EAGAIN) {
         wait_on(svc, t, w);
@@ -719,12 +719,7 @@ void segment_service_stop(struct segment_service *svc) {
     uv_close((uv_handle_t *)&svc->async, NULL);
     uv_close((uv_handle_t *)&svc->refresh, NULL);
     uv_run(svc->loop, UV_RUN_NOWAIT);
-#ifdef LEAF_LOCK_STATS
-    log_info("segment", "lock stats: tag locks %llu acquisitions, %llu contended, %llu ns waited",
-             (unsigned long long)atomic_load(&svc->tag_lock_stat.taken),
-             (unsigned long long)atomic_load(&svc->tag_lock_stat.contended),
-             (unsigned long long)atomic_load(&svc->tag_lock_stat.wait_ns));
-#endif
+    lockstat_log("segment", "tag locks", &svc->tag_lock_stat);
     segment_tags_free(&svc->tags);
     segment_known_free(svc->known);
     svc->known = NULL;

@@ -160,7 +160,7 @@ struct sequence_service {
 
     /* guarded by lock */
     pthread_mutex_t lock;
-    struct leaf_lockstat lock_stat; /* lock's contention on the ID path (LEAFD_LOCK_STATS) */
+    struct lockstat lock_stat; /* lock's contention on the ID path (LEAFD_LOCK_STATS) */
     struct sequence_lease lease;
     int connected;
     struct seq_entry **slots;

@@ -91,7 +91,7 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
     if (w != NULL) {
         leaf_wait_cancel(w); /* a resumed request: leave whatever list it was on */
     }
-    leaf_lock(&svc->lock, &svc->lock_stat);
+    lockstat_lock(&svc->lock, &svc->lock_stat);
     struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
         rc = sequence_state_issue(&e->st, &svc->lease, seq_now_ms(), n, first);
@@ -374,12 +374,7 @@ void sequence_service_free(struct sequence_service *svc) {
     free(svc->by_idx);
     free(svc->slots);
     free(svc->dirty);
-#ifdef LEAF_LOCK_STATS
-    log_info("sequence", "lock stats: %llu acquisitions, %llu contended, %llu ns waited",
-             (unsigned long long)atomic_load(&svc->lock_stat.taken),
-             (unsigned long long)atomic_load(&svc->lock_stat.contended),
-             (unsigned long long)atomic_load(&svc->lock_stat.wait_ns));
-#endif
+    lockstat_log("sequence", "service lock", &svc->lock_stat);
     pthread_mutex_destroy(&svc->lock);
     free(svc);
 }

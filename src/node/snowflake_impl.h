@@ -132,10 +132,10 @@ struct snowflake_node {
     const struct leaf_config *cfg;
     uv_loop_t *loop; /* the control loop */
     pthread_mutex_t lock;
-    struct leaf_lockstat lock_stat; /* lock's contention (LEAFD_LOCK_STATS builds) */
-    struct snowflake_gen gen; /* guarded by lock, but for snowflake_gen_fast() */
-    atomic_int ready;         /* worker held and clock checked */
-    int is_static;            /* static worker mode: not coordinated */
+    struct lockstat lock_stat; /* lock's contention (LEAFD_LOCK_STATS builds) */
+    struct snowflake_gen gen;  /* guarded by lock, but for snowflake_gen_fast() */
+    atomic_int ready;          /* worker held and clock checked */
+    int is_static;             /* static worker mode: not coordinated */
 
     int started;
     int stopping;

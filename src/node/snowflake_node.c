@@ -674,13 +674,7 @@ void snowflake_node_shutdown(struct snowflake_node *n) {
         return;
     }
     int64_t final = node_stop_issuing(n);
-#ifdef LEAF_LOCK_STATS
-    log_info("snowflake",
-             "lock stats: %llu acquisitions, %llu contended, %llu ns waited, %" PRIu64 " IDs",
-             (unsigned long long)atomic_load(&n->lock_stat.taken),
-             (unsigned long long)atomic_load(&n->lock_stat.contended),
-             (unsigned long long)atomic_load(&n->lock_stat.wait_ns), n->gen.issued);
-#endif
+    lockstat_log("snowflake", "generator lock", &n->lock_stat);
     char data[256];
     size_t len = snowflake_forever_json(n, final, data, sizeof(data));
     /* Said in the log only when it was sent: a node that never reached ZooKeeper (or static
@@ -727,7 +721,7 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
 #endif
     /* The clock is read again under the lock, so loops never see each
      * other's readings out of order (that would look like a step back). */
-    leaf_lock(&n->lock, &n->lock_stat);
+    lockstat_lock(&n->lock, &n->lock_stat);
     leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
         /* beyond the lead bound: the whole step decides on a switch */
