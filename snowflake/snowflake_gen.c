@@ -33,29 +33,72 @@ void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_l
         .borrow_ms = SNOWFLAKE_DEFAULT_BORROW_MS,
         .lead_wall_ms = -1,
         .rng = seed ? seed : 0x9E3779B97F4A7C15ULL,
+        .fast = SNOWFLAKE_FAST_CLOSED,
+        .fast_layout = layout->unit_ms == 1 && layout->shift[SNOWFLAKE_SEQUENCE] == 0,
     };
 }
 
+void snowflake_gen_fold(struct snowflake_gen *g) {
+    uint64_t w = atomic_exchange_explicit(&g->fast, SNOWFLAKE_FAST_CLOSED, memory_order_acq_rel);
+    if (w == SNOWFLAKE_FAST_CLOSED) {
+        return;
+    }
+    int seq = (int)(w & (uint64_t)snowflake_layout_max(&g->layout, SNOWFLAKE_SEQUENCE));
+    g->issued += (uint64_t)(seq - g->fast_from);
+    g->sequence = seq;
+}
+
+int snowflake_gen_fast(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n) {
+    if (!g->fast_layout || n < 1) {
+        return 0;
+    }
+    uint64_t seq_max = (uint64_t)snowflake_layout_max(&g->layout, SNOWFLAKE_SEQUENCE);
+    uint64_t time_max = (uint64_t)snowflake_layout_max(&g->layout, SNOWFLAKE_TIME);
+    int shift = g->layout.shift[SNOWFLAKE_TIME];
+    uint64_t w = atomic_load_explicit(&g->fast, memory_order_acquire);
+    for (;;) {
+        /* unit 1 ms: the tick is the ms since the epoch */
+        if (w == SNOWFLAKE_FAST_CLOSED || (int64_t)((w >> shift) & time_max) != now_ms - g->epoch ||
+            (w & seq_max) + (uint64_t)n > seq_max) {
+            return 0;
+        }
+        /* the sequence is the lowest field and does not overflow: w + n is the n-th next ID */
+        if (atomic_compare_exchange_weak_explicit(&g->fast, &w, w + (uint64_t)n,
+                                                  memory_order_acq_rel, memory_order_acquire)) {
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = (int64_t)(w + 1 + (uint64_t)i);
+    }
+    return 1;
+}
+
 void snowflake_gen_set_worker(struct snowflake_gen *g, int worker_id) {
+    snowflake_gen_fold(g);
     g->worker_id = worker_id;
 }
 
 void snowflake_gen_set_floor(struct snowflake_gen *g, int64_t floor_ms) {
+    snowflake_gen_fold(g);
     if (floor_ms > g->floor_ms) {
         g->floor_ms = floor_ms;
     }
 }
 
 void snowflake_gen_set_ceiling(struct snowflake_gen *g, int64_t ceiling_ms) {
+    snowflake_gen_fold(g);
     g->ceiling_ms = ceiling_ms;
 }
 
 void snowflake_gen_set_max_lead(struct snowflake_gen *g, int64_t max_lead_ms) {
+    snowflake_gen_fold(g);
     g->max_lead_ms = max_lead_ms > 0 ? max_lead_ms : 0;
 }
 
 void snowflake_gen_move(struct snowflake_gen *g, int worker_id, int64_t floor_ms,
                         int64_t ceiling_ms) {
+    snowflake_gen_fold(g);
     g->worker_id = worker_id;
     g->floor_ms = floor_ms;
     g->ceiling_ms = ceiling_ms;
@@ -245,6 +288,7 @@ int snowflake_gen_max_batch(const struct snowflake_gen *g) {
 leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n,
                                  int64_t *wait_ms) {
     *wait_ms = 0;
+    snowflake_gen_fold(g);
     if (n < 1 || n > snowflake_gen_max_batch(g)) {
         return LEAF_EINVAL;
     }
@@ -296,5 +340,11 @@ leaf_status_t snowflake_gen_next(struct snowflake_gen *g, int64_t now_ms, int64_
         g->lead_issues++;
     }
     issue(g, now_tick, out, n);
+    if (g->fast_layout && !in_lead && last_tick(g) == tick_of(g, now_ms)) {
+        /* More IDs of this tick at this clock reading are what this call would
+         * issue next: open the window at the last one (ms == tick, unit 1). */
+        g->fast_from = g->sequence;
+        atomic_store_explicit(&g->fast, (uint64_t)out[n - 1], memory_order_release);
+    }
     return LEAF_OK;
 }

@@ -45,9 +45,12 @@
  *   max_lead_ms 0 (the default of a fresh generator) is the waiting
  *   behaviour of docs/reference/guarantees.md.
  *
- * Ownership: one struct per process, shared by the event loops; the caller
- * serialises calls (src/node/snowflake/snowflake_node.c holds a mutex around each call).
+ * Ownership: one struct per process, shared by the event loops. The caller
+ * serialises every call (src/node/snowflake/snowflake_node.c holds a mutex around
+ * each) except snowflake_gen_fast(), which any thread may call at any time
+ * without the lock: see there.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "snowflake_id.h"
@@ -57,6 +60,7 @@
 #define SNOWFLAKE_RANDOM_START 100 /* the most starts a tick picks from: 0..99, as Leaf */
 #define SNOWFLAKE_MAX_BATCH 10000
 #define SNOWFLAKE_DEFAULT_BORROW_MS 8
+#define SNOWFLAKE_FAST_CLOSED UINT64_MAX /* the fast window is closed */
 
 struct snowflake_gen {
     struct snowflake_layout layout;
@@ -73,6 +77,14 @@ struct snowflake_gen {
     int64_t lead_wall_ms; /* clock reading when the current lead began, -1 none */
     int64_t lead_from_ms; /* the logical time then; it advances with the clock */
     uint64_t rng;         /* xorshift64 state for the random sequence start */
+
+    /* The fast window (snowflake_gen_fast): the last ID issued in the tick
+     * of the clock, while every rule above holds for more IDs of that tick
+     * at that clock reading; SNOWFLAKE_FAST_CLOSED otherwise. While it is
+     * open, sequence is stale and the window's ID carries the true one. */
+    _Atomic uint64_t fast;
+    int fast_layout; /* the layout allows a window: unit 1 ms, sequence the lowest field */
+    int fast_from;   /* the sequence when the window opened (issued counts the rest at fold) */
 
     /* counters, read by metrics */
     uint64_t issued;
@@ -106,6 +118,28 @@ int snowflake_gen_start_span(int sequence_bits);
  * default layout; 512 for Sonyflake's 8-bit sequence at 10 ms.
  */
 int snowflake_gen_max_batch(const struct snowflake_gen *g);
+
+/*
+ * The lock-free path: issues n ascending IDs into out at clock now_ms when
+ * the fast window is open, now_ms is the window's tick and n more IDs fit
+ * in its sequence; one compare-and-swap, no lock. Returns 1 when written,
+ * 0 when nothing was written and the caller must take the lock and call
+ * snowflake_gen_next(), which reads the clock again. Safe against every
+ * other call: each call that changes the worker, floor, ceiling or lead
+ * bound, or issues under the lock, closes the window first (fold), so an ID
+ * from here is one that snowflake_gen_next() would have issued at that
+ * moment: the same tick as the clock (no lead, no borrowed tick), above the
+ * last ID, below the ceiling.
+ */
+int snowflake_gen_fast(struct snowflake_gen *g, int64_t now_ms, int64_t *out, int n);
+
+/*
+ * Closes the fast window and takes its last ID back into the generator's
+ * state (sequence, issued). Under the caller's lock; every setter and
+ * snowflake_gen_next() call it themselves. Call it before reading the
+ * struct's fields directly (counters, the last sequence).
+ */
+void snowflake_gen_fold(struct snowflake_gen *g);
 
 /* Sets the worker ID (0..2^worker bits - 1) or -1 to stop issuing. */
 void snowflake_gen_set_worker(struct snowflake_gen *g, int worker_id);

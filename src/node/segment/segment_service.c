@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "clock.h"
+#include "lockstat.h"
 #include "log.h"
 #include "segment_known.h"
 #include "segment_negcache.h"
@@ -53,6 +54,7 @@ struct segment_service {
     struct segment_db *db_lookup;
     struct segment_db *db_bg;
     pthread_rwlock_t tags_lock;
+    struct lockstat tag_lock_stat; /* the tags' locks on the ID path (LEAFD_LOCK_STATS) */
     struct segment_tags tags;
     struct segment_known *known; /* the last refresh's rows; swapped under the write lock */
     pthread_mutex_t wait_lock;
@@ -293,7 +295,7 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
         return rc != LEAF_OK ? rc
                              : get_new(svc, tag, len, count, dense, ids, first_seen_ms, now, w);
     }
-    pthread_mutex_lock(&t->lock);
+    lockstat_lock(&t->lock, &svc->tag_lock_stat);
     leaf_status_t rc = get_locked(svc, t, count, dense, ids, first_seen_ms, now);
     if (rc == LEAF_EAGAIN) {
         wait_on(svc, t, w);
@@ -723,6 +725,7 @@ void segment_service_stop(struct segment_service *svc) {
     uv_close((uv_handle_t *)&svc->async, NULL);
     uv_close((uv_handle_t *)&svc->refresh, NULL);
     uv_run(svc->loop, UV_RUN_NOWAIT);
+    lockstat_log("segment", "tag locks", &svc->tag_lock_stat);
     segment_tags_free(&svc->tags);
     segment_known_free(svc->known);
     svc->known = NULL;

@@ -17,6 +17,7 @@
 
 #include "jobs.h"
 #include "sequence_floor_file.h"
+#include "lockstat.h"
 #include "sequence_service.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
@@ -146,6 +147,7 @@ struct sequence_service {
 
     /* guarded by lock */
     pthread_mutex_t lock;
+    struct lockstat lock_stat; /* lock's contention on the ID path (LEAFD_LOCK_STATS) */
     struct sequence_lease lease;
     int connected;
     struct seq_entry **slots;

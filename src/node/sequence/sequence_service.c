@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "hash.h"
+#include "lockstat.h"
 #include "log.h"
 #include "node_ip.h"
 #include "resp_slot.h"
@@ -92,7 +93,7 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
     if (w != NULL) {
         leaf_wait_cancel(w); /* a resumed request: leave whatever list it was on */
     }
-    pthread_mutex_lock(&svc->lock);
+    lockstat_lock(&svc->lock, &svc->lock_stat);
     struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
         rc = sequence_state_issue(&e->st, &svc->lease, clock_mono_ms(), n, first);
@@ -376,6 +377,7 @@ void sequence_service_free(struct sequence_service *svc) {
     free(svc->by_idx);
     free(svc->slots);
     free(svc->dirty);
+    lockstat_log("sequence", "service lock", &svc->lock_stat);
     pthread_mutex_destroy(&svc->lock);
     free(svc);
 }

@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "lockstat.h"
 #include "snowflake_gen.h"
 #include "snowflake_node_lease.h"
 #include "zk_layout.h"
@@ -65,7 +66,8 @@ struct snowflake_node {
      * without calling up a floor. */
     void (*reserve_now)(struct snowflake_node *n);
     pthread_mutex_t lock;
-    struct snowflake_gen gen; /* guarded by lock */
+    struct lockstat lock_stat; /* lock's contention (LEAFD_LOCK_STATS builds) */
+    struct snowflake_gen gen;  /* guarded by lock, but for snowflake_gen_fast() */
     atomic_int ready;         /* worker held and clock checked */
     int is_static;            /* static worker mode: not coordinated */
 

@@ -40,6 +40,7 @@ static int64_t age_ms(int64_t stamp, int64_t now) {
 void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v) {
     pthread_mutex_lock(&n->lock);
     int64_t now = clock_wall_ms();
+    snowflake_gen_fold(&n->gen); /* the fast window's IDs into the counters */
     struct snowflake_gen g = n->gen;
     int64_t behind = snowflake_gen_behind(&n->gen, now);
     int64_t lead = snowflake_gen_lead(&n->gen, now);
