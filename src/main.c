@@ -91,6 +91,8 @@ static void usage(FILE *out) {
                  "       leafd --print-config -c FILE   print the effective configuration\n"
                  "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
                  "                                   (their worker IDs join the lease pool)\n"
+                 "       leafd --zk-acl status|open|close -c FILE   the stage of the cluster's\n"
+                 "                                   ZooKeeper ACLs (leafd.zk.auth)\n"
                  "       leafd --version\n");
 }
 
@@ -99,6 +101,7 @@ struct args {
     int check_only;
     int print_config;
     const char *retire; /* --retire IDENTITY|stopped */
+    const char *zk_acl; /* --zk-acl status|open|close */
 };
 
 static int parse_args(int argc, char **argv, struct args *a) {
@@ -111,6 +114,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->print_config = 1;
         } else if (strcmp(argv[i], "--retire") == 0 && i + 1 < argc) {
             a->retire = argv[++i];
+        } else if (strcmp(argv[i], "--zk-acl") == 0 && i + 1 < argc) {
+            a->zk_acl = argv[++i];
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s\n", LEAFD_VERSION);
             exit(0);
@@ -541,6 +546,10 @@ int main(int argc, char **argv) {
     if (a.retire != NULL) {
         log_set_level(d.cfg.log_level);
         return snowflake_retire_main(&d.cfg, a.retire);
+    }
+    if (a.zk_acl != NULL) {
+        log_set_level(d.cfg.log_level);
+        return node_zk_acl_main(&d.cfg, a.zk_acl);
     }
     if (a.check_only) {
         /* The certificate and key must load, too. */

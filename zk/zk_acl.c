@@ -22,13 +22,18 @@ leaf_status_t zk_acl_self_id(const char *auth, char *id, size_t cap) {
 }
 
 int zk_acl_shared_parent(const char *path) {
-    return strcmp(path, "/") == 0 || strcmp(path, "/snowflake") == 0 ||
-           strcmp(path, "/leafd") == 0;
+    return strcmp(path, "/") == 0 || strcmp(path, "/snowflake") == 0 || strcmp(path, "/leafd") == 0;
 }
 
 int zk_acl_private(const char *path) {
     const char *rest = strncmp(path, "/leafd/", 7) == 0 ? strchr(path + 7, '/') : NULL;
     return rest != NULL && strncmp(rest, "/users", 6) == 0 && (rest[6] == '\0' || rest[6] == '/');
+}
+
+int zk_acl_user_record(const char *path) {
+    const char *rest = strncmp(path, "/leafd/", 7) == 0 ? strchr(path + 7, '/') : NULL;
+    return rest != NULL && strncmp(rest, "/users/", 7) == 0 && rest[7] != '\0' &&
+           strchr(rest + 7, '/') == NULL;
 }
 
 static int is_self(const struct zk_acl_entry *e, const char *self) {
@@ -40,9 +45,9 @@ static int is_anyone(const struct zk_acl_entry *e) {
     return strcmp(e->scheme, "world") == 0 || strcmp(e->scheme, "ip") == 0;
 }
 
-enum zk_acl_verdict zk_acl_judge(const struct zk_acl_entry *e, int n, const char *self,
-                                 int closed, int private_node) {
-    int open = 0, self_all = 0;
+enum zk_acl_verdict zk_acl_judge(const struct zk_acl_entry *e, int n, const char *self, int stage,
+                                 int private_node) {
+    int open = 0, self_all = 0, world_all = 0;
     for (int i = 0; i < n; i++) {
         if (is_self(&e[i], self)) {
             self_all |= (e[i].perms & ZK_ACL_ALL) == ZK_ACL_ALL;
@@ -54,8 +59,12 @@ enum zk_acl_verdict zk_acl_judge(const struct zk_acl_entry *e, int n, const char
         if ((e[i].perms & ~ZK_ACL_READ) != 0 || (private_node && e[i].perms != 0)) {
             open = 1;
         }
+        world_all |= strcmp(e[i].scheme, "world") == 0 && (e[i].perms & ZK_ACL_ALL) == ZK_ACL_ALL;
     }
-    if (!closed) {
+    if (stage == ZK_ACL_STAGE_REOPEN) {
+        return world_all ? ZK_ACL_KEEP : ZK_ACL_OPEN;
+    }
+    if (stage != ZK_ACL_STAGE_CLOSED) {
         return ZK_ACL_KEEP; /* the open stage leaves open and closed znodes as they are */
     }
     return open || !self_all ? ZK_ACL_OPEN : ZK_ACL_KEEP;
@@ -97,8 +106,8 @@ const char *zk_acl_format(const struct zk_acl_entry *e, int n, char *buf, size_t
             }
         }
         perms[k] = '\0';
-        int w = snprintf(buf + pos, cap - pos, "%s%s:%s=%s", i ? "," : "", e[i].scheme, e[i].id,
-                         perms);
+        int w =
+            snprintf(buf + pos, cap - pos, "%s%s:%s=%s", i ? "," : "", e[i].scheme, e[i].id, perms);
         pos += w > 0 ? (size_t)w : 0;
     }
     return buf;

@@ -51,6 +51,16 @@ int zk_acl_shared_parent(const char *path);
 /* 1 for the users' records: /leafd/{name}/users and below (unreadable to others when closed). */
 int zk_acl_private(const char *path);
 
+/* The stages (a walk's target); REOPEN is the operator's way back to open trees. */
+enum zk_acl_stage { ZK_ACL_STAGE_OPEN = 0, ZK_ACL_STAGE_CLOSED = 1, ZK_ACL_STAGE_REOPEN = 2 };
+
+/*
+ * 1 for one user's record (/leafd/{name}/users/{user}): a record that anyone
+ * could write when the trees close is refused, not closed, since its content
+ * may be planted (an admin whose secret the planter knows).
+ */
+int zk_acl_user_record(const char *path);
+
 /* What a znode's ACL needs in a stage. */
 enum zk_acl_verdict {
     ZK_ACL_KEEP = 0, /* as it should be */
@@ -60,10 +70,12 @@ enum zk_acl_verdict {
 
 /*
  * The verdict on a znode of the cluster's trees whose ACL is e[0..n): self is
- * leafd's identity (zk_acl_self_id), closed the stage.
+ * leafd's identity (zk_acl_self_id), stage an enum zk_acl_stage. OPEN keeps
+ * open and closed znodes alike (the gate turns closing on, never off);
+ * REOPEN wants world:anyone with all rights.
  */
-enum zk_acl_verdict zk_acl_judge(const struct zk_acl_entry *e, int n, const char *self,
-                                 int closed, int private_node);
+enum zk_acl_verdict zk_acl_judge(const struct zk_acl_entry *e, int n, const char *self, int stage,
+                                 int private_node);
 
 /*
  * 1 when the ACL lets leafd (self, or anyone) create children: a shared

@@ -571,7 +571,7 @@ static long acl_refuse(const char *path, const struct zk_acl_entry *e, int n, in
     return -2;
 }
 
-static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int depth, int closed,
+static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int depth, int stage,
                      char *why, size_t cap) {
     struct zk_acl_entry e[ACL_MAX];
     int n = 0;
@@ -586,7 +586,7 @@ static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int 
         log_warn("zk", "zoo_get_acl(%s) failed: %s", path, zerror(rc));
         return -1;
     }
-    enum zk_acl_verdict v = zk_acl_judge(e, n, s->self_id, closed, zk_acl_private(path));
+    enum zk_acl_verdict v = zk_acl_judge(e, n, s->self_id, stage, zk_acl_private(path));
     long total = 0;
     struct String_vector kids = {0, NULL};
     rc = depth < 8 ? zoo_get_children(zh, path, 0, &kids) : ZOK;
@@ -599,14 +599,26 @@ static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int 
         if (w < 0 || (size_t)w >= sizeof(child)) {
             continue; /* deeper than any path leafd writes */
         }
-        long k = acl_walk(s, zh, child, depth + 1, closed, why, cap);
+        long k = acl_walk(s, zh, child, depth + 1, stage, why, cap);
         total = k < 0 ? k : total + k;
     }
     deallocate_String_vector(&kids);
     /* A parent after its children: a failure halfway leaves the root open, so
      * the next walk closes the rest. */
+    if (total >= 0 && v == ZK_ACL_OPEN && stage == ZK_ACL_STAGE_CLOSED &&
+        zk_acl_user_record(path) && zk_acl_world_writes(e, n)) {
+        char acl[512];
+        snprintf(why, cap,
+                 "user record %s could be written by anyone (ACL %s) until now: leafd does not "
+                 "trust a credential it cannot prove it wrote. Delete the znode, then add the "
+                 "user again (leafctl user add)",
+                 path, zk_acl_format(e, n, acl, sizeof(acl)));
+        return -2;
+    }
     if (total >= 0 && v != ZK_ACL_KEEP) {
-        rc = zoo_set_acl(zh, path, -1, closed ? acl_closed_for(path) : &ZOO_OPEN_ACL_UNSAFE);
+        rc =
+            zoo_set_acl(zh, path, -1,
+                        stage == ZK_ACL_STAGE_CLOSED ? acl_closed_for(path) : &ZOO_OPEN_ACL_UNSAFE);
         if (rc == ZNOAUTH) {
             return acl_refuse(path, e, n, rc, why, cap);
         }
@@ -619,12 +631,11 @@ static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int 
     return total;
 }
 
-long zk_session_acl_walk(struct zk_session *s, const char *root, int closed, char *why,
-                         size_t cap) {
+long zk_session_acl_walk(struct zk_session *s, const char *root, int stage, char *why, size_t cap) {
     if (s->auth[0] == '\0') {
         return 0;
     }
-    long n = acl_walk(s, handle_hold(s), root, 0, closed, why, cap);
+    long n = acl_walk(s, handle_hold(s), root, 0, stage, why, cap);
     handle_release(s);
     return n;
 }

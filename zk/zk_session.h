@@ -174,12 +174,11 @@ int zk_session_acl_is_closed(struct zk_session *s);
 /*
  * Synchronous, any thread but the owner's loop (it blocks): walks root and
  * everything below it (children before parents) and sets each znode's ACL as
- * the stage wants it (zk_acl_judge): closed, or reopened from a foreign
- * owner. Returns how many ACLs it set; -1 when ZooKeeper failed (logged; try
+ * the stage (enum zk_acl_stage) wants it (zk_acl_judge): closed, or reopened. Returns how many ACLs it set; -1 when ZooKeeper failed (logged; try
  * again later); -2 when a znode is not leafd's and leafd may not change it
  * (why says which and what to do). Without leafd.zk.auth: 0.
  */
-long zk_session_acl_walk(struct zk_session *s, const char *root, int closed, char *why,
+long zk_session_acl_walk(struct zk_session *s, const char *root, int stage, char *why,
                          size_t cap);
 
 /* 1 when root exists with leafd's closed ACL, 0 when not (or absent), -1 on failure. */

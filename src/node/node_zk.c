@@ -201,8 +201,11 @@ static void held_set(struct node_zk *z, const char *held) {
     }
 }
 
-/* Keeper thread (or start): closes the trees once no live node holds them back. */
-static void stage_round(struct node_zk *z) {
+/*
+ * Keeper thread (or start): closes the trees once no live node holds them
+ * back. LEAF_EINVAL when a znode refuses closing (logged once per reason).
+ */
+static leaf_status_t stage_round(struct node_zk *z) {
     struct zk_session *s = &z->session;
     char root[300], hold[320], held[512], why[1024];
     snprintf(root, sizeof(root), "/leafd/%s", z->cfg->name);
@@ -211,7 +214,7 @@ static void stage_round(struct node_zk *z) {
     int held_open = zk_session_stat(s, hold, &st) == LEAF_OK;
     int closed = zk_session_acl_root_closed(s, root);
     if (closed < 0) {
-        return;
+        return LEAF_OK;
     }
     if (closed) {
         if (!zk_session_acl_is_closed(s)) {
@@ -219,7 +222,7 @@ static void stage_round(struct node_zk *z) {
         }
         zk_session_acl_set_closed(s, 1);
         held_set(z, "");
-        return;
+        return LEAF_OK;
     }
     if (zk_session_acl_is_closed(s)) {
         log_warn("zk", "the cluster's trees were reopened%s: new znodes are created open",
@@ -227,30 +230,37 @@ static void stage_round(struct node_zk *z) {
         zk_session_acl_set_closed(s, 0);
     }
     if (held_open) {
-        held_set(z, "held open by an operator: /leafd/{name}/acl exists (leafctl acl close ends it)");
-        return;
+        held_set(z,
+                 "held open by an operator: /leafd/{name}/acl exists (leafctl acl close ends it)");
+        return LEAF_OK;
     }
     if (stage_held_back(z, held, sizeof(held)) != 0) {
-        return;
+        return LEAF_OK;
     }
     if (held[0] != '\0') {
         held_set(z, held);
-        return;
+        return LEAF_OK;
     }
     int64_t t0 = clock_mono_ms();
     long n = stage_walk(z, 1, why, sizeof(why));
     if (n == -2) {
-        log_error("zk", "closing the cluster's trees stopped: %s", why);
-        return;
+        snprintf(held, sizeof(held), "closing refused: %.480s", why);
+        if (strcmp(held, z->held_back) != 0) {
+            log_error("zk", "closing the cluster's trees stopped: %s", why);
+        }
+        held_set(z, held);
+        return LEAF_EINVAL;
     }
     if (n >= 0) {
         zk_session_acl_set_closed(s, 1);
         held_set(z, "");
-        log_info("zk",
-                 "closed %ld znode(s) created open under /snowflake/%s and /leafd/%s (leafd.zk.auth: "
-                 "all rights to its identity, read to anyone, users unreadable) in %" PRId64 " ms",
-                 n, z->cfg->name, z->cfg->name, clock_mono_ms() - t0);
+        log_info(
+            "zk",
+            "closed %ld znode(s) created open under /snowflake/%s and /leafd/%s (leafd.zk.auth: "
+            "all rights to its identity, read to anyone, users unreadable) in %" PRId64 " ms",
+            n, z->cfg->name, z->cfg->name, clock_mono_ms() - t0);
     }
+    return LEAF_OK;
 }
 
 static void *keeper_main(void *arg) {
@@ -268,7 +278,7 @@ static void *keeper_main(void *arg) {
         if (zk_session_state(&z->session) == ZK_STATE_CONNECTED) {
             member_ensure(z);
             if (z->cfg->zk_auth[0] != '\0') {
-                stage_round(z);
+                (void)stage_round(z); /* a refusal is logged and named in /ready */
             }
         }
         pthread_mutex_lock(&z->mu);
@@ -296,8 +306,10 @@ static leaf_status_t node_zk_start_checks(struct node_zk *z) {
             return LEAF_EINVAL;
         }
         if (r == 1) {
-            log_info("zk", "reopened the shared parent %s to other clusters (an older leafd had "
-                           "closed it)", parents[i]);
+            log_info("zk",
+                     "reopened the shared parent %s to other clusters (an older leafd had "
+                     "closed it)",
+                     parents[i]);
         }
         if (cfg->zk_auth[0] == '\0' &&
             zk_session_acl_world_writes(s, roots[i], acl, sizeof(acl)) == 0) {
@@ -354,8 +366,8 @@ leaf_status_t node_zk_open(struct node_zk *z, const struct leaf_config *cfg, uv_
             return LEAF_EINVAL;
         }
         member_ensure(z);
-        if (cfg->zk_auth[0] != '\0') {
-            stage_round(z);
+        if (cfg->zk_auth[0] != '\0' && stage_round(z) != LEAF_OK) {
+            return LEAF_EINVAL;
         }
     } else if (cfg->zk_auth[0] != '\0') {
         log_warn("zk", "ZooKeeper unreachable at start: the cluster's trees are checked once it "
@@ -381,6 +393,119 @@ const char *node_zk_held_back(struct node_zk *z, char *buf, size_t cap) {
         pthread_mutex_unlock(&z->mu);
     }
     return buf;
+}
+
+/* ---- leafd --zk-acl status|open|close ------------------------------------ */
+
+static void acl_cli_notify(void *arg) {
+    (void)arg; /* a one-shot command: nothing waits for events */
+}
+
+static int acl_cli_status(struct node_zk *z, const char *root, const char *hold) {
+    char held[512];
+    struct zk_stat st;
+    int closed = zk_session_acl_root_closed(&z->session, root);
+    int held_open = zk_session_stat(&z->session, hold, &st) == LEAF_OK;
+    if (closed < 0 || stage_held_back(z, held, sizeof(held)) != 0) {
+        fprintf(stderr, "leafd: cannot read the cluster's trees in ZooKeeper\n");
+        return 1;
+    }
+    printf("trees: %s%s\n", closed ? "closed" : "open",
+           held_open ? " (held open: leafd --zk-acl close ends it)" : "");
+    printf("held back by: %s\n", held[0] ? held : "nobody");
+    char dir[320];
+    char **mem = NULL;
+    int nmem = 0;
+    snprintf(dir, sizeof(dir), "/leafd/%s/members", z->cfg->name);
+    if (zk_session_children(&z->session, dir, &mem, &nmem) == LEAF_OK) {
+        for (int i = 0; i < nmem; i++) {
+            struct zk_member m;
+            if (member_get(z, dir, mem[i], &m)) {
+                printf("member %s version %s auth %s http %s\n", mem[i], m.version,
+                       m.auth ? "yes" : "no", m.http);
+            }
+        }
+        zk_names_free(mem, nmem);
+    }
+    return 0;
+}
+
+static int acl_cli_open(struct node_zk *z, const char *hold) {
+    char why[1024];
+    leaf_status_t st = zk_session_create(&z->session, hold, "open", 4, ZK_MODE_PERSISTENT, NULL, 0);
+    if (st != LEAF_OK && st != LEAF_EEXIST) {
+        fprintf(stderr, "leafd: cannot create %s: the trees stay as they are\n", hold);
+        return 1;
+    }
+    long n = stage_walk(z, ZK_ACL_STAGE_REOPEN, why, sizeof(why));
+    if (n < 0) {
+        fprintf(stderr, "leafd: reopening stopped: %s\n", n == -2 ? why : "ZooKeeper failed");
+        return 1;
+    }
+    printf("reopened %ld znode(s) under /snowflake/%s and /leafd/%s; held open until "
+           "`leafd --zk-acl close` (nodes of an older release may now run beside this one)\n",
+           n, z->cfg->name, z->cfg->name);
+    return 0;
+}
+
+static int acl_cli_close(struct node_zk *z, const char *hold) {
+    char held[512], why[1024];
+    if (stage_held_back(z, held, sizeof(held)) != 0) {
+        fprintf(stderr, "leafd: cannot read the cluster's members in ZooKeeper\n");
+        return 1;
+    }
+    if (held[0] != '\0') {
+        fprintf(stderr,
+                "leafd: refused: closing now would lock out %s; give every node leafd.zk.auth "
+                "and leafd 1.0 or later, then run this again\n",
+                held);
+        return 1;
+    }
+    leaf_status_t st = zk_session_delete(&z->session, hold, -1);
+    if (st != LEAF_OK && st != LEAF_ENOTFOUND) {
+        fprintf(stderr, "leafd: cannot delete %s\n", hold);
+        return 1;
+    }
+    long n = stage_walk(z, ZK_ACL_STAGE_CLOSED, why, sizeof(why));
+    if (n < 0) {
+        fprintf(stderr, "leafd: closing stopped: %s\n", n == -2 ? why : "ZooKeeper failed");
+        return 1;
+    }
+    printf("closed %ld znode(s) under /snowflake/%s and /leafd/%s\n", n, z->cfg->name,
+           z->cfg->name);
+    return 0;
+}
+
+int node_zk_acl_main(const struct leaf_config *cfg, const char *verb) {
+    static struct node_zk z; /* large (the session); one per process */
+    z.cfg = cfg;
+    int known =
+        strcmp(verb, "status") == 0 || strcmp(verb, "open") == 0 || strcmp(verb, "close") == 0;
+    if (!known || cfg->zk_address[0] == '\0' || cfg->name[0] == '\0') {
+        fprintf(stderr, "leafd: --zk-acl status|open|close needs leaf.snowflake.zk.address and "
+                        "leaf.name\n");
+        return 2;
+    }
+    if (strcmp(verb, "status") != 0 && cfg->zk_auth[0] == '\0') {
+        fprintf(stderr, "leafd: --zk-acl %s needs leafd.zk.auth (the cluster's credentials)\n",
+                verb);
+        return 2;
+    }
+    if (zk_session_open(&z.session, cfg->zk_address, (int)cfg->zk_session_timeout_ms,
+                        acl_cli_notify, NULL) != LEAF_OK ||
+        zk_session_authenticate(&z.session, cfg->zk_auth) != LEAF_OK ||
+        zk_session_wait_connected(&z.session, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
+        fprintf(stderr, "leafd: cannot reach ZooKeeper at %s\n", cfg->zk_address);
+        return 1;
+    }
+    char root[300], hold[320];
+    snprintf(root, sizeof(root), "/leafd/%s", cfg->name);
+    snprintf(hold, sizeof(hold), "%s/acl", root);
+    int rc = strcmp(verb, "status") == 0 ? acl_cli_status(&z, root, hold)
+             : strcmp(verb, "open") == 0 ? acl_cli_open(&z, hold)
+                                         : acl_cli_close(&z, hold);
+    zk_session_close(&z.session);
+    return rc;
 }
 
 void node_zk_close(struct node_zk *z) {

@@ -61,6 +61,14 @@ struct zk_session *node_zk_session(struct node_zk *z);
  */
 const char *node_zk_held_back(struct node_zk *z, char *buf, size_t cap);
 
+/*
+ * `leafd --zk-acl status|open|close -c FILE` (docs/reference/zookeeper.md,
+ * "ACLs"): shows the trees' stage and the members; reopens the trees and holds
+ * them open (a downgrade, or a node without the credentials); closes them,
+ * refused while a live node would be locked out. Exit code 0, 1 or 2 (usage).
+ */
+int node_zk_acl_main(const struct leaf_config *cfg, const char *verb);
+
 /* Closes the session: the ephemeral nodes of every service vanish at once. */
 void node_zk_close(struct node_zk *z);
 
