@@ -14,7 +14,7 @@ function(leaf_zk_integration_test name)
   set_property(TEST it.${name} APPEND PROPERTY LABELS zk)
 endfunction()
 
-foreach(t restart expiry clock peers ensemble outage names lost one_session lead forever_fence acl)
+foreach(t restart expiry clock peers ensemble outage names lost one_session lead forever_fence acl tenants)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_zk_${t}.py)
     leaf_zk_integration_test(test_zk_${t})
   endif()

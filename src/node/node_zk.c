@@ -59,13 +59,16 @@ static void member_ensure(struct node_zk *z) {
     snprintf(root, sizeof(root), "/leafd/%s", z->cfg->name);
     snprintf(dir, sizeof(dir), "%s/members", root);
     const char *parents[] = {"/leafd", root, dir};
+    struct zk_stat st;
     for (int i = 0; i < 3; i++) {
-        leaf_status_t st = zk_session_create(s, parents[i], NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
-        if (st != LEAF_OK && st != LEAF_EEXIST) {
+        if (zk_session_stat(s, parents[i], &st) == LEAF_OK) {
+            continue; /* a create would be refused where the parent is another's */
+        }
+        leaf_status_t made = zk_session_create(s, parents[i], NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
+        if (made != LEAF_OK && made != LEAF_EEXIST) {
             return; /* logged; next round */
         }
     }
-    struct zk_stat st;
     if (zk_session_stat(s, z->member_path, &st) == LEAF_OK) {
         if (st.owner == zk_session_id(s)) {
             return;
