@@ -77,7 +77,7 @@ static enum zk_result zk_result_of(int rc) {
         rc == ZCLOSING || rc == ZINVALIDSTATE || rc == ZSESSIONMOVED) {
         return ZK_RESULT_UNKNOWN;
     }
-    return ZK_RESULT_FAILED;
+    return rc == ZNOAUTH ? ZK_RESULT_NOAUTH : ZK_RESULT_FAILED;
 }
 
 /* Logs an operation's failure, except the outcomes callers expect and handle. */

@@ -67,6 +67,7 @@ enum zk_result {
     ZK_RESULT_NONODE,
     ZK_RESULT_EXISTS,
     ZK_RESULT_UNKNOWN,
+    ZK_RESULT_NOAUTH, /* ZooKeeper refuses this session the write (an ACL: leafd.zk.auth) */
     ZK_RESULT_FAILED,
 };
 

@@ -179,8 +179,9 @@ static int64_t node_reservation(struct snowflake_node *n) {
 
 /* Raises the generator's ceiling to a reservation now on disk. */
 static void node_raise_ceiling(struct snowflake_node *n, int64_t reserved) {
-    if (n->forever_fenced && reserved > n->forever_acked_ms) {
-        reserved = n->forever_acked_ms; /* until the identity is confirmed again */
+    if ((n->forever_fenced || atomic_load(&n->stats.zk_refused)) &&
+        reserved > n->forever_acked_ms) {
+        reserved = n->forever_acked_ms; /* until the identity (or the write) is confirmed again */
     }
     n->reserved_ms = reserved;
     atomic_store(&n->stats.reserved_ms, reserved);

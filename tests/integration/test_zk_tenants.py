@@ -17,6 +17,9 @@
    every node authenticates the trees close by themselves; `--zk-acl open`
    reopens and holds them for a node without credentials (a downgrade), and
    `--zk-acl close` ends the hold.
+4. A node whose time writes ZooKeeper refuses (an older leafd closed the trees
+   with credentials it lacks) is not ready, says why, and issues nothing above
+   what ZooKeeper acknowledged until the trees are reopened.
 """
 import base64
 import hashlib
@@ -182,5 +185,22 @@ check(rc == 0 and "closed" in out, "--zk-acl close ends the hold: " + out.strip(
 check(acl_of(zk, "/snowflake/ST/leafd_shape")[-1] == ": r", "the trees are closed again")
 for n in (n1, n2):
     check(n.stop() == 0, "graceful stop")
+
+# ---- 4. a node whose writes are refused is not ready ------------------------
+# An older leafd given credentials closes the trees at once; a node without
+# them must stop being ready, issue nothing it cannot record, and come back
+# when the trees are reopened.
+r = env.leafd("rf", zk_props(addr, name="RF"))
+zk.cli_as(A, "setAcl", "-R", "/snowflake/RF", "auth::cdrwa,world:anyone:r")
+check(wait_until(lambda: r.get("/ready")[0] == 503, 10), "the refused node turns not ready")
+st, body, _ = r.get("/ready")
+check("leafd.zk.auth" in body, "/ready names the cause and the key: " + body)
+check("refuses this node's time writes" in r.log_text(), "its log says why")
+time.sleep(6)  # past the last acknowledged reservation
+check(r.get("/api/snowflake/get/x")[0] == 503, "nothing is issued that ZooKeeper cannot record")
+zk.cli_as(A, "setAcl", "-R", "/snowflake/RF", "world:anyone:cdrwa")
+check(wait_until(lambda: r.get("/ready")[0] == 200, 15), "ready again once the trees are reopened")
+check(r.get("/api/snowflake/get/x")[0] == 200, "and serving")
+check(r.stop() == 0, "graceful stop")
 log("done")
 env.finish()
