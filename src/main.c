@@ -100,6 +100,8 @@ static void usage(FILE *out) {
                  "       leafd --retire IP:PORT|stopped -c FILE   retire forever-mode identities\n"
                  "                                   (their worker IDs join the lease pool)\n"
                  "       leafd --print-reference KIND   a reference table (KIND list: kinds)\n"
+                 "       leafd --zk-acl status|open|close -c FILE   the stage of the cluster's\n"
+                 "                                   ZooKeeper ACLs (leafd.zk.auth)\n"
                  "       leafd --version\n");
 }
 
@@ -148,6 +150,7 @@ struct args {
     int check_only;
     int print_config;
     const char *retire; /* --retire IDENTITY|stopped */
+    const char *zk_acl; /* --zk-acl status|open|close */
 };
 
 static int parse_args(int argc, char **argv, struct args *a) {
@@ -162,6 +165,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
             a->retire = argv[++i];
         } else if (strcmp(argv[i], "--print-reference") == 0) {
             exit(print_reference(i + 1 < argc ? argv[i + 1] : NULL));
+        } else if (strcmp(argv[i], "--zk-acl") == 0 && i + 1 < argc) {
+            a->zk_acl = argv[++i];
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("leafd %s (commit %s)\n", leafd_version(), leafd_revision());
             exit(0);
@@ -592,6 +597,10 @@ int main(int argc, char **argv) {
     if (a.retire != NULL) {
         log_set_level(d.cfg.log_level);
         return snowflake_retire_main(&d.cfg, a.retire);
+    }
+    if (a.zk_acl != NULL) {
+        log_set_level(d.cfg.log_level);
+        return node_zk_acl_main(&d.cfg, a.zk_acl);
     }
     if (a.check_only) {
         /* The certificate and key must load, too. */

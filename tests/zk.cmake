@@ -7,7 +7,7 @@ add_executable(zk_expire tools/zk_expire.c)
 target_link_libraries(zk_expire PRIVATE zk_client)
 
 # leaf_zk_integration_test (tests/CMakeLists.txt) gives a test ZK_EXPIRE_BIN.
-foreach(t restart expiry clock peers ensemble outage names lost one_session lead forever_fence acl)
+foreach(t restart expiry clock peers ensemble outage names lost one_session lead forever_fence acl tenants)
   leaf_zk_integration_test(test_zk_${t})
 endforeach()
 leaf_integration_test(test_zk_pause)

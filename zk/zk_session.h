@@ -67,6 +67,7 @@ enum zk_result {
     ZK_RESULT_NONODE,
     ZK_RESULT_EXISTS,
     ZK_RESULT_UNKNOWN,
+    ZK_RESULT_NOAUTH, /* ZooKeeper refuses this session the write (an ACL: leafd.zk.auth) */
     ZK_RESULT_FAILED,
 };
 
@@ -127,7 +128,9 @@ struct zk_session {
     void *notify_arg;
     struct zk_sub *subs[ZK_MAX_SUBS];
     int nsubs;
-    char auth[256]; /* digest credentials "user:password" (leafd.zk.auth); "" = none */
+    char auth[256];    /* digest credentials "user:password" (leafd.zk.auth); "" = none */
+    char self_id[160]; /* that identity as an ACL names it (zk_acl_self_id) */
+    _Atomic int acl_closed; /* the trees' stage (zk_acl.h); any thread */
 
     /* The handle: replaced and closed by the owner under the write lock;
      * every call on it holds the read lock (other threads' synchronous
@@ -163,12 +166,36 @@ leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeo
 leaf_status_t zk_session_authenticate(struct zk_session *s, const char *auth);
 
 /*
- * Tightens the ACLs of root and everything below it that was created open
- * (before leafd.zk.auth was set): synchronous, one read of each znode's ACL
- * and a set for each open one; returns how many were tightened, -1 when
- * ZooKeeper failed (logged).
+ * The stage of the cluster's trees (zk_acl.h): 0 open (what this session
+ * creates is open), 1 closed. Set by node_zk.c from the root's ACL; any thread.
  */
-long zk_session_tighten(struct zk_session *s, const char *root);
+void zk_session_acl_set_closed(struct zk_session *s, int closed);
+int zk_session_acl_is_closed(struct zk_session *s);
+
+/*
+ * Synchronous, any thread but the owner's loop (it blocks): walks root and
+ * everything below it (children before parents) and sets each znode's ACL as
+ * the stage (enum zk_acl_stage) wants it (zk_acl_judge): closed, or reopened. Returns how many ACLs it set; -1 when ZooKeeper failed (logged; try
+ * again later); -2 when a znode is not leafd's and leafd may not change it
+ * (why says which and what to do). Without leafd.zk.auth: 0.
+ */
+long zk_session_acl_walk(struct zk_session *s, const char *root, int stage, char *why,
+                         size_t cap);
+
+/* 1 when root exists with leafd's closed ACL, 0 when not (or absent), -1 on failure. */
+int zk_session_acl_root_closed(struct zk_session *s, const char *root);
+
+/* 1 when anyone may write root (or it is absent), 0 when not (its ACL in acl), -1 on failure. */
+int zk_session_acl_world_writes(struct zk_session *s, const char *root, char *acl, size_t cap);
+
+/*
+ * The shared parent of root (/snowflake or /leafd) as zk_acl.h wants it:
+ * reopened when an older leafd closed it with these credentials (returns 1);
+ * -2 with why when root is missing and the parent lets this identity create
+ * nothing (another cluster closed it); 0 otherwise.
+ */
+long zk_session_acl_parent(struct zk_session *s, const char *parent, const char *root, char *why,
+                           size_t cap);
 
 /* Owner thread: registers sub (at create); nothing reaches it before it is activated. */
 leaf_status_t zk_session_subscribe(struct zk_session *s, struct zk_sub *sub);

@@ -142,6 +142,7 @@ struct snowflake_node {
         atomic_llong worker_id;
         atomic_int use_zk;
         atomic_int identity_wait; /* the identity is held by another session: waiting */
+        atomic_int zk_refused;    /* ZooKeeper refuses the time writes (an ACL): fenced */
         atomic_int zk_wait;       /* an older leafd's cache waits for ZooKeeper to confirm it */
     } stats;
 };

@@ -19,7 +19,8 @@
 
 /* Raises the generator's ceiling to a reservation now on disk. */
 void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved) {
-    if (n->forever_fenced && reserved > n->forever_acked_ms) {
+    if ((n->forever_fenced || atomic_load(&n->stats.zk_refused)) &&
+        reserved > n->forever_acked_ms) {
         reserved = n->forever_acked_ms; /* until the identity is confirmed again */
     }
     n->reserved_ms = reserved;

@@ -235,12 +235,40 @@ static void node_forever_reread(struct snowflake_node *n, const struct zk_event 
     }
 }
 
+/*
+ * ZooKeeper refuses the node's time write: the cluster's trees were closed
+ * with credentials this node lacks (an older leafd closes them at once).
+ * What it issues could no longer be recorded, so it issues nothing above the
+ * time ZooKeeper acknowledged and is not ready until a write lands again.
+ */
+static void node_forever_noauth(struct snowflake_node *n) {
+    if (!atomic_exchange(&n->stats.zk_refused, 1)) {
+        log_error("snowflake",
+                  "ZooKeeper refuses this node's time writes to %s (not authenticated: the "
+                  "cluster's trees were closed with leafd.zk.auth credentials this node lacks): "
+                  "issuing nothing above %" PRId64 " (acknowledged), not ready; set leafd.zk.auth "
+                  "to the cluster's credentials, or reopen the trees (leafctl acl open)",
+                  n->forever_path, n->forever_acked_ms);
+    }
+    pthread_mutex_lock(&n->lock);
+    if (n->gen.ceiling_ms > n->forever_acked_ms) {
+        snowflake_gen_set_ceiling(&n->gen, n->forever_acked_ms);
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
 void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
     n->busy[ev->op] = 0;
     if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
         n->forever_version = ev->version;
         n->forever_acked_ms = n->forever_sent_ms;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+        if (atomic_exchange(&n->stats.zk_refused, 0)) {
+            log_info("snowflake", "%s: ZooKeeper accepts this node's time writes again",
+                     n->forever_path);
+        }
+    } else if (ev->op == OP_SET_FOREVER && ev->result == ZK_RESULT_NOAUTH) {
+        node_forever_noauth(n);
     } else if (ev->op == OP_SET_FOREVER && ev->result == ZK_RESULT_BADVERSION) {
         /* First see whether the node holds a write of this node's whose answer was lost. */
         n->forever_checking = 1;

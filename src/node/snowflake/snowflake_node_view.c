@@ -79,8 +79,11 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
      * clock is not behind what was issued (ZooKeeper itself is a weak
      * dependency at run time). */
     v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
-               excess <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS;
+               excess <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS && !atomic_load(&n->stats.zk_refused);
     v->reason = v->ready ? ""
+                : atomic_load(&n->stats.zk_refused)
+                    ? "ZooKeeper refuses this node's time writes (the cluster's trees are closed "
+                      "with leafd.zk.auth credentials this node lacks): set leafd.zk.auth"
                 : atomic_load(&n->stats.identity_wait)
                     ? "identity held by another ZooKeeper session (another live node with this "
                       "ip:port?): waiting for it to end"

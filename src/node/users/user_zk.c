@@ -142,6 +142,25 @@ static void reload_finish(struct user_service *svc) {
         reload_done(svc, 0);
         return;
     }
+    if (!zk_session_acl_is_closed(svc->zsub.s)) {
+        /* Users are a feature of closed trees (docs/reference/zookeeper.md, "ACLs"):
+         * while anyone may write the records, none is trusted. */
+        if (!svc->warned_open) {
+            log_warn("auth", "users are not applied while the cluster's trees are open (they "
+                             "close once every live node runs leafd.zk.auth and 1.0 or later; "
+                             "`leafctl acl status` names who holds them back): user logins are "
+                             "refused, the admin token works");
+        }
+        svc->warned_open = 1;
+        struct auth_table *none = NULL;
+        if (atomic_load(&svc->n_users) != 0 &&
+            auth_table_build(NULL, 0, NULL, NULL, &none) == LEAF_OK) {
+            user_publish(svc, none, 0);
+        }
+        reload_done(svc, 0);
+        return;
+    }
+    svc->warned_open = 0;
     struct auth_record *recs = calloc((size_t)svc->nnames + 1, sizeof(*recs));
     size_t n = 0;
     for (int i = 0; recs != NULL && i < svc->nnames; i++) {
