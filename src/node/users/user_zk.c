@@ -155,7 +155,7 @@ static void reload_finish(struct user_service *svc) {
         struct auth_table *none = NULL;
         if (atomic_load(&svc->n_users) != 0 &&
             auth_table_build(NULL, 0, NULL, NULL, &none) == LEAF_OK) {
-            user_publish(svc, none, 0);
+            user_service_publish(svc, none, 0);
         }
         reload_done(svc, 0);
         return;
