@@ -390,6 +390,7 @@ static leaf_status_t wire(struct daemon *d) {
         .conn_arg = d,
         .cluster = d->cluster,
         .zk = node_zk_session(&d->zk),
+        .node_zk = &d->zk,
     };
     if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
         return LEAF_ERR;

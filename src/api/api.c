@@ -210,6 +210,23 @@ static int ready_auth(const struct api_ctx *ctx, struct sbuf *b) {
     return st.loaded_ms != 0;
 }
 
+/*
+ * With leafd.zk.auth: the stage of the cluster's trees and who holds closing
+ * back (docs/reference/zookeeper.md, "ACLs"). Informational: the trees
+ * staying open is how a rollout of the credentials works, not a fault.
+ */
+static void ready_zk_acl(const struct api_ctx *ctx, struct sbuf *b) {
+    if (ctx->zk == NULL || ctx->node_zk == NULL || ctx->cfg->zk_auth[0] == '\0') {
+        return;
+    }
+    char held[512];
+    node_zk_held_back(ctx->node_zk, held, sizeof(held));
+    sbuf_printf(b, ",\"zk_acl\":{\"closed\":%s,\"held_back\":",
+                zk_session_acl_is_closed(ctx->zk) ? "true" : "false");
+    sbuf_json_str(b, held, strlen(held));
+    sbuf_putc(b, '}');
+}
+
 leaf_status_t api_ready(struct http_request *req) {
     const struct api_ctx *ctx = api_ctx(req);
     struct sbuf b = SBUF_INIT;
@@ -222,6 +239,7 @@ leaf_status_t api_ready(struct http_request *req) {
     sbuf_putc(&b, ',');
     ok &= ready_auth(ctx, &b);
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
+    ready_zk_acl(ctx, &b);
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {

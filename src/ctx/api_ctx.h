@@ -17,6 +17,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
+#include "node_zk.h"
 #include "user_service.h"
 #include "zk_session.h"
 
@@ -43,6 +44,7 @@ struct api_ctx {
     void *conn_arg;
     struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
     struct zk_session *zk;          /* the process's one ZooKeeper session; NULL without it */
+    struct node_zk *node_zk;        /* its owner: the trees' ACL stage (node_zk_held_back) */
     struct auth_limit *auth_limit;  /* failed authentications per client address (thread-safe) */
 };
 

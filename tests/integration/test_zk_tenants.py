@@ -150,6 +150,10 @@ n1.start()
 check(wait_until(lambda: "held back by: 127.0.0.1:%d (no leafd.zk.auth)" % n2.port in n1.log_text(),
                  10), "n1 says which node holds closing back")
 check(acl_of(zk, "/snowflake/ST/leafd_shape") == ["'world,'anyone", ": cdrwa"], "the trees stay open")
+ready = json.loads(n1.get("/ready")[1])
+check(ready.get("zk_acl", {}).get("closed") is False and
+      "127.0.0.1:%d" % n2.port in ready["zk_acl"]["held_back"],
+      "/ready names the node that holds closing back: %s" % ready.get("zk_acl"))
 time.sleep(4)  # more than one of n2's 3 s time reports
 check(n2.get("/ready")[0] == 200 and n2.get("/api/snowflake/get/x")[0] == 200,
       "n2 (no credentials) stays ready and serves beside n1")
