@@ -82,7 +82,7 @@ def await_serving(env, node, timeout=40):
         if isinstance(last, tuple):
             if last[0] == 404:
                 fatal(env, "GET %s on %s answered 404 (%s): the sequence HTTP API "
-                      "(docs/cluster.md, "Sequences") is not there" % (PROBE, node.name, last))
+                      "(docs/cluster.md, 'Sequences') is not there" % (PROBE, node.name, last))
             if last[0] in (200, 307):
                 return last
         time.sleep(0.1)
