@@ -17,4 +17,5 @@ leaf_integration_test(test_segment_flood)
 leaf_integration_test(test_segment_scale)
 # Database TLS from leaf.jdbc.url (sslMode, useSSL/requireSSL) against MariaDB with and without TLS.
 leaf_integration_test(test_db_tls)
+leaf_integration_test(test_db_mitm)
 leaf_integration_test(test_segment_galera)
