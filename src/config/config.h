@@ -102,6 +102,8 @@ enum config_db_tls {
       "close a connection that takes this long to send one request head")                          \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
       "open connections per process; more are accepted and closed at once")                        \
+    X("leafd.http.allowed.hosts", CONFIG_STR, http_allowed_hosts, "", 0, 0,                        \
+      "more Host names state changes may use (comma-separated; * = any)")                          \
     X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
       "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
     X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \
@@ -218,6 +220,7 @@ struct leaf_config {
     int64_t idle_timeout_ms;
     int64_t request_timeout_ms;
     int64_t max_connections;
+    char http_allowed_hosts[512];
     int64_t reserve_ms;
     int64_t startup_max_wait_ms;
     int64_t peer_max_offset_ms;
