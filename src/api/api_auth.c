@@ -207,6 +207,9 @@ int api_metrics_view(struct http_request *req) {
     if (req->auth_len == 0 && !req->auth_too_long) {
         return 0;
     }
+    if (api_auth_limited_http(req)) {
+        return -1; /* refused unchecked, as on every other door */
+    }
     struct auth_header h;
     struct user_creds creds;
     creds_of(req, &h, &creds);
