@@ -288,8 +288,8 @@ static int db_tls_gate_ok;
 
 static void db_tls_gate_register(void) {
     MYSQL *m = mysql_init(NULL);
-    db_tls_gate_ok = m != NULL &&
-                     mysql_client_register_plugin(m, (struct st_mysql_client_plugin *)&db_tls_gate) != NULL;
+    db_tls_gate_ok = m != NULL && mysql_client_register_plugin(
+                                      m, (struct st_mysql_client_plugin *)&db_tls_gate) != NULL;
     if (m != NULL) {
         mysql_close(m);
     }
@@ -318,9 +318,9 @@ static void db_tls_options(const struct segment_db *db, MYSQL *m) {
      * user's plug-in; the ones that send the password in clear only where TLS is certain. */
     mysql_optionsv(m, MYSQL_DEFAULT_AUTH, DB_TLS_GATE);
     mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH,
-                   db->tls >= SEGMENT_DB_TLS_REQUIRED
-                       ? DB_TLS_GATE "," DB_AUTH_HASHED ",mysql_clear_password,dialog"
-                       : DB_TLS_GATE "," DB_AUTH_HASHED);
+                   db->tls >= SEGMENT_DB_TLS_REQUIRED ? DB_TLS_GATE "," DB_AUTH_HASHED
+                                                                    ",mysql_clear_password,dialog"
+                                                      : DB_TLS_GATE "," DB_AUTH_HASHED);
     if (db->tls >= SEGMENT_DB_TLS_VERIFY_CA) {
         mysql_optionsv(m, MYSQL_OPT_SSL_CA, db->tls_ca_file);
     }

@@ -84,8 +84,7 @@ static int name_in_list(const char *name, size_t n, const char *list) {
         while (t > 0 && list[t - 1] == ' ') {
             t--;
         }
-        if ((t == 1 && list[0] == '*') ||
-            (t > 0 && t == n && strncasecmp(name, list, t) == 0)) {
+        if ((t == 1 && list[0] == '*') || (t > 0 && t == n && strncasecmp(name, list, t) == 0)) {
             return 1;
         }
         list += w;

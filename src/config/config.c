@@ -888,7 +888,8 @@ static void config_mask_jdbc(const char *url, char *out, size_t outlen) {
             p = at;
             continue;
         }
-        int param_start = query != NULL && p > query && (p[-1] == '?' || p[-1] == '&' || p[-1] == ';');
+        int param_start =
+            query != NULL && p > query && (p[-1] == '?' || p[-1] == '&' || p[-1] == ';');
         if (param_start && strncasecmp(p, "password", 8) == 0) {
             const char *eq = p + 8;
             while (*eq >= '0' && *eq <= '9') {

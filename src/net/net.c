@@ -37,12 +37,12 @@ struct net_loop;
 
 /* One listener of one loop. */
 struct net_listener {
-    uv_poll_t poll;     /* readable: connections to accept (leafd accepts them itself) */
-    uv_timer_t resume;  /* out of descriptors: polls again after NET_ACCEPT_PAUSE_MS */
+    uv_poll_t poll;    /* readable: connections to accept (leafd accepts them itself) */
+    uv_timer_t resume; /* out of descriptors: polls again after NET_ACCEPT_PAUSE_MS */
     const struct net_listen_config *cfg;
     struct net_loop *nl;
     int index; /* in the server's listener list */
-    int fd;       /* the listening socket; closed by loop_drain or loop_destroy */
+    int fd;    /* the listening socket; closed by loop_drain or loop_destroy */
     int listening;
 };
 

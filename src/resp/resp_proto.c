@@ -195,8 +195,7 @@ void resp_parser_set_max(struct resp_parser *p, size_t max) {
 /* 1 when a command of args arguments holding bytes bytes is over the set limit. */
 static int resp_too_big(const struct resp_parser *p, size_t args, size_t bytes) {
     return p->max_command != 0 &&
-           (args > p->max_command / RESP_ARG_COST ||
-            bytes > p->max_command - args * RESP_ARG_COST);
+           (args > p->max_command / RESP_ARG_COST || bytes > p->max_command - args * RESP_ARG_COST);
 }
 
 /* "*N\r\n" is complete. N <= 0 is skipped, as Redis skips "*-1\r\n" and "*0\r\n". */

@@ -94,9 +94,10 @@ static void test_allow_and_query_edge_cases(void) {
                  "HTTP/1.1 400 "));
     CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\nHost: x\r\n\r\n"),
                  "HTTP/1.1 400 "));
-    CHECK(starts(feed("POST /health HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
-                 "HTTP/1.1 405 "));
+    CHECK(
+        starts(feed("POST /health HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
+               "HTTP/1.1 405 "));
     CHECK_EQ_INT(count_of(http_feed_out, "HTTP/1.1 "), 2);
 }
 
@@ -129,13 +130,15 @@ static void test_state_changes_same_origin(void) {
                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"cross_origin\"") != NULL);
-    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: cross-site\r\n"
-                      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
-                 "HTTP/1.1 403 "));
+    CHECK(starts(
+        feed("PUT /api/leaf/step HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: cross-site\r\n"
+             "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
+        "HTTP/1.1 403 "));
     /* The node's own origin passes on to the handler (here: 400, an empty biz_tag). */
-    out = feed("PUT /api/leaf/step HTTP/1.1\r\nHost: localhost:8080\r\nOrigin: http://localhost:8080\r\n"
-               "Sec-Fetch-Site: same-origin\r\nContent-Type: application/json; charset=utf-8\r\n"
-               "Content-Length: 2\r\n\r\n{}");
+    out = feed(
+        "PUT /api/leaf/step HTTP/1.1\r\nHost: localhost:8080\r\nOrigin: http://localhost:8080\r\n"
+        "Sec-Fetch-Site: same-origin\r\nContent-Type: application/json; charset=utf-8\r\n"
+        "Content-Length: 2\r\n\r\n{}");
     CHECK(!starts(out, "HTTP/1.1 403 ") && !starts(out, "HTTP/1.1 415 "));
     /* Host must name the node (DNS rebinding): Host and Origin that agree are not enough. */
     out = feed("POST /api/leaf HTTP/1.1\r\nHost: evil.example:8080\r\n"

@@ -71,7 +71,6 @@ static leaf_status_t handler(struct http_request *req) {
     return LEAF_OK;
 }
 
-
 static void done(const struct http_request *req) {
     done_calls++;
 }

@@ -553,9 +553,11 @@ static void test_command_limit(void) {
     struct sbuf b;
     sbuf_init(&b, 0);
     sbuf_append(&b, "*3\r\n$4\r\nECHO\r\n$3000\r\n", 21);
-    for (int i = 0; i < 3000; i++) sbuf_append(&b, "x", 1);
+    for (int i = 0; i < 3000; i++)
+        sbuf_append(&b, "x", 1);
     sbuf_append(&b, "\r\n$3000\r\n", 9);
-    for (int i = 0; i < 3000; i++) sbuf_append(&b, "y", 1);
+    for (int i = 0; i < 3000; i++)
+        sbuf_append(&b, "y", 1);
     sbuf_append(&b, "\r\n", 2);
     CHECK_EQ_INT(resp_parse(&p, b.data, b.len, &used, &cmd, &err), LEAF_EINVAL);
     CHECK(err != NULL && strcmp(err, "Protocol error: command too large") == 0);
