@@ -225,7 +225,7 @@ static leaf_status_t resp_bulk_len_done(struct resp_parser *p) {
     if (resp_parse_len(p->line, p->line_len, &n) != LEAF_OK || n < 0 || n > RESP_MAX_BULK) {
         return resp_fail(p, LEAF_EINVAL, RESP_ERR_BULK);
     }
-    if (resp_too_big(p, (size_t)(p->argc + p->args_left), p->len + (size_t)n + 1)) {
+    if (resp_too_big(p, (size_t)p->argc + (size_t)p->args_left, p->len + (size_t)n + 1)) {
         return resp_fail(p, LEAF_EINVAL, RESP_ERR_BIG);
     }
     if (resp_buf_reserve(p, (size_t)n + 1) != LEAF_OK) {
