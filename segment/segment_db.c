@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <mysql.h>
+#include <mysql/plugin_auth.h>
 #include <mysqld_error.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -20,7 +21,6 @@
 #include "log.h"
 #include "segment_db_health.h"
 #include "segment_giveback.h"
-#include "segment_greeting.h"
 #include "segment_hosts.h"
 #include "segment_known.h"
 #include "zk_quiet.h"
@@ -219,44 +219,79 @@ static const char *const db_tls_names[] = {
 #define DB_TLS_KEYS "leaf.jdbc.url's sslMode and leafd.db.tls.ca.file"
 
 /*
- * Reads the server's greeting on a connection of its own: 1 when it offers
- * TLS, 0 when not, -1 when it could not be read (unreachable: the real
- * connect reports it). Only the server speaks; the probe sends nothing.
+ * The TLS gate: the client plug-in every connection starts its login with
+ * when TLS is on. Connector/C 3.3 runs it after reading the server's greeting
+ * on the very connection that carries the login, and before anything leaves:
+ * when the greeting offers no TLS and sslMode requires it, it refuses, so
+ * nothing (no user name, no scramble) is sent in clear; Connector/C would
+ * otherwise fall back to plain text with MYSQL_OPT_SSL_ENFORCE and a CA.
+ * Otherwise it sends an empty answer (in TLS where the server offers it):
+ * the server does not know the plug-in and switches to the user's own, which
+ * MARIADB_OPT_RESTRICTED_AUTH restricts (db_tls_options).
  */
-static int db_probe_tls(const struct segment_db *db) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-    char port[16];
-    unsigned char buf[512];
-    size_t n = 0;
-    int offered = -1;
-    snprintf(port, sizeof(port), "%d", db->port);
-    if (getaddrinfo(db->host, port, &hints, &ai) != 0 || ai == NULL) {
-        return -1;
+#define DB_TLS_GATE "leafd_tls_gate"
+
+static _Thread_local int db_gate_require_tls; /* set by db_open around mysql_real_connect */
+static _Thread_local int db_gate_refused;
+
+static int db_tls_gate_auth(MYSQL_PLUGIN_VIO *vio, MYSQL *m) {
+    if (db_gate_require_tls && (m->server_capabilities & CLIENT_SSL) == 0) {
+        db_gate_refused = 1;
+        return CR_ERROR;
     }
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    struct timeval tv = {(time_t)db->timeout_s, 0};
-    if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0 &&
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == 0 &&
-        connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-        /* The greeting is one packet: its length is in the first 3 bytes. */
-        while (n < sizeof(buf)) {
-            ssize_t got = recv(fd, buf + n, sizeof(buf) - n, 0);
-            if (got <= 0) {
-                break;
-            }
-            n += (size_t)got;
-            if (n >= 4 && n >= 4 + (size_t)(buf[0] | buf[1] << 8 | buf[2] << 16)) {
-                break;
-            }
-        }
-        offered = segment_greeting_offers_tls(buf, n);
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    freeaddrinfo(ai);
-    return offered;
+    return vio->write_packet(vio, (const unsigned char *)"", 0) != 0 ? CR_ERROR : CR_OK;
 }
+
+/*
+ * An authentication client plug-in as mysql/client_plugin.h lays it out
+ * (that header includes one the Debian package does not ship).
+ */
+struct db_auth_plugin {
+    int type;
+    unsigned int interface_version;
+    const char *name, *author, *desc;
+    unsigned int version[3];
+    const char *license;
+    void *mysql_api;
+    int (*init)(char *, size_t, int, va_list);
+    int (*deinit)(void);
+    int (*options)(const char *option, const void *);
+    int (*authenticate_user)(MYSQL_PLUGIN_VIO *vio, MYSQL *mysql);
+};
+
+static struct db_auth_plugin db_tls_gate = {
+    2,      /* MYSQL_CLIENT_AUTHENTICATION_PLUGIN */
+    0x0100, /* MYSQL_CLIENT_AUTHENTICATION_PLUGIN_INTERFACE_VERSION */
+    DB_TLS_GATE,
+    "leafd",
+    "refuses a login without TLS when sslMode requires it",
+    {1, 0, 0},
+    "BSD",
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    db_tls_gate_auth,
+};
+
+static pthread_once_t db_tls_gate_once = PTHREAD_ONCE_INIT;
+static int db_tls_gate_ok;
+
+static void db_tls_gate_register(void) {
+    MYSQL *m = mysql_init(NULL);
+    db_tls_gate_ok = m != NULL && mysql_client_register_plugin(
+                                      m, (struct st_mysql_client_plugin *)&db_tls_gate) != NULL;
+    if (m != NULL) {
+        mysql_close(m);
+    }
+}
+
+/*
+ * The login plug-ins a connection accepts. Without TLS guaranteed on the
+ * connection none that sends the password in clear (mysql_clear_password,
+ * dialog): a server, or a man in the middle, that asks for it is refused.
+ */
+#define DB_AUTH_HASHED "mysql_native_password,client_ed25519,caching_sha2_password,sha256_password"
 
 /*
  * The TLS options of the handle. Connector/C verifies the chain whenever a
@@ -266,9 +301,17 @@ static int db_probe_tls(const struct segment_db *db) {
 static void db_tls_options(const struct segment_db *db, MYSQL *m) {
     my_bool on = 1;
     if (db->tls == SEGMENT_DB_TLS_DISABLED) {
+        mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH, DB_AUTH_HASHED);
         return;
     }
     mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &on); /* "use TLS" (not "require" in 3.x) */
+    /* The gate first (it refuses a login without TLS where sslMode requires it), then the
+     * user's plug-in; the ones that send the password in clear only where TLS is certain. */
+    mysql_optionsv(m, MYSQL_DEFAULT_AUTH, DB_TLS_GATE);
+    mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH,
+                   db->tls >= SEGMENT_DB_TLS_REQUIRED ? DB_TLS_GATE "," DB_AUTH_HASHED
+                                                                    ",mysql_clear_password,dialog"
+                                                      : DB_TLS_GATE "," DB_AUTH_HASHED);
     if (db->tls >= SEGMENT_DB_TLS_VERIFY_CA) {
         mysql_optionsv(m, MYSQL_OPT_SSL_CA, db->tls_ca_file);
     }
@@ -277,26 +320,13 @@ static void db_tls_options(const struct segment_db *db, MYSQL *m) {
     }
 }
 
-/*
- * A mode that requires TLS: the server must offer it before the login is
- * sent. 0 to go on; -1 (logged) when it offers none.
- */
-static int db_tls_precheck(const struct segment_db *db) {
-    if (db->tls < SEGMENT_DB_TLS_REQUIRED || db_probe_tls(db) != 0) {
-        return 0;
-    }
-    log_error("segment",
-              "connect(%s:%d/%s) refused by leafd: the server offers no TLS, and sslMode=%s "
-              "requires it (check " DB_TLS_KEYS ")",
-              db->host, db->port, db->database, db_tls_names[db->tls]);
-    return -1;
-}
-
 /* A connected handle, or NULL with *why_key set when the error is a configuration error. */
 static MYSQL *db_open(struct segment_db *db, const char **why_key) {
     *why_key = NULL;
-    if (db_tls_precheck(db) != 0) {
-        *why_key = DB_TLS_KEYS;
+    pthread_once(&db_tls_gate_once, db_tls_gate_register);
+    if (db->tls != SEGMENT_DB_TLS_DISABLED && !db_tls_gate_ok) {
+        log_error("segment", "connect(%s:%d/%s): the TLS gate plug-in could not be registered",
+                  db->host, db->port, db->database);
         return NULL;
     }
     MYSQL *m = mysql_init(NULL);
@@ -314,8 +344,21 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
     /* The connection's character set: descriptions are UTF-8 (checked by the API). */
     mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     /* CLIENT_FOUND_ROWS: an UPDATE reports matched rows, so 0 means "no such tag". */
-    if (mysql_real_connect(m, db->host, db->user, db->password, db->database,
-                           (unsigned int)db->port, NULL, CLIENT_FOUND_ROWS) == NULL) {
+    db_gate_require_tls = db->tls >= SEGMENT_DB_TLS_REQUIRED;
+    db_gate_refused = 0;
+    MYSQL *ok = mysql_real_connect(m, db->host, db->user, db->password, db->database,
+                                   (unsigned int)db->port, NULL, CLIENT_FOUND_ROWS);
+    db_gate_require_tls = 0;
+    if (ok == NULL && db_gate_refused) {
+        log_error("segment",
+                  "connect(%s:%d/%s) refused by leafd before the login: the server offers no TLS, "
+                  "and sslMode=%s requires it (check " DB_TLS_KEYS ")",
+                  db->host, db->port, db->database, db_tls_names[db->tls]);
+        *why_key = DB_TLS_KEYS;
+        mysql_close(m);
+        return NULL;
+    }
+    if (ok == NULL) {
         *why_key = db_config_error_key(mysql_errno(m));
         if (mysql_errno(m) == CR_SSL_CONNECTION_ERROR && db->tls != SEGMENT_DB_TLS_DISABLED) {
             *why_key = DB_TLS_KEYS; /* a handshake that fails now fails on every retry */
@@ -331,7 +374,7 @@ static MYSQL *db_open(struct segment_db *db, const char **why_key) {
         return NULL;
     }
     if (db->tls >= SEGMENT_DB_TLS_REQUIRED && mysql_get_ssl_cipher(m) == NULL) {
-        /* Not reached after db_tls_precheck, unless the server changed in between. */
+        /* Not reached: the TLS gate refuses a login without TLS. */
         log_error("segment", "connect(%s:%d/%s) is not encrypted, and sslMode=%s requires it",
                   db->host, db->port, db->database, db_tls_names[db->tls]);
         *why_key = DB_TLS_KEYS;

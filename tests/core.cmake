@@ -18,7 +18,9 @@ leaf_integration_test(test_cli_config)
 leaf_integration_test(test_security)
 # TLS for clients, secrets from files, the failed-authentication limit.
 leaf_resp_test(test_tls)
+leaf_integration_test(test_tls_hardening)
 # Database TLS from leaf.jdbc.url (sslMode, useSSL/requireSSL) against MariaDB with and without TLS.
 leaf_integration_test(test_db_tls)
+leaf_integration_test(test_db_mitm)
 # The quick tier's smoke run: one node with every mode on, real ZooKeeper and MariaDB.
 leaf_integration_test(test_smoke_modes)

@@ -9,3 +9,4 @@ leaf_resp_test(test_resp_clients)
 leaf_resp_test(test_resp_ids)
 # March's clients: default mode, MULTI/EXEC, README's ioredis example.
 leaf_resp_test(test_resp_march)
+leaf_integration_test(test_resp_limits)

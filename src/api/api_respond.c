@@ -45,7 +45,7 @@ void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
             }
             len += num_format_i64(small + len, ids[i]);
         }
-        http_respond(req, 200, "text/plain", small, len);
+        http_respond_ex(req, 200, "text/plain", API_NO_STORE, small, len);
         return;
     }
     struct sbuf text = SBUF_INIT;
@@ -57,7 +57,11 @@ void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
             text.len += num_format_i64(text.data + text.len, ids[i]);
         }
     }
-    api_respond_sbuf(req, 200, "text/plain", &text);
+    if (text.failed) {
+        api_respond_sbuf(req, 200, "text/plain", &text); /* the 500 */
+    } else {
+        http_respond_ex(req, 200, "text/plain", API_NO_STORE, text.data ? text.data : "", text.len);
+    }
     sbuf_free(&text);
 }
 

@@ -22,6 +22,10 @@ void api_respond_sbuf(struct http_request *req, int status, const char *type, st
 /* Answers 200 text/plain with the IDs, one per line. */
 void api_respond_ids(struct http_request *req, const int64_t *ids, int n);
 
+/* The header of every answer that carries IDs, and of the pages: never kept by a cache (an ID
+ * served twice from one is a duplicate). */
+#define API_NO_STORE "Cache-Control: no-store\r\n"
+
 /* Answers with an ID error's HTTP status, code and message. */
 void api_respond_ids_error(struct http_request *req, enum ids_error e);
 

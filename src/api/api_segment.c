@@ -28,7 +28,7 @@ leaf_status_t api_leaf_get(struct http_request *req) {
         char body[256];
         int n = snprintf(body, sizeof(body), "{\"biz_tag\":\"%.*s\",\"id\":\"%" PRId64 "\"}",
                          (int)key_len, key, id);
-        http_respond(req, 200, "application/json", body, (size_t)n);
+        http_respond_ex(req, 200, "application/json", API_NO_STORE, body, (size_t)n);
     }
     return LEAF_OK;
 }
@@ -81,7 +81,7 @@ leaf_status_t api_segment_range(struct http_request *req) {
     int n = snprintf(body, sizeof(body),
                      "{\"biz_tag\":\"%.*s\",\"start\":\"%" PRId64 "\",\"end\":\"%" PRId64 "\"}",
                      (int)key_len, key, last - count + 1, last);
-    http_respond(req, 200, "application/json", body, (size_t)n);
+    http_respond_ex(req, 200, "application/json", API_NO_STORE, body, (size_t)n);
     return LEAF_OK;
 }
 

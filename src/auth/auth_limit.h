@@ -13,9 +13,10 @@
  * Bounded memory, as src/base/ratelimit.c: a fixed table; an address
  * hashes to AUTH_LIMIT_WAYS neighbouring slots, and a new address takes a
  * free or expired one, else the oldest that is not blocked. When all of
- * them are blocked the new address is not tracked (it is let through to
- * the normal check): a flood of addresses cannot unblock one, nor block an
- * innocent one.
+ * them are blocked the new address is refused as if blocked, rather than
+ * forgotten: a flood of addresses cannot unblock one. The hash is keyed
+ * (SipHash-2-4, a random key per table), so an attacker cannot choose
+ * addresses that share an innocent one's neighbourhood.
  *
  * Pure (libc + pthread), the time is passed in. Thread-safe: every loop
  * shares one table (a mutex, taken only when credentials were presented).
@@ -37,6 +38,7 @@
 struct auth_limit {
     pthread_mutex_t mu;
     int max_failures; /* 0: no limit */
+    uint64_t k0, k1;  /* the hash key, random at init */
     struct {
         uint64_t key;            /* hash of the address; 0 = free */
         int64_t window_start_ms; /* first failure of the current window */
@@ -55,7 +57,14 @@ void auth_limit_destroy(struct auth_limit *l);
  */
 size_t auth_limit_addr_len(const char *peer);
 
-/* 1 when attempts from addr (n bytes) are refused unchecked at now_ms (monotonic). */
+/* The first slot of addr's neighbourhood (tests). */
+uint64_t auth_limit_slot(const struct auth_limit *l, const char *addr, size_t n);
+
+/*
+ * 1 when attempts from addr (n bytes) are refused unchecked at now_ms
+ * (monotonic): addr is blocked, or it is not tracked and every slot of its
+ * neighbourhood holds a blocked address.
+ */
 int auth_limit_blocked(struct auth_limit *l, const char *addr, size_t n, int64_t now_ms);
 
 /* Counts a failed attempt; returns 1 when this failure starts a block. */

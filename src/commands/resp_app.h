@@ -29,6 +29,7 @@
 struct resp_multi_entry {
     resp_handler_fn fn;
     int argc;
+    int ids; /* an ID command: its right on the key is checked again at EXEC */
     size_t off[RESP_MULTI_ARGS_MAX]; /* into resp_multi.args */
     size_t len[RESP_MULTI_ARGS_MAX];
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "resp_app.h"
+#include "resp_auth.h"
 #include "resp_ids.h"
 #include "resp_outcome.h"
 #include "validate.h"
@@ -114,6 +115,7 @@ leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int
     struct resp_multi_entry *e = &m->q[m->n];
     e->fn = fn;
     e->argc = c->argc;
+    e->ids = ids;
     for (int i = 0; i < c->argc; i++) {
         e->off[i] = m->args.len;
         e->len[i] = c->argvlen[i];
@@ -129,22 +131,50 @@ leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int
     return LEAF_OK;
 }
 
-/* Runs queued command i into m->replies: LEAF_OK (answered) or LEAF_EAGAIN (parked). */
-static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int i) {
+/* Queued command i's arguments, as a command. */
+static struct resp_cmd entry_cmd(const struct resp_multi *m, int i, const char **argv,
+                                 size_t *argvlen) {
     const struct resp_multi_entry *e = &m->q[i];
-    const char *argv[RESP_MULTI_ARGS_MAX];
-    size_t argvlen[RESP_MULTI_ARGS_MAX];
     for (int a = 0; a < e->argc; a++) {
         argv[a] = m->args.data + e->off[a];
         argvlen[a] = e->len[a];
     }
+    return (struct resp_cmd){e->argc, argv, argvlen};
+}
+
+/*
+ * The rights were checked when each command was queued; a revoke, a rotated
+ * secret or a deleted user since then must stop it too. 1 when every ID
+ * command may still run; else 0 with the first refusal as EXEC's reply.
+ */
+static int exec_still_allowed(struct resp_request *req, struct resp_multi *m) {
+    for (int i = 0; i < m->n; i++) {
+        if (!m->q[i].ids) {
+            continue;
+        }
+        const char *argv[RESP_MULTI_ARGS_MAX];
+        size_t argvlen[RESP_MULTI_ARGS_MAX];
+        struct resp_request sub = *req;
+        sub.cmd = entry_cmd(m, i, argv, argvlen);
+        if (!resp_auth_allowed(&sub, AUTH_NEED_IDS, 1)) {
+            req->outcome = sub.outcome;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Runs queued command i into m->replies: LEAF_OK (answered) or LEAF_EAGAIN (parked). */
+static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int i) {
+    const char *argv[RESP_MULTI_ARGS_MAX];
+    size_t argvlen[RESP_MULTI_ARGS_MAX];
     struct resp_request sub = *req;
-    sub.cmd = (struct resp_cmd){e->argc, argv, argvlen};
+    sub.cmd = entry_cmd(m, i, argv, argvlen);
     sub.out = &m->replies;
     sub.retries = m->sub_retries;
     sub.first_seen_ms = m->sub_first_seen_ms;
     sub.retry_ms = 0;
-    leaf_status_t rc = e->fn(&sub);
+    leaf_status_t rc = m->q[i].fn(&sub);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = sub.retry_ms;
     }
@@ -160,6 +190,10 @@ leaf_status_t resp_multi_cmd_exec(struct resp_request *req) {
         multi_clear(m);
         return resp_outcome_error(req, RESP_O_ERR,
                                   "EXECABORT Transaction discarded because of previous errors.");
+    }
+    if (req->retries == 0 && !exec_still_allowed(req, m)) {
+        multi_clear(m); /* the refusal is EXEC's reply, as Redis answers an ACL change */
+        return LEAF_OK;
     }
     if (req->retries == 0) {
         m->next = 0;

@@ -874,6 +874,49 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
 
 /* ---- dump ----------------------------------------------------------------- */
 
+/*
+ * A JDBC URL with its secrets masked: the password of "user:password@" in the
+ * authority, and the value of any password parameter (Connector/J's
+ * "password", "password1"..., any case) in the query.
+ */
+static void config_mask_jdbc(const char *url, char *out, size_t outlen) {
+    size_t o = 0;
+    const char *query = strchr(url, '?');
+    const char *auth = strstr(url, "://");
+    const char *at = auth != NULL ? strchr(auth + 3, '@') : NULL;
+    if (at != NULL && query != NULL && at > query) {
+        at = NULL;
+    }
+    const char *colon = at != NULL ? memchr(auth + 3, ':', (size_t)(at - auth - 3)) : NULL;
+    for (const char *p = url; *p != '\0' && o + 4 < outlen;) {
+        if (colon != NULL && p == colon + 1) {
+            memcpy(out + o, "***", 3), o += 3;
+            p = at;
+            continue;
+        }
+        int param_start =
+            query != NULL && p > query && (p[-1] == '?' || p[-1] == '&' || p[-1] == ';');
+        if (param_start && strncasecmp(p, "password", 8) == 0) {
+            const char *eq = p + 8;
+            while (*eq >= '0' && *eq <= '9') {
+                eq++;
+            }
+            if (*eq == '=') {
+                size_t name = (size_t)(eq - p) + 1;
+                if (o + name + 4 >= outlen) {
+                    break;
+                }
+                memcpy(out + o, p, name), o += name;
+                memcpy(out + o, "***", 3), o += 3;
+                p = eq + 1 + strcspn(eq + 1, "&;");
+                continue;
+            }
+        }
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
+}
+
 static void config_format(const struct leaf_config *c, const struct config_key *k, char *out,
                           size_t outlen) {
     const char *field = (const char *)c + k->offset;
@@ -893,6 +936,7 @@ static void config_format(const struct leaf_config *c, const struct config_key *
         memcpy(&i, field, sizeof(i));
         config_copy(out, outlen, i >= 0 && i <= LEAF_LOG_ERROR ? config_level_names[i] : "?");
         break;
+    case CONFIG_JDBC: config_mask_jdbc(field, out, outlen); break;
     default:
         config_copy(out, outlen, config_is_secret(k) && field[0] != '\0' ? "***" : field);
         break;

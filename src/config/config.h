@@ -106,7 +106,11 @@ enum config_db_tls {
       "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
       "and a close")                                                                               \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
-      "open connections per process, HTTP and RESP together; more are accepted and closed")        \
+      "open connections per process, HTTP and RESP together; more are accepted and closed; "       \
+      "lowered at start to fit RLIMIT_NOFILE, with a warning")                                     \
+    X("leafd.http.allowed.hosts", CONFIG_STR, http_allowed_hosts, "", 0, 0,                        \
+      "more Host names state changes (POST, PUT, DELETE) may use, comma-separated, * = any; IP "  \
+      "addresses, localhost and the machine's host name always pass")                          \
     X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
       "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
     X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \
@@ -229,6 +233,7 @@ struct leaf_config {
     int64_t idle_timeout_ms;
     int64_t request_timeout_ms;
     int64_t max_connections;
+    char http_allowed_hosts[512];
     int64_t reserve_ms;
     int64_t startup_max_wait_ms;
     int64_t peer_max_offset_ms;

@@ -14,11 +14,19 @@
 
 #define AUDIT_USERS_PREFIX "/api/users/"
 
-/* Who asked: the Basic user, admin-token, loopback or anonymous (never the secret). */
+/*
+ * Who asked: the Basic user, admin-token, loopback or anonymous (never the
+ * secret). With users off nobody checks a Basic name, so it is not the actor:
+ * the request is judged, and named, as if it carried none.
+ */
 static void audit_who(const struct http_request *req, char *who, size_t cap) {
     struct auth_header h;
-    switch (req->auth_too_long ? AUTH_SCHEME_INVALID
-                               : auth_header_parse(req->auth, req->auth_len, &h)) {
+    int scheme = req->auth_too_long ? AUTH_SCHEME_INVALID
+                                    : (int)auth_header_parse(req->auth, req->auth_len, &h);
+    if (scheme == AUTH_SCHEME_BASIC && !user_service_enabled(api_ctx(req)->users)) {
+        scheme = AUTH_SCHEME_NONE;
+    }
+    switch (scheme) {
     case AUTH_SCHEME_BASIC: log_safe(h.user, h.user_len, who, cap); break;
     case AUTH_SCHEME_BEARER: snprintf(who, cap, "admin-token"); break;
     case AUTH_SCHEME_NONE:

@@ -120,9 +120,13 @@ void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const ch
     if (!user_service_log_allowed(ctx->users, peer, &suppressed)) {
         return;
     }
-    /* The user name is the client's text: only its printable bytes, cut short. */
+    /* The user name is the client's text: only its printable bytes, cut short; and not at all
+     * when no such user exists: it may be a secret typed in its place (AUTH <secret> <user>). */
     char safe[AUTH_USER_NAME_MAX + 1];
-    size_t n = log_safe(user, user_len, safe, sizeof(safe));
+    size_t n = why == USER_FAIL_UNKNOWN_USER ? 0 : log_safe(user, user_len, safe, sizeof(safe));
+    if (why == USER_FAIL_UNKNOWN_USER) {
+        safe[0] = '\0';
+    }
     char more[64] = "";
     if (suppressed > 0) {
         snprintf(more, sizeof(more), " (%llu similar lines suppressed before)",
@@ -217,6 +221,9 @@ int api_metrics_view(struct http_request *req) {
     }
     if (req->auth_len == 0 && !req->auth_too_long) {
         return 0;
+    }
+    if (api_auth_limited_http(req)) {
+        return -1; /* refused unchecked, as on every other door */
     }
     struct auth_header h;
     struct user_creds creds;

@@ -165,10 +165,38 @@ void http_respond(struct http_request *req, int status, const char *content_type
     http_respond_ex(req, status, content_type, NULL, body, body_len);
 }
 
+/*
+ * s as the inside of a JSON string into out (cap bytes, NUL-terminated): quotes,
+ * backslashes and control bytes escaped. A message may quote the client's text
+ * (an unknown field's name); cut short rather than cut inside an escape.
+ */
+static void json_escape(const char *s, char *out, size_t cap) {
+    size_t o = 0;
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        size_t n = 1;
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\', esc[1] = (char)c, n = 2;
+        } else if (c < 0x20 || c == 0x7f) {
+            n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", c);
+        } else {
+            esc[0] = (char)c;
+        }
+        if (o + n >= cap) {
+            break;
+        }
+        memcpy(out + o, esc, n);
+        o += n;
+    }
+    out[o] = '\0';
+}
+
 void http_respond_error(struct http_request *req, int status, const char *code,
                         const char *message) {
-    char body[640];
-    int n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"%s\"}", code, message);
+    char body[640], msg[512];
+    json_escape(message, msg, sizeof(msg));
+    int n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"%s\"}", code, msg);
     if (n < 0 || (size_t)n >= sizeof(body)) {
         n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"\"}", code);
     }

@@ -1,6 +1,7 @@
 #include "net.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -24,17 +26,23 @@
 #define NET_RELEASE_IDLE_MS 1000
 /* While draining, a request still arriving gets this long before its timeout answer. */
 #define NET_DRAIN_GRACE_MS 1000
+/* Out of descriptors: a listener stops accepting this long, then tries again. */
+#define NET_ACCEPT_PAUSE_MS 100
+/* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
+#define NET_ACCEPT_BATCH 64
+/* Descriptors kept free of connections at start, beyond those already open. */
+#define NET_FD_MARGIN 64
 
 struct net_loop;
 
 /* One listener of one loop. */
 struct net_listener {
-    uv_tcp_t tcp;
+    uv_poll_t poll;    /* readable: connections to accept (leafd accepts them itself) */
+    uv_timer_t resume; /* out of descriptors: polls again after NET_ACCEPT_PAUSE_MS */
     const struct net_listen_config *cfg;
     struct net_loop *nl;
     int index; /* in the server's listener list */
-    int fd;
-    int fd_owned; /* the handle owns fd */
+    int fd;    /* the listening socket; closed by loop_drain or loop_destroy */
     int listening;
 };
 
@@ -103,6 +111,8 @@ struct net_server {
     atomic_llong total_conns;
     atomic_ullong rejected;
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
+    atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
+    atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
 };
 
 static void conn_process(struct net_conn *c);
@@ -616,6 +626,13 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t cap) 
     snprintf(out, cap, "%s:%d", ip, port);
 }
 
+/* One line a second for the whole process, whichever loop logs; 1 when this one may. */
+static int log_once_a_second(struct net_loop *nl, atomic_llong *last_ms) {
+    int64_t now = loop_now(nl);
+    long long last = atomic_load(last_ms);
+    return (last == 0 || now - last >= 1000) && atomic_compare_exchange_strong(last_ms, &last, now);
+}
+
 /* Counts the connection; 0 when the process-wide limit says close it. */
 static int conn_admit(struct net_conn *c) {
     struct net_loop *nl = c->nl;
@@ -626,11 +643,7 @@ static int conn_admit(struct net_conn *c) {
         return 1;
     }
     atomic_fetch_add_explicit(&srv->rejected, 1, memory_order_relaxed);
-    /* One line a second for the whole process, whichever loop refuses. */
-    int64_t now = loop_now(nl);
-    long long last = atomic_load(&srv->limit_log_ms);
-    if ((last == 0 || now - last >= 1000) &&
-        atomic_compare_exchange_strong(&srv->limit_log_ms, &last, now)) {
+    if (log_once_a_second(nl, &srv->limit_log_ms)) {
         log_warn("net",
                  "connection limit leafd.http.max.connections = %" PRId64
                  " reached; closing new clients on %s (%llu refused so far)",
@@ -640,16 +653,13 @@ static int conn_admit(struct net_conn *c) {
     return 0;
 }
 
-static void on_connection(uv_stream_t *server, int status) {
-    struct net_listener *ls = server->data;
+/* A connection fd accepted on ls: a connection of the loop, or closed. */
+static void conn_accepted(struct net_listener *ls, int fd) {
     struct net_loop *nl = ls->nl;
-    if (status < 0) {
-        log_warn("net", "accept on %s failed: %s", ls->cfg->addr, uv_strerror(status));
-        return;
-    }
     struct net_conn *c = calloc(1, sizeof(*c));
     if (c == NULL) {
         log_error("net", "calloc(connection) failed");
+        close(fd);
         return;
     }
     c->nl = nl;
@@ -658,7 +668,8 @@ static void on_connection(uv_stream_t *server, int status) {
     uv_timer_init(&nl->loop, &c->timer);
     c->tcp.data = c->timer.data = c;
     c->handles_open = 2;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    if (uv_tcp_open(&c->tcp, fd) != 0) {
+        close(fd);
         c->closing = 1;
         uv_close((uv_handle_t *)&c->timer, on_conn_closed);
         uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
@@ -695,6 +706,62 @@ static void on_connection(uv_stream_t *server, int status) {
     uv_tcp_nodelay(&c->tcp, 1);
     c->last_active_ms = c->opened_ms = loop_now(nl);
     conn_update_reading(c);
+}
+
+static void on_listener_readable(uv_poll_t *p, int status, int events);
+
+static void on_listener_resume(uv_timer_t *t) {
+    struct net_listener *ls = t->data;
+    if (ls->listening) {
+        uv_poll_start(&ls->poll, UV_READABLE, on_listener_readable);
+    }
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE, or the kernel's memory): stops polling
+ * the listener for NET_ACCEPT_PAUSE_MS instead of spinning on accept. The
+ * clients wait in the listen backlog and are served once descriptors free.
+ */
+static void listener_pause(struct net_listener *ls, int err) {
+    struct net_server *srv = ls->nl->srv;
+    uv_poll_stop(&ls->poll);
+    uv_timer_start(&ls->resume, on_listener_resume, NET_ACCEPT_PAUSE_MS, 0);
+    unsigned long long n = atomic_fetch_add(&srv->fd_pauses, 1) + 1;
+    if (log_once_a_second(ls->nl, &srv->fd_log_ms)) {
+        struct rlimit rl = {0, 0};
+        getrlimit(RLIMIT_NOFILE, &rl);
+        log_warn("net",
+                 "accept on %s: %s (RLIMIT_NOFILE %llu, %lld connections open); pausing accepts "
+                 "for %d ms (%llu pauses so far; raise LimitNOFILE= or lower "
+                 "leafd.http.max.connections)",
+                 ls->cfg->addr, strerror(err), (unsigned long long)rl.rlim_cur,
+                 (long long)atomic_load(&srv->total_conns), NET_ACCEPT_PAUSE_MS, n);
+    }
+}
+
+static void on_listener_readable(uv_poll_t *p, int status, int events) {
+    struct net_listener *ls = p->data;
+    (void)events;
+    if (status < 0 || !ls->listening) {
+        return;
+    }
+    for (int i = 0; i < NET_ACCEPT_BATCH; i++) {
+        int fd = accept4(ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            conn_accepted(ls, fd);
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) {
+            continue;
+        }
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            listener_pause(ls, errno);
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+                   log_once_a_second(ls->nl, &ls->nl->srv->fd_log_ms)) {
+            log_warn("net", "accept on %s failed: %s", ls->cfg->addr, strerror(errno));
+        }
+        return;
+    }
 }
 
 /* ---- per-loop timers, wake-ups and shutdown ------------------------------- */
@@ -755,9 +822,13 @@ static void loop_drain(struct net_loop *nl) {
     nl->draining = 1;
     nl->drain_started_ms = loop_now(nl);
     for (int i = 0; i < nl->nlisteners; i++) {
-        if (nl->listeners[i].listening) {
-            uv_close((uv_handle_t *)&nl->listeners[i].tcp, on_listener_closed);
-            nl->listeners[i].listening = 0;
+        struct net_listener *ls = &nl->listeners[i];
+        if (ls->listening) {
+            uv_close((uv_handle_t *)&ls->poll, on_listener_closed);
+            uv_close((uv_handle_t *)&ls->resume, on_listener_closed);
+            close(ls->fd); /* the poll handle is closed: nothing watches it any more */
+            ls->fd = -1;
+            ls->listening = 0;
         }
     }
     /*
@@ -868,18 +939,22 @@ static int listener_init(struct net_loop *nl, struct net_listener *ls,
     if (ls->fd < 0) {
         return -1;
     }
-    uv_tcp_init(&nl->loop, &ls->tcp);
-    ls->tcp.data = ls;
-    int rc = uv_tcp_open(&ls->tcp, ls->fd);
-    ls->fd_owned = rc == 0; /* from here on, closing the handle closes fd */
-    if (rc == 0) {
-        rc = uv_listen((uv_stream_t *)&ls->tcp, 4096, on_connection);
-    }
-    if (rc != 0) {
-        log_error("net", "listen(%s) failed: %s", lc->addr, uv_strerror(rc));
+    /* leafd accepts itself (on_listener_readable): out of descriptors, it can stop
+     * polling the socket, which libuv's listen cannot (it spins on EMFILE). */
+    if (listen(ls->fd, 4096) != 0) {
+        log_error("net", "listen(%s) failed: %s", lc->addr, strerror(errno));
         return -1;
     }
+    int rc = uv_poll_init(&nl->loop, &ls->poll, ls->fd);
+    if (rc != 0) {
+        log_error("net", "polling %s failed: %s", lc->addr, uv_strerror(rc));
+        return -1;
+    }
+    ls->poll.data = ls;
+    uv_timer_init(&nl->loop, &ls->resume);
+    ls->resume.data = ls;
     ls->listening = 1;
+    uv_poll_start(&ls->poll, UV_READABLE, on_listener_readable);
     return 0;
 }
 
@@ -904,7 +979,7 @@ static void loop_destroy(struct net_loop *nl) {
         pthread_mutex_destroy(&nl->ready_lock);
     }
     for (int i = 0; i < nl->nlisteners; i++) {
-        if (nl->listeners[i].fd >= 0 && !nl->listeners[i].fd_owned) {
+        if (nl->listeners[i].fd >= 0) {
             close(nl->listeners[i].fd);
         }
     }
@@ -941,6 +1016,57 @@ static int loop_init(struct net_loop *nl, struct net_server *srv, int index) {
     return 0;
 }
 
+/* Descriptors the process has open now (0 when /proc cannot tell). */
+static long long open_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    long long n = 0;
+    if (d == NULL) {
+        return 0;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        n += e->d_name[0] != '.';
+    }
+    closedir(d);
+    return n > 0 ? n - 1 : 0; /* less opendir's own */
+}
+
+/*
+ * Fits the connection limit to RLIMIT_NOFILE: raises the soft limit to the
+ * hard one where it can, then lowers max_connections to what the soft limit
+ * leaves after the descriptors open now, the listeners and a margin.
+ */
+static void limits_fit_nofile(struct net_limits *lim, int nsockets) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        return;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit want = {rl.rlim_max, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0) {
+            log_info("net", "RLIMIT_NOFILE soft limit raised from %llu to the hard limit %llu",
+                     (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+            rl = want;
+        }
+    }
+    if (rl.rlim_cur == RLIM_INFINITY) {
+        return;
+    }
+    long long now = open_fds();
+    long long room = (long long)rl.rlim_cur - now - nsockets - NET_FD_MARGIN;
+    if (room < 1) {
+        room = 1;
+    }
+    if (lim->max_connections > room) {
+        log_warn("net",
+                 "leafd.http.max.connections = %" PRId64 " is more than RLIMIT_NOFILE %llu leaves "
+                 "for connections (%lld descriptors open, %d kept free); using %lld (raise "
+                 "LimitNOFILE= or ulimit -n, or lower leafd.http.max.connections)",
+                 lim->max_connections, (unsigned long long)rl.rlim_cur, now + nsockets,
+                 NET_FD_MARGIN, room);
+        lim->max_connections = room;
+    }
+}
+
 leaf_status_t net_server_start(struct net_server **out, const struct net_limits *limits,
                                const struct net_listen_config *listeners, int nlisteners,
                                int nloops) {
@@ -954,6 +1080,7 @@ leaf_status_t net_server_start(struct net_server **out, const struct net_limits 
         return LEAF_ENOMEM;
     }
     srv->limits = *limits;
+    limits_fit_nofile(&srv->limits, nlisteners * nloops);
     srv->listeners = listeners;
     srv->nlisteners = nlisteners;
     for (int i = 0; i < nloops; i++) {

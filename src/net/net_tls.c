@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
 
 /* Sessions resumed by clients must come from this server's own contexts. */
 static const unsigned char net_tls_session_ctx[] = "leafd";
@@ -59,6 +62,21 @@ static int tls_load_ca(SSL_CTX *sc, const char *ca_file, char *why, size_t whyle
     return 0;
 }
 
+#define NET_TLS12_CIPHERS                                                                          \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"     \
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
+/* Warns when others may read the private key (group may: the ssl-cert group's way). */
+static void tls_key_mode_check(const char *key_file) {
+    struct stat st;
+    if (stat(key_file, &st) == 0 && (st.st_mode & S_IROTH) != 0) {
+        log_warn("tls",
+                 "leafd.tls.key.file: %s is readable by others; chmod o-r it (or 600) so only "
+                 "leafd's user (and its group) can read the private key",
+                 key_file);
+    }
+}
+
 /* A new OpenSSL context from the files; NULL with why set. */
 static SSL_CTX *tls_build(const struct net_tls_ctx *ctx, char *why, size_t whylen) {
     char what[600];
@@ -68,6 +86,12 @@ static SSL_CTX *tls_build(const struct net_tls_ctx *ctx, char *why, size_t whyle
         return NULL;
     }
     SSL_CTX_set_min_proto_version(sc, TLS1_2_VERSION);
+    /* TLS 1.2: forward-secret AEAD suites only (ECDHE with GCM or ChaCha20-Poly1305); no RSA key
+     * exchange, no CBC. TLS 1.3's suites are OpenSSL's defaults, all of that kind. */
+    if (SSL_CTX_set_cipher_list(sc, NET_TLS12_CIPHERS) != 1) {
+        snprintf(what, sizeof(what), "no TLS 1.2 cipher suite usable (%s)", NET_TLS12_CIPHERS);
+        goto fail;
+    }
     SSL_CTX_set_options(sc, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
                                 SSL_OP_NO_COMPRESSION);
     /* Idle connections give their record buffers back (allocate late). */
@@ -83,6 +107,7 @@ static SSL_CTX *tls_build(const struct net_tls_ctx *ctx, char *why, size_t whyle
                  ctx->key_file);
         goto fail;
     }
+    tls_key_mode_check(ctx->key_file);
     if (SSL_CTX_check_private_key(sc) != 1) {
         snprintf(what, sizeof(what), "the key %s does not match the certificate %s", ctx->key_file,
                  ctx->cert_file);

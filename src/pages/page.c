@@ -235,7 +235,7 @@ void page_finish(struct sbuf *p, struct http_request *req, int64_t started_ns) {
     /* No script, frame or resource from anywhere: what a page shows stays text. */
     static const char security[] =
         "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
-        "X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n";
+        "X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n" API_NO_STORE;
     if (p->failed) {
         http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
         return;

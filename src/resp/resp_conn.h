@@ -32,6 +32,14 @@
 
 #define RESP_CLIENT_NAME_MAX 64
 #define RESP_USER_MAX 64
+/*
+ * What one command may hold in all (resp_parser_set_max): before a user has
+ * logged in on the connection (and always with authentication off), and
+ * after. The largest ID command (LEAF.IDS sequence:<128-byte tag> 10000) is
+ * under 200 bytes; the rest is room for HELLO, AUTH, CLIENT SETNAME, ECHO.
+ */
+#define RESP_MAX_COMMAND_ANONYMOUS (4u << 10)
+#define RESP_MAX_COMMAND_USER (16u << 10)
 
 /* What commands may change about their connection (HELLO, CLIENT, AUTH). */
 struct resp_client {

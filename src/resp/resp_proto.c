@@ -33,6 +33,7 @@ enum resp_state {
  * length that does not match its payload, so it is refused here. */
 #define RESP_ERR_CRLF "Protocol error: expected CRLF after bulk string"
 #define RESP_ERR_NOMEM "out of memory reading the request"
+#define RESP_ERR_BIG "Protocol error: command too large"
 
 /* Storage above these sizes is freed when the next command starts, so one
  * large command does not pin its memory for the life of the connection. */
@@ -187,6 +188,16 @@ static void resp_line_start(struct resp_parser *p, enum resp_state next) {
     p->state = next;
 }
 
+void resp_parser_set_max(struct resp_parser *p, size_t max) {
+    p->max_command = max;
+}
+
+/* 1 when a command of args arguments holding bytes bytes is over the set limit. */
+static int resp_too_big(const struct resp_parser *p, size_t args, size_t bytes) {
+    return p->max_command != 0 &&
+           (args > p->max_command / RESP_ARG_COST || bytes > p->max_command - args * RESP_ARG_COST);
+}
+
 /* "*N\r\n" is complete. N <= 0 is skipped, as Redis skips "*-1\r\n" and "*0\r\n". */
 static leaf_status_t resp_count_done(struct resp_parser *p) {
     int64_t n;
@@ -196,6 +207,9 @@ static leaf_status_t resp_count_done(struct resp_parser *p) {
     if (n <= 0) {
         p->state = RESP_START;
         return LEAF_EAGAIN;
+    }
+    if (resp_too_big(p, (size_t)n, 0)) {
+        return resp_fail(p, LEAF_EINVAL, RESP_ERR_BIG);
     }
     if (resp_args_reserve(p, (int)n) != LEAF_OK) {
         return resp_fail(p, LEAF_ENOMEM, RESP_ERR_NOMEM);
@@ -210,6 +224,9 @@ static leaf_status_t resp_bulk_len_done(struct resp_parser *p) {
     int64_t n;
     if (resp_parse_len(p->line, p->line_len, &n) != LEAF_OK || n < 0 || n > RESP_MAX_BULK) {
         return resp_fail(p, LEAF_EINVAL, RESP_ERR_BULK);
+    }
+    if (resp_too_big(p, (size_t)p->argc + (size_t)p->args_left, p->len + (size_t)n + 1)) {
+        return resp_fail(p, LEAF_EINVAL, RESP_ERR_BIG);
     }
     if (resp_buf_reserve(p, (size_t)n + 1) != LEAF_OK) {
         return resp_fail(p, LEAF_ENOMEM, RESP_ERR_NOMEM);
@@ -406,6 +423,9 @@ static leaf_status_t resp_inline(struct resp_parser *p, const char *data, size_t
     if (content > RESP_MAX_INLINE) {
         return resp_fail(p, LEAF_EINVAL, RESP_ERR_INLINE);
     }
+    if (resp_too_big(p, 1, content)) {
+        return resp_fail(p, LEAF_EINVAL, RESP_ERR_BIG);
+    }
     if (resp_buf_reserve(p, take + 1) != LEAF_OK) {
         return resp_fail(p, LEAF_ENOMEM, RESP_ERR_NOMEM);
     }
@@ -469,7 +489,7 @@ static leaf_status_t resp_fast(struct resp_parser *p, const char *data, size_t l
     const char *s = data + *pos;
     size_t n = len - *pos, at, count, used;
     if (n < 4 || s[0] != '*' || (used = resp_fast_len(s + 1, n - 1, 4, &count)) == 0 ||
-        count == 0 || count > RESP_MAX_ARGS) {
+        count == 0 || count > RESP_MAX_ARGS || resp_too_big(p, count, 0)) {
         return LEAF_EAGAIN;
     }
     at = 1 + used;
@@ -485,7 +505,7 @@ static leaf_status_t resp_fast(struct resp_parser *p, const char *data, size_t l
         size_t blen;
         if (at >= n || s[at] != '$' ||
             (used = resp_fast_len(s + at + 1, n - at - 1, 5, &blen)) == 0 || blen > RESP_MAX_BULK ||
-            n - at - 1 - used < blen + 2) {
+            n - at - 1 - used < blen + 2 || resp_too_big(p, count, p->len + blen + 1)) {
             goto slow;
         }
         at += 1 + used;

@@ -35,6 +35,12 @@
 #define RESP_MAX_BULK (64u << 10)   /* a bulk string over 64 KiB is refused */
 #define RESP_MAX_ARGS 1024          /* more arguments are refused */
 #define RESP_MAX_INLINE (64u << 10) /* an inline command line longer than this is refused */
+/*
+ * What a whole command may hold, when the caller sets a limit
+ * (resp_parser_set_max): its bytes plus RESP_ARG_COST per declared argument,
+ * checked on each length line, before the payload is stored.
+ */
+#define RESP_ARG_COST 16
 
 /*
  * One command. Valid until the next resp_parse(), resp_parser_reset(),
@@ -71,7 +77,8 @@ struct resp_parser {
     size_t *argvlen;
     int argc, args_cap;
 
-    const char *err; /* the protocol error, once there is one (sticky) */
+    size_t max_command; /* 0: only the limits above; else see resp_parser_set_max */
+    const char *err;    /* the protocol error, once there is one (sticky) */
     leaf_status_t err_status;
     char err_buf[48]; /* for the error that names a byte */
 };
@@ -88,6 +95,14 @@ void resp_parser_reset(struct resp_parser *p);
  * parser stays usable; it allocates again on the next command's first byte.
  */
 void resp_parser_release_idle(struct resp_parser *p);
+
+/*
+ * Limits each command from the next length line on to max bytes in all
+ * (RESP_ARG_COST per argument included); 0 lifts it. A command over it is a
+ * protocol error ("Protocol error: command too large"), found before its
+ * payload is stored.
+ */
+void resp_parser_set_max(struct resp_parser *p, size_t max);
 
 /* 1 while a command is partly received (for request timeouts). */
 int resp_parser_in_command(const struct resp_parser *p);

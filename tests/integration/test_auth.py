@@ -224,11 +224,30 @@ check(rc_ == 0, "leafctl user grant: %s" % out.strip()[:120])
 t = everywhere(lambda n: status(n, "/api/snowflake/get/payments", basic("team-a", sa)) == 200)
 check(t is not None, "grant applied on all nodes in %.3f s (<= 2 s)" % (t or -1))
 timings = {"grant": t}
+
+
+def queued(user, secret, key):
+    """A connection of user with one INCR key queued in a MULTI."""
+    q = RespStream(n0.resp_port)
+    check(q.call("AUTH", user, secret) == "OK" and q.call("MULTI") == "OK" and
+          q.call("INCR", key) == "QUEUED", "%s: INCR %s queued in MULTI" % (user, key))
+    return q
+
+
+def exec_refused(q, what):
+    reply = q.call("EXEC")
+    check(isinstance(reply, RespError), "EXEC after %s: refused, no IDs (%r)" % (what, reply))
+    q.close()
+
+
+mq_revoke = queued("team-a", sa, "snowflake:payments")
 rc_, out = leafctl("revoke", "team-a", "snowflake:payments")
 check(rc_ == 0, "leafctl user revoke")
 t = everywhere(lambda n: status(n, "/api/snowflake/get/payments", basic("team-a", sa)) == 403)
 check(t is not None, "revoke applied on all nodes in %.3f s (<= 2 s)" % (t or -1))
 timings["revoke"] = t
+exec_refused(mq_revoke, "the revoke of the queued key's right")
+mq_rotate = queued("team-a", sa, "snowflake:orders.q")
 rc_, out = leafctl("rotate", "team-a")
 check(rc_ == 0, "leafctl user rotate")
 sa2 = json.loads(out)["secret"]
@@ -237,6 +256,7 @@ t = everywhere(lambda n: status(n, "/api/snowflake/get/orders.a", basic("team-a"
                status(n, "/api/snowflake/get/orders.a", basic("team-a", sa2)) == 200)
 check(t is not None, "rotate: old secret refused, new one works on all nodes in %.3f s" % (t or -1))
 timings["rotate"] = t
+exec_refused(mq_rotate, "a rotate of the user's secret")
 reply = r.call("INCR", "snowflake:orders.c")
 check(isinstance(reply, RespError) and reply.startswith("NOAUTH"),
       "a RESP connection AUTHed with the old secret must AUTH again (%r)" % reply)
@@ -244,10 +264,12 @@ check(r.call("AUTH", "team-a", sa2) == "OK", "AUTH with the rotated secret")
 sd = add_user("temp", "*:ids")
 check(everywhere(lambda n: status(n, "/api/snowflake/get/any", basic("temp", sd)) == 200, 5) is not None,
       "user temp works everywhere")
+mq_del = queued("temp", sd, "snowflake:any")
 rc_, out = leafctl("del", "temp")
 check(rc_ == 0, "leafctl user del")
 t = everywhere(lambda n: status(n, "/api/snowflake/get/any", basic("temp", sd)) == 401)
 check(t is not None, "del applied on all nodes in %.3f s" % (t or -1))
+exec_refused(mq_del, "the user's deletion")
 timings["del"] = t
 log("propagation (s): %s" % {k: round(v or -1, 3) for k, v in timings.items()})
 rc_, out = leafctl("add", "team-a", "--grant", "*:ids")

@@ -107,9 +107,9 @@ with Env() as env:
                    "the server offers no TLS")
     after = plain.sql("SHOW GLOBAL STATUS LIKE 'Connections'", db="").split()[1]
     aborted2 = plain.sql("SHOW GLOBAL STATUS LIKE 'Aborted_connects'", db="").split()[1]
-    # Our own two SHOW statements are two connections; leafd's probe is one more, which
-    # ends before any login (an aborted connect), and there is no other.
-    check(int(after) - int(before) <= 3, "no session from leafd beyond the probe (%s -> %s)" % (before, after))
-    check(int(aborted2) - int(aborted) <= 1, "at most the probe is an aborted connect")
+    # Our own two SHOW statements are two connections; leafd's one connection ends at the
+    # greeting, before any login (an aborted connect), and there is no other.
+    check(int(after) - int(before) <= 3, "no session from leafd beyond its refused connect (%s -> %s)" % (before, after))
+    check(int(aborted2) - int(aborted) <= 1, "at most one aborted connect")
 
     env.finish()

@@ -11,10 +11,10 @@ Covers:
   limits 10000 and 10001;
 - every error of docs/reference/resp.md with its exact first word (or Redis's wording),
   the connection staying usable after each;
-- malformed frames, a bulk over 64 KiB, more than 1024 arguments and an inline
-  line over 64 KiB: an error reply, then that connection only is closed (one
-  other connection, kept open throughout, still works); the limits themselves
-  are accepted;
+- malformed frames, a bulk over 64 KiB, more than 1024 arguments, an inline
+  line over 64 KiB and a command over 4 KiB in all before AUTH: an error
+  reply, then that connection only is closed (one other connection, kept open
+  throughout, still works); a command within the limits is accepted;
 - MariaDB killed: DATABASE_UNAVAILABLE within about a second for a tag with
   nothing buffered, buffered tags and snowflake still served, and recovery by
   itself after the restart;
@@ -231,6 +231,8 @@ frames = [
     ("1025 arguments (whole)", resp_command("PING", *(["a"] * 1024))),
     ("1025 inline arguments", b"PING" + b" a" * 1024 + b"\r\n"),
     ("inline line over 64 KiB", b"x" * 65537),
+    ("a command over 4 KiB in all before AUTH", resp_command("ECHO", b"x" * 5000)),
+    ("too many arguments for 4 KiB before AUTH", b"*300\r\n"),
 ]
 
 
@@ -266,11 +268,11 @@ for what, data in frames:
     sender.join(5)
     c.close()
 c = RespStream(port)
-c.send(resp_command("ECHO", b"y" * 65536) + resp_command("ECHO", *(["a"] * 1022)) +
+c.send(resp_command("ECHO", b"y" * 4000) + resp_command("ECHO", *(["a"] * 100)) +
        resp_command("PING"))
-check(c.read_reply() == "y" * 65536, "a bulk of exactly 64 KiB is accepted")
+check(c.read_reply() == "y" * 4000, "a command of 4000 bytes is accepted before AUTH")
 check(c.read_reply() == "ERR wrong number of arguments for 'echo' command",
-      "1024 arguments are accepted (and ECHO's arity applies)")
+      "100 arguments are accepted (and ECHO's arity applies)")
 check(c.read_reply() == "PONG", "that connection stays open")
 c.close()
 check(keeper.call("PING") == "PONG" and isinstance(keeper.call("INCR", "snowflake:k"), int),

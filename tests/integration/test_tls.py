@@ -237,11 +237,29 @@ const r = new Redis({host: "127.0.0.1", port: +process.argv[2], tls: {ca: fs.rea
     zk = env.zookeeper()
     au = env.leafd("au", zk_props(zk.address(), name="tlsau", **{
         "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN}), resp=True)
+    # AUTH <secret> <user>, swapped: the secret is not logged as an unknown user's name
+    # (from another loopback address, so that the block below stays the only one).
+    sw = socket.socket()
+    sw.bind(("127.0.0.7", 0))
+    sw.connect(("127.0.0.1", au.resp_port))
+    sw.sendall(resp_command("AUTH", "Swapped-Secret-0042", "default"))
+    got = sw.recv(200)
+    sw.close()
+    check(got.startswith(b"-WRONGPASS"), "swapped AUTH refused (%r)" % got)
+    check(wait_until(lambda: "authentication failed (unknown_user)" in au.log_text(), 5),
+          "the failure is logged")
+    check("Swapped-Secret-0042" not in au.log_text(), "the secret typed as a user name is not logged")
     basic = {"Authorization": "Basic d3Jvbmc6d3Jvbmc="}  # wrong:wrong
     codes = [au.get("/api/snowflake/get/t", headers=basic)[0] for _ in range(10)]
     check(codes == [401] * 10, "10 wrong passwords: 401 each (%r)" % codes)
     st, body, _ = au.get("/api/snowflake/get/t", headers=bearer(TOKEN))
     check(st == 429, "then 429 unchecked, even for the right token (%d)" % st)
+    st, body, _ = au.get("/metrics", headers=bearer(TOKEN))
+    check(st == 429, "/metrics with the right token: 429 unchecked too (%d)" % st)
+    st, body, _ = au.get("/metrics", headers=basic)
+    check(st == 429, "/metrics with a wrong password: 429 unchecked (%d)" % st)
+    st, body, _ = au.get("/metrics")
+    check(st == 200, "/metrics without credentials stays open (%d)" % st)
     rs = RespStream(au.resp_port)
     reply = rs.call("AUTH", "wrong", "wrong")
     check(reply == "ERR too many failed authentications", "RESP AUTH: -ERR too many failed authentications (%r)" % reply)

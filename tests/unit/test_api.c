@@ -42,7 +42,7 @@ static void test_pipelined_in_order(void) {
     const char *req = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
                       "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
                       "GET /api/snowflake/get/a?count=2 HTTP/1.1\r\nHost: x\r\n\r\n"
-                      "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+                      "POST /health HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n";
     for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
         const char *out = feed_chunked(req, chunk);
         const char *a = strstr(out, "200 OK"), *b = strstr(out, "404 Not Found");
@@ -73,7 +73,7 @@ static void test_routes_and_inputs(void) {
                  "HTTP/1.1 200 "));
     body = strstr(http_feed_out, "\r\n\r\n") + 4;
     CHECK_EQ_INT(count_of(body, "\n"), 999);
-    CHECK(starts(feed("DELETE /health HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 405 "));
+    CHECK(starts(feed("DELETE /health HTTP/1.1\r\nHost: localhost\r\n\r\n"), "HTTP/1.1 405 "));
     /* HEAD on an ID endpoint would spend an ID unseen: 405, Allow: GET. */
     const char *head = feed("HEAD /api/snowflake/get/a HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(starts(head, "HTTP/1.1 405 "));
@@ -87,16 +87,17 @@ static void test_routes_and_inputs(void) {
 }
 
 static void test_allow_and_query_edge_cases(void) {
-    const char *out = feed("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    const char *out = feed("POST /health HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n");
     CHECK(starts(out, "HTTP/1.1 405 "));
     CHECK(strstr(out, "\r\nAllow: GET, HEAD\r\n") != NULL);
     CHECK(starts(feed("GET /api/snowflake/get/a?count HTTP/1.1\r\nHost: x\r\n\r\n"),
                  "HTTP/1.1 400 "));
     CHECK(starts(feed("GET /api/snowflake/get/a?count= HTTP/1.1\r\nHost: x\r\n\r\n"),
                  "HTTP/1.1 400 "));
-    CHECK(starts(feed("POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
-                 "HTTP/1.1 405 "));
+    CHECK(
+        starts(feed("POST /health HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "5\r\nhello\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
+               "HTTP/1.1 405 "));
     CHECK_EQ_INT(count_of(http_feed_out, "HTTP/1.1 "), 2);
 }
 
@@ -104,12 +105,12 @@ static void test_allow_and_query_edge_cases(void) {
 static void test_admin_loopback_rule(void) {
     client_loopback = 0;
     const char *out =
-        feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        feed("POST /api/leaf HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
              "Content-Length: 15\r\n\r\n{\"biz_tag\":\"x\"}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"forbidden\"") != NULL);
     CHECK(starts(feed("GET /db HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 403 "));
-    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x\r\nContent-Type: "
+    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
                       "application/json\r\nContent-Length: 2\r\n\r\n{}"),
                  "HTTP/1.1 403 "));
     CHECK(starts(feed("GET /api/snowflake/get/a HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
@@ -120,23 +121,34 @@ static void test_admin_loopback_rule(void) {
 /* State changes: JSON only, same origin only (docs/SECURITY.md), before credentials. */
 static void test_state_changes_same_origin(void) {
     client_loopback = 1;
-    const char *out = feed("POST /api/cluster/demote HTTP/1.1\r\nHost: x\r\n"
+    const char *out = feed("POST /api/cluster/demote HTTP/1.1\r\nHost: localhost\r\n"
                            "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}");
     CHECK(starts(out, "HTTP/1.1 415 "));
     CHECK(strstr(out, "\"code\":\"unsupported_media_type\"") != NULL);
-    CHECK(starts(feed("DELETE /api/users/u HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 415 "));
-    out = feed("POST /api/leaf HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\n"
+    CHECK(starts(feed("DELETE /api/users/u HTTP/1.1\r\nHost: localhost\r\n\r\n"), "HTTP/1.1 415 "));
+    out = feed("POST /api/leaf HTTP/1.1\r\nHost: localhost\r\nOrigin: http://evil.example\r\n"
                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"cross_origin\"") != NULL);
-    CHECK(starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: cross-site\r\n"
-                      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
-                 "HTTP/1.1 403 "));
+    CHECK(starts(
+        feed("PUT /api/leaf/step HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: cross-site\r\n"
+             "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
+        "HTTP/1.1 403 "));
     /* The node's own origin passes on to the handler (here: 400, an empty biz_tag). */
-    out = feed("PUT /api/leaf/step HTTP/1.1\r\nHost: x:8080\r\nOrigin: http://x:8080\r\n"
-               "Sec-Fetch-Site: same-origin\r\nContent-Type: application/json; charset=utf-8\r\n"
-               "Content-Length: 2\r\n\r\n{}");
+    out = feed(
+        "PUT /api/leaf/step HTTP/1.1\r\nHost: localhost:8080\r\nOrigin: http://localhost:8080\r\n"
+        "Sec-Fetch-Site: same-origin\r\nContent-Type: application/json; charset=utf-8\r\n"
+        "Content-Length: 2\r\n\r\n{}");
     CHECK(!starts(out, "HTTP/1.1 403 ") && !starts(out, "HTTP/1.1 415 "));
+    /* Host must name the node (DNS rebinding): Host and Origin that agree are not enough. */
+    out = feed("POST /api/leaf HTTP/1.1\r\nHost: evil.example:8080\r\n"
+               "Origin: http://evil.example:8080\r\nContent-Type: application/json\r\n"
+               "Content-Length: 2\r\n\r\n{}");
+    CHECK(starts(out, "HTTP/1.1 403 "));
+    CHECK(strstr(out, "\"code\":\"host_not_allowed\"") != NULL);
+    CHECK(!starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: 10.1.2.3:8080\r\n"
+                       "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
+                  "HTTP/1.1 403 "));
     /* GETs are not state changes: an Origin is no reason to refuse them. */
     CHECK(starts(feed("GET /health HTTP/1.1\r\nHost: x\r\nOrigin: http://evil\r\n\r\n"),
                  "HTTP/1.1 200 "));

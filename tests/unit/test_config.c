@@ -832,6 +832,18 @@ static void test_finish_hand_filled(void) {
 
 /* ---- dump ---------------------------------------------------------------- */
 
+/* --print-config masks the passwords a JDBC URL may carry. */
+static void test_dump_jdbc_masked(void) {
+    char dump[8192];
+    CHECK_EQ_INT(parse("leaf.jdbc.url=jdbc:mysql://db1:3306/leaf?"
+                       "useSSL=false&password=s3cret&PASSWORD1=t0p&sslMode=DISABLED\n"),
+                 LEAF_OK);
+    config_dump(&cfg, dump, sizeof(dump));
+    CHECK(strstr(dump, "leaf.jdbc.url = jdbc:mysql://db1:3306/leaf?useSSL=false&"
+                       "password=***&PASSWORD1=***&sslMode=DISABLED") != NULL);
+    CHECK(strstr(dump, "s3cret") == NULL && strstr(dump, "t0p") == NULL);
+}
+
 static void test_dump(void) {
     static const char *const env[] = {"LEAFD_ADMIN_TOKEN", "tok3n", NULL};
     char dump[8192];
@@ -1004,6 +1016,7 @@ int main(void) {
     TEST(test_finish_identity_port);
     TEST(test_finish_hand_filled);
     TEST(test_dump);
+    TEST(test_dump_jdbc_masked);
     TEST(test_dump_small_buffer);
     TEST(test_load_file);
     TEST(test_env_unknown);

@@ -61,6 +61,12 @@ static leaf_status_t handler(struct http_request *req) {
         http_respond(req, 200, "text/plain", req->query, req->query_len);
         return LEAF_OK;
     }
+    if (n == 4 && memcmp(p, "/err", 4) == 0) { /* an error whose message quotes the body */
+        char msg[128];
+        snprintf(msg, sizeof(msg), "unknown field '%.*s'", (int)req->body_len, req->body);
+        http_respond_error(req, 400, "unknown_field", msg);
+        return LEAF_OK;
+    }
     http_respond_error(req, 404, "not_found", "no such endpoint");
     return LEAF_OK;
 }
@@ -95,6 +101,14 @@ static int count_of(const char *hay, const char *needle) {
 
 static int starts(const char *s, const char *prefix) {
     return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* An error's message that quotes the client's text is JSON-escaped. */
+static void test_error_escaped(void) {
+    const char *out = feed("POST /err HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n"
+                           "a\"b\\c\x01\",\"x");
+    CHECK(strstr(out, "{\"code\":\"unknown_field\",\"message\":\"unknown field "
+                      "'a\\\"b\\\\c\\u0001\\\",\\\"x'\"}") != NULL);
 }
 
 static void test_simple_get(void) {
@@ -318,6 +332,7 @@ static void test_expect_continue(void) {
 
 int main(void) {
     TEST(test_simple_get);
+    TEST(test_error_escaped);
     TEST(test_pipelined_in_order);
     TEST(test_limits);
     TEST(test_malformed);

@@ -546,7 +546,54 @@ static void test_key_slot(void) {
     CHECK(resp_key_slot("{}foo", 5) != resp_key_slot("foo", 3)); /* an empty tag is no tag */
 }
 
+/* resp_parser_set_max: a whole command over the limit is refused before its payload is stored. */
+static void test_command_limit(void) {
+    struct resp_parser p;
+    struct resp_cmd cmd;
+    const char *err = NULL;
+    size_t used = 0;
+    const char *small = "*2\r\n$4\r\nECHO\r\n$3\r\nabc\r\n";
+    resp_parser_init(&p);
+    resp_parser_set_max(&p, 4096);
+    CHECK_EQ_INT(resp_parse(&p, small, strlen(small), &used, &cmd, &err), LEAF_OK);
+    CHECK_EQ_INT(cmd.argc, 2);
+    /* A bulk length over what is left: refused on its length line. */
+    const char *big = "*2\r\n$4\r\nECHO\r\n$5000\r\n";
+    CHECK_EQ_INT(resp_parse(&p, big, strlen(big), &used, &cmd, &err), LEAF_EINVAL);
+    CHECK(err != NULL && strcmp(err, "Protocol error: command too large") == 0);
+    CHECK(resp_parser_memory(&p) < 4096);
+    /* Too many declared arguments (16 bytes each). */
+    resp_parser_reset(&p);
+    CHECK_EQ_INT(resp_parse(&p, "*300\r\n", 6, &used, &cmd, &err), LEAF_EINVAL);
+    /* Many small arguments that add up, whole in one read (the fast path). */
+    resp_parser_reset(&p);
+    struct sbuf b;
+    sbuf_init(&b, 0);
+    sbuf_append(&b, "*3\r\n$4\r\nECHO\r\n$3000\r\n", 21);
+    for (int i = 0; i < 3000; i++)
+        sbuf_append(&b, "x", 1);
+    sbuf_append(&b, "\r\n$3000\r\n", 9);
+    for (int i = 0; i < 3000; i++)
+        sbuf_append(&b, "y", 1);
+    sbuf_append(&b, "\r\n", 2);
+    CHECK_EQ_INT(resp_parse(&p, b.data, b.len, &used, &cmd, &err), LEAF_EINVAL);
+    CHECK(err != NULL && strcmp(err, "Protocol error: command too large") == 0);
+    /* An inline line over it. */
+    resp_parser_reset(&p);
+    char line[5000];
+    memset(line, 'a', sizeof(line));
+    CHECK_EQ_INT(resp_parse(&p, line, sizeof(line), &used, &cmd, &err), LEAF_EINVAL);
+    /* Lifted: the same command goes through. */
+    resp_parser_reset(&p);
+    resp_parser_set_max(&p, 0);
+    CHECK_EQ_INT(resp_parse(&p, b.data, b.len, &used, &cmd, &err), LEAF_OK);
+    CHECK_EQ_INT(cmd.argc, 3);
+    sbuf_free(&b);
+    resp_parser_free(&p);
+}
+
 int main(void) {
+    TEST(test_command_limit);
     TEST(test_key_slot);
     TEST(test_multibulk);
     TEST(test_multibulk_skipped);

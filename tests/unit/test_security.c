@@ -262,6 +262,41 @@ static void test_auth_limit(void) {
     }
     CHECK_EQ_INT(auth_limit_blocked(&l, a, 9, 100003), 1);
     auth_limit_destroy(&l);
+    /* Nine addresses that share a neighbourhood: the ninth, with no room left, is refused
+     * rather than forgotten (the table never stops tracking a failing address). */
+    auth_limit_init(&l, 2);
+    char col[AUTH_LIMIT_WAYS + 1][32];
+    size_t coln[AUTH_LIMIT_WAYS + 1];
+    int found = 0;
+    uint64_t base = auth_limit_slot(&l, "10.0.0.0", 8);
+    for (int i = 1; i < 4000000 && found <= AUTH_LIMIT_WAYS; i++) {
+        int n = snprintf(col[found], sizeof(col[found]), "10.%d.%d.%d", i >> 16, (i >> 8) & 255,
+                         i & 255);
+        if (auth_limit_slot(&l, col[found], (size_t)n) == base) {
+            coln[found++] = (size_t)n;
+        }
+    }
+    CHECK_EQ_INT(found, AUTH_LIMIT_WAYS + 1);
+    for (int i = 0; i < AUTH_LIMIT_WAYS; i++) {
+        auth_limit_failure(&l, col[i], coln[i], 1000);
+        CHECK_EQ_INT(auth_limit_failure(&l, col[i], coln[i], 1000), 1);
+    }
+    CHECK_EQ_INT(auth_limit_blocked(&l, col[AUTH_LIMIT_WAYS], coln[AUTH_LIMIT_WAYS], 1001), 1);
+    CHECK_EQ_INT(auth_limit_blocked(&l, col[AUTH_LIMIT_WAYS], coln[AUTH_LIMIT_WAYS], 11001), 0);
+    auth_limit_destroy(&l);
+    /* Keyed: two tables place the same address apart (a random key each). */
+    static struct auth_limit l2;
+    auth_limit_init(&l, 2);
+    auth_limit_init(&l2, 2);
+    int same = 0;
+    for (int i = 0; i < 64; i++) {
+        char x[32];
+        int n = snprintf(x, sizeof(x), "192.0.2.%d", i);
+        same += auth_limit_slot(&l, x, (size_t)n) == auth_limit_slot(&l2, x, (size_t)n);
+    }
+    CHECK(same < 8);
+    auth_limit_destroy(&l);
+    auth_limit_destroy(&l2);
     /* 0 = off. */
     auth_limit_init(&l, 0);
     for (int i = 0; i < 50; i++) {
