@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "sequence_floor_file.h"
 #include "sequence_record.h"
 
 void sequence_heal_after_done(struct sequence_service *svc, struct seq_entry *e) {

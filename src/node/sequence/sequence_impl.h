@@ -8,19 +8,24 @@
  * over sequence_shard_zk.c (sharding), over sequence_heal.c (healing, the
  * give-back), over sequence_floor_file.c (the local floors' file), over
  * sequence_table.c (the table). Each file's functions carry its name.
- * The floors' file has its own header (sequence_floor_file.h). Private to
- * this folder; the public interface is sequence_service.h.
+ * The floors' file's calls have their own header (sequence_floor_file.h),
+ * included only by the files above it. Private to this folder; the public
+ * interface is sequence_service.h, which only sequence_service.c includes
+ * here.
+ * Layer: the node (src/node/sequence), the floor of the sequence room.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <uv.h>
 
+#include "config.h"
 #include "jobs.h"
-#include "sequence_floor_file.h"
 #include "lockstat.h"
-#include "sequence_service.h"
+#include "sequence_record.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
+#include "session.h"
+#include "status.h"
 #include "validate.h"
 #include "zk_session.h"
 
@@ -67,6 +72,25 @@ struct seq_entry {
     uint32_t gen; /* sharding: svc->shards.gen[slot] it was started under */
     size_t len;
     char name[VALIDATE_TAG_MAX + 1];
+};
+
+#define SEQ_FLOOR_FLUSH_MS 200 /* changed floors are appended this often */
+
+/*
+ * The local floors' file (sequence_floor_file.c, sequence/sequence_floor.h).
+ * The list is guarded by svc->lock; everything else belongs to the control
+ * thread.
+ */
+struct seq_floors {
+    int fd;           /* the log, open for appending; -1 when none */
+    int need_compact; /* rewrite it whole at the next flush (new, foreign, torn or failed) */
+    int timer_on;
+    uint64_t lines; /* lines in the file */
+    int64_t error_logged_ms;
+    uv_timer_t timer;
+    char path[600];
+    struct seq_entry **list; /* guarded by lock: entries whose floor changed */
+    size_t n, cap;
 };
 
 /* An admin create; guarded by svc->lock. */

@@ -5,6 +5,8 @@
  * Layer: the node (src/node/sequence), the top of the sequence room
  * (sequence_service.h is its interface).
  */
+#include "sequence_service.h"
+
 #include "sequence_impl.h"
 
 #include <inttypes.h>
@@ -19,6 +21,7 @@
 #include "log.h"
 #include "node_ip.h"
 #include "resp_slot.h"
+#include "sequence_floor_file.h"
 #include "sequence_record.h"
 
 /* ---- waiters --------------------------------------------------------------- */

@@ -10,8 +10,10 @@
  * and snowflake_node_lease.c (lease mode: holding a slot), which drives
  * snowflake_node_claim.c (claiming one); both modes write the local cache
  * through snowflake_node_cache.c. snowflake_node_view.c reads the counters.
- * Lease mode's state and calls are in snowflake_node_lease.h. Nothing
- * outside this folder includes this.
+ * Lease mode's state is in snowflake_node_lease_types.h (included here); its
+ * calls are in snowflake_node_lease.h and snowflake_node_claim.h, which only
+ * the files above them include. Nothing outside this folder includes this.
+ * Layer: the node (src/node/snowflake), the floor of the snowflake room.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,7 +23,7 @@
 #include "config.h"
 #include "lockstat.h"
 #include "snowflake_gen.h"
-#include "snowflake_node_lease.h"
+#include "snowflake_node_lease_types.h"
 #include "zk_layout.h"
 #include "zk_marker.h"
 #include "zk_record.h"

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "node_config.h"
 #include "node_ip.h"
+#include "snowflake_node_lease.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
 #include "zk_compat.h"

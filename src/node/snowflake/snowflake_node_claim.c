@@ -6,6 +6,8 @@
  * Layer: the node (src/node/snowflake), below snowflake_node_lease.c; the
  * pure rules are zk/zk_lease.c.
  */
+#include "snowflake_node_claim.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,6 @@
 #include "clock.h"
 #include "log.h"
 #include "snowflake_impl.h"
-#include "snowflake_node_lease.h"
 
 #define LEASE_SWITCH_BLOCK_MS 1000
 /* Reads in flight at once: ZooKeeper stops reading a connection with too many

@@ -41,6 +41,7 @@
 #include "clock.h"
 #include "log.h"
 #include "snowflake_impl.h"
+#include "snowflake_node_claim.h"
 
 #define LEASE_START_WAIT_MS 30000
 
