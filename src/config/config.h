@@ -109,8 +109,8 @@ enum config_db_tls {
       "open connections per process, HTTP and RESP together; more are accepted and closed; "       \
       "lowered at start to fit RLIMIT_NOFILE, with a warning")                                     \
     X("leafd.http.allowed.hosts", CONFIG_STR, http_allowed_hosts, "", 0, 0,                        \
-      "more Host names state changes (POST, PUT, DELETE) may use, comma-separated, * = any; IP "  \
-      "addresses, localhost and the machine's host name always pass")                          \
+      "more Host names state changes (POST, PUT, DELETE) may use, comma-separated, * = any; IP "   \
+      "addresses, localhost and the machine's host name always pass")                              \
     X("leafd.snowflake.reserve.ms", CONFIG_INT, reserve_ms, "5000", 1000, 600000,                  \
       "timestamps are persisted this far ahead; no ID is issued beyond what is persisted")         \
     X("leafd.snowflake.startup.max.wait.ms", CONFIG_INT, startup_max_wait_ms, "10000", 0, 600000,  \

@@ -14,10 +14,10 @@
 #include "cluster_survey.h"
 #include "config.h"
 #include "http_proto.h"
+#include "node_zk.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
-#include "node_zk.h"
 #include "user_service.h"
 #include "zk_session.h"
 

@@ -70,8 +70,8 @@ struct snowflake_node {
     pthread_mutex_t lock;
     struct lockstat lock_stat; /* lock's contention (LEAFD_LOCK_STATS builds) */
     struct snowflake_gen gen;  /* guarded by lock, but for snowflake_gen_fast() */
-    atomic_int ready;         /* worker held and clock checked */
-    int is_static;            /* static worker mode: not coordinated */
+    atomic_int ready;          /* worker held and clock checked */
+    int is_static;             /* static worker mode: not coordinated */
 
     int started;
     int stopping;

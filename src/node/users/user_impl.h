@@ -45,9 +45,9 @@ struct user_service {
     uv_async_t async; /* woken by the event loops (admin changes) */
     uv_timer_t cron;
     int reloading, reload_again, reload_failed; /* a reload is in flight / wanted / to retry */
-    int warned_open; /* the open-trees warning was logged (once per stage) */
-    unsigned reload_id;                         /* tags a reload's reads */
-    char **names;                               /* the children being read */
+    int warned_open;    /* the open-trees warning was logged (once per stage) */
+    unsigned reload_id; /* tags a reload's reads */
+    char **names;       /* the children being read */
     int nnames, reads_left, read_failed;
     char **datas; /* per child: its record (NULL: gone or unread) */
     size_t *lens;
