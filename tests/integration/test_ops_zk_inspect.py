@@ -31,8 +31,9 @@ with Env() as env:
     log(out)
     check(rc == 0, "zk-inspect exits 0: %s" % err)
     check("cluster it: 2 worker(s), 1 live" in out, "summary line counts workers and live ones")
-    line_a = [l for l in out.splitlines() if "127.0.0.1:%d " % a.port in l]
-    line_b = [l for l in out.splitlines() if "127.0.0.1:%d " % b.port in l]
+    workers = [l for l in out.splitlines() if not l.lstrip().startswith("member ")]
+    line_a = [l for l in workers if "127.0.0.1:%d " % a.port in l]
+    line_b = [l for l in workers if "127.0.0.1:%d " % b.port in l]
     check(len(line_a) == 1 and re.search(r"\s%d\s" % wa, line_a[0]) and line_a[0].rstrip().endswith(" live"),
           "a: its worker ID and live: %s" % line_a)
     check(len(line_b) == 1 and re.search(r"\s%d\s" % wb, line_b[0]) and line_b[0].rstrip().endswith("not live"),
