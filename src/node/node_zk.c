@@ -20,6 +20,9 @@
 #include "zk_acl.h"
 #include "zk_member.h"
 
+/* Without credentials, how long the start waits for ZooKeeper before the checks. */
+#define NODE_ZK_START_WAIT_MS 1000
+
 /* The first release that understands staged credentials and the member records. */
 #define NODE_ZK_STAGED_SINCE "1.0.0"
 
@@ -363,7 +366,13 @@ leaf_status_t node_zk_open(struct node_zk *z, const struct leaf_config *cfg, uv_
     if (cfg->name[0] == '\0' || member_init(z) != LEAF_OK) {
         return LEAF_OK;
     }
-    if (zk_session_wait_connected(&z->session, (int)cfg->zk_session_timeout_ms) == LEAF_OK) {
+    /* With the credentials the trees are checked before anything is created
+     * (leafd waited for that before 1.0 too); without them only a moment:
+     * a start with ZooKeeper down is not held up, and the keeper registers
+     * the member once ZooKeeper answers. */
+    int wait_ms = cfg->zk_auth[0] != '\0' ? (int)cfg->zk_session_timeout_ms
+                                           : NODE_ZK_START_WAIT_MS;
+    if (zk_session_wait_connected(&z->session, wait_ms) == LEAF_OK) {
         if (node_zk_start_checks(z) != LEAF_OK) {
             return LEAF_EINVAL;
         }
