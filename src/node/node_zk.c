@@ -370,8 +370,7 @@ leaf_status_t node_zk_open(struct node_zk *z, const struct leaf_config *cfg, uv_
      * (leafd waited for that before 1.0 too); without them only a moment:
      * a start with ZooKeeper down is not held up, and the keeper registers
      * the member once ZooKeeper answers. */
-    int wait_ms = cfg->zk_auth[0] != '\0' ? (int)cfg->zk_session_timeout_ms
-                                           : NODE_ZK_START_WAIT_MS;
+    int wait_ms = cfg->zk_auth[0] != '\0' ? (int)cfg->zk_session_timeout_ms : NODE_ZK_START_WAIT_MS;
     if (zk_session_wait_connected(&z->session, wait_ms) == LEAF_OK) {
         if (node_zk_start_checks(z) != LEAF_OK) {
             return LEAF_EINVAL;
