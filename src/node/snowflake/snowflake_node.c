@@ -170,7 +170,8 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
         n->cache_use != ZK_CACHE_OWN) {
         log_error("snowflake",
                   "ZooKeeper (%s) is unreachable and the local cache %s %s; cannot "
-                  "start without a worker ID and a stored timestamp",
+                  "start without a worker ID and a stored timestamp: start the ensemble or "
+                  "correct leaf.snowflake.zk.address",
                   n->cfg->zk_address, n->cache_path,
                   !have_cache ? "does not exist or is not this node's"
                   : n->cache_use != ZK_CACHE_OWN
