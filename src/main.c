@@ -73,7 +73,8 @@ struct daemon {
     struct dirlock lock; /* leafd.data.dir, held for the process's life */
     struct node_zk zk;   /* the process's one ZooKeeper session, shared by the services */
     int exit_code;       /* 1 after a service gave up at run time (daemon_fail) */
-    char fail_reason[2048]; /* the error that made it give up, repeated as the last line */
+    /* The error that stopped it (at start or in daemon_fail), repeated as the last line. */
+    char fail_reason[2048];
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
