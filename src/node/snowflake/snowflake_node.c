@@ -97,7 +97,7 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
                       "refusing to start: the clock %s is %" PRId64 " ms behind the "
                       "stored time (ZooKeeper %s, local cache %s), more than "
                       "leafd.snowflake.startup.max.wait.ms = %" PRId64 "; IDs from the past "
-                      "could repeat",
+                      "could repeat: correct the clock (NTP), or wait and start again",
                       tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms);
             return LEAF_ECLOCK;
         }
