@@ -73,6 +73,8 @@ struct daemon {
     struct dirlock lock; /* leafd.data.dir, held for the process's life */
     struct node_zk zk;   /* the process's one ZooKeeper session, shared by the services */
     int exit_code;       /* 1 after a service gave up at run time (daemon_fail) */
+    /* The error that stopped it (at start or in daemon_fail), repeated as the last line. */
+    char fail_reason[2048];
     struct snowflake_node *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
@@ -174,8 +176,10 @@ static int parse_args(int argc, char **argv, struct args *a) {
             usage(stdout);
             exit(0);
         } else {
-            fprintf(stderr, "leafd: unknown argument '%s'\n", argv[i]);
+            /* The reason last: it is the line a supervisor shows. */
             usage(stderr);
+            fprintf(stderr, "leafd: unknown argument '%s': see the usage above (leafd --help)\n",
+                    argv[i]);
             return -1;
         }
     }
@@ -260,6 +264,8 @@ static void on_signal(uv_signal_t *s, int signum) {
  */
 static void daemon_fail(void *arg) {
     struct daemon *d = arg;
+    /* The service logged why on this thread just now; the shutdown may log more. */
+    snprintf(d->fail_reason, sizeof(d->fail_reason), "%s", log_last_error());
     log_error("main", "stopping: a service cannot go on (see the error above); exit 1");
     d->exit_code = 1;
     daemon_stop(d);
@@ -315,7 +321,10 @@ static leaf_status_t tls_create(const struct leaf_config *cfg, struct net_tls_ct
     struct net_tls_config tc = {cfg->tls_cert_file, cfg->tls_key_file, cfg->tls_ca_file,
                                 verify[cfg->tls_verify]};
     if (net_tls_ctx_create(out, &tc, why, sizeof(why)) != LEAF_OK) {
-        log_error("main", "TLS set-up failed: %s", why);
+        log_error("main",
+                  "TLS set-up failed: %s; leafd.tls.cert.file and leafd.tls.key.file must be "
+                  "readable PEM files, the key the certificate's",
+                  why);
         return LEAF_EINVAL;
     }
     return LEAF_OK;
@@ -620,7 +629,12 @@ int main(int argc, char **argv) {
     log_startup(&d.cfg, a.config_path);
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
+        /* Every refusal at start is logged on this thread; the clean-up may log more, so the
+         * last line repeats it (docs/OPERATIONS.md, "When a node refuses to start"). */
+        snprintf(d.fail_reason, sizeof(d.fail_reason), "%s", log_last_error());
         daemon_free(&d);
+        log_error("main", "not started (exit 1): %s",
+                  d.fail_reason[0] != '\0' ? d.fail_reason : "see the error above");
         return 1;
     }
     notify_ready_start(&d.notify, &d.control, &d.api);
@@ -632,7 +646,8 @@ int main(int argc, char **argv) {
     daemon_free(&d);
     dirlock_release(&d.lock);
     if (d.exit_code != 0) {
-        log_error("main", "stopped after a failure (exit %d)", d.exit_code);
+        log_error("main", "stopped after a failure (exit %d): %s", d.exit_code,
+                  d.fail_reason[0] != '\0' ? d.fail_reason : "see the errors above");
         return d.exit_code;
     }
     log_info("main", "stopped cleanly");

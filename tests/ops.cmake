@@ -39,3 +39,6 @@ leaf_integration_test(test_ops_readme)
 # docs/reference/'s generated tables are what `leafd --print-reference KIND` prints, for every
 # kind (tools/gen-reference BUILD_DIR rewrites them); every relative link of the docs resolves.
 leaf_integration_test(test_ops_reference)
+# Every refusal (exit non-zero) ends with a line naming the cause and the key or action that
+# fixes it: docs/OPERATIONS.md, "When a node refuses to start".
+leaf_integration_test(test_ops_refusals)

@@ -89,11 +89,12 @@ size_t zk_clock_witness_message(const struct zk_clock_witness_decision *d,
         snprintf(zk, sizeof(zk), " and ZooKeeper's clock, offset %" PRId64 " ms", w->zk_offset_ms);
     }
     int64_t mag = abs64(d->median_ms);
-    int n = snprintf(buf, cap,
-                     "%s: this node's clock is %" PRId64 " ms %s the median of %d witness(es) (%d "
-                     "live peer(s) under %s%s) (leafd.snowflake.peer.max.offset.ms = %" PRId64 ")",
-                     d->verdict == ZK_CLOCK_OK ? "peer time check passed" : "refusing to start",
-                     mag, d->median_ms > 0 ? "behind" : "ahead of", d->witnesses, w->n_peers,
-                     temporary_path, zk, w->max_offset_ms);
+    int n = snprintf(
+        buf, cap,
+        "%s: this node's clock is %" PRId64 " ms %s the median of %d witness(es) (%d "
+        "live peer(s) under %s%s) (leafd.snowflake.peer.max.offset.ms = %" PRId64 ")%s",
+        d->verdict == ZK_CLOCK_OK ? "peer time check passed" : "refusing to start", mag,
+        d->median_ms > 0 ? "behind" : "ahead of", d->witnesses, w->n_peers, temporary_path, zk,
+        w->max_offset_ms, d->verdict == ZK_CLOCK_OK ? "" : ": correct this node's clock (NTP)");
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }

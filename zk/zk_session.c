@@ -561,8 +561,11 @@ static long acl_refuse(const char *path, const struct zk_acl_entry *e, int n, in
     snprintf(why, cap,
              "znode %s (ACL %s) is not leafd's: %s; leafd trusts no record another identity may "
              "write. Delete it as its owner, or setAcl it to leafd.zk.auth's identity, then start "
-             "again",
-             path, n > 0 ? zk_acl_format(e, n, acl, sizeof(acl)) : "unreadable", zerror(rc));
+             "again%s",
+             path, n > 0 ? zk_acl_format(e, n, acl, sizeof(acl)) : "unreadable", zerror(rc),
+             rc == ZNOAUTH ? " (a node of a cluster closed with other credentials: set "
+                             "leafd.zk.auth to that cluster's digest:<user>:<password>)"
+                           : "");
     return -2;
 }
 

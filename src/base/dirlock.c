@@ -45,16 +45,22 @@ leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, siz
     char path[4096];
     l->fd = -1;
     if (snprintf(path, sizeof(path), "%s/%s", dir, DIRLOCK_FILE) >= (int)sizeof(path)) {
-        snprintf(err, errlen, "data dir %s: path too long", dir);
+        snprintf(err, errlen, "data dir %s: path too long; set a shorter leafd.data.dir", dir);
         return LEAF_ERR;
     }
     if (mkdirs(dir) != 0) {
-        snprintf(err, errlen, "data dir %s: mkdir failed: %s", dir, strerror(errno));
+        snprintf(err, errlen,
+                 "data dir %s: mkdir failed: %s; set leafd.data.dir to a directory leafd's "
+                 "user may create and write",
+                 dir, strerror(errno));
         return LEAF_ERR;
     }
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        snprintf(err, errlen, "data dir %s: open(%s) failed: %s", dir, path, strerror(errno));
+        snprintf(err, errlen,
+                 "data dir %s: open(%s) failed: %s; set leafd.data.dir to a directory leafd's "
+                 "user may write",
+                 dir, path, strerror(errno));
         return LEAF_ERR;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -8,6 +8,8 @@
 static int log_level = LEAF_LOG_INFO;
 static int log_json; /* leafd.log.format = json */
 static const char *const log_level_names[] = {"debug", "info", "warn", "error"};
+/* The calling thread's last error line (its msg), for main's last line at a refusal. */
+static _Thread_local char log_last[2048];
 
 void log_set_level(int level) {
     log_level = level;
@@ -49,6 +51,9 @@ void log_vwrite(int level, const char *component, const char *fmt, va_list ap) {
     }
     char msg[2048], line[4400];
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (level == LEAF_LOG_ERROR) {
+        memcpy(log_last, msg, strlen(msg) + 1);
+    }
 
     struct timespec ts;
     struct tm tm;
@@ -78,6 +83,10 @@ void log_write(int level, const char *component, const char *fmt, ...) {
     va_start(ap, fmt);
     log_vwrite(level, component, fmt, ap);
     va_end(ap);
+}
+
+const char *log_last_error(void) {
+    return log_last;
 }
 
 size_t log_safe(const char *s, size_t n, char *dst, size_t cap) {

@@ -22,6 +22,13 @@ int log_enabled(int level);
 void log_write(int level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /*
+ * The msg of the last error line the calling thread wrote ("" if none). A node
+ * that exits non-zero repeats it as its last line, after whatever the shutdown
+ * logged, so that the last line names the cause (docs/OPERATIONS.md, "When a
+ * node refuses to start").
+ */
+const char *log_last_error(void);
+/*
  * Copies n bytes of a client's or a store's text into dst (room: cap) so it
  * can go into a log line: printable ASCII except quotes kept, anything else
  * '?', cut at cap - 1 bytes, NUL-terminated. Returns the length.

@@ -491,7 +491,11 @@ int node_zk_acl_main(const struct leaf_config *cfg, const char *verb) {
     z.cfg = cfg;
     int known =
         strcmp(verb, "status") == 0 || strcmp(verb, "open") == 0 || strcmp(verb, "close") == 0;
-    if (!known || cfg->zk_address[0] == '\0' || cfg->name[0] == '\0') {
+    if (!known) {
+        fprintf(stderr, "leafd: --zk-acl: unknown stage '%s': give status, open or close\n", verb);
+        return 2;
+    }
+    if (cfg->zk_address[0] == '\0' || cfg->name[0] == '\0') {
         fprintf(stderr, "leafd: --zk-acl status|open|close needs leaf.snowflake.zk.address and "
                         "leaf.name\n");
         return 2;
@@ -505,7 +509,10 @@ int node_zk_acl_main(const struct leaf_config *cfg, const char *verb) {
                         acl_cli_notify, NULL) != LEAF_OK ||
         zk_session_authenticate(&z.session, cfg->zk_auth) != LEAF_OK ||
         zk_session_wait_connected(&z.session, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
-        fprintf(stderr, "leafd: cannot reach ZooKeeper at %s\n", cfg->zk_address);
+        fprintf(stderr,
+                "leafd: cannot reach ZooKeeper at %s: start the ensemble or correct "
+                "leaf.snowflake.zk.address (and leafd.zk.auth)\n",
+                cfg->zk_address);
         return 1;
     }
     char root[300], hold[320];

@@ -98,7 +98,7 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
                       "refusing to start: the clock %s is %" PRId64 " ms behind the "
                       "stored time (ZooKeeper %s, local cache %s), more than "
                       "leafd.snowflake.startup.max.wait.ms = %" PRId64 "; IDs from the past "
-                      "could repeat",
+                      "could repeat: correct the clock (NTP), or wait and start again",
                       tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms);
             return LEAF_ECLOCK;
         }
@@ -171,7 +171,8 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
         n->cache_use != ZK_CACHE_OWN) {
         log_error("snowflake",
                   "ZooKeeper (%s) is unreachable and the local cache %s %s; cannot "
-                  "start without a worker ID and a stored timestamp",
+                  "start without a worker ID and a stored timestamp: start the ensemble or "
+                  "correct leaf.snowflake.zk.address",
                   n->cfg->zk_address, n->cache_path,
                   !have_cache ? "does not exist or is not this node's"
                   : n->cache_use != ZK_CACHE_OWN

@@ -267,7 +267,8 @@ leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
     if (l->hold.state == ZK_LEASE_NONE) {
         log_error("snowflake",
                   "no lease slot could be claimed under %s within %d s (all %d held, or "
-                  "ZooKeeper unreachable)",
+                  "ZooKeeper unreachable): check that ZooKeeper answers at "
+                  "leaf.snowflake.zk.address",
                   n->layout.lease, LEASE_START_WAIT_MS / 1000, l->nslots);
         return LEAF_EUNAVAIL;
     }

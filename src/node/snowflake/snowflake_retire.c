@@ -125,7 +125,10 @@ int snowflake_retire_main(const struct leaf_config *cfg, const char *what) {
     if (zk_session_open(&s, cfg->zk_address, (int)cfg->zk_session_timeout_ms, retire_notify,
                         NULL) != LEAF_OK ||
         zk_session_wait_connected(&s, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
-        fprintf(stderr, "leafd: cannot reach ZooKeeper at %s\n", cfg->zk_address);
+        fprintf(stderr,
+                "leafd: cannot reach ZooKeeper at %s: start the ensemble or correct "
+                "leaf.snowflake.zk.address\n",
+                cfg->zk_address);
         return 1;
     }
     /* The slots' parent, for a cluster that never ran in lease mode. */
