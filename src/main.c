@@ -27,10 +27,12 @@
  * requests, shut the services down in order and exit 0. main() owns every
  * object and passes each module what it needs; there is no global state.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -46,6 +48,7 @@
 #include "node_config.h"
 #include "node_zk.h"
 #include "notify_ready.h"
+#include "reload.h"
 #include "resp_api.h"
 #include "resp_app.h"
 #include "resp_auth.h"
@@ -91,6 +94,11 @@ struct daemon {
     int control_ready;          /* control was initialised */
     int stopping;               /* daemon_stop ran */
     struct notify_ready notify; /* systemd's READY=1/STATUS=/STOPPING=1 (Type=notify) */
+    uv_signal_t sig_usr2;       /* SIGUSR2: in-place upgrade (reload.h) */
+    struct reload reload;       /* the old side of an in-place upgrade */
+    struct reload_child child;  /* the new side: what the previous process handed over */
+    int reloading;              /* stopping for an in-place upgrade: hand over, do not close */
+    char **argv;                /* as started: an in-place upgrade runs the same */
 };
 
 static void usage(FILE *out) {
@@ -233,16 +241,23 @@ static void daemon_stop(struct daemon *d) {
         return;
     }
     d->stopping = 1;
-    notify_ready_stopping(&d->notify);
+    if (!d->reloading) {
+        notify_ready_stopping(&d->notify); /* an upgrade: the new process tells systemd */
+    }
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
     /* The sequence primary hands over first, at once: the next node in line
      * takes over while this one drains. */
     sequence_service_stop(d->sequence);
-    net_server_stop(d->server);
+    if (d->reloading) {
+        net_server_stop_polite(d->server); /* clients reconnect to the new process */
+    } else {
+        net_server_stop(d->server);
+    }
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
+    uv_close((uv_handle_t *)&d->sig_usr2, NULL);
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
 }
@@ -338,6 +353,48 @@ static void on_sighup(uv_signal_t *s, int signum) {
     }
     log_info("main", "received SIGHUP: reloaded the TLS certificate %s and key %s",
              d->cfg.tls_cert_file, d->cfg.tls_key_file);
+}
+
+/* SIGUSR2: start the new binary, handing it the listening sockets and the lock. */
+static void on_sigusr2(uv_signal_t *s, int signum) {
+    struct daemon *d = s->data;
+    struct reload_listener ls[NET_MAX_LISTENERS];
+    (void)signum;
+    if (d->stopping) {
+        return;
+    }
+    for (int i = 0; i < d->nlisteners; i++) {
+        ls[i].what = d->listeners[i].what;
+        ls[i].nfds = net_server_listener_fds(d->server, i, ls[i].fds, RELOAD_MAX_FDS);
+    }
+    reload_start(&d->reload, ls, d->nlisteners, d->lock.fd);
+}
+
+/* The new process adopted the listeners: stop as at SIGTERM, but hand over at the end. */
+static void on_reload_adopted(void *arg) {
+    struct daemon *d = arg;
+    d->reloading = 1;
+    daemon_stop(d);
+}
+
+/*
+ * The new side of an in-place upgrade, before ZooKeeper: the lock and the
+ * sockets are the previous process's; what can fail without ZooKeeper is
+ * checked before it is told to stop (a failure here leaves it serving).
+ */
+static int reload_adopt(struct daemon *d) {
+    if (flock(d->child.lock, LOCK_EX | LOCK_NB) != 0) {
+        log_error("main", "the inherited lock of %s is not held: %s", d->cfg.data_dir,
+                  strerror(errno));
+        return -1;
+    }
+    d->lock.fd = d->child.lock;
+    struct net_tls_ctx *tls = NULL;
+    if (tls_create(&d->cfg, &tls) != LEAF_OK) {
+        return -1;
+    }
+    net_tls_ctx_free(tls);
+    return reload_child_take(&d->child, &d->zk.adopt) == LEAF_OK ? 0 : -1;
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
@@ -466,7 +523,11 @@ static int daemon_start(struct daemon *d) {
     }
     d->control_ready = 1;
     char err[512];
-    if (dirlock_acquire(&d->lock, d->cfg.data_dir, err, sizeof(err)) != LEAF_OK) {
+    if (d->child.on) {
+        if (reload_adopt(d) != 0) {
+            return -1;
+        }
+    } else if (dirlock_acquire(&d->lock, d->cfg.data_dir, err, sizeof(err)) != LEAF_OK) {
         log_error("main", "%s", err);
         return -1;
     }
@@ -481,9 +542,19 @@ static int daemon_start(struct daemon *d) {
         cluster_survey_create(&d->cluster, &d->cfg, zk) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
+    int nthreads = resolve_threads(&d->cfg);
+    for (int i = 0; i < d->nlisteners && d->child.on; i++) {
+        d->listeners[i].fds = reload_child_fds(&d->child, d->listeners[i].what,
+                                               &d->listeners[i].nfds);
+        /* Every inherited socket gets a loop: closing one would drop its queued connections. */
+        nthreads = d->listeners[i].nfds > nthreads ? d->listeners[i].nfds : nthreads;
+    }
+    if (d->child.on) {
+        reload_child_close_unused(&d->child);
+    }
     /* The port first: a node that cannot serve must not register anywhere. */
     for (int i = 0; i < d->nlisteners; i++) {
-        if (net_listen_probe(&d->listeners[i]) != LEAF_OK) {
+        if (d->listeners[i].fds == NULL && net_listen_probe(&d->listeners[i]) != LEAF_OK) {
             return -1;
         }
     }
@@ -511,7 +582,6 @@ static int daemon_start(struct daemon *d) {
     }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
-    int nthreads = resolve_threads(&d->cfg);
     /* The signals are caught before anyone can connect: a client that saw
      * /ready and sent SIGTERM at once must get a drain, not the default
      * action (the control loop handles them once it runs). */
@@ -523,11 +593,16 @@ static int daemon_start(struct daemon *d) {
     uv_signal_init(&d->control, &d->sig_hup);
     d->sig_hup.data = d;
     uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
+    uv_signal_init(&d->control, &d->sig_usr2);
+    d->sig_usr2.data = d;
+    uv_signal_start(&d->sig_usr2, on_sigusr2, SIGUSR2);
+    reload_init(&d->reload, &d->control, d->argv, on_reload_adopted, d);
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
         /* The stops below run the loop until it is empty. */
         uv_close((uv_handle_t *)&d->sig_term, NULL);
         uv_close((uv_handle_t *)&d->sig_int, NULL);
         uv_close((uv_handle_t *)&d->sig_hup, NULL);
+        uv_close((uv_handle_t *)&d->sig_usr2, NULL);
         user_service_stop(d->users);
         sequence_service_stop(d->sequence);
         segment_service_stop(d->segment);
@@ -539,6 +614,11 @@ static int daemon_start(struct daemon *d) {
              d->cfg.resp_port ? " (RESP)" : "", d->cfg.tls_port ? ", " : "", d->cfg.tls_listen,
              d->cfg.tls_port ? " (HTTPS)" : "", d->cfg.resp_tls_port ? ", " : "",
              d->cfg.resp_tls_listen, d->cfg.resp_tls_port ? " (RESP over TLS)" : "", nthreads);
+    if (d->child.on) {
+        log_info("reload",
+                 "in-place upgrade: accepting again %lld ms after the previous process stopped",
+                 (long long)(clock_wall_ms() - d->child.stopped_ms));
+    }
     return 0;
 }
 
@@ -586,6 +666,7 @@ int main(int argc, char **argv) {
     struct daemon d;
     memset(&d, 0, sizeof(d));
     d.lock.fd = -1;
+    d.argv = argv;
     if (parse_args(argc, argv, &a) != 0 || load_config(&a, &d.cfg) != 0) {
         return 1;
     }
@@ -618,6 +699,11 @@ int main(int argc, char **argv) {
     log_set_format(d.cfg.log_json);
     drain_log_json = d.cfg.log_json;
     log_startup(&d.cfg, a.config_path);
+    char rerr[256];
+    if (reload_child_parse(&d.child, rerr, sizeof(rerr)) != 0) {
+        log_error("main", "%s", rerr);
+        return 1;
+    }
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
     if (daemon_start(&d) != 0) {
         daemon_free(&d);
@@ -629,6 +715,18 @@ int main(int argc, char **argv) {
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */
     user_service_stop(d.users);
     snowflake_node_stop(d.snowflake); /* persist the last issued time, leave ZooKeeper */
+    if (d.reloading) {
+        /* An in-place upgrade: the new process takes the session, the lock and the
+         * sockets; exit without closing the session (its ephemeral nodes stay). */
+        struct zk_client_id id = {0};
+        struct zk_session *zs = node_zk_session(&d.zk);
+        if (zs != NULL) {
+            (void)zk_session_client_id(zs, &id);
+        }
+        if (reload_handover(&d.reload, &id) == LEAF_OK) {
+            _exit(0);
+        }
+    }
     daemon_free(&d);
     dirlock_release(&d.lock);
     if (d.exit_code != 0) {

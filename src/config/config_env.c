@@ -27,6 +27,7 @@ static const char *const tools_exact[] = {
     "LEAFD_NODE_DIR",  /* tests: where the Node.js clients are installed */
     "LEAFD_KEEP_TMP",  /* tests: keep the temp dirs */
     "LEAFD_USER",      /* tools/leafctl user: name:secret of an admin user */
+    "LEAFD_INHERIT_FDS", /* an in-place upgrade: what the previous process hands over */
 };
 /* LEAFD_PACKAGE_: tools/package's build directory and jobs. */
 static const char *const tools_prefix[] = {

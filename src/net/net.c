@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -26,6 +27,8 @@
 #define NET_RELEASE_IDLE_MS 1000
 /* While draining, a request still arriving gets this long before its timeout answer. */
 #define NET_DRAIN_GRACE_MS 1000
+/* A polite drain (an in-place upgrade) closes a connection idle this long. */
+#define NET_POLITE_IDLE_MS 300
 /* Out of descriptors: a listener stops accepting this long, then tries again. */
 #define NET_ACCEPT_PAUSE_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
@@ -92,6 +95,7 @@ struct net_loop {
     struct net_listener listeners[NET_MAX_LISTENERS];
     int nlisteners;
     atomic_int stop_requested;
+    atomic_int polite; /* the drain closes connections politely (net_server_stop_polite) */
     int draining;
     int64_t drain_started_ms;
     struct net_conn *conns;
@@ -113,6 +117,7 @@ struct net_server {
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
     atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
     atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
+    int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };
 
 static void conn_process(struct net_conn *c);
@@ -523,8 +528,8 @@ static void conn_flush(struct net_conn *c) {
         conn_close(c);
         return;
     }
-    if (c->nl->draining && !c->writing && !s->waiting && c->in_len == 0 &&
-        s->head_started_ms == 0 && !socket_has_input(c)) {
+    if (c->nl->draining && !atomic_load(&c->nl->polite) && !c->writing && !s->waiting &&
+        c->in_len == 0 && s->head_started_ms == 0 && !socket_has_input(c)) {
         conn_close(c); /* every request received so far is answered */
         return;
     }
@@ -797,6 +802,10 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     if (late) {
         c->ls->cfg->proto->timeout(conn_session(c));
         conn_flush(c);
+    } else if (nl->draining && atomic_load(&nl->polite) && !s->head_started_ms &&
+               c->in_len == 0 && now - c->last_active_ms >= NET_POLITE_IDLE_MS &&
+               !socket_has_input(c)) {
+        conn_close(c); /* idle: no request can be on its way unnoticed for long */
     } else if (!s->head_started_ms && now - c->last_active_ms > lim->idle_timeout_ms) {
         conn_close(c);
     } else if (now - c->last_active_ms >= NET_RELEASE_IDLE_MS) {
@@ -839,6 +848,9 @@ static void loop_drain(struct net_loop *nl) {
     struct net_conn *c = nl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
+        if (atomic_load(&nl->polite)) {
+            c->s->close_soon = 1;
+        }
         conn_flush(c);
     }
     uv_unref((uv_handle_t *)&nl->async);
@@ -935,10 +947,23 @@ static int listener_init(struct net_loop *nl, struct net_listener *ls,
     ls->cfg = lc;
     ls->nl = nl;
     ls->index = index;
-    ls->fd = listen_socket(lc);
+    if (lc->fds != NULL && nl->index < lc->nfds) {
+        /* Inherited from the previous process (an in-place upgrade): already bound. */
+        ls->fd = lc->fds[nl->index];
+        int fl = fcntl(ls->fd, F_GETFL);
+        if (fl < 0 || fcntl(ls->fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+            fcntl(ls->fd, F_SETFD, FD_CLOEXEC) != 0) {
+            log_error("net", "inherited socket %d for %s is not usable: %s", ls->fd, lc->addr,
+                      strerror(errno));
+            return -1;
+        }
+    } else {
+        ls->fd = listen_socket(lc);
+    }
     if (ls->fd < 0) {
         return -1;
     }
+    nl->srv->fds[index][nl->index] = ls->fd;
     /* leafd accepts itself (on_listener_readable): out of descriptors, it can stop
      * polling the socket, which libuv's listen cannot (it spins on EMFILE). */
     if (listen(ls->fd, 4096) != 0) {
@@ -1118,6 +1143,13 @@ void net_server_stop(struct net_server *srv) {
     }
 }
 
+void net_server_stop_polite(struct net_server *srv) {
+    for (int i = 0; i < srv->nloops; i++) {
+        atomic_store(&srv->loops[i]->polite, 1);
+    }
+    net_server_stop(srv);
+}
+
 void net_server_join(struct net_server *srv) {
     for (int i = 0; i < srv->nloops; i++) {
         struct net_loop *nl = srv->loops[i];
@@ -1128,6 +1160,17 @@ void net_server_join(struct net_server *srv) {
         free(nl);
     }
     free(srv);
+}
+
+int net_server_listener_fds(const struct net_server *srv, int listener, int *fds, int cap) {
+    int n = 0;
+    if (srv == NULL || listener < 0 || listener >= srv->nlisteners) {
+        return 0;
+    }
+    for (int i = 0; i < srv->nloops && n < cap; i++) {
+        fds[n++] = srv->fds[listener][i];
+    }
+    return n;
 }
 
 uint64_t net_server_connections(const struct net_server *srv, int listener) {
