@@ -99,6 +99,8 @@ struct daemon {
     struct reload_child child;  /* the new side: what the previous process handed over */
     int reloading;              /* stopping for an in-place upgrade: hand over, do not close */
     char **argv;                /* as started: an in-place upgrade runs the same */
+    uv_timer_t reload_timer;    /* the upgrade's waits on the control loop (drain, election) */
+    int64_t reload_deadline_ms; /* monotonic */
 };
 
 static void usage(FILE *out) {
@@ -235,6 +237,43 @@ static void on_drain_timeout(int signum) {
     _exit(1);
 }
 
+/* An upgrade's drain: once every connection is gone (or 10 s), the sequences hand back. */
+static uint64_t proto_connections(void *arg, enum api_proto proto);
+
+static void on_reload_drained(uv_timer_t *t) {
+    struct daemon *d = t->data;
+    if (proto_connections(d, API_PROTO_HTTP) + proto_connections(d, API_PROTO_RESP) > 0 &&
+        clock_mono_ms() < d->reload_deadline_ms) {
+        return;
+    }
+    uv_close((uv_handle_t *)t, NULL);
+    sequence_service_stop(d->sequence);
+    uv_stop(&d->control);
+}
+
+/* The new process of an upgrade: the sequence election settles before it accepts (bounded). */
+static void on_reload_settle(uv_timer_t *t) {
+    struct daemon *d = t->data;
+    struct sequence_service_stats st;
+    memset(&st, 0, sizeof(st));
+    if (d->sequence != NULL) {
+        sequence_service_stats(d->sequence, &st);
+    }
+    if (!st.enabled || st.primary || st.where.known || clock_mono_ms() >= d->reload_deadline_ms) {
+        uv_timer_stop(t);
+        uv_stop(t->loop);
+    }
+}
+
+static void reload_settle(struct daemon *d) {
+    d->reload_deadline_ms = clock_mono_ms() + 3000;
+    uv_timer_init(&d->control, &d->reload_timer);
+    d->reload_timer.data = d;
+    uv_timer_start(&d->reload_timer, on_reload_settle, 0, 5);
+    uv_run(&d->control, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&d->reload_timer, NULL);
+}
+
 /* Stops the process as a signal does: drain, shut the services down in order. */
 static void daemon_stop(struct daemon *d) {
     if (d->stopping) {
@@ -246,18 +285,27 @@ static void daemon_stop(struct daemon *d) {
     }
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
-    /* The sequence primary hands over first, at once: the next node in line
-     * takes over while this one drains. */
-    sequence_service_stop(d->sequence);
     if (d->reloading) {
+        /* The sequence primary serves until its clients have gone: then it hands back. */
         net_server_stop_polite(d->server); /* clients reconnect to the new process */
     } else {
+        /* The sequence primary hands over first, at once: the next node in line
+         * takes over while this one drains. */
+        sequence_service_stop(d->sequence);
         net_server_stop(d->server);
     }
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
     uv_close((uv_handle_t *)&d->sig_usr2, NULL);
+    if (d->reloading) {
+        /* The loops drain on their own; the control loop serves them until then. */
+        d->reload_deadline_ms = clock_mono_ms() + 10000;
+        uv_timer_init(&d->control, &d->reload_timer);
+        d->reload_timer.data = d;
+        uv_timer_start(&d->reload_timer, on_reload_drained, 10, 10);
+        return;
+    }
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
 }
@@ -597,6 +645,9 @@ static int daemon_start(struct daemon *d) {
     d->sig_usr2.data = d;
     uv_signal_start(&d->sig_usr2, on_sigusr2, SIGUSR2);
     reload_init(&d->reload, &d->control, d->argv, on_reload_adopted, d);
+    if (d->child.on) {
+        reload_settle(d);
+    }
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
         /* The stops below run the loop until it is empty. */
         uv_close((uv_handle_t *)&d->sig_term, NULL);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -331,6 +333,46 @@ static int parse_int(const char *s, size_t n, int *out) {
     return 0;
 }
 
+static int handed(const struct reload_child *c, int fd) {
+    if (fd == c->ctl || fd == c->err || fd == c->lock) {
+        return 1;
+    }
+    for (int i = 0; i < c->nls; i++) {
+        for (int j = 0; j < c->ls[i].nfds; j++) {
+            if (c->ls[i].fds[j] == fd) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * Sockets and pipes the previous process let slip through exec (the ZooKeeper
+ * client opens its socket and wake-up pipe without O_CLOEXEC): closed, or every
+ * upgrade would leak them and keep the old ZooKeeper connection open.
+ */
+static void close_strays(const struct reload_child *c) {
+    int fds[256], n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) {
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < 256;) {
+        int fd = atoi(e->d_name);
+        struct stat st;
+        if (e->d_name[0] == '.' || fd <= STDERR_FILENO || fd == dirfd(d) || handed(c, fd) ||
+            fstat(fd, &st) != 0 || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))) {
+            continue;
+        }
+        fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        close(fds[i]);
+    }
+}
+
 int reload_child_parse(struct reload_child *c, char *err, size_t errlen) {
     memset(c, 0, sizeof(*c));
     c->ctl = c->err = c->lock = -1;
@@ -380,6 +422,7 @@ int reload_child_parse(struct reload_child *c, char *err, size_t errlen) {
         snprintf(err, errlen, "%s is malformed (set only by leafd's in-place upgrade)", RELOAD_ENV);
         return -1;
     }
+    close_strays(c);
     fcntl(c->ctl, F_SETFD, FD_CLOEXEC);
     fcntl(c->err, F_SETFD, FD_CLOEXEC);
     fcntl(c->lock, F_SETFD, FD_CLOEXEC);
