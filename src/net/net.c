@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +30,8 @@
 #define NET_DRAIN_GRACE_MS 1000
 /* A polite drain (an in-place upgrade) closes a connection idle this long. */
 #define NET_POLITE_IDLE_MS 300
+/* ... and, after its last answer and FIN, waits this long at most for the client's FIN. */
+#define NET_LINGER_MS 1000
 /* Out of descriptors: a listener stops accepting this long, then tries again. */
 #define NET_ACCEPT_PAUSE_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
@@ -77,6 +80,8 @@ struct net_conn {
     int in_loop_buf;     /* the current read went into the loop's buffer */
     struct net_tls *tls; /* TLS session on a TLS listener; NULL = plain text */
     int64_t opened_ms;   /* accepted at (a TLS handshake must end within the request timeout) */
+    int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
+    int64_t linger_ms;   /* since then */
 };
 
 /* One event loop and its listeners. Owned by its thread, see net.h. */
@@ -509,8 +514,48 @@ static int socket_has_input(struct net_conn *c) {
     return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+static void conn_cork(struct net_conn *c, int on) {
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+    }
+}
+
+/* Lingering: whatever the client still sends is read and dropped, until its FIN. */
+static void on_read_linger(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    struct net_conn *c = st->data;
+    (void)buf;
+    if (nread < 0) {
+        conn_close(c);
+    }
+}
+
+/*
+ * The polite drain's end of a plain connection: its last answer is out, so
+ * send FIN now and close once the client has closed too. A close at once
+ * would answer a request already on its way with RST, which can destroy the
+ * answer before the client has read it; with FIN the client sees the end
+ * before it sends again (redis-py checks for it before every command).
+ */
+static void conn_linger(struct net_conn *c) {
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0 || shutdown(fd, SHUT_WR) != 0) {
+        conn_close(c);
+        return;
+    }
+    conn_cork(c, 0);
+    c->lingering = 1;
+    c->linger_ms = loop_now(c->nl);
+    if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+    }
+    c->tcp.data = c;
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read_linger);
+    c->reading = 1;
+}
+
 static void conn_flush(struct net_conn *c) {
-    if (c->closing) {
+    if (c->closing || c->lingering) {
         return;
     }
     struct session *s = c->s;
@@ -519,12 +564,19 @@ static void conn_flush(struct net_conn *c) {
         conn_close(c);
         return;
     }
+    if (!c->writing && s->close_after && s->close_soon && c->tls == NULL && s->out.len > 0) {
+        conn_cork(c, 1); /* the last answer and the FIN leave in one segment (conn_linger) */
+    }
     if (!c->writing && (s->out.len > 0 || (c->tls != NULL && net_tls_pending(c->tls) > 0)) &&
         conn_write_out(c) != 0) {
         conn_close(c);
         return;
     }
     if (!c->writing && s->close_after && !s->waiting) {
+        if (s->close_soon && c->tls == NULL) {
+            conn_linger(c);
+            return;
+        }
         conn_close(c);
         return;
     }
@@ -792,6 +844,12 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
         conn_close(c);
         return;
     }
+    if (c->lingering) {
+        if (now - c->linger_ms >= NET_LINGER_MS) {
+            conn_close(c);
+        }
+        return;
+    }
     if (s->waiting || c->writing) {
         return;
     }
@@ -805,7 +863,11 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     } else if (nl->draining && atomic_load(&nl->polite) && !s->head_started_ms &&
                c->in_len == 0 && now - c->last_active_ms >= NET_POLITE_IDLE_MS &&
                !socket_has_input(c)) {
-        conn_close(c); /* idle: no request can be on its way unnoticed for long */
+        if (c->tls == NULL) {
+            conn_linger(c); /* idle: FIN first, so a request on its way meets an end, not RST */
+        } else {
+            conn_close(c);
+        }
     } else if (!s->head_started_ms && now - c->last_active_ms > lim->idle_timeout_ms) {
         conn_close(c);
     } else if (now - c->last_active_ms >= NET_RELEASE_IDLE_MS) {
