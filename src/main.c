@@ -280,8 +280,10 @@ static void daemon_stop(struct daemon *d) {
         return;
     }
     d->stopping = 1;
-    if (!d->reloading) {
-        notify_ready_stopping(&d->notify); /* an upgrade: the new process tells systemd */
+    if (d->reloading) {
+        notify_ready_handover(&d->notify); /* the new process tells systemd READY=1 */
+    } else {
+        notify_ready_stopping(&d->notify);
     }
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
@@ -760,7 +762,11 @@ int main(int argc, char **argv) {
         daemon_free(&d);
         return 1;
     }
-    notify_ready_start(&d.notify, &d.control, &d.api);
+    if (d.child.on) {
+        notify_ready_start_main(&d.notify, &d.control, &d.api); /* systemd's main process now */
+    } else {
+        notify_ready_start(&d.notify, &d.control, &d.api);
+    }
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */

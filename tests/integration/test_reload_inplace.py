@@ -9,6 +9,10 @@ are sequential, across its reconnects), strict sequence order, the same worker
 ID after, the old pid gone with exit 0. The longest pause any client saw is
 logged.
 
+systemd (Type=notify, a datagram socket standing in for it): the old process
+says MAINPID=<new pid>, the new one READY=1 with MAINPID=<its pid>; no
+STOPPING=1 (the service does not stop).
+
 A new binary that fails (a bad configuration written before USR2) leaves the
 old process serving with 0 failed requests, and the old one logs the reason.
 
@@ -18,6 +22,7 @@ import http.client
 import os
 import re
 import signal
+import socket
 import threading
 import time
 
@@ -29,13 +34,35 @@ try:
 except ImportError:  # pragma: no cover - core.cmake runs this with Debian's python3
     redis = None
 
+class FakeSystemd(threading.Thread):
+    """Collects {KEY: value} of every datagram sent to $NOTIFY_SOCKET."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.messages = []
+        self.done = False
+
+    def run(self):
+        while not self.done:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            self.messages.append(dict(x.split("=", 1) for x in data.decode().split("\n") if "=" in x))
+
+
 env = Env()
+systemd = FakeSystemd(os.path.join(env.dir, "notify.sock"))
+systemd.start()
 zk = env.zookeeper()
 props = zk_props(zk.address(), name="rl", **{
     "leafd.sequence.enable": "true", "leafd.sequence.batch": "100",
     "leafd.sequence.autocreate": "true",
     "leafd.zk.session.timeout.ms": "6000"})
-node = env.leafd("n0", props, resp=True)
+node = env.leafd("n0", props, resp=True, extra_env={"NOTIFY_SOCKET": os.path.join(env.dir, "notify.sock")})
 port, resp_port = node.port, node.resp_port
 check(node.wait_sequence("rs", 30) == 200, "the sequence rs is served")
 
@@ -212,6 +239,12 @@ try:
         w_after = worker_of(node.get_ids("/api/snowflake/get/rl")[0])
         check(workers == {w_before} and w_after == w_before,
               "the same worker ID before and after (%s, %s, during %s)" % (w_before, w_after, workers))
+        check(wait_until(lambda: any(m.get("READY") == "1" and m.get("MAINPID") == str(new)
+                                     for m in systemd.messages), 10, 0.05),
+              "systemd: READY=1 with MAINPID=%d from the new process" % new)
+        check(any(m.get("MAINPID") == str(new) and "READY" not in m for m in systemd.messages),
+              "systemd: MAINPID=%d from the old process before it exits" % new)
+        check(not any("STOPPING" in m for m in systemd.messages), "systemd: no STOPPING=1")
         gap = re.findall(r"accepting again (\d+) ms after", node.log_text())
         log("gap logged by the new process: %s ms" % gap)
         check(len(gap) == 1, "the new process logged the gap")
