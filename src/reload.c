@@ -407,8 +407,9 @@ int reload_child_parse(struct reload_child *c, char *err, size_t errlen) {
             bad = 1;
             break;
         }
-        struct reload_listener *l = &c->ls[c->nls++];
-        l->what = strdup(item); /* lives for the process */
+        snprintf(c->names[c->nls], sizeof(c->names[c->nls]), "%s", item);
+        struct reload_listener *l = &c->ls[c->nls];
+        l->what = c->names[c->nls++];
         while (*val != '\0' && !bad) {
             size_t n = strcspn(val, ",");
             if (l->nfds >= RELOAD_MAX_FDS || parse_int(val, n, &l->fds[l->nfds++]) != 0) {
@@ -432,8 +433,8 @@ int reload_child_parse(struct reload_child *c, char *err, size_t errlen) {
 const int *reload_child_fds(struct reload_child *c, const char *what, int *n) {
     *n = 0;
     for (int i = 0; i < c->nls; i++) {
-        if (c->ls[i].what != NULL && strcmp(c->ls[i].what, what) == 0 && c->ls[i].nfds > 0) {
-            c->ls[i].what = NULL; /* taken */
+        if (!c->taken[i] && strcmp(c->ls[i].what, what) == 0 && c->ls[i].nfds > 0) {
+            c->taken[i] = 1;
             *n = c->ls[i].nfds;
             return c->ls[i].fds;
         }
@@ -443,7 +444,7 @@ const int *reload_child_fds(struct reload_child *c, const char *what, int *n) {
 
 void reload_child_close_unused(struct reload_child *c) {
     for (int i = 0; i < c->nls; i++) {
-        if (c->ls[i].what != NULL) {
+        if (!c->taken[i]) {
             log_warn("reload", "%s is no longer configured: closing its %d inherited socket(s)",
                      c->ls[i].what, c->ls[i].nfds);
             for (int j = 0; j < c->ls[i].nfds; j++) {

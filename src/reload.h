@@ -85,6 +85,8 @@ struct reload_child {
     int err;  /* the real stderr */
     int lock; /* the data-dir lock's descriptor */
     struct reload_listener ls[NET_MAX_LISTENERS];
+    char names[NET_MAX_LISTENERS][64]; /* ls[i].what */
+    int taken[NET_MAX_LISTENERS];      /* a configured listener adopted ls[i] */
     int nls;
     int64_t stopped_ms; /* from SESSION */
 };

@@ -292,5 +292,9 @@ finally:
     last = pids[-1]
     if last != node.proc.p.pid and alive(last):
         os.kill(last, signal.SIGTERM)
-        wait_until(lambda: not alive(last), 20, 0.1)
+        check(wait_until(lambda: not alive(last), 20, 0.1), "the last process stops at SIGTERM")
+        time.sleep(0.5)
+        text = node.log_text()
+        check(text.rstrip().endswith('msg="stopped cleanly"'), "the last process stopped cleanly")
+        check("Sanitizer" not in text, "no sanitizer report in the log of any process")
 env.finish()
