@@ -439,6 +439,34 @@ static int reload_adopt(struct daemon *d) {
         return -1;
     }
     d->lock.fd = d->child.lock;
+    /* The listeners by their settings, as wire() names them. */
+    const struct {
+        const char *what, *addr, *host;
+        int port;
+    } want[] = {
+        {"leafd.listen", d->cfg.listen, d->cfg.listen_host, (int)d->cfg.listen_port},
+        {"leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host, (int)d->cfg.resp_port},
+        {"leafd.tls.listen", d->cfg.tls_listen, d->cfg.tls_host, (int)d->cfg.tls_port},
+        {"leafd.resp.tls.listen", d->cfg.resp_tls_listen, d->cfg.resp_tls_host,
+         (int)d->cfg.resp_tls_port},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        for (int j = 0; j < d->child.nls; j++) {
+            char got[64];
+            const struct reload_listener *l = &d->child.ls[j];
+            if (strcmp(l->what, want[i].what) != 0 || want[i].port == 0) {
+                continue;
+            }
+            if (reload_child_check_addr(l->fds, l->nfds, want[i].host, want[i].port, got,
+                                        sizeof(got)) != 0) {
+                log_error("main",
+                          "%s = %s, but the previous process listens on %s: a changed listen "
+                          "address needs a restart, not an in-place upgrade",
+                          want[i].what, want[i].addr, got);
+                return -1;
+            }
+        }
+    }
     struct net_tls_ctx *tls = NULL;
     if (tls_create(&d->cfg, &tls) != LEAF_OK) {
         return -1;
@@ -594,8 +622,8 @@ static int daemon_start(struct daemon *d) {
     }
     int nthreads = resolve_threads(&d->cfg);
     for (int i = 0; i < d->nlisteners && d->child.on; i++) {
-        d->listeners[i].fds = reload_child_fds(&d->child, d->listeners[i].what,
-                                               &d->listeners[i].nfds);
+        d->listeners[i].fds =
+            reload_child_fds(&d->child, d->listeners[i].what, &d->listeners[i].nfds);
         /* Every inherited socket gets a loop: closing one would drop its queued connections. */
         nthreads = d->listeners[i].nfds > nthreads ? d->listeners[i].nfds : nthreads;
     }

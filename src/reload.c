@@ -5,6 +5,10 @@
  */
 #include "reload.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -151,13 +154,14 @@ static void on_child_exit(uv_process_t *p, int64_t status, int term_signal) {
     struct reload *r = p->data;
     char why[700];
     if (!r->adopted) {
-        log_error("reload",
-                  "in-place upgrade failed: the new process (pid %d, %s) exited with status %" PRId64
-                  "%s%s before taking over; still serving from this one (pid %ld). Its last "
-                  "output: %s",
-                  r->pid, r->exe, status, term_signal ? ", signal " : "",
-                  term_signal ? strsignal(term_signal) : "", (long)getpid(),
-                  tail_reason(r, why, sizeof(why)));
+        log_error(
+            "reload",
+            "in-place upgrade failed: the new process (pid %d, %s) exited with status %" PRId64
+            "%s%s before taking over; still serving from this one (pid %ld). Its last "
+            "output: %s",
+            r->pid, r->exe, status, term_signal ? ", signal " : "",
+            term_signal ? strsignal(term_signal) : "", (long)getpid(),
+            tail_reason(r, why, sizeof(why)));
         (void)notify_send("READY=1");
     } else {
         log_error("reload",
@@ -440,6 +444,25 @@ const int *reload_child_fds(struct reload_child *c, const char *what, int *n) {
         }
     }
     return NULL;
+}
+
+int reload_child_check_addr(const int *fds, int n, const char *host, int port, char *got,
+                            size_t cap) {
+    for (int i = 0; i < n; i++) {
+        struct sockaddr_in a;
+        socklen_t len = sizeof(a);
+        char ip[INET_ADDRSTRLEN] = "?";
+        if (getsockname(fds[i], (struct sockaddr *)&a, &len) != 0 || a.sin_family != AF_INET) {
+            snprintf(got, cap, "descriptor %d is not an IPv4 socket", fds[i]);
+            return -1;
+        }
+        inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+        if (ntohs(a.sin_port) != port || strcmp(ip, host) != 0) {
+            snprintf(got, cap, "%s:%d", ip, ntohs(a.sin_port));
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void reload_child_close_unused(struct reload_child *c) {

@@ -41,11 +41,11 @@ struct reload {
     char **argv;
     void (*on_adopted)(void *arg); /* the new process is about to serve: stop accepting */
     void *arg;
-    int busy;   /* a new process runs (handles open) */
-    int nopen;  /* handles still to close */
+    int busy;    /* a new process runs (handles open) */
+    int nopen;   /* handles still to close */
     int adopted; /* it said ADOPTED */
     int pid;
-    int ctl_fd;  /* our end of the control socket (owned by ctl) */
+    int ctl_fd;   /* our end of the control socket (owned by ctl) */
     int err_copy; /* dup of stderr handed over; closed after the spawn */
     uv_process_t proc;
     uv_pipe_t ctl, err;
@@ -102,6 +102,13 @@ const int *reload_child_fds(struct reload_child *c, const char *what, int *n);
  * gone, takes stderr back. LEAF_OK with the session in zk (id 0: ZooKeeper not used).
  */
 leaf_status_t reload_child_take(struct reload_child *c, struct zk_client_id *zk);
+
+/*
+ * 0 when every inherited socket in fds is bound to host:port; else -1 with
+ * what it is bound to in got (a changed listen address is a restart).
+ */
+int reload_child_check_addr(const int *fds, int n, const char *host, int port, char *got,
+                            size_t cap);
 
 /* Closes inherited sockets no configured listener took (logged). */
 void reload_child_close_unused(struct reload_child *c);

@@ -135,8 +135,8 @@ struct zk_session {
     void *notify_arg;
     struct zk_sub *subs[ZK_MAX_SUBS];
     int nsubs;
-    char auth[256];    /* digest credentials "user:password" (leafd.zk.auth); "" = none */
-    char self_id[160]; /* that identity as an ACL names it (zk_acl_self_id) */
+    char auth[256];         /* digest credentials "user:password" (leafd.zk.auth); "" = none */
+    char self_id[160];      /* that identity as an ACL names it (zk_acl_self_id) */
     _Atomic int acl_closed; /* the trees' stage (zk_acl.h); any thread */
 
     /* The handle: replaced and closed by the owner under the write lock;
@@ -194,12 +194,11 @@ int zk_session_acl_is_closed(struct zk_session *s);
 /*
  * Synchronous, any thread but the owner's loop (it blocks): walks root and
  * everything below it (children before parents) and sets each znode's ACL as
- * the stage (enum zk_acl_stage) wants it (zk_acl_judge): closed, or reopened. Returns how many ACLs it set; -1 when ZooKeeper failed (logged; try
- * again later); -2 when a znode is not leafd's and leafd may not change it
- * (why says which and what to do). Without leafd.zk.auth: 0.
+ * the stage (enum zk_acl_stage) wants it (zk_acl_judge): closed, or reopened. Returns how many ACLs
+ * it set; -1 when ZooKeeper failed (logged; try again later); -2 when a znode is not leafd's and
+ * leafd may not change it (why says which and what to do). Without leafd.zk.auth: 0.
  */
-long zk_session_acl_walk(struct zk_session *s, const char *root, int stage, char *why,
-                         size_t cap);
+long zk_session_acl_walk(struct zk_session *s, const char *root, int stage, char *why, size_t cap);
 
 /* 1 when root exists with leafd's closed ACL, 0 when not (or absent), -1 on failure. */
 int zk_session_acl_root_closed(struct zk_session *s, const char *root);

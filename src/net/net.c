@@ -860,9 +860,8 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     if (late) {
         c->ls->cfg->proto->timeout(conn_session(c));
         conn_flush(c);
-    } else if (nl->draining && atomic_load(&nl->polite) && !s->head_started_ms &&
-               c->in_len == 0 && now - c->last_active_ms >= NET_POLITE_IDLE_MS &&
-               !socket_has_input(c)) {
+    } else if (nl->draining && atomic_load(&nl->polite) && !s->head_started_ms && c->in_len == 0 &&
+               now - c->last_active_ms >= NET_POLITE_IDLE_MS && !socket_has_input(c)) {
         if (c->tls == NULL) {
             conn_linger(c); /* idle: FIN first, so a request on its way meets an end, not RST */
         } else {

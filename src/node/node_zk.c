@@ -20,7 +20,6 @@
 #include "zk_acl.h"
 #include "zk_member.h"
 
-
 /* The first release that understands staged credentials and the member records. */
 #define NODE_ZK_STAGED_SINCE "1.0.0"
 

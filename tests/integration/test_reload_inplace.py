@@ -269,6 +269,22 @@ try:
         with open(node.conf, "w") as f:
             f.write(good)
 
+        log("a changed listen address is a restart: refused, the old keeps serving")
+        from leafdtest import free_port
+        with open(node.conf, "w") as f:
+            f.write(good.replace("leafd.resp.listen = 127.0.0.1:%d" % resp_port,
+                                 "leafd.resp.listen = 127.0.0.1:%d" % free_port()))
+        os.kill(pids[-1], signal.SIGUSR2)
+        check(wait_until(lambda: log_count("in-place upgrade failed") == 2, 30, 0.05),
+              "the old process logs the second failed upgrade")
+        line = [x for x in node.log_text().splitlines() if "in-place upgrade failed" in x]
+        log("logged: %s" % (line[-1][-300:] if line else None))
+        check(line and "changed listen address needs a restart" in line[-1],
+              "the reason says a changed listen address needs a restart")
+        check(alive(pids[-1]) and http_get(port, "/ready")[0] == 200, "the old process still serves")
+        with open(node.conf, "w") as f:
+            f.write(good)
+
         log("20 upgrades in a row under load")
         time.sleep(0.5)
         fd0, rss0, zn0 = fd_count(pids[-1]), rss_kb(pids[-1]), znodes()
