@@ -7,17 +7,17 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,7 +144,11 @@ static const char *tail_reason(struct reload *r, char *out, size_t cap) {
     size_t start = n > 600 ? n - 600 : 0;
     size_t o = 0;
     for (size_t i = start; i < n && o + 1 < cap; i++) {
-        out[o++] = r->tail[i] == '\n' ? '|' : r->tail[i];
+        out[o] = r->tail[i];
+        if (out[o] == '\n') {
+            out[o] = '|';
+        }
+        o++;
     }
     out[o] = '\0';
     return o > 0 ? out : "(it wrote nothing)";
@@ -450,6 +454,7 @@ int reload_child_check_addr(const int *fds, int n, const char *host, int port, c
                             size_t cap) {
     for (int i = 0; i < n; i++) {
         struct sockaddr_in a;
+        memset(&a, 0, sizeof(a));
         socklen_t len = sizeof(a);
         char ip[INET_ADDRSTRLEN] = "?";
         if (getsockname(fds[i], (struct sockaddr *)&a, &len) != 0 || a.sin_family != AF_INET) {
