@@ -304,6 +304,9 @@ try:
         check(rss1 < rss0 * 1.5, "no memory growth (%d -> %d kB)" % (rss0, rss1))
         check(zn1 == zn0, "no znode leak (%d -> %d)" % (zn0, zn1))
         check(len(set(pids)) == len(pids), "every upgrade is a new process")
+        sessions = set(re.findall(r"handed over to pid \d+ \(ZooKeeper session (0x[0-9a-f]+)",
+                                  node.log_text()))
+        check(len(sessions) == 1, "one ZooKeeper session through every upgrade (%s)" % sessions)
 finally:
     last = pids[-1]
     if last != node.proc.p.pid and alive(last):
