@@ -300,6 +300,7 @@ static void daemon_stop(struct daemon *d) {
     uv_close((uv_handle_t *)&d->sig_int, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
     uv_close((uv_handle_t *)&d->sig_usr2, NULL);
+    signal(SIGUSR2, SIG_IGN); /* a second upgrade while this one stops: nothing to do */
     if (d->reloading) {
         /* The loops drain on their own; the control loop serves them until then. */
         d->reload_deadline_ms = clock_mono_ms() + 10000;
@@ -786,6 +787,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
+    signal(SIGUSR2, SIG_IGN); /* an upgrade asked for before the control loop runs: not yet */
     if (daemon_start(&d) != 0) {
         daemon_free(&d);
         return 1;
