@@ -813,6 +813,7 @@ int main(int argc, char **argv) {
         if (reload_handover(&d.reload, &id) == LEAF_OK) {
             _exit(0);
         }
+        d.exit_code = 1; /* nobody serves now: a supervisor restarts the node */
     }
     daemon_free(&d);
     dirlock_release(&d.lock);
