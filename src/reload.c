@@ -170,8 +170,9 @@ static void on_child_exit(uv_process_t *p, int64_t status, int term_signal) {
     } else {
         log_error("reload",
                   "the new process (pid %d) exited with status %" PRId64
-                  " after adopting the listeners: %s",
-                  r->pid, status, tail_reason(r, why, sizeof(why)));
+                  "%s%s after adopting the listeners: %s",
+                  r->pid, status, term_signal ? ", signal " : "",
+                  term_signal ? strsignal(term_signal) : "", tail_reason(r, why, sizeof(why)));
     }
     close_all(r);
 }
