@@ -27,10 +27,12 @@
  * requests, shut the services down in order and exit 0. main() owns every
  * object and passes each module what it needs; there is no global state.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -46,6 +48,7 @@
 #include "node_config.h"
 #include "node_zk.h"
 #include "notify_ready.h"
+#include "reload.h"
 #include "resp_api.h"
 #include "resp_app.h"
 #include "resp_auth.h"
@@ -93,6 +96,13 @@ struct daemon {
     int control_ready;          /* control was initialised */
     int stopping;               /* daemon_stop ran */
     struct notify_ready notify; /* systemd's READY=1/STATUS=/STOPPING=1 (Type=notify) */
+    uv_signal_t sig_usr2;       /* SIGUSR2: in-place upgrade (reload.h) */
+    struct reload reload;       /* the old side of an in-place upgrade */
+    struct reload_child child;  /* the new side: what the previous process handed over */
+    int reloading;              /* stopping for an in-place upgrade: hand over, do not close */
+    char **argv;                /* as started: an in-place upgrade runs the same */
+    uv_timer_t reload_timer;    /* the upgrade's waits on the control loop (drain, election) */
+    int64_t reload_deadline_ms; /* monotonic */
 };
 
 static void usage(FILE *out) {
@@ -231,22 +241,78 @@ static void on_drain_timeout(int signum) {
     _exit(1);
 }
 
+/* An upgrade's drain: once every connection is gone (or 10 s), the sequences hand back. */
+static uint64_t proto_connections(void *arg, enum api_proto proto);
+
+static void on_reload_drained(uv_timer_t *t) {
+    struct daemon *d = t->data;
+    if (proto_connections(d, API_PROTO_HTTP) + proto_connections(d, API_PROTO_RESP) > 0 &&
+        clock_mono_ms() < d->reload_deadline_ms) {
+        return;
+    }
+    uv_close((uv_handle_t *)t, NULL);
+    sequence_service_stop(d->sequence);
+    uv_stop(&d->control);
+}
+
+/* The new process of an upgrade: the sequence election settles before it accepts (bounded). */
+static void on_reload_settle(uv_timer_t *t) {
+    struct daemon *d = t->data;
+    struct sequence_service_stats st;
+    memset(&st, 0, sizeof(st));
+    if (d->sequence != NULL) {
+        sequence_service_stats(d->sequence, &st);
+    }
+    if (!st.enabled || st.primary || st.where.known || clock_mono_ms() >= d->reload_deadline_ms) {
+        uv_timer_stop(t);
+        uv_stop(t->loop);
+    }
+}
+
+static void reload_settle(struct daemon *d) {
+    d->reload_deadline_ms = clock_mono_ms() + 3000;
+    uv_timer_init(&d->control, &d->reload_timer);
+    d->reload_timer.data = d;
+    uv_timer_start(&d->reload_timer, on_reload_settle, 0, 5);
+    uv_run(&d->control, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&d->reload_timer, NULL);
+}
+
 /* Stops the process as a signal does: drain, shut the services down in order. */
 static void daemon_stop(struct daemon *d) {
     if (d->stopping) {
         return;
     }
     d->stopping = 1;
-    notify_ready_stopping(&d->notify);
+    if (d->reloading) {
+        notify_ready_handover(&d->notify); /* the new process tells systemd READY=1 */
+    } else {
+        notify_ready_stopping(&d->notify);
+    }
     signal(SIGALRM, on_drain_timeout);
     alarm(LEAFD_DRAIN_MAX_S);
-    /* The sequence primary hands over first, at once: the next node in line
-     * takes over while this one drains. */
-    sequence_service_stop(d->sequence);
-    net_server_stop(d->server);
+    if (d->reloading) {
+        /* The sequence primary serves until its clients have gone: then it hands back. */
+        net_server_stop_polite(d->server); /* clients reconnect to the new process */
+    } else {
+        /* The sequence primary hands over first, at once: the next node in line
+         * takes over while this one drains. */
+        sequence_service_stop(d->sequence);
+        net_server_stop(d->server);
+    }
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
+    uv_close((uv_handle_t *)&d->sig_usr2, NULL);
+    signal(SIGUSR2, SIG_IGN); /* a second upgrade while this one stops: nothing to do */
+    if (d->reloading) {
+        /* The loops drain on their own; the control loop serves them until then. */
+        d->reload_deadline_ms = clock_mono_ms() + 10000;
+        uv_timer_init(&d->control, &d->reload_timer);
+        d->reload_timer.data = d;
+        uv_timer_start(&d->reload_timer, on_reload_drained, 10, 10);
+        return;
+    }
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
 }
@@ -347,6 +413,76 @@ static void on_sighup(uv_signal_t *s, int signum) {
     }
     log_info("main", "received SIGHUP: reloaded the TLS certificate %s and key %s",
              d->cfg.tls_cert_file, d->cfg.tls_key_file);
+}
+
+/* SIGUSR2: start the new binary, handing it the listening sockets and the lock. */
+static void on_sigusr2(uv_signal_t *s, int signum) {
+    struct daemon *d = s->data;
+    struct reload_listener ls[NET_MAX_LISTENERS];
+    (void)signum;
+    if (d->stopping) {
+        return;
+    }
+    for (int i = 0; i < d->nlisteners; i++) {
+        ls[i].what = d->listeners[i].what;
+        ls[i].nfds = net_server_listener_fds(d->server, i, ls[i].fds, RELOAD_MAX_FDS);
+    }
+    reload_start(&d->reload, ls, d->nlisteners, d->lock.fd);
+}
+
+/* The new process adopted the listeners: stop as at SIGTERM, but hand over at the end. */
+static void on_reload_adopted(void *arg) {
+    struct daemon *d = arg;
+    d->reloading = 1;
+    daemon_stop(d);
+}
+
+/*
+ * The new side of an in-place upgrade, before ZooKeeper: the lock and the
+ * sockets are the previous process's; what can fail without ZooKeeper is
+ * checked before it is told to stop (a failure here leaves it serving).
+ */
+static int reload_adopt(struct daemon *d) {
+    if (flock(d->child.lock, LOCK_EX | LOCK_NB) != 0) {
+        log_error("main", "the inherited lock of %s is not held: %s", d->cfg.data_dir,
+                  strerror(errno));
+        return -1;
+    }
+    d->lock.fd = d->child.lock;
+    /* The listeners by their settings, as wire() names them. */
+    const struct {
+        const char *what, *addr, *host;
+        int port;
+    } want[] = {
+        {"leafd.listen", d->cfg.listen, d->cfg.listen_host, (int)d->cfg.listen_port},
+        {"leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host, (int)d->cfg.resp_port},
+        {"leafd.tls.listen", d->cfg.tls_listen, d->cfg.tls_host, (int)d->cfg.tls_port},
+        {"leafd.resp.tls.listen", d->cfg.resp_tls_listen, d->cfg.resp_tls_host,
+         (int)d->cfg.resp_tls_port},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        for (int j = 0; j < d->child.nls; j++) {
+            char got[64];
+            const struct reload_listener *l = &d->child.ls[j];
+            if (strcmp(l->what, want[i].what) != 0 || want[i].port == 0) {
+                continue;
+            }
+            if (reload_child_check_addr(l->fds, l->nfds, want[i].host, want[i].port, got,
+                                        sizeof(got)) != 0) {
+                log_error("main",
+                          "%s = %s, but the previous process listens on %s: a changed listen "
+                          "address needs a restart, not an in-place upgrade",
+                          want[i].what, want[i].addr, got);
+                return -1;
+            }
+        }
+    }
+    struct net_tls_ctx *tls = NULL;
+    if (tls_create(&d->cfg, &tls) != LEAF_OK) {
+        return -1;
+    }
+    net_tls_ctx_free(tls);
+    return reload_child_take(&d->child, &d->zk.adopt) == LEAF_OK ? 0 : -1;
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
@@ -475,7 +611,11 @@ static int daemon_start(struct daemon *d) {
     }
     d->control_ready = 1;
     char err[512];
-    if (dirlock_acquire(&d->lock, d->cfg.data_dir, err, sizeof(err)) != LEAF_OK) {
+    if (d->child.on) {
+        if (reload_adopt(d) != 0) {
+            return -1;
+        }
+    } else if (dirlock_acquire(&d->lock, d->cfg.data_dir, err, sizeof(err)) != LEAF_OK) {
         log_error("main", "%s", err);
         return -1;
     }
@@ -490,9 +630,19 @@ static int daemon_start(struct daemon *d) {
         cluster_survey_create(&d->cluster, &d->cfg, zk) != LEAF_OK || wire(d) != LEAF_OK) {
         return -1;
     }
+    int nthreads = resolve_threads(&d->cfg);
+    for (int i = 0; i < d->nlisteners && d->child.on; i++) {
+        d->listeners[i].fds =
+            reload_child_fds(&d->child, d->listeners[i].what, &d->listeners[i].nfds);
+        /* Every inherited socket gets a loop: closing one would drop its queued connections. */
+        nthreads = d->listeners[i].nfds > nthreads ? d->listeners[i].nfds : nthreads;
+    }
+    if (d->child.on) {
+        reload_child_close_unused(&d->child);
+    }
     /* The port first: a node that cannot serve must not register anywhere. */
     for (int i = 0; i < d->nlisteners; i++) {
-        if (net_listen_probe(&d->listeners[i]) != LEAF_OK) {
+        if (d->listeners[i].fds == NULL && net_listen_probe(&d->listeners[i]) != LEAF_OK) {
             return -1;
         }
     }
@@ -520,7 +670,6 @@ static int daemon_start(struct daemon *d) {
     }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections};
-    int nthreads = resolve_threads(&d->cfg);
     /* The signals are caught before anyone can connect: a client that saw
      * /ready and sent SIGTERM at once must get a drain, not the default
      * action (the control loop handles them once it runs). */
@@ -532,11 +681,19 @@ static int daemon_start(struct daemon *d) {
     uv_signal_init(&d->control, &d->sig_hup);
     d->sig_hup.data = d;
     uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
+    uv_signal_init(&d->control, &d->sig_usr2);
+    d->sig_usr2.data = d;
+    uv_signal_start(&d->sig_usr2, on_sigusr2, SIGUSR2);
+    reload_init(&d->reload, &d->control, d->argv, on_reload_adopted, d);
+    if (d->child.on) {
+        reload_settle(d);
+    }
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
         /* The stops below run the loop until it is empty. */
         uv_close((uv_handle_t *)&d->sig_term, NULL);
         uv_close((uv_handle_t *)&d->sig_int, NULL);
         uv_close((uv_handle_t *)&d->sig_hup, NULL);
+        uv_close((uv_handle_t *)&d->sig_usr2, NULL);
         user_service_stop(d->users);
         sequence_service_stop(d->sequence);
         segment_service_stop(d->segment);
@@ -548,6 +705,11 @@ static int daemon_start(struct daemon *d) {
              d->cfg.resp_port ? " (RESP)" : "", d->cfg.tls_port ? ", " : "", d->cfg.tls_listen,
              d->cfg.tls_port ? " (HTTPS)" : "", d->cfg.resp_tls_port ? ", " : "",
              d->cfg.resp_tls_listen, d->cfg.resp_tls_port ? " (RESP over TLS)" : "", nthreads);
+    if (d->child.on) {
+        log_info("reload",
+                 "in-place upgrade: accepting again %lld ms after the previous process stopped",
+                 (long long)(clock_wall_ms() - d->child.stopped_ms));
+    }
     return 0;
 }
 
@@ -595,6 +757,7 @@ int main(int argc, char **argv) {
     struct daemon d;
     memset(&d, 0, sizeof(d));
     d.lock.fd = -1;
+    d.argv = argv;
     if (parse_args(argc, argv, &a) != 0 || load_config(&a, &d.cfg) != 0) {
         return 1;
     }
@@ -627,7 +790,13 @@ int main(int argc, char **argv) {
     log_set_format(d.cfg.log_json);
     drain_log_json = d.cfg.log_json;
     log_startup(&d.cfg, a.config_path);
+    char rerr[256];
+    if (reload_child_parse(&d.child, rerr, sizeof(rerr)) != 0) {
+        log_error("main", "%s", rerr);
+        return 1;
+    }
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
+    signal(SIGUSR2, SIG_IGN); /* an upgrade asked for before the control loop runs: not yet */
     if (daemon_start(&d) != 0) {
         /* Every refusal at start is logged on this thread; the clean-up may log more, so the
          * last line repeats it (docs/OPERATIONS.md, "When a node refuses to start"). */
@@ -637,12 +806,29 @@ int main(int argc, char **argv) {
                   d.fail_reason[0] != '\0' ? d.fail_reason : "see the error above");
         return 1;
     }
-    notify_ready_start(&d.notify, &d.control, &d.api);
+    if (d.child.on) {
+        notify_ready_start_main(&d.notify, &d.control, &d.api); /* systemd's main process now */
+    } else {
+        notify_ready_start(&d.notify, &d.control, &d.api);
+    }
     uv_run(&d.control, UV_RUN_DEFAULT);
     net_server_join(d.server);
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */
     user_service_stop(d.users);
     snowflake_node_stop(d.snowflake); /* persist the last issued time, leave ZooKeeper */
+    if (d.reloading) {
+        /* An in-place upgrade: the new process takes the session, the lock and the
+         * sockets; exit without closing the session (its ephemeral nodes stay). */
+        struct zk_client_id id = {0};
+        struct zk_session *zs = node_zk_session(&d.zk);
+        if (zs != NULL) {
+            (void)zk_session_client_id(zs, &id);
+        }
+        if (reload_handover(&d.reload, &id) == LEAF_OK) {
+            _exit(0);
+        }
+        d.exit_code = 1; /* nobody serves now: a supervisor restarts the node */
+    }
     daemon_free(&d);
     dirlock_release(&d.lock);
     if (d.exit_code != 0) {

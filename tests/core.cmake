@@ -24,3 +24,5 @@ leaf_integration_test(test_db_tls)
 leaf_integration_test(test_db_mitm)
 # The quick tier's smoke run: one node with every mode on, real ZooKeeper and MariaDB.
 leaf_integration_test(test_smoke_modes)
+# The in-place binary upgrade (kill -USR2) under HTTP, redis-py and sequence load.
+leaf_resp_test(test_reload_inplace)

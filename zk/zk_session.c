@@ -238,7 +238,15 @@ static leaf_status_t open_handle(struct zk_session *s) {
     h->gen = ++s->gen;
     s->state = ZK_STATE_CONNECTING;
     pthread_mutex_unlock(&s->mu);
-    zhandle_t *zh = zookeeper_init2(s->hosts, zk_watcher, s->timeout_ms, NULL, h, 0, zk_log_line);
+    clientid_t cid, *adopt = NULL;
+    if (s->adopt.id != 0) {
+        cid.client_id = s->adopt.id;
+        memcpy(cid.passwd, s->adopt.passwd, sizeof(cid.passwd));
+        adopt = &cid;
+        s->adopt.id = 0; /* once: an expired session is not resumed again */
+    }
+    zhandle_t *zh = zookeeper_init2(s->hosts, zk_watcher, s->timeout_ms, adopt, h, 0, zk_log_line);
+    memset(&cid, 0, sizeof(cid));
     if (zh == NULL) {
         log_error("zk", "zookeeper_init(%s) failed: %s", s->hosts, strerror(errno));
         free(h);
@@ -254,7 +262,32 @@ static leaf_status_t open_handle(struct zk_session *s) {
 
 leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,
                               zk_notify_fn notify, void *notify_arg) {
+    return zk_session_open_adopt(s, hosts, timeout_ms, notify, notify_arg, NULL);
+}
+
+leaf_status_t zk_session_client_id(struct zk_session *s, struct zk_client_id *out) {
+    leaf_status_t rc = LEAF_EUNAVAIL;
+    memset(out, 0, sizeof(*out));
+    pthread_rwlock_rdlock(&s->zh_lock);
+    if (s->zh != NULL) {
+        const clientid_t *c = zoo_client_id(s->zh);
+        if (c != NULL && c->client_id != 0) {
+            out->id = c->client_id;
+            memcpy(out->passwd, c->passwd, sizeof(out->passwd));
+            rc = LEAF_OK;
+        }
+    }
+    pthread_rwlock_unlock(&s->zh_lock);
+    return rc;
+}
+
+leaf_status_t zk_session_open_adopt(struct zk_session *s, const char *hosts, int timeout_ms,
+                                    zk_notify_fn notify, void *notify_arg,
+                                    const struct zk_client_id *adopt) {
     memset(s, 0, sizeof(*s));
+    if (adopt != NULL) {
+        s->adopt = *adopt;
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     pthread_rwlock_init(&s->zh_lock, NULL);

@@ -118,9 +118,16 @@ struct zk_sub {
     int active;           /* events are delivered (zk_session_activate) */
 };
 
+/* A session's identity, as another process adopts it (an in-place upgrade, docs/UPGRADING.md). */
+struct zk_client_id {
+    int64_t id;
+    char passwd[16];
+};
+
 struct zk_session {
     /* Owner (control thread) only. */
     void *hctx;
+    struct zk_client_id adopt; /* the first handle resumes this session (adopt.id != 0) */
     char hosts[512];
     int timeout_ms;
     unsigned gen; /* written by the owner under mu; ZooKeeper threads read it under mu */
@@ -150,6 +157,18 @@ struct zk_session {
     int64_t session_id;
     struct zk_event *head, *tail;
 };
+
+/*
+ * Like zk_session_open, but the first handle resumes the live session `adopt`
+ * (another process's, handed over by an in-place upgrade): its ephemeral nodes
+ * stay. A later expiry opens a new session as usual. adopt NULL: a new session.
+ */
+leaf_status_t zk_session_open_adopt(struct zk_session *s, const char *hosts, int timeout_ms,
+                                    zk_notify_fn notify, void *notify_arg,
+                                    const struct zk_client_id *adopt);
+
+/* Owner thread: the current session's id and password (LEAF_EUNAVAIL when none yet). */
+leaf_status_t zk_session_client_id(struct zk_session *s, struct zk_client_id *out);
 
 /* Starts a session (connection happens in the background). */
 leaf_status_t zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms,

@@ -72,6 +72,8 @@ struct session {
     int64_t head_started_ms; /* a request is partly received since then; 0 = none */
     int waiting;             /* a request is parked: feed no input, write what is ready */
     int close_after;         /* close once out is written */
+    int close_soon;          /* close after the next answer (set by the server: an in-place
+                              * upgrade's drain); the protocol says so where it can */
     int loopback;            /* the peer is a loopback address */
     char peer[48];           /* the peer's "ip:port" (set by the server after open), for logs */
     int loop;                /* index of the serving loop (per-loop counters) */

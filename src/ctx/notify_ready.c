@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "notify.h"
@@ -24,12 +25,16 @@ static void notify_ready_send(const char *msg) {
 static void notify_ready_tick(uv_timer_t *t) {
     struct notify_ready *n = t->data;
     struct readiness r;
-    char status[sizeof(n->last)], msg[sizeof(n->last) + 32];
+    char status[sizeof(n->last)], msg[sizeof(n->last) + 64];
     readiness_eval(n->ctx, &r);
     readiness_text(&r, status, sizeof(status));
     if (r.all && !n->ready_sent) {
         n->ready_sent = 1;
-        snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%s", status);
+        if (n->mainpid) {
+            snprintf(msg, sizeof(msg), "MAINPID=%ld\nREADY=1\nSTATUS=%s", (long)getpid(), status);
+        } else {
+            snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%s", status);
+        }
         log_info("main", "told systemd: READY=1");
     } else if (strcmp(status, n->last) != 0) {
         snprintf(msg, sizeof(msg), "STATUS=%s", status);
@@ -40,9 +45,7 @@ static void notify_ready_tick(uv_timer_t *t) {
     notify_ready_send(msg);
 }
 
-void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx) {
-    memset(n, 0, sizeof(*n));
-    n->ctx = ctx;
+static void notify_ready_begin(struct notify_ready *n, uv_loop_t *loop) {
     if (!notify_enabled()) {
         return;
     }
@@ -51,6 +54,28 @@ void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct ap
     n->on = 1;
     notify_ready_tick(&n->timer);
     uv_timer_start(&n->timer, notify_ready_tick, NOTIFY_READY_EVERY_MS, NOTIFY_READY_EVERY_MS);
+}
+
+void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx) {
+    memset(n, 0, sizeof(*n));
+    n->ctx = ctx;
+    notify_ready_begin(n, loop);
+}
+
+void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx) {
+    memset(n, 0, sizeof(*n));
+    n->ctx = ctx;
+    n->mainpid = 1;
+    notify_ready_begin(n, loop);
+}
+
+void notify_ready_handover(struct notify_ready *n) {
+    if (!n->on) {
+        return;
+    }
+    n->on = 0;
+    uv_timer_stop(&n->timer);
+    notify_ready_send("STATUS=in-place upgrade: handing over to the new process");
 }
 
 void notify_ready_stopping(struct notify_ready *n) {

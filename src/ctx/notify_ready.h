@@ -20,11 +20,18 @@ struct notify_ready {
     const struct api_ctx *ctx;
     int on;         /* the timer runs */
     int ready_sent; /* READY=1 went out */
+    int mainpid;    /* READY=1 says MAINPID= too (the new process of an in-place upgrade) */
     char last[512]; /* the STATUS= text last sent */
 };
 
 /* Sends the first state at once and starts the timer; a no-op without $NOTIFY_SOCKET. */
 void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx);
+
+/* The same for the new process of an in-place upgrade: READY=1 comes with MAINPID=<pid>. */
+void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx);
+
+/* An in-place upgrade's drain began: the timer stops, no STOPPING=1 (the service goes on). */
+void notify_ready_handover(struct notify_ready *n);
 
 /* The drain began: STOPPING=1 and a STATUS= saying so; the timer stops. */
 void notify_ready_stopping(struct notify_ready *n);

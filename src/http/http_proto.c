@@ -135,6 +135,9 @@ static void proto_append_response(struct http_proto *p, int status, const char *
     o = put_str(o, type);
     o = put_str(o, "\r\nContent-Length: ");
     o = put_num(o, (int64_t)body_len);
+    if (p->s.close_soon) {
+        p->s.close_after = 1; /* an in-place upgrade: this answer is the last */
+    }
     if (p->s.close_after) {
         o = put_str(o, "\r\nConnection: close");
     } else if (p->parser.http_major == 1 && p->parser.http_minor == 0) {

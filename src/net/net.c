@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,6 +28,10 @@
 #define NET_RELEASE_IDLE_MS 1000
 /* While draining, a request still arriving gets this long before its timeout answer. */
 #define NET_DRAIN_GRACE_MS 1000
+/* A polite drain (an in-place upgrade) closes a connection idle this long. */
+#define NET_POLITE_IDLE_MS 300
+/* ... and, after its last answer and FIN, waits this long at most for the client's FIN. */
+#define NET_LINGER_MS 1000
 /* Out of descriptors: a listener stops accepting this long, then tries again. */
 #define NET_ACCEPT_PAUSE_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
@@ -74,6 +80,8 @@ struct net_conn {
     int in_loop_buf;     /* the current read went into the loop's buffer */
     struct net_tls *tls; /* TLS session on a TLS listener; NULL = plain text */
     int64_t opened_ms;   /* accepted at (a TLS handshake must end within the request timeout) */
+    int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
+    int64_t linger_ms;   /* since then */
 };
 
 /* One event loop and its listeners. Owned by its thread, see net.h. */
@@ -92,6 +100,7 @@ struct net_loop {
     struct net_listener listeners[NET_MAX_LISTENERS];
     int nlisteners;
     atomic_int stop_requested;
+    atomic_int polite; /* the drain closes connections politely (net_server_stop_polite) */
     int draining;
     int64_t drain_started_ms;
     struct net_conn *conns;
@@ -113,6 +122,7 @@ struct net_server {
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
     atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
     atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
+    int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };
 
 static void conn_process(struct net_conn *c);
@@ -504,8 +514,48 @@ static int socket_has_input(struct net_conn *c) {
     return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+static void conn_cork(struct net_conn *c, int on) {
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+    }
+}
+
+/* Lingering: whatever the client still sends is read and dropped, until its FIN. */
+static void on_read_linger(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    struct net_conn *c = st->data;
+    (void)buf;
+    if (nread < 0) {
+        conn_close(c);
+    }
+}
+
+/*
+ * The polite drain's end of a plain connection: its last answer is out, so
+ * send FIN now and close once the client has closed too. A close at once
+ * would answer a request already on its way with RST, which can destroy the
+ * answer before the client has read it; with FIN the client sees the end
+ * before it sends again (redis-py checks for it before every command).
+ */
+static void conn_linger(struct net_conn *c) {
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0 || shutdown(fd, SHUT_WR) != 0) {
+        conn_close(c);
+        return;
+    }
+    conn_cork(c, 0);
+    c->lingering = 1;
+    c->linger_ms = loop_now(c->nl);
+    if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+    }
+    c->tcp.data = c;
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read_linger);
+    c->reading = 1;
+}
+
 static void conn_flush(struct net_conn *c) {
-    if (c->closing) {
+    if (c->closing || c->lingering) {
         return;
     }
     struct session *s = c->s;
@@ -514,17 +564,24 @@ static void conn_flush(struct net_conn *c) {
         conn_close(c);
         return;
     }
+    if (!c->writing && s->close_after && s->close_soon && c->tls == NULL && s->out.len > 0) {
+        conn_cork(c, 1); /* the last answer and the FIN leave in one segment (conn_linger) */
+    }
     if (!c->writing && (s->out.len > 0 || (c->tls != NULL && net_tls_pending(c->tls) > 0)) &&
         conn_write_out(c) != 0) {
         conn_close(c);
         return;
     }
     if (!c->writing && s->close_after && !s->waiting) {
+        if (s->close_soon && c->tls == NULL) {
+            conn_linger(c);
+            return;
+        }
         conn_close(c);
         return;
     }
-    if (c->nl->draining && !c->writing && !s->waiting && c->in_len == 0 &&
-        s->head_started_ms == 0 && !socket_has_input(c)) {
+    if (c->nl->draining && !atomic_load(&c->nl->polite) && !c->writing && !s->waiting &&
+        c->in_len == 0 && s->head_started_ms == 0 && !socket_has_input(c)) {
         conn_close(c); /* every request received so far is answered */
         return;
     }
@@ -787,6 +844,12 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
         conn_close(c);
         return;
     }
+    if (c->lingering) {
+        if (now - c->linger_ms >= NET_LINGER_MS) {
+            conn_close(c);
+        }
+        return;
+    }
     if (s->waiting || c->writing) {
         return;
     }
@@ -797,6 +860,13 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     if (late) {
         c->ls->cfg->proto->timeout(conn_session(c));
         conn_flush(c);
+    } else if (nl->draining && atomic_load(&nl->polite) && !s->head_started_ms && c->in_len == 0 &&
+               now - c->last_active_ms >= NET_POLITE_IDLE_MS && !socket_has_input(c)) {
+        if (c->tls == NULL) {
+            conn_linger(c); /* idle: FIN first, so a request on its way meets an end, not RST */
+        } else {
+            conn_close(c);
+        }
     } else if (!s->head_started_ms && now - c->last_active_ms > lim->idle_timeout_ms) {
         conn_close(c);
     } else if (now - c->last_active_ms >= NET_RELEASE_IDLE_MS) {
@@ -839,6 +909,9 @@ static void loop_drain(struct net_loop *nl) {
     struct net_conn *c = nl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
+        if (atomic_load(&nl->polite)) {
+            c->s->close_soon = 1;
+        }
         conn_flush(c);
     }
     uv_unref((uv_handle_t *)&nl->async);
@@ -935,10 +1008,23 @@ static int listener_init(struct net_loop *nl, struct net_listener *ls,
     ls->cfg = lc;
     ls->nl = nl;
     ls->index = index;
-    ls->fd = listen_socket(lc);
+    if (lc->fds != NULL && nl->index < lc->nfds) {
+        /* Inherited from the previous process (an in-place upgrade): already bound. */
+        ls->fd = lc->fds[nl->index];
+        int fl = fcntl(ls->fd, F_GETFL);
+        if (fl < 0 || fcntl(ls->fd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+            fcntl(ls->fd, F_SETFD, FD_CLOEXEC) != 0) {
+            log_error("net", "inherited socket %d for %s is not usable: %s", ls->fd, lc->addr,
+                      strerror(errno));
+            return -1;
+        }
+    } else {
+        ls->fd = listen_socket(lc);
+    }
     if (ls->fd < 0) {
         return -1;
     }
+    nl->srv->fds[index][nl->index] = ls->fd;
     /* leafd accepts itself (on_listener_readable): out of descriptors, it can stop
      * polling the socket, which libuv's listen cannot (it spins on EMFILE). */
     if (listen(ls->fd, 4096) != 0) {
@@ -1118,6 +1204,13 @@ void net_server_stop(struct net_server *srv) {
     }
 }
 
+void net_server_stop_polite(struct net_server *srv) {
+    for (int i = 0; i < srv->nloops; i++) {
+        atomic_store(&srv->loops[i]->polite, 1);
+    }
+    net_server_stop(srv);
+}
+
 void net_server_join(struct net_server *srv) {
     for (int i = 0; i < srv->nloops; i++) {
         struct net_loop *nl = srv->loops[i];
@@ -1128,6 +1221,17 @@ void net_server_join(struct net_server *srv) {
         free(nl);
     }
     free(srv);
+}
+
+int net_server_listener_fds(const struct net_server *srv, int listener, int *fds, int cap) {
+    int n = 0;
+    if (srv == NULL || listener < 0 || listener >= srv->nlisteners) {
+        return 0;
+    }
+    for (int i = 0; i < srv->nloops && n < cap; i++) {
+        fds[n++] = srv->fds[listener][i];
+    }
+    return n;
 }
 
 uint64_t net_server_connections(const struct net_server *srv, int listener) {

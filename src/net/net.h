@@ -58,6 +58,10 @@ struct net_listen_config {
     const struct proto_ops *proto; /* the protocol spoken there */
     void *proto_arg;               /* passed to proto->open */
     struct net_tls_ctx *tls;       /* TLS on this listener (net_tls.h); NULL = plain text */
+    /* An in-place upgrade (docs/UPGRADING.md): listening sockets inherited from the previous
+     * process, one per loop; loop i adopts fds[i] instead of binding (i < nfds). */
+    const int *fds;
+    int nfds;
 };
 
 struct net_limits {
@@ -83,8 +87,22 @@ leaf_status_t net_server_start(struct net_server **out, const struct net_limits 
 /* Asks every loop to drain: stop accepting, finish in-flight requests, close. */
 void net_server_stop(struct net_server *srv);
 
+/*
+ * The drain of an in-place upgrade: as net_server_stop, but politely, for
+ * clients that reconnect: each connection closes after its next answer (HTTP
+ * says `Connection: close` in it), or once it has been idle for
+ * NET_POLITE_IDLE_MS, never while a request may be on its way.
+ */
+void net_server_stop_polite(struct net_server *srv);
+
 /* Waits for every loop thread to finish; frees the server. */
 void net_server_join(struct net_server *srv);
+
+/*
+ * The listening sockets of listener i, one per loop, into fds (at most cap);
+ * returns how many. Any thread: they are fixed from start until the drain.
+ */
+int net_server_listener_fds(const struct net_server *srv, int listener, int *fds, int cap);
 
 /* Open connections on listener i (0..nlisteners-1), summed over loops. Any thread. */
 uint64_t net_server_connections(const struct net_server *srv, int listener);

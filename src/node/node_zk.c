@@ -355,8 +355,9 @@ leaf_status_t node_zk_open(struct node_zk *z, const struct leaf_config *cfg, uv_
     z->async.data = z;
     /* The control loop ends with the signals, not with the session. */
     uv_unref((uv_handle_t *)&z->async);
-    if (zk_session_open(&z->session, cfg->zk_address, (int)cfg->zk_session_timeout_ms,
-                        node_zk_notify, &z->async) != LEAF_OK) {
+    if (zk_session_open_adopt(&z->session, cfg->zk_address, (int)cfg->zk_session_timeout_ms,
+                              node_zk_notify, &z->async,
+                              z->adopt.id != 0 ? &z->adopt : NULL) != LEAF_OK) {
         return LEAF_ERR; /* the async is closed with the control loop's handles */
     }
     z->open = 1;

@@ -31,7 +31,8 @@
 struct node_zk {
     struct zk_session session;
     uv_async_t async;
-    int open; /* the session and the async are live */
+    int open;                  /* the session and the async are live */
+    struct zk_client_id adopt; /* set by main() before node_zk_open: resume this session */
     const struct leaf_config *cfg;
     char member_path[320];
     char member_data[256];

@@ -109,8 +109,8 @@ static void conn_dispatch(struct resp_conn *c) {
     }
     leaf_wait_cancel(&c->s.wait); /* whatever registration the handler left */
     c->s.waiting = 0;
-    if (r->close_after) {
-        c->s.close_after = 1;
+    if (r->close_after || c->s.close_soon) {
+        c->s.close_after = 1; /* close_soon: an in-place upgrade closes after a reply */
     }
     conn_done(c);
 }

@@ -956,6 +956,7 @@ static void test_env_unknown(void) {
                     "LEAF_SNOWFLAKE_ZK_ADDRESS=",
                     "LEAFD_BIN=/x/leafd",
                     "LEAFD_CONF=/x.properties",
+                    "LEAFD_INHERIT_FDS=ctl=9;err=8;lock=3;leafd.listen=5,6",
                     "LEAFD_TEST_TSAN=0",
                     "LEAFD_FUZZ_FLAGS=-x",
                     "LEAFDX=1",

@@ -1,0 +1,319 @@
+"""In-place binary upgrade (docs/UPGRADING.md, "In place, without a restart").
+
+A forever-mode node with sequences and RESP serves three kinds of clients at
+once: HTTP keep-alive clients that reconnect on `Connection: close`, a redis-py
+client with default settings, and a sequence client. `kill -USR2` replaces the
+process: 0 failed HTTP requests, 0 errors to the redis-py caller, 0 refused
+connections, 0 duplicates, IDs increasing per client (each client's requests
+are sequential, across its reconnects), strict sequence order, the same worker
+ID after, the old pid gone with exit 0. The longest pause any client saw is
+logged.
+
+systemd (Type=notify, a datagram socket standing in for it): the old process
+says MAINPID=<new pid>, the new one READY=1 with MAINPID=<its pid>; no
+STOPPING=1 (the service does not stop).
+
+A new binary that fails (a bad configuration written before USR2) leaves the
+old process serving with 0 failed requests, and the old one logs the reason.
+
+20 upgrades in a row under load: descriptors, RSS and znodes before and after.
+"""
+import http.client
+import os
+import re
+import signal
+import socket
+import threading
+import time
+
+from leafdtest import Env, check, http as http_get, log, wait_until
+from zkhelpers import worker_of, zk_props
+
+try:
+    import redis
+except ImportError:  # pragma: no cover - core.cmake runs this with Debian's python3
+    redis = None
+
+class FakeSystemd(threading.Thread):
+    """Collects {KEY: value} of every datagram sent to $NOTIFY_SOCKET."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.messages = []
+        self.done = False
+
+    def run(self):
+        while not self.done:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            self.messages.append(dict(x.split("=", 1) for x in data.decode().split("\n") if "=" in x))
+
+
+env = Env()
+systemd = FakeSystemd(os.path.join(env.dir, "notify.sock"))
+systemd.start()
+zk = env.zookeeper()
+props = zk_props(zk.address(), name="rl", **{
+    "leafd.sequence.enable": "true", "leafd.sequence.batch": "100",
+    "leafd.sequence.autocreate": "true",
+    "leafd.zk.session.timeout.ms": "6000"})
+node = env.leafd("n0", props, resp=True, extra_env={"NOTIFY_SOCKET": os.path.join(env.dir, "notify.sock")})
+port, resp_port = node.port, node.resp_port
+check(node.wait_sequence("rs", 30) == 200, "the sequence rs is served")
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def znodes():
+    """Every znode under the cluster's trees, counted with zkCli's ls -R."""
+    n = 0
+    for root in ("/snowflake/rl", "/leafd/rl"):
+        out = zk.cli("ls", "-R", root)
+        n += sum(1 for line in out.splitlines() if line.startswith(root))
+    return n
+
+
+class Stats:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.failed, self.refused, self.errors = 0, 0, []
+        self.ids = []           # every snowflake ID, all clients
+        self.seq = []           # (client, value) for the sequence client
+        self.max_pause = 0.0
+        self.count = 0
+
+    def fail(self, what, e):
+        with self.lock:
+            self.failed += 1
+            if isinstance(e, ConnectionRefusedError):
+                self.refused += 1
+            if len(self.errors) < 10:
+                self.errors.append("%s: %r" % (what, e))
+
+
+class Client(threading.Thread):
+    """kind: http (snowflake over keep-alive), seq (sequence over keep-alive), redis."""
+
+    def __init__(self, stats, kind, name):
+        super().__init__(daemon=True)
+        self.stats, self.kind, self.name = stats, kind, name
+        self.stop_flag = threading.Event()
+        self.mine = []
+        self.reconnects = 0
+        self.order_bad = 0
+
+    def one_http(self, conn, path):
+        conn.request("GET", path)
+        r = conn.getresponse()
+        body = r.read().decode()
+        if r.status != 200:
+            raise RuntimeError("HTTP %d %s" % (r.status, body[:80]))
+        close = (r.getheader("Connection") or "").lower() == "close"
+        return [int(x) for x in body.split("\n") if x], close
+
+    def run(self):
+        conn, rc = None, None
+        last_ok = time.monotonic()
+        while not self.stop_flag.is_set():
+            t0 = time.monotonic()
+            try:
+                if self.kind == "redis":
+                    if rc is None:
+                        rc = redis.Redis(host="127.0.0.1", port=resp_port)
+                    got = [int(rc.execute_command("INCR", "snowflake:rl"))]
+                else:
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+                    path = "/api/sequence/get/rs" if self.kind == "seq" else "/api/snowflake/get/rl"
+                    got, close = self.one_http(conn, path)
+                    if close:
+                        conn.close()
+                        conn = None
+                        self.reconnects += 1
+            except Exception as e:  # noqa: BLE001 - every failure counts
+                self.stats.fail(self.name, e)
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                time.sleep(0.01)
+                continue
+            now = time.monotonic()
+            if self.mine and got[0] <= self.mine[-1]:
+                self.order_bad += 1
+            self.mine.extend(got)
+            with self.stats.lock:
+                self.stats.max_pause = max(self.stats.max_pause, now - last_ok)
+                self.stats.count += 1
+            last_ok = now
+            del t0
+
+
+def start_load():
+    st = Stats()
+    cl = [Client(st, "http", "http%d" % i) for i in range(2)] + [Client(st, "seq", "seq")]
+    if redis is not None:
+        cl.append(Client(st, "redis", "redis"))
+    for c in cl:
+        c.start()
+    return st, cl
+
+
+def stop_load(st, cl, label):
+    for c in cl:
+        c.stop_flag.set()
+    for c in cl:
+        c.join(30)
+    snow = [x for c in cl if c.kind != "seq" for x in c.mine]
+    seq = [x for c in cl if c.kind == "seq" for x in c.mine]
+    dups = len(snow) - len(set(snow))
+    log("%s: %d requests, %d failed (%d refused), %d duplicates, longest pause %.0f ms, "
+        "HTTP reconnects %s; errors %s" % (label, st.count, st.failed, st.refused, dups,
+                                           st.max_pause * 1000, [c.reconnects for c in cl],
+                                           st.errors[:3]))
+    check(st.failed == 0, "%s: 0 failed requests (%d: %s)" % (label, st.failed, st.errors[:3]))
+    check(st.refused == 0, "%s: 0 refused connections" % label)
+    check(dups == 0, "%s: 0 duplicate snowflake IDs (%d)" % (label, dups))
+    check(all(c.order_bad == 0 for c in cl), "%s: IDs increase per client (out of order: %s)"
+          % (label, [c.order_bad for c in cl]))
+    check(all(a < b for a, b in zip(seq, seq[1:])), "%s: the sequence strictly increases" % label)
+    workers = {worker_of(x) for x in snow}
+    return workers
+
+
+def log_count(pattern):
+    return len(re.findall(pattern, node.log_text()))
+
+
+def upgrade(pid, label, timeout=40):
+    """kill -USR2 pid; waits for the hand-over and the old pid's exit; returns the new pid."""
+    before = log_count(r"handed over to pid \d+")
+    os.kill(pid, signal.SIGUSR2)
+    ok = wait_until(lambda: log_count(r"handed over to pid \d+") > before, timeout, 0.05)
+    check(ok, "%s: the old process handed over" % label)
+    if not ok:
+        log(node.log_text()[-3000:])
+        return None
+    new = int(re.findall(r"handed over to pid (\d+)", node.log_text())[-1])
+    check(wait_until(lambda: not alive(pid), 20, 0.05), "%s: the old pid %d is gone" % (label, pid))
+    check(wait_until(lambda: http_get(port, "/ready")[0] == 200, 30, 0.05),
+          "%s: the new process (pid %d) is ready" % (label, new))
+    return new
+
+
+pids = [node.proc.p.pid]
+try:
+    log("one upgrade under load")
+    w_before = worker_of(node.get_ids("/api/snowflake/get/rl")[0])
+    st, cl = start_load()
+    time.sleep(1.0)
+    new = upgrade(pids[-1], "upgrade 1")
+    time.sleep(1.0)
+    workers = stop_load(st, cl, "upgrade 1")
+    check(new is not None, "upgrade 1 gave a new pid")
+    if new is not None:
+        pids.append(new)
+        check(node.proc.p.wait(10) == 0, "the old process exited 0")
+        w_after = worker_of(node.get_ids("/api/snowflake/get/rl")[0])
+        check(workers == {w_before} and w_after == w_before,
+              "the same worker ID before and after (%s, %s, during %s)" % (w_before, w_after, workers))
+        check(wait_until(lambda: any(m.get("READY") == "1" and m.get("MAINPID") == str(new)
+                                     for m in systemd.messages), 10, 0.05),
+              "systemd: READY=1 with MAINPID=%d from the new process" % new)
+        check(any(m.get("MAINPID") == str(new) and "READY" not in m for m in systemd.messages),
+              "systemd: MAINPID=%d from the old process before it exits" % new)
+        check(not any("STOPPING" in m for m in systemd.messages), "systemd: no STOPPING=1")
+        gap = re.findall(r"accepting again (\d+) ms after", node.log_text())
+        log("gap logged by the new process: %s ms" % gap)
+        check(len(gap) == 1, "the new process logged the gap")
+
+        log("a failing new binary: bad configuration written before USR2")
+        good = open(node.conf).read()
+        with open(node.conf, "a") as f:
+            f.write("leafd.no.such.key = 1\n")
+        st, cl = start_load()
+        time.sleep(0.5)
+        os.kill(pids[-1], signal.SIGUSR2)
+        check(wait_until(lambda: "in-place upgrade failed" in node.log_text(), 30, 0.05),
+              "the old process logs the failed upgrade")
+        time.sleep(0.5)
+        stop_load(st, cl, "failed upgrade")
+        text = node.log_text()
+        line = [x for x in text.splitlines() if "in-place upgrade failed" in x]
+        log("logged: %s" % (line[-1][:400] if line else None))
+        check(line and "no.such.key" in line[-1], "the reason names the bad key")
+        check(alive(pids[-1]), "the old process still runs")
+        check(http_get(port, "/ready")[0] == 200, "and is ready")
+        with open(node.conf, "w") as f:
+            f.write(good)
+
+        log("a changed listen address is a restart: refused, the old keeps serving")
+        from leafdtest import free_port
+        with open(node.conf, "w") as f:
+            f.write(good.replace("leafd.resp.listen = 127.0.0.1:%d" % resp_port,
+                                 "leafd.resp.listen = 127.0.0.1:%d" % free_port()))
+        os.kill(pids[-1], signal.SIGUSR2)
+        check(wait_until(lambda: log_count("in-place upgrade failed") == 2, 30, 0.05),
+              "the old process logs the second failed upgrade")
+        line = [x for x in node.log_text().splitlines() if "in-place upgrade failed" in x]
+        log("logged: %s" % (line[-1][-300:] if line else None))
+        check(line and "changed listen address needs a restart" in line[-1],
+              "the reason says a changed listen address needs a restart")
+        check(alive(pids[-1]) and http_get(port, "/ready")[0] == 200, "the old process still serves")
+        with open(node.conf, "w") as f:
+            f.write(good)
+
+        log("20 upgrades in a row under load")
+        time.sleep(0.5)
+        fd0, rss0, zn0 = fd_count(pids[-1]), rss_kb(pids[-1]), znodes()
+        st, cl = start_load()
+        for i in range(20):
+            new = upgrade(pids[-1], "upgrade %d of 20" % (i + 1))
+            if new is None:
+                break
+            pids.append(new)
+            time.sleep(0.3)
+        stop_load(st, cl, "20 upgrades")
+        time.sleep(0.5)
+        fd1, rss1, zn1 = fd_count(pids[-1]), rss_kb(pids[-1]), znodes()
+        log("before/after 20 upgrades: fds %d/%d, RSS %d/%d kB, znodes %d/%d"
+            % (fd0, fd1, rss0, rss1, zn0, zn1))
+        check(fd1 <= fd0 + 2, "no descriptor leak (%d -> %d)" % (fd0, fd1))
+        check(rss1 < rss0 * 1.5, "no memory growth (%d -> %d kB)" % (rss0, rss1))
+        check(zn1 == zn0, "no znode leak (%d -> %d)" % (zn0, zn1))
+        check(len(set(pids)) == len(pids), "every upgrade is a new process")
+        sessions = set(re.findall(r"handed over to pid \d+ \(ZooKeeper session (0x[0-9a-f]+)",
+                                  node.log_text()))
+        check(len(sessions) == 1, "one ZooKeeper session through every upgrade (%s)" % sessions)
+finally:
+    last = pids[-1]
+    if last != node.proc.p.pid and alive(last):
+        os.kill(last, signal.SIGTERM)
+        check(wait_until(lambda: not alive(last), 20, 0.1), "the last process stops at SIGTERM")
+        time.sleep(0.5)
+        text = node.log_text()
+        check(text.rstrip().endswith('msg="stopped cleanly"'), "the last process stopped cleanly")
+        check("Sanitizer" not in text, "no sanitizer report in the log of any process")
+env.finish()
