@@ -107,6 +107,38 @@ static int member_get(struct node_zk *z, const char *dir, const char *name, stru
 }
 
 /*
+ * Lease mode's live nodes: each held slot's EPHEMERAL owner child names its
+ * holder (ip:port); one without a member record runs 0.2.0 or older.
+ */
+static void stage_held_leases(struct node_zk *z, char **mem, int nmem, char *held, size_t cap) {
+    char dir[320];
+    char **slots = NULL;
+    int nslots = 0;
+    snprintf(dir, sizeof(dir), "/snowflake/%s/leaf_lease", z->cfg->name);
+    if (zk_session_children(&z->session, dir, &slots, &nslots) != LEAF_OK) {
+        return;
+    }
+    for (int i = 0; i < nslots; i++) {
+        char path[600], holder[128];
+        size_t len = 0;
+        snprintf(path, sizeof(path), "%s/%s/owner", dir, slots[i]);
+        if (zk_session_get(&z->session, path, holder, sizeof(holder) - 1, &len) != LEAF_OK) {
+            continue; /* a free slot */
+        }
+        holder[len] = '\0';
+        holder[strcspn(holder, " \r\n")] = '\0';
+        int known = 0;
+        for (int j = 0; j < nmem && !known; j++) {
+            known = strcmp(holder, mem[j]) == 0;
+        }
+        if (!known && holder[0] != '\0') {
+            held_add(held, cap, holder, "0.2.0 or older, holding a lease slot");
+        }
+    }
+    zk_names_free(slots, nslots);
+}
+
+/*
  * The live nodes that may not see closed trees yet, into held: members that
  * do not authenticate or run an older release, and live nodes without a
  * member record (leaf_temporary, the sequence line: 0.2.0 or older).
@@ -146,6 +178,7 @@ static int stage_held_back(struct node_zk *z, char *held, size_t cap) {
         }
         zk_names_free(kids, nkids);
     }
+    stage_held_leases(z, mem, nmem, held, cap);
     snprintf(path, sizeof(path), "/leafd/%s/primary", name);
     kids = NULL, nkids = 0;
     if (zk_session_children(&z->session, path, &kids, &nkids) == LEAF_OK) {

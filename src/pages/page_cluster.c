@@ -52,6 +52,23 @@ static void cluster_link(struct sbuf *p, const char *id) {
     sbuf_printf(p, "<a href=\"http://%s:%d/cluster\">%s:%d</a>", ip, port, ip, port);
 }
 
+/*
+ * With leafd.zk.auth, while the trees are open: who holds closing back
+ * (docs/reference/zookeeper.md, "ACLs"). A stage of a rollout, not a fault.
+ */
+static void cluster_zk_acl(struct sbuf *p, const struct api_ctx *ctx) {
+    if (ctx->zk == NULL || ctx->node_zk == NULL || ctx->cfg->zk_auth[0] == '\0' ||
+        zk_session_acl_is_closed(ctx->zk)) {
+        return;
+    }
+    char held[512];
+    node_zk_held_back(ctx->node_zk, held, sizeof(held));
+    sbuf_puts(p, "<p class=\"warn\">ZooKeeper trees open (leafd.zk.auth set): closing is held "
+                 "back by ");
+    cluster_text(p, held[0] ? held : "nobody yet (next check within 3 s)");
+    sbuf_puts(p, " &mdash; <code>leafctl acl status</code></p>\n");
+}
+
 /* The verdict: healthy, or what is wrong, in the order an operator acts on it. */
 static void cluster_verdict(struct sbuf *p, const struct api_ctx *ctx,
                             const struct cluster_snapshot *s) {
@@ -306,6 +323,14 @@ static void cluster_json(struct http_request *req, const struct api_ctx *ctx,
                 ",\"version\":\"%s\",\"revision\":\"%s\"},\"surveyed_ms\":%" PRId64 ",\"error\":",
                 leafd_version(), leafd_revision(), s->taken_ms);
     sbuf_json_str(&b, s->error, strlen(s->error));
+    if (ctx->zk != NULL && ctx->node_zk != NULL && ctx->cfg->zk_auth[0] != '\0') {
+        char held[512];
+        node_zk_held_back(ctx->node_zk, held, sizeof(held));
+        sbuf_printf(&b, ",\"zk_acl\":{\"closed\":%s,\"held_back\":",
+                    zk_session_acl_is_closed(ctx->zk) ? "true" : "false");
+        sbuf_json_str(&b, held, strlen(held));
+        sbuf_putc(&b, '}');
+    }
     sbuf_puts(&b, ",\"nodes\":[");
     for (int i = 0; i < s->npeers; i++) {
         const struct cluster_peer *n = &s->peers[i];
@@ -365,6 +390,7 @@ leaf_status_t page_cluster(struct http_request *req) {
     }
     page_head(&p, ctx, "/cluster", "leafd cluster", &q, 0);
     cluster_verdict(&p, ctx, s);
+    cluster_zk_acl(&p, ctx);
     cluster_nodes(&p, ctx, s);
     cluster_sequence(&p, ctx, s);
     cluster_runway(&p, ctx);

@@ -154,6 +154,10 @@ ready = json.loads(n1.get("/ready")[1])
 check(ready.get("zk_acl", {}).get("closed") is False and
       "127.0.0.1:%d" % n2.port in ready["zk_acl"]["held_back"],
       "/ready names the node that holds closing back: %s" % ready.get("zk_acl"))
+cl = json.loads(n1.get("/cluster?format=json")[1])
+check("127.0.0.1:%d" % n2.port in cl.get("zk_acl", {}).get("held_back", ""),
+      "/cluster names it too: %s" % cl.get("zk_acl"))
+check("closing is held back by" in n1.get("/cluster")[1], "and its page says so")
 time.sleep(4)  # more than one of n2's 3 s time reports
 check(n2.get("/ready")[0] == 200 and n2.get("/api/snowflake/get/x")[0] == 200,
       "n2 (no credentials) stays ready and serves beside n1")
