@@ -146,7 +146,7 @@ static void test_state_changes_same_origin(void) {
                "Content-Length: 2\r\n\r\n{}");
     CHECK(starts(out, "HTTP/1.1 403 "));
     CHECK(strstr(out, "\"code\":\"host_not_allowed\"") != NULL);
-    CHECK(!starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: 10.1.2.3:8080\r\n"
+    CHECK(!starts(feed("PUT /api/leaf/step HTTP/1.1\r\nHost: 127.1.2.3:8080\r\n"
                        "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"),
                   "HTTP/1.1 403 "));
     /* GETs are not state changes: an Origin is no reason to refuse them. */

@@ -268,9 +268,9 @@ static void test_auth_limit(void) {
     char col[AUTH_LIMIT_WAYS + 1][32];
     size_t coln[AUTH_LIMIT_WAYS + 1];
     int found = 0;
-    uint64_t base = auth_limit_slot(&l, "10.0.0.0", 8);
+    uint64_t base = auth_limit_slot(&l, "127.0.0.0", 9);
     for (int i = 1; i < 4000000 && found <= AUTH_LIMIT_WAYS; i++) {
-        int n = snprintf(col[found], sizeof(col[found]), "10.%d.%d.%d", i >> 16, (i >> 8) & 255,
+        int n = snprintf(col[found], sizeof(col[found]), "127.%d.%d.%d", i >> 16, (i >> 8) & 255,
                          i & 255);
         if (auth_limit_slot(&l, col[found], (size_t)n) == base) {
             coln[found++] = (size_t)n;
