@@ -122,7 +122,7 @@ with Env() as env:
           "status of a node never started, its port served by another: exit 3: %d %s" % (rc, out))
     rc, out = leafctl("start", conf=conf2)
     check(rc == 1, "start on a port another leafd serves fails: %d %s" % (rc, out))
-    check("exited" in out and "bind(" in out and "started" not in out,
+    check("exited" in out and "bind(" in out and "leafd started" not in out,
           "the failure says leafd exited and shows the bind error from its log: %s" % out)
     check("another process answers" in out, "the failure names the other listener: %s" % out)
     check(not os.path.exists(pidfile2), "no pid file left by the failed start")
