@@ -7,41 +7,10 @@ logged once plus the count held back (not a line per reconnect), that leafd_read
 follows, and that a static node's stop does not claim it wrote to ZooKeeper."""
 import json
 import os
-import socket
-import threading
 import time
 
+from fakesystemd import FakeSystemd
 from leafdtest import Env, check, http, log, seg_props, static_props, wait_until
-
-
-class FakeSystemd(threading.Thread):
-    """Collects (time, {KEY: value}) of every datagram sent to the socket."""
-
-    def __init__(self, path):
-        super().__init__(daemon=True)
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.sock.settimeout(0.2)
-        self.messages = []
-        self.done = False
-
-    def run(self):
-        while not self.done:
-            try:
-                data = self.sock.recv(4096)
-            except socket.timeout:
-                continue
-            kv = dict(l.split("=", 1) for l in data.decode().split("\n") if "=" in l)
-            self.messages.append((time.time(), kv))
-
-    def first(self, key):
-        return next((m for m in self.messages if key in m[1]), None)
-
-    def stop(self):
-        self.done = True
-        self.join(2)
-        self.sock.close()
 
 
 def metric(text, line_start):

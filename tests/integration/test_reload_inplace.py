@@ -22,10 +22,10 @@ import http.client
 import os
 import re
 import signal
-import socket
 import threading
 import time
 
+from fakesystemd import FakeSystemd
 from leafdtest import Env, check, http as http_get, log, wait_until
 from zkhelpers import worker_of, zk_props
 
@@ -33,26 +33,6 @@ try:
     import redis
 except ImportError:  # pragma: no cover - core.cmake runs this with Debian's python3
     redis = None
-
-class FakeSystemd(threading.Thread):
-    """Collects {KEY: value} of every datagram sent to $NOTIFY_SOCKET."""
-
-    def __init__(self, path):
-        super().__init__(daemon=True)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.sock.settimeout(0.2)
-        self.messages = []
-        self.done = False
-
-    def run(self):
-        while not self.done:
-            try:
-                data = self.sock.recv(4096)
-            except socket.timeout:
-                continue
-            self.messages.append(dict(x.split("=", 1) for x in data.decode().split("\n") if "=" in x))
-
 
 env = Env()
 systemd = FakeSystemd(os.path.join(env.dir, "notify.sock"))
@@ -240,11 +220,11 @@ try:
         check(workers == {w_before} and w_after == w_before,
               "the same worker ID before and after (%s, %s, during %s)" % (w_before, w_after, workers))
         check(wait_until(lambda: any(m.get("READY") == "1" and m.get("MAINPID") == str(new)
-                                     for m in systemd.messages), 10, 0.05),
+                                     for m in systemd.kvs()), 10, 0.05),
               "systemd: READY=1 with MAINPID=%d from the new process" % new)
-        check(any(m.get("MAINPID") == str(new) and "READY" not in m for m in systemd.messages),
+        check(any(m.get("MAINPID") == str(new) and "READY" not in m for m in systemd.kvs()),
               "systemd: MAINPID=%d from the old process before it exits" % new)
-        check(not any("STOPPING" in m for m in systemd.messages), "systemd: no STOPPING=1")
+        check(not any("STOPPING" in m for m in systemd.kvs()), "systemd: no STOPPING=1")
         gap = re.findall(r"accepting again (\d+) ms after", node.log_text())
         log("gap logged by the new process: %s ms" % gap)
         check(len(gap) == 1, "the new process logged the gap")
