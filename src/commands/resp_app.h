@@ -48,9 +48,27 @@ struct resp_multi {
     struct sbuf replies;
 };
 
+/*
+ * Snowflake IDs taken ahead for identical INCRs pipelined right behind the
+ * one that took them (resp_request_repeats): one reservation and one clock
+ * reading for a batch of 16 instead of 16. Only the command whose bytes
+ * start at next_raw in read read_seq may take the next one, so no other ID
+ * of the connection comes between them and they stay increasing per
+ * connection; what the read does not use is dropped (a gap, as any unused
+ * snowflake ID: snowflake IDs are not dense).
+ */
+#define RESP_STASH_MAX 64
+struct resp_stash {
+    const char *next_raw;
+    uint64_t read_seq;
+    int n, next;
+    int64_t ids[RESP_STASH_MAX];
+};
+
 struct resp_app {
     struct auth_session auth;
     struct resp_multi multi;
+    struct resp_stash stash;
 };
 
 size_t resp_app_size(void);

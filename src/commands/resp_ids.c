@@ -10,6 +10,7 @@
 
 #include "api_ctx.h"
 #include "ids.h"
+#include "resp_app.h"
 #include "resp_auth.h"
 #include "resp_outcome.h"
 #include "resp_slot.h"
@@ -136,18 +137,70 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
     return rc;
 }
 
-/* INCR key: one ID. */
-leaf_status_t resp_ids_incr(struct resp_request *req) {
-    struct key_ref k;
+/* The next ID taken ahead for this very command (resp_app.h, struct resp_stash), or 0. */
+static int stash_take(struct resp_request *req, int64_t *id) {
+    struct resp_stash *st = req->client->app != NULL ? &((struct resp_app *)req->client->app)->stash
+                                                     : NULL;
+    if (st == NULL || req->raw == NULL || req->raw != st->next_raw ||
+        req->read_seq != st->read_seq || st->next >= st->n) {
+        return 0;
+    }
+    *id = st->ids[st->next++];
+    st->next_raw += req->raw_len;
+    return 1;
+}
+
+/*
+ * A snowflake INCR with identical INCRs pipelined behind it takes their IDs
+ * too, in one call; 0 when there are none or the batch is refused (then the
+ * command takes its one ID as usual).
+ */
+static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t *id) {
+    int more = k->mode == IDS_SNOWFLAKE && req->client->app != NULL
+                   ? resp_request_repeats(req, RESP_STASH_MAX - 1)
+                   : 0;
+    if (more == 0) {
+        return 0;
+    }
+    struct resp_stash *st = &((struct resp_app *)req->client->app)->stash;
+    int64_t ids[RESP_STASH_MAX];
+    struct ids_call c = {
+        .mode = k->mode, .key = k->name, .key_len = k->len, .count = more + 1,
+        .loop = req->loop, .first_seen_ms = req->first_seen_ms, .now_ms = req->now_ms,
+    };
+    if (ids_issue((const struct api_ctx *)req->ctx, &c, ids) != LEAF_OK) {
+        return 0;
+    }
+    *id = ids[0];
+    memcpy(st->ids, ids + 1, (size_t)more * sizeof(ids[0]));
+    st->n = more;
+    st->next = 0;
+    st->read_seq = req->read_seq;
+    st->next_raw = req->raw + req->raw_len;
+    return 1;
+}
+
+/* One ID of the key, answered as an integer: INCR, and INCRBY key 1. */
+static leaf_status_t incr_one(struct resp_request *req, const struct key_ref *k) {
     int64_t id;
-    if (!key_parse(req, 1, &k)) {
+    if (stash_take(req, &id) || stash_fill(req, k, &id)) {
+        resp_reply_int(req->out, id);
         return LEAF_OK;
     }
-    leaf_status_t rc = issue(req, &k, 1, 0, &id);
+    leaf_status_t rc = issue(req, k, 1, 0, &id);
     if (rc == LEAF_OK) {
         resp_reply_int(req->out, id);
     }
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* INCR key: one ID. */
+leaf_status_t resp_ids_incr(struct resp_request *req) {
+    struct key_ref k;
+    if (!key_parse(req, 1, &k)) {
+        return LEAF_OK;
+    }
+    return incr_one(req, &k);
 }
 
 /* INCRBY key n: the last of n consecutive IDs (dense modes only). */
@@ -161,12 +214,7 @@ leaf_status_t resp_ids_incrby(struct resp_request *req) {
     int scattered = !ids_mode_info(k.mode)->dense;
     if (scattered && count == 1) {
         /* A block of one is consecutive: answered as INCR (redis-py's incr() sends INCRBY k 1). */
-        int64_t id;
-        leaf_status_t rc = issue(req, &k, 1, 0, &id);
-        if (rc == LEAF_OK) {
-            resp_reply_int(req->out, id);
-        }
-        return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+        return incr_one(req, &k);
     }
     if (scattered) {
         return resp_outcome_error(req, RESP_O_WRONG_MODE,

@@ -156,6 +156,7 @@ static int exec_still_allowed(struct resp_request *req, struct resp_multi *m) {
         size_t argvlen[RESP_MULTI_ARGS_MAX];
         struct resp_request sub = *req;
         sub.cmd = entry_cmd(m, i, argv, argvlen);
+        sub.raw = NULL;
         if (!resp_auth_allowed(&sub, AUTH_NEED_IDS, 1)) {
             req->outcome = sub.outcome;
             return 0;
@@ -170,6 +171,7 @@ static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int
     size_t argvlen[RESP_MULTI_ARGS_MAX];
     struct resp_request sub = *req;
     sub.cmd = entry_cmd(m, i, argv, argvlen);
+    sub.raw = NULL; /* EXEC's bytes are not the queued command's */
     sub.out = &m->replies;
     sub.retries = m->sub_retries;
     sub.first_seen_ms = m->sub_first_seen_ms;

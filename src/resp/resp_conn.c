@@ -27,6 +27,7 @@ struct resp_conn {
     struct resp_request req;
     struct resp_conn_config *cfg;
     struct resp_batch *batch; /* during a call from the server */
+    uint64_t reads;           /* reads handed to resp_input so far (resp_request.read_seq) */
 };
 
 /* Reports the batch's commands to the done hook: one clock reading for all. */
@@ -85,7 +86,22 @@ static void conn_new_request(struct resp_conn *c) {
         .command = RESP_COMMAND_NONE,
         .wait = &c->s.wait,
         .ctx = c->cfg->ctx,
+        .read_seq = c->reads,
     };
+}
+
+int resp_request_repeats(const struct resp_request *req, int max) {
+    int n = 0;
+    if (req->raw == NULL || req->raw_len == 0) {
+        return 0;
+    }
+    for (size_t off = 0; n < max && off + req->raw_len <= req->rest_len; off += req->raw_len) {
+        if (memcmp(req->rest + off, req->raw, req->raw_len) != 0) {
+            break;
+        }
+        n++;
+    }
+    return n;
 }
 
 /* Answers with an error of the protocol itself and closes after it. */
@@ -124,7 +140,9 @@ static size_t resp_input_batch(struct session *s, const char *data, size_t len) 
         const char *err = NULL;
         resp_parser_set_max(&c->parser, c->client.user[0] != '\0' ? RESP_MAX_COMMAND_USER
                                                                   : RESP_MAX_COMMAND_ANONYMOUS);
+        int whole = !resp_parser_in_command(&c->parser); /* the command starts in this read */
         leaf_status_t rc = resp_parse(&c->parser, data + used, len - used, &n, &cmd, &err);
+        const char *raw = data + used;
         used += n;
         if (rc == LEAF_EAGAIN) {
             if (s->head_started_ms == 0 && resp_parser_in_command(&c->parser)) {
@@ -139,6 +157,12 @@ static size_t resp_input_batch(struct session *s, const char *data, size_t len) 
         s->head_started_ms = 0;
         conn_new_request(c);
         c->req.cmd = cmd;
+        if (whole) {
+            c->req.raw = raw;
+            c->req.raw_len = n;
+            c->req.rest = data + used;
+            c->req.rest_len = len - used;
+        }
         conn_dispatch(c);
     }
     return used;
@@ -147,6 +171,7 @@ static size_t resp_input_batch(struct session *s, const char *data, size_t len) 
 static size_t resp_input(struct session *s, const char *data, size_t len) {
     struct resp_conn *c = (struct resp_conn *)s;
     struct resp_batch batch;
+    c->reads++;
     conn_batch_begin(c, &batch);
     size_t used = resp_input_batch(s, data, len);
     conn_batch_end(c);
@@ -156,6 +181,7 @@ static size_t resp_input(struct session *s, const char *data, size_t len) {
 static void resp_resume(struct session *s) {
     struct resp_conn *c = (struct resp_conn *)s;
     struct resp_batch batch;
+    c->req.raw = NULL; /* the read that brought it is gone */
     conn_batch_begin(c, &batch);
     conn_dispatch(c);
     conn_batch_end(c);

@@ -70,7 +70,26 @@ struct resp_request {
     int close_after;       /* set by the handler: close once the reply is written */
     struct leaf_wait *wait;
     void *ctx; /* the handler's context (resp_conn_config.ctx) */
+    /*
+     * Where the command came from, for resp_request_repeats(): its bytes when
+     * one read brought all of them (else raw is NULL: a command split over
+     * reads, a parked one handed over again, a queued one run by EXEC), what
+     * followed them in that read, and which read of the connection it was.
+     */
+    const char *raw;
+    size_t raw_len;
+    const char *rest;
+    size_t rest_len;
+    uint64_t read_seq;
 };
+
+/*
+ * How many commands byte-for-byte equal to this one follow it at once in
+ * the same read (pipelined), at most max; 0 when raw is NULL. A handler may
+ * do their work together (one reservation of IDs for 16 pipelined INCRs);
+ * each of them is still handed over, checked and answered on its own.
+ */
+int resp_request_repeats(const struct resp_request *req, int max);
 
 typedef leaf_status_t (*resp_handler_fn)(struct resp_request *req);
 /*

@@ -146,6 +146,42 @@ check(len(deep) == 50000 and all(isinstance(x, int) for x in deep) and ascending
       "50,000 replies, in order, ascending")
 big.close()
 
+log("identical INCRs pipelined together share one reservation: still unique, and increasing per connection across keys")
+# 16 identical INCRs then other snowflake commands in one write; a MULTI whose EXEC is
+# followed by an identical EXEC must not reuse IDs taken ahead for its queued INCR.
+burst = (resp_command("INCR", "snowflake:rep") * 16 + resp_command("INCR", "snowflake:oth") +
+         resp_command("MULTI") + resp_command("INCR", "snowflake:rep") +
+         resp_command("INCR", "snowflake:oth") + resp_command("EXEC") * 2 +
+         resp_command("INCR", "snowflake:rep") * 3 + resp_command("LEAF.IDS", "snowflake:rep", 2))
+per_burst = 16 + 1 + 1 + 1 + 1 + 2 + 3 + 1
+
+
+def burster(out, n):
+    st = RespStream(port, timeout=30)
+    seq = []
+    for _ in range(n):
+        st.send(burst)
+        for v in [st.read_reply() for _ in range(per_burst)]:
+            if isinstance(v, list):
+                seq += [x for x in v if isinstance(x, int)]
+            elif isinstance(v, int):
+                seq.append(v)
+    out.append(seq)
+    st.close()
+
+
+seqs = []
+bs = [threading.Thread(target=burster, args=(seqs, 150)) for _ in range(6)]
+for t in bs:
+    t.start()
+for t in bs:
+    t.join(60)
+every = [x for q in seqs for x in q]
+check(len(seqs) == 6 and all(len(q) == 150 * 24 for q in seqs),
+      "6 connections x 150 bursts, 24 snowflake IDs each (%s)" % [len(q) for q in seqs])
+check(len(every) == len(set(every)), "no duplicate (%d IDs)" % len(every))
+check(all(ascending(q) for q in seqs), "every snowflake ID of a connection above the one before")
+
 log("HTTP and RESP draw on the same buffer of a tag")
 mix = []
 for i in range(20):
