@@ -139,8 +139,8 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
 
 /* The next ID taken ahead for this very command (resp_app.h, struct resp_stash), or 0. */
 static int stash_take(struct resp_request *req, int64_t *id) {
-    struct resp_stash *st = req->client->app != NULL ? &((struct resp_app *)req->client->app)->stash
-                                                     : NULL;
+    struct resp_stash *st =
+        req->client->app != NULL ? &((struct resp_app *)req->client->app)->stash : NULL;
     if (st == NULL || req->raw == NULL || req->raw != st->next_raw ||
         req->read_seq != st->read_seq || st->next >= st->n) {
         return 0;
@@ -165,8 +165,13 @@ static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t
     struct resp_stash *st = &((struct resp_app *)req->client->app)->stash;
     int64_t ids[RESP_STASH_MAX];
     struct ids_call c = {
-        .mode = k->mode, .key = k->name, .key_len = k->len, .count = more + 1,
-        .loop = req->loop, .first_seen_ms = req->first_seen_ms, .now_ms = req->now_ms,
+        .mode = k->mode,
+        .key = k->name,
+        .key_len = k->len,
+        .count = more + 1,
+        .loop = req->loop,
+        .first_seen_ms = req->first_seen_ms,
+        .now_ms = req->now_ms,
     };
     if (ids_issue((const struct api_ctx *)req->ctx, &c, ids) != LEAF_OK) {
         return 0;
