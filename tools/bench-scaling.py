@@ -19,8 +19,14 @@ DIR/bin/PROGRAM through the bundled loader DIR/lib/ld-linux-x86-64.so.2
 --library-path DIR/lib, as docs/BENCHMARKS.md describes), for a many-core
 machine that reaches no package registry.
 
-usage: tools/bench scaling [--bundle DIR | --binary LEAFD] [--loops 1,2,4,8] [--rounds N]
-                           [--seconds S] [--requests N] [--share-cores] [--out FILE]
+With --against OTHER_LEAFD (another build, e.g. the previous commit) each
+RESP figure also runs OTHER_LEAFD with as many loops, and the report gives
+leafd/other. With one loop, HTTP also runs at 1,024 connections (wrk -c1024)
+against nginx with one worker.
+
+usage: tools/bench scaling [--bundle DIR | --binary LEAFD] [--against OTHER_LEAFD]
+                           [--loops 1,2,4,8] [--rounds N] [--seconds S] [--requests N]
+                           [--share-cores] [--out FILE]
 Figures and the exact command belong in docs/BENCHMARKS.md ("Scaling with cores").
 """
 import argparse
@@ -41,18 +47,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class Runner:
     """Turns a program name into an argv: from PATH, or through a bundle's loader."""
 
-    def __init__(self, bundle, leafd):
+    def __init__(self, bundle, leafd, against=None):
         self.bundle = os.path.abspath(bundle) if bundle else None
         self.leafd = leafd
+        self.against = os.path.abspath(against) if against else None
 
     def argv(self, prog):
+        path = self.against if prog == "against" else None
         if self.bundle:
             lib = os.path.join(self.bundle, "lib")
             return [os.path.join(lib, "ld-linux-x86-64.so.2"), "--library-path", lib,
-                    os.path.join(self.bundle, "bin", prog)]
+                    path or os.path.join(self.bundle, "bin", prog)]
         if prog == "leafd":
             return [self.leafd]
-        return [prog]
+        return [path or prog]
 
     def pinned(self, cpus, prog, args):
         return self.argv("taskset") + ["-c", cpus] + self.argv(prog) + list(args)
@@ -111,7 +119,7 @@ class Server:
             self.proc.wait()
 
 
-def start_leafd(run, n, cpus, tmp):
+def start_leafd(run, n, cpus, tmp, prog="leafd"):
     d = tempfile.mkdtemp(prefix="leafd%d-" % n, dir=tmp)
     hp, rp = free_port(), free_port()
     conf = os.path.join(d, "leafd.properties")
@@ -120,7 +128,7 @@ def start_leafd(run, n, cpus, tmp):
                 "leafd.threads = %d\nleafd.listen = 127.0.0.1:%d\nleafd.resp.listen = 127.0.0.1:%d\n"
                 "leafd.data.dir = %s\nleafd.http.max.connections = 20000\n" % (n, hp, rp, d))
     log = open(os.path.join(d, "leafd.log"), "w")
-    p = subprocess.Popen(run.pinned(cpus, "leafd", ["-c", conf]), stdout=log, stderr=log)
+    p = subprocess.Popen(run.pinned(cpus, prog, ["-c", conf]), stdout=log, stderr=log)
     end = time.time() + 15
     while time.time() < end:
         try:
@@ -169,9 +177,9 @@ def start_redis(run, io_threads, cpus, tmp):
     return Server("redis", p, port, resp_port=port)
 
 
-def wrk(run, cl, threads, seconds, url, pid):
+def wrk(run, cl, threads, seconds, url, pid, conns=256):
     c0 = cpu_ticks(pid)
-    out = subprocess.run(run.pinned(cl, "wrk", ["-t%d" % threads, "-c256", "-d%ds" % seconds,
+    out = subprocess.run(run.pinned(cl, "wrk", ["-t%d" % threads, "-c%d" % conns, "-d%ds" % seconds,
                                                 "--latency", url]),
                          capture_output=True, text=True, timeout=seconds + 60).stdout
     c1 = cpu_ticks(pid)
@@ -209,6 +217,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bundle", help="run the programs of this bundle through its loader")
     ap.add_argument("--binary", help="the leafd to run (default: a Release build in build-bench/)")
+    ap.add_argument("--against", help="another leafd build measured beside it on RESP")
     ap.add_argument("--loops", default="1,2,4,8")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5, help="per wrk run")
@@ -226,7 +235,7 @@ def main():
         subprocess.run(["cmake", "--build", b, "-j", str(os.cpu_count() or 2)], check=True,
                        stdout=subprocess.DEVNULL)
         leafd = os.path.join(b, "leafd")
-    run = Runner(a.bundle, leafd)
+    run = Runner(a.bundle, leafd, a.against)
     ncpu = os.cpu_count() or 2
     half = max(1, ncpu // 2)
     cl = "%d-%d" % (half, ncpu - 1) if ncpu > 1 else "0"
@@ -247,24 +256,29 @@ def main():
         cpus = "0-%d" % (n - 1)
         shared = " (servers share the load's cores)" if n > half else ""
         http = {"nginx": [], "leafd": []}
+        wide = {"nginx": [], "leafd": []}  # one loop: 1,024 connections
         resp = {}
         for r in range(a.rounds):
             order = ["nginx", "leafd"] if r % 2 == 0 else ["leafd", "nginx"]
             for who in order:
                 s = (start_nginx if who == "nginx" else start_leafd)(run, n, cpus, tmp)
+                url = "http://127.0.0.1:%d/api/snowflake/get/bench" % s.port
                 try:
-                    http[who].append(wrk(run, cl, half, a.seconds, "http://127.0.0.1:%d/api/"
-                                         "snowflake/get/bench" % s.port, s.proc.pid))
+                    http[who].append(wrk(run, cl, half, a.seconds, url, s.proc.pid))
+                    if n == 1:
+                        wide[who].append(wrk(run, cl, half, a.seconds, url, s.proc.pid, 1024))
                 finally:
                     s.stop()
             for pipe in (1, 16):
                 count = reqs * (8 if pipe == 16 else 1)
                 kinds = [("redis1", 1), ("redisN", n), ("leafd", n)]
+                if a.against:
+                    kinds.append(("against", n))
                 if r % 2:
                     kinds.reverse()
                 for who, k in kinds:
-                    if who == "leafd":
-                        s = start_leafd(run, k, cpus, tmp)
+                    if who in ("leafd", "against"):
+                        s = start_leafd(run, k, cpus, tmp, "leafd" if who == "leafd" else "against")
                         port, key = s.resp_port, "snowflake:bench"
                     else:
                         s = start_redis(run, k, cpus, tmp)
@@ -283,6 +297,10 @@ def main():
         say("loops=%d%s" % (n, shared))
         say("  HTTP single ID: nginx(%d workers) %s | leafd %s | leafd/nginx %.3f"
             % (n, fig(http["nginx"]), fig(http["leafd"]), ratio))
+        if wide["leafd"]:
+            say("  HTTP single ID, 1,024 connections: nginx %s | leafd %s | leafd/nginx %.3f"
+                % (fig(wide["nginx"]), fig(wide["leafd"]), med(
+                    [l[0] / g[0] for l, g in zip(wide["leafd"], wide["nginx"]) if g[0] > 0])))
         for pipe in (1, 16):
             lf = resp[(pipe, "leafd")]
             r1 = med([l[0] / g[0] for l, g in zip(lf, resp[(pipe, "redis1")]) if g[0] > 0])
@@ -291,6 +309,9 @@ def main():
                     "leafd/redis1 %.3f leafd/redisN %.3f" % (
                         pipe, fig(resp[(pipe, "redis1")]), n, fig(resp[(pipe, "redisN")]),
                         fig(lf), r1, rn))
+            if a.against:
+                line += " | against %s leafd/against %.3f" % (fig(resp[(pipe, "against")]), med(
+                    [l[0] / o[0] for l, o in zip(lf, resp[(pipe, "against")]) if o[0] > 0]))
             key = ("resp", pipe)
             if n == loops[0]:
                 rate1[key] = [x[0] for x in lf]
