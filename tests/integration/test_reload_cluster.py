@@ -13,6 +13,8 @@ with default settings asking for sequence and snowflake IDs over RESP),
 - every sequence ID is unique across the clients, and each client's IDs
   strictly increase across the hand-over;
 - the HTTPS listener survives (the client goes on over it).
+n1, upgraded with sequences turned off, deletes the election node it adopted
+(else it would stay in line with nobody serving behind it).
 Then a lease-mode node is upgraded: it keeps its slot (the same worker ID, the
 slot's owner node the same ephemeral node of the same session, one owner
 node for the identity). The longest pause each client saw is logged.
@@ -205,6 +207,7 @@ n1 = env.leafd("n1", zk_props(zk.address(), name="rc", **common), resp=True)
 check(probe(n1)[0] == 307 and probe(n1)[2] == "127.0.0.1:%d" % n0.port,
       "n1 is a standby that redirects to n0: %s" % (probe(n1),))
 pids0 = [n0.proc.p.pid]
+pids1 = [n1.proc.p.pid]
 lease_pids = []
 try:
     before = election("rc")
@@ -268,6 +271,18 @@ try:
     gap = re.findall(r"accepting again (\d+) ms after", n0.log_text())
     log("gap logged by the new process: %s ms" % gap)
 
+    log("n1 upgraded with sequences turned off leaves the line")
+    conf = open(n1.conf).read()
+    with open(n1.conf, "w") as f:
+        f.write(conf.replace("leafd.sequence.enable = true", "leafd.sequence.enable = false"))
+    new1 = upgrade(n1, n1.proc.p.pid, "n1")
+    if new1 is not None:
+        pids1.append(new1)
+        left = election("rc")
+        check(set(left) == {mine[0]}, "only n0's election node is left (%s)" % left)
+        check("left the line: deleted" in n1.log_text(), "n1's new process logged that it left")
+        check(probe(n0)[0] == 200, "n0 is still the sequence primary")
+
     log("lease mode keeps its slot")
     l0 = env.leafd("l0", zk_props(zk.address(), name="rl", **{
         "leafd.snowflake.worker.mode": "lease", "leafd.zk.session.timeout.ms": "6000"}))
@@ -296,6 +311,7 @@ try:
               "lease mode: the new process logged that it took its slot back")
 finally:
     stop_last(n0, pids0[-1])
+    stop_last(n1, pids1[-1])
     if lease_pids:
         stop_last(l0, lease_pids[-1])
 env.finish()
