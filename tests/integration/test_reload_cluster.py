@@ -204,7 +204,7 @@ n0 = env.leafd("n0", zk_props(zk.address(), name="rc", **dict(common, **{
     "leafd.tls.key.file": key})), resp=True)
 check(n0.wait_sequence(SEQ, 30) == 200, "n0 serves the sequence %s (primary)" % SEQ)
 n1 = env.leafd("n1", zk_props(zk.address(), name="rc", **common), resp=True)
-check(probe(n1)[0] == 307 and probe(n1)[2] == "127.0.0.1:%d" % n0.port,
+check(wait_until(lambda: probe(n1)[:3:2] == (307, "127.0.0.1:%d" % n0.port), 10, 0.05),
       "n1 is a standby that redirects to n0: %s" % (probe(n1),))
 pids0 = [n0.proc.p.pid]
 pids1 = [n1.proc.p.pid]
