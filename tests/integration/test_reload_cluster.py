@@ -17,7 +17,9 @@ n1, upgraded with sequences turned off, deletes the election node it adopted
 (else it would stay in line with nobody serving behind it).
 Then a lease-mode node is upgraded: it keeps its slot (the same worker ID, the
 slot's owner node the same ephemeral node of the same session, one owner
-node for the identity). The longest pause each client saw is logged.
+node for the identity). Last, a segment node (MariaDB, step 100) is upgraded
+under two keep-alive clients: 0 failed, 0 duplicates, each client's IDs
+increasing. The longest pause each client saw is logged.
 
 ioredis comes from LEAFD_NODE_DIR (test_resp_clients installs it there);
 without it that client is skipped with a message.
@@ -32,7 +34,8 @@ import subprocess
 import threading
 import time
 
-from leafdtest import Env, check, free_port, http as http_get, log, wait_until, zkcli
+from leafdtest import (Env, check, free_port, http as http_get, log, seg_props, wait_until,
+                       zkcli)
 from seqcluster import probe
 from zkhelpers import worker_of, zk_props
 
@@ -104,7 +107,7 @@ def make_cert(d):
 
 
 class Client(threading.Thread):
-    """kind: seq (HTTP sequence, no redirect followed) or tls (HTTPS snowflake)."""
+    """kind: seq (HTTP sequence, no redirect followed), tls (HTTPS snowflake), seg (segment)."""
 
     def __init__(self, kind, port, ca=None):
         super().__init__(daemon=True)
@@ -121,7 +124,8 @@ class Client(threading.Thread):
 
     def run(self):
         c, last = None, time.monotonic()
-        path = "/api/sequence/get/%s" % SEQ if self.kind == "seq" else "/api/snowflake/get/rc"
+        path = {"seq": "/api/sequence/get/%s" % SEQ, "tls": "/api/snowflake/get/rc",
+                "seg": "/api/segment/get/rt"}[self.kind]
         while not self.stop_flag.is_set():
             try:
                 if c is None:
@@ -209,6 +213,7 @@ check(wait_until(lambda: probe(n1)[:3:2] == (307, "127.0.0.1:%d" % n0.port), 10,
 pids0 = [n0.proc.p.pid]
 pids1 = [n1.proc.p.pid]
 lease_pids = []
+seg_pids = []
 try:
     before = election("rc")
     log("election before: %s" % before)
@@ -309,9 +314,37 @@ try:
               "lease mode: the same one owner node, same session (%s -> %s)" % (o_before, o_after))
         check("is still held by the adopted ZooKeeper session" in l0.log_text(),
               "lease mode: the new process logged that it took its slot back")
+
+    log("segment IDs under load across an upgrade")
+    db = env.mariadb()
+    db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES ('rt', 1, 100, '')")
+    s0 = env.leafd("s0", seg_props(db))
+    seg_pids.append(s0.proc.p.pid)
+    cl = [Client("seg", s0.port) for _ in range(2)]
+    for c in cl:
+        c.start()
+    time.sleep(1.0)
+    new = upgrade(s0, seg_pids[-1], "s0")
+    time.sleep(1.0)
+    for c in cl:
+        c.stop_flag.set()
+    for c in cl:
+        c.join(30)
+    if new is not None:
+        seg_pids.append(new)
+    ids = [x for c in cl for x in c.ids]
+    log("segment: %s requests, %s failed, longest pause %s ms, errors %s"
+        % ([c.count for c in cl], [c.failed for c in cl],
+           [round(c.max_pause * 1000) for c in cl], [c.errors[:2] for c in cl]))
+    check(all(c.failed == 0 and c.bad_order == 0 and c.count > 0 for c in cl),
+          "segment clients: 0 failed, each client's IDs increase")
+    check(len(ids) == len(set(ids)), "segment: 0 duplicates across the upgrade (%d IDs, %d distinct)"
+          % (len(ids), len(set(ids))))
 finally:
     stop_last(n0, pids0[-1])
     stop_last(n1, pids1[-1])
     if lease_pids:
         stop_last(l0, lease_pids[-1])
+    if seg_pids:
+        stop_last(s0, seg_pids[-1])
 env.finish()
