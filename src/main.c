@@ -251,7 +251,7 @@ static void on_reload_drained(uv_timer_t *t) {
         return;
     }
     uv_close((uv_handle_t *)t, NULL);
-    sequence_service_stop(d->sequence);
+    sequence_service_stop_handover(d->sequence); /* stays in line: the new process keeps it */
     uv_stop(&d->control);
 }
 

@@ -289,7 +289,12 @@ void reload_start(struct reload *r, const struct reload_listener *ls, int nls, i
 out:
     free(stdio);
     free(env);
-    close(r->err_copy);
+    /* Closed the way libuv closes the loops' descriptors (a raw syscall): its number
+     * may have been a connection of a loop thread, and a close() that ThreadSanitizer
+     * sees, after closes it cannot see, reads as a race on the descriptor. */
+    uv_fs_t req;
+    (void)uv_fs_close(NULL, &req, r->err_copy, NULL);
+    uv_fs_req_cleanup(&req);
     r->err_copy = -1;
 }
 

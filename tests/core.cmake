@@ -26,3 +26,6 @@ leaf_integration_test(test_db_mitm)
 leaf_integration_test(test_smoke_modes)
 # The in-place binary upgrade (kill -USR2) under HTTP, redis-py and sequence load.
 leaf_resp_test(test_reload_inplace)
+# The in-place upgrade in a cluster: the sequence primary stays primary (ioredis, HTTPS, a
+# sequence client), and a lease-mode node keeps its slot.
+leaf_resp_test(test_reload_cluster)

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "node_ip.h"
 #include "resp_slot.h"
+#include "sequence_elect.h"
 #include "sequence_floor_file.h"
 #include "sequence_record.h"
 
@@ -233,8 +234,8 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
         return LEAF_ENOMEM;
     }
     *out = svc;
+    svc->zk = zk; /* disabled: only to leave a line an in-place upgrade handed over */
     if (svc->enabled && zk != NULL) {
-        svc->zk = zk;
         svc->zsub =
             (struct zk_sub){"sequence", sequence_zk_on_event, sequence_zk_on_idle, svc, NULL, 0};
         return zk_session_subscribe(zk, &svc->zsub);
@@ -277,9 +278,55 @@ static leaf_status_t ensure_parents(struct sequence_service *svc) {
     return LEAF_OK;
 }
 
+/*
+ * A session adopted from the previous process of an in-place upgrade still
+ * has that process's election node (docs/UPGRADING.md, "In place, without a
+ * restart"): the ephemeral node under dir whose owner is this session. The
+ * first becomes this process's place in line, so a primary stays primary
+ * (its lease was released after it stopped issuing: the takeover does not
+ * wait). When this process cannot use it (sequences now off, or sharded) it
+ * is deleted, or it would stay first in line with nobody behind it. A new
+ * session owns none. Start-up only (synchronous).
+ */
+static void find_own_node(struct sequence_service *svc, const char *dir, int keep) {
+    int64_t sid = zk_session_id(svc->zk);
+    char **names = NULL;
+    int n = 0;
+    if (sid == 0 || zk_session_children(svc->zk, dir, &names, &n) != LEAF_OK) {
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[SEQ_PATH_MAX];
+        struct zk_stat st;
+        snprintf(path, sizeof(path), "%s/%.200s", dir, names[i]);
+        if (sequence_elect_seq(names[i]) < 0 || zk_session_stat(svc->zk, path, &st) != LEAF_OK ||
+            st.owner != sid) {
+            continue;
+        }
+        if (keep && svc->mine[0] == '\0') {
+            snprintf(svc->mine, sizeof(svc->mine), "%s", path);
+            log_info("sequence",
+                     "kept my place in line for sequence primary as %s (the election node of "
+                     "the adopted ZooKeeper session 0x%llx)",
+                     names[i], (unsigned long long)sid);
+        } else {
+            (void)zk_session_delete(svc->zk, path, -1);
+            log_info("sequence", "left the line: deleted %s, the previous process's election node",
+                     path);
+        }
+    }
+    zk_names_free(names, n);
+}
+
 leaf_status_t sequence_service_start(struct sequence_service *svc) {
     const struct leaf_config *cfg = svc->cfg;
     if (!svc->enabled) {
+        if (svc->zk != NULL && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
+            /* Sequences were on before an in-place upgrade: out of line. */
+            char dir[SEQ_DIR_MAX];
+            snprintf(dir, sizeof(dir), "/leafd/%s/primary", cfg->name);
+            find_own_node(svc, dir, 0);
+        }
         return LEAF_OK;
     }
     char ip[40];
@@ -323,6 +370,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (ensure_parents(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
+    find_own_node(svc, svc->dir_primary, !svc->shards.on);
     uv_timer_start(&svc->cron, sequence_zk_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
     /* The CONNECTED event is queued on the session: the control loop's
      * first dispatch puts this node in line. */
@@ -331,7 +379,17 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     return LEAF_OK;
 }
 
+static void service_stop(struct sequence_service *svc, int keep_line);
+
 void sequence_service_stop(struct sequence_service *svc) {
+    service_stop(svc, 0);
+}
+
+void sequence_service_stop_handover(struct sequence_service *svc) {
+    service_stop(svc, 1);
+}
+
+static void service_stop(struct sequence_service *svc, int keep_line) {
     if (!svc->enabled || !svc->started || svc->stopping) {
         return;
     }
@@ -357,7 +415,13 @@ void sequence_service_stop(struct sequence_service *svc) {
         }
     }
     sequence_floor_file_stop(svc);
-    if (svc->zk_open && svc->mine[0] != '\0' && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
+    if (keep_line && !svc->shards.on && svc->mine[0] != '\0') {
+        /* The session goes on in the next process, which finds this node in line
+         * (find_own_node): the primary stays primary. Sharded, the shards were
+         * released above and the line is left as at any stop. */
+        log_info("sequence", "handing the election node %s to the next process", svc->mine);
+    } else if (svc->zk_open && svc->mine[0] != '\0' &&
+               zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Out of line at once: the next node need not wait for this
          * process's session to close. (An election node still being
          * created is deleted when its answer comes: sequence_zk_on_event.) */

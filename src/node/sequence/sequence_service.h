@@ -47,6 +47,14 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
 leaf_status_t sequence_service_start(struct sequence_service *svc);
 /* Stops issuing and leaves ZooKeeper at once, so the next node takes over; control thread. */
 void sequence_service_stop(struct sequence_service *svc);
+/*
+ * The same, for an in-place upgrade that hands the ZooKeeper session to a new
+ * process: stops issuing, writes the records back down and releases the lease,
+ * but keeps this node's election node in line (unsharded); the new process
+ * finds it by its owner, the adopted session (docs/UPGRADING.md, "In place,
+ * without a restart"). Control thread.
+ */
+void sequence_service_stop_handover(struct sequence_service *svc);
 /* After the event loops have ended. */
 void sequence_service_free(struct sequence_service *svc);
 int sequence_service_enabled(const struct sequence_service *svc);

@@ -247,7 +247,7 @@ static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) 
     struct zk_lease_slot *s = &l->slots[k];
     if (ev->op == OP_L_OWNERS) {
         for (int i = 0; ev->rc == LEAF_OK && i < ev->nnames; i++) {
-            s->held |= strcmp(ev->names[i], ZK_LEASE_OWNER) == 0;
+            s->held |= strcmp(ev->names[i], ZK_LEASE_OWNER) == 0 && k != l->own_slot;
         }
     } else if (ev->op == OP_L_READ && ev->result == ZK_RESULT_NONODE) {
         s->exists = 0;
@@ -418,6 +418,9 @@ static void lease_next(struct snowflake_node *n, int release) {
 static void lease_tried(struct snowflake_node *n) {
     struct snowflake_lease *l = &n->lease;
     const struct zk_lease_candidate *c = &l->cand[l->icand];
+    if (l->owner_rc == ZK_RESULT_EXISTS && c->slot == l->own_slot) {
+        l->owner_rc = ZK_RESULT_OK; /* this session's owner node (find_own_slot) */
+    }
     if (l->owner_rc == ZK_RESULT_EXISTS || l->owner_rc == ZK_RESULT_NONODE) {
         lease_next(n, 0); /* lost the race, or the slot vanished */
         return;
@@ -554,6 +557,7 @@ static void claim_install(struct snowflake_node *n) {
     l->write_busy = l->resync_busy = 0;
     l->known_slot = l->hold.slot;
     l->known_ms = l->hold.acked_ms;
+    l->own_slot = -1;
     l->slots[l->hold.slot].held = 1;
     n->worker_id = l->hold.slot;
     atomic_store(&n->stats.worker_id, n->worker_id);

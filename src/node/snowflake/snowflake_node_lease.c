@@ -52,6 +52,7 @@ void snowflake_node_lease_init(struct snowflake_node *n) {
     l->nslots = (int)slots;
     l->known_slot = -1;
     l->known_ms = -1;
+    l->own_slot = -1;
     l->rng = (uint64_t)clock_mono_ns() ^ ((uint64_t)clock_wall_ms() << 20) ^ 0x9E3779B97F4A7C15ULL;
     l->retry.data = n;
     atomic_init(&l->stats.slot, -1);
@@ -238,6 +239,29 @@ static void lease_closed(uv_handle_t *h) {
     (void)h;
 }
 
+/*
+ * A session adopted from the previous process of an in-place upgrade still
+ * owns that process's slot (its owner node is ephemeral; docs/UPGRADING.md,
+ * "In place, without a restart"): the claim takes that slot back instead of
+ * seeing it held. A new session owns none. Start-up only (synchronous).
+ */
+static void find_own_slot(struct snowflake_node *n) {
+    struct snowflake_lease *l = &n->lease;
+    char path[ZK_PATH_MAX];
+    struct zk_stat st;
+    int64_t sid = zk_session_id(n->zk);
+    if (l->known_slot < 0 || sid == 0 ||
+        zk_lease_owner_path(&n->layout, l->known_slot, path, sizeof(path)) != LEAF_OK ||
+        zk_session_stat(n->zk, path, &st) != LEAF_OK || st.owner != sid) {
+        return;
+    }
+    l->own_slot = l->known_slot;
+    log_info("snowflake",
+             "lease slot %" PRId64 " is still held by the adopted ZooKeeper session 0x%llx: "
+             "taking it back",
+             l->own_slot, (unsigned long long)sid);
+}
+
 /* Start-up: claim a slot, running the control loop until held or given up. */
 leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
                                          const struct zk_cache_data *cache) {
@@ -246,6 +270,7 @@ leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
         l->known_slot = cache->worker_id;
         l->known_ms = cache->timestamp;
     }
+    find_own_slot(n);
     uv_timer_init(n->loop, &l->retry);
     uv_timer_t deadline;
     uv_timer_init(n->loop, &deadline);

@@ -50,6 +50,8 @@ struct snowflake_lease {
     int nslots;         /* slots of the layout (2^worker bits) */
     int64_t known_slot; /* the slot this node held last (cache or memory), -1 none */
     int64_t known_ms;   /* what it knows of that slot's reservation, -1 none */
+    int64_t own_slot;   /* known_slot whose owner node is this session's (an in-place
+                         * upgrade adopted it): taken back, not seen as held; -1 none */
     uint64_t rng;
 
     /* the last snapshot: per slot, indexed by slot number */
