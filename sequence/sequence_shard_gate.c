@@ -18,8 +18,8 @@ static void held_add(char *held, size_t cap, const struct sequence_gate_node *n,
     } else {
         snprintf(who, sizeof(who), "n_%010lld", n->id);
     }
-    snprintf(held + pos, cap - pos, "%s%s (%s%s%s)", pos ? ", " : "", who,
-             version ? version : "", version ? ", " : "", why);
+    snprintf(held + pos, cap - pos, "%s%s (%s%s%s)", pos ? ", " : "", who, version ? version : "",
+             version ? ", " : "", why);
 }
 
 int sequence_gate_judge(const struct sequence_gate_node *line, int n,

@@ -239,7 +239,8 @@ static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx,
         /* docs/UPGRADING.md, "Sequence sharding in a mixed cluster" */
         sbuf_printf(p, "<p class=\"warn\">leafd.sequence.sharding set: %s by ",
                     st.sharded ? "sharding on; given no slots" : "sharding off, held back");
-        cluster_text(p, st.sharding_held[0] ? st.sharding_held : "nobody yet (next check within 1 s)");
+        cluster_text(p,
+                     st.sharding_held[0] ? st.sharding_held : "nobody yet (next check within 1 s)");
         sbuf_puts(p, "</p>\n");
     }
 }
@@ -341,8 +342,8 @@ static void cluster_json(struct http_request *req, const struct api_ctx *ctx,
     if (ctx->cfg->sequence_enable && ctx->cfg->sequence_sharding) {
         struct sequence_service_stats st;
         sequence_service_stats(ctx->sequence, &st);
-        sbuf_printf(&b, ",\"sequence_sharding\":{\"on\":%s,\"held_back\":",
-                    st.sharded ? "true" : "false");
+        sbuf_printf(
+            &b, ",\"sequence_sharding\":{\"on\":%s,\"held_back\":", st.sharded ? "true" : "false");
         sbuf_json_str(&b, st.sharding_held, strlen(st.sharding_held));
         sbuf_putc(&b, '}');
     }

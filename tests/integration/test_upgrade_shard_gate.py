@@ -10,9 +10,12 @@ sequence line, under load from HTTP sequence clients (5 sequences, following 307
             bounced between the two nodes, ~100,000 redirects in 20 s);
   replaced  the old node stops and a second 1.0 node with sharding joins: sharding turns on by
             itself (a map of epoch >= 1, both nodes own slots, held_back empty);
+  downgrade one 1.0 node is restarted as 0.1.0 on its data dir: the map stays (sharding is
+            never turned off), the 0.1.0 node gets no slots (the other owns all 16384), /ready
+            names it, no redirect storm;
   overall   0 duplicates and strict real-time order per sequence through all of it.
 
-Runs about 30 s (labelled upgrade: it builds 0.1.0 the first time). Exit 77 (a shallow clone)
+Runs about 35 s (labelled upgrade: it builds 0.1.0 the first time). Exit 77 (a shallow clone)
 is a skip.
 """
 import json
@@ -115,7 +118,37 @@ def main():
         t_on = time.monotonic()
         log("replaced: sharding on %.1f s after the swap: slots %d + %d, epoch %s"
             % (t_on - t_swap, both[0]["slots"], both[1]["slots"], both[0].get("shard_epoch")))
-        time.sleep(4)
+        time.sleep(3)
+
+        log("downgrade: new2 restarts as 0.1.0")
+        r0 = redirects(rec)
+        new2.stop()
+        new2.binary = older
+        new2.props.pop("leafd.sequence.sharding", None)
+        new2.start(wait_ready=False)
+        new2_http = "127.0.0.1:%d" % new2.port
+
+        def downgraded():
+            a = seq_state(new1)
+            ok = (serving(new2) and a.get("sharded") and a.get("slots") == 16384 and
+                  new2_http in a.get("sharding", {}).get("held_back", ""))
+            return ok and a
+        a = wait_until(downgraded, 20, 0.2)
+        check(bool(a), "after the downgrade new1 owns every slot and names new2: %s"
+              % seq_state(new1))
+        log("downgrade: new1 /ready sharding = %s, slots %d, epoch %s"
+            % (a.get("sharding"), a.get("slots"), a.get("shard_epoch")))
+        t_down = time.monotonic()
+        r1 = redirects(rec)
+        time.sleep(3)
+        steady = redirects(rec) - r1
+        log("downgrade: %d redirects while new2 left and came back (new1 learns a leave at its "
+            "next list, within 1 s), %d in the 3 s after" % (r1 - r0, steady))
+        check(len([r for r in rec.snapshot()[0] if r.recv > t_down]) > 50,
+              "IDs issued after the downgrade")
+        check(r1 - r0 <= MAX_REDIRECTS, "downgrade: redirects bounded (%d)" % (r1 - r0))
+        check(steady <= 20, "downgrade: no redirect storm beside the 0.1.0 node (%d in 3 s)"
+              % steady)
         for c in clients:
             c.stop()
         for c in clients:
@@ -136,6 +169,7 @@ def main():
               "the log says sharding turned on")
         new1.stop()
         new2.stop()
+        env.finish()
 
 
 main()

@@ -9,8 +9,8 @@
 #include "unit.h"
 
 static const struct sequence_gate_member members[] = {
-    {"127.0.0.1:8001", "1.0.0", 1}, /* sharding configured */
-    {"127.0.0.1:8002", "1.0.0", 0}, /* sharding off */
+    {"127.0.0.1:8001", "1.0.0", 1},  /* sharding configured */
+    {"127.0.0.1:8002", "1.0.0", 0},  /* sharding off */
     {"127.0.0.1:8003", "1.0.0", -1}, /* a record that does not say */
 };
 
@@ -29,10 +29,8 @@ static void test_all_sharded(void) {
 static void test_old_and_unsharded_hold_back(void) {
     struct sequence_gate_node line[] = {
         {1, "127.0.0.1:7000", 0}, /* no record, no owner node: 0.1.0 (or 0.2.0 unsharded) */
-        {2, "127.0.0.1:8001", 0},
-        {3, "127.0.0.1:8002", 0},
-        {4, "127.0.0.1:8003", 0},
-        {5, "", 0}, /* address not read yet */
+        {2, "127.0.0.1:8001", 0}, {3, "127.0.0.1:8002", 0},
+        {4, "127.0.0.1:8003", 0}, {5, "", 0}, /* address not read yet */
     };
     int part[5];
     char held[512];

@@ -269,7 +269,7 @@ void sequence_shard_zk_lost_all(struct sequence_service *svc); /* lock held */
 /* Configured but not sharded yet: 1 when this node may win the ordinary election now (the map
  * was absent after its latest list, so no sharded node issues). */
 int sequence_shard_zk_may_lead(const struct sequence_service *svc);
-void sequence_shard_zk_release(struct sequence_service *svc);  /* before "released" is written */
+void sequence_shard_zk_release(struct sequence_service *svc); /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
 void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where);
 

@@ -291,8 +291,8 @@ static int shard_taking_part(const struct seq_shards *sh, long long *out, int *a
 
 static void shard_coordinate(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
-    if (!sh->coordinator || sh->writing || sh->reading || sh->last_read_ms == 0 ||
-        sh->nlive == 0 || !sh->gate_done) {
+    if (!sh->coordinator || sh->writing || sh->reading || sh->last_read_ms == 0 || sh->nlive == 0 ||
+        !sh->gate_done) {
         return;
     }
     long long live[SEQUENCE_SHARD_MAX_NODES];
@@ -303,7 +303,8 @@ static void shard_coordinate(struct sequence_service *svc) {
             return; /* held back: the gate names who (sequence_shard_gate.h) */
         }
         if (!sh->on) {
-            shard_activate(svc, "every node of the sequence line shards; writing the first slot map");
+            shard_activate(svc,
+                           "every node of the sequence line shards; writing the first slot map");
             return;
         }
         if (!sh->hb_confirmed) {
@@ -320,7 +321,8 @@ static void shard_coordinate(struct sequence_service *svc) {
     if (!sh->map_exists) {
         sequence_shard_init(&cur);
     }
-    int moved = sequence_shard_rebalance(&cur, live, nlive, &next); /* never to one that does not shard */
+    int moved =
+        sequence_shard_rebalance(&cur, live, nlive, &next); /* never to one that does not shard */
     if (moved <= 0) {
         return;
     }
@@ -641,8 +643,7 @@ static void gate_on_zk(struct sequence_service *svc, struct zk_event *ev) {
         }
         for (int i = 0; ev->result == ZK_RESULT_OK && i < ev->nnames; i++) {
             char path[SEQ_PATH_MAX];
-            snprintf(path, sizeof(path), "/leafd/%s/members/%.200s", svc->cfg->name,
-                     ev->names[i]);
+            snprintf(path, sizeof(path), "/leafd/%s/members/%.200s", svc->cfg->name, ev->names[i]);
             if (zk_session_aget(&svc->zsub, OP_SHARD_GATE_MEMBER, sh->gate_round, path) ==
                 LEAF_OK) {
                 sh->gate_members_left++;
