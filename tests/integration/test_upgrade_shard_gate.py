@@ -15,7 +15,7 @@ sequence line, under load from HTTP sequence clients (5 sequences, following 307
             names it, no redirect storm;
   overall   0 duplicates and strict real-time order per sequence through all of it.
 
-Runs about 35 s (labelled upgrade: it builds 0.1.0 the first time). Exit 77 (a shallow clone)
+Runs about 20 s (labelled upgrade: it builds 0.1.0 the first time). Exit 77 (a shallow clone)
 is a skip.
 """
 import json

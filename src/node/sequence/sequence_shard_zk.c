@@ -532,10 +532,11 @@ static void shard_on_hb_get(struct sequence_service *svc, const struct zk_event 
 /* Every SEQ_VIEW_MS on a node configured to shard: the member records and the owner nodes. */
 static void gate_start(struct sequence_service *svc, int64_t now) {
     struct seq_shards *sh = &svc->shards;
-    if (sh->gate_members_left > 0 || sh->gate_owners_left > 0 || svc->nline == 0 ||
-        now - sh->last_gate_ms < SEQ_VIEW_MS) {
-        return;
+    int busy = sh->gate_members_left > 0 || sh->gate_owners_left > 0;
+    if (svc->nline == 0 || now - sh->last_gate_ms < (busy ? 5 * SEQ_VIEW_MS : SEQ_VIEW_MS)) {
+        return; /* a round whose answers are lost is given up after 5 s (its arg is stale) */
     }
+    sh->gate_members_left = sh->gate_owners_left = 0;
     char dir[SEQ_DIR_MAX];
     snprintf(dir, sizeof(dir), "/leafd/%s/members", svc->cfg->name);
     sh->last_gate_ms = now;
