@@ -11,3 +11,8 @@ set_tests_properties(it.test_upgrade_release PROPERTIES TIMEOUT 900 LABELS upgra
 leaf_integration_test(test_upgrade_zk_down)
 set_tests_properties(it.test_upgrade_zk_down PROPERTIES TIMEOUT 600 LABELS upgrade
   SKIP_RETURN_CODE 77)
+# Sequence sharding turned on mid-rollout: 0.1.0 beside a sharded 1.0 node, then replaced
+# (docs/UPGRADING.md, "Sequence sharding in a mixed cluster"); about 30 s.
+leaf_integration_test(test_upgrade_shard_gate)
+set_tests_properties(it.test_upgrade_shard_gate PROPERTIES TIMEOUT 300 LABELS upgrade
+  SKIP_RETURN_CODE 77)

@@ -9,8 +9,9 @@
 #include <string.h>
 
 size_t zk_member_format(const struct zk_member *m, char *buf, size_t cap) {
-    int n = snprintf(buf, cap, "{\"version\":\"%s\",\"auth\":%s,\"http\":\"%s\"}", m->version,
-                     m->auth ? "true" : "false", m->http);
+    int n = snprintf(buf, cap, "{\"version\":\"%s\",\"auth\":%s,\"http\":\"%s\",\"sharding\":%s}",
+                     m->version, m->auth ? "true" : "false", m->http,
+                     m->sharding > 0 ? "true" : "false");
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
@@ -31,6 +32,8 @@ leaf_status_t zk_member_parse(const char *buf, size_t len, struct zk_member *m) 
     copy_string(o, "version", m->version, sizeof(m->version));
     copy_string(o, "http", m->http, sizeof(m->http));
     m->auth = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "auth"));
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "sharding");
+    m->sharding = cJSON_IsBool(sh) ? cJSON_IsTrue(sh) : -1;
     cJSON_Delete(o);
     return m->version[0] != '\0' ? LEAF_OK : LEAF_EINVAL;
 }

@@ -6,9 +6,11 @@
  * every node of leafd 1.0 or later holds the EPHEMERAL znode
  * /leafd/{leaf.name}/members/{ip}:{port} (its snowflake identity) while it
  * runs, with the data
- *     {"version":"1.0.0","auth":true,"http":"127.0.0.1:8080"}
+ *     {"version":"1.0.0","auth":true,"http":"127.0.0.1:8080","sharding":false}
  * so that its peers, /cluster and tools/zk-inspect see which release each
- * node runs and whether it authenticates to ZooKeeper. A live node without a
+ * node runs, whether it authenticates to ZooKeeper and whether it is configured
+ * to shard sequences (leafd.sequence.sharding: the slot map is written only
+ * when every node of the sequence line says so, docs/UPGRADING.md). A live node without a
  * record (in leaf_temporary or the sequence line) runs 0.2.0 or older.
  */
 #include <stddef.h>
@@ -19,6 +21,7 @@ struct zk_member {
     char version[24]; /* "1.0.0"; "" unknown */
     int auth;         /* authenticates with leafd.zk.auth */
     char http[64];    /* ip:port of its HTTP listener */
+    int sharding;     /* leafd.sequence.sharding: 1 on, 0 off, -1 the record does not say */
 };
 
 /* The record's JSON into buf; its length, 0 when it does not fit. */

@@ -182,6 +182,13 @@ static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
                     ",\"slots_taken\":%" PRIu64 ",\"slots_given\":%" PRIu64,
                     st.slots, st.shard_epoch, st.slots_in, st.slots_out);
     }
+    if (st.sharding_conf) {
+        /* docs/UPGRADING.md, "Sequence sharding in a mixed cluster": who keeps it off (or
+         * gets no slots); informational, not a fault. */
+        sbuf_printf(b, ",\"sharding\":{\"on\":%s,\"held_back\":", st.sharded ? "true" : "false");
+        sbuf_json_str(b, st.sharding_held, strlen(st.sharding_held));
+        sbuf_putc(b, '}');
+    }
     sbuf_putc(b, '}');
     return st.connected;
 }

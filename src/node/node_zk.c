@@ -46,7 +46,8 @@ static leaf_status_t member_init(struct node_zk *z) {
     if (node_advertise_ip(cfg, ip, sizeof(ip)) != LEAF_OK) {
         return LEAF_ERR;
     }
-    struct zk_member m = {.auth = cfg->zk_auth[0] != '\0'};
+    struct zk_member m = {.auth = cfg->zk_auth[0] != '\0',
+                          .sharding = cfg->sequence_enable && cfg->sequence_sharding};
     snprintf(m.version, sizeof(m.version), "%s", leafd_version());
     snprintf(m.http, sizeof(m.http), "%s:%d", ip, cfg->listen_port);
     snprintf(z->member_path, sizeof(z->member_path), "/leafd/%s/members/%s:%d", cfg->name, ip,

@@ -235,6 +235,14 @@ static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx,
         sbuf_puts(p, " &middot; sequences: counted by the primary (not surveyed yet)");
     }
     sbuf_printf(p, " &middot; %" PRIu64 " elections seen</p>\n", st.elections);
+    if (st.sharding_conf && (!st.sharded || st.sharding_held[0] != '\0')) {
+        /* docs/UPGRADING.md, "Sequence sharding in a mixed cluster" */
+        sbuf_printf(p, "<p class=\"warn\">leafd.sequence.sharding set: %s by ",
+                    st.sharded ? "sharding on; given no slots" : "sharding off, held back");
+        cluster_text(p,
+                     st.sharding_held[0] ? st.sharding_held : "nobody yet (next check within 1 s)");
+        sbuf_puts(p, "</p>\n");
+    }
 }
 
 /* The tags with the least runway on this node. */
@@ -329,6 +337,14 @@ static void cluster_json(struct http_request *req, const struct api_ctx *ctx,
         sbuf_printf(&b, ",\"zk_acl\":{\"closed\":%s,\"held_back\":",
                     zk_session_acl_is_closed(ctx->zk) ? "true" : "false");
         sbuf_json_str(&b, held, strlen(held));
+        sbuf_putc(&b, '}');
+    }
+    if (ctx->cfg->sequence_enable && ctx->cfg->sequence_sharding) {
+        struct sequence_service_stats st;
+        sequence_service_stats(ctx->sequence, &st);
+        sbuf_printf(
+            &b, ",\"sequence_sharding\":{\"on\":%s,\"held_back\":", st.sharded ? "true" : "false");
+        sbuf_json_str(&b, st.sharding_held, strlen(st.sharding_held));
         sbuf_putc(&b, '}');
     }
     sbuf_puts(&b, ",\"nodes\":[");

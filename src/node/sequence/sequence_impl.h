@@ -58,6 +58,10 @@ enum {
     OP_SHARD_HB_LIST, /* the owner nodes, for the barrier */
     OP_SHARD_HB_GET,
     OP_SHARD_HB_DELETE,
+    OP_SHARD_GATE_MEMBERS, /* the gate: the member records' names */
+    OP_SHARD_GATE_MEMBER,  /* one member record */
+    OP_SHARD_GATE_OWNERS,  /* the owner nodes' names */
+    OP_SHARD_LAST = OP_SHARD_GATE_OWNERS,
 };
 
 /* One sequence; guarded by svc->lock. Never freed while the service runs. */
@@ -116,8 +120,23 @@ struct seq_create {
  * to a node out of the line whose last heartbeat is over T old on the
  * server's clock (times 4/3 on ours): then nobody else can issue it.
  */
+#define SEQ_GATE_MEMBERS 64 /* member records the gate reads */
+
+/*
+ * The gate (sequence/sequence_shard_gate.h, docs/UPGRADING.md): a node
+ * configured with leafd.sequence.sharding runs the ordinary election until a
+ * slot map exists; the coordinator writes the first one only once every node
+ * of the line takes part, after it stopped issuing as the ordinary primary and
+ * its owner node is written. A map, once there, is never dropped.
+ */
+struct seq_gate_member {
+    char http[64], version[24];
+    int sharding;
+};
+
 struct seq_shards {
-    int on; /* leafd.sequence.sharding */
+    int conf; /* leafd.sequence.sharding */
+    int on;   /* sharded now (a map exists); written under lock, read by the views unlocked */
     char path_map[SEQ_DIR_MAX], dir_owners[SEQ_DIR_MAX];
     char hb_path[SEQ_PATH_MAX]; /* my owner node, "" until in line */
     long long self_id;          /* my election node's counter, -1 until in line */
@@ -134,6 +153,20 @@ struct seq_shards {
     uint64_t round_epoch;   /* the barrier_epoch the owner nodes being read are judged against */
     int64_t hb_sent_ms, last_hb_ms, last_read_ms, last_barrier_ms;
     int64_t hb_mtime, hb_answer_ms; /* the server's time of my last heartbeat, and ours */
+    int hb_confirmed;               /* my owner node answered a write (this name) */
+    uint64_t list_gen, absent_gen;  /* lists seen; the list after which the map was absent */
+    int read_again;
+    /* the gate (control thread) */
+    uint64_t gate_round;
+    int gate_members_left, gate_owners_left, gate_bad, gate_done;
+    int64_t last_gate_ms;
+    struct seq_gate_member gate_m[SEQ_GATE_MEMBERS];
+    int gate_nm;
+    char **gate_owners;
+    int gate_nowners;
+    long long part[SEQUENCE_SHARD_MAX_NODES]; /* line nodes that take part (last round) */
+    int npart;
+    char held[512]; /* guarded by lock: who holds sharding back, "" nobody */
     /* guarded by lock */
     struct sequence_shard_map map;
     uint8_t *own;  /* [16384]: 1 when this node issues the slot */
@@ -229,11 +262,14 @@ leaf_status_t sequence_shard_zk_init(struct sequence_service *svc);
 void sequence_shard_zk_free(struct sequence_service *svc);
 void sequence_shard_zk_paths(struct sequence_service *svc);
 void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator);
-void sequence_shard_zk_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_shard_zk_on_zk(struct sequence_service *svc, struct zk_event *ev);
 int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev);
 void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now);
 void sequence_shard_zk_lost_all(struct sequence_service *svc); /* lock held */
-void sequence_shard_zk_release(struct sequence_service *svc);  /* before "released" is written */
+/* Configured but not sharded yet: 1 when this node may win the ordinary election now (the map
+ * was absent after its latest list, so no sharded node issues). */
+int sequence_shard_zk_may_lead(const struct sequence_service *svc);
+void sequence_shard_zk_release(struct sequence_service *svc); /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
 void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where);
 

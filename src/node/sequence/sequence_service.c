@@ -257,7 +257,7 @@ int sequence_service_enabled(const struct sequence_service *svc) {
 static leaf_status_t ensure_parents(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX];
     const char *parts[] = {"/leafd", NULL, svc->dir_primary, svc->dir_seqs,
-                           svc->shards.on ? svc->shards.dir_owners : NULL};
+                           svc->shards.conf ? svc->shards.dir_owners : NULL};
     snprintf(path, sizeof(path), "/leafd/%s", svc->cfg->name);
     parts[1] = path;
     int64_t until = clock_mono_ms() + svc->cfg->zk_session_timeout_ms;
@@ -473,6 +473,8 @@ void sequence_service_stats(struct sequence_service *svc, struct sequence_servic
     pthread_mutex_lock(&svc->lock);
     st->primary = svc->lease.primary;
     st->sharded = svc->shards.on;
+    st->sharding_conf = svc->shards.conf;
+    snprintf(st->sharding_held, sizeof(st->sharding_held), "%s", svc->shards.held);
     if (svc->shards.on) {
         st->slots = 0;
         for (int s = 0; s < SEQUENCE_SHARD_SLOTS; s++) {
@@ -527,7 +529,7 @@ size_t sequence_service_shards(struct sequence_service *svc, struct sequence_pee
                                size_t *npeers, struct sequence_shard_view *out, size_t cap) {
     size_t n = 0;
     *npeers = 0;
-    if (svc == NULL || !svc->enabled || !svc->shards.on) {
+    if (svc == NULL || !svc->enabled || !__atomic_load_n(&svc->shards.on, __ATOMIC_ACQUIRE)) {
         return 0;
     }
     pthread_mutex_lock(&svc->lock);
@@ -548,5 +550,5 @@ size_t sequence_service_shards(struct sequence_service *svc, struct sequence_pee
 }
 
 int sequence_service_sharded(const struct sequence_service *svc) {
-    return svc != NULL && svc->enabled && svc->shards.on;
+    return svc != NULL && svc->enabled && __atomic_load_n(&svc->shards.on, __ATOMIC_ACQUIRE);
 }

@@ -98,8 +98,10 @@ size_t sequence_service_peers(struct sequence_service *svc, struct sequence_peer
 
 struct sequence_service_stats {
     int enabled, primary, live, connected;
-    int sharded; /* leafd.sequence.sharding: primary = owns slots */
-    int slots;   /* sharded: slots this node issues */
+    int sharded;             /* sharding on (a slot map exists): primary = owns slots */
+    int sharding_conf;       /* leafd.sequence.sharding */
+    char sharding_held[512]; /* the line's nodes that do not shard ("" none; docs/UPGRADING.md) */
+    int slots;               /* sharded: slots this node issues */
     uint64_t shard_epoch, slots_in, slots_out;
     struct sequence_where where; /* the primary as this node knows it */
     int64_t lease_left_ms;

@@ -30,12 +30,15 @@
 #include "clock.h"
 #include "log.h"
 #include "sequence_elect.h"
+#include "sequence_shard_gate.h"
+#include "zk_member.h"
 
 #define SHARD_BARRIER_MS 100 /* the owner nodes are read again this often while a gain waits */
 #define S SEQUENCE_SHARD_SLOTS
 
 static void shard_apply(struct sequence_service *svc, const struct sequence_shard_map *m,
                         int force);
+static void shard_coordinate(struct sequence_service *svc);
 
 static const char *shard_base(const char *path) {
     const char *slash = strrchr(path, '/');
@@ -44,10 +47,11 @@ static const char *shard_base(const char *path) {
 
 leaf_status_t sequence_shard_zk_init(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
-    sh->on = svc->cfg->sequence_sharding;
+    sh->conf = svc->cfg->sequence_sharding;
+    sh->on = 0; /* until a slot map exists (the gate) */
     sh->self_id = -1;
     sequence_shard_init(&sh->map);
-    if (!sh->on) {
+    if (!sh->conf) {
         return LEAF_OK;
     }
     sh->own = calloc(S, sizeof(*sh->own));
@@ -56,6 +60,7 @@ leaf_status_t sequence_shard_zk_init(struct sequence_service *svc) {
 }
 
 void sequence_shard_zk_free(struct sequence_service *svc) {
+    zk_names_free(svc->shards.gate_owners, svc->shards.gate_nowners);
     free(svc->shards.own);
     free(svc->shards.gen);
 }
@@ -81,13 +86,14 @@ static void shard_sync_mine(struct sequence_service *svc) {
     sh->hb_gen++;
     sh->hb_inflight = 0; /* an answer for the old name is ignored (hb_gen) */
     sh->last_hb_ms = 0;
+    sh->hb_confirmed = 0;
     if (id >= 0) {
         snprintf(sh->hb_path, sizeof(sh->hb_path), "%s/%.200s", sh->dir_owners,
                  shard_base(svc->mine));
     } else {
         sh->hb_path[0] = '\0';
     }
-    if (id >= 0 && sh->map_exists) {
+    if (id >= 0 && sh->map_exists && sh->on) {
         /* The map may already name this node under its new name: apply it again. */
         static struct sequence_shard_map m; /* control thread only */
         pthread_mutex_lock(&svc->lock);
@@ -101,7 +107,7 @@ static void shard_sync_mine(struct sequence_service *svc) {
 
 static void shard_hb(struct sequence_service *svc, int64_t now, int force) {
     struct seq_shards *sh = &svc->shards;
-    if (sh->hb_path[0] == '\0' || sh->released || svc->stopping) {
+    if (!sh->on || sh->hb_path[0] == '\0' || sh->released || svc->stopping) {
         return;
     }
     if (sh->hb_inflight) {
@@ -140,6 +146,7 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
     if (ev->result != ZK_RESULT_OK) {
         return;
     }
+    sh->hb_confirmed = 1;
     pthread_mutex_lock(&svc->lock);
     sequence_lease_answer(&svc->lease, sh->hb_sent_ms, now);
     int won = !svc->lease.primary && !sh->released;
@@ -161,6 +168,9 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
     if (sh->hb_again) {
         shard_hb(svc, now, 1);
     }
+    if (!sh->map_exists && sh->coordinator) {
+        shard_coordinate(svc); /* the first map waits for this owner node */
+    }
 }
 
 /* ---- the map: read, apply, and (coordinator) rebalance ------------------------ */
@@ -168,10 +178,12 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
 static void shard_read(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
     if (sh->reading) {
+        sh->read_again = 1; /* sent before the latest list: ask once more after it */
         return;
     }
     sh->last_read_ms = clock_mono_ms();
-    if (zk_session_aget_watch(&svc->zsub, OP_SHARD_READ, 0, sh->path_map) == LEAF_OK) {
+    sh->read_again = 0;
+    if (zk_session_aget_watch(&svc->zsub, OP_SHARD_READ, sh->list_gen, sh->path_map) == LEAF_OK) {
         sh->reading = 1;
     }
 }
@@ -230,9 +242,76 @@ static void shard_apply(struct sequence_service *svc, const struct sequence_shar
     }
 }
 
+/*
+ * Sharding turns on here: a map exists, or this coordinator is about to write
+ * the first one. Whatever this node issued as the ordinary primary stops and is
+ * given back first (one session, in order: before its owner node's first
+ * write, which comes before the map's).
+ */
+static void shard_activate(struct sequence_service *svc, const char *why) {
+    struct seq_shards *sh = &svc->shards;
+    pthread_mutex_lock(&svc->lock);
+    int was = svc->lease.primary;
+    sequence_lease_lose(&svc->lease);
+    for (size_t i = 0; i < svc->count; i++) {
+        sequence_state_stop(&svc->by_idx[i]->st);
+    }
+    memset(sh->own, 0, S);
+    __atomic_store_n(&sh->on, 1, __ATOMIC_RELEASE);
+    sh->self_id = -2; /* shard_sync_mine() below starts the owner node afresh */
+    svc->where.known = 0;
+    sequence_table_wake_all(svc);
+    pthread_mutex_unlock(&svc->lock);
+    svc->taking_over = 0;
+    if (was) {
+        (void)sequence_heal_giveback_send(svc);
+    }
+    log_info("sequence", "sharded sequences on: %s", why);
+    shard_sync_mine(svc);
+    shard_hb(svc, clock_mono_ms(), 1);
+}
+
+/* The live nodes that take part (the gate's last round); 1 in *all when every one does. */
+static int shard_taking_part(const struct seq_shards *sh, long long *out, int *all) {
+    int n = 0;
+    *all = 1;
+    for (int i = 0; i < sh->nlive; i++) {
+        int in = 0;
+        for (int j = 0; j < sh->npart && !in; j++) {
+            in = sh->part[j] == sh->live[i];
+        }
+        if (in) {
+            out[n++] = sh->live[i];
+        } else {
+            *all = 0;
+        }
+    }
+    return n;
+}
+
 static void shard_coordinate(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
-    if (!sh->coordinator || sh->writing || sh->reading || sh->last_read_ms == 0 || sh->nlive == 0) {
+    if (!sh->coordinator || sh->writing || sh->reading || sh->last_read_ms == 0 || sh->nlive == 0 ||
+        !sh->gate_done) {
+        return;
+    }
+    long long live[SEQUENCE_SHARD_MAX_NODES];
+    int all = 0;
+    int nlive = shard_taking_part(sh, live, &all);
+    if (!sh->map_exists) {
+        if (!all) {
+            return; /* held back: the gate names who (sequence_shard_gate.h) */
+        }
+        if (!sh->on) {
+            shard_activate(svc,
+                           "every node of the sequence line shards; writing the first slot map");
+            return;
+        }
+        if (!sh->hb_confirmed) {
+            return; /* its answer comes back here */
+        }
+    }
+    if (nlive == 0) {
         return;
     }
     static struct sequence_shard_map cur, next; /* control thread only; 6 KB each */
@@ -242,7 +321,8 @@ static void shard_coordinate(struct sequence_service *svc) {
     if (!sh->map_exists) {
         sequence_shard_init(&cur);
     }
-    int moved = sequence_shard_rebalance(&cur, sh->live, sh->nlive, &next);
+    int moved =
+        sequence_shard_rebalance(&cur, live, nlive, &next); /* never to one that does not shard */
     if (moved <= 0) {
         return;
     }
@@ -257,7 +337,7 @@ static void shard_coordinate(struct sequence_service *svc) {
         sh->writing = 1;
         log_info("sequence",
                  "shards: coordinator writes epoch %" PRIu64 " for %d node(s): %d slots move",
-                 next.epoch, sh->nlive, moved);
+                 next.epoch, nlive, moved);
     }
 }
 
@@ -266,8 +346,12 @@ static void shard_on_read(struct sequence_service *svc, const struct zk_event *e
     sh->reading = 0;
     if (ev->result == ZK_RESULT_NONODE) {
         sh->map_exists = 0;
+        sh->absent_gen = ev->arg;
     } else if (ev->result == ZK_RESULT_OK) {
         static struct sequence_shard_map m; /* control thread only */
+        if (!sh->on) {
+            shard_activate(svc, "the slot map exists");
+        }
         if (sequence_shard_parse(ev->data ? ev->data : "", ev->len, &m) != 0) {
             log_error("sequence", "shards: %s holds no valid map; the coordinator writes one",
                       sh->path_map);
@@ -282,6 +366,10 @@ static void shard_on_read(struct sequence_service *svc, const struct zk_event *e
             shard_apply(svc, &m, 0);
         }
     } else {
+        return;
+    }
+    if (sh->read_again) {
+        shard_read(svc);
         return;
     }
     shard_coordinate(svc);
@@ -299,6 +387,7 @@ static void shard_on_write(struct sequence_service *svc, const struct zk_event *
 void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator) {
     struct seq_shards *sh = &svc->shards;
     shard_sync_mine(svc);
+    sh->list_gen++;
     sh->nlive = 0;
     for (int i = 0; i < n && sh->nlive < SEQUENCE_SHARD_MAX_NODES; i++) {
         long long id = sequence_elect_seq(names[i]);
@@ -310,8 +399,8 @@ void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n
         log_info("sequence", "shards: this node coordinates the slot map");
     }
     sh->coordinator = coordinator;
-    if (sh->last_read_ms == 0) {
-        shard_read(svc);
+    if (sh->last_read_ms == 0 || (!sh->on && coordinator)) {
+        shard_read(svc); /* not sharded yet: is the map still absent after this list? */
     } else {
         shard_coordinate(svc);
     }
@@ -438,21 +527,165 @@ static void shard_on_hb_get(struct sequence_service *svc, const struct zk_event 
     }
 }
 
+/* ---- the gate: who takes part (sequence/sequence_shard_gate.h) ----------------- */
+
+/* Every SEQ_VIEW_MS on a node configured to shard: the member records and the owner nodes. */
+static void gate_start(struct sequence_service *svc, int64_t now) {
+    struct seq_shards *sh = &svc->shards;
+    int busy = sh->gate_members_left > 0 || sh->gate_owners_left > 0;
+    if (svc->nline == 0 || now - sh->last_gate_ms < (busy ? 5 * SEQ_VIEW_MS : SEQ_VIEW_MS)) {
+        return; /* a round whose answers are lost is given up after 5 s (its arg is stale) */
+    }
+    sh->gate_members_left = sh->gate_owners_left = 0;
+    char dir[SEQ_DIR_MAX];
+    snprintf(dir, sizeof(dir), "/leafd/%s/members", svc->cfg->name);
+    sh->last_gate_ms = now;
+    sh->gate_round++;
+    sh->gate_bad = 0;
+    sh->gate_nm = 0;
+    if (zk_session_achildren2(&svc->zsub, OP_SHARD_GATE_MEMBERS, sh->gate_round, dir) != LEAF_OK) {
+        return;
+    }
+    sh->gate_members_left = 1;
+    if (zk_session_achildren2(&svc->zsub, OP_SHARD_GATE_OWNERS, sh->gate_round, sh->dir_owners) ==
+        LEAF_OK) {
+        sh->gate_owners_left = 1;
+    } else {
+        sh->gate_bad = 1;
+    }
+}
+
+/* All answers of a round are in: judge the line as the view last read it. */
+static void gate_judge(struct sequence_service *svc) {
+    struct seq_shards *sh = &svc->shards;
+    if (sh->gate_bad) {
+        return; /* the next round */
+    }
+    struct sequence_gate_node line[SEQUENCE_SHARD_MAX_NODES];
+    char https[SEQUENCE_SHARD_MAX_NODES][SEQUENCE_PEER_ADDR];
+    struct sequence_gate_member mem[SEQ_GATE_MEMBERS];
+    int takes[SEQUENCE_SHARD_MAX_NODES];
+    int n = 0;
+    pthread_mutex_lock(&svc->lock);
+    for (int i = 0; i < svc->nline && n < SEQUENCE_SHARD_MAX_NODES; i++) {
+        long long id = sequence_elect_seq(svc->line[i]);
+        if (id < 0) {
+            continue;
+        }
+        https[n][0] = '\0';
+        for (size_t k = 0; k < svc->npeers; k++) {
+            if (svc->peers[k].seq == id) {
+                snprintf(https[n], sizeof(https[n]), "%s", svc->peers[k].http);
+            }
+        }
+        int owner = 0;
+        for (int k = 0; k < sh->gate_nowners && !owner; k++) {
+            owner = strcmp(sh->gate_owners[k], svc->line[i]) == 0;
+        }
+        line[n] = (struct sequence_gate_node){id, https[n], owner};
+        n++;
+    }
+    pthread_mutex_unlock(&svc->lock);
+    for (int j = 0; j < sh->gate_nm; j++) {
+        mem[j] = (struct sequence_gate_member){sh->gate_m[j].http, sh->gate_m[j].version,
+                                               sh->gate_m[j].sharding};
+    }
+    char held[sizeof(sh->held)];
+    (void)sequence_gate_judge(line, n, mem, sh->gate_nm, takes, held, sizeof(held));
+    sh->npart = 0;
+    for (int i = 0; i < n; i++) {
+        if (takes[i]) {
+            sh->part[sh->npart++] = line[i].id;
+        }
+    }
+    pthread_mutex_lock(&svc->lock);
+    int changed = strcmp(sh->held, held) != 0;
+    snprintf(sh->held, sizeof(sh->held), "%s", held);
+    pthread_mutex_unlock(&svc->lock);
+    if (changed && held[0] != '\0') {
+        log_warn("sequence",
+                 "leafd.sequence.sharding: %s; held back by node(s) of the sequence line that "
+                 "do not shard: %s",
+                 sh->map_exists ? "they are given no slots"
+                                : "sharding stays off (the ordinary election) until every node "
+                                  "of the line runs 1.0 or later with it on",
+                 held);
+    } else if (changed && sh->gate_done) {
+        log_info("sequence", "leafd.sequence.sharding: every node of the sequence line shards");
+    }
+    sh->gate_done = 1;
+    shard_coordinate(svc);
+}
+
+static void gate_on_zk(struct sequence_service *svc, struct zk_event *ev) {
+    struct seq_shards *sh = &svc->shards;
+    if (ev->arg != sh->gate_round) {
+        return; /* an older round's */
+    }
+    if (ev->op == OP_SHARD_GATE_OWNERS) {
+        sh->gate_owners_left = 0;
+        if (ev->result == ZK_RESULT_OK) {
+            zk_names_free(sh->gate_owners, sh->gate_nowners);
+            sh->gate_owners = ev->names;
+            sh->gate_nowners = ev->nnames;
+            ev->names = NULL; /* kept: freed by the next round or at free */
+            ev->nnames = 0;
+        } else if (ev->result == ZK_RESULT_NONODE) {
+            zk_names_free(sh->gate_owners, sh->gate_nowners);
+            sh->gate_owners = NULL;
+            sh->gate_nowners = 0;
+        } else {
+            sh->gate_bad = 1;
+        }
+    } else if (ev->op == OP_SHARD_GATE_MEMBERS) {
+        sh->gate_members_left = 0;
+        if (ev->result != ZK_RESULT_OK && ev->result != ZK_RESULT_NONODE) {
+            sh->gate_bad = 1;
+        }
+        for (int i = 0; ev->result == ZK_RESULT_OK && i < ev->nnames; i++) {
+            char path[SEQ_PATH_MAX];
+            snprintf(path, sizeof(path), "/leafd/%s/members/%.200s", svc->cfg->name, ev->names[i]);
+            if (zk_session_aget(&svc->zsub, OP_SHARD_GATE_MEMBER, sh->gate_round, path) ==
+                LEAF_OK) {
+                sh->gate_members_left++;
+            } else {
+                sh->gate_bad = 1;
+            }
+        }
+    } else {
+        sh->gate_members_left--;
+        struct zk_member m;
+        if (ev->result == ZK_RESULT_OK && ev->data != NULL &&
+            zk_member_parse(ev->data, ev->len, &m) == LEAF_OK && sh->gate_nm < SEQ_GATE_MEMBERS) {
+            struct seq_gate_member *g = &sh->gate_m[sh->gate_nm++];
+            snprintf(g->http, sizeof(g->http), "%s", m.http);
+            snprintf(g->version, sizeof(g->version), "%s", m.version);
+            g->sharding = m.sharding;
+        } /* gone since the listing, or not a record: that node counts as old */
+    }
+    if (sh->gate_members_left == 0 && sh->gate_owners_left == 0) {
+        gate_judge(svc);
+    }
+}
+
 /* ---- the glue's entry points ---------------------------------------------------- */
 
-void sequence_shard_zk_on_zk(struct sequence_service *svc, const struct zk_event *ev) {
+void sequence_shard_zk_on_zk(struct sequence_service *svc, struct zk_event *ev) {
     switch (ev->op) {
     case OP_SHARD_READ: shard_on_read(svc, ev); break;
     case OP_SHARD_WRITE: shard_on_write(svc, ev); break;
     case OP_SHARD_HB: shard_on_hb(svc, ev); break;
     case OP_SHARD_HB_LIST: shard_on_hb_list(svc, ev); break;
     case OP_SHARD_HB_GET: shard_on_hb_get(svc, ev); break;
+    case OP_SHARD_GATE_MEMBERS:
+    case OP_SHARD_GATE_MEMBER:
+    case OP_SHARD_GATE_OWNERS: gate_on_zk(svc, ev); break;
     default: break;
     }
 }
 
 int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev) {
-    if (!svc->shards.on || ev->data == NULL || strcmp(ev->data, svc->shards.path_map) != 0) {
+    if (!svc->shards.conf || ev->data == NULL || strcmp(ev->data, svc->shards.path_map) != 0) {
         return 0;
     }
     shard_read(svc);
@@ -461,9 +694,10 @@ int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event 
 
 void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now) {
     struct seq_shards *sh = &svc->shards;
-    if (!sh->on) {
+    if (!sh->conf) {
         return;
     }
+    gate_start(svc, now);
     shard_sync_mine(svc);
     shard_hb(svc, now, 0);
     if (now - sh->last_read_ms >= SEQ_VIEW_MS) {
@@ -474,8 +708,14 @@ void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now) {
     }
 }
 
+int sequence_shard_zk_may_lead(const struct sequence_service *svc) {
+    const struct seq_shards *sh = &svc->shards;
+    return sh->conf && !sh->on && sh->coordinator && sh->list_gen > 0 &&
+           sh->absent_gen == sh->list_gen && !sh->reading;
+}
+
 void sequence_shard_zk_lost_all(struct sequence_service *svc) {
-    if (svc->shards.on) {
+    if (svc->shards.conf) {
         memset(svc->shards.own, 0, S);
     }
 }

@@ -260,7 +260,7 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         svc->mine[0] = '\0';
         elect_create(svc);
     } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
-        if (!svc->shards.on) {
+        if (!svc->shards.conf) {
             become_primary(svc); /* sharded: the lowest only coordinates the map */
         }
     } else {
@@ -268,7 +268,9 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, ev->names[d.watch]);
         zk_session_aexists_watch(&svc->zsub, OP_ELECT_WATCH, 0, path);
     }
-    if (svc->shards.on && d.verdict != SEQUENCE_ELECT_MISSING) {
+    if (svc->shards.conf && d.verdict != SEQUENCE_ELECT_MISSING) {
+        /* Configured to shard but no map yet: the ordinary election, once the map's
+         * absence is read after this list (the cron, sequence_shard_zk_may_lead). */
         sequence_shard_zk_on_list(svc, ev->names, ev->nnames, d.verdict == SEQUENCE_ELECT_PRIMARY);
     }
     /* The names move to the view, which reads every address. */
@@ -575,7 +577,7 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
         }
         return;
     }
-    if (ev->op >= OP_SHARD_READ && ev->op <= OP_SHARD_HB_DELETE) {
+    if (ev->op >= OP_SHARD_READ && ev->op <= OP_SHARD_LAST) {
         sequence_shard_zk_on_zk(svc, ev);
         return;
     }
@@ -646,7 +648,7 @@ void sequence_zk_on_cron(uv_timer_t *t) {
     }
     heartbeat(svc, now);
     sequence_shard_zk_cron(svc, now);
-    if (svc->taking_over == 3) {
+    if (svc->taking_over == 3 || (svc->taking_over == 0 && sequence_shard_zk_may_lead(svc))) {
         become_primary(svc); /* once the previous primary's lease has run out */
     }
     if (svc->mine[0] == '\0') {
