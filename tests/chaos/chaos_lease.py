@@ -94,10 +94,18 @@ class LeaseEpisodes:
                 best = (slot, seen, idx)
         return best
 
-    def _switch_window(self, f, n, start, label, until=None):
+    def _switch_window(self, f, n, start, label, until=None, switched=None):
         """Refusals on n for SWITCH_S after a clock transition at start, or
-        until the next transition (until) if that comes first."""
-        end = start + SWITCH_S if until is None else min(start + SWITCH_S, until)
+        until the next transition (until) if that comes first. A switch starts
+        at the first request refused for the clock, which may come later than
+        the step when no client asked the node meanwhile: switched, when
+        given, is when the node was seen serving again after it, and the
+        window lasts at least until SETTLE_S after that."""
+        end = start + SWITCH_S
+        if switched is not None:
+            end = max(end, switched + SETTLE_S)
+        if until is not None:
+            end = min(end, until)
         self.window(f, (n.idx,), ("snowflake",), LEASE_CODES, start, end)
         with self.lock:
             self.switch_windows.append((n.idx, start, end, "#%d %s %s" % (f.id, f.kind, label),
@@ -329,6 +337,7 @@ class LeaseEpisodes:
         time.sleep(f.params["hold"])
         # A request refused for the clock is what starts a switch: probe.
         ok = self._wait(lambda: _probes(n, 1)[0][0] == 200, max(0.5, t + SWITCH_S - time.time()))
+        t_ok = time.time()
         after = n.lease()
         self.log("#%d %s with the clock 10 min back: lease %s -> %s"
                  % (f.id, n.name, _brief(before), _brief(after)))
@@ -345,7 +354,7 @@ class LeaseEpisodes:
             self.window(f, (n.idx,), ("snowflake", "segment"), None, t_stop, r + GRACE)
         t_right = time.time()
         n.set_offset(0)
-        self._switch_window(f, n, t, "step back", t_right)
+        self._switch_window(f, n, t, "step back", t_right, switched=t_ok)
         self._switch_window(f, n, t_right, "put right")
 
 
