@@ -141,7 +141,8 @@ enum config_db_tls {
       "a first request for an unknown sequence creates it at 1")                                   \
     X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
       "split the 16384 slots among the live sequence nodes, each range with its own primary; "     \
-      "every node of a cluster must agree")                                                        \
+      "turns on only once every node of the sequence line has it, and then stays on "              \
+      "(docs/UPGRADING.md, \"Sequence sharding in a mixed cluster\")")                             \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
