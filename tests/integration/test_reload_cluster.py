@@ -34,20 +34,12 @@ import subprocess
 import threading
 import time
 
-from leafdtest import (Env, check, free_port, http as http_get, log, seg_props, wait_until,
-                       zkcli)
+from leafdtest import (Env, check, free_port, http as http_get, log, pid_alive, seg_props,
+                       wait_until, zkcli)
 from seqcluster import probe
 from zkhelpers import worker_of, zk_props
 
 SEQ = "rs"
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def upgrade(node, pid, label, timeout=40):
@@ -61,16 +53,16 @@ def upgrade(node, pid, label, timeout=40):
         log(node.log_text()[-3000:])
         return None
     new = int(re.findall(pat, node.log_text())[-1])
-    check(wait_until(lambda: not alive(pid), 20, 0.05), "%s: the old pid %d is gone" % (label, pid))
+    check(wait_until(lambda: not pid_alive(pid), 20, 0.05), "%s: the old pid %d is gone" % (label, pid))
     check(wait_until(lambda: http_get(node.port, "/ready")[0] == 200, 30, 0.05),
           "%s: the new process (pid %d) is ready" % (label, new))
     return new
 
 
 def stop_last(node, pid):
-    if pid != node.proc.p.pid and alive(pid):
+    if pid != node.proc.p.pid and pid_alive(pid):
         os.kill(pid, signal.SIGTERM)
-        check(wait_until(lambda: not alive(pid), 20, 0.1), "%s: the last process stops" % node.name)
+        check(wait_until(lambda: not pid_alive(pid), 20, 0.1), "%s: the last process stops" % node.name)
         check("Sanitizer" not in node.log_text(), "%s: no sanitizer report" % node.name)
 
 

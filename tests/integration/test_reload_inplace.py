@@ -26,7 +26,7 @@ import threading
 import time
 
 from fakesystemd import FakeSystemd
-from leafdtest import Env, check, http as http_get, log, wait_until
+from leafdtest import Env, check, http as http_get, log, pid_alive, wait_until
 from zkhelpers import worker_of, zk_props
 
 try:
@@ -45,14 +45,6 @@ props = zk_props(zk.address(), name="rl", **{
 node = env.leafd("n0", props, resp=True, extra_env={"NOTIFY_SOCKET": os.path.join(env.dir, "notify.sock")})
 port, resp_port = node.port, node.resp_port
 check(node.wait_sequence("rs", 30) == 200, "the sequence rs is served")
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def fd_count(pid):
@@ -197,7 +189,7 @@ def upgrade(pid, label, timeout=40):
         log(node.log_text()[-3000:])
         return None
     new = int(re.findall(r"handed over to pid (\d+)", node.log_text())[-1])
-    check(wait_until(lambda: not alive(pid), 20, 0.05), "%s: the old pid %d is gone" % (label, pid))
+    check(wait_until(lambda: not pid_alive(pid), 20, 0.05), "%s: the old pid %d is gone" % (label, pid))
     check(wait_until(lambda: http_get(port, "/ready")[0] == 200, 30, 0.05),
           "%s: the new process (pid %d) is ready" % (label, new))
     return new
@@ -244,7 +236,7 @@ try:
         line = [x for x in text.splitlines() if "in-place upgrade failed" in x]
         log("logged: %s" % (line[-1][:400] if line else None))
         check(line and "no.such.key" in line[-1], "the reason names the bad key")
-        check(alive(pids[-1]), "the old process still runs")
+        check(pid_alive(pids[-1]), "the old process still runs")
         check(http_get(port, "/ready")[0] == 200, "and is ready")
         with open(node.conf, "w") as f:
             f.write(good)
@@ -261,7 +253,7 @@ try:
         log("logged: %s" % (line[-1][-300:] if line else None))
         check(line and "changed listen address needs a restart" in line[-1],
               "the reason says a changed listen address needs a restart")
-        check(alive(pids[-1]) and http_get(port, "/ready")[0] == 200, "the old process still serves")
+        check(pid_alive(pids[-1]) and http_get(port, "/ready")[0] == 200, "the old process still serves")
         with open(node.conf, "w") as f:
             f.write(good)
 
@@ -289,9 +281,9 @@ try:
         check(len(sessions) == 1, "one ZooKeeper session through every upgrade (%s)" % sessions)
 finally:
     last = pids[-1]
-    if last != node.proc.p.pid and alive(last):
+    if last != node.proc.p.pid and pid_alive(last):
         os.kill(last, signal.SIGTERM)
-        check(wait_until(lambda: not alive(last), 20, 0.1), "the last process stops at SIGTERM")
+        check(wait_until(lambda: not pid_alive(last), 20, 0.1), "the last process stops at SIGTERM")
         time.sleep(0.5)
         text = node.log_text()
         check(text.rstrip().endswith('msg="stopped cleanly"'), "the last process stopped cleanly")

@@ -257,6 +257,15 @@ def zkcli(address, cmds, auth=None, attempts=3, connect_ms=10000):
     return "", why + "\n"
 
 
+def pid_alive(pid):
+    """Whether pid runs (a zombie, exited but not reaped, does not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class MariaDB:
     """A throwaway MariaDB server with Leaf's leaf_alloc table in database `leaf`."""
 
