@@ -263,7 +263,10 @@ static void on_reload_settle(uv_timer_t *t) {
     if (d->sequence != NULL) {
         sequence_service_stats(d->sequence, &st);
     }
-    if (!st.enabled || st.primary || st.where.known || clock_mono_ms() >= d->reload_deadline_ms) {
+    /* Sharded, the slots the map gives this node again are issued past the barrier. */
+    int settled = !sequence_service_shard_settling(d->sequence) &&
+                  (st.primary || st.where.known || st.sharded);
+    if (!st.enabled || settled || clock_mono_ms() >= d->reload_deadline_ms) {
         uv_timer_stop(t);
         uv_stop(t->loop);
     }

@@ -284,9 +284,16 @@ static leaf_status_t ensure_parents(struct sequence_service *svc) {
  * restart"): the ephemeral node under dir whose owner is this session. The
  * first becomes this process's place in line, so a primary stays primary
  * (its lease was released after it stopped issuing: the takeover does not
- * wait). When this process cannot use it (sequences now off, or sharded) it
- * is deleted, or it would stay first in line with nobody behind it. A new
- * session owns none. Start-up only (synchronous).
+ * wait). Sharded (docs/cluster.md, "Sharded sequences"), the owner node of the
+ * same name goes with it: the slot map names nodes by the election node's
+ * counter, so this process owns the same slots, and it takes them only past
+ * the barrier, each sequence read and fenced afresh (sequence_shard_zk.c).
+ * When this process cannot use it (sequences now off, or sharding off) it is
+ * deleted, or it would stay in line with nobody serving behind it (or, first
+ * in line, run the ordinary election beside sharded nodes); its owner node,
+ * if any, says "released" first (the previous process stopped issuing before
+ * the hand-over), so the others take its slots without waiting. A new session
+ * owns none. Start-up only (synchronous).
  */
 static void find_own_node(struct sequence_service *svc, const char *dir, int keep) {
     int64_t sid = zk_session_id(svc->zk);
@@ -303,16 +310,23 @@ static void find_own_node(struct sequence_service *svc, const char *dir, int kee
             st.owner != sid) {
             continue;
         }
-        if (keep && svc->mine[0] == '\0') {
+        char owner[SEQ_PATH_MAX];
+        snprintf(owner, sizeof(owner), "/leafd/%s/owners/%.200s", svc->cfg->name, names[i]);
+        int sharded = zk_session_stat(svc->zk, owner, &st) == LEAF_OK;
+        if (keep && svc->mine[0] == '\0' && (!sharded || svc->shards.conf)) {
             snprintf(svc->mine, sizeof(svc->mine), "%s", path);
             log_info("sequence",
                      "kept my place in line for sequence primary as %s (the election node of "
-                     "the adopted ZooKeeper session 0x%llx)",
-                     names[i], (unsigned long long)sid);
+                     "the adopted ZooKeeper session 0x%llx%s)",
+                     names[i], (unsigned long long)sid,
+                     sharded ? ", with its owner node and its slots" : "");
         } else {
+            if (sharded) {
+                (void)zk_session_set(svc->zk, owner, "released", 8);
+            }
             (void)zk_session_delete(svc->zk, path, -1);
-            log_info("sequence", "left the line: deleted %s, the previous process's election node",
-                     path);
+            log_info("sequence", "left the line: deleted %s, the previous process's election node%s",
+                     path, sharded ? " (its owner node released)" : "");
         }
     }
     zk_names_free(names, n);
@@ -370,7 +384,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (ensure_parents(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
-    find_own_node(svc, svc->dir_primary, !svc->shards.on);
+    find_own_node(svc, svc->dir_primary, 1);
     uv_timer_start(&svc->cron, sequence_zk_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
     /* The CONNECTED event is queued on the session: the control loop's
      * first dispatch puts this node in line. */
@@ -398,16 +412,21 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
     pthread_mutex_unlock(&svc->lock);
     sequence_zk_lose_primary(svc, "stopping");
     svc->stopping = 1;
+    /* An in-place upgrade hands the session on: the line and, sharded, the owner
+     * node go with it (find_own_node), so the slots stay here. */
+    int handing = keep_line && svc->mine[0] != '\0';
     if (was && svc->zk_open && zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Issuing has stopped: write the records back down to the last IDs issued
          * (the session applies its requests in order, so they land before the
-         * release below answers), and the next primary need not wait out this lease. */
+         * release below answers), and the next primary need not wait out this lease.
+         * Sharded and handing over, the owner node keeps "applied <epoch>": this
+         * process issues no more, and the next one issues only past its own barrier. */
         size_t given = sequence_heal_giveback_send(svc);
         if (svc->shards.on) {
             sequence_shard_zk_release(svc);
         }
         const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
-        if (release[0] != '\0') {
+        if (release[0] != '\0' && !(handing && svc->shards.on)) {
             zk_session_set(svc->zk, release, "released", 8);
         }
         if (given > 0) {
@@ -415,11 +434,11 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
         }
     }
     sequence_floor_file_stop(svc);
-    if (keep_line && !svc->shards.on && svc->mine[0] != '\0') {
+    if (handing) {
         /* The session goes on in the next process, which finds this node in line
-         * (find_own_node): the primary stays primary. Sharded, the shards were
-         * released above and the line is left as at any stop. */
-        log_info("sequence", "handing the election node %s to the next process", svc->mine);
+         * (find_own_node): the primary stays primary, a sharded node keeps its slots. */
+        log_info("sequence", "handing the election node %s%s to the next process", svc->mine,
+                 svc->shards.on ? " and its owner node" : "");
     } else if (svc->zk_open && svc->mine[0] != '\0' &&
                zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Out of line at once: the next node need not wait for this

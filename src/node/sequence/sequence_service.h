@@ -49,10 +49,11 @@ leaf_status_t sequence_service_start(struct sequence_service *svc);
 void sequence_service_stop(struct sequence_service *svc);
 /*
  * The same, for an in-place upgrade that hands the ZooKeeper session to a new
- * process: stops issuing, writes the records back down and releases the lease,
- * but keeps this node's election node in line (unsharded); the new process
- * finds it by its owner, the adopted session (docs/UPGRADING.md, "In place,
- * without a restart"). Control thread.
+ * process: stops issuing, writes the records back down and releases the lease
+ * (unsharded), but keeps this node's election node in line and, sharded, its
+ * owner node as it is (so its slots); the new process finds them by their owner,
+ * the adopted session (docs/UPGRADING.md, "In place, without a restart").
+ * Control thread.
  */
 void sequence_service_stop_handover(struct sequence_service *svc);
 /* After the event loops have ended. */
@@ -121,6 +122,10 @@ struct sequence_shard_view {
 size_t sequence_service_shards(struct sequence_service *svc, struct sequence_peer *peers,
                                size_t *npeers, struct sequence_shard_view *out, size_t cap);
 int sequence_service_sharded(const struct sequence_service *svc);
+/* 1 while a node configured to shard has not yet read the slot map, or waits for the
+ * barrier before it issues the slots the map gives it (an in-place upgrade's new
+ * process waits for this before it accepts). Control thread. */
+int sequence_service_shard_settling(const struct sequence_service *svc);
 
 /* Calls fn for every sequence (name, persisted max, last issued, headroom, phase name). */
 void sequence_service_each(struct sequence_service *svc,

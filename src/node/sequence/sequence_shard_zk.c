@@ -725,6 +725,17 @@ void sequence_shard_zk_release(struct sequence_service *svc) {
     svc->shards.released = 1;
 }
 
+int sequence_service_shard_settling(const struct sequence_service *svc) {
+    if (svc == NULL || !svc->enabled || !svc->started) {
+        return 0;
+    }
+    const struct seq_shards *sh = &svc->shards;
+    if (!sh->conf || svc->mine[0] == '\0') {
+        return 0;
+    }
+    return sh->last_read_ms == 0 || (sh->reading && !sh->on) || sh->barrier_epoch != 0;
+}
+
 void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where) {
     struct seq_shards *sh = &svc->shards;
     *where = (struct sequence_where){0};
