@@ -29,3 +29,6 @@ leaf_resp_test(test_reload_inplace)
 # The in-place upgrade in a cluster: the sequence primary stays primary (ioredis, HTTPS, a
 # sequence client), and a lease-mode node keeps its slot.
 leaf_resp_test(test_reload_cluster)
+# The in-place upgrade of sharded sequence nodes: each keeps its election node, its owner node
+# and its slots (the map's epoch the same), under clients that follow redirects.
+leaf_resp_test(test_reload_sharded)

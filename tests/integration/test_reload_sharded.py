@@ -1,0 +1,185 @@
+"""In-place binary upgrade of a sharded sequence node (docs/UPGRADING.md, "In place, without a
+restart"; docs/cluster.md, "Sharded sequences").
+
+Two sequence nodes with leafd.sequence.sharding under one leaf.name, 6 s sessions, the slot map
+in force (each node owns about half the slots). HTTP clients (keep-alive, following 307) and RESP
+clients (following MOVED) pull sequences of both nodes' slots, each starting on either node. Then
+`kill -USR2` replaces one node's process, twice (the coordinator, the lowest of the line, first;
+then the other one):
+- the upgraded node keeps its election node (name and ephemeralOwner) and its owner node under
+  /leafd/<name>/owners (never "released"), and the slot map keeps its epoch (no rebalance); the
+  node owns the same number of slots after, and the other node never gained a slot;
+- 0 failed requests: the HTTP clients see nothing but redirects, the RESP clients nothing but
+  redirects and the reconnects the hand-over asks for (no TRYAGAIN, no error, no timeout);
+- strict real-time order and no duplicate per sequence across the clients.
+The gap the new process logs and the longest pause of the upgraded node's sequences are logged.
+"""
+import json
+import os
+import re
+import signal
+import time
+
+from leafdtest import Env, check, http, log, pid_alive, wait_until, zkcli
+from seqclients import HttpSeqClient, Recorder, RespSeqClient, Target, check_strict_order
+from zkhelpers import zk_props
+
+NAME = "rsh"
+SEQS = ["k%d" % i for i in range(12)]
+
+
+def seq_state(node):
+    try:
+        return json.loads(node.get("/ready", timeout=2)[1])["sequence"]
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def slots(nodes):
+    s = [seq_state(n).get("slots", 0) for n in nodes]
+    return s if sum(s) == 16384 and min(s) > 0 else None
+
+
+def owner_port(node, seq):
+    """The HTTP port that serves seq as node answers it (itself, or its 307's)."""
+    st, _, hdr = http(node.port, "/api/sequence/get/%s?count=1" % seq, timeout=3)
+    if st == 200:
+        return node.port
+    m = re.match(r"http://[^:]+:(\d+)/", dict(hdr).get("Location", ""))
+    return int(m.group(1)) if st == 307 and m else None
+
+
+def tree(zk):
+    """(election {name: ephemeralOwner}, owner nodes {name: data}, map epoch) in one zkCli run."""
+    base = "/leafd/%s" % NAME
+    ls = zkcli(zk.address(), [("ls", base + "/primary"), ("ls", base + "/owners")])[0]
+    names = sorted(set(re.findall(r"n_\d+", ls or "")))
+    cmds = []
+    for k in names:
+        cmds += [("stat", "%s/primary/%s" % (base, k)), ("get", "%s/owners/%s" % (base, k))]
+    cmds.append(("get", base + "/shards"))
+    text = zkcli(zk.address(), cmds)[0] or ""
+    elect, owners = {}, {}
+    for k in names:
+        m = re.search(r"ephemeralOwner = (0x[0-9a-f]+)", text.split("cZxid = ", 1)[-1])
+        if m:
+            elect[k] = m.group(1)
+            text = text.split("cZxid = ", 1)[-1]
+            text = text[m.end():]
+        m = re.search(r"^(applied \d+|released)$", text, re.M)
+        if m:
+            owners[k] = m.group(1)
+            text = text[m.end():]
+    m = re.search(r"epoch (\d+)", text)
+    return elect, owners, int(m.group(1)) if m else None
+
+
+def upgrade(node, pid, label):
+    """kill -USR2 pid; waits for the hand-over, the old pid's exit, /ready; returns the new pid."""
+    pat = r"handed over to pid (\d+)"
+    before = len(re.findall(pat, node.log_text()))
+    os.kill(pid, signal.SIGUSR2)
+    ok = wait_until(lambda: len(re.findall(pat, node.log_text())) > before, 30, 0.05)
+    check(ok, "%s: the old process handed over" % label)
+    if not ok:
+        log(node.log_text()[-3000:])
+        return None
+    new = int(re.findall(pat, node.log_text())[-1])
+    check(wait_until(lambda: not pid_alive(pid), 20, 0.05), "%s: the old pid %d is gone"
+          % (label, pid))
+    check(wait_until(lambda: http(node.port, "/ready")[0] == 200, 20, 0.05),
+          "%s: the new process (pid %d) is ready" % (label, new))
+    return new
+
+
+env = Env()
+zk = env.zookeeper()
+props = {"leafd.sequence.enable": "true", "leafd.sequence.batch": "100",
+         "leafd.sequence.autocreate": "true", "leafd.sequence.sharding": "true",
+         "leafd.zk.session.timeout.ms": "6000"}
+nodes = [env.leafd("n%d" % i, zk_props(zk.address(), name=NAME, **props), resp=True,
+                   wait_ready=False) for i in range(2)]
+pids = [[n.proc.p.pid] for n in nodes]
+try:
+    s = wait_until(lambda: slots(nodes), 40, 0.2)
+    check(bool(s), "two nodes share the 16384 slots: %s" % [seq_state(n) for n in nodes])
+    by_port = {n.port: n for n in nodes}
+    owner = {q: by_port.get(owner_port(nodes[0], q)) for q in SEQS}
+    check(all(owner.values()) and len({o.name for o in owner.values()}) == 2,
+          "both nodes own some of %d sequences: %s"
+          % (len(SEQS), {q: o.name if o else None for q, o in owner.items()}))
+    rec = Recorder()
+    targets = [Target(n.name, n.port, n.resp_port) for n in nodes]
+    clients = []
+    for i, q in enumerate(SEQS):
+        kind = HttpSeqClient if i % 3 else RespSeqClient
+        clients.append(kind("%s-%s" % (q, "http" if i % 3 else "resp"), rec, targets, q,
+                            start=i, pause=0.002, timeout=5, max_s=60))
+    for c in clients:
+        c.start()
+    time.sleep(1.5)
+    e0, o0, epoch0 = tree(zk)
+    log("before: election %s, owner nodes %s, map epoch %s, slots %s" % (e0, o0, epoch0, s))
+    check(len(e0) == 2 and set(o0) == set(e0) and epoch0 is not None,
+          "two election nodes, their owner nodes and a map")
+    coord = [x for x in nodes if "this node coordinates the slot map" in x.log_text()]
+    check(len(coord) == 1, "one node coordinates the map: %s" % [x.name for x in coord])
+    for label in ("coordinator", "other"):
+        n = coord[0] if label == "coordinator" else [x for x in nodes if x is not coord[0]][0]
+        other = [x for x in nodes if x is not n][0]
+        mine = seq_state(n).get("slots")
+        taken = seq_state(other).get("slots_taken")
+        t_up = time.monotonic()
+        new = upgrade(n, pids[nodes.index(n)][-1], "%s (%s)" % (n.name, label))
+        if new is None:
+            break
+        pids[nodes.index(n)].append(new)
+        time.sleep(1.5)
+        e1, o1, epoch1 = tree(zk)
+        log("after upgrading %s (%s): election %s, owner nodes %s, map epoch %s"
+            % (n.name, label, e1, o1, epoch1))
+        check(e1 == e0, "%s: the same election nodes with the same owners (%s -> %s)"
+              % (n.name, e0, e1))
+        check(set(o1) == set(o0) and "released" not in o1.values(),
+              "%s: the same owner nodes, none released (%s)" % (n.name, o1))
+        check(epoch1 == epoch0, "%s: the map's epoch is the same (%s -> %s): no rebalance"
+              % (n.name, epoch0, epoch1))
+        check(seq_state(n).get("slots") == mine, "%s owns the same %s slots after"
+              % (n.name, mine))
+        check(seq_state(other).get("slots_taken") == taken,
+              "%s took no slot meanwhile (slots_taken %s -> %s)"
+              % (other.name, taken, seq_state(other).get("slots_taken")))
+        check("kept my place in line for sequence primary" in n.log_text() and
+              "with its owner node and its slots" in n.log_text(),
+              "%s's new process logged that it kept its place and its slots" % n.name)
+        gap = re.findall(r"accepting again (\d+) ms after", n.log_text())
+        ups = [q for q in SEQS if owner[q] is n]
+        recs = [r for r in rec.records if r.client.split("-")[0] in ups and r.recv > t_up]
+        recs.sort(key=lambda r: r.recv)
+        pause = max([b.recv - a.recv for a, b in zip(recs, recs[1:])] or [0])
+        log("%s: gap logged %s ms; the longest pause of its sequences %.0f ms" %
+            (n.name, gap[-1:], pause * 1000))
+    for c in clients:
+        c.stop()
+    for c in clients:
+        c.join(10)
+    for q in SEQS:
+        rs = [r for r in rec.records if r.client.split("-")[0] == q]
+        bad = check_strict_order(rs)
+        check(not bad and len(rs) > 20, "%s: %d answers, strictly increasing, no duplicate: %s"
+              % (q, len(rs), bad))
+    kinds = {}
+    for e in rec.events:
+        kinds[(e.client.split("-")[1], e.kind)] = kinds.get((e.client.split("-")[1], e.kind), 0) + 1
+    log("%d answers; events %s" % (len(rec.records), kinds))
+    failed = [e for e in rec.events if e.kind != "redirect" and
+              not (e.kind == "conn" and e.client.endswith("-resp"))]
+    check(not failed, "0 failed requests (only redirects, and RESP reconnects): %s" % failed[:5])
+finally:
+    for n, ps in zip(nodes, pids):
+        if ps[-1] != n.proc.p.pid and pid_alive(ps[-1]):
+            os.kill(ps[-1], signal.SIGTERM)
+            check(wait_until(lambda p=ps[-1]: not pid_alive(p), 20, 0.1),
+                  "%s: the last process stops" % n.name)
+        check("Sanitizer" not in n.log_text(), "%s: no sanitizer report" % n.name)
+env.finish()
