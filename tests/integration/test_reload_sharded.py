@@ -8,7 +8,8 @@ clients (following MOVED) pull sequences of both nodes' slots, each starting on 
 then the other one):
 - the upgraded node keeps its election node (name and ephemeralOwner) and its owner node under
   /leafd/<name>/owners (never "released"), and the slot map keeps its epoch (no rebalance); the
-  node owns the same number of slots after, and the other node never gained a slot;
+  node owns the same number of slots after, the other node never gained a slot, and the
+  coordinator's new process coordinates again;
 - 0 failed requests: the HTTP clients see nothing but redirects, the RESP clients nothing but
   redirects and the reconnects the hand-over asks for (no TRYAGAIN, no error, no timeout);
 - strict real-time order and no duplicate per sequence across the clients.
@@ -50,27 +51,25 @@ def owner_port(node, seq):
 
 
 def tree(zk):
-    """(election {name: ephemeralOwner}, owner nodes {name: data}, map epoch) in one zkCli run."""
+    """(election {name: ephemeralOwner}, owner nodes {name: data}, map epoch) in two zkCli runs."""
     base = "/leafd/%s" % NAME
-    ls = zkcli(zk.address(), [("ls", base + "/primary"), ("ls", base + "/owners")])[0]
-    names = sorted(set(re.findall(r"n_\d+", ls or "")))
-    cmds = []
-    for k in names:
-        cmds += [("stat", "%s/primary/%s" % (base, k)), ("get", "%s/owners/%s" % (base, k))]
+    ls = (zkcli(zk.address(), [("ls", base + "/primary"), ("ls", base + "/owners")])[0] or "")
+    lists = [sorted(re.findall(r"n_\d+", l)) for l in ls.splitlines() if l.startswith("[")]
+    if len(lists) != 2:
+        return {}, {}, None
+    elect_names, owner_names = lists
+    cmds = [("stat", "%s/primary/%s" % (base, k)) for k in elect_names]
+    cmds += [("get", "%s/owners/%s" % (base, k)) for k in owner_names]
     cmds.append(("get", base + "/shards"))
     text = zkcli(zk.address(), cmds)[0] or ""
-    elect, owners = {}, {}
-    for k in names:
-        m = re.search(r"ephemeralOwner = (0x[0-9a-f]+)", text.split("cZxid = ", 1)[-1])
-        if m:
-            elect[k] = m.group(1)
-            text = text.split("cZxid = ", 1)[-1]
-            text = text[m.end():]
-        m = re.search(r"^(applied \d+|released)$", text, re.M)
-        if m:
-            owners[k] = m.group(1)
-            text = text[m.end():]
-    m = re.search(r"epoch (\d+)", text)
+    blocks = text.split("cZxid = ")
+    elect = {}
+    for k, b in zip(elect_names, blocks[1:]):
+        m = re.search(r"ephemeralOwner = (0x[0-9a-f]+)", b)
+        elect[k] = m.group(1) if m else None
+    data = re.findall(r"^(applied \d+|released)$", blocks[-1], re.M)
+    owners = dict(zip(owner_names, data)) if len(data) == len(owner_names) else {"?": data}
+    m = re.search(r"^epoch (\d+)$", blocks[-1], re.M)
     return elect, owners, int(m.group(1)) if m else None
 
 
@@ -129,6 +128,7 @@ try:
         other = [x for x in nodes if x is not n][0]
         mine = seq_state(n).get("slots")
         taken = seq_state(other).get("slots_taken")
+        coords = n.log_text().count("this node coordinates the slot map")
         t_up = time.monotonic()
         new = upgrade(n, pids[nodes.index(n)][-1], "%s (%s)" % (n.name, label))
         if new is None:
@@ -152,6 +152,9 @@ try:
         check("kept my place in line for sequence primary" in n.log_text() and
               "with its owner node and its slots" in n.log_text(),
               "%s's new process logged that it kept its place and its slots" % n.name)
+        if label == "coordinator":
+            check(n.log_text().count("this node coordinates the slot map") > coords,
+                  "%s's new process coordinates the map again" % n.name)
         gap = re.findall(r"accepting again (\d+) ms after", n.log_text())
         ups = [q for q in SEQS if owner[q] is n]
         recs = [r for r in rec.records if r.client.split("-")[0] in ups and r.recv > t_up]

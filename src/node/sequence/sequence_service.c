@@ -288,6 +288,9 @@ static leaf_status_t ensure_parents(struct sequence_service *svc) {
  * same name goes with it: the slot map names nodes by the election node's
  * counter, so this process owns the same slots, and it takes them only past
  * the barrier, each sequence read and fenced afresh (sequence_shard_zk.c).
+ * (Its first map is read after ensure_parents' creates, writes that pass the
+ * leader even when refused: the server answers no older map than the previous
+ * process applied.)
  * When this process cannot use it (sequences now off, or sharding off) it is
  * deleted, or it would stay in line with nobody serving behind it (or, first
  * in line, run the ordinary election beside sharded nodes); its owner node,
