@@ -12,7 +12,9 @@ then the other one):
   coordinator's new process coordinates again;
 - 0 failed requests: the HTTP clients see nothing but redirects, the RESP clients nothing but
   redirects and the reconnects the hand-over asks for (no TRYAGAIN, no error, no timeout);
-- strict real-time order and no duplicate per sequence across the clients.
+Last, the coordinator is upgraded with sharding turned off: its new process writes "released" on
+its owner node and leaves the line, and the other node takes every slot within seconds.
+Strict real-time order and no duplicate per sequence across the clients, through all of it.
 The gap the new process logs and the longest pause of the upgraded node's sequences are logged.
 """
 import json
@@ -162,6 +164,37 @@ try:
         pause = max([b.recv - a.recv for a, b in zip(recs, recs[1:])] or [0])
         log("%s: gap logged %s ms; the longest pause of its sequences %.0f ms" %
             (n.name, gap[-1:], pause * 1000))
+    kinds = {}
+    for e in rec.events:
+        kinds[(e.client.split("-")[1], e.kind)] = kinds.get((e.client.split("-")[1], e.kind), 0) + 1
+    log("%d answers; events %s" % (len(rec.records), kinds))
+    failed = [e for e in rec.events if e.kind != "redirect" and
+              not (e.kind == "conn" and e.client.endswith("-resp"))]
+    check(not failed, "0 failed requests (only redirects, and RESP reconnects): %s" % failed[:5])
+
+    # Upgraded with sharding turned off, a node releases its owner node and leaves the line: the
+    # other node takes every slot without waiting out a session, in order.
+    n, other = coord[0], [x for x in nodes if x is not coord[0]][0]
+    with open(n.conf) as f:
+        conf = f.read()
+    with open(n.conf, "w") as f:
+        f.write(conf.replace("leafd.sequence.sharding = true", "leafd.sequence.sharding = false"))
+    t_off = time.monotonic()
+    new = upgrade(n, pids[nodes.index(n)][-1], "%s (sharding off)" % n.name)
+    if new is not None:
+        pids[nodes.index(n)].append(new)
+        check("(its owner node released)" in n.log_text(),
+              "%s's new process released its owner node and left the line" % n.name)
+        ok = wait_until(lambda: seq_state(other).get("slots") == 16384, 10, 0.05)
+        check(ok, "%s took every slot (%s)" % (other.name, seq_state(other).get("slots")))
+        log("%s owns every slot %.2f s after the upgrade of %s began"
+            % (other.name, time.monotonic() - t_off, n.name))
+        time.sleep(1.0)
+        late = {}
+        for e in rec.events:
+            if e.t > t_off:
+                late[e.kind] = late.get(e.kind, 0) + 1
+        log("events since (retries allowed here: the slots move): %s" % late)
     for c in clients:
         c.stop()
     for c in clients:
@@ -171,13 +204,6 @@ try:
         bad = check_strict_order(rs)
         check(not bad and len(rs) > 20, "%s: %d answers, strictly increasing, no duplicate: %s"
               % (q, len(rs), bad))
-    kinds = {}
-    for e in rec.events:
-        kinds[(e.client.split("-")[1], e.kind)] = kinds.get((e.client.split("-")[1], e.kind), 0) + 1
-    log("%d answers; events %s" % (len(rec.records), kinds))
-    failed = [e for e in rec.events if e.kind != "redirect" and
-              not (e.kind == "conn" and e.client.endswith("-resp"))]
-    check(not failed, "0 failed requests (only redirects, and RESP reconnects): %s" % failed[:5])
 finally:
     for n, ps in zip(nodes, pids):
         if ps[-1] != n.proc.p.pid and pid_alive(ps[-1]):
