@@ -328,8 +328,9 @@ static void find_own_node(struct sequence_service *svc, const char *dir, int kee
                 (void)zk_session_set(svc->zk, owner, "released", 8);
             }
             (void)zk_session_delete(svc->zk, path, -1);
-            log_info("sequence", "left the line: deleted %s, the previous process's election node%s",
-                     path, sharded ? " (its owner node released)" : "");
+            log_info("sequence",
+                     "left the line: deleted %s, the previous process's election node%s", path,
+                     sharded ? " (its owner node released)" : "");
         }
     }
     zk_names_free(names, n);
