@@ -318,15 +318,19 @@ SEQ_FAMILY(f_seq_write_failures, s->seq.write_failures)
 SEQ_FAMILY(f_seq_issued, s->seq.issued)
 #undef SEQ_FAMILY
 
-/* Sharded sequences only: the slots this node issues, and slots taken and given away. */
+/*
+ * Nodes with leafd.sequence.sharding: the slots this node issues, and slots
+ * taken and given away; 0 while sharding is held back (docs/UPGRADING.md), so
+ * the series exist from the start.
+ */
 void f_seq_slots(struct metrics_out *o, const struct metrics_snap *s) {
-    if (s->seq.enabled && s->seq.sharded) {
+    if (s->seq.enabled && (s->seq.sharded || s->seq.sharding_conf)) {
         metrics_sample_u(o, "", NULL, (uint64_t)s->seq.slots);
     }
 }
 
 void f_seq_slot_moves(struct metrics_out *o, const struct metrics_snap *s) {
-    if (s->seq.enabled && s->seq.sharded) {
+    if (s->seq.enabled && (s->seq.sharded || s->seq.sharding_conf)) {
         metrics_sample_u(o, "", "direction=\"in\"", s->seq.slots_in);
         metrics_sample_u(o, "", "direction=\"out\"", s->seq.slots_out);
     }
