@@ -74,6 +74,17 @@ static void member_ensure(struct node_zk *z) {
     }
     if (zk_session_stat(s, z->member_path, &st) == LEAF_OK) {
         if (st.owner == zk_session_id(s)) {
+            /* Ours, or the previous process's of an in-place upgrade (the session was
+             * adopted): a newer binary says its own version and features. */
+            char data[sizeof(z->member_data)];
+            size_t got = 0;
+            size_t len = strlen(z->member_data);
+            if (zk_session_get(s, z->member_path, data, sizeof(data), &got) == LEAF_OK &&
+                (got != len || memcmp(data, z->member_data, len) != 0) &&
+                zk_session_set(s, z->member_path, z->member_data, len) == LEAF_OK) {
+                log_info("zk", "member record %s: %s (was %.*s)", z->member_path, z->member_data,
+                         (int)got, data);
+            }
             return;
         }
         /* A previous process of this node (killed) or a previous session:

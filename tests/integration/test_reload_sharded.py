@@ -185,6 +185,11 @@ try:
         pids[nodes.index(n)].append(new)
         check("(its owner node released)" in n.log_text(),
               "%s's new process released its owner node and left the line" % n.name)
+        # The member record is the adopted session's: the new process rewrites it.
+        check(re.search(r'member record \S+: \{[^}]*sharding\\?":false[^}]*\} \(was [^)]*'
+                        r'sharding\\?":true', n.log_text()) is not None,
+              "%s's member record now says sharding false (the new process rewrote the adopted "
+              "record)" % n.name)
         ok = wait_until(lambda: seq_state(other).get("slots") == 16384, 10, 0.05)
         check(ok, "%s took every slot (%s)" % (other.name, seq_state(other).get("slots")))
         log("%s owns every slot %.2f s after the upgrade of %s began"
