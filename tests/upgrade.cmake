@@ -16,3 +16,8 @@ set_tests_properties(it.test_upgrade_zk_down PROPERTIES TIMEOUT 600 LABELS upgra
 leaf_integration_test(test_upgrade_shard_gate)
 set_tests_properties(it.test_upgrade_shard_gate PROPERTIES TIMEOUT 300 LABELS upgrade
   SKIP_RETURN_CODE 77)
+# Users across a rolling upgrade: changes through a 0.2.0 node and a 1.0 node, each applied by
+# both within the session timeout (no revocation gap between versions); about 20 s.
+leaf_integration_test(test_upgrade_users)
+set_tests_properties(it.test_upgrade_users PROPERTIES TIMEOUT 300 LABELS upgrade
+  SKIP_RETURN_CODE 77)

@@ -41,7 +41,17 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
     pthread_mutex_lock(&n->lock);
     int64_t now = clock_wall_ms();
     snowflake_gen_fold(&n->gen); /* the fast window's IDs into the counters */
-    struct snowflake_gen g = n->gen;
+    /* Field by field, never the whole struct: its fast word is written by the
+     * loops without the lock (snowflake_gen_fast), and a plain copy would read it. */
+    const struct snowflake_gen *gen = &n->gen;
+    struct {
+        struct snowflake_layout layout;
+        int worker_id;
+        int64_t max_lead_ms, ceiling_ms;
+        uint64_t lead_issues, issued, backwards_waits, backwards_errors, exhaustions;
+    } g = {gen->layout,          gen->worker_id,        gen->max_lead_ms,
+           gen->ceiling_ms,      gen->lead_issues,      gen->issued,
+           gen->backwards_waits, gen->backwards_errors, gen->exhaustions};
     int64_t behind = snowflake_gen_behind(&n->gen, now);
     int64_t lead = snowflake_gen_lead(&n->gen, now);
     pthread_mutex_unlock(&n->lock);
