@@ -8,3 +8,5 @@ foreach(t twin datadir_lock leaf_compat peers_every_start mixed_lease cache_owne
   leaf_zk_integration_test(test_identity_${t})
   set_tests_properties(it.test_identity_${t} PROPERTIES TIMEOUT 120)
 endforeach()
+leaf_clock_test(test_identity_peers_every_start)
+leaf_clock_test(test_identity_clock_witness)

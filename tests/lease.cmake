@@ -10,6 +10,8 @@ foreach(t claims exhaustion partition clock migration lead all_held)
   leaf_zk_integration_test(test_zk_lease_${t})
   set_property(TEST it.test_zk_lease_${t} APPEND PROPERTY ENVIRONMENT "ZK_FILL_BIN=$<TARGET_FILE:zk_fill>")
 endforeach()
+leaf_clock_test(test_zk_lease_clock)
+leaf_clock_test(test_zk_lease_lead)
 
 # The full exhaustion run: 1,100 successive forever-mode nodes and
 # 2,000 successive lease-mode starts, every one a real leafd process. Under

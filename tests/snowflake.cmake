@@ -7,4 +7,6 @@ leaf_unit_test(test_snowflake_fast leaf_snowflake_core Threads::Threads)
 # Static-worker snowflake mode on the real binary: restarts, the on-disk reservation.
 leaf_integration_test(test_snowflake_static)
 leaf_integration_test(test_snowflake_static_restart)
+leaf_clock_test(test_snowflake_static)
+leaf_clock_test(test_snowflake_static_restart)
 leaf_integration_test(test_snowflake_disk)

@@ -12,6 +12,7 @@ other node reserved a range of the tag since.
 - the stop is bounded by leafd.db.timeout.ms even when the database hangs
   (SIGSTOP): the UPDATE is abandoned, the node exits 0 in time (the server
   may still run it when it resumes, which is as safe)."""
+import re
 import signal
 import time
 
@@ -100,8 +101,12 @@ finally:
 log("C stopped in %.2f s with the database stopped (SIGSTOP)" % took)
 check(rc == 0, "C exits 0 with the database hanging (rc %r)" % rc)
 check(took < 3.0, "C's stop took %.2f s (< 3 s: 1 s give-back bound + the drain)" % took)
-check("still out after leafd.db.timeout.ms = 1000 ms" in c.log_text(),
-      "C's log says the give-back ran out of time")
+# Two bounds of 1000 ms race here: the give-back's wait and the statement's own timeout on the
+# database connection. Either way C's log says the UPDATE was not done.
+check("still out after leafd.db.timeout.ms = 1000 ms" in c.log_text() or
+      re.search(r"zero waste: gave back 0 unused IDs of \d+ tag\(s\); 0 kept \(another node "
+                r"reserved since\), [1-9]\d* failed", c.log_text()) is not None,
+      "C's log says the give-back ran out of time or failed")
 check(wait_until(lambda: max_id(db, "hang") > 0, 10), "the database answers again")
 # The UPDATE reached the stopped server before the node gave up on it: the
 # server may still run it once it resumes. Either way is safe, since the node
