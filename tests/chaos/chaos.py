@@ -454,16 +454,18 @@ def _fmt(d):
 
 
 def report_failure(args, replay, flog, verdict, cluster):
+    # The failed checks come last, after the fault log: a CI page that keeps
+    # only the head and the tail of the output still shows what failed.
     say("==== FAIL (seed %d) ====" % args.seed)
+    say("fault log:")
+    for line in (flog.lines if flog else []):
+        print("  " + line, flush=True)
     for check_name, texts in verdict.problems.items():
         say("failed check: %s" % check_name)
         for t in texts[:40]:
             print("    " + t.replace("\n", "\n    "), flush=True)
         if len(texts) > 40:
             print("    ... %d more" % (len(texts) - 40), flush=True)
-    say("fault log:")
-    for line in (flog.lines if flog else []):
-        print("  " + line, flush=True)
     say("server logs kept in %s" % cluster.dir)
     say("replay: %s" % replay)
 
