@@ -484,7 +484,13 @@ static int copy_names(const struct String_vector *v, char ***names, int *n) {
     return 0;
 }
 
-/* Another thread's synchronous call holds the handle alive (close_handle waits). */
+/*
+ * Another thread's synchronous call holds the handle alive (close_handle waits).
+ * NULL between an expired handle's close and its replacement, or when the
+ * replacement could not be made: every caller then fails the call as a lost
+ * connection (ZCONNECTIONLOSS) instead of passing NULL to the client library,
+ * which dereferences it.
+ */
 static zhandle_t *handle_hold(struct zk_session *s) {
     pthread_rwlock_rdlock(&s->zh_lock);
     return s->zh;
@@ -572,8 +578,11 @@ int zk_session_acl_is_closed(struct zk_session *s) {
 static int acl_read(zhandle_t *zh, const char *path, struct zk_acl_entry *e, int *n) {
     struct ACL_vector v = {0, NULL};
     struct Stat st;
-    int rc = zoo_get_acl(zh, path, &v, &st);
     *n = 0;
+    if (zh == NULL) {
+        return ZCONNECTIONLOSS;
+    }
+    int rc = zoo_get_acl(zh, path, &v, &st);
     if (rc != ZOK) {
         return rc;
     }
@@ -724,8 +733,10 @@ long zk_session_acl_parent(struct zk_session *s, const char *parent, const char 
 
 leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
                                 size_t len, enum zk_mode mode, char *created, size_t cap) {
-    int rc = zoo_create(handle_hold(s), path, data, data ? (int)len : -1, acl_for(s, path),
-                        zk_mode_flags(mode), created, (int)cap);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS
+                        : zoo_create(zh, path, data, data ? (int)len : -1, acl_for(s, path),
+                                     zk_mode_flags(mode), created, (int)cap);
     handle_release(s);
     return zk_check(rc, "zoo_create", path);
 }
@@ -733,7 +744,8 @@ leaf_status_t zk_session_create(struct zk_session *s, const char *path, const ch
 leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
                              size_t *len) {
     int n = (int)cap;
-    int rc = zoo_get(handle_hold(s), path, 0, buf, &n, NULL);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_get(zh, path, 0, buf, &n, NULL);
     handle_release(s);
     *len = rc == ZOK && n > 0 ? (size_t)n : 0;
     return zk_check(rc, "zoo_get", path);
@@ -741,7 +753,8 @@ leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, 
 
 leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, const char *data,
                                      size_t len, int32_t version) {
-    int rc = zoo_set(handle_hold(s), path, data, (int)len, version);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_set(zh, path, data, (int)len, version);
     handle_release(s);
     return zk_check(rc, "zoo_set", path);
 }
@@ -751,7 +764,8 @@ leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char 
 }
 
 leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t version) {
-    int rc = zoo_delete(handle_hold(s), path, version);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_delete(zh, path, version);
     handle_release(s);
     return zk_check(rc, "zoo_delete", path);
 }
@@ -763,7 +777,8 @@ static void stat_copy(const struct Stat *in, struct zk_stat *out) {
 leaf_status_t zk_session_stat(struct zk_session *s, const char *path, struct zk_stat *st) {
     struct Stat raw;
     memset(&raw, 0, sizeof(raw));
-    int rc = zoo_exists(handle_hold(s), path, 0, &raw);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_exists(zh, path, 0, &raw);
     handle_release(s);
     stat_copy(&raw, st);
     return zk_check(rc, "zoo_exists", path);
@@ -774,7 +789,8 @@ leaf_status_t zk_session_get_stat(struct zk_session *s, const char *path, char *
     struct Stat raw;
     memset(&raw, 0, sizeof(raw));
     int n = (int)cap;
-    int rc = zoo_get(handle_hold(s), path, 0, buf, &n, &raw);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_get(zh, path, 0, buf, &n, &raw);
     handle_release(s);
     *len = rc == ZOK && n > 0 ? (size_t)n : 0;
     stat_copy(&raw, st);
@@ -785,7 +801,8 @@ leaf_status_t zk_session_set_stat(struct zk_session *s, const char *path, const 
                                   size_t len, int32_t version, struct zk_stat *st) {
     struct Stat raw;
     memset(&raw, 0, sizeof(raw));
-    int rc = zoo_set2(handle_hold(s), path, data, (int)len, version, &raw);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_set2(zh, path, data, (int)len, version, &raw);
     handle_release(s);
     stat_copy(&raw, st);
     return zk_check(rc, "zoo_set", path);
@@ -796,8 +813,9 @@ leaf_status_t zk_session_create_stat(struct zk_session *s, const char *path, con
     struct Stat raw;
     memset(&raw, 0, sizeof(raw));
     zhandle_t *zh = handle_hold(s);
-    int rc = zoo_create2(zh, path, data, data ? (int)len : -1, acl_for(s, path),
-                         zk_mode_flags(mode), NULL, 0, &raw);
+    int rc = zh == NULL ? ZCONNECTIONLOSS
+                        : zoo_create2(zh, path, data, data ? (int)len : -1, acl_for(s, path),
+                                      zk_mode_flags(mode), NULL, 0, &raw);
     handle_release(s);
     stat_copy(&raw, st);
     return zk_check(rc, "zoo_create", path);
@@ -807,7 +825,8 @@ leaf_status_t zk_session_children(struct zk_session *s, const char *path, char *
     struct String_vector v = {0, NULL};
     *names = NULL;
     *n = 0;
-    int rc = zoo_get_children(handle_hold(s), path, 0, &v);
+    zhandle_t *zh = handle_hold(s);
+    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_get_children(zh, path, 0, &v);
     handle_release(s);
     leaf_status_t st = zk_check(rc, "zoo_get_children", path);
     if (st == LEAF_OK && copy_names(&v, names, n) != 0) {
