@@ -10,12 +10,16 @@
  * leafd_ids_issued_total (src/metrics/metrics.c). It lives in src/base, the
  * lowest layer, because src/auth (below the doors) needs it too.
  *
- * X(enum, name, HTTP prefix, key word, dense, metric label)
+ * X(enum, name, HTTP prefix, key word, dense, batch, metric label)
  *   name    the mode's word: the RESP key prefix is name + ':', and a grant
  *           names the mode by it (auth_grant.h)
  *   HTTP    the path of GET <prefix>{key}[?count=N]
  *   key     what the key names, in the RESP BAD_KEY message
  *   dense   1: count IDs are consecutive, so INCRBY can answer a block
+ *   batch   1: identical INCRs pipelined in one read take their IDs in one
+ *           call, the first for all (src/commands/resp_ids.c, stash_fill):
+ *           one lock and one clock reading per batch instead of per ID.
+ *           0 for sequences: each ID goes through the primary's fence.
  *   metric  the mode label of leafd_ids_issued_total counting its IDs
  *           (opaque IDs are segment IDs); NULL: counted in a family of its
  *           own (leafd_sequence_issued_total)
@@ -36,13 +40,13 @@
 #include "status.h"
 
 #define IDS_MODES(X)                                                                               \
-    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, "snowflake")                    \
-    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, "segment")                        \
-    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, NULL)                             \
-    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, "segment")
+    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, 1, "snowflake")                 \
+    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment")                     \
+    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL)                          \
+    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment")
 
 enum ids_mode {
-#define IDS_MODE_ENUM(e, name, http, key, dense, metric) e,
+#define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric) e,
     IDS_MODES(IDS_MODE_ENUM)
 #undef IDS_MODE_ENUM
         IDS_MODE_COUNT
@@ -50,7 +54,7 @@ enum ids_mode {
 
 /* The longest mode name ("snowflake"), in bytes, as a constant expression. */
 union ids_mode_name_room {
-#define IDS_MODE_ROOM(e, name, http, key, dense, metric) char e[sizeof(name)];
+#define IDS_MODE_ROOM(e, name, http, key, dense, batch, metric) char e[sizeof(name)];
     IDS_MODES(IDS_MODE_ROOM)
 #undef IDS_MODE_ROOM
 };
@@ -65,6 +69,7 @@ struct ids_mode_info {
     size_t http_prefix_len;
     const char *key_word;
     int dense;
+    int batch;
     const char *metric; /* NULL: not a series of leafd_ids_issued_total */
 };
 

@@ -151,12 +151,14 @@ static int stash_take(struct resp_request *req, int64_t *id) {
 }
 
 /*
- * A snowflake INCR with identical INCRs pipelined behind it takes their IDs
- * too, in one call; 0 when there are none or the batch is refused (then the
- * command takes its one ID as usual).
+ * An INCR of a batching mode (IDS_MODES' batch column: snowflake, segment,
+ * opaque) with identical INCRs pipelined behind it takes their IDs too, in
+ * one call; 0 when there are none or the batch is refused (then the command
+ * takes its one ID as usual). A segment batch is all or nothing and need not
+ * be consecutive (dense 0), so it never skips the rest of a range.
  */
 static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t *id) {
-    int more = k->mode == IDS_SNOWFLAKE && req->client->app != NULL
+    int more = ids_mode_info(k->mode)->batch && req->client->app != NULL
                    ? resp_request_repeats(req, RESP_STASH_MAX - 1)
                    : 0;
     if (more == 0) {

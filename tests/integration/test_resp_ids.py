@@ -105,7 +105,7 @@ t_start = time.time()
 env = Env()
 db = env.mariadb()
 db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('load', 1, 1000), ('dense', 1, 10),"
-       " ('idle', 1, 5000), ('park', 1, 1000), ('other', 1, 1000), ('hung', 1, 1000)")
+       " ('idle', 1, 5000), ('park', 1, 1000), ('other', 1, 1000), ('hung', 1, 1000), ('rep', 1, 100)")
 seg = {"leaf.segment.enable": "true", "leaf.jdbc.url": db.jdbc_url(),
        "leaf.jdbc.username": "leaf", "leaf.jdbc.password": "leafpw"}
 node = env.leafd("n1", static_props(worker=7, **seg, **{"leafd.db.timeout.ms": "1000"}), resp=True)
@@ -181,6 +181,38 @@ check(len(seqs) == 6 and all(len(q) == 150 * 24 for q in seqs),
       "6 connections x 150 bursts, 24 snowflake IDs each (%s)" % [len(q) for q in seqs])
 check(len(every) == len(set(every)), "no duplicate (%d IDs)" % len(every))
 check(all(ascending(q) for q in seqs), "every snowflake ID of a connection above the one before")
+
+log("segment: identical INCRs pipelined together share one take: unique, ascending per connection, and none wasted")
+# Tag 'rep' (step 100): batches of 16 cross a range end every few bursts. The
+# only consumers are these connections, so the IDs handed out must be exactly
+# 1..N: a batch that skipped the rest of a range, or IDs taken ahead and never
+# answered, would leave a hole.
+sburst = resp_command("INCR", "segment:rep") * 16 + resp_command("INCRBY", "segment:rep", 1) * 3
+
+
+def sburster(out, n):
+    st = RespStream(port, timeout=30)
+    seq = []
+    for _ in range(n):
+        st.send(sburst)
+        seq += [st.read_reply() for _ in range(19)]
+    out.append(seq)
+    st.close()
+
+
+sseqs = []
+bs = [threading.Thread(target=sburster, args=(sseqs, 60)) for _ in range(4)]
+for t in bs:
+    t.start()
+for t in bs:
+    t.join(60)
+severy = [x for q in sseqs for x in q]
+check(len(sseqs) == 4 and all(len(q) == 60 * 19 and all(isinstance(x, int) for x in q)
+                              for q in sseqs),
+      "4 connections x 60 bursts, 19 segment IDs each (%s)" % [len(q) for q in sseqs])
+check(all(ascending(q) for q in sseqs), "every segment ID of a connection above the one before")
+check(sorted(severy) == list(range(1, len(severy) + 1)),
+      "the %d IDs are exactly 1..%d: unique, and none skipped or lost" % (len(severy), len(severy)))
 
 log("HTTP and RESP draw on the same buffer of a tag")
 mix = []
