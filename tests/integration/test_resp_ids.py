@@ -156,26 +156,30 @@ burst = (resp_command("INCR", "snowflake:rep") * 16 + resp_command("INCR", "snow
 per_burst = 16 + 1 + 1 + 1 + 1 + 2 + 3 + 1
 
 
-def burster(out, n):
-    st = RespStream(port, timeout=30)
-    seq = []
-    for _ in range(n):
-        st.send(burst)
-        for v in [st.read_reply() for _ in range(per_burst)]:
-            if isinstance(v, list):
-                seq += [x for x in v if isinstance(x, int)]
-            elif isinstance(v, int):
-                seq.append(v)
-    out.append(seq)
-    st.close()
+def bursts(payload, replies, conns, n):
+    """conns connections each send payload n times, reading its replies each
+    time; the integers of each connection's replies (arrays flattened), in order."""
+    out = []
+
+    def one():
+        st = RespStream(port, timeout=30)
+        seq = []
+        for _ in range(n):
+            st.send(payload)
+            for v in [st.read_reply() for _ in range(replies)]:
+                seq += [x for x in (v if isinstance(v, list) else [v]) if isinstance(x, int)]
+        out.append(seq)
+        st.close()
+
+    ts = [threading.Thread(target=one) for _ in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    return out
 
 
-seqs = []
-bs = [threading.Thread(target=burster, args=(seqs, 150)) for _ in range(6)]
-for t in bs:
-    t.start()
-for t in bs:
-    t.join(60)
+seqs = bursts(burst, per_burst, 6, 150)
 every = [x for q in seqs for x in q]
 check(len(seqs) == 6 and all(len(q) == 150 * 24 for q in seqs),
       "6 connections x 150 bursts, 24 snowflake IDs each (%s)" % [len(q) for q in seqs])
@@ -188,27 +192,9 @@ log("segment: identical INCRs pipelined together share one take: unique, ascendi
 # 1..N: a batch that skipped the rest of a range, or IDs taken ahead and never
 # answered, would leave a hole.
 sburst = resp_command("INCR", "segment:rep") * 16 + resp_command("INCRBY", "segment:rep", 1) * 3
-
-
-def sburster(out, n):
-    st = RespStream(port, timeout=30)
-    seq = []
-    for _ in range(n):
-        st.send(sburst)
-        seq += [st.read_reply() for _ in range(19)]
-    out.append(seq)
-    st.close()
-
-
-sseqs = []
-bs = [threading.Thread(target=sburster, args=(sseqs, 60)) for _ in range(4)]
-for t in bs:
-    t.start()
-for t in bs:
-    t.join(60)
+sseqs = bursts(sburst, 19, 4, 60)
 severy = [x for q in sseqs for x in q]
-check(len(sseqs) == 4 and all(len(q) == 60 * 19 and all(isinstance(x, int) for x in q)
-                              for q in sseqs),
+check(len(sseqs) == 4 and all(len(q) == 60 * 19 for q in sseqs),
       "4 connections x 60 bursts, 19 segment IDs each (%s)" % [len(q) for q in sseqs])
 check(all(ascending(q) for q in sseqs), "every segment ID of a connection above the one before")
 check(sorted(severy) == list(range(1, len(severy) + 1)),
