@@ -22,7 +22,7 @@ import subprocess
 import time
 
 from identityhelpers import leaf_register
-from leafdtest import LEAFD_BIN, Env, check, free_port, log, seg_props
+from leafdtest import LEAFD_BIN, Env, check, free_port, log, seg_props, wait_until
 from zkhelpers import zk_props
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -182,7 +182,12 @@ def main():
         ["leafd.snowflake.time.unit.ms", "shape"])
     node_expect("identity held by a live node (at run time)", twin,
                 ["stopped after a failure", "leaf.snowflake.port"])
-    check(a.get("/ready")[0] == 200, "the node that holds the identity still serves")
+    # Ready again within 5 s: in a loaded full suite (ctest -j3) one probe once found it 503, a
+    # blip of its own ZooKeeper connection; a node that lost its identity to the twin would not
+    # come back.
+    first = a.get("/ready")[0]
+    check(first == 200 or wait_until(lambda: a.get("/ready")[0] == 200, 5),
+          "the node that holds the identity still serves (first /ready %d)" % first)
     leaf_register(zk, "LC", [("127.9.9.1", 8080, int(time.time() * 1000) - 1000)])
     node_expect("Meituan Leaf's nodes, compat off",
                 env.leafd("compat", zk_props(addr, name="LC"), wait_ready=False),
