@@ -182,8 +182,8 @@ def main():
         ["leafd.snowflake.time.unit.ms", "shape"])
     node_expect("identity held by a live node (at run time)", twin,
                 ["stopped after a failure", "leaf.snowflake.port"])
-    # Ready again within 5 s: in a loaded full suite (ctest -j3) one probe once found it 503, a
-    # blip of its own ZooKeeper connection; a node that lost its identity to the twin would not
+    # Ready again within 5 s: in a loaded full suite (ctest -j3) one probe once found it 503
+    # (cause not traced: no log was kept); a node that lost its identity to the twin would not
     # come back.
     first = a.get("/ready")[0]
     check(first == 200 or wait_until(lambda: a.get("/ready")[0] == 200, 5),
