@@ -458,7 +458,8 @@ class Env:
             except Exception:
                 pass
         self.servers = []
-        if os.environ.get("LEAFD_KEEP_TMP"):
+        # A failed check keeps the servers' logs for whoever reads the failure next.
+        if os.environ.get("LEAFD_KEEP_TMP") or _checks["failed"]:
             print("kept " + self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
