@@ -214,6 +214,7 @@ struct sequence_service {
     struct seq_entry **dirty;
     size_t ndirty, dirty_cap;
     int demote_requested;
+    int demote_was_primary; /* the demote request stopped issuing (sequence_service_demote) */
     struct seq_create creates[SEQ_MAX_CREATES];
     struct leaf_jobs jobs; /* creates as parked jobs */
     struct sequence_where where;

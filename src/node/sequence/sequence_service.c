@@ -196,8 +196,16 @@ leaf_status_t sequence_service_demote(struct sequence_service *svc) {
     if (svc == NULL || !svc->enabled) {
         return LEAF_EUNAVAIL;
     }
+    /* Issuing stops before the answer (docs/cluster.md, "Handover": no ID comes from
+     * a demoted node once the demote is answered); the control thread then gives back,
+     * releases the lease and leaves the line (sequence_zk.c, demote()). */
     pthread_mutex_lock(&svc->lock);
     svc->demote_requested = 1;
+    if (svc->lease.primary) {
+        svc->demote_was_primary = 1;
+        sequence_lease_lose(&svc->lease);
+        svc->where.known = 0;
+    }
     pthread_mutex_unlock(&svc->lock);
     uv_async_send(&svc->async);
     return LEAF_OK;

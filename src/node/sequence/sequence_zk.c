@@ -223,7 +223,7 @@ static void become_primary(struct sequence_service *svc) {
         return; /* the cron comes back */
     }
     pthread_mutex_lock(&svc->lock);
-    int was = svc->lease.primary;
+    int was = svc->lease.primary || svc->demote_requested; /* a demote waits for on_idle */
     if (!was) {
         sequence_lease_win(&svc->lease);
         svc->elections++;
@@ -528,11 +528,16 @@ static void on_delete_done(struct sequence_service *svc, const struct zk_event *
 
 static void demote(struct sequence_service *svc) {
     pthread_mutex_lock(&svc->lock);
-    int was = svc->lease.primary;
+    int stopped = svc->demote_was_primary; /* issuing already stopped by the request */
+    int was = svc->lease.primary || stopped;
+    svc->demote_was_primary = 0;
     if (was) {
         svc->demotions++;
     }
     pthread_mutex_unlock(&svc->lock);
+    if (stopped) {
+        log_warn("sequence", "no longer the sequence primary: demoted");
+    }
     sequence_zk_lose_primary(svc, "demoted");
     svc->taking_over = 0;
     if (svc->mine[0] == '\0' || svc->deleting) {
