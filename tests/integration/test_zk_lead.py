@@ -5,6 +5,9 @@ timestamp file on every call, and the test steps it while four keep-alive
 connections request IDs:
 - back 500 ms, then back 3 s more: not one failed request, IDs strictly
   increasing per connection, no duplicate; /ready and /metrics show the lead;
+- put right (3.5 s ahead at once): 503 not_ready at most for one reservation's
+  write, right after the step (a request asks for the reservation at once),
+  not until the reservation timer comes;
 - back 60 s: 503 clock_backwards, and still 503 while the clock is more than
   max.lead.ms (5 s) behind what was issued; served again, above every ID
   before, once it is within the bound (not after the whole 60 s).
@@ -56,12 +59,24 @@ check(st == 200 and sf["ready"], "500 ms back: /ready stays 200")
 st, sf = step(clock, n, "-3.5", 3.3, "3 s back")
 check(st == 200 and sf["ready"] and 1500 < sf["clock_lead_ms"] <= 3500,  # at most the whole step back
       "3 s back: /ready 200 with a lead of about 3 s: %s" % sf)
+# Put right under load: the wall clock jumps 3.5 s ahead, past most of what the timer (on the
+# monotonic clock) reserved during the step. The first request that finds less than a quarter of
+# reserve.ms left asks for a reservation at once; without that, 503 not_ready until the timer.
+t_jump = time.monotonic()
+st, sf = step(clock, n, "+0", 3.0, "put right (3.5 s ahead)")
+check(st == 200 and sf["ready"], "put right: /ready 200: %s" % sf)
 cl.stop()
 fails = cl.failures()
-log("steps of 500 ms and 3 s: %d requests, %d IDs, %d failed" % (cl.requests(), len(cl.ids()),
-                                                               len(fails)))
-check(not fails, "no failed request during the steps (%s)" % fails[:3])
-cl.check_order("steps of 500 ms and 3 s")
+before = [f for f in fails if f[0] < t_jump]
+after = [f for f in fails if f[0] >= t_jump]
+log("steps of 500 ms and 3 s back, then put right: %d requests, %d IDs, %d failed before the "
+    "put-right, %d after it (at most %.0f ms after)" % (
+        cl.requests(), len(cl.ids()), len(before), len(after),
+        max([f[0] - t_jump for f in after] or [0]) * 1000))
+check(not before, "no failed request during the steps back (%s)" % before[:3])
+check(all(f[0] - t_jump < 1.0 and f[1] == 503 and "not_ready" in f[2] for f in after),
+      "put right: at most one reservation's time of 503 not_ready, never more (%s)" % after[:3])
+cl.check_order("steps of 500 ms and 3 s, and back")
 m = n.get("/metrics")[1]
 check('leafd_snowflake_clock_backwards_total{outcome="lead"}' in m and
       "leafd_snowflake_clock_lead_seconds" in m, "/metrics shows the lead")

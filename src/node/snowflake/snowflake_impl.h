@@ -122,7 +122,9 @@ struct snowflake_node {
     int64_t reserved_ms; /* highest reservation on disk = the generator's ceiling */
     int64_t report_ms;
 
-    uv_async_t async; /* woken by an event loop that saw the clock far behind (lease mode) */
+    uv_async_t async;       /* woken by an event loop that saw the clock far behind (lease mode),
+                             * or the reservation nearly used up (reserve_low) */
+    atomic_int reserve_low; /* an event loop found the ceiling near: reserve now (node_on_idle) */
     uv_timer_t cron;
     uv_work_t work; /* the cache-file write on the threadpool */
     int work_busy;

@@ -276,6 +276,11 @@ static void node_on_idle(void *arg) {
     if (n->cfg->lease_mode) {
         snowflake_node_lease_poke(n);
     }
+    if (atomic_exchange(&n->reserve_low, 0) && n->cron.data != NULL &&
+        uv_is_active((uv_handle_t *)&n->cron)) {
+        node_cron(
+            &n->cron); /* before the timer: the wall clock jumped ahead (snowflake_node_next) */
+    }
 }
 
 static void node_on_async(uv_async_t *a) {
@@ -742,12 +747,23 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     /* The clock is read again under the lock, so loops never see each
      * other's readings out of order (that would look like a step back). */
     lockstat_lock(&n->lock, &n->lock_stat);
-    leaf_status_t rc = snowflake_gen_next(&n->gen, clock_wall_ms(), ids, count, wait_ms);
+    int64_t now = clock_wall_ms();
+    leaf_status_t rc = snowflake_gen_next(&n->gen, now, ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
         /* beyond the lead bound: the whole step decides on a switch */
         snowflake_node_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
     }
+    /* The reservation is renewed on a timer of the monotonic clock, so a step of the
+     * wall clock ahead uses up its margin unseen: with a quarter of reserve.ms left
+     * (the timer keeps more in every mode), ask the control thread for one at once
+     * rather than answer 503 until the timer comes (docs/reference/guarantees.md,
+     * "The bounded lead"). Once per answer, not per ID. */
+    int64_t ceiling = n->gen.ceiling_ms;
     pthread_mutex_unlock(&n->lock);
+    if (ceiling > 0 && ceiling - now < n->cfg->reserve_ms / 4 && atomic_load(&n->ready) &&
+        !atomic_exchange(&n->reserve_low, 1)) {
+        uv_async_send(&n->async);
+    }
     return rc;
 }
 
