@@ -15,6 +15,10 @@ time /ready (polled every 20 ms) was not 200 from the stop to the new binary's f
   sequence  3 nodes, rolling upgrade including the primary; strict order across the cluster
             (HTTP clients following the standbys' 307; no RESP client: it would follow -MOVED);
   segment   2 segment nodes on MariaDB, rolling upgrade; unique IDs, rising on a connection;
+  opaque    2 segment nodes with leafd.opaque.key (HTTP and RESP opaque IDs), one upgraded:
+            in the mixed period every opaque ID issued so far, by either version, decodes on
+            both nodes to the same segment ID, all distinct (one permutation per tag in both
+            releases); then the other node; unique IDs, no failed request;
   mixed     one 0.2.0 node beside two 1.0 nodes for 10 s, then a downgrade of one 1.0 node to
             0.2.0: 0 duplicates, 0 backwards.
 
@@ -22,10 +26,12 @@ UPGRADE_SCENARIOS=forever,mixed runs a subset. Skips (77) only when the reposito
 history to build 0.2.0 from (a shallow clone). The ZooKeeper-down upgrade of an older cache is
 test_upgrade_zk_down.py.
 """
+import json
 import os
 import time
 
-from leafdtest import LEAFD_BIN, Env, check, log, seg_props, wait_until
+from leafdtest import (LEAFD_BIN, Env, HttpStream, check, get_request, log, seg_props,
+                       wait_until)
 from releasebuild import release_binary
 from upgradehelpers import Load, ReadyPoller, VLeafd, rolling, replace_binary
 from zkhelpers import worker_of, zk_props
@@ -34,10 +40,11 @@ PREVIOUS = "6ac706c"  # 0.2.0
 OLDER = "42e24c4"     # 0.1.0: its cache records neither identity nor session
 MAX_NOT_READY_MS = 1000
 LOAD_S = 2.0
+OPAQUE_KEY = "000102030405060708090a0b0c0d0e0f"
 
 old = release_binary(PREVIOUS)
 wanted = set((os.environ.get("UPGRADE_SCENARIOS") or
-              "forever,older,lease,sequence,segment,mixed").split(","))
+              "forever,older,lease,sequence,segment,opaque,mixed").split(","))
 env = Env()
 zk = env.zookeeper()
 totals = {"ids": 0, "duplicates": 0, "backwards": 0, "failed": 0}
@@ -168,6 +175,57 @@ def segment():
     db.stop()
 
 
+def decode_all(node, ids, tag, batch=2000):
+    """The segment IDs behind opaque IDs of tag, decoded by node (pipelined GET
+    /decodeOpaqueId); None where the node refused or answered for another ID."""
+    s = HttpStream(node.port, timeout=30)
+    out = []
+    for i in range(0, len(ids), batch):
+        chunk = ids[i:i + batch]
+        s.send(b"".join(get_request("/decodeOpaqueId?id=%d&biz_tag=%s" % (x, tag)) for x in chunk))
+        for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
+            j = json.loads(body) if st == 200 else {}
+            out.append(int(j["segment_id"]) if j.get("id") == str(x) else None)
+    s.close()
+    return out
+
+
+def opaque():
+    db = env.mariadb()
+    db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('op', 1, 200)")
+    props = seg_props(db, **{"leafd.opaque.key": OPAQUE_KEY})
+    nodes = [VLeafd(env, "o%d" % i, props, binary=old, wait_ready=False, resp=True)
+             for i in range(2)]
+    for x in nodes:
+        check(x.wait_ready(40), "%s (0.2.0) ready:\n%s" % (x.name, x.log_text()[-1500:]))
+    load = Load(nodes, "/api/opaque/get/op?count=5", clients=3, resp=("INCR", "opaque:op"),
+                ordered=False).start()
+    ready = ReadyPoller(nodes).start()
+    time.sleep(LOAD_S)
+    log("opaque: upgrade %s 0.2.0 -> 1.0" % nodes[0].name)
+    ms = rolling(nodes[:1], LEAFD_BIN, load, ready)
+    time.sleep(LOAD_S)
+    with load.lock:
+        issued = list(load.ids)
+    log("opaque: decoding the %d opaque IDs issued so far on both nodes" % len(issued))
+    new_dec = decode_all(nodes[0], issued, "op")
+    old_dec = decode_all(nodes[1], issued, "op")
+    check(issued and None not in new_dec and None not in old_dec,
+          "opaque: the %d IDs issued so far (0.2.0 and 1.0) decode on the 1.0 node (%d refused) "
+          "and on the 0.2.0 node (%d refused)"
+          % (len(issued), new_dec.count(None), old_dec.count(None)))
+    check(new_dec == old_dec, "opaque: both versions decode every ID to the same segment ID "
+          "(%d differ)" % sum(1 for a, b in zip(new_dec, old_dec) if a != b))
+    check(len(set(new_dec)) == len(new_dec), "opaque: the segment IDs behind them are distinct "
+          "(%d of %d)" % (len(set(new_dec)), len(new_dec)))
+    log("opaque: upgrade %s 0.2.0 -> 1.0" % nodes[1].name)
+    ms.update(rolling(nodes[1:], LEAFD_BIN, load, ready))
+    time.sleep(LOAD_S)
+    finish("opaque", load, ready, nodes)
+    log("opaque: not ready per node (ms): %s" % ms)
+    db.stop()
+
+
 def mixed():
     nodes = cluster("m", zk_props(zk.address(), name="mx"), resp=True)
     load = Load(nodes, "/api/snowflake/get/up?count=5", key=worker_of, clients=3,
@@ -196,6 +254,8 @@ if "sequence" in wanted:
     sequence()
 if "segment" in wanted:
     segment()
+if "opaque" in wanted:
+    opaque()
 if "mixed" in wanted:
     mixed()
 log("all scenarios: %d IDs checked, %d duplicates, %d backwards, %d failed requests"

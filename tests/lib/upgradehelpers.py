@@ -51,8 +51,9 @@ class VLeafd(Leafd):
 class Load:
     """Keep-alive HTTP clients (and RESP clients) hammering the nodes in service."""
 
-    def __init__(self, nodes, path, key=None, clients=3, resp=None, follow=False):
+    def __init__(self, nodes, path, key=None, clients=3, resp=None, follow=False, ordered=True):
         self.nodes = list(nodes)
+        self.ordered = ordered      # IDs rise on a connection (opaque IDs do not: False)
         self.in_service = set(n.port for n in self.nodes)
         self.path = path
         self.key = key              # id -> key whose IDs must rise across the cluster (or None)
@@ -100,7 +101,7 @@ class Load:
         with self.lock:
             self.requests += 1
             for v in got:
-                if last_conn is not None and v <= last_conn:
+                if self.ordered and last_conn is not None and v <= last_conn:
                     self.back_conn += 1
                     self._note("%s: %d after %d on one connection" % (where, v, last_conn))
                 last_conn = v
