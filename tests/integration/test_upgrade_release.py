@@ -191,7 +191,7 @@ def decode_all(node, ids, tag, batch=2000):
 
 
 def opaque():
-    db = env.mariadb()
+    db = env.mariadb(name="db-opaque")  # its own data dir: the segment scenario's is "db"
     db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('op', 1, 200)")
     props = seg_props(db, **{"leafd.opaque.key": OPAQUE_KEY})
     nodes = [VLeafd(env, "o%d" % i, props, binary=old, wait_ready=False, resp=True)
