@@ -16,7 +16,7 @@ import os
 import subprocess
 import threading
 
-from leafdtest import (Env, HttpStream, RespStream, check, get_request, log, seg_props,
+from leafdtest import (Env, RespStream, check, decode_opaque, log, seg_props,
                        wait_until)
 
 KEY = "000102030405060708090a0b0c0d0e0f"
@@ -29,18 +29,8 @@ def props(db, **extra):
     return seg_props(db, **dict({"leafd.opaque.key": KEY}, **extra))
 
 
-def decode_all(node, ids, batch=2000):
-    """Pipelined GET /decodeOpaqueId, batch requests per write; returns the segment IDs."""
-    s = HttpStream(node.port, timeout=30)
-    out = []
-    for i in range(0, len(ids), batch):
-        chunk = ids[i:i + batch]
-        s.send(b"".join(get_request("/decodeOpaqueId?id=%d&biz_tag=orders" % x) for x in chunk))
-        for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
-            j = json.loads(body) if st == 200 else {}
-            out.append(int(j["segment_id"]) if st == 200 and j.get("id") == str(x) else None)
-    s.close()
-    return out
+def decode_all(node, ids):
+    return decode_opaque(node, ids, "orders")
 
 
 class Puller(threading.Thread):

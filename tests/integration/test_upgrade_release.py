@@ -26,12 +26,10 @@ UPGRADE_SCENARIOS=forever,mixed runs a subset. Skips (77) only when the reposito
 history to build 0.2.0 from (a shallow clone). The ZooKeeper-down upgrade of an older cache is
 test_upgrade_zk_down.py.
 """
-import json
 import os
 import time
 
-from leafdtest import (LEAFD_BIN, Env, HttpStream, check, get_request, log, seg_props,
-                       wait_until)
+from leafdtest import LEAFD_BIN, Env, check, decode_opaque, log, seg_props, wait_until
 from releasebuild import release_binary
 from upgradehelpers import Load, ReadyPoller, VLeafd, rolling, replace_binary
 from zkhelpers import worker_of, zk_props
@@ -175,21 +173,6 @@ def segment():
     db.stop()
 
 
-def decode_all(node, ids, tag, batch=2000):
-    """The segment IDs behind opaque IDs of tag, decoded by node (pipelined GET
-    /decodeOpaqueId); None where the node refused or answered for another ID."""
-    s = HttpStream(node.port, timeout=30)
-    out = []
-    for i in range(0, len(ids), batch):
-        chunk = ids[i:i + batch]
-        s.send(b"".join(get_request("/decodeOpaqueId?id=%d&biz_tag=%s" % (x, tag)) for x in chunk))
-        for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
-            j = json.loads(body) if st == 200 else {}
-            out.append(int(j["segment_id"]) if j.get("id") == str(x) else None)
-    s.close()
-    return out
-
-
 def opaque():
     db = env.mariadb(name="db-opaque")  # its own data dir: the segment scenario's is "db"
     db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('op', 1, 200)")
@@ -208,8 +191,8 @@ def opaque():
     with load.lock:
         issued = list(load.ids)
     log("opaque: decoding the %d opaque IDs issued so far on both nodes" % len(issued))
-    new_dec = decode_all(nodes[0], issued, "op")
-    old_dec = decode_all(nodes[1], issued, "op")
+    new_dec = decode_opaque(nodes[0], issued, "op")
+    old_dec = decode_opaque(nodes[1], issued, "op")
     check(issued and None not in new_dec and None not in old_dec,
           "opaque: the %d IDs issued so far (0.2.0 and 1.0) decode on the 1.0 node (%d refused) "
           "and on the 0.2.0 node (%d refused)"

@@ -583,6 +583,22 @@ def get_request(path, version="1.1", headers=None):
     return (h + "\r\n").encode("latin-1")
 
 
+def decode_opaque(node, ids, tag, batch=2000):
+    """The segment IDs behind opaque IDs of tag, decoded by node (pipelined GET
+    /decodeOpaqueId, batch requests per write); None where the node refused or answered for
+    another ID."""
+    s = HttpStream(node.port, timeout=30)
+    out = []
+    for i in range(0, len(ids), batch):
+        chunk = ids[i:i + batch]
+        s.send(b"".join(get_request("/decodeOpaqueId?id=%d&biz_tag=%s" % (x, tag)) for x in chunk))
+        for x, (st, _, body) in zip(chunk, s.read_responses(len(chunk))):
+            j = json.loads(body) if st == 200 else {}
+            out.append(int(j["segment_id"]) if j.get("id") == str(x) else None)
+    s.close()
+    return out
+
+
 def port_open(port):
     """True if something accepts TCP connections on 127.0.0.1:port."""
     try:
