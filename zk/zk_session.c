@@ -662,6 +662,17 @@ static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int 
         if (rc == ZNOAUTH) {
             return acl_refuse(path, e, n, rc, why, cap);
         }
+        if (rc == ZINVALIDACL) {
+            /* The server knows no credentials of this session (an ACL of the "auth" scheme
+             * needs them), though they were added when the handle was made: send them again,
+             * so the next walk can close (seen once, under ThreadSanitizer). */
+            log_warn("zk",
+                     "zoo_set_acl(%s) failed: %s: ZooKeeper holds no credentials for this "
+                     "session; sending leafd.zk.auth again",
+                     path, zerror(rc));
+            handle_authenticate(s, zh);
+            return -1;
+        }
         if (rc != ZOK && rc != ZNONODE) {
             log_warn("zk", "zoo_set_acl(%s) failed: %s", path, zerror(rc));
             return -1;
