@@ -36,6 +36,15 @@ class Hammer:
         conn = None
         path = "/api/snowflake/get/%s?count=%d" % (self.key, self.count)
         while not self.flag.is_set():
+            proc = getattr(node, "proc", None)
+            if proc is None or not proc.alive():
+                # Its port is free again: another test's server may take it and answer, and
+                # those IDs would count as this node's (a twin seen issuing after its exit).
+                if conn:
+                    conn.close()
+                conn = None
+                time.sleep(0.05)
+                continue
             try:
                 conn = conn or httpclient.HTTPConnection("127.0.0.1", node.port, timeout=5)
                 conn.request("GET", path)
