@@ -483,6 +483,11 @@ def report_failure(args, replay, flog, verdict, cluster):
             print("    ... %d more" % (len(texts) - 40), flush=True)
     say("server logs kept in %s" % cluster.dir)
     say("replay: %s" % replay)
+    # One line with the verdict, last: tools/test repeats it as the test's reason.
+    first = "; ".join("%s: %s" % (name, " ".join(texts[0].split())[:200])
+                      for name, texts in list(verdict.problems.items())[:3])
+    print("FAILED: chaos seed %d, %d failed check(s): %s (replay: %s; logs in %s)" % (
+        args.seed, len(verdict.problems), first, replay, cluster.dir), flush=True)
 
 
 if __name__ == "__main__":

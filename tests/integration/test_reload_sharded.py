@@ -28,6 +28,11 @@ from seqclients import HttpSeqClient, Recorder, RespSeqClient, Target, check_str
 from zkhelpers import zk_props
 
 NAME = "rsh"
+# A client waits as long as a hand-over may take by docs/UPGRADING.md: the old process drains for
+# at most 10 s, the new one resumes the session (well within the 6 s session timeout) and waits at
+# most 3 s for the election to settle. The contract's clients (redis-py, ioredis defaults) wait
+# without a timeout at all; the pause each upgrade caused is logged for the record.
+CLIENT_TIMEOUT_S = 10 + 6 + 3
 SEQS = ["k%d" % i for i in range(12)]
 
 
@@ -115,7 +120,7 @@ try:
     for i, q in enumerate(SEQS):
         kind = HttpSeqClient if i % 3 else RespSeqClient
         clients.append(kind("%s-%s" % (q, "http" if i % 3 else "resp"), rec, targets, q,
-                            start=i, pause=0.002, timeout=5, max_s=60))
+                            start=i, pause=0.002, timeout=CLIENT_TIMEOUT_S, max_s=60))
     for c in clients:
         c.start()
     time.sleep(1.5)

@@ -30,7 +30,7 @@ LEAFD_BIN = os.environ.get("LEAFD_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "leafd")
 ZK_JAR_DIR = "/usr/share/java"
 
-_checks = {"passed": 0, "failed": 0}
+_checks = {"passed": 0, "failed": 0, "first": None}
 
 
 def check(cond, msg):
@@ -39,6 +39,7 @@ def check(cond, msg):
         _checks["passed"] += 1
     else:
         _checks["failed"] += 1
+        _checks["first"] = _checks["first"] or msg
         print("FAIL: " + msg, flush=True)
     return cond
 
@@ -472,6 +473,12 @@ class Env:
     def finish(self):
         self.close()
         print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]))
+        if _checks["failed"]:
+            # One line that tools/test repeats as the test's reason (tools/test-report.py).
+            print("FAILED: %s%s (logs kept in %s)" % (
+                " ".join(_checks["first"].split())[:300],
+                "; %d more failed check(s)" % (_checks["failed"] - 1) if _checks["failed"] > 1
+                else "", self.dir), flush=True)
         sys.exit(1 if _checks["failed"] else 0)
 
 

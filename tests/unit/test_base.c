@@ -204,6 +204,20 @@ static void test_file_atomic(void) {
     char missing[160];
     snprintf(missing, sizeof(missing), "%s/none", dir);
     CHECK_EQ_INT(file_read_all("unit", missing, 4, &text, &len), LEAF_ENOTFOUND);
+    /* A file whose size fstat does not know (procfs says 0) is read whole, the buffer
+     * growing; the limit still holds. */
+    CHECK_EQ_INT(file_read_all("unit", "/proc/self/maps", 1 << 20, &text, &len), LEAF_OK);
+    CHECK(len > 256 && strlen(text) == len && strstr(text, "test_base") != NULL);
+    free(text);
+    CHECK_EQ_INT(file_read_all("unit", "/proc/self/maps", 100, &text, &len), LEAF_EINVAL);
+    /* Exactly max bytes is allowed; one more is not. */
+    char big[5000];
+    memset(big, 'x', sizeof(big));
+    CHECK_EQ_INT(file_write_atomic("unit", path, big, sizeof(big), 0600), LEAF_OK);
+    CHECK_EQ_INT(file_read_all("unit", path, sizeof(big), &text, &len), LEAF_OK);
+    CHECK(len == sizeof(big) && text[len] == '\0' && memcmp(text, big, len) == 0);
+    free(text);
+    CHECK_EQ_INT(file_read_all("unit", path, sizeof(big) - 1, &text, &len), LEAF_EINVAL);
     unlink(path);
     snprintf(path, sizeof(path), "%s/a/b", dir);
     rmdir(path);
