@@ -103,6 +103,8 @@ struct daemon {
     char **argv;                /* as started: an in-place upgrade runs the same */
     uv_timer_t reload_timer;    /* the upgrade's waits on the control loop (drain, election) */
     int64_t reload_deadline_ms; /* monotonic */
+    int serving;                /* net_server_start succeeded: an upgrade can hand over */
+    int usr2_pending;           /* SIGUSR2 came while starting: upgrade once serving */
 };
 
 static void usage(FILE *out) {
@@ -241,6 +243,32 @@ static void on_drain_timeout(int signum) {
     _exit(1);
 }
 
+/*
+ * SIGUSR2 outside the control loop's handler: before it is installed (start-up)
+ * the signal is remembered and the upgrade runs once the process serves; while
+ * the process stops (after a hand-over, the new process is the one to upgrade)
+ * it is logged and ignored. Signal handlers: no formatting, no log function.
+ */
+static volatile sig_atomic_t usr2_early;
+
+static void on_usr2_early(int signum) {
+    (void)signum;
+    usr2_early = 1;
+}
+
+static void on_usr2_stopping(int signum) {
+    static const char msg[] = "level=warn component=reload msg=\"received SIGUSR2 while "
+                              "stopping: ignored (after an in-place upgrade the new process "
+                              "takes the next one)\"\n";
+    static const char json[] = "{\"level\":\"warn\",\"component\":\"reload\",\"msg\":"
+                               "\"received SIGUSR2 while stopping: ignored (after an in-place "
+                               "upgrade the new process takes the next one)\"}\n";
+    (void)signum;
+    ssize_t rc = drain_log_json ? write(STDERR_FILENO, json, sizeof(json) - 1)
+                                : write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)rc;
+}
+
 /* An upgrade's drain: once every connection is gone (or 10 s), the sequences hand back. */
 static uint64_t proto_connections(void *arg, enum api_proto proto);
 
@@ -307,7 +335,7 @@ static void daemon_stop(struct daemon *d) {
     uv_close((uv_handle_t *)&d->sig_int, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
     uv_close((uv_handle_t *)&d->sig_usr2, NULL);
-    signal(SIGUSR2, SIG_IGN); /* a second upgrade while this one stops: nothing to do */
+    signal(SIGUSR2, on_usr2_stopping); /* a second upgrade while this one stops: logged */
     if (d->reloading) {
         /* The loops drain on their own; the control loop serves them until then. */
         d->reload_deadline_ms = clock_mono_ms() + 10000;
@@ -424,6 +452,17 @@ static void on_sigusr2(uv_signal_t *s, int signum) {
     struct reload_listener ls[NET_MAX_LISTENERS];
     (void)signum;
     if (d->stopping) {
+        log_warn("reload", "received SIGUSR2 while stopping: ignored");
+        return;
+    }
+    if (!d->serving) {
+        /* The listeners are not this process's to hand over yet (an upgrade's new
+         * process settling, before net_server_start): the upgrade waits for them. */
+        if (!d->usr2_pending) {
+            log_info("reload", "received SIGUSR2 while starting: the in-place upgrade starts "
+                               "once this process accepts");
+        }
+        d->usr2_pending = 1;
         return;
     }
     for (int i = 0; i < d->nlisteners; i++) {
@@ -691,6 +730,10 @@ static int daemon_start(struct daemon *d) {
     if (d->child.on) {
         reload_settle(d);
     }
+    if (d->stopping) {
+        /* SIGTERM while the election settled: stop before accepting (main() sees it). */
+        return 0;
+    }
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
         /* The stops below run the loop until it is empty. */
         uv_close((uv_handle_t *)&d->sig_term, NULL);
@@ -712,6 +755,15 @@ static int daemon_start(struct daemon *d) {
         log_info("reload",
                  "in-place upgrade: accepting again %lld ms after the previous process stopped",
                  (long long)(clock_wall_ms() - d->child.stopped_ms));
+    }
+    d->serving = 1;
+    if (usr2_early && !d->usr2_pending) {
+        log_info("reload", "received SIGUSR2 while starting: the in-place upgrade starts now");
+    }
+    if (usr2_early || d->usr2_pending) {
+        usr2_early = 0;
+        d->usr2_pending = 0;
+        on_sigusr2(&d->sig_usr2, SIGUSR2);
     }
     return 0;
 }
@@ -756,6 +808,10 @@ static void log_startup(const struct leaf_config *c, const char *path) {
 }
 
 int main(int argc, char **argv) {
+    /* First: an upgrade asked for before the control loop runs is remembered, not fatal
+     * (SIGUSR2's default action ends the process; systemd sends it to MAINPID, which the
+     * previous process of an upgrade names once this one runs). */
+    signal(SIGUSR2, on_usr2_early);
     struct args a = {0};
     struct daemon d;
     memset(&d, 0, sizeof(d));
@@ -799,7 +855,6 @@ int main(int argc, char **argv) {
         return 1;
     }
     signal(SIGPIPE, SIG_IGN); /* libuv does not; a closed client must not kill us */
-    signal(SIGUSR2, SIG_IGN); /* an upgrade asked for before the control loop runs: not yet */
     if (daemon_start(&d) != 0) {
         /* Every refusal at start is logged on this thread; the clean-up may log more, so the
          * last line repeats it (docs/OPERATIONS.md, "When a node refuses to start"). */
@@ -809,12 +864,16 @@ int main(int argc, char **argv) {
                   d.fail_reason[0] != '\0' ? d.fail_reason : "see the error above");
         return 1;
     }
-    if (d.child.on) {
+    if (d.stopping) {
+        log_info("main", "stopped before accepting: a signal came while starting");
+    } else if (d.child.on) {
         notify_ready_start_main(&d.notify, &d.control, &d.api); /* systemd's main process now */
     } else {
         notify_ready_start(&d.notify, &d.control, &d.api);
     }
-    uv_run(&d.control, UV_RUN_DEFAULT);
+    if (!d.stopping) {
+        uv_run(&d.control, UV_RUN_DEFAULT);
+    }
     net_server_join(d.server);
     segment_service_stop(d.segment); /* after the event loops: stop the database thread */
     user_service_stop(d.users);

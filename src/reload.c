@@ -488,22 +488,26 @@ void reload_child_close_unused(struct reload_child *c) {
     }
 }
 
-/* Reads one line from fd within ms; 0 with the line, -1 on EOF, error or timeout. */
+/* Reads one line from fd within ms; 0 with the line, -1 on timeout, -2 on EOF or error. */
 static int read_line(int fd, char *buf, size_t cap, int ms) {
     size_t n = 0;
     int64_t deadline = clock_mono_ms() + ms;
     while (n + 1 < cap) {
         int64_t left = deadline - clock_mono_ms();
         struct pollfd p = {fd, POLLIN, 0};
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
-            return -1;
+        int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR) {
+            continue; /* a signal (a second SIGUSR2, held until this process serves) */
+        }
+        if (ready <= 0) {
+            return ready == 0 ? -1 : -2;
         }
         ssize_t r = read(fd, buf + n, 1);
         if (r <= 0) {
             if (r < 0 && errno == EINTR) {
                 continue;
             }
-            return -1;
+            return -2;
         }
         if (buf[n] == '\n') {
             buf[n] = '\0';
@@ -522,9 +526,15 @@ leaf_status_t reload_child_take(struct reload_child *c, struct zk_client_id *zk)
                   strerror(errno));
         return LEAF_ERR;
     }
-    if (read_line(c->ctl, line, sizeof(line), RELOAD_SESSION_WAIT_MS) != 0) {
+    int got = read_line(c->ctl, line, sizeof(line), RELOAD_SESSION_WAIT_MS);
+    if (got == -1) {
         log_error("reload", "the previous process did not hand over within %d s",
                   RELOAD_SESSION_WAIT_MS / 1000);
+        return LEAF_ERR;
+    }
+    if (got != 0) {
+        log_error("reload", "the previous process ended the hand-over without handing over "
+                            "(it exited or was killed; its log says why)");
         return LEAF_ERR;
     }
     uint64_t id = 0;

@@ -32,3 +32,6 @@ leaf_resp_test(test_reload_cluster)
 # The in-place upgrade of sharded sequence nodes: each keeps its election node, its owner node
 # and its slots (the map's epoch the same), under clients that follow redirects.
 leaf_resp_test(test_reload_sharded)
+# Two upgrades in a row, the second SIGUSR2 sent to the new process while it starts: held until
+# it accepts, under HTTP, redis-py, pipelined RESP and sequence load.
+leaf_resp_test(test_reload_twice)

@@ -74,6 +74,10 @@ struct session {
     int close_after;         /* close once out is written */
     int close_soon;          /* close after the next answer (set by the server: an in-place
                               * upgrade's drain); the protocol says so where it can */
+    int close_idle;          /* set by a protocol that cannot say "this answer is the last"
+                              * (RESP): under close_soon the server answers every request
+                              * received (buffered or in the socket) and closes once none is
+                              * left, instead of after the next answer */
     int loopback;            /* the peer is a loopback address */
     char peer[48];           /* the peer's "ip:port" (set by the server after open), for logs */
     int loop;                /* index of the serving loop (per-loop counters) */

@@ -564,6 +564,18 @@ static void conn_flush(struct net_conn *c) {
         conn_close(c);
         return;
     }
+    if (s->close_soon && s->close_idle && !s->close_after && !c->writing && !s->waiting &&
+        s->out.len > 0 && c->in_len == 0 && s->head_started_ms == 0 && !socket_has_input(c)) {
+        /*
+         * A polite drain of a protocol without a "last answer" (RESP): this answer leaves
+         * no command received unanswered, so it is the last, and the FIN leaves with it (a
+         * client that looks for an end before it sends, as redis-py does, sees it and
+         * reconnects; commands sent before it are answered first). A connection idle when
+         * the drain begins gets no FIN then, while its client may be about to send: after
+         * its next answer, or NET_POLITE_IDLE_MS of quiet (conn_sweep).
+         */
+        s->close_after = 1;
+    }
     if (!c->writing && s->close_after && s->close_soon && c->tls == NULL && s->out.len > 0) {
         conn_cork(c, 1); /* the last answer and the FIN leave in one segment (conn_linger) */
     }
@@ -1198,21 +1210,21 @@ fail:
 }
 
 void net_server_stop(struct net_server *srv) {
-    for (int i = 0; i < srv->nloops; i++) {
+    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
         atomic_store(&srv->loops[i]->stop_requested, 1);
         uv_async_send(&srv->loops[i]->async);
     }
 }
 
 void net_server_stop_polite(struct net_server *srv) {
-    for (int i = 0; i < srv->nloops; i++) {
+    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
         atomic_store(&srv->loops[i]->polite, 1);
     }
     net_server_stop(srv);
 }
 
 void net_server_join(struct net_server *srv) {
-    for (int i = 0; i < srv->nloops; i++) {
+    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
         struct net_loop *nl = srv->loops[i];
         uv_thread_join(&nl->thread);
         uv_loop_close(&nl->loop);

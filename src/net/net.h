@@ -85,18 +85,19 @@ leaf_status_t net_server_start(struct net_server **out, const struct net_limits 
                                int nloops);
 
 /* Asks every loop to drain: stop accepting, finish in-flight requests, close. */
-void net_server_stop(struct net_server *srv);
+void net_server_stop(struct net_server *srv); /* NULL (never started): nothing to stop */
 
 /*
  * The drain of an in-place upgrade: as net_server_stop, but politely, for
  * clients that reconnect: each connection closes after its next answer (HTTP
- * says `Connection: close` in it), or once it has been idle for
- * NET_POLITE_IDLE_MS, never while a request may be on its way.
+ * says `Connection: close` in it; a protocol that sets close_idle, RESP, after
+ * the answer that leaves no command received unanswered), or once it has been
+ * idle for NET_POLITE_IDLE_MS, never while a request may be on its way.
  */
 void net_server_stop_polite(struct net_server *srv);
 
 /* Waits for every loop thread to finish; frees the server. */
-void net_server_join(struct net_server *srv);
+void net_server_join(struct net_server *srv); /* NULL: nothing */
 
 /*
  * The listening sockets of listener i, one per loop, into fds (at most cap);

@@ -125,8 +125,9 @@ static void conn_dispatch(struct resp_conn *c) {
     }
     leaf_wait_cancel(&c->s.wait); /* whatever registration the handler left */
     c->s.waiting = 0;
-    if (r->close_after || c->s.close_soon) {
-        c->s.close_after = 1; /* close_soon: an in-place upgrade closes after a reply */
+    if (r->close_after) {
+        c->s.close_after = 1; /* an in-place upgrade's close_soon: the server closes once
+                               * every command received is answered (close_idle) */
     }
     conn_done(c);
 }
@@ -223,6 +224,7 @@ static struct session *resp_open(void *arg, int loopback, int loop) {
     c->client.app = cfg->app_size ? (char *)c + head : NULL;
     c->s.loopback = loopback;
     c->s.loop = loop;
+    c->s.close_idle = 1; /* a pipeline's commands are all answered before an upgrade's close */
     sbuf_init(&c->s.out, 0);
     resp_parser_init(&c->parser);
     c->client.id = __atomic_add_fetch(&c->cfg->next_client_id, 1, __ATOMIC_RELAXED);

@@ -1,10 +1,11 @@
 """In-place binary upgrade (docs/UPGRADING.md, "In place, without a restart").
 
-A forever-mode node with sequences and RESP serves three kinds of clients at
+A forever-mode node with sequences and RESP serves four kinds of clients at
 once: HTTP keep-alive clients that reconnect on `Connection: close`, a redis-py
-client with default settings, and a sequence client. `kill -USR2` replaces the
-process: 0 failed HTTP requests, 0 errors to the redis-py caller, 0 refused
-connections, 0 duplicates, IDs increasing per client (each client's requests
+client with default settings, a RESP client with 10 commands in flight and a
+sequence client (tests/lib/reloadload.py). `kill -USR2` replaces the
+process: 0 failed HTTP requests, 0 errors to the redis-py caller, 0 short
+pipelines, 0 refused connections, 0 duplicates, IDs increasing per client (each client's requests
 are sequential, across its reconnects), strict sequence order, the same worker
 ID after, the old pid gone with exit 0. The longest pause any client saw is
 logged.
@@ -18,21 +19,15 @@ old process serving with 0 failed requests, and the old one logs the reason.
 
 20 upgrades in a row under load: descriptors, RSS and znodes before and after.
 """
-import http.client
 import os
 import re
 import signal
-import threading
 import time
 
+import reloadload
 from fakesystemd import FakeSystemd
 from leafdtest import Env, check, http as http_get, log, pid_alive, wait_until
 from zkhelpers import worker_of, zk_props
-
-try:
-    import redis
-except ImportError:  # pragma: no cover - core.cmake runs this with Debian's python3
-    redis = None
 
 env = Env()
 systemd = FakeSystemd(os.path.join(env.dir, "notify.sock"))
@@ -68,111 +63,12 @@ def znodes():
     return n
 
 
-class Stats:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.failed, self.refused, self.errors = 0, 0, []
-        self.ids = []           # every snowflake ID, all clients
-        self.seq = []           # (client, value) for the sequence client
-        self.max_pause = 0.0
-        self.count = 0
-
-    def fail(self, what, e):
-        with self.lock:
-            self.failed += 1
-            if isinstance(e, ConnectionRefusedError):
-                self.refused += 1
-            if len(self.errors) < 10:
-                self.errors.append("%s: %r" % (what, e))
-
-
-class Client(threading.Thread):
-    """kind: http (snowflake over keep-alive), seq (sequence over keep-alive), redis."""
-
-    def __init__(self, stats, kind, name):
-        super().__init__(daemon=True)
-        self.stats, self.kind, self.name = stats, kind, name
-        self.stop_flag = threading.Event()
-        self.mine = []
-        self.reconnects = 0
-        self.order_bad = 0
-
-    def one_http(self, conn, path):
-        conn.request("GET", path)
-        r = conn.getresponse()
-        body = r.read().decode()
-        if r.status != 200:
-            raise RuntimeError("HTTP %d %s" % (r.status, body[:80]))
-        close = (r.getheader("Connection") or "").lower() == "close"
-        return [int(x) for x in body.split("\n") if x], close
-
-    def run(self):
-        conn, rc = None, None
-        last_ok = time.monotonic()
-        while not self.stop_flag.is_set():
-            t0 = time.monotonic()
-            try:
-                if self.kind == "redis":
-                    if rc is None:
-                        rc = redis.Redis(host="127.0.0.1", port=resp_port)
-                    got = [int(rc.execute_command("INCR", "snowflake:rl"))]
-                else:
-                    if conn is None:
-                        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-                    path = "/api/sequence/get/rs" if self.kind == "seq" else "/api/snowflake/get/rl"
-                    got, close = self.one_http(conn, path)
-                    if close:
-                        conn.close()
-                        conn = None
-                        self.reconnects += 1
-            except Exception as e:  # noqa: BLE001 - every failure counts
-                self.stats.fail(self.name, e)
-                if conn is not None:
-                    conn.close()
-                    conn = None
-                time.sleep(0.01)
-                continue
-            now = time.monotonic()
-            if self.mine and got[0] <= self.mine[-1]:
-                self.order_bad += 1
-            self.mine.extend(got)
-            with self.stats.lock:
-                self.stats.max_pause = max(self.stats.max_pause, now - last_ok)
-                self.stats.count += 1
-            last_ok = now
-            del t0
-
-
 def start_load():
-    st = Stats()
-    cl = [Client(st, "http", "http%d" % i) for i in range(2)] + [Client(st, "seq", "seq")]
-    if redis is not None:
-        cl.append(Client(st, "redis", "redis"))
-    for c in cl:
-        c.start()
-    return st, cl
+    return reloadload.start(port, resp_port, "rl", ("http", "http", "seq", "redis", "pipe"))
 
 
 def stop_load(st, cl, label):
-    for c in cl:
-        c.stop_flag.set()
-    for c in cl:
-        c.join(30)
-    snow = [x for c in cl if c.kind != "seq" for x in c.mine]
-    seq = [x for c in cl if c.kind == "seq" for x in c.mine]
-    dups = len(snow) - len(set(snow))
-    log("%s: %d requests, %d failed (%d refused), %d duplicates, longest pause %.0f ms, "
-        "HTTP reconnects %s; errors %s" % (label, st.count, st.failed, st.refused, dups,
-                                           st.max_pause * 1000, [c.reconnects for c in cl],
-                                           st.errors[:3]))
-    check(st.failed == 0, "%s: 0 failed requests (%d: %s)" % (label, st.failed, st.errors[:3]))
-    check(st.refused == 0, "%s: 0 refused connections" % label)
-    check(dups == 0, "%s: 0 duplicate snowflake IDs (%d)" % (label, dups))
-    check(all(c.order_bad == 0 for c in cl), "%s: IDs increase per client (out of order: %s)"
-          % (label, [c.order_bad for c in cl]))
-    check(all(a < b for a, b in zip(seq, seq[1:])), "%s: the sequence strictly increases" % label)
-    workers = {worker_of(x) for x in snow}
-    return workers
+    return reloadload.stop(st, cl, label)
 
 
 def log_count(pattern):

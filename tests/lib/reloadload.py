@@ -1,0 +1,173 @@
+"""Clients that load a node through its in-place upgrades (docs/UPGRADING.md, "In place, without
+a restart"), and the checks of what they saw.
+
+kinds:
+- http: snowflake IDs over HTTP keep-alive, reconnecting on `Connection: close`;
+- seq: the sequence `seq` over HTTP keep-alive, the same way;
+- redis: redis-py with default settings, `INCR snowflake:<key>`;
+- pipe: a raw RESP client with 10 `INCR snowflake:<key>` in flight: it writes them in one go
+  and reads 10 replies. Before each write it looks for an end from the server, as redis-py
+  does before it sends (a connection the server closed is replaced, nothing lost); a pipeline
+  the server answers in part before closing is a short pipeline, and counts as failed.
+
+Every failure counts: an exception, a refused connection, a short pipeline.
+"""
+import http.client
+import select
+import socket
+import threading
+import time
+
+from leafdtest import check, log
+from zkhelpers import worker_of
+
+try:
+    import redis
+except ImportError:  # pragma: no cover - the tests run under Debian's python3
+    redis = None
+
+PIPE_DEPTH = 10
+
+
+class Stats:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.failed, self.refused, self.short, self.errors = 0, 0, 0, []
+        self.max_pause = 0.0
+        self.count = 0
+
+    def fail(self, what, e):
+        with self.lock:
+            self.failed += 1
+            if isinstance(e, ConnectionRefusedError):
+                self.refused += 1
+            if isinstance(e, ShortPipeline):
+                self.short += 1
+            if len(self.errors) < 10:
+                self.errors.append("%s: %r" % (what, e))
+
+
+class ShortPipeline(Exception):
+    pass
+
+
+def _resp_line(f):
+    line = f.readline()
+    if not line:
+        raise EOFError("connection closed")
+    return line
+
+
+class Client(threading.Thread):
+    def __init__(self, stats, kind, name, port, resp_port, key, seq="rs"):
+        super().__init__(daemon=True)
+        self.stats, self.kind, self.name = stats, kind, name
+        self.port, self.resp_port, self.key, self.seq = port, resp_port, key, seq
+        self.stop_flag = threading.Event()
+        self.mine = []
+        self.reconnects = 0
+        self.order_bad = 0
+
+    def one_http(self, conn, path):
+        conn.request("GET", path)
+        r = conn.getresponse()
+        body = r.read().decode()
+        if r.status != 200:
+            raise RuntimeError("HTTP %d %s" % (r.status, body[:80]))
+        close = (r.getheader("Connection") or "").lower() == "close"
+        return [int(x) for x in body.split("\n") if x], close
+
+    def one_pipe(self, state):
+        sock = state.get("sock")
+        if sock is not None and select.select([sock], [], [], 0)[0]:
+            sock.close()  # the server ended it after its last answer: a new connection
+            sock = None
+            self.reconnects += 1
+        if sock is None:
+            sock = socket.create_connection(("127.0.0.1", self.resp_port), timeout=20)
+            state["sock"], state["file"] = sock, sock.makefile("rb")
+        cmd = b"*2\r\n$4\r\nINCR\r\n$%d\r\n%s\r\n" % (len(self.key) + 10,
+                                                    b"snowflake:" + self.key.encode())
+        sock.sendall(cmd * PIPE_DEPTH)
+        got = []
+        try:
+            for _ in range(PIPE_DEPTH):
+                line = _resp_line(state["file"])
+                if not line.startswith(b":"):
+                    raise RuntimeError("reply %r" % line[:80])
+                got.append(int(line[1:]))
+        except (EOFError, ConnectionError, OSError) as e:
+            sock.close()
+            state["sock"] = None
+            raise ShortPipeline("%d of %d replies, then %r" % (len(got), PIPE_DEPTH, e))
+        return got
+
+    def run(self):
+        conn, rc, pipe = None, None, {}
+        last_ok = time.monotonic()
+        while not self.stop_flag.is_set():
+            try:
+                if self.kind == "redis":
+                    if rc is None:
+                        rc = redis.Redis(host="127.0.0.1", port=self.resp_port)
+                    got = [int(rc.execute_command("INCR", "snowflake:" + self.key))]
+                elif self.kind == "pipe":
+                    got = self.one_pipe(pipe)
+                else:
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=20)
+                    path = ("/api/sequence/get/" + self.seq if self.kind == "seq"
+                            else "/api/snowflake/get/" + self.key)
+                    got, close = self.one_http(conn, path)
+                    if close:
+                        conn.close()
+                        conn = None
+                        self.reconnects += 1
+            except Exception as e:  # noqa: BLE001 - every failure counts
+                self.stats.fail(self.name, e)
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                time.sleep(0.01)
+                continue
+            now = time.monotonic()
+            if self.mine and got[0] <= self.mine[-1]:
+                self.order_bad += 1
+            self.mine.extend(got)
+            with self.stats.lock:
+                self.stats.max_pause = max(self.stats.max_pause, now - last_ok)
+                self.stats.count += 1
+            last_ok = now
+
+
+def start(port, resp_port, key, kinds=("http", "http", "seq", "redis")):
+    """Starts one client per kind (redis only where redis-py is installed)."""
+    st = Stats()
+    cl = [Client(st, k, "%s%d" % (k, i), port, resp_port, key) for i, k in enumerate(kinds)
+          if k != "redis" or redis is not None]
+    for c in cl:
+        c.start()
+    return st, cl
+
+
+def stop(st, cl, label):
+    """Stops the clients and checks what they saw; returns the snowflake worker IDs seen."""
+    for c in cl:
+        c.stop_flag.set()
+    for c in cl:
+        c.join(30)
+    snow = [x for c in cl if c.kind != "seq" for x in c.mine]
+    seq = [x for c in cl if c.kind == "seq" for x in c.mine]
+    dups = len(snow) - len(set(snow))
+    log("%s: %d requests, %d failed (%d refused, %d short pipelines), %d duplicates, longest "
+        "pause %.0f ms, reconnects %s; errors %s"
+        % (label, st.count, st.failed, st.refused, st.short, dups, st.max_pause * 1000,
+           [c.reconnects for c in cl], st.errors[:3]))
+    check(st.failed == 0, "%s: 0 failed requests (%d: %s)" % (label, st.failed, st.errors[:3]))
+    check(st.refused == 0, "%s: 0 refused connections" % label)
+    check(st.short == 0, "%s: 0 short pipelines" % label)
+    check(dups == 0, "%s: 0 duplicate snowflake IDs (%d)" % (label, dups))
+    check(all(c.order_bad == 0 for c in cl), "%s: IDs increase per client (out of order: %s)"
+          % (label, [c.order_bad for c in cl]))
+    check(all(a < b for a, b in zip(seq, seq[1:])), "%s: the sequence strictly increases" % label)
+    return {worker_of(x) for x in snow}
