@@ -485,12 +485,11 @@ static void on_reload_adopted(void *arg) {
  * checked before it is told to stop (a failure here leaves it serving).
  */
 static int reload_adopt(struct daemon *d) {
-    if (flock(d->child.lock, LOCK_EX | LOCK_NB) != 0) {
-        log_error("main", "the inherited lock of %s is not held: %s", d->cfg.data_dir,
-                  strerror(errno));
+    char err[512];
+    if (dirlock_adopt(&d->lock, d->child.lock, d->cfg.data_dir, err, sizeof(err)) != LEAF_OK) {
+        log_error("main", "%s", err);
         return -1;
     }
-    d->lock.fd = d->child.lock;
     /* The listeners by their settings, as wire() names them. */
     const struct {
         const char *what, *addr, *host;
@@ -524,7 +523,21 @@ static int reload_adopt(struct daemon *d) {
         return -1;
     }
     net_tls_ctx_free(tls);
-    return reload_child_take(&d->child, &d->zk.adopt) == LEAF_OK ? 0 : -1;
+    if (reload_child_take(&d->child, &d->zk.adopt) != LEAF_OK) {
+        return -1;
+    }
+    /* leafctl finds the node by its pid file: it names the process that serves now. */
+    int pf = dirlock_pidfile_follow(d->cfg.data_dir, d->child.parent);
+    if (pf < 0) {
+        log_warn("reload",
+                 "%s/leafd.pid names the previous process (pid %ld) and cannot be "
+                 "rewritten: %s; leafctl will not find this process (pid %ld)",
+                 d->cfg.data_dir, d->child.parent, strerror(errno), (long)getpid());
+    } else if (pf > 0) {
+        log_info("reload", "%s/leafd.pid now names this process (pid %ld)", d->cfg.data_dir,
+                 (long)getpid());
+    }
+    return 0;
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
@@ -751,9 +764,14 @@ static int daemon_start(struct daemon *d) {
              d->cfg.resp_port ? " (RESP)" : "", d->cfg.tls_port ? ", " : "", d->cfg.tls_listen,
              d->cfg.tls_port ? " (HTTPS)" : "", d->cfg.resp_tls_port ? ", " : "",
              d->cfg.resp_tls_listen, d->cfg.resp_tls_port ? " (RESP over TLS)" : "", nthreads);
-    if (d->child.on) {
+    if (d->child.on && d->child.stopped_mono_ms > 0) {
         log_info("reload",
                  "in-place upgrade: accepting again %lld ms after the previous process stopped",
+                 (long long)(clock_mono_ms() - d->child.stopped_mono_ms));
+    } else if (d->child.on) { /* a 1.0 process sends the wall clock only: a step shows here */
+        log_info("reload",
+                 "in-place upgrade: accepting again %lld ms after the previous process stopped "
+                 "(by the wall clock)",
                  (long long)(clock_wall_ms() - d->child.stopped_ms));
     }
     d->serving = 1;

@@ -126,6 +126,7 @@ static void on_ctl_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
         if (strcmp(r->line, "ADOPTED") == 0 && !r->adopted) {
             r->adopted = 1;
             r->stopped_ms = clock_wall_ms();
+            r->stopped_mono_ms = clock_mono_ms();
             log_info("reload",
                      "in-place upgrade: the new process (pid %d) adopted the listeners; this one "
                      "stops accepting, answers what it received and hands over",
@@ -308,7 +309,8 @@ leaf_status_t reload_handover(struct reload *r, const struct zk_client_id *zk) {
     for (size_t i = 0; i < sizeof(zk->passwd); i++) {
         o += snprintf(msg + o, sizeof(msg) - (size_t)o, "%02x", (unsigned char)zk->passwd[i]);
     }
-    o += snprintf(msg + o, sizeof(msg) - (size_t)o, " %" PRId64 "\n", r->stopped_ms);
+    o += snprintf(msg + o, sizeof(msg) - (size_t)o, " %" PRId64 " %" PRId64 "\n", r->stopped_ms,
+                  r->stopped_mono_ms);
     int fl = fcntl(r->ctl_fd, F_GETFL);
     if (fl >= 0) {
         fcntl(r->ctl_fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -395,6 +397,7 @@ int reload_child_parse(struct reload_child *c, char *err, size_t errlen) {
         return 0;
     }
     c->on = 1;
+    c->parent = (long)getppid();
     char *copy = strdup(v);
     unsetenv(RELOAD_ENV); /* not for a process this one starts */
     if (copy == NULL) {
@@ -539,8 +542,8 @@ leaf_status_t reload_child_take(struct reload_child *c, struct zk_client_id *zk)
     }
     uint64_t id = 0;
     char pw[40] = "";
-    long long stopped = 0;
-    if (sscanf(line, "SESSION %" SCNx64 " %39s %lld", &id, pw, &stopped) != 3 ||
+    long long stopped = 0, stopped_mono = 0;
+    if (sscanf(line, "SESSION %" SCNx64 " %39s %lld %lld", &id, pw, &stopped, &stopped_mono) < 3 ||
         strlen(pw) != 2 * sizeof(zk->passwd)) {
         log_error("reload", "the previous process's hand-over is malformed");
         return LEAF_ERR;
@@ -554,6 +557,7 @@ leaf_status_t reload_child_take(struct reload_child *c, struct zk_client_id *zk)
     memset(line, 0, sizeof(line));
     zk->id = (int64_t)id;
     c->stopped_ms = stopped;
+    c->stopped_mono_ms = stopped_mono;
     /* Our stderr was a pipe to the previous process: take the real one back. */
     dup2(c->err, STDERR_FILENO);
     close(c->err);

@@ -17,7 +17,9 @@
  *   old: stops accepting, answers every request it has received, closes its
  *        keep-alive connections, stops its services (the last issued time is
  *        persisted, as at any graceful stop) without closing its ZooKeeper session;
- *   old -> "SESSION <id> <password> <stopped_ms>", then exits (no zookeeper_close);
+ *   old -> "SESSION <id> <password> <stopped_ms> <stopped_mono_ms>", then exits (no
+ *        zookeeper_close); stopped_ms is the wall clock (1.0 sends only that one),
+ *        stopped_mono_ms CLOCK_MONOTONIC, which every process of the host shares;
  *   new: takes its real stderr back, waits for the old process to be gone, resumes
  *        the ZooKeeper session (ephemeral nodes stay) and starts above the persisted
  *        time; it logs the gap from the old one's stop to its own first accept.
@@ -53,7 +55,8 @@ struct reload {
     size_t line_len;
     char tail[RELOAD_TAIL];
     size_t tail_len;
-    int64_t stopped_ms; /* wall clock when on_adopted ran */
+    int64_t stopped_ms;      /* wall clock when on_adopted ran */
+    int64_t stopped_mono_ms; /* CLOCK_MONOTONIC then */
 };
 
 /* At start, before anything could have replaced the binary: remembers what to run. */
@@ -88,7 +91,9 @@ struct reload_child {
     char names[NET_MAX_LISTENERS][64]; /* ls[i].what */
     int taken[NET_MAX_LISTENERS];      /* a configured listener adopted ls[i] */
     int nls;
-    int64_t stopped_ms; /* from SESSION */
+    int64_t stopped_ms;      /* from SESSION */
+    int64_t stopped_mono_ms; /* from SESSION; 0 from a 1.0 process (it sends no such field) */
+    long parent;             /* the previous process's pid (its child until it exits) */
 };
 
 /* Reads and removes LEAFD_INHERIT_FDS; -1 (message in err) when malformed. */

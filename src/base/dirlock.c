@@ -86,6 +86,75 @@ leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, siz
     return LEAF_OK;
 }
 
+leaf_status_t dirlock_adopt(struct dirlock *l, int fd, const char *dir, char *err, size_t errlen) {
+    char path[4096];
+    struct stat held, want;
+    l->fd = -1;
+    if (snprintf(path, sizeof(path), "%s/%s", dir, DIRLOCK_FILE) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "data dir %s: path too long; set a shorter leafd.data.dir", dir);
+        return LEAF_ERR;
+    }
+    if (fstat(fd, &held) != 0) {
+        snprintf(err, errlen, "the inherited lock (descriptor %d): fstat failed: %s", fd,
+                 strerror(errno));
+        return LEAF_ERR;
+    }
+    if (stat(path, &want) != 0 || want.st_dev != held.st_dev || want.st_ino != held.st_ino) {
+        snprintf(err, errlen,
+                 "the previous process's data-dir lock is not %s: leafd.data.dir changed, "
+                 "which needs a restart, not an in-place upgrade",
+                 path);
+        return LEAF_EINVAL;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        snprintf(err, errlen, "the inherited lock of %s is not held: %s", dir, strerror(errno));
+        return LEAF_ERR;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* The pid is only for the other process's message: the lock holds without it. */
+    }
+    l->fd = fd;
+    return LEAF_OK;
+}
+
+int dirlock_pidfile_follow(const char *dir, long old_pid) {
+    char path[4096], tmp[4128], buf[32];
+    if (snprintf(path, sizeof(path), "%s/leafd.pid", dir) >= (int)sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        return errno == ENOENT ? 0 : -1;
+    }
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return n == 0 ? 0 : -1;
+    }
+    buf[n] = '\0';
+    if (strtol(buf, NULL, 10) != old_pid) {
+        return 0;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return -1;
+    }
+    int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+    int ok = write(fd, buf, (size_t)len) == len;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 1;
+}
+
 void dirlock_release(struct dirlock *l) {
     if (l->fd >= 0) {
         flock(l->fd, LOCK_UN);

@@ -31,6 +31,22 @@ struct dirlock {
  */
 leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, size_t errlen);
 
+/*
+ * The new process of an in-place upgrade (docs/UPGRADING.md): takes the lock descriptor fd the
+ * previous process held and handed over, once it is checked to be {dir}/leafd.lock (the
+ * configuration may name another dir now: that dir's lock is not this one's to take), and
+ * writes this process's pid into it. LEAF_OK with l->fd = fd; otherwise err says why.
+ */
+leaf_status_t dirlock_adopt(struct dirlock *l, int fd, const char *dir, char *err, size_t errlen);
+
+/*
+ * {dir}/leafd.pid (written by leafctl start) follows the process that serves: when it names
+ * old_pid, it is replaced (a new file, renamed over it) by this process's pid. Never through a
+ * symbolic link. Returns 1 when it was rewritten, 0 when there is none or it names another pid,
+ * -1 (errno) when it could not be read or replaced.
+ */
+int dirlock_pidfile_follow(const char *dir, long old_pid);
+
 /* Unlocks and closes (at a graceful stop; exit would do the same). Safe on an unheld lock. */
 void dirlock_release(struct dirlock *l);
 

@@ -153,6 +153,22 @@ try:
         with open(node.conf, "w") as f:
             f.write(good)
 
+        log("a changed data dir is a restart: refused, the old keeps serving")
+        other = os.path.join(env.dir, "other-data")
+        os.makedirs(other)
+        with open(node.conf, "w") as f:
+            f.write(re.sub(r"(?m)^leafd\.data\.dir = .*$", "leafd.data.dir = " + other, good))
+        os.kill(pids[-1], signal.SIGUSR2)
+        check(wait_until(lambda: log_count("in-place upgrade failed") == 3, 30, 0.05),
+              "the old process logs the third failed upgrade")
+        line = [x for x in node.log_text().splitlines() if "in-place upgrade failed" in x]
+        log("logged: %s" % (line[-1][-300:] if line else None))
+        check(line and "leafd.data.dir changed" in line[-1],
+              "the reason says leafd.data.dir changed (the lock handed over is another dir's)")
+        check(pid_alive(pids[-1]) and http_get(port, "/ready")[0] == 200, "the old process still serves")
+        with open(node.conf, "w") as f:
+            f.write(good)
+
         log("20 upgrades in a row under load")
         time.sleep(0.5)
         fd0, rss0, zn0 = fd_count(pids[-1]), rss_kb(pids[-1]), znodes()

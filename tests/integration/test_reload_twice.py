@@ -12,11 +12,14 @@ round with ZooKeeper paused 1.5 s, so that the new process is surely still start
 0 failed requests, 0 short pipelines, 0 refused connections, the same worker ID throughout, a
 third process that serves at the end, and the second process's log says it held the upgrade until
 it accepted. A SIGUSR2 to a process that is stopping after its hand-over is logged and ignored.
+The pid file (leafctl's) and the data-dir lock name the serving process after each upgrade, and
+`leafctl status` finds it.
 """
 import os
 import re
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -24,6 +27,7 @@ import reloadload
 from leafdtest import Env, check, http as http_get, log, pid_alive, wait_until
 from zkhelpers import worker_of, zk_props
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 env = Env()
 zk = env.zookeeper()
 props = zk_props(zk.address(), name="rt", **{
@@ -46,6 +50,10 @@ def handed_to():
 
 w0 = worker_of(node.get_ids("/api/snowflake/get/rt")[0])
 pid = node.proc.p.pid
+# The pid file leafctl start writes; each upgrade's new process rewrites it (and the lock's pid).
+data_dir = os.path.join(os.path.dirname(node.conf), "data")
+with open(os.path.join(data_dir, "leafd.pid"), "w") as f:
+    f.write("%d\n" % pid)
 rounds = 2
 try:
     for r in range(rounds):
@@ -115,6 +123,15 @@ try:
           "the last process serves")
     pid = new
     check(worker_of(node.get_ids("/api/snowflake/get/rt")[0]) == w0, "the same worker ID at the end")
+    for name in ("leafd.pid", "leafd.lock"):
+        with open(os.path.join(data_dir, name)) as f:
+            named = f.read().strip()
+        check(named == str(pid), "%s names the serving process %d (%s)" % (name, pid, named))
+    r = subprocess.run([os.path.join(ROOT, "tools", "leafctl"), "status", "-c", node.conf],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "READY" in r.stdout,
+          "leafctl status finds the serving process (exit %d: %s)" % (r.returncode,
+                                                                      (r.stdout + r.stderr)[:300]))
 finally:
     if pid != node.proc.p.pid and pid_alive(pid):
         os.kill(pid, signal.SIGTERM)
