@@ -28,3 +28,8 @@ endforeach()
 # A failed sequence start with ZooKeeper down exits 1 instead of hanging (found by chaos).
 leaf_integration_test(test_sequence_start_zk_down)
 set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence)
+# A node restarted after kill -9 (and after an in-place upgrade's new process was killed) deletes
+# its previous process's election node at start instead of redirecting to itself until that
+# session times out; a copied data dir's record of another node's session is left alone.
+leaf_integration_test(test_sequence_restart_self)
+set_property(TEST it.test_sequence_restart_self APPEND PROPERTY LABELS sequence)

@@ -189,6 +189,7 @@ struct sequence_service {
     char self_data[2 * SEQUENCE_PEER_ADDR + 16];
     struct sequence_where self;
     char mine[SEQ_PATH_MAX]; /* my election node's full path, "" when none */
+    int64_t recorded_sid;    /* the session written to sequence-session (sequence_previous.c) */
     int creating, listing, heartbeat_inflight, deleting, stopping;
     /* Taking over (see sequence_zk.c, "the lease node"): 0 no, 1 reading the
      * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */

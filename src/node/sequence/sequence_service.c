@@ -8,6 +8,7 @@
 #include "sequence_service.h"
 
 #include "sequence_impl.h"
+#include "sequence_previous.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -396,6 +397,7 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (ensure_parents(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
+    sequence_previous_forget(svc);
     find_own_node(svc, svc->dir_primary, 1);
     uv_timer_start(&svc->cron, sequence_zk_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
     /* The CONNECTED event is queued on the session: the control loop's

@@ -8,6 +8,7 @@
  * sequence/sequence_state.c.
  */
 #include "sequence_impl.h"
+#include "sequence_previous.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -287,6 +288,7 @@ static void on_elect_create(struct sequence_service *svc, const struct zk_event 
         return; /* the cron creates again while connected */
     }
     snprintf(svc->mine, sizeof(svc->mine), "%s", ev->data);
+    sequence_previous_record(svc); /* a new session's: the next start knows it */
     pthread_mutex_lock(&svc->lock);
     sequence_lease_answer(&svc->lease, svc->create_sent_ms, clock_mono_ms());
     pthread_mutex_unlock(&svc->lock);
