@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -465,6 +466,16 @@ static void on_sigusr2(uv_signal_t *s, int signum) {
         d->usr2_pending = 1;
         return;
     }
+    struct zk_session *zs = node_zk_session(&d->zk);
+    if (zs != NULL && zk_session_state(zs) != ZK_STATE_CONNECTED) {
+        /* The new process must resume this session to keep the node's identity and its
+         * place in line; with ZooKeeper out of reach it could not, and the node would be
+         * down until ZooKeeper returns. This process serves on meanwhile. */
+        log_warn("reload", "received SIGUSR2: in-place upgrade not started: the ZooKeeper "
+                           "session is not connected (the new process could not take it over); "
+                           "still serving; send SIGUSR2 again once ZooKeeper is back");
+        return;
+    }
     for (int i = 0; i < d->nlisteners; i++) {
         ls[i].what = d->listeners[i].what;
         ls[i].nfds = net_server_listener_fds(d->server, i, ls[i].fds, RELOAD_MAX_FDS);
@@ -538,6 +549,48 @@ static int reload_adopt(struct daemon *d) {
                  (long)getpid());
     }
     return 0;
+}
+
+/*
+ * The new process of an upgrade resumes the adopted ZooKeeper session before its services
+ * start. ZooKeeper may be slow right at the hand-over (paused, electing a leader); nobody
+ * serves meanwhile (the old process has exited), and giving up would leave the node down, so
+ * it waits longer than a fresh start: up to twice the session timeout, at least 20 s, logging
+ * every 5 s. After that the services' own start-up waits decide, as at a start with ZooKeeper
+ * down (docs/UPGRADING.md, "In place, without a restart").
+ */
+static void reload_wait_session(struct daemon *d) {
+    struct zk_session *zs = node_zk_session(&d->zk);
+    if (!d->child.on || zs == NULL || d->zk.adopt.id == 0) {
+        return;
+    }
+    int64_t limit =
+        2 * d->cfg.zk_session_timeout_ms > 20000 ? 2 * d->cfg.zk_session_timeout_ms : 20000;
+    int64_t start = clock_mono_ms(), logged = -5000;
+    while (zk_session_wait_connected(zs, 200) != LEAF_OK) {
+        int64_t waited = clock_mono_ms() - start;
+        if (waited >= limit) {
+            log_error("reload",
+                      "ZooKeeper (%s) did not answer within %lld ms of the hand-over; "
+                      "starting as with ZooKeeper down",
+                      d->cfg.zk_address, (long long)limit);
+            return;
+        }
+        if (waited - logged >= 5000) {
+            logged = waited;
+            log_warn("reload",
+                     "waiting for ZooKeeper (%s) to resume the adopted session: %lld ms "
+                     "so far, at most %lld",
+                     d->cfg.zk_address, (long long)waited, (long long)limit);
+        }
+        if (zk_session_state(zs) != ZK_STATE_CONNECTING) {
+            /* Expired: there is nothing left to resume. The start goes on as after a crash
+             * (a new session, the identity taken over), which is no longer a wait. */
+            log_warn("reload", "the adopted ZooKeeper session expired during the hand-over; "
+                               "starting on a new session, as after a restart");
+            return;
+        }
+    }
 }
 
 /* The API's context and the HTTP listener: what the event loops serve. */
@@ -677,6 +730,7 @@ static int daemon_start(struct daemon *d) {
     if (node_zk_open(&d->zk, &d->cfg, &d->control) != LEAF_OK) {
         return -1;
     }
+    reload_wait_session(d);
     struct zk_session *zk = node_zk_session(&d->zk);
     if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control, zk) != LEAF_OK ||
         segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||

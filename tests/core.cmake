@@ -35,3 +35,6 @@ leaf_resp_test(test_reload_sharded)
 # Two upgrades in a row, the second SIGUSR2 sent to the new process while it starts: held until
 # it accepts, under HTTP, redis-py, pipelined RESP and sequence load.
 leaf_resp_test(test_reload_twice)
+# ZooKeeper stopped at SIGUSR2 (refused, still serving) and paused across the hand-over (the new
+# process waits for it): an upgrade never leaves the node down.
+leaf_resp_test(test_reload_zk_trouble)
