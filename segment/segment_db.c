@@ -659,6 +659,12 @@ static leaf_status_t db_lookup(struct segment_db *db, struct segment_db_job *job
     return rc;
 }
 
+/*
+ * A duplicate key on INSERT is this tag, or with a collation that ignores case
+ * (MariaDB's default) another one, ORDERS beside orders: tags are
+ * case-sensitive everywhere else, so the lookup (biz_tag = BINARY ?) tells
+ * which, and the answer never claims that a tag exists when it does not.
+ */
 static leaf_status_t db_create(struct segment_db *db, struct segment_db_job *job) {
     MYSQL_BIND p[4];
     unsigned long tag_len, desc_len;
@@ -669,7 +675,9 @@ static leaf_status_t db_create(struct segment_db *db, struct segment_db_job *job
     db_bind_i64(&p[2], &job->step);
     db_bind_str(&p[3], job->description, &desc_len);
     p[3].is_null = &desc_null;
-    return db_exec(db, job, db->stmt[SEGMENT_DB_CREATE], p);
+    leaf_status_t rc = db_exec(db, job, db->stmt[SEGMENT_DB_CREATE], p);
+    job->folded = rc == LEAF_EEXIST && db_lookup(db, job) == LEAF_ENOTFOUND;
+    return rc;
 }
 
 static leaf_status_t db_set_step(struct segment_db *db, struct segment_db_job *job) {

@@ -78,6 +78,8 @@ struct segment_db_job {
 
     leaf_status_t rc;            /* OK, ENOTFOUND, EEXIST, EUNAVAIL (no connection), ERANGE (a value
                                   * the column cannot store: charset or size), ERR */
+    int folded;                  /* CREATE, EEXIST: no row is this tag byte for byte; the key
+                                  * matched another one (a collation that ignores case) */
     int64_t new_max;             /* FETCH: max_id after the reservation */
     int64_t row_step;            /* LOOKUP, SET_STEP: the row's step */
     struct segment_db_row *rows; /* LOAD, LIST: malloc'd, freed by segment_db_job_free() */

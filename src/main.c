@@ -840,15 +840,12 @@ static int daemon_start(struct daemon *d) {
     return 0;
 }
 
-/* A secret file that group or others may read gets a warn line (one per file). */
+/* A secret that others may read (its file, or the configuration it sits in) gets a warn line. */
 static void log_loose_secrets(const struct leaf_config *c) {
     const char *p = c->loose_secret_files;
     while (*p != '\0') {
         size_t n = strcspn(p, "\n");
-        log_warn("config",
-                 "%.*s is readable by group or others; make it readable by leafd's user only "
-                 "(chmod 600)",
-                 (int)n, p);
+        log_warn("config", "%.*s", (int)n, p);
         p += n + (p[n] == '\n');
     }
 }

@@ -1,5 +1,8 @@
 # Operating leafd: leafctl, zk-inspect, metrics and logs.
 leaf_integration_test(test_ops_leafctl)
+# leafctl with secrets and root: acl's verbs, /etc/leafd under the prefix /usr, the token file,
+# no write through a symbolic link in the data dir, the warn line for an inline secret.
+leaf_integration_test(test_ops_leafctl_safety)
 leaf_integration_test(test_ops_observability)
 leaf_integration_test(test_ops_zk_inspect)
 leaf_integration_test(test_ops_quickstart)

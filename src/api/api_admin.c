@@ -119,6 +119,14 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
 }
 
 static void answer_create(struct http_request *req, struct segment_db_job *job) {
+    if (job->rc == LEAF_EEXIST && job->folded) {
+        /* Not tag_exists: this tag does not. Which tag the collation matched is not said
+         * (another tenant's, perhaps); docs/SECURITY.md, "Tenants". */
+        http_respond_error(req, 409, "tag_conflict",
+                           "biz_tag cannot be created: leaf_alloc's biz_tag collation ignores "
+                           "case and matches another tag (give the column a binary collation)");
+        return;
+    }
     if (job->rc == LEAF_EEXIST) {
         http_respond_error(req, 409, "tag_exists", "biz_tag already exists in leaf_alloc");
         return;

@@ -5,9 +5,24 @@
  */
 #include "api_respond.h"
 
+#include <cjson/cJSON.h>
 #include <string.h>
 
 #include "num.h"
+
+cJSON *api_body_object(const struct http_request *req) {
+    const char *end = req->body, *stop = req->body + req->body_len;
+    cJSON *root = cJSON_ParseWithLengthOpts(req->body, req->body_len, &end, 0);
+    while (root != NULL && end < stop &&
+           (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) {
+        end++;
+    }
+    if (root == NULL || !cJSON_IsObject(root) || end != stop) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
 
 int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len) {
     size_t name_len = strlen(name);

@@ -13,6 +13,15 @@
 #include "sbuf.h"
 #include "sequence_service.h"
 
+struct cJSON;
+
+/*
+ * The body as one JSON object with nothing after it but white space (cJSON
+ * alone stops after the object and ignores the rest: '{"name":"a"} garbage').
+ * NULL when it is not; the caller answers 400 and cJSON_Delete()s the result.
+ */
+struct cJSON *api_body_object(const struct http_request *req);
+
 /* Finds name=value in the query; returns 1 and the raw value when present. */
 int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len);
 

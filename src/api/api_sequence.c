@@ -26,11 +26,11 @@ leaf_status_t api_sequence_get(struct http_request *req) {
 
 /* Reads {"name":..,"start":..}; answers 400 itself and returns 0 when malformed. */
 static int create_body(struct http_request *req, char *name, size_t cap, int64_t *start) {
-    cJSON *root = cJSON_ParseWithLength(req->body, req->body_len);
+    cJSON *root = api_body_object(req);
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "start");
     int ok = cJSON_IsObject(root) && cJSON_IsString(n) &&
-             validate_tag(n->valuestring, strlen(n->valuestring));
+             validate_sequence_name(n->valuestring, strlen(n->valuestring));
     if (ok) {
         snprintf(name, cap, "%s", n->valuestring);
     }
@@ -50,7 +50,8 @@ static int create_body(struct http_request *req, char *name, size_t cap, int64_t
     cJSON_Delete(root);
     if (!ok) {
         http_respond_error(req, 400, "bad_request",
-                           "expected {\"name\":\"<1 to 128 bytes of [A-Za-z0-9._:-]>\","
+                           "expected {\"name\":\"<1 to 128 bytes of [A-Za-z0-9._:-], not . or "
+                           "..>\","
                            "\"start\":<integer >= 1, a string above 2^53>}");
     }
     return ok;

@@ -84,11 +84,11 @@ static int parse_grants(struct http_request *req, const cJSON *root, int rights_
 }
 
 static cJSON *parse_body(struct http_request *req) {
-    cJSON *root =
-        req->body_len ? cJSON_ParseWithLength(req->body, req->body_len) : cJSON_CreateObject();
-    if (root == NULL || !cJSON_IsObject(root)) {
+    cJSON *root = req->body_len ? api_body_object(req) : cJSON_CreateObject();
+    if (root == NULL) {
         cJSON_Delete(root);
-        http_respond_error(req, 400, "bad_request", "the body must be a JSON object");
+        http_respond_error(req, 400, "bad_request",
+                           "the body must be one JSON object, with nothing after it");
         return NULL;
     }
     return root;
@@ -173,7 +173,7 @@ leaf_status_t api_users_add(struct http_request *req) {
     if (!cJSON_IsString(name) ||
         !auth_user_name_valid(name->valuestring, strlen(name->valuestring))) {
         http_respond_error(req, 400, "bad_user_name",
-                           "\"name\" must be 1 to 64 bytes of [A-Za-z0-9._-]");
+                           "\"name\" must be 1 to 64 bytes of [A-Za-z0-9._-], not . or ..");
     } else if (parse_grants(req, root, 1, &c, &grants) && new_secret(req, &c)) {
         snprintf(c.name, sizeof(c.name), "%s", name->valuestring);
         c.admin = c.admin > 0;

@@ -18,7 +18,7 @@
 static const char user_hex[] = "0123456789abcdef";
 
 int auth_user_name_valid(const char *s, size_t n) {
-    if (s == NULL || n == 0 || n > AUTH_USER_NAME_MAX) {
+    if (s == NULL || n == 0 || n > AUTH_USER_NAME_MAX || (n <= 2 && memcmp(s, "..", n) == 0)) {
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -217,7 +217,7 @@ static leaf_status_t user_fields(const cJSON *root, const char *node_name, struc
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (!cJSON_IsString(name) ||
         !auth_user_name_valid(name->valuestring, strlen(name->valuestring))) {
-        return user_fail(msg, msglen, "name: must be 1 to 64 bytes of [A-Za-z0-9._-]");
+        return user_fail(msg, msglen, "name: must be 1 to 64 bytes of [A-Za-z0-9._-], not . or ..");
     }
     if (node_name != NULL && strcmp(node_name, name->valuestring) != 0) {
         return user_fail(msg, msglen, "name: differs from the node's name");

@@ -61,7 +61,10 @@ struct auth_user {
     size_t ngrants;
 };
 
-/* 1 when s (n bytes) is a valid user name: 1..64 bytes of [A-Za-z0-9._-]. */
+/*
+ * 1 when s (n bytes) is a valid user name: 1..64 bytes of [A-Za-z0-9._-], not . or .. (a
+ * user is a ZooKeeper node, /leafd/{leaf.name}/users/{name}, and those two name no node).
+ */
 int auth_user_name_valid(const char *s, size_t n);
 
 /*

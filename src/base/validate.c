@@ -28,6 +28,10 @@ int validate_tag(const char *s, size_t len) {
     return 1;
 }
 
+int validate_sequence_name(const char *s, size_t len) {
+    return validate_tag(s, len) && !(len <= 2 && memcmp(s, "..", len) == 0);
+}
+
 /* Ten digits bound the work; leading zeros are allowed. */
 #define VALIDATE_COUNT_DIGITS 10
 

@@ -18,6 +18,12 @@
 int validate_tag(const char *s, size_t len);
 
 /*
+ * 1 when s is a tag that can name a sequence: a sequence is a ZooKeeper node,
+ * /leafd/{leaf.name}/sequences/{name}, so . and .. (which name no node) are not.
+ */
+int validate_sequence_name(const char *s, size_t len);
+
+/*
  * Parses a count: decimal digits only (no sign, no spaces), at most 10 of
  * them (leading zeros allowed), value 1..10000. LEAF_OK and *out set, or
  * LEAF_EINVAL and *out untouched.

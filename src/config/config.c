@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 /* One CONFIG_KEYS row, with the field located by offset and size. */
 struct config_key {
@@ -64,14 +65,6 @@ enum config_index {
 CONFIG_KEYS(CONFIG_CHECK_FIELD)
 #undef CONFIG_CHECK_FIELD
 _Static_assert(CONFIG_NKEYS <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
-
-/* Values never shown in a dump or an error message. */
-static const size_t config_secret_offsets[] = {
-    offsetof(struct leaf_config, jdbc_password),
-    offsetof(struct leaf_config, admin_token),
-    offsetof(struct leaf_config, opaque_key),
-    offsetof(struct leaf_config, zk_auth),
-};
 
 /* A secret and the key that reads it from a file instead (config_finish_secrets). */
 static const struct {
@@ -136,15 +129,28 @@ static int config_span_is(const char *s, size_t n, const char *word) {
     return strlen(word) == n && strncasecmp(s, word, n) == 0;
 }
 
+/* Values never shown in a dump or an error message: the row's type says so. */
 static int config_is_secret(const struct config_key *k) {
-    size_t i;
+    return k->type == CONFIG_SECRET || k->type == CONFIG_ZKAUTH;
+}
 
-    for (i = 0; i < sizeof(config_secret_offsets) / sizeof(config_secret_offsets[0]); i++) {
-        if (config_secret_offsets[i] == k->offset) {
-            return 1;
-        }
+/* A secret shorter than this is not looked for in a message (it would match by chance). */
+#define CONFIG_SECRET_SEEN_MIN 4
+/* How much of a secret's start is looked for (a quote may cut the value). */
+#define CONFIG_SECRET_SEEN_MAX 16
+
+/*
+ * The last guard of "no message quotes a secret": a reason about a secret row
+ * that holds the start of its value (v, n bytes) is replaced by one that does not.
+ * The checks of secret types never quote; this keeps a future one honest.
+ */
+static void config_hide_secret(const struct config_key *k, const char *v, size_t n, char *why,
+                               size_t whylen) {
+    size_t seen = n < CONFIG_SECRET_SEEN_MAX ? n : CONFIG_SECRET_SEEN_MAX;
+    if (config_is_secret(k) && n >= CONFIG_SECRET_SEEN_MIN &&
+        memmem(why, strlen(why), v, seen) != NULL) {
+        snprintf(why, whylen, "invalid value (not shown: a secret)");
     }
-    return 0;
 }
 
 #define CONFIG_NEAR_MAX 128 /* longer names are nobody's typo */
@@ -239,9 +245,12 @@ static leaf_status_t config_set_text(const struct config_key *k, void *field, co
     memcpy(tmp, v, n);
     tmp[n] = '\0';
     if (check != NULL && check(tmp, why, whylen) != LEAF_OK) {
+        config_hide_secret(k, tmp, n, why, whylen);
+        memset(tmp, 0, sizeof(tmp));
         return LEAF_EINVAL;
     }
     memcpy(field, tmp, n + 1);
+    memset(tmp, 0, sizeof(tmp));
     return LEAF_OK;
 }
 
@@ -491,6 +500,7 @@ static leaf_status_t config_read(FILE *f, const char *path, char *buf, size_t *l
 
 leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
+    struct stat st;
     char *buf;
     size_t len = 0;
     leaf_status_t rc;
@@ -499,6 +509,8 @@ leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *er
         config_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return LEAF_ERR;
     }
+    /* An inline secret in a file others may read gets a warn line (config_finish_secrets). */
+    c->file_loose = fstat(fileno(f), &st) == 0 && config_secret_loose(&st);
     buf = malloc(CONFIG_FILE_MAX + 1);
     if (buf == NULL) {
         fclose(f);
@@ -581,7 +593,14 @@ leaf_status_t config_error_at(const struct leaf_config *c, const char *key, cons
         config_errorf(err, errlen, "%s: %s", key, why);
         return LEAF_ENOTFOUND;
     }
-    return config_key_error(c, (size_t)i, why, err, errlen);
+    const struct config_key *k = &config_keys[i];
+    char safe[CONFIG_WHY_MAX];
+    snprintf(safe, sizeof(safe), "%s", why);
+    if (config_is_secret(k)) { /* a domain's reason (the opaque key's) is held to the same rule */
+        const char *field = (const char *)c + k->offset;
+        config_hide_secret(k, field, strlen(field), safe, sizeof(safe));
+    }
+    return config_key_error(c, (size_t)i, safe, err, errlen);
 }
 
 static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, size_t errlen) {
@@ -644,43 +663,90 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     return LEAF_OK;
 }
 
+/* Appends one line to loose_secret_files: a warn line for the start (main.c logs each). */
+static void config_warn_loose(struct leaf_config *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void config_warn_loose(struct leaf_config *c, const char *fmt, ...) {
+    size_t used = strlen(c->loose_secret_files);
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(c->loose_secret_files + used, sizeof(c->loose_secret_files) - used, fmt, ap);
+    va_end(ap);
+}
+
 /*
- * The *.file keys: the secret is the file's first line. Setting both the
+ * Secret i (a config_secret_files row) set inline in a configuration file that
+ * others, or a group not leafd's own, may read: a warn line naming the key and
+ * the line, never the value (docs/SECURITY.md, "Files and permissions").
+ */
+static void config_check_inline(struct leaf_config *c, size_t i) {
+    size_t vi = (size_t)config_secret_files[i].value;
+    const struct config_key *v = &config_keys[vi];
+    const struct config_source *s = &c->sources[vi];
+
+    if (!c->file_loose || s->line == 0 || ((const char *)c + v->offset)[0] == '\0') {
+        return;
+    }
+    config_warn_loose(c,
+                      "%s: inline in %s:%d, a file readable by group or others; move the secret "
+                      "to %s (chmod 600), or chmod 600 %s (640 with leafd's group)\n",
+                      v->key, s->file, s->line, config_keys[config_secret_files[i].file].key,
+                      s->file);
+}
+
+/*
+ * One *.file key: the secret is the file's first line. Setting both the
  * secret and its file is an error (which one wins would be a guess).
  */
-static leaf_status_t config_finish_secrets(struct leaf_config *c, char *err, size_t errlen) {
+static leaf_status_t config_read_secret_file(struct leaf_config *c, size_t i, char *err,
+                                             size_t errlen) {
     char why[CONFIG_WHY_MAX + 600], where[512];
-    size_t i;
+    size_t fi = (size_t)config_secret_files[i].file;
+    const struct config_key *v = &config_keys[config_secret_files[i].value];
+    const struct config_key *f = &config_keys[fi];
+    const char *path = (const char *)c + f->offset;
+    char *field = (char *)c + v->offset;
+    config_value_check_fn check = config_value_check(v->type);
     int loose;
+
+    if (path[0] == '\0') {
+        return LEAF_OK;
+    }
+    if (c->sources[config_secret_files[i].value].file[0] != '\0') {
+        snprintf(why, sizeof(why), "set either %s or %s, not both", v->key, f->key);
+        return config_key_error(c, fi, why, err, errlen);
+    }
+    if (config_secret_read(path, field, v->size, &loose, why, sizeof(why)) != LEAF_OK) {
+        return config_key_error(c, fi, why, err, errlen);
+    }
+    if (check != NULL && check(field, why, sizeof(why)) != LEAF_OK) {
+        config_hide_secret(v, field, strlen(field), why, sizeof(why));
+        memset(field, 0, v->size);
+        return config_key_error(c, fi, why, err, errlen);
+    }
+    if (loose) {
+        config_where(c, fi, where, sizeof(where));
+        config_warn_loose(c,
+                          "%s: %s (%s) is readable by group or others; make it readable by "
+                          "leafd's user only (chmod 600, or 640 with leafd's group)\n",
+                          f->key, path, where);
+    }
+    return LEAF_OK;
+}
+
+/* The secrets: read from their files, loose ones noted, the admin token's length. */
+static leaf_status_t config_finish_secrets(struct leaf_config *c, char *err, size_t errlen) {
+    char why[CONFIG_WHY_MAX];
+    size_t i;
 
     c->loose_secret_files[0] = '\0';
     for (i = 0; i < sizeof(config_secret_files) / sizeof(config_secret_files[0]); i++) {
-        const struct config_key *v = &config_keys[config_secret_files[i].value];
-        const struct config_key *f = &config_keys[config_secret_files[i].file];
-        const char *path = (const char *)c + f->offset;
-        char *field = (char *)c + v->offset;
-        config_value_check_fn check = config_value_check(v->type);
-
-        if (path[0] == '\0') {
-            continue;
+        if (config_read_secret_file(c, i, err, errlen) != LEAF_OK) {
+            return LEAF_EINVAL;
         }
-        if (c->sources[config_secret_files[i].value].file[0] != '\0') {
-            snprintf(why, sizeof(why), "set either %s or %s, not both", v->key, f->key);
-            return config_key_error(c, (size_t)config_secret_files[i].file, why, err, errlen);
-        }
-        if (config_secret_read(path, field, v->size, &loose, why, sizeof(why)) != LEAF_OK) {
-            return config_key_error(c, (size_t)config_secret_files[i].file, why, err, errlen);
-        }
-        if (check != NULL && check(field, why, sizeof(why)) != LEAF_OK) {
-            memset(field, 0, v->size);
-            return config_key_error(c, (size_t)config_secret_files[i].file, why, err, errlen);
-        }
-        if (loose) {
-            config_where(c, (size_t)config_secret_files[i].file, where, sizeof(where));
-            size_t used = strlen(c->loose_secret_files);
-            snprintf(c->loose_secret_files + used, sizeof(c->loose_secret_files) - used,
-                     "%s: %s (%s)\n", f->key, path, where);
-        }
+        config_check_inline(c, i);
     }
     if (c->admin_token[0] != '\0' && strlen(c->admin_token) < CONFIG_ADMIN_TOKEN_MIN) {
         snprintf(why, sizeof(why),
@@ -968,7 +1034,8 @@ size_t config_dump(const struct leaf_config *c, char *buf, size_t len) {
 /* What a value of each type looks like, for the reference table. */
 static const char *config_type_word(enum config_type t) {
     switch (t) {
-    case CONFIG_STR: return "string";
+    case CONFIG_STR:
+    case CONFIG_SECRET: return "string"; /* the description says "a secret" */
     case CONFIG_NAME: return "name `[A-Za-z0-9._-]+`";
     case CONFIG_BOOL: return "`true` \\| `false`";
     case CONFIG_INT: return "integer";

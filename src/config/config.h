@@ -25,6 +25,7 @@
 
 enum config_type {
     CONFIG_STR,     /* any string (may be empty unless required) */
+    CONFIG_SECRET,  /* any string, a secret: masked in a dump, never quoted in a message */
     CONFIG_NAME,    /* a ZooKeeper path component: [A-Za-z0-9._-]+, not . or .. */
     CONFIG_BOOL,    /* true | false (case-insensitive) */
     CONFIG_INT,     /* decimal integer within [min, max] */
@@ -35,7 +36,7 @@ enum config_type {
     CONFIG_OPTADDR, /* as CONFIG_ADDR, or empty (off) */
     CONFIG_WMODE,   /* forever | lease (leafd.snowflake.worker.mode) */
     CONFIG_TLSAUTH, /* none | optional | required (leafd.tls.client.auth) */
-    CONFIG_ZKAUTH,  /* digest:<user>:<password>, or empty (leafd.zk.auth) */
+    CONFIG_ZKAUTH,  /* digest:<user>:<password>, or empty (leafd.zk.auth); a secret too */
     CONFIG_LOGFMT,  /* logfmt | json (leafd.log.format) */
     CONFIG_RMODE,   /* none | an ID mode's name (leafd.resp.default.mode) */
     CONFIG_LEVEL, /* debug | info | warn | error (keep last: the int types follow the text ones) */
@@ -68,9 +69,10 @@ enum config_db_tls {
     X("leaf.segment.enable", CONFIG_BOOL, segment_enable, "false", 0, 1, "serve segment IDs")      \
     X("leaf.jdbc.url", CONFIG_JDBC, jdbc_url, "", 0, 0,                                            \
       "jdbc:mysql://host:port[,host:port...]/db[?params] (at most 8 hosts, the first healthy "     \
-      "one in use); of the params only the TLS ones are read (docs/SECURITY.md)")                  \
+      "one in use); of the params only the TLS ones are read (docs/SECURITY.md); no "              \
+      "user:password@ (refused: leaf.jdbc.username and leaf.jdbc.password say them)")              \
     X("leaf.jdbc.username", CONFIG_STR, jdbc_username, "", 0, 0, "database user")                  \
-    X("leaf.jdbc.password", CONFIG_STR, jdbc_password, "", 0, 0, "database password")              \
+    X("leaf.jdbc.password", CONFIG_SECRET, jdbc_password, "", 0, 0, "database password")           \
     X("leaf.snowflake.enable", CONFIG_BOOL, snowflake_enable, "false", 0, 1,                       \
       "serve snowflake IDs")                                                                       \
     X("leaf.snowflake.zk.address", CONFIG_ZKADDR, zk_address, "", 0, 0,                            \
@@ -92,7 +94,7 @@ enum config_db_tls {
       "(-1 = unset)")                                                                              \
     X("leafd.snowflake.epoch", CONFIG_INT, epoch, "1288834974657", 0, 4102444800000LL,             \
       "snowflake epoch in ms since 1970 (the default is Leaf's and Twitter's)")                    \
-    X("leafd.admin.token", CONFIG_STR, admin_token, "", 0, 0,                                      \
+    X("leafd.admin.token", CONFIG_SECRET, admin_token, "", 0, 0,                                   \
       "admin endpoints need 'Authorization: Bearer <token>' (16+ characters); empty = loopback "   \
       "clients only")                                                                              \
     X("leafd.threads", CONFIG_INT, threads, "0", 0, 64,                                            \
@@ -152,7 +154,7 @@ enum config_db_tls {
       0, "snowflake fields from the most significant bit down, widths summing to at most 63")      \
     X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
       "milliseconds per tick of the snowflake time field (Sonyflake: 10, Baidu: 1000)")            \
-    X("leafd.opaque.key", CONFIG_STR, opaque_key, "", 0, 0,                                        \
+    X("leafd.opaque.key", CONFIG_SECRET, opaque_key, "", 0, 0,                                     \
       "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")         \
     X("leafd.tls.listen", CONFIG_OPTADDR, tls_listen, "", 0, 0,                                    \
       "HTTPS listen address (TLS 1.2/1.3); empty = off")                                           \
@@ -280,9 +282,11 @@ struct leaf_config {
     int lease_mode;    /* leafd.snowflake.worker.mode is lease */
     int log_json;      /* leafd.log.format is json */
 
-    /* Secrets read from a *.file key whose file group or others may read:
-     * one "key: path" per line, for a warn line at start (config_finish). */
-    char loose_secret_files[1024];
+    /* Secrets that others (or a group not leafd's own) may read, one warn line each for
+     * the start (config_finish): a *.file key's file, or a secret set inline in a
+     * configuration file so readable (config_secret_loose). */
+    char loose_secret_files[2048];
+    int file_loose; /* config_load_file(): others, or a group not leafd's, may read `file` */
 
     /* sources[i] tells where the value of the i-th CONFIG_KEYS row came from */
     struct config_source sources[CONFIG_MAX_KEYS];

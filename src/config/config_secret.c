@@ -13,6 +13,11 @@
 /* Enough for any secret leafd takes (the longest field is 256 bytes). */
 #define CONFIG_SECRET_READ_MAX 4096
 
+int config_secret_loose(const struct stat *st) {
+    return (st->st_mode & S_IROTH) != 0 ||
+           ((st->st_mode & S_IRGRP) != 0 && st->st_gid != getegid());
+}
+
 leaf_status_t config_secret_read(const char *path, char *out, size_t cap, int *loose, char *why,
                                  size_t whylen) {
     char buf[CONFIG_SECRET_READ_MAX];
@@ -26,7 +31,7 @@ leaf_status_t config_secret_read(const char *path, char *out, size_t cap, int *l
         snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
         return LEAF_ERR;
     }
-    if (fstat(fd, &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH)) != 0) {
+    if (fstat(fd, &st) == 0 && config_secret_loose(&st)) {
         *loose = 1;
     }
     while (n < sizeof(buf) && (got = read(fd, buf + n, sizeof(buf) - n)) != 0) {

@@ -11,10 +11,19 @@
 
 #include "status.h"
 
+struct stat;
+
+/*
+ * 1 when a file holding a secret is open to more than leafd: others may read
+ * it, or a group other than leafd's own (its effective group). 0640 with
+ * leafd's group, as the Debian package installs the configuration, is not.
+ */
+int config_secret_loose(const struct stat *st);
+
 /*
  * Reads the first line of path (without its \n or \r\n) into out (cap
- * bytes with the NUL). *loose is set to 1 when group or others may read the
- * file (the caller warns), else 0. Errors (unreadable, empty first line,
+ * bytes with the NUL). *loose is config_secret_loose() of the file (the caller
+ * warns). Errors (unreadable, empty first line,
  * longer than cap - 1) write a reason into why that never quotes the file's
  * content, and return LEAF_EINVAL (LEAF_ERR when the file cannot be opened).
  */

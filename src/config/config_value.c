@@ -163,9 +163,25 @@ static leaf_status_t config_jdbc_host(const char **pp, struct config_value_jdbc 
 }
 
 /*
- * jdbc:mysql://host[:port][,host[:port]...]/db[?params]. Messages quote the
- * URL only up to '?', because JDBC parameters may carry the password.
- * j->host and j->port are the first host's.
+ * How a message shows a JDBC URL: only up to '?', because JDBC parameters may
+ * carry the password; and not at all when it holds an '@' anywhere, which no
+ * host, port or database name has: user:password@ (a password may hold '/' or
+ * '?' too, so the cut at '?' is not enough).
+ */
+static void config_jdbc_quote(char *q, size_t cap, const char *url) {
+    if (strchr(url, '@') != NULL) {
+        snprintf(q, cap, "a URL with an '@' (not shown: it may hold a password)");
+        return;
+    }
+    config_value_show(q, cap, url, strcspn(url, "?"), 1);
+}
+
+/*
+ * jdbc:mysql://host[:port][,host[:port]...]/db[?params]. Messages never show
+ * a secret (config_jdbc_quote). Credentials in the authority (user:password@,
+ * as Connector/J reads it: up to the first '/', '?' or '#') are refused by
+ * name: leaf.jdbc.username and leaf.jdbc.password (or its .file) say them, one
+ * place for each. j->host and j->port are the first host's.
  */
 leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
                                       size_t whylen) {
@@ -173,11 +189,18 @@ leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc 
     size_t n, i;
     char q[CONFIG_VALUE_SHOW_MAX];
 
-    config_value_show(q, sizeof(q), url, strcspn(url, "?"), 1);
+    config_jdbc_quote(q, sizeof(q), url);
     j->port = 3306;
     j->nhosts = 0;
     if (p == NULL) {
         snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
+        return LEAF_EINVAL;
+    }
+    if (memchr(p, '@', strcspn(p, "/?#")) != NULL) {
+        snprintf(why, whylen,
+                 "user:password@ in the URL is not read: set leaf.jdbc.username and "
+                 "leaf.jdbc.password (or leaf.jdbc.password.file) instead (URL not shown: it "
+                 "holds a password)");
         return LEAF_EINVAL;
     }
     for (;;) {

@@ -5,7 +5,8 @@
  * The syntax of configuration values (src/config_value.c): integers, ports,
  * IPv4 addresses, host:port, JDBC URLs, ZooKeeper address lists and names.
  * Pure code. Every "why" written is a human reason that quotes the value
- * safely (cut, control bytes replaced, JDBC parameters left out).
+ * safely (cut, control bytes replaced, JDBC parameters left out, a JDBC URL
+ * with an '@' not at all) and never a secret's.
  */
 #include <stddef.h>
 #include <stdint.h>

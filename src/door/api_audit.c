@@ -17,7 +17,9 @@
 /*
  * Who asked: the Basic user, admin-token, loopback or anonymous (never the
  * secret). With users off nobody checks a Basic name, so it is not the actor:
- * the request is judged, and named, as if it carried none.
+ * the request is judged, and named, as if it carried none. A Basic name that
+ * is no user of this node is "unknown-user": whatever was typed there (a
+ * secret, by mistake) stays out of the log (docs/SECURITY.md, "Audit").
  */
 static void audit_who(const struct http_request *req, char *who, size_t cap) {
     struct auth_header h;
@@ -27,7 +29,14 @@ static void audit_who(const struct http_request *req, char *who, size_t cap) {
         scheme = AUTH_SCHEME_NONE;
     }
     switch (scheme) {
-    case AUTH_SCHEME_BASIC: log_safe(h.user, h.user_len, who, cap); break;
+    case AUTH_SCHEME_BASIC:
+        if (auth_user_name_valid(h.user, h.user_len) &&
+            user_service_known(api_ctx(req)->users, h.user, h.user_len)) {
+            log_safe(h.user, h.user_len, who, cap);
+        } else {
+            snprintf(who, cap, "unknown-user");
+        }
+        break;
     case AUTH_SCHEME_BEARER: snprintf(who, cap, "admin-token"); break;
     case AUTH_SCHEME_NONE:
         snprintf(who, cap, "%s",

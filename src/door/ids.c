@@ -5,6 +5,7 @@
 #include "api_ctx.h"
 #include "log.h"
 #include "metrics.h"
+#include "validate.h"
 
 /*
  * A request waiting for the generator (clock a little behind, or every
@@ -100,9 +101,21 @@ static leaf_status_t sequence_outcome(struct ids_call *c, leaf_status_t rc) {
     return LEAF_ERR;
 }
 
+/* A sequence is a ZooKeeper node: . and .. are refused here, not by ZooKeeper (a 503). */
+static int sequence_name_ok(struct ids_call *c) {
+    if (!validate_sequence_name(c->key, c->key_len)) {
+        c->err = IDS_E_BAD_SEQUENCE_NAME;
+        return 0;
+    }
+    return 1;
+}
+
 static leaf_status_t issue_sequence(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
     if (!sequence_service_enabled(ctx->sequence)) {
         c->err = IDS_E_SEQUENCE_DISABLED;
+        return LEAF_ERR;
+    }
+    if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
     int64_t first = 0;
@@ -126,6 +139,9 @@ leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *l
     c->err = IDS_E_NONE;
     if (!sequence_service_enabled(ctx->sequence)) {
         c->err = IDS_E_SEQUENCE_DISABLED;
+        return LEAF_ERR;
+    }
+    if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
     leaf_status_t rc =

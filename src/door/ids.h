@@ -25,6 +25,8 @@ struct api_ctx;
 #define IDS_ERRORS(X)                                                                              \
     X(IDS_E_NONE, 200, "ok", "")                                                                   \
     X(IDS_E_BAD_TAG, 400, "bad_tag", "key must be 1 to 128 bytes of [A-Za-z0-9._:-]")              \
+    X(IDS_E_BAD_SEQUENCE_NAME, 400, "bad_tag",                                                     \
+      "a sequence name must be 1 to 128 bytes of [A-Za-z0-9._:-], not . or ..")                    \
     X(IDS_E_BAD_COUNT, 400, "bad_count", "count must be an integer from 1 to 10000")               \
     X(IDS_E_SNOWFLAKE_DISABLED, 503, "snowflake_disabled",                                         \
       "snowflake mode is disabled on this node")                                                   \

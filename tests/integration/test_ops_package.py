@@ -1,7 +1,11 @@
 """tools/package: the Debian package builds without installing anything, holds every file
 docs/OPERATIONS.md ("Installing") lists, marks the configuration as a conffile, passes lintian
 without errors, and its extracted leafd runs (--version, --check-config of the packaged
-configuration). Skipped (77) without dpkg-dev (tools/deps package).
+configuration). The configuration, where the secrets go, is 0640 and the postinst gives it to
+root:leafd (readable by root and the service only). `tools/package --help` (and -h) prints the
+usage, and an unknown option is refused, before anything is built. The package's leafctl finds
+/etc/leafd/leafd.properties by itself (the prefix /usr keeps its configuration in /etc).
+Skipped (77) without dpkg-dev (tools/deps package) after the usage checks.
 
 LEAFD_PACKAGE_BUILD: the release build directory tools/package uses (kept between runs)."""
 import gzip
@@ -36,7 +40,24 @@ def run(argv, **kw):
     return r.returncode, r.stdout, r.stderr
 
 
+def usage_checks():
+    """--help and -h print the usage and exit 0 (they once made a folder named -h); an unknown
+    option exits 2. Run in an empty folder: nothing may be created there."""
+    tmp = tempfile.mkdtemp(prefix="leafd-test-package-usage.")
+    try:
+        for arg in ("--help", "-h"):
+            rc, out, err = run([os.path.join(ROOT, "tools", "package"), arg], cwd=tmp, timeout=30)
+            check(rc == 0 and "usage: tools/package [OUTDIR]" in out,
+                  "tools/package %s prints the usage, exit 0 (got %d %r %r)" % (arg, rc, out, err))
+        rc, out, err = run([os.path.join(ROOT, "tools", "package"), "--nosuch"], cwd=tmp, timeout=30)
+        check(rc == 2 and "unknown option" in err, "an unknown option exits 2: %d %r" % (rc, err))
+        check(os.listdir(tmp) == [], "no folder made by an option: %s" % os.listdir(tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
+    usage_checks()
     for tool in ("dpkg-deb", "dpkg-shlibdeps", "dpkg-buildflags"):
         if shutil.which(tool) is None:
             print("SKIP: %s missing (tools/deps package)" % tool)
@@ -70,6 +91,9 @@ def main():
         for line in listing.splitlines():
             if line.endswith("./usr/bin/leafd") or line.endswith("./usr/bin/leafctl"):
                 check(line.startswith("-rwxr-xr-x"), "executable: %s" % line)
+            if line.endswith("./etc/leafd/leafd.properties"):
+                check(line.startswith("-rw-r----- "),
+                      "the configuration is not readable by others: %s" % line)
 
         # The control file and the conffile.
         rc, control, _ = run(["dpkg-deb", "-f", deb])
@@ -83,6 +107,12 @@ def main():
         check(conffiles == ["/etc/leafd/leafd.properties"],
               "conffiles is /etc/leafd/leafd.properties alone: %s" % conffiles)
         check(os.access(os.path.join(ctl, "postinst"), os.X_OK), "a postinst creates the user")
+        postinst = open(os.path.join(ctl, "postinst")).read()
+        check("chown root:leafd \"$conf\"" in postinst and "chmod 0640 \"$conf\"" in postinst
+              and "conf=/etc/leafd/leafd.properties" in postinst
+              and "dpkg-statoverride --list" in postinst,
+              "the postinst gives the configuration to root:leafd 0640 (no statoverride): %s"
+              % postinst)
 
         # Extracted, without installing: the binary runs and accepts the packaged configuration.
         x = os.path.join(tmp, "x")
@@ -97,6 +127,13 @@ def main():
               "the conffile keeps its state in /var/lib/leafd (the unit's writable path)")
         rc, out, err = run([os.path.join(x, "usr/bin/leafd"), "--check-config", "-c", conf])
         check(rc == 0, "the packaged leafd accepts the packaged configuration (%d %r)" % (rc, err))
+        # The package's leafctl, run from its /usr/bin, finds its /etc/leafd configuration
+        # (3: not running); it once looked for /usr/etc/leafd/leafd.properties.
+        env = dict(os.environ, LEAFD_BIN=os.path.join(x, "usr/bin/leafd"))
+        env.pop("LEAFD_CONF", None)
+        rc, out, err = run([os.path.join(x, "usr/bin/leafctl"), "status"], env=env, timeout=60)
+        check(rc == 3 and out.startswith("NOT RUNNING: leafd of %s\n" % conf),
+              "the packaged leafctl reads %s (got %d %r %r)" % (conf, rc, out, err))
         unit = open(os.path.join(x, "lib/systemd/system/leafd.service")).read()
         check("\nExecStart=/usr/bin/leafd -c /etc/leafd/leafd.properties\n" in unit,
               "the unit starts /usr/bin/leafd with /etc/leafd/leafd.properties")

@@ -2,7 +2,11 @@
 MariaDB, auth on, opaque IDs on): CSRF (415 / 403 cross_origin, nothing
 changed), security headers and escaping of ZooKeeper data on the pages, audit
 lines, per-tag opaque IDs, case-sensitive tags, /metrics detail behind the
-metrics right, one Authorization header."""
+metrics right, one Authorization header. Then the second review's: the audit line never
+writes a Basic user field that is no user (a secret typed there), user and sequence names
+. and .. are a 400 (not ZooKeeper's 503), a JSON body with something after its object is a
+400, and creating a case variant of an existing tag (another tenant's, perhaps) is a 409
+tag_conflict, not tag_exists."""
 import base64
 import json
 import re
@@ -21,7 +25,8 @@ db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step, description) VALUES "
 n = env.leafd("n0", zk_props(zk.address(), name="sec", **{
     "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0", "leafd.admin.token": TOKEN, "leaf.segment.enable": "true",
     "leaf.jdbc.url": db.jdbc_url(), "leaf.jdbc.username": "root", "leaf.jdbc.password": "",
-    "leafd.opaque.key": "00112233445566778899aabbccddeeff", "leafd.auth.failures.max": "0"}))
+    "leafd.opaque.key": "00112233445566778899aabbccddeeff", "leafd.auth.failures.max": "0",
+    "leafd.sequence.enable": "true"}))
 me = "http://127.0.0.1:%d" % n.port
 
 
@@ -93,6 +98,51 @@ st, dec, _ = http(n.port, "/decodeOpaqueId?id=%d&biz_tag=billing" % bill[0], hea
 check(st == 200 and json.loads(dec)["segment_id"] == "1", "decode with the tag: %s" % dec)
 st, body2, _ = http(n.port, "/api/segment/range/ORDERS.EU", headers=U)
 check(st == 404, "ORDERS.EU never reaches orders.eu (%d %s)" % (st, body2[:80]))
+
+log("audit: a Basic user field that is no user is not written")
+typed = "S3cret-typed-as-the-user"
+basic = "Basic " + base64.b64encode((typed + ":x").encode()).decode()
+st, _, _ = http(n.port, "/api/leaf", method="POST", body='{"biz_tag":"audit.x"}',
+                headers={"Authorization": basic})
+check(st == 401, "an unknown Basic user: 401 (%d)" % st)
+st, _, _ = http(n.port, "/api/leaf", method="POST", body='{"biz_tag":"ORDERS.audit"}', headers=U)
+check(st == 403, "user t without the create right: 403 (%d)" % st)
+check(wait_until(lambda: re.search(r"component=audit .*user=t client=.* object=ORDERS\.audit "
+                                   r"status=403", n.log_text()), 5),
+      "a known user is named in the audit line")
+check(re.search(r"component=audit .*user=unknown-user client=.* object=audit\.x status=401",
+                n.log_text()) and typed not in n.log_text(),
+      "the unknown user field is a placeholder, never written")
+
+log("names . and ..: 400, not ZooKeeper's 503")
+for name in (".", ".."):
+    st, body, _ = http(n.port, "/api/users", method="POST", headers=B,
+                       body=json.dumps({"name": name, "grants": []}))
+    check(st == 400 and "bad_user_name" in body, "user %r: 400 bad_user_name (%d %s)" % (name, st, body))
+    st, body, _ = http(n.port, "/api/sequence", method="POST", headers=B,
+                       body=json.dumps({"name": name}))
+    check(st == 400 and "bad_request" in body, "sequence %r: 400 (%d %s)" % (name, st, body))
+    st, body, _ = http(n.port, "/api/sequence/get/" + name, headers=U)
+    check(st == 400 and "bad_tag" in body, "GET sequence %r: 400 bad_tag (%d %s)" % (name, st, body))
+
+log("JSON bodies: nothing after the object")
+st, body, _ = http(n.port, "/api/users", method="POST", headers=B,
+                   body='{"name":"trail","grants":[]} {"admin":true}')
+check(st == 400 and "bad_request" in body, "users: trailing JSON: 400 (%d %s)" % (st, body))
+st, body, _ = http(n.port, "/api/users/t/grant", method="POST", headers=B,
+                   body='{"grants":["*:create"]}garbage')
+check(st == 400, "users grant: trailing garbage: 400 (%d %s)" % (st, body))
+st, body, _ = http(n.port, "/api/sequence", method="POST", headers=B, body='{"name":"trail"} x')
+check(st == 400 and "bad_request" in body, "sequence: trailing garbage: 400 (%d %s)" % (st, body))
+st, body, _ = http(n.port, "/api/users", headers=B)
+check(st == 200 and '"trail"' not in body, "no user made by the refused body")
+
+log("a case variant of an existing tag: tag_conflict, not tag_exists")
+st, body, _ = http(n.port, "/api/leaf", method="POST", headers=B, body='{"biz_tag":"Billing"}')
+check(st == 409 and json.loads(body)["code"] == "tag_conflict" and "billing" not in body,
+      "Billing beside billing: 409 tag_conflict, the other tag not named (%d %s)" % (st, body))
+st, body, _ = http(n.port, "/api/leaf", method="POST", headers=B, body='{"biz_tag":"billing"}')
+check(st == 409 and json.loads(body)["code"] == "tag_exists", "billing itself: 409 tag_exists")
 
 log("/metrics: node-level only without the right")
 http(n.port, "/api/segment/get/orders.eu", headers=U)

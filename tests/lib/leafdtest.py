@@ -358,9 +358,12 @@ class Leafd:
         self.start(wait_ready=wait_ready)
 
     def write_conf(self):
-        with open(self.conf, "w") as f:
+        # Readable by its owner only, as a configuration holding secrets should be: leafd warns
+        # about an inline secret in a file others may read (docs/SECURITY.md).
+        with open(os.open(self.conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             for k, v in self.props.items():
                 f.write("%s = %s\n" % (k, v))
+        os.chmod(self.conf, 0o600)
 
     def start(self, wait_ready=True, extra_env=None, timeout=30):
         self.write_conf()

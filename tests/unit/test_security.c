@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,7 +155,11 @@ static void test_secret_read(void) {
     write_file("crlf", "pw\r\n", 0640, path, sizeof(path));
     CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_OK);
     CHECK_EQ_STR(out, "pw");
-    CHECK_EQ_INT(loose, 1); /* group may read it */
+    CHECK_EQ_INT(loose, 0); /* leafd's own group may read it: 640 root:leafd, as packaged */
+    if (geteuid() == 0 && chown(path, (uid_t)-1, (gid_t)65534) == 0) {
+        CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_OK);
+        CHECK_EQ_INT(loose, 1); /* another group may read it */
+    }
     write_file("nonl", "last", 0604, path, sizeof(path));
     CHECK_EQ_INT(config_secret_read(path, out, sizeof(out), &loose, why, sizeof(why)), LEAF_OK);
     CHECK_EQ_STR(out, "last");
@@ -184,7 +189,10 @@ static void test_secret_keys(void) {
     CHECK_EQ_STR(cfg.jdbc_password, "db pass word");
     CHECK_EQ_STR(cfg.zk_auth, "digest:leafd:zk-secret");
     /* The password file is readable by others: one line for the warning. */
-    snprintf(want, sizeof(want), "leaf.jdbc.password.file: %s (" FILE_NAME ":5)\n", pw);
+    snprintf(want, sizeof(want),
+             "leaf.jdbc.password.file: %s (" FILE_NAME ":5) is readable by group or others; "
+             "make it readable by leafd's user only (chmod 600, or 640 with leafd's group)\n",
+             pw);
     CHECK_EQ_STR(cfg.loose_secret_files, want);
     /* The dump masks what came from the files, and leafd.zk.auth too. */
     char dump[16384];
@@ -223,6 +231,102 @@ static void test_admin_token_length(void) {
     CHECK_EQ_STR(err, FILE_NAME ":4: leafd.admin.token.file: too short: at least 16 characters (a "
                                 "long random string); refused since 0.2.0: set a new one, e.g. "
                                 "openssl rand -hex 16 (CHANGELOG.md, 0.2.0)");
+}
+
+/* A configuration file's text, written with mode, loaded and finished (as leafd -c does). */
+static leaf_status_t load_file(const char *text, int mode, char *path, size_t cap) {
+    write_file("leafd.properties", text, mode, path, cap);
+    config_defaults(&cfg);
+    err[0] = '\0';
+    leaf_status_t rc = config_load_file(&cfg, path, err, sizeof(err));
+    return rc != LEAF_OK ? rc : config_finish(&cfg, err, sizeof(err));
+}
+
+/*
+ * A secret set inline in a configuration that others (or another group) may read gets a warn
+ * line naming the key and the line, never the value (docs/SECURITY.md, "Files and permissions").
+ */
+static void test_inline_secret_loose(void) {
+    char path[256], want[1024];
+    const char *text = "leaf.name=n\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=1\n"
+                       "leafd.admin.token=inline-admin-token-0123\n";
+    CHECK_EQ_INT(load_file(text, 0644, path, sizeof(path)), LEAF_OK);
+    snprintf(want, sizeof(want),
+             "leafd.admin.token: inline in %s:4, a file readable by group or others; move the "
+             "secret to leafd.admin.token.file (chmod 600), or chmod 600 %s (640 with leafd's "
+             "group)\n",
+             path, path);
+    CHECK_EQ_STR(cfg.loose_secret_files, want);
+    CHECK(strstr(cfg.loose_secret_files, "inline-admin-token") == NULL);
+    CHECK_EQ_INT(load_file(text, 0600, path, sizeof(path)), LEAF_OK);
+    CHECK_EQ_STR(cfg.loose_secret_files, "");
+    CHECK_EQ_INT(load_file(text, 0640, path, sizeof(path)), LEAF_OK); /* leafd's own group */
+    CHECK_EQ_STR(cfg.loose_secret_files, "");
+    /* No inline secret: nothing to say about a file everyone may read. */
+    CHECK_EQ_INT(load_file("leaf.name=n\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=1\n"
+                           "leafd.admin.token=\n",
+                           0644, path, sizeof(path)),
+                 LEAF_OK);
+    CHECK_EQ_STR(cfg.loose_secret_files, "");
+}
+
+/* The environment of test_jdbc_credentials: LEAF_JDBC_URL only. */
+static const char *jdbc_env_url;
+static const char *jdbc_env(const char *name) {
+    return strcmp(name, "LEAF_JDBC_URL") == 0 ? jdbc_env_url : NULL;
+}
+
+/*
+ * user:password@ in leaf.jdbc.url is refused by name, and no error about the URL shows the
+ * password, however the URL is malformed, from the file or the environment.
+ */
+static void test_jdbc_credentials(void) {
+    static const char *const urls[] = {
+        "jdbc:mysql://leaf:S3cret@127.0.0.1:13306/leaf",
+        "jdbc:mysql://leaf:S3cret@127.0.0.1:13306/leaf?sslMode=REQUIRED",
+        "mysql://leaf:S3cret@127.0.0.1:13306/leaf",  /* no jdbc: */
+        "jdbc:mysql://leaf:S3/cret@127.0.0.1/leaf",  /* a '/' in the password */
+        "jdbc:mysql://leaf:S3?cret@127.0.0.1/leaf",  /* a '?' in the password */
+        "jdbc:mysql://127.0.0.1:13306/le@af:S3cret", /* garbage with an '@' */
+    };
+    char text[512];
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+        snprintf(text, sizeof(text), "leaf.jdbc.url=%s\n", urls[i]);
+        CHECK_EQ_INT(load(text), LEAF_EINVAL);
+        CHECK(strstr(err, "S3") == NULL && strstr(err, "cret") == NULL);
+        CHECK(strstr(err, FILE_NAME ":4: leaf.jdbc.url: ") == err);
+    }
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://leaf:S3cret@127.0.0.1:13306/leaf\n"),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leaf.jdbc.url: user:password@ in the URL is not read: set "
+                                "leaf.jdbc.username and leaf.jdbc.password (or "
+                                "leaf.jdbc.password.file) instead (URL not shown: it holds a "
+                                "password)");
+    /* A domain's reason about a secret (config_error_at) never shows the value either. */
+    CHECK_EQ_INT(load("leafd.opaque.key=0123456789abcdefXYZ\n"), LEAF_OK);
+    CHECK_EQ_INT(config_error_at(&cfg, "leafd.opaque.key", "bad key \"0123456789abcdefXYZ\"", err,
+                                 sizeof(err)),
+                 LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.opaque.key: invalid value (not shown: a secret)");
+    CHECK_EQ_INT(
+        config_error_at(&cfg, "leafd.opaque.key", "must be 32 hex digits", err, sizeof(err)),
+        LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leafd.opaque.key: must be 32 hex digits");
+    /* The environment: the same refusal, naming the variable. */
+    jdbc_env_url = urls[0];
+    config_defaults(&cfg);
+    CHECK_EQ_INT(config_apply_env(&cfg, jdbc_env, err, sizeof(err)), LEAF_EINVAL);
+    CHECK(strstr(err, "environment LEAF_JDBC_URL: leaf.jdbc.url: user:password@") == err);
+    CHECK(strstr(err, "S3cret") == NULL);
+    /* An '@' in the parameters only is not a user, and the URL is still not shown. */
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://h:3306/d?connectionAttributes=a@b\n"), LEAF_OK);
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://h:99999/d?x=a@b\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leaf.jdbc.url: port must be between 1 and 65535 in a URL "
+                                "with an '@' (not shown: it may hold a password)");
+    /* Without an '@' the URL is quoted up to '?', as before. */
+    CHECK_EQ_INT(load("leaf.jdbc.url=jdbc:mysql://h:99999/d?password=x\n"), LEAF_EINVAL);
+    CHECK_EQ_STR(err, FILE_NAME ":4: leaf.jdbc.url: port must be between 1 and 65535 in "
+                                "\"jdbc:mysql://h:99999/d\"");
 }
 
 /* ---- the failed-authentication limit -------------------------------------------- */
@@ -328,6 +432,8 @@ int main(void) {
     TEST(test_secret_read);
     TEST(test_secret_keys);
     TEST(test_admin_token_length);
+    TEST(test_inline_secret_loose);
+    TEST(test_jdbc_credentials);
     TEST(test_auth_limit);
     TEST(test_greeting);
     char cmd[128];

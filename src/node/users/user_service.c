@@ -202,6 +202,16 @@ leaf_status_t user_service_list(struct user_service *svc, const char *name, stru
     return rc;
 }
 
+int user_service_known(struct user_service *svc, const char *name, size_t len) {
+    if (!user_service_enabled(svc)) {
+        return 0;
+    }
+    pthread_rwlock_rdlock(&svc->table_lock);
+    int known = auth_table_find(svc->table, name, len) != NULL;
+    pthread_rwlock_unlock(&svc->table_lock);
+    return known;
+}
+
 void user_service_stats(struct user_service *svc, struct user_service_stats *out) {
     memset(out, 0, sizeof(*out));
     if (!user_service_enabled(svc)) {

@@ -106,6 +106,9 @@ enum auth_verdict user_service_session_check(struct user_service *svc, const str
                                              enum auth_need need, const struct auth_key *key,
                                              enum user_failure *why);
 
+/* 1 when name (len bytes) is a user this node applies; any thread (the audit line's actor). */
+int user_service_known(struct user_service *svc, const char *name, size_t len);
+
 /* ---- admin changes (event-loop threads) ---------------------------------------------------- */
 
 enum user_change_kind {
