@@ -521,30 +521,71 @@ static int read_line(int fd, char *buf, size_t cap, int ms) {
     return -1;
 }
 
+/* Our stderr was a pipe to the previous process: take the real one back (before any line
+ * that must reach the operator's log: the previous process may be gone). */
+static void take_stderr(struct reload_child *c) {
+    if (c->err >= 0) {
+        dup2(c->err, STDERR_FILENO);
+        close(c->err);
+        c->err = -1;
+    }
+}
+
+/*
+ * The previous process ended before it handed its session over (killed, or its drain
+ * overran): once it is gone this process carries on alone, on a new ZooKeeper session, as
+ * a restart after a crash would (the identity and the place in line of a process that has
+ * exited are taken over: docs/IDENTITY.md, docs/cluster.md). It has the sockets and the
+ * lock already, so the node stays up.
+ */
+static leaf_status_t take_alone(struct reload_child *c) {
+    int64_t until = clock_mono_ms() + RELOAD_EXIT_WAIT_MS;
+    while ((long)getppid() == c->parent && clock_mono_ms() < until) {
+        struct timespec pause = {0, 10 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    if ((long)getppid() == c->parent) {
+        log_error("reload",
+                  "the previous process (pid %ld) closed the hand-over without "
+                  "handing over and has not exited",
+                  c->parent);
+        return LEAF_ERR;
+    }
+    close(c->ctl);
+    c->ctl = -1;
+    log_warn("reload",
+             "in-place upgrade: the previous process (pid %ld) exited before it handed over "
+             "(killed? its log says why); starting alone on a new ZooKeeper session, as after "
+             "a restart",
+             c->parent);
+    return LEAF_OK;
+}
+
 leaf_status_t reload_child_take(struct reload_child *c, struct zk_client_id *zk) {
     char line[200];
     memset(zk, 0, sizeof(*zk));
+    c->stopped_mono_ms = clock_mono_ms(); /* until SESSION says better */
     if (write(c->ctl, "ADOPTED\n", 8) != 8) {
-        log_error("reload", "the previous process is gone before the hand-over: %s",
-                  strerror(errno));
-        return LEAF_ERR;
+        take_stderr(c);
+        return take_alone(c);
     }
     int got = read_line(c->ctl, line, sizeof(line), RELOAD_SESSION_WAIT_MS);
     if (got == -1) {
-        log_error("reload", "the previous process did not hand over within %d s",
-                  RELOAD_SESSION_WAIT_MS / 1000);
+        take_stderr(c);
+        log_error("reload", "the previous process (pid %ld) did not hand over within %d s",
+                  c->parent, RELOAD_SESSION_WAIT_MS / 1000);
         return LEAF_ERR;
     }
     if (got != 0) {
-        log_error("reload", "the previous process ended the hand-over without handing over "
-                            "(it exited or was killed; its log says why)");
-        return LEAF_ERR;
+        take_stderr(c);
+        return take_alone(c);
     }
     uint64_t id = 0;
     char pw[40] = "";
     long long stopped = 0, stopped_mono = 0;
     if (sscanf(line, "SESSION %" SCNx64 " %39s %lld %lld", &id, pw, &stopped, &stopped_mono) < 3 ||
         strlen(pw) != 2 * sizeof(zk->passwd)) {
+        take_stderr(c);
         log_error("reload", "the previous process's hand-over is malformed");
         return LEAF_ERR;
     }
@@ -557,11 +598,10 @@ leaf_status_t reload_child_take(struct reload_child *c, struct zk_client_id *zk)
     memset(line, 0, sizeof(line));
     zk->id = (int64_t)id;
     c->stopped_ms = stopped;
-    c->stopped_mono_ms = stopped_mono;
-    /* Our stderr was a pipe to the previous process: take the real one back. */
-    dup2(c->err, STDERR_FILENO);
-    close(c->err);
-    c->err = -1;
+    if (stopped_mono > 0) {
+        c->stopped_mono_ms = stopped_mono;
+    }
+    take_stderr(c);
     /* Two clients of one session steal it from each other: wait until the old one is gone. */
     if (read_line(c->ctl, line, sizeof(line), RELOAD_EXIT_WAIT_MS) == 0) {
         log_warn("reload", "unexpected line from the previous process after the hand-over");

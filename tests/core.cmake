@@ -38,3 +38,5 @@ leaf_resp_test(test_reload_twice)
 # ZooKeeper stopped at SIGUSR2 (refused, still serving) and paused across the hand-over (the new
 # process waits for it): an upgrade never leaves the node down.
 leaf_resp_test(test_reload_zk_trouble)
+# The old process killed during the hand-over: the new one carries on alone, and says so.
+leaf_resp_test(test_reload_old_killed)
