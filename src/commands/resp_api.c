@@ -263,7 +263,8 @@ static const struct resp_command commands[] = {
     {"leaf.ids", "write fast", 3, 1, 1, 1, resp_ids_leaf_ids, IDS, ISSUES,
      "count IDs of the key, as an array"},
     {"get", "readonly fast", 2, 1, 1, 1, resp_ids_get, IDS, ISSUES,
-     "one ID of the key, as a bulk string"},
+     "sequence keys only: the last ID issued, nil when none; issues nothing (other keys: "
+     "WRONG_MODE)"},
     {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN, QUEUES, "PONG, or the argument"},
     {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN, QUEUES, "the argument"},
     {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN, 0,

@@ -100,8 +100,16 @@ static void member_ensure(struct node_zk *z) {
 
 /* ---- the stage of the trees ---------------------------------------------- */
 
+/* Names who once: a live node found in several places (a member without the
+ * credentials that also holds a lease slot) is one node holding closing back. */
 static void held_add(char *held, size_t cap, const char *who, const char *why) {
     size_t pos = strlen(held);
+    size_t wlen = strlen(who);
+    for (const char *p = held; (p = strstr(p, who)) != NULL; p += wlen) {
+        if ((p == held || p[-1] == ' ') && strncmp(p + wlen, " (", 2) == 0) {
+            return;
+        }
+    }
     if (pos + 1 < cap) {
         snprintf(held + pos, cap - pos, "%s%s (%s)", pos ? ", " : "", who, why);
     }
@@ -466,9 +474,19 @@ static int acl_cli_status(struct node_zk *z, const char *root, const char *hold)
         fprintf(stderr, "leafd: cannot read the cluster's trees in ZooKeeper\n");
         return 1;
     }
-    printf("trees: %s%s\n", closed ? "closed" : "open",
-           held_open ? " (held open: leafd --zk-acl close ends it)" : "");
-    printf("held back by: %s\n", held[0] ? held : "nobody");
+    /* Closed trees hold nothing back: the live nodes that cannot see them are locked out. */
+    if (closed) {
+        printf("trees: closed%s\n",
+               held_open ? ", though the hold asks them open (leafd --zk-acl open reopens them)"
+                         : "");
+        printf("locked out: %s\n", held[0] ? held : "nobody");
+    } else {
+        printf("trees: open%s\n", held_open ? ", held open (leafd --zk-acl close ends it)" : "");
+        printf("held back by: %s\n",
+               held[0]     ? held
+               : held_open ? "the hold only"
+                           : "nobody (a live node with leafd.zk.auth closes them within 3 s)");
+    }
     char dir[320];
     char **mem = NULL;
     int nmem = 0;
@@ -477,8 +495,10 @@ static int acl_cli_status(struct node_zk *z, const char *root, const char *hold)
         for (int i = 0; i < nmem; i++) {
             struct zk_member m;
             if (member_get(z, dir, mem[i], &m)) {
-                printf("member %s version %s auth %s http %s\n", mem[i], m.version,
-                       m.auth ? "yes" : "no", m.http);
+                /* The HTTP address only where it is not the identity's. */
+                int same = strcmp(m.http, mem[i]) == 0;
+                printf("member %s version %s auth %s%s%s\n", mem[i], m.version,
+                       m.auth ? "yes" : "no", same ? "" : " http ", same ? "" : m.http);
             }
         }
         zk_names_free(mem, nmem);

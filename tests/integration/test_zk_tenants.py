@@ -167,6 +167,11 @@ rc, out = zk_acl_cmd(n1, "close")
 check(rc == 1 and "127.0.0.1:%d" % n2.port in out, "--zk-acl close is refused naming n2: " + out.strip())
 rc, out = zk_acl_cmd(n1, "status")
 check(rc == 0 and "trees: open" in out and "version" in out, "--zk-acl status: " + out.strip())
+# Each node once: in the held-back line, and on its member line without its address again.
+check(out.count("127.0.0.1:%d" % n2.port) == 2 and
+      "held back by: 127.0.0.1:%d (no leafd.zk.auth)\n" % n2.port in out and
+      "member 127.0.0.1:%d version " % n2.port in out and " http " not in out,
+      "--zk-acl status names n2 once per line: " + out.strip())
 check(n2.stop() == 0, "n2 stops for its upgrade to credentials")
 n2.props["leafd.zk.auth"] = "digest:" + A
 n2.start()
@@ -185,6 +190,9 @@ check("127.0.0.1:%d" % n1.port in zki and "version 1.0" in zki and "auth yes" in
       "tools/zk-inspect lists the members with their versions: " + zki[-400:])
 rc, out = zk_acl_cmd(n1, "open")
 check(rc == 0 and "reopened" in out, "--zk-acl open reopens: " + out.strip())
+rc, out = zk_acl_cmd(n1, "status")
+check(rc == 0 and "trees: open, held open" in out and "held back by: the hold only\n" in out,
+      "--zk-acl status while held open: " + out.strip())
 time.sleep(4)
 check(acl_of(zk, "/snowflake/ST/leafd_shape") == ["'world,'anyone", ": cdrwa"],
       "the trees stay open while held (no node closes them again)")
@@ -196,6 +204,9 @@ check(n3.stop() == 0, "graceful stop")
 rc, out = zk_acl_cmd(n1, "close")
 check(rc == 0 and "closed" in out, "--zk-acl close ends the hold: " + out.strip())
 check(acl_of(zk, "/snowflake/ST/leafd_shape")[-1] == ": r", "the trees are closed again")
+rc, out = zk_acl_cmd(n1, "status")
+check(rc == 0 and "trees: closed\n" in out and "locked out: nobody\n" in out and
+      "held back" not in out, "closed trees hold nothing back: " + out.strip())
 for n in (n1, n2):
     check(n.stop() == 0, "graceful stop")
 

@@ -7,10 +7,12 @@
  * arity, the stable codes of ID errors, protocol errors closing only their
  * connection, QUIT, HELLO 3, and idle connections giving their memory back.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_fixture.h"
+#include "resp_api.h"
 #include "resp_conn.h"
 #include "unit.h"
 
@@ -115,6 +117,34 @@ static void test_errors(void) {
 }
 
 /* MULTI / EXEC / DISCARD (docs/reference/resp.md): redis-py's default pipeline(). */
+/*
+ * The reference says what GET does (docs/reference/resp.md is generated from
+ * the table): the last ID of a sequence, nil before the first, WRONG_MODE on
+ * any other key; it issues nothing.
+ */
+static void test_get_as_documented(void) {
+    CHECK(strncmp(feed("GET snowflake:a\r\n"), "-WRONG_MODE ", 12) == 0);
+    CHECK(strncmp(feed("GET opaque:a\r\n"), "-", 1) == 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    resp_api_print_reference(f);
+    fclose(f);
+    const char *row = strstr(text, "| `get` |");
+    CHECK(row != NULL);
+    const char *end = row != NULL ? strchr(row, '\n') : NULL;
+    CHECK(end != NULL);
+    char line[512] = "";
+    if (row != NULL && end != NULL && (size_t)(end - row) < sizeof(line)) {
+        memcpy(line, row, (size_t)(end - row));
+    }
+    CHECK(strstr(line, "sequence keys only") != NULL);
+    CHECK(strstr(line, "WRONG_MODE") != NULL);
+    CHECK(strstr(line, "one ID") == NULL);
+    free(text);
+}
+
 static void test_multi_exec(void) {
     char got[1024];
     shape(feed("MULTI\r\nINCR snowflake:a\r\nLEAF.IDS snowflake:a 2\r\nPING\r\nEXEC\r\n"), got,
@@ -201,6 +231,7 @@ int main(void) {
     TEST(test_pipelined_in_order_any_cut);
     TEST(test_ids_ascend);
     TEST(test_errors);
+    TEST(test_get_as_documented);
     TEST(test_multi_exec);
     TEST(test_protocol_error_closes);
     TEST(test_tooling_commands);
