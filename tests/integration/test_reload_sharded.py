@@ -159,6 +159,9 @@ try:
         check("kept my place in line for sequence primary" in n.log_text() and
               "with its owner node and its slots" in n.log_text(),
               "%s's new process logged that it kept its place and its slots" % n.name)
+        check("is below this node's floor" not in n.log_text(),
+              "%s's new process found no sequence record below its floors (the hand-over's "
+              "write-backs reached the floors' file)" % n.name)
         if label == "coordinator":
             check(n.log_text().count("this node coordinates the slot map") > coords,
                   "%s's new process coordinates the map again" % n.name)

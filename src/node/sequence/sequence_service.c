@@ -447,6 +447,20 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
             sequence_heal_giveback_drain(svc);
         }
     }
+    if (svc->giveback_pending > 0 && svc->zk_open &&
+        zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
+        /*
+         * Givebacks still unanswered: sent without a synchronous write after them (a
+         * sharded node's, when losing the slots stopped its sequences, or the hand-over
+         * above, which keeps its owner node). A read, answered after them (one session's
+         * requests are answered in order), brings their answers in before the floors are
+         * written: else the floors' file kept the floors from before the giveback, and the
+         * next process, finding ZooKeeper's max below them, skipped the rest of each batch.
+         */
+        struct zk_stat st;
+        (void)zk_session_stat(svc->zk, svc->dir_seqs, &st);
+        sequence_heal_giveback_drain(svc);
+    }
     sequence_floor_file_stop(svc);
     if (handing) {
         /* The session goes on in the next process, which finds this node in line
