@@ -137,8 +137,11 @@ def main():
         unit = open(os.path.join(x, "lib/systemd/system/leafd.service")).read()
         check("\nExecStart=/usr/bin/leafd -c /etc/leafd/leafd.properties\n" in unit,
               "the unit starts /usr/bin/leafd with /etc/leafd/leafd.properties")
-        check(not [l for l in unit.splitlines() if "/usr/local" in l and not l.startswith("#")],
-              "the unit names no /usr/local path outside comments")
+        check("/usr/local" not in unit and "cmake --install" not in unit and
+              unit.startswith("# systemd unit of the Debian package leafd"),
+              "the packaged unit's comments are the package's (no /usr/local, no cmake --install)")
+        check("install -d -m 0750 -o leafd -g leafd /var/lib/leafd" in postinst,
+              "the postinst creates the data dir /var/lib/leafd for a node run without systemd")
         with gzip.open(os.path.join(x, "usr/share/doc/leafd/CHANGELOG.md.gz"), "rt") as f:
             changelog = f.read()
         check("## [%s]" % version in changelog or "## [Unreleased]" in changelog,
