@@ -26,6 +26,8 @@
 #define NET_CONN_IN_BUF (16u << 10)
 /* A connection quiet this long gives its buffers back. */
 #define NET_RELEASE_IDLE_MS 1000
+/* An output buffer that grew past this (a large reply) is freed once written, not kept. */
+#define NET_KEEP_OUT_BUF (64u << 10)
 /* While draining, a request still arriving gets this long before its timeout answer. */
 #define NET_DRAIN_GRACE_MS 1000
 /* A polite drain (an in-place upgrade) closes a connection idle this long. */
@@ -404,10 +406,23 @@ static void on_read_tls(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
 
 /* ---- output --------------------------------------------------------------- */
 
+/*
+ * An output buffer is written: emptied, and freed when a large reply made it
+ * grow, so a busy connection keeps at most NET_KEEP_OUT_BUF of it
+ * (docs/reference/resp.md, "Memory per connection").
+ */
+static void out_written(struct sbuf *b) {
+    if (b->cap > NET_KEEP_OUT_BUF) {
+        sbuf_free(b);
+    } else {
+        sbuf_reset(b);
+    }
+}
+
 static void on_written(uv_write_t *w, int status) {
     struct net_conn *c = w->data;
     c->writing = 0;
-    sbuf_reset(&c->wbuf);
+    out_written(&c->wbuf);
     if (status < 0) {
         log_debug("net", "write to client failed: %s", uv_strerror(status));
         conn_close(c);
@@ -454,13 +469,13 @@ static int conn_write_out(struct net_conn *c) {
     }
     size_t done = n > 0 ? (size_t)n : 0;
     if (done == out->len) {
-        sbuf_reset(out);
+        out_written(out);
         return 0;
     }
     struct sbuf t = c->wbuf;
     c->wbuf = *out;
     *out = t;
-    sbuf_reset(out);
+    out_written(out);
     return conn_queue_rest(c, done);
 }
 
@@ -475,7 +490,7 @@ static int conn_tls_write_out(struct net_conn *c) {
             log_debug("net", "TLS write to %s failed: %s", c->s->peer, net_tls_error(c->tls));
             return -1;
         }
-        sbuf_reset(out);
+        out_written(out);
     }
     size_t n = net_tls_pending(c->tls);
     if (n == 0) {
@@ -495,7 +510,7 @@ static int conn_tls_write_out(struct net_conn *c) {
     }
     size_t done = w > 0 ? (size_t)w : 0;
     if (done == c->wbuf.len) {
-        sbuf_reset(&c->wbuf);
+        out_written(&c->wbuf);
         return 0;
     }
     return conn_queue_rest(c, done);

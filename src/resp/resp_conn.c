@@ -138,8 +138,8 @@ static size_t resp_input_batch(struct session *s, const char *data, size_t len) 
         size_t n = 0;
         struct resp_cmd cmd;
         const char *err = NULL;
-        resp_parser_set_max(&c->parser, c->client.user[0] != '\0' ? RESP_MAX_COMMAND_USER
-                                                                  : RESP_MAX_COMMAND_ANONYMOUS);
+        resp_parser_set_max(&c->parser, c->client.logged_in ? RESP_MAX_COMMAND_USER
+                                                            : RESP_MAX_COMMAND_ANONYMOUS);
         int whole = !resp_parser_in_command(&c->parser); /* the command starts in this read */
         leaf_status_t rc = resp_parse(&c->parser, data + used, len - used, &n, &cmd, &err);
         const char *raw = data + used;
