@@ -230,6 +230,18 @@ static struct session *resp_open(void *arg, int loopback, int loop) {
     return &c->s;
 }
 
+/* A connection refused at accept: Redis's words for maxclients, and the keys that set it. */
+static size_t resp_refusal(char *buf, size_t cap) {
+    static const char msg[] = "-ERR max number of clients reached (leafd.http.max.connections, or "
+                              "leafd.http.max.connections.per.address for this client "
+                              "address)\r\n";
+    if (cap < sizeof(msg)) {
+        return 0;
+    }
+    memcpy(buf, msg, sizeof(msg));
+    return sizeof(msg) - 1;
+}
+
 const struct proto_ops resp_proto_ops = {
     .name = "resp",
     .open = resp_open,
@@ -238,4 +250,5 @@ const struct proto_ops resp_proto_ops = {
     .timeout = resp_timeout,
     .idle = resp_idle,
     .close = resp_close,
+    .refusal = resp_refusal,
 };
