@@ -778,7 +778,7 @@ static int daemon_start(struct daemon *d) {
         return -1;
     }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
-                                d->cfg.max_connections};
+                                d->cfg.max_connections, d->cfg.max_connections_per_address};
     /* The signals are caught before anyone can connect: a client that saw
      * /ready and sent SIGTERM at once must get a drain, not the default
      * action (the control loop handles them once it runs). */

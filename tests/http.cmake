@@ -14,3 +14,5 @@ leaf_integration_test(test_http_emfile)
 leaf_integration_test(test_http_host)
 leaf_integration_test(test_http_no_store)
 leaf_integration_test(test_http_audit_actor)
+# Connection slots per client address (leafd.http.max.connections.per.address).
+leaf_integration_test(test_http_conn_limits)

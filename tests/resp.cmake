@@ -10,3 +10,5 @@ leaf_resp_test(test_resp_ids)
 # March's clients: default mode, MULTI/EXEC, README's ioredis example.
 leaf_resp_test(test_resp_march)
 leaf_integration_test(test_resp_limits)
+# What a RESP connection may make the node hold (docs/reference/resp.md, "Memory per connection").
+leaf_integration_test(test_resp_memory)

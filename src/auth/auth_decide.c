@@ -52,6 +52,7 @@ enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
         return AUTH_WRONGPASS;
     }
     switch (need) {
+    case AUTH_NEED_USER: return AUTH_ALLOW;
     case AUTH_NEED_ADMIN: return user->admin ? AUTH_ALLOW : AUTH_FORBIDDEN;
     case AUTH_NEED_METRICS:
         return user->admin || auth_user_has_star_metrics(user) ? AUTH_ALLOW : AUTH_FORBIDDEN;

@@ -32,6 +32,7 @@ enum auth_need {
     AUTH_NEED_CREATE,  /* create key (a tag, a sequence) */
     AUTH_NEED_ADMIN,   /* users, steps, demote, /db, decode opaque */
     AUTH_NEED_METRICS, /* every family of /metrics: admin, or metrics on the pattern * */
+    AUTH_NEED_USER,    /* any user: what holds memory for a client (RESP MULTI) */
 };
 
 /* What the client presented. */

@@ -1,23 +1,13 @@
 #include "auth_limit.h"
 
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "siphash.h"
 
 void auth_limit_init(struct auth_limit *l, int max_failures) {
     memset(l->slots, 0, sizeof(l->slots));
     l->max_failures = max_failures;
-    uint64_t k[2];
-    if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k)) {
-        /* No entropy source: a key that still differs per process and start. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        k[0] = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
-        k[1] = (uint64_t)ts.tv_sec * 0xbf58476d1ce4e5b9ULL ^ (uint64_t)(uintptr_t)l;
-    }
-    l->k0 = k[0];
-    l->k1 = k[1];
+    siphash_key_random(&l->key);
     pthread_mutex_init(&l->mu, NULL);
 }
 
@@ -38,48 +28,8 @@ size_t auth_limit_addr_len(const char *peer) {
     return (size_t)(colon - peer);
 }
 
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                   \
-    do {                                                                                           \
-        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                  \
-        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                     \
-        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                     \
-        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                  \
-    } while (0)
-
-/* SipHash-2-4 of in[0..n) under (k0, k1). */
-static uint64_t siphash(uint64_t k0, uint64_t k1, const unsigned char *in, size_t n) {
-    uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-    uint64_t b = (uint64_t)n << 56;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t m = 0;
-        for (int j = 7; j >= 0; j--) {
-            m = m << 8 | in[i + (size_t)j];
-        }
-        v3 ^= m;
-        SIPROUND;
-        SIPROUND;
-        v0 ^= m;
-    }
-    for (int j = (int)(n - i) - 1; j >= 0; j--) {
-        b |= (uint64_t)in[i + (size_t)j] << (8 * j);
-    }
-    v3 ^= b;
-    SIPROUND;
-    SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static uint64_t limit_hash(const struct auth_limit *l, const char *addr, size_t n) {
-    uint64_t h = siphash(l->k0, l->k1, (const unsigned char *)addr, n);
+    uint64_t h = siphash_24(&l->key, addr, n);
     return h ? h : 1;
 }
 

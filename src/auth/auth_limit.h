@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "siphash.h"
+
 #define AUTH_LIMIT_FAILURES 10 /* the default of leafd.auth.failures.max */
 #define AUTH_LIMIT_WINDOW_MS 10000
 #define AUTH_LIMIT_BLOCK_MS 10000
@@ -37,8 +39,8 @@
 
 struct auth_limit {
     pthread_mutex_t mu;
-    int max_failures; /* 0: no limit */
-    uint64_t k0, k1;  /* the hash key, random at init */
+    int max_failures;       /* 0: no limit */
+    struct siphash_key key; /* random at init */
     struct {
         uint64_t key;            /* hash of the address; 0 = free */
         int64_t window_start_ms; /* first failure of the current window */

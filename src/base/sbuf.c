@@ -43,6 +43,9 @@ leaf_status_t sbuf_reserve(struct sbuf *b, size_t extra) {
     while (cap < need) {
         cap *= 2;
     }
+    if (b->max > 0 && cap > b->max + 1) {
+        cap = b->max + 1; /* need fits: len + extra <= max */
+    }
     char *p = realloc(b->data, cap);
     if (p == NULL) {
         b->failed = 1;

@@ -21,7 +21,7 @@
 struct sbuf {
     char *data;
     size_t len, cap;
-    size_t max; /* 0 = no limit; else appends that would pass it fail */
+    size_t max; /* 0 = no limit; else appends that would pass it fail, and cap stays <= max + 1 */
     int failed; /* an append failed (out of memory or over max) */
 };
 

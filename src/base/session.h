@@ -110,6 +110,10 @@ struct proto_ops {
     void (*idle)(struct session *s);
     /* The connection is gone: free everything (s->wait is already cancelled). */
     void (*close)(struct session *s);
+    /* Writes into buf (cap bytes) what a connection refused at accept by a connection limit
+     * is told before it is closed, in the protocol's error shape; returns its length. NULL or
+     * 0: nothing. No session exists for such a connection. */
+    size_t (*refusal)(char *buf, size_t cap);
 };
 
 #endif

@@ -249,6 +249,7 @@ struct resp_command {
 
 #define IDS AUTH_NEED_IDS
 #define OPEN AUTH_NEED_NONE
+#define USER AUTH_NEED_USER /* MULTI: a queue is memory held for a client, not for anyone */
 #define ISSUES (CMD_ISSUES | CMD_QUEUES)
 #define QUEUES CMD_QUEUES
 #define NOW CMD_NOW
@@ -290,7 +291,7 @@ static const struct resp_command commands[] = {
      "accepted for cluster clients; nothing changes"},
     {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN, 0,
      "the cluster commands clients send: one node serving every slot"},
-    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, OPEN, NOW,
+    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, USER, NOW,
      "starts a transaction: ID commands, PING and ECHO are queued"},
     {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, resp_multi_cmd_exec, OPEN, NOW,
      "runs the queued commands, one array of replies"},

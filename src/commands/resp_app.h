@@ -25,6 +25,14 @@
 /* At most this many queued commands, and IDs asked for by them, per transaction. */
 #define RESP_MULTI_COMMANDS_MAX 1000
 #define RESP_MULTI_IDS_MAX 100000
+/*
+ * At most this many bytes of queued arguments (each with its NUL) per
+ * transaction: 1000 of the largest ID command (LEAF.IDS sequence:<128-byte
+ * tag> 10000 stores 153), so every transaction of ID commands fits and only
+ * ECHO and PING can reach it. With the entries, a queue holds at most
+ * 224,000 bytes (docs/reference/resp.md, "Memory per connection").
+ */
+#define RESP_MULTI_BYTES_MAX ((size_t)RESP_MULTI_COMMANDS_MAX * 160)
 
 struct resp_multi_entry {
     resp_handler_fn fn;
@@ -34,9 +42,15 @@ struct resp_multi_entry {
     size_t len[RESP_MULTI_ARGS_MAX];
 };
 
+/*
+ * The transaction of a connection. The queue's memory is allocated by the
+ * first queued command and given back when the transaction ends (EXEC,
+ * DISCARD, RESET) or fails (dirty: nothing more is stored), so a
+ * connection outside a transaction holds none of it.
+ */
 struct resp_multi {
     int active;  /* between MULTI and EXEC / DISCARD */
-    int dirty;   /* a command was refused: EXEC answers -EXECABORT */
+    int dirty;   /* a command was refused: EXEC answers -EXECABORT; the queue is dropped */
     int n, cap;  /* queued commands, room in q */
     int64_t ids; /* IDs the queued commands ask for */
     struct resp_multi_entry *q;

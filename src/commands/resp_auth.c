@@ -28,9 +28,12 @@ int resp_auth_login(struct resp_request *req, const char *user, size_t user_len,
                     size_t secret_len) {
     const struct api_ctx *ctx = req->ctx;
     if (!user_service_enabled(ctx->users)) {
+        /* Accepted, but nobody was checked: the limits of a connection without a user stay
+         * (docs/reference/resp.md, "Memory per connection"). */
         remember_user(req, user, user_len);
         return 1;
     }
+    req->client->logged_in = 0;
     if (api_auth_limited(ctx, req->peer)) {
         memset(session_of(req), 0, sizeof(struct auth_session)); /* as a failed login does */
         req->client->user[0] = '\0';
@@ -41,6 +44,7 @@ int resp_auth_login(struct resp_request *req, const char *user, size_t user_len,
     if (user_service_login(ctx->users, user, user_len, secret, secret_len, session_of(req), &why) ==
         LEAF_OK) {
         remember_user(req, user, user_len);
+        req->client->logged_in = 1;
         return 1;
     }
     req->client->user[0] = '\0';
@@ -110,4 +114,5 @@ int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg
 void resp_auth_reset(struct resp_request *req) {
     memset(session_of(req), 0, sizeof(struct auth_session));
     req->client->user[0] = '\0';
+    req->client->logged_in = 0;
 }

@@ -17,21 +17,40 @@ static struct resp_multi *multi_of(const struct resp_request *req) {
     return &((struct resp_app *)req->client->app)->multi;
 }
 
-/* Back to no transaction, keeping the buffers' memory for the next one. */
-static void multi_clear(struct resp_multi *m) {
-    m->active = m->dirty = m->n = m->next = m->sub_retries = 0;
+/* Gives the queue's memory back (the transaction, if any, goes on without it). */
+static void multi_drop_queue(struct resp_multi *m) {
+    free(m->q);
+    m->q = NULL;
+    m->n = m->cap = m->next = m->sub_retries = 0;
     m->ids = 0;
-    sbuf_reset(&m->args);
-    sbuf_reset(&m->replies);
+    sbuf_free(&m->args);
+    sbuf_free(&m->replies);
+}
+
+/*
+ * Back to no transaction. The buffers go too: a queue may have grown to
+ * RESP_MULTI_BYTES_MAX and EXEC's replies to 100000 IDs, which a connection
+ * must not keep for its next commands (docs/reference/resp.md, "Memory per
+ * connection").
+ */
+static void multi_clear(struct resp_multi *m) {
+    multi_drop_queue(m);
+    m->active = m->dirty = 0;
 }
 
 int resp_multi_queueing(const struct resp_request *req) {
     return req->client->app != NULL && multi_of(req)->active;
 }
 
+/* The transaction will abort at EXEC: what it queued is never run, so it is dropped now. */
+static void multi_doom(struct resp_multi *m) {
+    m->dirty = 1;
+    multi_drop_queue(m);
+}
+
 void resp_multi_refused(struct resp_request *req) {
     if (resp_multi_queueing(req)) {
-        multi_of(req)->dirty = 1;
+        multi_doom(multi_of(req));
     }
 }
 
@@ -45,6 +64,7 @@ leaf_status_t resp_multi_cmd_multi(struct resp_request *req) {
         return resp_outcome_error(req, RESP_O_ERR, "ERR MULTI calls can not be nested");
     }
     multi_clear(m);
+    sbuf_init(&m->args, RESP_MULTI_BYTES_MAX); /* never grows past it */
     m->active = 1;
     resp_reply_simple(req->out, "OK");
     return LEAF_OK;
@@ -62,8 +82,17 @@ leaf_status_t resp_multi_cmd_discard(struct resp_request *req) {
 
 /* Refuses a command inside MULTI: its error now, -EXECABORT at EXEC. */
 static leaf_status_t refuse(struct resp_request *req, const char *msg) {
-    multi_of(req)->dirty = 1;
+    multi_doom(multi_of(req));
     return resp_outcome_error(req, RESP_O_ERR, "%s", msg);
+}
+
+/* The bytes command c takes in resp_multi.args. */
+static size_t args_bytes(const struct resp_cmd *c) {
+    size_t n = 0;
+    for (int i = 0; i < c->argc; i++) {
+        n += c->argvlen[i] + 1;
+    }
+    return n;
 }
 
 /* The IDs an ID command asks for: its count argument, else one. */
@@ -81,6 +110,9 @@ static int queue_room(struct resp_multi *m) {
         return 1;
     }
     int cap = m->cap ? m->cap * 2 : 8;
+    if (cap > RESP_MULTI_COMMANDS_MAX) {
+        cap = RESP_MULTI_COMMANDS_MAX;
+    }
     struct resp_multi_entry *q = realloc(m->q, (size_t)cap * sizeof(*q));
     if (q == NULL) {
         return 0;
@@ -95,19 +127,29 @@ leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int
     struct resp_multi *m = multi_of(req);
     const struct resp_cmd *c = &req->cmd;
     if (!queueable || c->argc > RESP_MULTI_ARGS_MAX) {
-        multi_of(req)->dirty = 1;
+        multi_doom(m);
         return resp_outcome_error(req, RESP_O_ERR,
                                   "ERR '%.64s' cannot be queued in a transaction: leafd queues ID "
                                   "commands, PING and ECHO",
                                   c->argv[0]);
     }
     if (ids && !resp_ids_check(req)) {
-        m->dirty = 1;
+        multi_doom(m);
+        return LEAF_OK;
+    }
+    if (m->dirty) {
+        resp_reply_simple(req->out, "QUEUED"); /* as Redis answers; EXEC aborts, nothing to keep */
         return LEAF_OK;
     }
     int64_t asked = ids ? ids_asked(req) : 0;
-    if (m->n >= RESP_MULTI_COMMANDS_MAX || m->ids + asked > RESP_MULTI_IDS_MAX) {
-        return refuse(req, "ERR transaction too large: at most 1000 commands and 100000 IDs");
+    if (m->n >= RESP_MULTI_COMMANDS_MAX || m->ids + asked > RESP_MULTI_IDS_MAX ||
+        m->args.len + args_bytes(c) > RESP_MULTI_BYTES_MAX) {
+        multi_doom(m);
+        return resp_outcome_error(req, RESP_O_ERR,
+                                  "ERR transaction too large: at most %d commands, %d IDs and %zu "
+                                  "bytes of arguments",
+                                  RESP_MULTI_COMMANDS_MAX, RESP_MULTI_IDS_MAX,
+                                  RESP_MULTI_BYTES_MAX);
     }
     if (!queue_room(m)) {
         return refuse(req, "ERR out of memory queueing the command");

@@ -3,7 +3,10 @@
 
 /*
  * MULTI / EXEC / DISCARD (docs/reference/resp.md), as redis-py's default
- * pipeline() sends them. After MULTI an ID command (and PING, ECHO) is
+ * pipeline() sends them. With authentication on, MULTI needs a logged-in
+ * user (the table's need): a queue is memory held for its client, bounded
+ * by RESP_MULTI_* (resp_app.h) and given back when the transaction ends or
+ * fails. After MULTI an ID command (and PING, ECHO) is
  * checked (its key, its count, the caller's right on the key) and queued
  * with +QUEUED; nothing is issued until EXEC, which runs the queue in order
  * and answers one array. A command that cannot be queued (any other, an

@@ -108,8 +108,13 @@ enum config_db_tls {
       "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
       "and a close")                                                                               \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
-      "open connections per process, HTTP and RESP together; more are accepted and closed; "       \
-      "lowered at start to fit RLIMIT_NOFILE, with a warning")                                     \
+      "open connections per process, HTTP and RESP together; more get 503 (RESP: an error) and a " \
+      "close; lowered at start to fit RLIMIT_NOFILE, with a warning")                              \
+    X("leafd.http.max.connections.per.address", CONFIG_INT, max_connections_per_address, "0", 0,   \
+      1000000,                                                                                     \
+      "open connections one client address may hold, HTTP and RESP together, so others (health "   \
+      "checks, operators) keep room; more get 503 (RESP: an error) and a close (0 = half of "      \
+      "leafd.http.max.connections; that limit or more = none per address)")                        \
     X("leafd.http.allowed.hosts", CONFIG_STR, http_allowed_hosts, "", 0, 0,                        \
       "more Host names state changes (POST, PUT, DELETE) may use, comma-separated, * = any; IP "   \
       "addresses, localhost and the machine's host name always pass")                              \
@@ -236,6 +241,7 @@ struct leaf_config {
     int64_t idle_timeout_ms;
     int64_t request_timeout_ms;
     int64_t max_connections;
+    int64_t max_connections_per_address;
     char http_allowed_hosts[512];
     int64_t reserve_ms;
     int64_t startup_max_wait_ms;

@@ -143,6 +143,7 @@ const char *api_auth_need_name(enum auth_need need) {
     case AUTH_NEED_CREATE: return "create";
     case AUTH_NEED_ADMIN: return "admin";
     case AUTH_NEED_METRICS: return "metrics";
+    case AUTH_NEED_USER: return "user";
     }
     return "?";
 }

@@ -731,6 +731,19 @@ static struct session *http_open(void *arg, int loopback, int loop) {
     return &p->s;
 }
 
+/* A connection refused at accept (docs/reference/configuration.md, the connection limits). */
+static size_t http_refusal(char *buf, size_t cap) {
+    static const char body[] = "{\"code\":\"too_many_connections\",\"message\":\"the node holds "
+                               "all the connections it allows (leafd.http.max.connections), or "
+                               "this client address its share of them "
+                               "(leafd.http.max.connections.per.address)\"}";
+    int n = snprintf(buf, cap,
+                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                     sizeof(body) - 1, body);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
 const struct proto_ops http_proto_ops = {
     .name = "http",
     .open = http_open,
@@ -739,4 +752,5 @@ const struct proto_ops http_proto_ops = {
     .timeout = http_timeout,
     .idle = http_idle,
     .close = http_close,
+    .refusal = http_refusal,
 };

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "net_tls.h"
+#include "peercount.h"
 
 /* The loop's read buffer; a connection keeps only what a read left over. */
 #define NET_LOOP_READ_BUF (64u << 10)
@@ -26,6 +27,8 @@
 #define NET_CONN_IN_BUF (16u << 10)
 /* A connection quiet this long gives its buffers back. */
 #define NET_RELEASE_IDLE_MS 1000
+/* An output buffer that grew past this (a large reply) is freed once written, not kept. */
+#define NET_KEEP_OUT_BUF (64u << 10)
 /* While draining, a request still arriving gets this long before its timeout answer. */
 #define NET_DRAIN_GRACE_MS 1000
 /* A polite drain (an in-place upgrade) closes a connection idle this long. */
@@ -82,6 +85,7 @@ struct net_conn {
     int64_t opened_ms;   /* accepted at (a TLS handshake must end within the request timeout) */
     int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
     int64_t linger_ms;   /* since then */
+    uint64_t peer_slot;  /* counted under its address (peercount_take); 0 = not counted */
 };
 
 /* One event loop and its listeners. Owned by its thread, see net.h. */
@@ -120,8 +124,11 @@ struct net_server {
     atomic_llong total_conns;
     atomic_ullong rejected;
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
-    atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
-    atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
+    atomic_ullong rejected_per_address;
+    atomic_llong addr_log_ms; /* the same for the limit per address */
+    struct peercount peers;   /* connections per client address; slots NULL = no such limit */
+    atomic_llong fd_log_ms;   /* the same for "out of descriptors" */
+    atomic_ullong fd_pauses;  /* accept pauses for lack of descriptors */
     int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };
 
@@ -404,10 +411,23 @@ static void on_read_tls(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
 
 /* ---- output --------------------------------------------------------------- */
 
+/*
+ * An output buffer is written: emptied, and freed when a large reply made it
+ * grow, so a busy connection keeps at most NET_KEEP_OUT_BUF of it
+ * (docs/reference/resp.md, "Memory per connection").
+ */
+static void out_written(struct sbuf *b) {
+    if (b->cap > NET_KEEP_OUT_BUF) {
+        sbuf_free(b);
+    } else {
+        sbuf_reset(b);
+    }
+}
+
 static void on_written(uv_write_t *w, int status) {
     struct net_conn *c = w->data;
     c->writing = 0;
-    sbuf_reset(&c->wbuf);
+    out_written(&c->wbuf);
     if (status < 0) {
         log_debug("net", "write to client failed: %s", uv_strerror(status));
         conn_close(c);
@@ -454,13 +474,13 @@ static int conn_write_out(struct net_conn *c) {
     }
     size_t done = n > 0 ? (size_t)n : 0;
     if (done == out->len) {
-        sbuf_reset(out);
+        out_written(out);
         return 0;
     }
     struct sbuf t = c->wbuf;
     c->wbuf = *out;
     *out = t;
-    sbuf_reset(out);
+    out_written(out);
     return conn_queue_rest(c, done);
 }
 
@@ -475,7 +495,7 @@ static int conn_tls_write_out(struct net_conn *c) {
             log_debug("net", "TLS write to %s failed: %s", c->s->peer, net_tls_error(c->tls));
             return -1;
         }
-        sbuf_reset(out);
+        out_written(out);
     }
     size_t n = net_tls_pending(c->tls);
     if (n == 0) {
@@ -495,7 +515,7 @@ static int conn_tls_write_out(struct net_conn *c) {
     }
     size_t done = w > 0 ? (size_t)w : 0;
     if (done == c->wbuf.len) {
-        sbuf_reset(&c->wbuf);
+        out_written(&c->wbuf);
         return 0;
     }
     return conn_queue_rest(c, done);
@@ -650,6 +670,10 @@ static void conn_close(struct net_conn *c) {
     }
     atomic_fetch_sub_explicit(&nl->srv->nconns[c->ls->index], 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&nl->srv->total_conns, 1, memory_order_relaxed);
+    if (c->peer_slot != 0) {
+        peercount_release(&nl->srv->peers, c->peer_slot);
+        c->peer_slot = 0;
+    }
     if (c->s != NULL) {
         /* Cancel first: after it, no other thread can wake this connection;
          * then take it off the woken list, if a wake came before. */
@@ -680,9 +704,6 @@ static int addr_is_loopback(const struct sockaddr_storage *ss) {
 static void peer_name(const struct sockaddr_storage *ss, char *out, size_t cap) {
     char ip[INET6_ADDRSTRLEN] = "?";
     int port = 0;
-    if (out == NULL) {
-        return;
-    }
     if (ss->ss_family == AF_INET) {
         const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
         uv_ip4_name(a, ip, sizeof(ip));
@@ -695,6 +716,20 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t cap) 
     snprintf(out, cap, "%s:%d", ip, port);
 }
 
+/* The address bytes of a peer (an IPv4-mapped IPv6 address as IPv4); 0 when it has none. */
+static size_t peer_addr(const struct sockaddr_storage *ss, const unsigned char **addr) {
+    if (ss->ss_family == AF_INET) {
+        *addr = (const unsigned char *)&((const struct sockaddr_in *)ss)->sin_addr;
+        return 4;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+        *addr = IN6_IS_ADDR_V4MAPPED(a) ? a->s6_addr + 12 : a->s6_addr;
+        return IN6_IS_ADDR_V4MAPPED(a) ? 4 : 16;
+    }
+    return 0;
+}
+
 /* One line a second for the whole process, whichever loop logs; 1 when this one may. */
 static int log_once_a_second(struct net_loop *nl, atomic_llong *last_ms) {
     int64_t now = loop_now(nl);
@@ -702,14 +737,43 @@ static int log_once_a_second(struct net_loop *nl, atomic_llong *last_ms) {
     return (last == 0 || now - last >= 1000) && atomic_compare_exchange_strong(last_ms, &last, now);
 }
 
-/* Counts the connection; 0 when the process-wide limit says close it. */
-static int conn_admit(struct net_conn *c) {
+/*
+ * Counts the connection under its client's address; 0 when that address
+ * holds its share already (leafd.http.max.connections.per.address).
+ */
+static int conn_admit_address(struct net_conn *c, const struct sockaddr_storage *ss,
+                              const char *who) {
+    struct net_loop *nl = c->nl;
+    struct net_server *srv = nl->srv;
+    const unsigned char *addr = NULL;
+    size_t n = peer_addr(ss, &addr);
+    if (srv->peers.slots == NULL || n == 0) {
+        return 1; /* no limit per address, or no address to count it under (a peer gone) */
+    }
+    c->peer_slot = peercount_take(&srv->peers, addr, n);
+    if (c->peer_slot != 0) {
+        return 1;
+    }
+    unsigned long long refused = atomic_fetch_add(&srv->rejected_per_address, 1) + 1;
+    if (log_once_a_second(nl, &srv->addr_log_ms)) {
+        const char *port = strrchr(who, ':'); /* the address is what reached it, not this port */
+        int len = port != NULL ? (int)(port - who) : (int)strlen(who);
+        log_warn("net",
+                 "connection limit leafd.http.max.connections.per.address = %" PRId64
+                 " reached by %.*s; closing its new connections on %s (%llu refused so far)",
+                 srv->limits.max_per_address, len, who, c->ls->cfg->addr, refused);
+    }
+    return 0;
+}
+
+/* Counts the connection; 0 when the process-wide limit or the one per address says close it. */
+static int conn_admit(struct net_conn *c, const struct sockaddr_storage *ss, const char *who) {
     struct net_loop *nl = c->nl;
     struct net_server *srv = nl->srv;
     atomic_fetch_add_explicit(&srv->nconns[c->ls->index], 1, memory_order_relaxed);
     long long n = atomic_fetch_add_explicit(&srv->total_conns, 1, memory_order_relaxed) + 1;
     if (n <= srv->limits.max_connections) {
-        return 1;
+        return conn_admit_address(c, ss, who);
     }
     atomic_fetch_add_explicit(&srv->rejected, 1, memory_order_relaxed);
     if (log_once_a_second(nl, &srv->limit_log_ms)) {
@@ -720,6 +784,23 @@ static int conn_admit(struct net_conn *c) {
                  (unsigned long long)atomic_load(&srv->rejected));
     }
     return 0;
+}
+
+/*
+ * A connection over a limit: told so in its protocol's words where the
+ * socket takes them at once (a plain listener; a TLS client expects a
+ * handshake), then closed.
+ */
+static void conn_refuse(struct net_conn *c) {
+    const struct proto_ops *proto = c->ls->cfg->proto;
+    char buf[512];
+    size_t n =
+        c->ls->cfg->tls == NULL && proto->refusal != NULL ? proto->refusal(buf, sizeof(buf)) : 0;
+    if (n > 0) {
+        uv_buf_t b = uv_buf_init(buf, (unsigned)n);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
+    conn_close(c);
 }
 
 /* A connection fd accepted on ls: a connection of the loop, or closed. */
@@ -751,22 +832,25 @@ static void conn_accepted(struct net_listener *ls, int fd) {
     nl->conns = c;
     struct sockaddr_storage ss;
     int len = sizeof(ss), loopback = 0;
+    char who[sizeof(c->s->peer)] = "?";
     memset(&ss, 0, sizeof(ss));
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
         loopback = addr_is_loopback(&ss);
+        peer_name(&ss, who, sizeof(who));
     }
-    int admitted = conn_admit(c);
+    if (!conn_admit(c, &ss, who)) {
+        conn_refuse(c);
+        return;
+    }
     c->s = ls->cfg->proto->open(ls->cfg->proto_arg, loopback, nl->index);
     if (c->s == NULL) {
         log_error("net", "out of memory opening a %s connection", ls->cfg->proto->name);
-    }
-    if (!admitted || c->s == NULL) {
         conn_close(c);
         return;
     }
     c->s->conn = c;
     c->s->wait.wake = conn_wake;
-    peer_name(&ss, len > 0 ? c->s->peer : NULL, sizeof(c->s->peer));
+    memcpy(c->s->peer, who, sizeof(who));
     if (ls->cfg->tls != NULL && (c->tls = net_tls_new(ls->cfg->tls)) == NULL) {
         log_error("net", "out of memory opening a TLS session on %s", ls->cfg->addr);
         conn_close(c);
@@ -1165,6 +1249,28 @@ static void limits_fit_nofile(struct net_limits *lim, int nsockets) {
     }
 }
 
+/*
+ * The limit per client address, once max_connections is fitted: 0 takes
+ * half of it, so one client leaves the other half to the rest; at or above
+ * it, no table is kept (no lock at accept). 0, or -1 out of memory (logged).
+ */
+static int limits_per_address(struct net_server *srv) {
+    struct net_limits *lim = &srv->limits;
+    if (lim->max_per_address <= 0) {
+        lim->max_per_address = lim->max_connections > 1 ? lim->max_connections / 2 : 1;
+    }
+    if (lim->max_per_address >= lim->max_connections) {
+        return 0;
+    }
+    if (peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address) !=
+        LEAF_OK) {
+        log_error("net", "out of memory for the connection count of %" PRId64 " addresses",
+                  lim->max_connections);
+        return -1;
+    }
+    return 0;
+}
+
 leaf_status_t net_server_start(struct net_server **out, const struct net_limits *limits,
                                const struct net_listen_config *listeners, int nlisteners,
                                int nloops) {
@@ -1179,6 +1285,10 @@ leaf_status_t net_server_start(struct net_server **out, const struct net_limits 
     }
     srv->limits = *limits;
     limits_fit_nofile(&srv->limits, nlisteners * nloops);
+    if (limits_per_address(srv) != 0) {
+        free(srv);
+        return LEAF_ENOMEM;
+    }
     srv->listeners = listeners;
     srv->nlisteners = nlisteners;
     for (int i = 0; i < nloops; i++) {
@@ -1205,6 +1315,7 @@ fail:
     while (srv->nloops > 0) {
         loop_destroy(srv->loops[--srv->nloops]);
     }
+    peercount_destroy(&srv->peers);
     free(srv);
     return LEAF_ERR;
 }
@@ -1232,6 +1343,7 @@ void net_server_join(struct net_server *srv) {
         free(nl->rbuf);
         free(nl);
     }
+    peercount_destroy(&srv->peers);
     free(srv);
 }
 

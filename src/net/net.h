@@ -33,8 +33,10 @@
  * Limits: output over SESSION_MAX_OUTPUT stops reading from that client until it
  * drains; a request that takes longer than request_timeout_ms to arrive gets
  * the protocol's timeout answer; idle connections close after
- * idle_timeout_ms; beyond max_connections (process-wide) a new connection is
- * closed at once, with a log line at most once a second.
+ * idle_timeout_ms; beyond max_connections (process-wide), or beyond
+ * max_per_address from its client's address, a new connection is told so
+ * (proto_ops.refusal, on a plain listener) and closed at once, with a log
+ * line at most once a second.
  *
  * Ownership: a loop and all its connections belong to the loop's thread.
  * Other threads reach a loop only through net_server_stop() and a parked
@@ -68,6 +70,9 @@ struct net_limits {
     int64_t idle_timeout_ms;
     int64_t request_timeout_ms;
     int64_t max_connections;
+    /* Connections one client address may hold (peercount.h); 0 = half of max_connections once
+     * that is fitted to RLIMIT_NOFILE; max_connections or more = no limit per address. */
+    int64_t max_per_address;
 };
 
 struct net_server;

@@ -139,8 +139,8 @@ static size_t resp_input_batch(struct session *s, const char *data, size_t len) 
         size_t n = 0;
         struct resp_cmd cmd;
         const char *err = NULL;
-        resp_parser_set_max(&c->parser, c->client.user[0] != '\0' ? RESP_MAX_COMMAND_USER
-                                                                  : RESP_MAX_COMMAND_ANONYMOUS);
+        resp_parser_set_max(&c->parser, c->client.logged_in ? RESP_MAX_COMMAND_USER
+                                                            : RESP_MAX_COMMAND_ANONYMOUS);
         int whole = !resp_parser_in_command(&c->parser); /* the command starts in this read */
         leaf_status_t rc = resp_parse(&c->parser, data + used, len - used, &n, &cmd, &err);
         const char *raw = data + used;
@@ -232,6 +232,18 @@ static struct session *resp_open(void *arg, int loopback, int loop) {
     return &c->s;
 }
 
+/* A connection refused at accept: Redis's words for maxclients, and the keys that set it. */
+static size_t resp_refusal(char *buf, size_t cap) {
+    static const char msg[] = "-ERR max number of clients reached (leafd.http.max.connections, or "
+                              "leafd.http.max.connections.per.address for this client "
+                              "address)\r\n";
+    if (cap < sizeof(msg)) {
+        return 0;
+    }
+    memcpy(buf, msg, sizeof(msg));
+    return sizeof(msg) - 1;
+}
+
 const struct proto_ops resp_proto_ops = {
     .name = "resp",
     .open = resp_open,
@@ -240,4 +252,5 @@ const struct proto_ops resp_proto_ops = {
     .timeout = resp_timeout,
     .idle = resp_idle,
     .close = resp_close,
+    .refusal = resp_refusal,
 };

@@ -34,9 +34,11 @@
 #define RESP_USER_MAX 64
 /*
  * What one command may hold in all (resp_parser_set_max): before a user has
- * logged in on the connection (and always with authentication off), and
- * after. The largest ID command (LEAF.IDS sequence:<128-byte tag> 10000) is
- * under 200 bytes; the rest is room for HELLO, AUTH, CLIENT SETNAME, ECHO.
+ * logged in on the connection (and always with authentication off, whatever
+ * AUTH was sent: resp_client.logged_in), and after. The largest ID command
+ * (LEAF.IDS sequence:<128-byte tag> 10000) is under 200 bytes; the rest is
+ * room for HELLO, AUTH, CLIENT SETNAME, ECHO. What a connection may hold in
+ * all is in docs/reference/resp.md, "Memory per connection".
  */
 #define RESP_MAX_COMMAND_ANONYMOUS (4u << 10)
 #define RESP_MAX_COMMAND_USER (16u << 10)
@@ -46,8 +48,9 @@ struct resp_client {
     uint64_t id; /* CLIENT ID: unique in the process, from 1 */
     int resp3;   /* replies in RESP3 (after HELLO 3) */
     char name[RESP_CLIENT_NAME_MAX + 1];
-    char user[RESP_USER_MAX + 1]; /* authenticated user, "" = none */
-    int64_t connected_ms;         /* monotonic ms at accept */
+    char user[RESP_USER_MAX + 1]; /* the user AUTH named, "" = none (CLIENT INFO) */
+    int logged_in; /* a user's secret was checked (authentication on): the larger limits apply */
+    int64_t connected_ms; /* monotonic ms at accept */
     void *app; /* resp_conn_config.app_size zeroed bytes the handler owns (e.g. who AUTHed) */
 };
 

@@ -213,6 +213,42 @@ static void test_tooling_commands(void) {
     CHECK_EQ_STR(feed("AUTH someone secret\r\nPING hi\r\n"), "+OK\r\n$2\r\nhi\r\n");
 }
 
+/*
+ * What a connection may make the node hold (docs/reference/resp.md, "Memory per connection"):
+ * a transaction's queue stops at 160,000 bytes of arguments, with an error that names the
+ * limit, and is dropped at once (EXEC aborts); AUTH with authentication off checks nobody, so
+ * the 4 KiB command limit stays.
+ */
+static void test_memory_limits(void) {
+    static char x[5000];
+    memset(x, 'x', sizeof(x));
+    struct sbuf req = SBUF_INIT;
+    sbuf_puts(&req, "MULTI\r\n");
+    for (int i = 0; i < 41; i++) { /* 39 fit: "ECHO", 4000 bytes and the NULs are 4006 */
+        sbuf_puts(&req, "ECHO ");
+        sbuf_append(&req, x, 4000);
+        sbuf_puts(&req, "\r\n");
+    }
+    sbuf_puts(&req, "EXEC\r\n");
+    const char *o = feed_chunked(req.data, req.len, 1 << 20, NULL);
+    const char *err = strstr(o, "-ERR transaction too large: at most 1000 commands, 100000 IDs and "
+                                "160000 bytes of arguments\r\n");
+    CHECK(err != NULL && (size_t)(err - o) == 5 + 39 * 9);
+    CHECK(err != NULL && strcmp(strchr(err, '\n') + 1,
+                                "+QUEUED\r\n-EXECABORT Transaction discarded because of previous "
+                                "errors.\r\n") == 0);
+    sbuf_free(&req);
+
+    int closed = 0;
+    sbuf_puts(&req, "AUTH someone secret\r\nECHO ");
+    sbuf_append(&req, x, 4500);
+    sbuf_puts(&req, "\r\n");
+    o = feed_chunked(req.data, req.len, 1 << 20, &closed);
+    CHECK_EQ_STR(o, "+OK\r\n-ERR Protocol error: command too large\r\n");
+    CHECK(closed);
+    sbuf_free(&req);
+}
+
 static void test_idle_gives_memory_back(void) {
     struct session *s = api_fixture_resp_conn(1);
     s->now_ms = 1;
@@ -235,6 +271,7 @@ int main(void) {
     TEST(test_multi_exec);
     TEST(test_protocol_error_closes);
     TEST(test_tooling_commands);
+    TEST(test_memory_limits);
     TEST(test_idle_gives_memory_back);
     api_fixture_done();
     return unit_done();

@@ -1,0 +1,58 @@
+#ifndef LEAF_PEERCOUNT_H
+#define LEAF_PEERCOUNT_H
+
+/*
+ * Open connections per client address, for a limit per address as nginx's
+ * limit_conn sets one (docs/reference/configuration.md,
+ * leafd.http.max.connections.per.address): one client cannot hold every
+ * connection the node allows, so others (health checks, operators) keep
+ * room.
+ *
+ * A fixed open-addressing table, sized at init for the most addresses that
+ * can be counted at once (every connection from another address), so it
+ * never fills. An address is known by its SipHash under a random key: a
+ * client cannot choose addresses that pile onto another's run of slots.
+ * Freed slots are closed up (backward shift), so the table holds no
+ * tombstones however long the node runs.
+ *
+ * Pure (libc + pthread). Thread-safe: every loop shares one table (a mutex
+ * held for one probe, at accept and at close).
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "siphash.h"
+#include "status.h"
+
+struct peercount_slot {
+    uint64_t hash; /* of the address; 0 = free */
+    int64_t n;     /* its open connections */
+};
+
+struct peercount {
+    pthread_mutex_t mu;
+    struct siphash_key key;
+    int64_t limit; /* connections one address may hold */
+    size_t mask;   /* slots - 1 (a power of two) */
+    struct peercount_slot *slots;
+};
+
+/* Room for max_addresses addresses at once, each with at most limit connections (>= 1). */
+leaf_status_t peercount_init(struct peercount *pc, size_t max_addresses, int64_t limit);
+void peercount_destroy(struct peercount *pc);
+
+/*
+ * Counts a connection from addr (n bytes: the address, no port). Returns the
+ * handle to release it with (never 0), or 0 when addr holds limit
+ * connections already: then nothing is counted.
+ */
+uint64_t peercount_take(struct peercount *pc, const void *addr, size_t n);
+
+/* Un-counts a connection that peercount_take() counted; h is what it returned. */
+void peercount_release(struct peercount *pc, uint64_t h);
+
+/* The connections counted for addr now (tests). */
+int64_t peercount_of(struct peercount *pc, const void *addr, size_t n);
+
+#endif
