@@ -1046,6 +1046,7 @@ static void owner_done(int rc, const struct Stat *stat, const void *data) {
         pthread_mutex_lock(&c->s->mu);
         ev->mine = rc == ZOK && stat != NULL && stat->ephemeralOwner == c->s->session_id;
         ev->owner = rc == ZOK && stat != NULL ? stat->ephemeralOwner : 0;
+        ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
         pthread_mutex_unlock(&c->s->mu);
         push_event(c->s, ev);
     }

@@ -90,7 +90,8 @@ struct zk_event {
     int64_t owner;         /* the same: the node's ephemeralOwner (0: persistent or none) */
     enum zk_result result; /* ZK_EVENT_DONE */
     uint64_t arg;          /* ZK_EVENT_DONE: the caller's second tag */
-    int32_t version;       /* ZK_EVENT_DONE of aget/aset_version/aexists: the node's version */
+    int32_t version;       /* ZK_EVENT_DONE of aget/aset_version/aexists/amine: the node's
+                            * version */
     int64_t mtime;         /* the same: the server's time of the node's last change (ms) */
     char *data;            /* aget: the data; acreate: the created path; WATCH: the path */
     size_t len;

@@ -39,6 +39,8 @@ enum {
     OP_FIND,
     OP_WATCH_FOREVER,  /* exists-watch on this node's own leaf_forever node */
     OP_REREAD_FOREVER, /* its version read again after a refused write (identity confirmed) */
+    OP_TAKE_EPHEMERAL, /* the previous process's leaf_temporary node deleted (at its version) */
+    OP_F_LAST = OP_TAKE_EPHEMERAL,
     /* lease mode (snowflake_node_lease.c) */
     OP_L_LIST,    /* children of leaf_lease */
     OP_L_FLIST,   /* children of leaf_forever */
@@ -85,7 +87,7 @@ struct snowflake_node {
     char forever_path[ZK_PATH_MAX];
     int registered; /* 1: forever node known; 0: look it up; -1: gave up (logged) */
     int ephemeral_ok;
-    int busy[OP_REREAD_FOREVER + 1]; /* an async call of that tag is in flight (forever mode) */
+    int busy[OP_F_LAST + 1];        /* an async call of that tag is in flight (forever mode) */
 
     /* One identity, one node (snowflake_node_identity.c); control thread. */
     struct zk_cache_owner owner;      /* what every cache write records (work_owner: its copy) */

@@ -263,9 +263,9 @@ static void node_on_zk(void *arg, struct zk_event *ev) {
         node_state(n, ev);
     } else if (ev->kind == ZK_EVENT_WATCH) {
         snowflake_node_forever_watched(n); /* this node's own leaf_forever node changed */
-    } else if (ev->op > 0 && ev->op <= OP_REREAD_FOREVER) {
+    } else if (ev->op > 0 && ev->op <= OP_F_LAST) {
         snowflake_node_forever_done(n, ev);
-    } else if (ev->op > OP_REREAD_FOREVER && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
+    } else if (ev->op > OP_F_LAST && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
         snowflake_node_lease_event(n, ev);
     }
 }

@@ -55,7 +55,8 @@ void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
     if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
         node_zk_call(n, OP_SET_EPHEMERAL,
                      zk_session_aset(&n->zsub, OP_SET_EPHEMERAL, n->layout.ephemeral, data, len));
-    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] && !n->busy[OP_MINE_EPHEMERAL]) {
+    } else if (!n->ephemeral_ok && !n->busy[OP_CREATE_EPHEMERAL] && !n->busy[OP_MINE_EPHEMERAL] &&
+               !n->busy[OP_TAKE_EPHEMERAL]) {
         node_zk_call(n, OP_CREATE_EPHEMERAL,
                      zk_session_acreate(&n->zsub, OP_CREATE_EPHEMERAL, n->layout.ephemeral, data,
                                         len, ZK_MODE_EPHEMERAL));
@@ -123,15 +124,28 @@ void snowflake_node_forever_watched(struct snowflake_node *n) {
     }
 }
 
-/* The identity's EPHEMERAL node is another session's: whose? */
-static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner) {
+/*
+ * The identity's EPHEMERAL node is another session's: whose? This process's
+ * own earlier session's, or its data dir's previous process's (the cache
+ * records that session, and this process holds the data dir's lock, so that
+ * process is gone): taken over at once, as at a start with ZooKeeper up
+ * (docs/IDENTITY.md). Waiting for that session to expire instead would let a
+ * twin waiting for the same expiry create the node first while this node
+ * serves from its cache: two issuers of one worker ID. The delete is
+ * conditional on the version just read; a node re-created in between by a
+ * twin (the old session expired in those milliseconds) has version 0 too,
+ * which only the next look tells apart: then this node stops, as below.
+ */
+static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner, int32_t version) {
     if (owner != 0 && (owner == n->recorded_session || owner == n->owner.session_id)) {
-        /* This process's own earlier session (expired, or replaced after a
-         * ZooKeeper restart), or its previous incarnation's (killed). */
         log_info("snowflake",
-                 "%s still belongs to this node's previous session 0x%" PRIx64
-                 "; re-creating it once that session expires",
+                 "%s belongs to this node's previous session 0x%" PRIx64
+                 " (this process holds the data dir's lock, so that session's process is gone): "
+                 "taking it over",
                  n->layout.ephemeral, (uint64_t)owner);
+        node_zk_call(n, OP_TAKE_EPHEMERAL,
+                     zk_session_adelete(&n->zsub, OP_TAKE_EPHEMERAL, 0, n->layout.ephemeral,
+                                        version));
         return;
     }
     log_error("snowflake",
@@ -146,9 +160,14 @@ static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner) {
     }
 }
 
-static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t rc, int mine,
-                                int64_t owner) {
-    if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
+static void node_ephemeral_done(struct snowflake_node *n, const struct zk_event *ev) {
+    int op = ev->op;
+    leaf_status_t rc = ev->rc;
+    if (op == OP_TAKE_EPHEMERAL) {
+        /* Deleted, or gone already, or changed since (looked at again): create it now. */
+        n->ephemeral_ok = 0;
+        snowflake_node_forever_report(n, n->reserved_ms);
+    } else if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
         log_warn("snowflake", "%s vanished; re-creating it", n->layout.ephemeral);
         n->ephemeral_ok = 0;
     } else if (op == OP_CREATE_EPHEMERAL && rc == LEAF_OK) {
@@ -167,9 +186,9 @@ static void node_ephemeral_done(struct snowflake_node *n, int op, leaf_status_t 
     } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_ENOTFOUND) {
         n->ephemeral_ok = 0; /* gone: the next report creates it (and confirms a fenced write) */
     } else if (op == OP_MINE_EPHEMERAL && rc == LEAF_OK) {
-        n->ephemeral_ok = mine;
-        if (!mine) {
-            node_ephemeral_foreign(n, owner);
+        n->ephemeral_ok = ev->mine;
+        if (!ev->mine) {
+            node_ephemeral_foreign(n, ev->owner, ev->version);
         } else if (n->forever_fenced && !n->busy[OP_REREAD_FOREVER]) { /* ours: confirmed */
             node_zk_call(n, OP_REREAD_FOREVER,
                          zk_session_aget(&n->zsub, OP_REREAD_FOREVER, 0, n->forever_path));
@@ -299,7 +318,7 @@ void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event
                                 "cluster's tree deleted or lost?)");
         }
     } else {
-        node_ephemeral_done(n, ev->op, ev->rc, ev->mine, ev->owner);
+        node_ephemeral_done(n, ev);
     }
 }
 
