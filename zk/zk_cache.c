@@ -11,8 +11,8 @@
 #include "log.h"
 
 leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const char *name,
-                            int port) {
-    int n = snprintf(buf, cap, "%s/%s/%d/workerID.properties", data_dir, name, port);
+                            const char *who) {
+    int n = snprintf(buf, cap, "%s/%s/%s/workerID.properties", data_dir, name, who);
     return n > 0 && (size_t)n < cap ? LEAF_OK : LEAF_EINVAL;
 }
 

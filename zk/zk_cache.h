@@ -13,9 +13,10 @@
 #include "status.h"
 #include "zk_record.h"
 
-/* Builds {data_dir}/{name}/{port}/workerID.properties; LEAF_EINVAL if too long. */
+/* Builds {data_dir}/{name}/{who}/workerID.properties, who being the identity's port, or
+ * "name-{identity}" for a named one (never a port's digits); LEAF_EINVAL if too long. */
 leaf_status_t zk_cache_path(char *buf, size_t cap, const char *data_dir, const char *name,
-                            int port);
+                            const char *who);
 
 /* LEAF_ENOTFOUND when the file does not exist; LEAF_EINVAL when it is malformed
  * (logged naming the file); LEAF_ERR on a read error (logged). */

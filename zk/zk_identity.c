@@ -40,8 +40,12 @@ size_t zk_identity_message(const char *identity, const char *path, int64_t owner
                      "identity %s is held by another live node (ZooKeeper session 0x%" PRIx64
                      " owns %s after waiting %" PRId64
                      " ms); two nodes with one identity would issue the same IDs: give this node "
-                     "another leafd.snowflake.advertise.ip or leaf.snowflake.port",
-                     identity, (uint64_t)owner_session, path, waited_ms);
+                     "%s",
+                     identity, (uint64_t)owner_session, path, waited_ms,
+                     strchr(identity, ':') != NULL
+                         ? "another leafd.snowflake.advertise.ip or leaf.snowflake.port"
+                         : "another leafd.snowflake.identity (a name is one node's; is the "
+                           "pod that had it still running?)");
     return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }
 

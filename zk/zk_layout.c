@@ -30,6 +30,18 @@ leaf_status_t zk_layout_init(struct zk_layout *l, const char *name, const char *
     return LEAF_OK;
 }
 
+leaf_status_t zk_layout_name(struct zk_layout *l, const char *identity) {
+    if (!fits(snprintf(l->identity, sizeof(l->identity), "%s", identity), sizeof(l->identity)) ||
+        !fits(snprintf(l->ephemeral, sizeof(l->ephemeral), "%s/%s", l->temporary, l->identity),
+              sizeof(l->ephemeral)) ||
+        !fits(snprintf(l->forever_prefix, sizeof(l->forever_prefix), "%s/%s-", l->forever,
+                       l->identity),
+              sizeof(l->forever_prefix))) {
+        return LEAF_EINVAL;
+    }
+    return LEAF_OK;
+}
+
 /* 1 when s is exactly ZK_SEQUENCE_DIGITS decimal digits. */
 static int is_sequence(const char *s) {
     size_t n = 0;

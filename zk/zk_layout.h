@@ -23,12 +23,12 @@
 #include "status.h"
 
 #define ZK_PATH_MAX 512
-#define ZK_IDENTITY_MAX 32 /* "255.255.255.255:65535" */
+#define ZK_IDENTITY_MAX 64 /* "255.255.255.255:65535", or a name of 1-63 [A-Za-z0-9._-] */
 #define ZK_MAX_WORKER_ID 1023
 #define ZK_SEQUENCE_DIGITS 10
 
 struct zk_layout {
-    char identity[ZK_IDENTITY_MAX];   /* ip:port */
+    char identity[ZK_IDENTITY_MAX];   /* ip:port, or the name (zk_layout_name) */
     char root[ZK_PATH_MAX];           /* /snowflake/{name} */
     char forever[ZK_PATH_MAX];        /* {root}/leaf_forever */
     char temporary[ZK_PATH_MAX];      /* {root}/leaf_temporary */
@@ -41,6 +41,13 @@ struct zk_layout {
 
 /* Fills every path; LEAF_EINVAL when a path would not fit. */
 leaf_status_t zk_layout_init(struct zk_layout *l, const char *name, const char *ip, int port);
+
+/*
+ * A named identity (docs/IDENTITY.md, "Named identity"): identity, ephemeral
+ * and forever_prefix become the name's instead of ip:port's; a name holds no
+ * ':', so it never reads as an address. LEAF_EINVAL when a path would not fit.
+ */
+leaf_status_t zk_layout_name(struct zk_layout *l, const char *identity);
 
 /*
  * Parses the worker ID from a leaf_forever child name or full path: the

@@ -81,7 +81,7 @@ enum cache_charset { CACHE_IDENTITY, CACHE_NAME, CACHE_HEX, CACHE_LAYOUT };
 static int cache_char_ok(enum cache_charset set, unsigned char ch) {
     int alnum = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
     switch (set) {
-    case CACHE_IDENTITY: return alnum || ch == '.' || ch == ':' || ch == '-';
+    case CACHE_IDENTITY: return alnum || ch == '.' || ch == ':' || ch == '-' || ch == '_';
     case CACHE_NAME: return alnum || ch == '.' || ch == '_' || ch == '-';
     case CACHE_HEX: return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
     case CACHE_LAYOUT:

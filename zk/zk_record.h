@@ -45,7 +45,7 @@ leaf_status_t zk_record_parse_node(const char *buf, size_t len, struct zk_node_d
  * Sizes of the cache's text fields (with the NUL). Each field's character set is checked by the
  * parser and the formatter alike, so what one accepts the other writes back unchanged.
  */
-#define ZK_CACHE_IDENTITY_MAX 64 /* ip:port, [0-9A-Za-z.:-] */
+#define ZK_CACHE_IDENTITY_MAX 64 /* ip:port or a name, [0-9A-Za-z.:_-] */
 #define ZK_CACHE_CLUSTER_MAX 129 /* leaf.name, [A-Za-z0-9._-] */
 #define ZK_CACHE_MARKER_MAX 33   /* the cluster marker's id, hex digits */
 #define ZK_CACHE_LAYOUT_MAX 128  /* leafd.snowflake.layout as formatted, [a-z0-9:,] */

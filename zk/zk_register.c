@@ -46,6 +46,27 @@ static leaf_status_t read_timestamp(struct zk_session *s, const char *path, int6
     return LEAF_OK;
 }
 
+/* A live peer's address: its leaf_temporary child is ip:port, or a name whose data (the node
+ * JSON) says ip and port (docs/IDENTITY.md, "Named identity"). */
+static leaf_status_t peer_endpoint(struct zk_session *s, const struct zk_layout *l,
+                                   const char *child, char *ip, size_t ip_len, int *port) {
+    if (zk_layout_peer_addr(child, ip, ip_len, port) == LEAF_OK) {
+        return LEAF_OK;
+    }
+    char path[ZK_PATH_MAX + ZK_IDENTITY_MAX], buf[256];
+    size_t len = 0;
+    struct zk_node_data d;
+    snprintf(path, sizeof(path), "%s/%s", l->temporary, child);
+    if (zk_session_get(s, path, buf, sizeof(buf), &len) != LEAF_OK ||
+        zk_record_parse_node(buf, len, &d) != LEAF_OK || d.ip[0] == '\0' || d.port <= 0 ||
+        strlen(d.ip) >= ip_len) {
+        return LEAF_EINVAL;
+    }
+    snprintf(ip, ip_len, "%s", d.ip);
+    *port = d.port;
+    return LEAF_OK;
+}
+
 leaf_status_t zk_register_peer_offsets(struct zk_session *s, const struct zk_layout *l,
                                        int64_t **offsets, int *asked, int *live) {
     char **peers;
@@ -66,7 +87,7 @@ leaf_status_t zk_register_peer_offsets(struct zk_session *s, const struct zk_lay
         int port;
         int64_t sent, peer, recv;
         if (strcmp(peers[i], l->identity) == 0 ||
-            zk_layout_peer_addr(peers[i], ip, sizeof(ip), &port) != LEAF_OK) {
+            peer_endpoint(s, l, peers[i], ip, sizeof(ip), &port) != LEAF_OK) {
             continue;
         }
         (*live)++;

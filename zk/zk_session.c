@@ -25,8 +25,15 @@ struct zk_op_ctx {
     unsigned gen;
     int op;
     uint64_t arg;
-    char path[64]; /* for messages (may be cut short) */
+    int64_t sent_mono_ms; /* read before the request is queued */
+    char path[64];        /* for messages (may be cut short) */
 };
+
+/* The server answered (its answer may be a refusal): it received the request. */
+static int op_answered(int rc) {
+    return rc == ZOK || rc == ZNONODE || rc == ZNODEEXISTS || rc == ZBADVERSION || rc == ZNOAUTH ||
+           rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
+}
 
 const char *zk_state_name(int state) {
     static const char *const names[] = {"connecting", "connected", "expired", "closed"};
@@ -856,6 +863,7 @@ static struct zk_op_ctx *op_ctx2(struct zk_sub *sub, int op, uint64_t arg, const
         c->gen = sub->s->gen;
         c->op = op;
         c->arg = arg;
+        c->sent_mono_ms = clock_mono_ms();
         snprintf(c->path, sizeof(c->path), "%s", path);
     }
     return c;
@@ -915,6 +923,7 @@ static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *
     }
     *ev = (struct zk_event){
         .kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op, .arg = c->arg};
+    ev->answered_sent_mono_ms = op_answered(rc) ? c->sent_mono_ms : -1;
     ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, what, c->path);
     ev->result = zk_result_of(rc);
     return ev;
@@ -1042,6 +1051,7 @@ static void owner_done(int rc, const struct Stat *stat, const void *data) {
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev != NULL) {
         *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op};
+        ev->answered_sent_mono_ms = op_answered(rc) ? c->sent_mono_ms : -1;
         ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, "zoo_aexists", c->path);
         pthread_mutex_lock(&c->s->mu);
         ev->mine = rc == ZOK && stat != NULL && stat->ephemeralOwner == c->s->session_id;

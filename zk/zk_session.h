@@ -85,15 +85,18 @@ struct zk_event {
     leaf_status_t rc;   /* ZK_EVENT_DONE: LEAF_OK, LEAF_EEXIST, LEAF_ENOTFOUND, LEAF_EUNAVAIL... */
     char **names;       /* ZK_EVENT_DONE of zk_session_achildren(): the children */
     int nnames;
-    int mine;              /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
-                            * ephemeral owned by this session */
-    int64_t owner;         /* the same: the node's ephemeralOwner (0: persistent or none) */
-    enum zk_result result; /* ZK_EVENT_DONE */
-    uint64_t arg;          /* ZK_EVENT_DONE: the caller's second tag */
-    int32_t version;       /* ZK_EVENT_DONE of aget/aset_version/aexists/amine: the node's
-                            * version */
-    int64_t mtime;         /* the same: the server's time of the node's last change (ms) */
-    char *data;            /* aget: the data; acreate: the created path; WATCH: the path */
+    int mine;                      /* ZK_EVENT_DONE of zk_session_amine(): 1 when the node is an
+                                    * ephemeral owned by this session */
+    int64_t owner;                 /* the same: the node's ephemeralOwner (0: persistent or none) */
+    enum zk_result result;         /* ZK_EVENT_DONE */
+    uint64_t arg;                  /* ZK_EVENT_DONE: the caller's second tag */
+    int32_t version;               /* ZK_EVENT_DONE of aget/aset_version/aexists/amine: the node's
+                                    * version */
+    int64_t mtime;                 /* the same: the server's time of the node's last change (ms) */
+    int64_t answered_sent_mono_ms; /* ZK_EVENT_DONE: when the request was sent (monotonic ms,
+                                    * read before it was queued) if the server answered it
+                                    * (OK or a refusal), else -1 (connection loss, expiry) */
+    char *data;                    /* aget: the data; acreate: the created path; WATCH: the path */
     size_t len;
 };
 

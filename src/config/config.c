@@ -656,6 +656,15 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
                                 "forever: Leaf's worker IDs live in ZooKeeper, one per ip:port",
                                 err, errlen);
     }
+    if (c->snowflake_identity[0] != '\0' &&
+        (!zk || strcasecmp(c->worker_mode, "lease") == 0 || c->leaf_compat)) {
+        /* A name holds a worker ID for good, in ZooKeeper; lease slots need no name, and
+         * Leaf's own nodes are named ip:port. */
+        return config_key_error(c, CONFIG_I_snowflake_identity,
+                                "needs leaf.snowflake.zk.address and leafd.snowflake.worker.mode "
+                                "= forever, without leafd.snowflake.leaf.compat",
+                                err, errlen);
+    }
     if (c->data_dir[0] == '\0') {
         /* The worker-ID cache and time reservation live there; "" would mean "/". */
         return config_key_error(c, CONFIG_I_data_dir, "must not be empty", err, errlen);

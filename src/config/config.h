@@ -89,6 +89,10 @@ enum config_db_tls {
       "persistent state (worker-ID cache); must survive restarts")                                 \
     X("leafd.snowflake.advertise.ip", CONFIG_IPV4, advertise_ip, "", 0, 0,                         \
       "ip part of the identity and the address peers use (empty = first non-loopback)")            \
+    X("leafd.snowflake.identity", CONFIG_NAME, snowflake_identity, "", 0, 0,                       \
+      "forever mode: this node's identity by name (1-63 of [A-Za-z0-9._-], e.g. a StatefulSet "    \
+      "pod's name) instead of ip:port; its worker ID follows the name to any address and data "    \
+      "dir (docs/IDENTITY.md, \"Named identity\"); empty = ip:port as Leaf")                       \
     X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 2147483647LL,                  \
       "static worker ID up to the layout's largest, only with an empty leaf.snowflake.zk.address " \
       "(-1 = unset)")                                                                              \
@@ -231,6 +235,7 @@ struct leaf_config {
     char resp_default_mode_name[16];
     char data_dir[512];
     char advertise_ip[16];
+    char snowflake_identity[64];
     int64_t worker_id;
     int64_t epoch;
     char admin_token[256];

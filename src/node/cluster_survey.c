@@ -19,6 +19,7 @@
 #include "log.h"
 #include "validate.h"
 #include "zk_peer.h"
+#include "zk_record.h"
 #include "zk_session.h"
 
 #define SURVEY_HTTP_TIMEOUT_MS 700
@@ -81,9 +82,20 @@ static void survey_list(struct cluster_survey *s, const char *path,
     zk_names_free(names, n);
 }
 
+/* A leaf_temporary child: ip:port, or a named identity whose data says its ip and port. */
 static void survey_temporary(struct cluster_survey *s, const char *dir, const char *name) {
-    (void)dir;
-    struct cluster_peer *p = survey_peer(s->work, name);
+    char id[64], path[512], data[256];
+    size_t len = 0;
+    struct zk_node_data d;
+    snprintf(id, sizeof(id), "%s", name);
+    if (strchr(name, ':') == NULL) {
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        if (zk_session_get(s->zk, path, data, sizeof(data), &len) == LEAF_OK &&
+            zk_record_parse_node(data, len, &d) == LEAF_OK && d.ip[0] != '\0' && d.port > 0) {
+            snprintf(id, sizeof(id), "%.40s:%d", d.ip, d.port);
+        }
+    }
+    struct cluster_peer *p = survey_peer(s->work, id);
     if (p != NULL) {
         p->temporary = 1;
     }

@@ -46,7 +46,8 @@ class Hammer:
                 time.sleep(0.05)
                 continue
             try:
-                conn = conn or httpclient.HTTPConnection("127.0.0.1", node.port, timeout=5)
+                conn = conn or httpclient.HTTPConnection(getattr(node, "host", "127.0.0.1"), node.port,
+                                                       timeout=5)
                 conn.request("GET", path)
                 r = conn.getresponse()
                 body = r.read().decode()

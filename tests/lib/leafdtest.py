@@ -76,11 +76,11 @@ def wait_until(fn, timeout=10.0, interval=0.05):
     return None
 
 
-def http(port, path, method="GET", body=None, headers=None, timeout=10):
+def http(port, path, method="GET", body=None, headers=None, timeout=10, host="127.0.0.1"):
     """One request on a fresh connection; returns (status, body text, headers).
     A state change (POST, PUT, DELETE) says its body is JSON unless the caller
     gives a Content-Type (leafd answers 415 otherwise, docs/SECURITY.md)."""
-    conn = httpclient.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    conn = httpclient.HTTPConnection(host, port, timeout=timeout)
     headers = dict(headers or {})
     if method in ("POST", "PUT", "DELETE") and not any(k.lower() == "content-type" for k in headers):
         headers["Content-Type"] = "application/json"
@@ -351,6 +351,9 @@ class Leafd:
         listen = self.props.get("leafd.resp.listen", "")
         self.resp_port = int(listen.rsplit(":", 1)[1]) if listen else None
         self.props.setdefault("leafd.listen", "127.0.0.1:%d" % self.port)
+        # Another loopback address (127.0.0.x) and port where leafd.listen names them.
+        self.host, listen_port = self.props["leafd.listen"].rsplit(":", 1)
+        self.port = int(listen_port)
         self.props.setdefault("leafd.data.dir", os.path.join(self.dir, "data"))
         self.conf = os.path.join(self.dir, "leafd.properties")
         self.extra_env = extra_env or {}
@@ -376,7 +379,8 @@ class Leafd:
         return self
 
     def wait_ready(self, timeout=30):
-        return wait_until(lambda: self.proc.alive() and http(self.port, "/ready")[0] == 200, timeout)
+        return wait_until(lambda: self.proc.alive() and
+                          http(self.port, "/ready", host=self.host)[0] == 200, timeout)
 
     def wait_sequence(self, name, timeout=30, headers=None):
         """Polls GET /api/sequence/get/<name> (autocreate on) until it answers 200; returns the
@@ -398,6 +402,7 @@ class Leafd:
             return None
 
     def get(self, path, **kw):
+        kw.setdefault("host", self.host)
         return http(self.port, path, **kw)
 
     def get_ids(self, path):

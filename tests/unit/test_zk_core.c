@@ -20,6 +20,25 @@ static void test_layout_paths(void) {
     CHECK_EQ_INT(zk_layout_init(&l, longname, "192.0.2.5", 8080), LEAF_EINVAL);
 }
 
+/* A named identity (docs/IDENTITY.md, "Named identity"): the name replaces ip:port in the
+ * identity's paths; its own leaf_forever child is told from a longer name's. */
+static void test_layout_named(void) {
+    struct zk_layout l;
+    CHECK_EQ_INT(zk_layout_init(&l, "my-leaf", "192.0.2.5", 8080), LEAF_OK);
+    CHECK_EQ_INT(zk_layout_name(&l, "leafd-0"), LEAF_OK);
+    CHECK_EQ_STR(l.identity, "leafd-0");
+    CHECK_EQ_STR(l.ephemeral, "/snowflake/my-leaf/leaf_temporary/leafd-0");
+    CHECK_EQ_STR(l.forever_prefix, "/snowflake/my-leaf/leaf_forever/leafd-0-");
+    const char *kids[] = {"leafd-0-1-0000000004", "leafd-0-0000000003", "leafd-0000000002"};
+    CHECK_EQ_INT(zk_layout_find_own(kids, 3, "leafd-0"), 1);
+    CHECK_EQ_INT(zk_layout_find_own(kids, 3, "leafd"), 2);
+    char name63[64];
+    memset(name63, 'n', sizeof(name63) - 1);
+    name63[sizeof(name63) - 1] = '\0';
+    CHECK_EQ_INT(zk_layout_name(&l, name63), LEAF_OK);
+    CHECK_EQ_STR(l.identity, name63);
+}
+
 /* Leaf defect 3: the worker ID comes from the suffix after the LAST '-'. */
 static void test_worker_id_parse(void) {
     int64_t id = -1;
@@ -184,6 +203,7 @@ static void test_quiet(void) {
 
 int main(void) {
     TEST(test_layout_paths);
+    TEST(test_layout_named);
     TEST(test_worker_id_parse);
     TEST(test_find_own);
     TEST(test_peer_addr);

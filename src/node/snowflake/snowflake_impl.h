@@ -74,6 +74,16 @@ struct snowflake_node {
     struct snowflake_gen gen;  /* guarded by lock, but for snowflake_gen_fast() */
     atomic_int ready;          /* worker held and clock checked */
     int is_static;             /* static worker mode: not coordinated */
+    /*
+     * A named identity (leafd.snowflake.identity; docs/IDENTITY.md, "Named
+     * identity"): fenced by ZooKeeper alone. The ceiling is the reservation
+     * ZooKeeper acknowledged while this session held the identity (never the
+     * local disk's), and no ID is issued once the monotonic clock passes
+     * fence_mono_ms: the session timeout after the sending of the last call
+     * ZooKeeper answered, before which the session cannot have expired.
+     */
+    int named;
+    atomic_llong fence_mono_ms; /* written by the control thread, read by the loops */
 
     int started;
     int stopping;
@@ -87,7 +97,7 @@ struct snowflake_node {
     char forever_path[ZK_PATH_MAX];
     int registered; /* 1: forever node known; 0: look it up; -1: gave up (logged) */
     int ephemeral_ok;
-    int busy[OP_F_LAST + 1];        /* an async call of that tag is in flight (forever mode) */
+    int busy[OP_F_LAST + 1]; /* an async call of that tag is in flight (forever mode) */
 
     /* One identity, one node (snowflake_node_identity.c); control thread. */
     struct zk_cache_owner owner;      /* what every cache write records (work_owner: its copy) */
@@ -150,6 +160,7 @@ struct snowflake_node {
         atomic_int identity_wait; /* the identity is held by another session: waiting */
         atomic_int zk_refused;    /* ZooKeeper refuses the time writes (an ACL): fenced */
         atomic_int zk_wait;       /* an older leafd's cache waits for ZooKeeper to confirm it */
+        atomic_int fence_passed;  /* a named identity's fence passed: issuing stopped (logged) */
     } stats;
 };
 
@@ -158,6 +169,10 @@ struct snowflake_node {
  * it could not be queued. stored: raises the ceiling to a reservation now on disk. */
 leaf_status_t snowflake_node_cache_write(struct snowflake_node *n, int64_t value);
 void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved);
+
+/* snowflake_node_forever.c: a named identity's fence moved on by a call ZooKeeper answered,
+ * sent at sent_mono_ms (control thread). */
+void snowflake_node_fence_answered(struct snowflake_node *n, int64_t sent_mono_ms);
 
 /* snowflake_node_identity.c: one identity, one node (control thread, start-up) */
 leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,

@@ -44,9 +44,17 @@ static leaf_status_t node_identity(struct snowflake_node *n) {
     if (cfg->zk_address[0] != '\0') {
         node_advertise_check(cfg, n->self.ip, n->self.port);
     }
+    char who[ZK_IDENTITY_MAX + 8];
+    n->named = cfg->snowflake_identity[0] != '\0';
+    if (n->named) {
+        snprintf(who, sizeof(who), "name-%s", cfg->snowflake_identity);
+    } else {
+        snprintf(who, sizeof(who), "%d", n->self.port);
+    }
     if (zk_layout_init(&n->layout, cfg->name, n->self.ip, n->self.port) != LEAF_OK ||
-        zk_cache_path(n->cache_path, sizeof(n->cache_path), cfg->data_dir, cfg->name,
-                      n->self.port) != LEAF_OK) {
+        (n->named && zk_layout_name(&n->layout, cfg->snowflake_identity) != LEAF_OK) ||
+        zk_cache_path(n->cache_path, sizeof(n->cache_path), cfg->data_dir, cfg->name, who) !=
+            LEAF_OK) {
         log_error("snowflake", "leaf.name or leafd.data.dir is too long for a path");
         return LEAF_EINVAL;
     }
@@ -153,6 +161,16 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
     if (st != LEAF_EUNAVAIL) {
         return st; /* a refusal (clock, worker ID range): never overridden by the cache */
     }
+    if (n->named) {
+        /* Only ZooKeeper can say the name is not held elsewhere (snowflake_impl.h). */
+        if (!atomic_load(&n->stats.zk_wait)) {
+            log_warn("snowflake",
+                     "ZooKeeper (%s) is unreachable: the named identity %s serves snowflake IDs "
+                     "only once ZooKeeper confirms it (/ready 503 until then); other modes serve",
+                     n->cfg->zk_address, n->layout.identity);
+        }
+        return LEAF_EAGAIN;
+    }
     if (have_cache && cache->worker_id >= 0 && cache->timestamp >= 0 &&
         n->cache_use == ZK_CACHE_UNKNOWN) {
         /* An older leafd's cache cannot prove it is not a copy: serve snowflake only once
@@ -222,6 +240,18 @@ static void node_cron(uv_timer_t *t) {
  * (n->reserve_now, for snowflake_node_forever.c). */
 static void node_reserve_now(struct snowflake_node *n) {
     int64_t reserved = node_reservation(n);
+    if (n->named) {
+        int past = clock_mono_ms() >= atomic_load(&n->fence_mono_ms);
+        if (past && !atomic_exchange(&n->stats.fence_passed, 1)) {
+            log_error("snowflake",
+                      "identity %s: ZooKeeper has answered nothing for a session timeout, so it "
+                      "may have given the identity to another process: issuing stopped until it "
+                      "answers and the identity is confirmed this node's",
+                      n->layout.identity);
+        } else if (!past && atomic_exchange(&n->stats.fence_passed, 0)) {
+            log_info("snowflake", "identity %s confirmed: issuing again", n->layout.identity);
+        }
+    }
     if (reserved < n->reserved_ms) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
@@ -302,6 +332,7 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     char data[256];
     size_t len = snowflake_node_forever_json(n, reserved, data, sizeof(data));
     struct zk_stat stat;
+    int64_t sent = clock_mono_ms();
     leaf_status_t st = n->registered != 1 ? LEAF_OK
                                           : zk_session_set_stat(n->zk, n->forever_path, data, len,
                                                                 n->forever_version, &stat);
@@ -309,6 +340,10 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
         n->forever_version = stat.version;
         n->forever_acked_ms = reserved;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+        if (n->named && n->ephemeral_ok) { /* the ceiling is what ZooKeeper acknowledged */
+            snowflake_node_fence_answered(n, sent);
+            snowflake_node_cache_stored(n, reserved);
+        }
     } else if (st == LEAF_ERR) {
         log_error("snowflake",
                   "refusing to serve: %s was written by someone else since this node read it "
@@ -739,6 +774,9 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
      * (snowflake_gen_fast). Everything else (a new tick, a step back, the
      * lead, the ceiling) takes the lock. */
     *wait_ms = 0;
+    if (n->named && clock_mono_ms() >= atomic_load(&n->fence_mono_ms)) {
+        return LEAF_EUNAVAIL; /* ZooKeeper may have let the identity go (snowflake_impl.h) */
+    }
 #ifndef LEAF_SNOWFLAKE_LOCKED_ONLY /* a measurement build: every ID under the lock, as before */
     if (snowflake_gen_fast(&n->gen, clock_wall_ms(), ids, count)) {
         return LEAF_OK;

@@ -19,9 +19,11 @@
 
 /* Raises the generator's ceiling to a reservation now on disk. */
 void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved) {
-    if ((n->forever_fenced || atomic_load(&n->stats.zk_refused)) &&
+    if ((n->named || n->forever_fenced || atomic_load(&n->stats.zk_refused)) &&
         reserved > n->forever_acked_ms) {
-        reserved = n->forever_acked_ms; /* until the identity is confirmed again */
+        /* until the identity is confirmed again; a named identity: never above what
+         * ZooKeeper acknowledged (snowflake_impl.h) */
+        reserved = n->forever_acked_ms;
     }
     n->reserved_ms = reserved;
     atomic_store(&n->stats.reserved_ms, reserved);

@@ -20,6 +20,25 @@ static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
     n->busy[op] = st == LEAF_OK;
 }
 
+/*
+ * ZooKeeper expires a session no sooner than its timeout after the last
+ * request it received from it (its expiry queue rounds up, to the next tick),
+ * and a request it answered was received after it was sent: until then no
+ * other session can hold this identity. A margin of a tenth (at most 1 s)
+ * covers the two machines' clock rates and the server's tick.
+ */
+void snowflake_node_fence_answered(struct snowflake_node *n, int64_t sent_mono_ms) {
+    int64_t timeout = zk_session_negotiated_timeout_ms(n->zk);
+    if (!n->named || timeout <= 0) {
+        return;
+    }
+    int64_t margin = timeout / 10 < 1000 ? timeout / 10 : 1000;
+    int64_t until = sent_mono_ms + timeout - margin;
+    if (until > atomic_load(&n->fence_mono_ms)) {
+        atomic_store(&n->fence_mono_ms, until);
+    }
+}
+
 /* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
 void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
     if (!n->use_zk || n->cfg->lease_mode || atomic_load(&n->stats.identity_wait) ||
@@ -143,16 +162,18 @@ static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner, int3
                  " (this process holds the data dir's lock, so that session's process is gone): "
                  "taking it over",
                  n->layout.ephemeral, (uint64_t)owner);
-        node_zk_call(n, OP_TAKE_EPHEMERAL,
-                     zk_session_adelete(&n->zsub, OP_TAKE_EPHEMERAL, 0, n->layout.ephemeral,
-                                        version));
+        node_zk_call(
+            n, OP_TAKE_EPHEMERAL,
+            zk_session_adelete(&n->zsub, OP_TAKE_EPHEMERAL, 0, n->layout.ephemeral, version));
         return;
     }
     log_error("snowflake",
               "identity %s is held by ZooKeeper session 0x%" PRIx64
-              " (%s), not this node's: another live node has this identity (check "
-              "leafd.snowflake.advertise.ip and leaf.snowflake.port); stopping",
-              n->layout.identity, (uint64_t)owner, n->layout.ephemeral);
+              " (%s), not this node's: another live node has this identity (check %s); "
+              "stopping",
+              n->layout.identity, (uint64_t)owner, n->layout.ephemeral,
+              n->named ? "leafd.snowflake.identity"
+                       : "leafd.snowflake.advertise.ip and leaf.snowflake.port");
     n->registered = -1;
     node_drop_worker(n, "identity held by another live node");
     if (n->fail != NULL) {
@@ -278,10 +299,16 @@ static void node_forever_noauth(struct snowflake_node *n) {
 
 void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
     n->busy[ev->op] = 0;
+    if (ev->answered_sent_mono_ms >= 0 && n->ephemeral_ok) {
+        snowflake_node_fence_answered(n, ev->answered_sent_mono_ms);
+    }
     if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
         n->forever_version = ev->version;
         n->forever_acked_ms = n->forever_sent_ms;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
+        if (n->named && n->ephemeral_ok && !n->forever_fenced) {
+            snowflake_node_cache_stored(n, n->forever_acked_ms); /* the ceiling follows ZooKeeper */
+        }
         if (atomic_exchange(&n->stats.zk_refused, 0)) {
             log_info("snowflake", "%s: ZooKeeper accepts this node's time writes again",
                      n->forever_path);

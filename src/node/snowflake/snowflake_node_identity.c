@@ -88,10 +88,14 @@ leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_
         return LEAF_OK;
     }
     if (n->cache_use == ZK_CACHE_OWN) {
-        n->recorded_session = o.session_id;
         /* Kept in every write until this node holds the identity with a session
-         * of its own: a start that never reaches ZooKeeper must not forget it. */
-        n->owner.session_id = o.session_id;
+         * of its own: a start that never reaches ZooKeeper must not forget it.
+         * Not for a named identity: its data dir may be a volume another host
+         * still has mounted (a force-deleted pod), where this process's lock on
+         * it proves nothing, so its previous session is waited out like a
+         * twin's (docs/IDENTITY.md, "Named identity"). */
+        n->recorded_session = n->named ? 0 : o.session_id;
+        n->owner.session_id = n->recorded_session;
         snprintf(n->local_marker.id, sizeof(n->local_marker.id), "%s", o.marker);
         n->local_marker.generation = o.generation;
         struct zk_shape old = {{0}, o.epoch, o.unit_ms}, mine;

@@ -88,15 +88,22 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
     /* Ready while the persisted reservation is ahead of the clock and the
      * clock is not behind what was issued (ZooKeeper itself is a weak
      * dependency at run time). */
-    v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now &&
+    int fenced = n->named && clock_mono_ms() >= atomic_load(&n->fence_mono_ms);
+    v->ready = atomic_load(&n->ready) && v->worker_id >= 0 && v->ceiling_ms > now && !fenced &&
                excess <= SNOWFLAKE_MAX_BACKWARDS_WAIT_MS && !atomic_load(&n->stats.zk_refused);
     v->reason = v->ready ? ""
                 : atomic_load(&n->stats.zk_refused)
                     ? "ZooKeeper refuses this node's time writes (the cluster's trees are closed "
                       "with leafd.zk.auth credentials this node lacks): set leafd.zk.auth"
+                : fenced && atomic_load(&n->ready)
+                    ? "named identity: ZooKeeper has answered nothing for a session timeout, so "
+                      "it may have given the identity to another process"
                 : atomic_load(&n->stats.identity_wait)
                     ? "identity held by another ZooKeeper session (another live node with this "
                       "ip:port?): waiting for it to end"
+                : atomic_load(&n->stats.zk_wait) && n->named
+                    ? "named identity waits for ZooKeeper: only ZooKeeper can confirm it is not "
+                      "held elsewhere"
                 : atomic_load(&n->stats.zk_wait)
                     ? "snowflake identity waits for ZooKeeper: the local cache was written by an "
                       "older leafd and names no identity; only ZooKeeper can confirm its worker ID"
