@@ -9,7 +9,8 @@
   Kubernetes' readOnlyRootFilesystem gives), every capability dropped, on the host's network, it
   serves snowflake (ZooKeeper) and segment (MariaDB) IDs from the harness's real servers with its
   secrets from mounted files (*.file keys): /health and /ready 200; it runs as 10001 with no
-  capability; its log is on stderr (nothing on stdout); SIGTERM stops it, exit 0, within 10 s.
+  capability; its log is on stderr (nothing on stdout); SIGTERM stops it, exit 0, within 10 s,
+  a client's idle keep-alive connection open.
 - With a mounted configuration file (-c /etc/leafd/leafd.properties) and the data dir on a host
   folder: ready; stopped with `podman stop` within 10 s; started again on the same folder it keeps
   its worker ID (the volume holds the cache).
@@ -26,7 +27,7 @@ import sys
 import time
 
 from containers import IMAGE, ROOT, UID, VERSION, Podman, build_image, check_process, secret_dir
-from leafdtest import Env, _checks, check, free_port, http, log, wait_until
+from leafdtest import Env, HttpStream, _checks, check, free_port, get_request, http, log, wait_until
 
 MB = 1000 * 1000
 
@@ -132,7 +133,12 @@ def env_only(env, pm, zk, db):
         check_process(pid, "the node (environment only)")
         data = "/proc/%d/root/var/lib/leafd" % pid
         check(os.listdir(data) != [], "the node writes its data dir, the volume: %s" % os.listdir(data))
-    term_stop(pm, proc, name, "the node (environment only)")
+    # A client's idle keep-alive connection (as a load balancer keeps) does not hold the stop.
+    conn = HttpStream(port)
+    conn.send(get_request("/api/snowflake/get/a"))
+    check(conn.read_response()[0] == 200, "a keep-alive client got an ID before the stop")
+    term_stop(pm, proc, name, "the node (environment only, a keep-alive client connected)")
+    conn.close()
     pm.containers.remove(name)
     stdout, stderr = open(out).read(), open(err).read()
     check(stdout == "", "nothing on stdout: %r" % stdout[:300])
