@@ -29,9 +29,10 @@ static const char *const tools_exact[] = {
     "LEAFD_USER",        /* tools/leafctl user: name:secret of an admin user */
     "LEAFD_INHERIT_FDS", /* an in-place upgrade: what the previous process hands over */
 };
-/* LEAFD_PACKAGE_: tools/package's build directory and jobs. */
+/* LEAFD_PACKAGE_: tools/package's build directory and jobs; LEAFD_IMAGE_: tools/image's cache. */
 static const char *const tools_prefix[] = {
-    "LEAFD_TEST_", "LEAFD_TSAN_", "LEAFD_CHAOS_", "LEAFD_FUZZ_", "LEAFD_BENCH_", "LEAFD_PACKAGE_",
+    "LEAFD_TEST_",  "LEAFD_TSAN_",    "LEAFD_CHAOS_", "LEAFD_FUZZ_",
+    "LEAFD_BENCH_", "LEAFD_PACKAGE_", "LEAFD_IMAGE_",
 };
 
 #define ENV_KEY_NAME(key, type, field, def, lo, hi, help) key,
