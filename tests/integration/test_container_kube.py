@@ -24,8 +24,8 @@ slot has no owner in ZooKeeper; a new pod
 then takes a slot no live pod holds and its IDs are new too.
 
 The StatefulSet's template (podman plays no StatefulSet: its pod template becomes Pods leafd-0,
-leafd-1 with their volume claims as named volumes): two named nodes are ready with different
-worker IDs; leafd-1 started again with another port and an empty volume keeps its worker ID.
+leafd-1, leafd-2 with their volume claims as named volumes): three named nodes are ready with
+different worker IDs; leafd-1 started again with another port and an empty volume keeps its worker ID.
 It needs leafd.snowflake.identity: while `leafd --print-reference config` has no such key, this
 part is skipped with a message.
 
@@ -245,12 +245,13 @@ def statefulset(env, pm, zk, db, docs):
             pm.volumes.append(vol)
         return name, listen, play(pm, env, name, [cm, pod])
 
-    nodes = [start(i) for i in range(2)]
+    nodes = [start(i) for i in range(3)]
     if not check(all(wait_ready(n[1]) for n in nodes), "the StatefulSet's pods %s are ready: %s"
                  % ([n[0] for n in nodes], [pm.run("logs", container_of(pm, n[0])).stderr[-1500:] for n in nodes])):
         return
     workers = [snowflake_state(n[1]).get("worker_id") for n in nodes]
-    check(len(set(workers)) == 2 and None not in workers, "two named nodes, two worker IDs: %s" % workers)
+    check(len(set(workers)) == 3 and None not in workers, "three named nodes, three worker IDs: %s"
+          % workers)
     # leafd-1 again with another port (another identity ip:port) and an empty volume.
     name, _, path = nodes[1]
     pm.run("kube", "down", path, timeout=120)
@@ -260,7 +261,7 @@ def statefulset(env, pm, zk, db, docs):
     if check(wait_ready(again[1]), "leafd-1 started again (another port, an empty volume) is ready"):
         check(snowflake_state(again[1]).get("worker_id") == workers[1],
               "leafd-1 keeps its worker ID %s: the identity is its name" % workers[1])
-    for n in (nodes[0], again):
+    for n in (nodes[0], again, nodes[2]):
         pm.run("kube", "down", n[2], timeout=120)
 
 
