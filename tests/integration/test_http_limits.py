@@ -16,18 +16,10 @@ import socket
 import threading
 import time
 
-from leafdtest import (Env, HttpStream, check, get_request, http, log, static_props)
+from leafdtest import (Env, check, get_request, http, HttpStream, log, rss_kb, static_props)
 
 IDLE_MS = 500
 REQUEST_MS = 1000
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def latency_probe(port, n, name, limit=0.5):

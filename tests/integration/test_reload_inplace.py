@@ -26,7 +26,7 @@ import time
 
 import reloadload
 from fakesystemd import FakeSystemd
-from leafdtest import Env, check, http as http_get, log, pid_alive, wait_until
+from leafdtest import check, Env, http as http_get, log, pid_alive, rss_kb, wait_until
 from zkhelpers import worker_of, zk_props
 
 env = Env()
@@ -44,14 +44,6 @@ check(node.wait_sequence("rs", 30) == 200, "the sequence rs is served")
 
 def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def znodes():

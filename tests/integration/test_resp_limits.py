@@ -13,19 +13,11 @@ stores the payload.
 import socket
 import time
 
-from leafdtest import Env, RespStream, check, log, resp_command, static_props
+from leafdtest import check, Env, log, resp_command, RespStream, rss_kb, static_props
 
 CONNS = 8
 ARGS = 256
 BULK = 64 << 10
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def huge_partial(port):

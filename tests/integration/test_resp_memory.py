@@ -20,21 +20,13 @@ import socket
 import threading
 import time
 
-from leafdtest import Env, check, http, log, resp_command, static_props
+from leafdtest import check, Env, http, log, resp_command, rss_kb, static_props
 from zkhelpers import zk_props
 
 BOUND_KB = 512  # docs/reference/resp.md, "Memory per connection"
 TOKEN = "admin-token-of-the-memory-test"
 ASAN = {"ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS", ""),
                                               "quarantine_size_mb=1"]))}
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Conn:

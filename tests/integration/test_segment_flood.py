@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from leafdtest import Env, check, log
+from leafdtest import check, Env, log, rss_kb
 
 FLOOD_S = 10
 FLOOD_RATE = 2000  # distinct unknown tags a second (the issue: 50,000 in 30 s)
@@ -55,14 +55,6 @@ while time.monotonic() < start + secs:
         time.sleep(pause)
 print(n, counts)
 '''
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def lookups(node):

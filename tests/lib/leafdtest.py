@@ -263,6 +263,15 @@ def zkcli(address, cmds, auth=None, attempts=3, connect_ms=10000):
     return "", why + "\n"
 
 
+def rss_kb(pid):
+    """A process's resident set (VmRSS) in KiB; 0 when /proc does not say."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def pid_alive(pid):
     """Whether pid runs (a zombie, exited but not reaped, does not)."""
     try:
