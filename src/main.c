@@ -1029,8 +1029,11 @@ int main(int argc, char **argv) {
         if (reload_handover(&d.reload, &id) == LEAF_OK) {
             _exit(0);
         }
-        /* Nobody serves now: a supervisor restarts the node. The last line says why. */
-        snprintf(d.fail_reason, sizeof(d.fail_reason), "%s", log_last_error());
+        /* Nobody serves now: a supervisor restarts the node. The last line says why (the
+         * reason given first, should daemon_resume have found it cannot serve on). */
+        if (d.fail_reason[0] == '\0') {
+            snprintf(d.fail_reason, sizeof(d.fail_reason), "%s", log_last_error());
+        }
         d.exit_code = 1;
     }
     daemon_free(&d);
