@@ -103,6 +103,7 @@ struct daemon {
     int reloading;              /* stopping for an in-place upgrade: hand over, do not close */
     char **argv;                /* as started: an in-place upgrade runs the same */
     uv_timer_t reload_timer;    /* the upgrade's waits on the control loop (drain, election) */
+    int signals_closing;        /* signal handles whose close has not completed */
     int64_t reload_deadline_ms; /* monotonic */
     int serving;                /* net_server_start succeeded: an upgrade can hand over */
     int usr2_pending;           /* SIGUSR2 came while starting: upgrade once serving */
@@ -270,16 +271,28 @@ static void on_usr2_stopping(int signum) {
     (void)rc;
 }
 
-/* An upgrade's drain: once every connection is gone (or 10 s), the sequences hand back. */
+/*
+ * An upgrade's drain: once every connection is gone (or 10 s), the sequences hand back. Should
+ * the new process end before that, this process serves on (daemon_resume).
+ */
 static uint64_t proto_connections(void *arg, enum api_proto proto);
+static void daemon_resume(struct daemon *d);
 
 static void on_reload_drained(uv_timer_t *t) {
     struct daemon *d = t->data;
+    if (reload_new_gone(&d->reload) && d->exit_code == 0) {
+        if (d->signals_closing == 0) { /* the next tick otherwise (a signal still queued) */
+            daemon_resume(d);
+        }
+        return;
+    }
     if (proto_connections(d, API_PROTO_HTTP) + proto_connections(d, API_PROTO_RESP) > 0 &&
         clock_mono_ms() < d->reload_deadline_ms) {
         return;
     }
+    /* The point of no return: from here the services stop and the session goes over. */
     uv_close((uv_handle_t *)t, NULL);
+    net_server_stop(d->server); /* the listeners close; each loop ends with its last connection */
     sequence_service_stop_handover(d->sequence); /* stays in line: the new process keeps it */
     uv_stop(&d->control);
 }
@@ -310,6 +323,39 @@ static void reload_settle(struct daemon *d) {
     uv_close((uv_handle_t *)&d->reload_timer, NULL);
 }
 
+static void on_signal(uv_signal_t *s, int signum);
+static void on_sighup(uv_signal_t *s, int signum);
+static void on_sigusr2(uv_signal_t *s, int signum);
+
+/*
+ * The control loop's signals. They are caught before anyone can connect: a client that saw
+ * /ready and sent SIGTERM at once must get a drain, not the default action.
+ */
+static void signals_start(struct daemon *d) {
+    uv_signal_t *hs[] = {&d->sig_term, &d->sig_int, &d->sig_hup, &d->sig_usr2};
+    void (*cbs[])(uv_signal_t *, int) = {on_signal, on_signal, on_sighup, on_sigusr2};
+    int nums[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR2};
+    for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
+        uv_signal_init(&d->control, hs[i]);
+        hs[i]->data = d;
+        uv_signal_start(hs[i], cbs[i], nums[i]);
+    }
+}
+
+static void on_signal_closed(uv_handle_t *h) {
+    struct daemon *d = h->data;
+    d->signals_closing--;
+}
+
+/* A stop: the loop must run empty. A close may take a turn or more (a signal still queued). */
+static void signals_stop(struct daemon *d) {
+    uv_signal_t *hs[] = {&d->sig_term, &d->sig_int, &d->sig_hup, &d->sig_usr2};
+    for (size_t i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
+        d->signals_closing++;
+        uv_close((uv_handle_t *)hs[i], on_signal_closed);
+    }
+}
+
 /* Stops the process as a signal does: drain, shut the services down in order. */
 static void daemon_stop(struct daemon *d) {
     if (d->stopping) {
@@ -332,10 +378,7 @@ static void daemon_stop(struct daemon *d) {
         sequence_service_stop(d->sequence);
         net_server_stop(d->server);
     }
-    uv_close((uv_handle_t *)&d->sig_term, NULL);
-    uv_close((uv_handle_t *)&d->sig_int, NULL);
-    uv_close((uv_handle_t *)&d->sig_hup, NULL); /* the services run the loop until it is empty */
-    uv_close((uv_handle_t *)&d->sig_usr2, NULL);
+    signals_stop(d);                   /* the services run the loop until it is empty */
     signal(SIGUSR2, on_usr2_stopping); /* a second upgrade while this one stops: logged */
     if (d->reloading) {
         /* The loops drain on their own; the control loop serves them until then. */
@@ -488,6 +531,51 @@ static void on_reload_adopted(void *arg) {
     struct daemon *d = arg;
     d->reloading = 1;
     daemon_stop(d);
+}
+
+/*
+ * The new process of an in-place upgrade ended after it adopted the listeners, before this one
+ * handed its ZooKeeper session over (docs/UPGRADING.md, "In place, without a restart"). Until the
+ * drain's end (on_reload_drained) this process has only stopped accepting: its listening sockets
+ * are open, its services and its session untouched, the lock its own open file. So it serves on:
+ * the lock and the pid file name it again, the loops accept again (what queued meanwhile
+ * included), the signals and systemd's status come back. Connections closed in the drain are
+ * gone; their clients reconnect. Control thread, from the drain's timer.
+ */
+static void daemon_resume(struct daemon *d) {
+    char how[96], err[512];
+    reload_exit_text(&d->reload, how, sizeof(how));
+    leaf_status_t rc = dirlock_reclaim(&d->lock, d->cfg.data_dir, err, sizeof(err));
+    if (rc == LEAF_OK && net_server_resume(d->server) != LEAF_OK) {
+        snprintf(err, sizeof(err), "its listeners are closed already");
+        rc = LEAF_ERR;
+    }
+    if (rc != LEAF_OK) {
+        /* The drain goes on to its end; the hand-over then fails and the process exits 1. */
+        snprintf(d->fail_reason, sizeof(d->fail_reason),
+                 "in-place upgrade: the new process (pid %d) %s after it adopted the listeners, "
+                 "and this one cannot serve on: %s",
+                 d->reload.pid, how, err);
+        log_error("reload", "%s", d->fail_reason);
+        d->exit_code = 1;
+        return;
+    }
+    alarm(0); /* the drain's bound (on_drain_timeout) */
+    signal(SIGALRM, SIG_DFL);
+    uv_close((uv_handle_t *)&d->reload_timer, NULL);
+    d->stopping = 0;
+    d->reloading = 0;
+    signals_start(d);
+    notify_ready_resume(&d->notify);
+    if (dirlock_pidfile_follow(d->cfg.data_dir, d->reload.pid) < 0) {
+        log_warn("reload", "%s/leafd.pid cannot be rewritten to name this process (pid %ld): %s",
+                 d->cfg.data_dir, (long)getpid(), strerror(errno));
+    }
+    log_error("reload",
+              "in-place upgrade failed: the new process (pid %d) %s after it adopted the "
+              "listeners, before the hand-over; serving on from this process (pid %ld), "
+              "accepting again on the same sockets",
+              d->reload.pid, how, (long)getpid());
 }
 
 /*
@@ -779,20 +867,7 @@ static int daemon_start(struct daemon *d) {
     }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections, d->cfg.max_connections_per_address};
-    /* The signals are caught before anyone can connect: a client that saw
-     * /ready and sent SIGTERM at once must get a drain, not the default
-     * action (the control loop handles them once it runs). */
-    uv_signal_init(&d->control, &d->sig_term);
-    uv_signal_init(&d->control, &d->sig_int);
-    d->sig_term.data = d->sig_int.data = d;
-    uv_signal_start(&d->sig_term, on_signal, SIGTERM);
-    uv_signal_start(&d->sig_int, on_signal, SIGINT);
-    uv_signal_init(&d->control, &d->sig_hup);
-    d->sig_hup.data = d;
-    uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
-    uv_signal_init(&d->control, &d->sig_usr2);
-    d->sig_usr2.data = d;
-    uv_signal_start(&d->sig_usr2, on_sigusr2, SIGUSR2);
+    signals_start(d); /* the control loop handles them once it runs */
     reload_init(&d->reload, &d->control, d->argv, on_reload_adopted, d);
     if (d->child.on) {
         reload_settle(d);
@@ -802,11 +877,7 @@ static int daemon_start(struct daemon *d) {
         return 0;
     }
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
-        /* The stops below run the loop until it is empty. */
-        uv_close((uv_handle_t *)&d->sig_term, NULL);
-        uv_close((uv_handle_t *)&d->sig_int, NULL);
-        uv_close((uv_handle_t *)&d->sig_hup, NULL);
-        uv_close((uv_handle_t *)&d->sig_usr2, NULL);
+        signals_stop(d); /* the stops below run the loop until it is empty */
         user_service_stop(d->users);
         sequence_service_stop(d->sequence);
         segment_service_stop(d->segment);
@@ -958,7 +1029,12 @@ int main(int argc, char **argv) {
         if (reload_handover(&d.reload, &id) == LEAF_OK) {
             _exit(0);
         }
-        d.exit_code = 1; /* nobody serves now: a supervisor restarts the node */
+        /* Nobody serves now: a supervisor restarts the node. The last line says why (the
+         * reason given first, should daemon_resume have found it cannot serve on). */
+        if (d.fail_reason[0] == '\0') {
+            snprintf(d.fail_reason, sizeof(d.fail_reason), "%s", log_last_error());
+        }
+        d.exit_code = 1;
     }
     daemon_free(&d);
     dirlock_release(&d.lock);

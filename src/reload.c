@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,6 +159,9 @@ static const char *tail_reason(struct reload *r, char *out, size_t cap) {
 static void on_child_exit(uv_process_t *p, int64_t status, int term_signal) {
     struct reload *r = p->data;
     char why[700];
+    r->exited = 1;
+    r->exit_status = status;
+    r->exit_signal = term_signal;
     if (!r->adopted) {
         log_error(
             "reload",
@@ -168,14 +172,40 @@ static void on_child_exit(uv_process_t *p, int64_t status, int term_signal) {
             term_signal ? strsignal(term_signal) : "", (long)getpid(),
             tail_reason(r, why, sizeof(why)));
         (void)notify_send("READY=1");
-    } else {
-        log_error("reload",
-                  "the new process (pid %d) exited with status %" PRId64
-                  "%s%s after adopting the listeners: %s",
-                  r->pid, status, term_signal ? ", signal " : "",
-                  term_signal ? strsignal(term_signal) : "", tail_reason(r, why, sizeof(why)));
     }
+    /* After ADOPTED the caller logs it, once it knows what it does about it: it serves on while
+     * it drains (reload_new_gone), it exits once its services have stopped (reload_handover). */
     close_all(r);
+}
+
+int reload_new_gone(struct reload *r) {
+    siginfo_t si;
+    if (r->exited) {
+        return 1;
+    }
+    if (!r->busy || r->pid <= 0) {
+        return 0;
+    }
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) {
+        return 0;
+    }
+    r->exited = 1;
+    r->exit_status = si.si_code == CLD_EXITED ? si.si_status : 0;
+    r->exit_signal = si.si_code == CLD_EXITED ? 0 : si.si_status;
+    return 1;
+}
+
+const char *reload_exit_text(const struct reload *r, char *out, size_t cap) {
+    if (!r->exited) {
+        snprintf(out, cap, "is gone");
+    } else if (r->exit_signal != 0) {
+        snprintf(out, cap, "was killed by signal %d (%s)", r->exit_signal,
+                 strsignal(r->exit_signal));
+    } else {
+        snprintf(out, cap, "exited with status %" PRId64, r->exit_status);
+    }
+    return out;
 }
 
 /* LEAFD_INHERIT_FDS=ctl=K;err=E;lock=L;leafd.listen=5,6;... into buf. */
@@ -201,6 +231,7 @@ void reload_start(struct reload *r, const struct reload_listener *ls, int nls, i
     r->tail_len = 0;
     r->line_len = 0;
     r->adopted = 0;
+    r->exited = 0;
     int maxfd = lock_fd > STDERR_FILENO ? lock_fd : STDERR_FILENO;
     for (int i = 0; i < nls; i++) {
         for (int j = 0; j < ls[i].nfds; j++) {
@@ -301,8 +332,12 @@ out:
 
 leaf_status_t reload_handover(struct reload *r, const struct zk_client_id *zk) {
     char msg[160];
-    if (!r->busy || !r->adopted || r->ctl_fd < 0 || kill(r->pid, 0) != 0) {
-        log_error("reload", "the new process (pid %d) is gone: stopping as at SIGTERM", r->pid);
+    if (reload_new_gone(r) || !r->busy || !r->adopted || r->ctl_fd < 0) {
+        log_error("reload",
+                  "in-place upgrade: the new process (pid %d) %s after this one had stopped "
+                  "its services for the hand-over (too late to serve on); nobody serves now: "
+                  "exiting 1, a supervisor starts the node again",
+                  r->pid, reload_exit_text(r, msg, sizeof(msg)));
         return LEAF_EUNAVAIL;
     }
     int o = snprintf(msg, sizeof(msg), "SESSION %" PRIx64 " ", (uint64_t)zk->id);
@@ -316,8 +351,10 @@ leaf_status_t reload_handover(struct reload *r, const struct zk_client_id *zk) {
         fcntl(r->ctl_fd, F_SETFL, fl & ~O_NONBLOCK);
     }
     if (write(r->ctl_fd, msg, (size_t)o) != o) {
-        log_error("reload", "handing over to pid %d failed: %s; stopping as at SIGTERM", r->pid,
-                  strerror(errno));
+        log_error("reload",
+                  "in-place upgrade: handing over to pid %d failed: %s; nobody serves now: "
+                  "exiting 1, a supervisor starts the node again",
+                  r->pid, strerror(errno));
         return LEAF_ERR;
     }
     memset(msg, 0, sizeof(msg));

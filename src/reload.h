@@ -20,6 +20,8 @@
  *   old -> "SESSION <id> <password> <stopped_ms> <stopped_mono_ms>", then exits (no
  *        zookeeper_close); stopped_ms is the wall clock (1.0 sends only that one),
  *        stopped_mono_ms CLOCK_MONOTONIC, which every process of the host shares;
+ *   (the new process ending before SESSION: the old one calls its drain off and serves on,
+ *    see reload_new_gone; the services only stop at the drain's end);
  *   new: takes its real stderr back, waits for the old process to be gone, resumes
  *        the ZooKeeper session (ephemeral nodes stay) and starts above the persisted
  *        time; it logs the gap from the old one's stop to its own first accept.
@@ -57,6 +59,9 @@ struct reload {
     size_t tail_len;
     int64_t stopped_ms;      /* wall clock when on_adopted ran */
     int64_t stopped_mono_ms; /* CLOCK_MONOTONIC then */
+    int exited;              /* the new process has ended: */
+    int64_t exit_status;     /* its exit status (0 when a signal ended it) */
+    int exit_signal;         /* the signal that ended it, or 0 */
 };
 
 /* At start, before anything could have replaced the binary: remembers what to run. */
@@ -74,10 +79,20 @@ struct reload_listener {
 void reload_start(struct reload *r, const struct reload_listener *ls, int nls, int lock_fd);
 
 /*
+ * After on_adopted, while the old process drains: 1 when the new process has
+ * ended (its exit status or signal in r, reload_exit_text), even if its exit
+ * callback has not run yet (waitid with WNOWAIT: libuv still reaps it).
+ */
+int reload_new_gone(struct reload *r);
+
+/* How the new process ended, e.g. "exited with status 1", "was killed by signal 9 (Killed)". */
+const char *reload_exit_text(const struct reload *r, char *out, size_t cap);
+
+/*
  * After the services stopped (on_adopted ran and the drain ended): hands the
  * session over. LEAF_OK: the caller exits at once, without closing the session
- * or releasing the lock. Otherwise (the new process is gone) the caller stops
- * as after SIGTERM.
+ * or releasing the lock. Otherwise (the new process is gone: logged) the caller
+ * exits 1: it has stopped its services, and nobody serves.
  */
 leaf_status_t reload_handover(struct reload *r, const struct zk_client_id *zk);
 

@@ -40,3 +40,6 @@ leaf_resp_test(test_reload_twice)
 leaf_resp_test(test_reload_zk_trouble)
 # The old process killed during the hand-over: the new one carries on alone, and says so.
 leaf_resp_test(test_reload_old_killed)
+# The new process killed after it adopted the listeners, before the hand-over: the old one serves on,
+# says so, and a later upgrade goes through.
+leaf_resp_test(test_reload_new_killed)

@@ -163,6 +163,7 @@ static void push_event(struct zk_session *s, struct zk_event *ev) {
     if (!s->notify_off) {
         s->notify(s->notify_arg);
     }
+    pthread_cond_broadcast(&s->cv); /* zk_session_wait_event */
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -306,7 +307,8 @@ leaf_status_t zk_session_open_adopt(struct zk_session *s, const char *hosts, int
     return open_handle(s);
 }
 
-leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms) {
+/* timeout_ms from now on CLOCK_REALTIME, the condvar's clock. */
+static struct timespec deadline_in(int timeout_ms) {
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += timeout_ms / 1000;
@@ -315,6 +317,21 @@ leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms) {
         dl.tv_sec++;
         dl.tv_nsec -= 1000000000L;
     }
+    return dl;
+}
+
+leaf_status_t zk_session_wait_event(struct zk_session *s, int timeout_ms) {
+    struct timespec dl = deadline_in(timeout_ms);
+    pthread_mutex_lock(&s->mu);
+    while (s->head == NULL && pthread_cond_timedwait(&s->cv, &s->mu, &dl) != ETIMEDOUT) {
+    }
+    int queued = s->head != NULL;
+    pthread_mutex_unlock(&s->mu);
+    return queued ? LEAF_OK : LEAF_EAGAIN;
+}
+
+leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms) {
+    struct timespec dl = deadline_in(timeout_ms);
     pthread_mutex_lock(&s->mu);
     /* The deadline is on CLOCK_REALTIME (the condvar's clock); a clock step
      * only makes this wait shorter or longer, never unsafe. */

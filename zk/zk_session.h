@@ -238,6 +238,15 @@ void zk_session_activate(struct zk_sub *sub);
  */
 void zk_session_dispatch(struct zk_session *s);
 
+/*
+ * Owner thread: blocks until an event is queued for zk_session_dispatch (LEAF_OK) or timeout_ms
+ * passed (LEAF_EAGAIN). For a stop that must see the answers of its own asynchronous requests:
+ * a synchronous call sent after them proves that they were applied (one session's requests are
+ * applied in order), not that their answers are queued, since the C client hands a synchronous
+ * answer back on its I/O thread at once and the asynchronous ones through its completion thread.
+ */
+leaf_status_t zk_session_wait_event(struct zk_session *s, int timeout_ms);
+
 /* Blocks until connected (LEAF_OK), expired or timeout_ms passed (LEAF_EUNAVAIL). */
 leaf_status_t zk_session_wait_connected(struct zk_session *s, int timeout_ms);
 

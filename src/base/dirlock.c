@@ -41,6 +41,15 @@ static long holder_pid(int fd) {
     return strtol(buf, NULL, 10);
 }
 
+/* This process's pid into the lock file, for another process's message. */
+static void write_pid(int fd) {
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* The pid is only for the other process's message: the lock holds without it. */
+    }
+}
+
 leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, size_t errlen) {
     char path[4096];
     l->fd = -1;
@@ -77,11 +86,7 @@ leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, siz
                  dir, pid, path);
         return LEAF_EBUSY;
     }
-    char pid[32];
-    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-        /* The pid is only for the other process's message: the lock holds without it. */
-    }
+    write_pid(fd);
     l->fd = fd;
     return LEAF_OK;
 }
@@ -110,12 +115,31 @@ leaf_status_t dirlock_adopt(struct dirlock *l, int fd, const char *dir, char *er
         snprintf(err, errlen, "the inherited lock of %s is not held: %s", dir, strerror(errno));
         return LEAF_ERR;
     }
-    char pid[32];
-    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-        /* The pid is only for the other process's message: the lock holds without it. */
-    }
+    write_pid(fd);
     l->fd = fd;
+    return LEAF_OK;
+}
+
+leaf_status_t dirlock_reclaim(struct dirlock *l, const char *dir, char *err, size_t errlen) {
+    if (l->fd < 0) {
+        snprintf(err, errlen, "data dir %s: this process holds no lock to take back", dir);
+        return LEAF_ERR;
+    }
+    /* Our own open file: a lock it still holds is simply kept (flock converts, never waits). */
+    if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        if (e != EWOULDBLOCK) {
+            snprintf(err, errlen, "data dir %s: flock(%s) failed: %s", dir, DIRLOCK_FILE,
+                     strerror(e));
+            return LEAF_ERR;
+        }
+        snprintf(err, errlen,
+                 "data dir %s was taken by another leafd process (pid %ld holds %s/%s) while "
+                 "this one handed it over",
+                 dir, holder_pid(l->fd), dir, DIRLOCK_FILE);
+        return LEAF_EBUSY;
+    }
+    write_pid(l->fd);
     return LEAF_OK;
 }
 

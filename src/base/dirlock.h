@@ -40,6 +40,15 @@ leaf_status_t dirlock_acquire(struct dirlock *l, const char *dir, char *err, siz
 leaf_status_t dirlock_adopt(struct dirlock *l, int fd, const char *dir, char *err, size_t errlen);
 
 /*
+ * The previous process of an in-place upgrade whose new process ended before the hand-over
+ * (docs/UPGRADING.md): the lock is still its own open file, which the new process shared and
+ * wrote its pid into. Locks it again (a no-op while it holds; LEAF_EBUSY, err naming the holder,
+ * should the new process have unlocked it and a third process taken it meanwhile) and writes this
+ * process's pid back.
+ */
+leaf_status_t dirlock_reclaim(struct dirlock *l, const char *dir, char *err, size_t errlen);
+
+/*
  * {dir}/leafd.pid (written by leafctl start) follows the process that serves: when it names
  * old_pid, it is replaced (a new file, renamed over it) by this process's pid. Never through a
  * symbolic link. Returns 1 when it was rewritten, 0 when there is none or it names another pid,

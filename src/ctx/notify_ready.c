@@ -51,6 +51,7 @@ static void notify_ready_begin(struct notify_ready *n, uv_loop_t *loop) {
     }
     uv_timer_init(loop, &n->timer);
     n->timer.data = n;
+    n->begun = 1;
     n->on = 1;
     notify_ready_tick(&n->timer);
     uv_timer_start(&n->timer, notify_ready_tick, NOTIFY_READY_EVERY_MS, NOTIFY_READY_EVERY_MS);
@@ -76,6 +77,15 @@ void notify_ready_handover(struct notify_ready *n) {
     n->on = 0;
     uv_timer_stop(&n->timer);
     notify_ready_send("STATUS=in-place upgrade: handing over to the new process");
+}
+
+void notify_ready_resume(struct notify_ready *n) {
+    if (!n->begun || n->on) {
+        return;
+    }
+    n->on = 1;
+    n->last[0] = '\0'; /* the next tick says the status again, in place of the hand-over's */
+    uv_timer_start(&n->timer, notify_ready_tick, 0, NOTIFY_READY_EVERY_MS);
 }
 
 void notify_ready_stopping(struct notify_ready *n) {

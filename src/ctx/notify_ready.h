@@ -18,6 +18,7 @@ struct api_ctx;
 struct notify_ready {
     uv_timer_t timer;
     const struct api_ctx *ctx;
+    int begun;      /* the timer was set up ($NOTIFY_SOCKET) */
     int on;         /* the timer runs */
     int ready_sent; /* READY=1 went out */
     int mainpid;    /* READY=1 says MAINPID= too (the new process of an in-place upgrade) */
@@ -32,6 +33,9 @@ void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const stru
 
 /* An in-place upgrade's drain began: the timer stops, no STOPPING=1 (the service goes on). */
 void notify_ready_handover(struct notify_ready *n);
+
+/* That drain called off (the new process failed before the hand-over): the timer runs again. */
+void notify_ready_resume(struct notify_ready *n);
 
 /* The drain began: STOPPING=1 and a STATUS= saying so; the timer stops. */
 void notify_ready_stopping(struct notify_ready *n);

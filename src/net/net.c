@@ -88,6 +88,16 @@ struct net_conn {
     uint64_t peer_slot;  /* counted under its address (peercount_take); 0 = not counted */
 };
 
+/*
+ * A loop's phase. The control thread asks for one (net_loop.want); the loop moves to it on its
+ * next wake-up (loop_follow), and never back from NET_STOPPING.
+ */
+enum net_phase {
+    NET_SERVING,  /* accepting */
+    NET_HOLDING,  /* a polite drain: not accepting, the listening sockets kept for a resume */
+    NET_STOPPING, /* draining, the listeners closed: the loop ends with its last connection */
+};
+
 /* One event loop and its listeners. Owned by its thread, see net.h. */
 struct net_loop {
     uv_loop_t loop;
@@ -103,9 +113,11 @@ struct net_loop {
     int loop_ready; /* uv_loop_init succeeded */
     struct net_listener listeners[NET_MAX_LISTENERS];
     int nlisteners;
-    atomic_int stop_requested;
-    atomic_int polite; /* the drain closes connections politely (net_server_stop_polite) */
-    int draining;
+    atomic_int want;         /* enum net_phase, set by the control thread */
+    atomic_int polite_asked; /* net_server_stop_polite ran (and no resume since) */
+    int phase;               /* enum net_phase: what the loop does now */
+    int polite;              /* this drain closes connections politely */
+    int draining;            /* phase != NET_SERVING */
     int64_t drain_started_ms;
     struct net_conn *conns;
     char *rbuf; /* NET_LOOP_READ_BUF bytes */
@@ -612,8 +624,8 @@ static void conn_flush(struct net_conn *c) {
         conn_close(c);
         return;
     }
-    if (c->nl->draining && !atomic_load(&c->nl->polite) && !c->writing && !s->waiting &&
-        c->in_len == 0 && s->head_started_ms == 0 && !socket_has_input(c)) {
+    if (c->nl->draining && !c->nl->polite && !c->writing && !s->waiting && c->in_len == 0 &&
+        s->head_started_ms == 0 && !socket_has_input(c)) {
         conn_close(c); /* every request received so far is answered */
         return;
     }
@@ -956,7 +968,7 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     if (late) {
         c->ls->cfg->proto->timeout(conn_session(c));
         conn_flush(c);
-    } else if (nl->draining && atomic_load(&nl->polite) && !s->head_started_ms && c->in_len == 0 &&
+    } else if (nl->draining && nl->polite && !s->head_started_ms && c->in_len == 0 &&
                now - c->last_active_ms >= NET_POLITE_IDLE_MS && !socket_has_input(c)) {
         if (c->tls == NULL) {
             conn_linger(c); /* idle: FIN first, so a request on its way meets an end, not RST */
@@ -984,16 +996,40 @@ static void on_listener_closed(uv_handle_t *h) {
     (void)h;
 }
 
-static void loop_drain(struct net_loop *nl) {
-    nl->draining = 1;
-    nl->drain_started_ms = loop_now(nl);
+/*
+ * The end of a drain: the listening sockets are closed (the loop's copies: after an in-place
+ * upgrade the new process holds the same sockets) and the loop ends once its last connection is
+ * gone (nothing else keeps it running).
+ */
+static void loop_close_listeners(struct net_loop *nl) {
     for (int i = 0; i < nl->nlisteners; i++) {
         struct net_listener *ls = &nl->listeners[i];
-        if (ls->listening) {
+        if (ls->fd >= 0) {
             uv_close((uv_handle_t *)&ls->poll, on_listener_closed);
             uv_close((uv_handle_t *)&ls->resume, on_listener_closed);
             close(ls->fd); /* the poll handle is closed: nothing watches it any more */
             ls->fd = -1;
+            ls->listening = 0;
+        }
+    }
+    uv_unref((uv_handle_t *)&nl->async);
+    nl->phase = NET_STOPPING;
+}
+
+/*
+ * Stops accepting and drains. A polite drain that holds (an in-place upgrade, until the new
+ * process has taken over) keeps the listening sockets open and the loop running: connections
+ * wait in the kernel's queue, and net_server_resume serves them should the new process fail.
+ */
+static void loop_drain(struct net_loop *nl, int hold) {
+    nl->draining = 1;
+    nl->polite = hold || atomic_load(&nl->polite_asked);
+    nl->drain_started_ms = loop_now(nl);
+    for (int i = 0; i < nl->nlisteners; i++) {
+        struct net_listener *ls = &nl->listeners[i];
+        if (ls->listening) {
+            uv_poll_stop(&ls->poll);
+            uv_timer_stop(&ls->resume);
             ls->listening = 0;
         }
     }
@@ -1005,14 +1041,57 @@ static void loop_drain(struct net_loop *nl) {
     struct net_conn *c = nl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
-        if (atomic_load(&nl->polite)) {
+        if (nl->polite) {
             c->s->close_soon = 1;
         }
         conn_flush(c);
     }
-    uv_unref((uv_handle_t *)&nl->async);
     uv_timer_start(&nl->sweep, on_sweep, 100, 100);
     uv_unref((uv_handle_t *)&nl->sweep);
+    nl->phase = NET_HOLDING;
+    if (!hold) {
+        loop_close_listeners(nl);
+    }
+}
+
+/*
+ * A held drain called off: accepting again on the same sockets (what queued meanwhile is
+ * accepted now). Connections told to close after their next answer and not yet at it stay open;
+ * those that had their last answer or are closing go, as their clients expect.
+ */
+static void loop_resume(struct net_loop *nl) {
+    nl->draining = 0;
+    nl->polite = 0;
+    nl->phase = NET_SERVING;
+    for (int i = 0; i < nl->nlisteners; i++) {
+        struct net_listener *ls = &nl->listeners[i];
+        ls->listening = 1;
+        uv_poll_start(&ls->poll, UV_READABLE, on_listener_readable);
+    }
+    for (struct net_conn *c = nl->conns; c != NULL; c = c->next) {
+        if (!c->lingering && !c->s->close_after) {
+            c->s->close_soon = 0;
+        }
+    }
+    uv_timer_start(&nl->sweep, on_sweep, 1000, 1000);
+    uv_ref((uv_handle_t *)&nl->sweep);
+}
+
+/* Moves the loop to the phase the control thread asks for. */
+static void loop_follow(struct net_loop *nl) {
+    int want = atomic_load(&nl->want);
+    if (want == nl->phase || nl->phase == NET_STOPPING) {
+        return;
+    }
+    if (want == NET_SERVING) {
+        loop_resume(nl);
+        return;
+    }
+    if (nl->phase == NET_SERVING) {
+        loop_drain(nl, want == NET_HOLDING);
+    } else if (want == NET_STOPPING) {
+        loop_close_listeners(nl); /* the held drain goes on to its end */
+    }
 }
 
 static void on_async(uv_async_t *a) {
@@ -1030,9 +1109,7 @@ static void on_async(uv_async_t *a) {
         next = c->ready_next;
         conn_resume(c);
     }
-    if (atomic_load(&nl->stop_requested) && !nl->draining) {
-        loop_drain(nl);
-    }
+    loop_follow(nl);
 }
 
 static void loop_thread(void *arg) {
@@ -1322,19 +1399,39 @@ fail:
 
 void net_server_stop(struct net_server *srv) {
     for (int i = 0; srv != NULL && i < srv->nloops; i++) {
-        atomic_store(&srv->loops[i]->stop_requested, 1);
+        atomic_store(&srv->loops[i]->want, NET_STOPPING);
         uv_async_send(&srv->loops[i]->async);
     }
 }
 
 void net_server_stop_polite(struct net_server *srv) {
     for (int i = 0; srv != NULL && i < srv->nloops; i++) {
-        atomic_store(&srv->loops[i]->polite, 1);
+        struct net_loop *nl = srv->loops[i];
+        atomic_store(&nl->polite_asked, 1);
+        if (atomic_load(&nl->want) == NET_SERVING) {
+            atomic_store(&nl->want, NET_HOLDING);
+        }
+        uv_async_send(&nl->async);
     }
-    net_server_stop(srv);
+}
+
+leaf_status_t net_server_resume(struct net_server *srv) {
+    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
+        if (atomic_load(&srv->loops[i]->want) != NET_HOLDING) {
+            return LEAF_EINVAL; /* stopping: its listeners are closed */
+        }
+    }
+    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
+        struct net_loop *nl = srv->loops[i];
+        atomic_store(&nl->polite_asked, 0);
+        atomic_store(&nl->want, NET_SERVING);
+        uv_async_send(&nl->async);
+    }
+    return srv != NULL ? LEAF_OK : LEAF_EINVAL;
 }
 
 void net_server_join(struct net_server *srv) {
+    net_server_stop(srv); /* a held drain ends too: nothing else would end its loop */
     for (int i = 0; srv != NULL && i < srv->nloops; i++) {
         struct net_loop *nl = srv->loops[i];
         uv_thread_join(&nl->thread);

@@ -39,8 +39,9 @@
  * line at most once a second.
  *
  * Ownership: a loop and all its connections belong to the loop's thread.
- * Other threads reach a loop only through net_server_stop() and a parked
- * request's wake(), both of which queue and call uv_async_send.
+ * Other threads reach a loop only through net_server_stop(), _stop_polite(),
+ * _resume() and a parked request's wake(), which queue or set an atomic and
+ * call uv_async_send.
  */
 #include <stdint.h>
 
@@ -98,15 +99,28 @@ void net_server_stop(struct net_server *srv); /* NULL (never started): nothing t
  * says `Connection: close` in it; a protocol that sets close_idle, RESP, after
  * the answer that leaves no command received unanswered), or once it has been
  * idle for NET_POLITE_IDLE_MS, never while a request may be on its way.
+ * The loops stop accepting but keep their listening sockets open and keep
+ * running, even with no connection left, until net_server_stop (the new
+ * process has taken over) or net_server_resume (it failed before that).
  */
 void net_server_stop_polite(struct net_server *srv);
 
-/* Waits for every loop thread to finish; frees the server. */
+/*
+ * After net_server_stop_polite and before net_server_stop: the loops accept
+ * again on the same sockets (connections queued meanwhile are served) and
+ * connections not yet at their last answer stay open. LEAF_EINVAL (nothing
+ * changes) when the server is not in such a drain.
+ */
+leaf_status_t net_server_resume(struct net_server *srv);
+
+/* Stops what still runs (net_server_stop), waits for every loop thread to finish; frees the
+ * server. */
 void net_server_join(struct net_server *srv); /* NULL: nothing */
 
 /*
  * The listening sockets of listener i, one per loop, into fds (at most cap);
- * returns how many. Any thread: they are fixed from start until the drain.
+ * returns how many. Any thread: they are fixed from start until net_server_stop (a polite
+ * drain keeps them).
  */
 int net_server_listener_fds(const struct net_server *srv, int listener, int *fds, int cap);
 

@@ -160,12 +160,12 @@ try:
               "with its owner node and its slots" in n.log_text(),
               "%s's new process logged that it kept its place and its slots" % n.name)
         # A record below the new process's floor means the old one's write-backs did not reach
-        # its floors' file in time: a skipped rest of a batch (a gap, never a repeat). The stop
-        # waits for them now; a rarer case remains (docs/UPGRADING.md), so this is counted, not
-        # failed.
+        # its floors' file: a skipped rest of a batch (a gap, never a repeat). The stop waits for
+        # their answers (sequence_heal_giveback_drain); under ThreadSanitizer 4 runs in 9 still
+        # skipped when it waited for a synchronous call after them instead.
         below = n.log_text().count("is below this node's floor")
-        if below:
-            log("%s: %d sequence(s) started above a floor higher than ZooKeeper's max" % (n.name, below))
+        check(below == 0, "%s: no sequence started above a floor higher than ZooKeeper's max "
+              "(%d did)" % (n.name, below))
         if label == "coordinator":
             check(n.log_text().count("this node coordinates the slot map") > coords,
                   "%s's new process coordinates the map again" % n.name)

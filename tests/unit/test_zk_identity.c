@@ -2,6 +2,7 @@
  * the cluster marker, the ID shape, Leaf's layout, the median + ZooKeeper clock witness, and
  * the data-dir lock (src/base). */
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -422,6 +423,27 @@ static void test_dirlock(void) {
     char pid[32];
     snprintf(pid, sizeof(pid), "pid %ld", (long)getpid());
     CHECK(strstr(err, pid) != NULL);
+    /* An in-place upgrade's new process shares the open file and writes its pid into it; the
+     * previous process takes it back when the new one ends before the hand-over. */
+    char path[200], buf[32];
+    snprintf(path, sizeof(path), "%s/%s", sub, DIRLOCK_FILE);
+    CHECK(pwrite(a.fd, "99999\n", 6, 0) == 6);
+    CHECK_EQ_INT(dirlock_reclaim(&a, sub, err, sizeof(err)), LEAF_OK);
+    FILE *pf = fopen(path, "r");
+    CHECK(pf != NULL && fgets(buf, sizeof(buf), pf) != NULL);
+    CHECK_EQ_INT(strtol(buf, NULL, 10), (long)getpid());
+    if (pf != NULL) {
+        fclose(pf);
+    }
+    /* ... unless it was unlocked (through the shared file) and taken by another process */
+    int shared = dup(a.fd);
+    CHECK(shared >= 0 && flock(shared, LOCK_UN) == 0);
+    close(shared);
+    CHECK_EQ_INT(dirlock_acquire(&b, sub, err, sizeof(err)), LEAF_OK);
+    CHECK_EQ_INT(dirlock_reclaim(&a, sub, err, sizeof(err)), LEAF_EBUSY);
+    CHECK(strstr(err, pid) != NULL);
+    dirlock_release(&b);
+    CHECK_EQ_INT(dirlock_reclaim(&a, sub, err, sizeof(err)), LEAF_OK);
     dirlock_release(&a);
     dirlock_release(&a); /* safe twice */
     CHECK_EQ_INT(dirlock_acquire(&b, sub, err, sizeof(err)), LEAF_OK);

@@ -165,9 +165,29 @@ void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_eve
     }
 }
 
-/* The stop's synchronous release returned, so every giveback before it is
- * answered and queued: hand the queue out now (the answers reach this
- * service through sequence_zk_on_event, the other subscribers' events reach them). */
+/*
+ * A stop waits for the answers to its givebacks before the floors are written: the answers lower
+ * the floors (sequence_state_giveback_done), and floors left above the records make the next
+ * start skip the rest of each batch ("ZooKeeper's max ... is below this node's floor"). It hands
+ * the session's events out as they come (the answers reach this service through
+ * sequence_zk_on_event, the other subscribers' events reach them), for at most
+ * SEQ_GIVEBACK_WAIT_MS: a connection lost meanwhile answers them too (connection loss), sooner or
+ * later. A synchronous call after the givebacks would not do: its answer comes back on the C
+ * client's I/O thread, possibly before its completion thread has queued theirs (zk_session.h,
+ * zk_session_wait_event).
+ */
 void sequence_heal_giveback_drain(struct sequence_service *svc) {
+    int64_t until = clock_mono_ms() + SEQ_GIVEBACK_WAIT_MS;
     zk_session_dispatch(svc->zk);
+    for (int64_t left; svc->giveback_pending > 0 && (left = until - clock_mono_ms()) > 0;) {
+        if (zk_session_wait_event(svc->zk, (int)left) == LEAF_OK) {
+            zk_session_dispatch(svc->zk);
+        }
+    }
+    if (svc->giveback_pending > 0) {
+        log_warn("sequence",
+                 "%zu sequence records given back, not answered within %d ms: their floors stay "
+                 "above their records (the next start here skips the rest of their batches)",
+                 svc->giveback_pending, SEQ_GIVEBACK_WAIT_MS);
+    }
 }

@@ -78,7 +78,8 @@ struct seq_entry {
     char name[VALIDATE_TAG_MAX + 1];
 };
 
-#define SEQ_FLOOR_FLUSH_MS 200 /* changed floors are appended this often */
+#define SEQ_FLOOR_FLUSH_MS 200    /* changed floors are appended this often */
+#define SEQ_GIVEBACK_WAIT_MS 2000 /* a stop waits this long at most for its givebacks' answers */
 
 /*
  * The local floors' file (sequence_floor_file.c, sequence/sequence_floor.h).
@@ -254,8 +255,9 @@ void sequence_heal_created(struct sequence_service *svc, const char *name);
 size_t sequence_heal_giveback_send(struct sequence_service *svc);
 /* A giveback write's answer (OP_SEQ_GIVEBACK; control). */
 void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev);
-/* At a stop, after a synchronous call that followed the givebacks on the session: applies
- * their answers, now all queued; other events are dropped (control). */
+/* At a stop: waits (at most SEQ_GIVEBACK_WAIT_MS) for the answers to the givebacks sent and
+ * applies them; the session's other events go to their subscribers (this service, stopping,
+ * drops its own) (control). */
 void sequence_heal_giveback_drain(struct sequence_service *svc);
 
 /* sequence_shard_zk.c. init/free at create/free; the rest on the control thread, except

@@ -435,7 +435,7 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
          * release below answers), and the next primary need not wait out this lease.
          * Sharded and handing over, the owner node keeps "applied <epoch>": this
          * process issues no more, and the next one issues only past its own barrier. */
-        size_t given = sequence_heal_giveback_send(svc);
+        (void)sequence_heal_giveback_send(svc);
         if (svc->shards.on) {
             sequence_shard_zk_release(svc);
         }
@@ -443,22 +443,10 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
         if (release[0] != '\0' && !(handing && svc->shards.on)) {
             zk_session_set(svc->zk, release, "released", 8);
         }
-        if (given > 0) {
-            sequence_heal_giveback_drain(svc);
-        }
     }
-    if (svc->giveback_pending > 0 && svc->zk_open &&
-        zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
-        /*
-         * Givebacks still unanswered: sent without a synchronous write after them (a
-         * sharded node's, when losing the slots stopped its sequences, or the hand-over
-         * above, which keeps its owner node). A read, answered after them (one session's
-         * requests are answered in order), brings their answers in before the floors are
-         * written: else the floors' file kept the floors from before the giveback, and the
-         * next process, finding ZooKeeper's max below them, skipped the rest of each batch.
-         */
-        struct zk_stat st;
-        (void)zk_session_stat(svc->zk, svc->dir_seqs, &st);
+    if (svc->giveback_pending > 0 && svc->zk_open) {
+        /* Givebacks unanswered (these, or a sharded node's from losing slots): their answers
+         * lower the floors, which are written next. */
         sequence_heal_giveback_drain(svc);
     }
     sequence_floor_file_stop(svc);

@@ -505,6 +505,8 @@ static void on_state(struct sequence_service *svc, int state) {
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
         svc->taking_over = 0;
+        svc->giveback_pending =
+            0; /* the dead handle's answers are dropped: a stop waits for none */
         log_warn("sequence", "ZooKeeper session expired: getting in line again on the new one");
     } else if (state == ZK_STATE_CONNECTED) {
         if (!svc->connected_once || svc->mine[0] == '\0') {
