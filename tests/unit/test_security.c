@@ -2,8 +2,7 @@
  * Unit tests of the pure parts of docs/SECURITY.md: the TLS and
  * secret keys of the configuration (src/config), database TLS from
  * leaf.jdbc.url, secrets read from files, the failed-authentication limit
- * (src/auth/auth_limit.c) and the MySQL greeting check
- * (segment/segment_greeting.c).
+ * (src/auth/auth_limit.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +14,6 @@
 #include "config.h"
 #include "config_secret.h"
 #include "config_value.h"
-#include "segment_greeting.h"
 #include "unit.h"
 
 #define FILE_NAME "leaf.properties"
@@ -410,21 +408,6 @@ static void test_auth_limit(void) {
     auth_limit_destroy(&l);
 }
 
-/* ---- the MySQL greeting --------------------------------------------------------- */
-
-static void test_greeting(void) {
-    /* header, protocol 10, the server version ("10" "." "11" "." "6", NUL), thread id, scramble,
-     * filler, capabilities */
-    unsigned char g[] = {0x40, 0, 0, 0,   10,  '1', '0', '.', '1', '1', '.', '6', 0,    1,
-                         0,    0, 0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 0,   0xfe, 0xff};
-    CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g)), 1);
-    g[sizeof(g) - 1] = 0xf7; /* CLIENT_SSL (0x0800) cleared */
-    CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g)), 0);
-    CHECK_EQ_INT(segment_greeting_offers_tls(g, sizeof(g) - 1), -1); /* cut short */
-    unsigned char e[] = {0x10, 0, 0, 0, 0xff, 0x6a, 0x04, 'H', 'o', 's', 't'};
-    CHECK_EQ_INT(segment_greeting_offers_tls(e, sizeof(e)), -1); /* an error packet */
-}
-
 int main(void) {
     CHECK(mkdtemp(dir) != NULL);
     TEST(test_tls_keys);
@@ -435,7 +418,6 @@ int main(void) {
     TEST(test_inline_secret_loose);
     TEST(test_jdbc_credentials);
     TEST(test_auth_limit);
-    TEST(test_greeting);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
