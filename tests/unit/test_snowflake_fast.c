@@ -36,8 +36,10 @@ static leaf_status_t take(struct snowflake_gen *g, pthread_mutex_t *mu, _Atomic 
 }
 
 static int64_t ms_of(int64_t id) {
+    struct snowflake_layout l;
     struct snowflake_parts p;
-    snowflake_id_decode(id, EPOCH, &p);
+    snowflake_layout_default(&l);
+    snowflake_layout_decode(&l, id, EPOCH, &p);
     return p.timestamp_ms;
 }
 
