@@ -2,7 +2,7 @@
 #define LEAF_CONFIG_VALUE_H
 
 /*
- * The syntax of configuration values (src/config_value.c): integers, ports,
+ * The syntax of configuration values (config_value.c): integers, ports,
  * IPv4 addresses, host:port, JDBC URLs, ZooKeeper address lists and names.
  * Pure code. Every "why" written is a human reason that quotes the value
  * safely (cut, control bytes replaced, JDBC parameters left out, a JDBC URL
