@@ -250,20 +250,6 @@ leaf_status_t segment_opaque_decrypt_tag(struct segment_opaque *o, const char *t
     return t == NULL ? LEAF_ERR : permute_many(o, t, in, out, n, -1);
 }
 
-leaf_status_t segment_opaque_encrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
-                                          int n) {
-    return permute_many(o, NULL, in, out, n, 1);
-}
-
-leaf_status_t segment_opaque_decrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
-                                          int n) {
-    return permute_many(o, NULL, in, out, n, -1);
-}
-
-leaf_status_t segment_opaque_encrypt(struct segment_opaque *o, int64_t id, int64_t *out) {
-    return permute_many(o, NULL, &id, out, 1, 1);
-}
-
 leaf_status_t segment_opaque_decrypt(struct segment_opaque *o, int64_t opaque, int64_t *out) {
     return permute_many(o, NULL, &opaque, out, 1, -1);
 }

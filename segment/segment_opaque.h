@@ -21,8 +21,8 @@
  * Tenants stay apart (docs/SECURITY.md): the IDs are issued through a
  * permutation of their tag (segment_opaque_*_tag), a tweak derived from the
  * key and the tag selecting it, so one tag's IDs, or a lookup table of them,
- * say nothing about another's. The tag-less permutation (the functions
- * without _tag) is what leafd issued before 0.2: kept to decode those IDs.
+ * say nothing about another's. The tag-less permutation is what leafd
+ * issued before 0.2: kept to decode those IDs (segment_opaque_decrypt()).
  *
  * The construction, after NIST SP 800-38G's FF1 (which is what a
  * format-preserving cipher on a small domain should look like): a Feistel
@@ -100,29 +100,18 @@ leaf_status_t segment_opaque_init(struct segment_opaque *o, const struct segment
 void segment_opaque_close(struct segment_opaque *o);
 
 /*
- * Maps n IDs in [1, 2^63) to their opaque IDs (in and out may be the same
- * array). Batches share each round's AES call, which makes them several
- * times cheaper per ID than one at a time. LEAF_OK, LEAF_ERANGE when an
- * input is 0 or negative (nothing written), LEAF_ERR if OpenSSL fails.
- */
-leaf_status_t segment_opaque_encrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
-                                          int n);
-
-/* The inverse of segment_opaque_encrypt_many(), same contract. */
-leaf_status_t segment_opaque_decrypt_many(struct segment_opaque *o, const int64_t *in, int64_t *out,
-                                          int n);
-
-/*
  * The per-tag permutation of the n IDs (what leafd issues): tag is len bytes
- * (1..128). Same contract as the tag-less functions.
+ * (1..128); in and out may be the same array. Batches share each round's AES
+ * call, which makes them several times cheaper per ID than one at a time.
+ * LEAF_OK, LEAF_ERANGE when an input is 0 or negative (nothing written),
+ * LEAF_ERR if OpenSSL fails or tag is empty.
  */
 leaf_status_t segment_opaque_encrypt_tag(struct segment_opaque *o, const char *tag, size_t len,
                                          const int64_t *in, int64_t *out, int n);
 leaf_status_t segment_opaque_decrypt_tag(struct segment_opaque *o, const char *tag, size_t len,
                                          const int64_t *in, int64_t *out, int n);
 
-/* One ID each way (the tag-less permutation). */
-leaf_status_t segment_opaque_encrypt(struct segment_opaque *o, int64_t id, int64_t *out);
+/* One ID back through the tag-less permutation (IDs issued before 0.2); as above. */
 leaf_status_t segment_opaque_decrypt(struct segment_opaque *o, int64_t opaque, int64_t *out);
 
 #endif

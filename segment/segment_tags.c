@@ -130,20 +130,6 @@ uint64_t segment_tags_next_gen(struct segment_tags *m) {
     return ++m->gen;
 }
 
-struct segment_tag *segment_tags_sync_row(struct segment_tags *m, const char *name, size_t len,
-                                          int64_t step, uint64_t gen) {
-    int created;
-    struct segment_tag *t = segment_tags_add(m, name, len, &created);
-    if (t == NULL) {
-        return NULL;
-    }
-    segment_tags_activate(m, t, step);
-    if (t->seen_gen < gen) {
-        t->seen_gen = gen;
-    }
-    return t;
-}
-
 static int tags_removable(const struct segment_tag *t) {
     return t->state != SEGMENT_TAG_ACTIVE && !t->lookup_in_flight && !t->buf.fetching &&
            t->waiters.head == NULL;
@@ -163,22 +149,6 @@ int segment_tags_remove(struct segment_tags *m, struct segment_tag *t) {
         }
     }
     return 0;
-}
-
-size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_known *k) {
-    uint64_t gen = segment_known_gen(k);
-    for (size_t i = 0; i < m->nslots; i++) {
-        for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
-            int64_t step;
-            if (segment_known_find(k, t->name, t->name_len, &step)) {
-                segment_tags_activate(m, t, step);
-                if (t->seen_gen < gen) {
-                    t->seen_gen = gen;
-                }
-            }
-        }
-    }
-    return segment_tags_sync_end(m, gen);
 }
 
 /* Unlinks and frees every inactive tag no lookup or fetch is out for; returns how many. */
@@ -201,7 +171,8 @@ static size_t tags_sweep(struct segment_tags *m) {
     return freed;
 }
 
-size_t segment_tags_sync_end(struct segment_tags *m, uint64_t gen) {
+/* Ends refresh gen: every active tag not seen since gen becomes absent; returns how many. */
+static size_t tags_sync_end(struct segment_tags *m, uint64_t gen) {
     size_t gone = 0;
     for (size_t i = 0; i < m->nslots; i++) {
         for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
@@ -213,4 +184,20 @@ size_t segment_tags_sync_end(struct segment_tags *m, uint64_t gen) {
     }
     tags_sweep(m);
     return gone;
+}
+
+size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_known *k) {
+    uint64_t gen = segment_known_gen(k);
+    for (size_t i = 0; i < m->nslots; i++) {
+        for (struct segment_tag *t = m->slots[i]; t != NULL; t = t->chain) {
+            int64_t step;
+            if (segment_known_find(k, t->name, t->name_len, &step)) {
+                segment_tags_activate(m, t, step);
+                if (t->seen_gen < gen) {
+                    t->seen_gen = gen;
+                }
+            }
+        }
+    }
+    return tags_sync_end(m, gen);
 }

@@ -9,17 +9,18 @@
  * Locking, done by src/node/segment/segment_service.c:
  * - the map (slots, chains, count, gen) is guarded by the service's rwlock:
  *   read-locked to look a tag up and while using it, write-locked to add or
- *   remove tags and for segment_tags_sync_*;
+ *   remove tags and for segment_tags_sync_known();
  * - a tag's fields below `lock` are guarded by that mutex, taken with the
  *   rwlock read-locked; under the write lock no tag lock is needed.
  * So a tag pointer is valid only while the rwlock is held.
  *
- * Refresh: every 30 s the service reads all rows of leaf_alloc with
- * generation g = segment_tags_next_gen(); each row is passed to sync_row(),
- * then sync_end() marks every active tag that the table did not show, and
- * that was not found by a lookup since g was handed out, as absent (its
- * buffers are dropped: a deleted tag stops being served), and frees inactive
- * tags that no request is waiting on (the caller holds the wait lock).
+ * Refresh: every 30 s the service reads all rows of leaf_alloc into a known
+ * set (segment_known.h) with generation g = segment_tags_next_gen();
+ * segment_tags_sync_known() activates the tags the set holds, then marks
+ * every active tag that the table did not show, and that was not found by a
+ * lookup since g was handed out, as absent (its buffers are dropped: a
+ * deleted tag stops being served), and frees inactive tags that no request
+ * is waiting on (the caller holds the wait lock).
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -83,17 +84,11 @@ void segment_tags_deactivate(struct segment_tags *m, struct segment_tag *t);
 /* Starts a refresh; returns its generation. */
 uint64_t segment_tags_next_gen(struct segment_tags *m);
 
-/* One row of a refresh read with generation gen. NULL when out of memory. */
-struct segment_tag *segment_tags_sync_row(struct segment_tags *m, const char *name, size_t len,
-                                          int64_t step, uint64_t gen);
-
-/* Ends refresh gen: returns how many tags became absent. */
-size_t segment_tags_sync_end(struct segment_tags *m, uint64_t gen);
-
 /*
  * A refresh as a known set (segment_known.h): every tag in the map that the
- * set holds is active with the set's step; then sync_end(the set's gen).
- * Costs the tags in the map, not the rows of the table.
+ * set holds is active with the set's step; then every active tag not seen
+ * since the set's gen becomes absent. Returns how many did. Costs the tags
+ * in the map, not the rows of the table.
  */
 size_t segment_tags_sync_known(struct segment_tags *m, const struct segment_known *k);
 

@@ -27,14 +27,6 @@ long long sequence_shard_owner(const struct sequence_shard_map *m, int slot) {
     return -1;
 }
 
-int sequence_shard_count(const struct sequence_shard_map *m, long long node) {
-    int c = 0;
-    for (int i = 0; i < m->n; i++) {
-        c += m->r[i].owner == node ? m->r[i].end - m->r[i].start + 1 : 0;
-    }
-    return c;
-}
-
 static void shard_expand(const struct sequence_shard_map *m, long long *owner) {
     for (int i = 0; i < m->n; i++) {
         for (int s = m->r[i].start; s <= m->r[i].end; s++) {
@@ -164,46 +156,6 @@ int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long lo
     out->epoch += moved > 0;
     free(owner);
     return moved;
-}
-
-/* Appends the runs of slots where want(a_owner, b_owner) holds to list. */
-static int shard_runs(const long long *a, const long long *b, long long node, int losing,
-                      struct sequence_shard_range *list, int *n, int cap) {
-    *n = 0;
-    for (int s = 0; s < S; s++) {
-        int hit = losing ? (a[s] == node && b[s] != node) : (a[s] != node && b[s] == node);
-        if (!hit) {
-            continue;
-        }
-        if (*n > 0 && list[*n - 1].end == s - 1) {
-            list[*n - 1].end = s;
-            continue;
-        }
-        if (*n == cap) {
-            return -1;
-        }
-        list[(*n)++] = (struct sequence_shard_range){s, s, losing ? b[s] : a[s]};
-    }
-    return 0;
-}
-
-int sequence_shard_diff(const struct sequence_shard_map *a, const struct sequence_shard_map *b,
-                        long long node, struct sequence_shard_range *lose, int *nlose,
-                        struct sequence_shard_range *gain, int *ngain, int cap) {
-    long long *oa = calloc((size_t)2 * S, sizeof(*oa));
-    if (oa == NULL) {
-        return -1;
-    }
-    long long *ob = oa + S;
-    shard_expand(a, oa);
-    shard_expand(b, ob);
-    /* lose[i].owner: the new owner of a range's first slot; gain[i].owner: the old one */
-    int rc = shard_runs(oa, ob, node, 1, lose, nlose, cap);
-    if (rc == 0) {
-        rc = shard_runs(oa, ob, node, 0, gain, ngain, cap);
-    }
-    free(oa);
-    return rc;
 }
 
 size_t sequence_shard_format(const struct sequence_shard_map *m, char *buf, size_t cap) {

@@ -29,7 +29,7 @@
  * with the per-sequence fence (docs/cluster.md, "Sequences"): the old owner stops issuing
  * and writes its givebacks before it releases the range; a new owner reads
  * each sequence's persisted max, fences it with a versioned write and waits
- * out the old owner's lease before its first ID. See sequence_shard_diff().
+ * out the old owner's lease before its first ID.
  *
  * Text form (the znode's data, readable in zkCli and tools/zk-inspect):
  *   "epoch <e>\n" then one "<start>-<end> <owner>\n" per range.
@@ -59,9 +59,6 @@ void sequence_shard_init(struct sequence_shard_map *m);
 /* The owner of slot (0..16383), -1 when unowned or out of range. */
 long long sequence_shard_owner(const struct sequence_shard_map *m, int slot);
 
-/* Slots node owns. */
-int sequence_shard_count(const struct sequence_shard_map *m, long long node);
-
 /*
  * The next map for the live nodes (ids >= 0, any order, no duplicates; at
  * most SEQUENCE_SHARD_MAX_NODES): out = cur rebalanced by the rules above,
@@ -70,16 +67,6 @@ int sequence_shard_count(const struct sequence_shard_map *m, long long node);
  */
 int sequence_shard_rebalance(const struct sequence_shard_map *cur, const long long *live, int nlive,
                              struct sequence_shard_map *out);
-
-/*
- * What node must do to go from map a to map b: the slot ranges it owns in a
- * but not in b (to release: stop issuing, give back, then drop ownership)
- * and those it owns in b but not in a (to claim: fence, then serve). Writes
- * at most cap of each; returns 0, or -1 when cap was too small.
- */
-int sequence_shard_diff(const struct sequence_shard_map *a, const struct sequence_shard_map *b,
-                        long long node, struct sequence_shard_range *lose, int *nlose,
-                        struct sequence_shard_range *gain, int *ngain, int cap);
 
 /* The text form into buf (at least SEQUENCE_SHARD_TEXT_MAX bytes); returns its length. */
 size_t sequence_shard_format(const struct sequence_shard_map *m, char *buf, size_t cap);

@@ -11,7 +11,15 @@ void snowflake_gen_init(struct snowflake_gen *g, int64_t epoch, uint64_t seed) {
     snowflake_gen_init_layout(g, &l, epoch, seed);
 }
 
-int snowflake_gen_start_span(int sequence_bits) {
+/*
+ * How many values a new tick's random sequence start is drawn from, for a
+ * sequence of sequence_bits: 1 (always 0) up to 8 bits, where every value
+ * counts and Sonyflake and Baidu start at 0; above, 2.5% of the sequence
+ * space, capped at Leaf's 100 (reached at 12 bits: 0..99 as today). The
+ * start spreads `id % n` at low traffic when the sequence is the low field;
+ * more than 100 values would only cost capacity.
+ */
+static int gen_start_span(int sequence_bits) {
     if (sequence_bits <= SNOWFLAKE_FIXED_START_BITS) {
         return 1;
     }
@@ -26,7 +34,7 @@ void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_l
         .epoch = epoch,
         .worker_id = -1,
         .last_ms = -1,
-        .start_span = snowflake_gen_start_span(layout->bits[SNOWFLAKE_SEQUENCE]),
+        .start_span = gen_start_span(layout->bits[SNOWFLAKE_SEQUENCE]),
         .max_seen_ms = -1,
         .floor_ms = -1,
         .ceiling_ms = INT64_MAX,

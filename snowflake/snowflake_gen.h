@@ -15,9 +15,9 @@
  *   persisted as reserved) is ever issued. So the tick holding floor_ms is
  *   never used, and an ID's timestamp persisted as the next floor keeps
  *   every later ID above it.
- * - A new tick starts its sequence at a random value 0..span-1, span from
- *   snowflake_gen_start_span(): 0..99 for the default 12-bit sequence (as
- *   Leaf), always 0 for 8 bits or fewer (as Sonyflake and Baidu).
+ * - A new tick starts its sequence at a random value 0..start_span-1
+ *   (snowflake_gen.c says how it is sized): 0..99 for the default 12-bit
+ *   sequence (as Leaf), always 0 for 8 bits or fewer (as Sonyflake and Baidu).
  * - When a tick's sequence is used up, the generator borrows the next tick,
  *   up to max(1 tick, borrow_ms) ahead of the clock, instead of spinning
  *   (with a unit of 10 ms or more that is exactly one tick, so an ID may
@@ -100,16 +100,6 @@ void snowflake_gen_init(struct snowflake_gen *g, int64_t epoch, uint64_t seed);
 /* The same for any valid layout (snowflake_layout_parse and _set_unit); the layout is copied. */
 void snowflake_gen_init_layout(struct snowflake_gen *g, const struct snowflake_layout *layout,
                                int64_t epoch, uint64_t seed);
-
-/*
- * How many values a new tick's random sequence start is drawn from, for a
- * sequence of sequence_bits: 1 (always 0) up to 8 bits, where every value
- * counts and Sonyflake and Baidu start at 0; above, 2.5% of the sequence
- * space, capped at Leaf's 100 (reached at 12 bits: 0..99 as today). The
- * start spreads `id % n` at low traffic when the sequence is the low field;
- * more than 100 values would only cost capacity.
- */
-int snowflake_gen_start_span(int sequence_bits);
 
 /*
  * The largest batch snowflake_gen_next() can ever issue at once: what a

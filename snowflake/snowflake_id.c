@@ -13,18 +13,6 @@ static const char *const field_names[SNOWFLAKE_FIELDS] = {
     [SNOWFLAKE_SEQUENCE] = "sequence",
 };
 
-int snowflake_id_decode(int64_t id, int64_t epoch, struct snowflake_parts *out) {
-    struct snowflake_layout l;
-    snowflake_layout_default(&l);
-    return snowflake_layout_decode(&l, id, epoch, out) == LEAF_OK ? 0 : -1;
-}
-
-double snowflake_id_years_left(int64_t epoch, int64_t now_ms) {
-    struct snowflake_layout l;
-    snowflake_layout_default(&l);
-    return snowflake_layout_years_left(&l, epoch, now_ms);
-}
-
 /* Fills shift[] from bits[] and order[]: the last field listed sits at bit 0. */
 static void layout_place(struct snowflake_layout *l) {
     int shift = 0;
@@ -194,7 +182,11 @@ leaf_status_t snowflake_layout_set_unit(struct snowflake_layout *l, int64_t unit
     return LEAF_OK;
 }
 
-int64_t snowflake_layout_last_ms(const struct snowflake_layout *l, int64_t epoch) {
+/*
+ * The last millisecond whose tick the time field still holds: epoch + the
+ * largest tick's end - 1 (saturating at INT64_MAX).
+ */
+static int64_t layout_last_ms(const struct snowflake_layout *l, int64_t epoch) {
     /* (max ticks + 1) * unit can pass 2^63 for wide time fields: saturate. */
     int64_t ticks = snowflake_layout_max(l, SNOWFLAKE_TIME) + 1, span, last;
     if (__builtin_mul_overflow(ticks, l->unit_ms, &span) ||
@@ -206,7 +198,7 @@ int64_t snowflake_layout_last_ms(const struct snowflake_layout *l, int64_t epoch
 
 double snowflake_layout_years_left(const struct snowflake_layout *l, int64_t epoch,
                                    int64_t now_ms) {
-    return ((double)snowflake_layout_last_ms(l, epoch) - (double)now_ms) / SNOWFLAKE_MS_PER_YEAR;
+    return ((double)layout_last_ms(l, epoch) - (double)now_ms) / SNOWFLAKE_MS_PER_YEAR;
 }
 
 leaf_status_t snowflake_layout_check_horizon(const struct snowflake_layout *l, int64_t epoch,

@@ -78,12 +78,6 @@ static inline int64_t snowflake_id_make(int64_t rel_ms, int worker_id, int seque
            ((int64_t)worker_id << SNOWFLAKE_SEQUENCE_BITS) | (int64_t)sequence;
 }
 
-/* Splits an ID of the default layout; returns 0, or -1 for a negative ID (never issued). */
-int snowflake_id_decode(int64_t id, int64_t epoch, struct snowflake_parts *out);
-
-/* Years left before the default 41-bit timestamp runs out, at clock now_ms. */
-double snowflake_id_years_left(int64_t epoch, int64_t now_ms);
-
 /* The default layout, unit 1 ms. */
 void snowflake_layout_default(struct snowflake_layout *l);
 
@@ -136,12 +130,6 @@ static inline int64_t snowflake_layout_make(const struct snowflake_layout *l, in
  */
 leaf_status_t snowflake_layout_decode(const struct snowflake_layout *l, int64_t id, int64_t epoch,
                                       struct snowflake_parts *out);
-
-/*
- * The last millisecond whose tick the time field still holds: epoch + the
- * largest tick's end - 1 (saturating at INT64_MAX).
- */
-int64_t snowflake_layout_last_ms(const struct snowflake_layout *l, int64_t epoch);
 
 /* Years left before the time field runs out, at clock now_ms (negative once past). */
 double snowflake_layout_years_left(const struct snowflake_layout *l, int64_t epoch, int64_t now_ms);

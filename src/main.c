@@ -53,6 +53,7 @@
 #include "resp_api.h"
 #include "resp_app.h"
 #include "resp_auth.h"
+#include "resp_outcome.h"
 #include "router.h"
 #include "segment_service.h"
 #include "sequence_service.h"
@@ -130,10 +131,13 @@ static const struct {
     const char *kind;
     void (*print)(FILE *out);
 } reference_kinds[] = {
+    /* clang-format off */
     {"config", config_print_reference},
     {"metrics", metrics_print_reference},
     {"routes", router_print_reference},
     {"commands", resp_api_print_reference},
+    {"errors", resp_outcome_print_reference},
+    /* clang-format on */
 };
 #define REFERENCE_NKINDS (sizeof(reference_kinds) / sizeof(reference_kinds[0]))
 

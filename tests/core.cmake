@@ -5,8 +5,8 @@ leaf_unit_test(test_config leaf_config)
 leaf_unit_test(test_validate leaf_base)
 leaf_unit_test(test_base leaf_base)
 # The pure parts of the security work: TLS and secret keys, database TLS modes, secret files,
-# the failed-authentication limit, the MySQL greeting check.
-leaf_unit_test(test_security leaf_config leaf_auth_core leaf_segment_core)
+# the failed-authentication limit.
+leaf_unit_test(test_security leaf_config leaf_auth_core)
 # The node's ID-shape configuration (layouts, opaque IDs, ranges).
 leaf_unit_test(test_node_config leaf_node_config)
 # The router with its handlers on a real API context (tests/support/api_fixture.c).

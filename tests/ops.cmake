@@ -30,6 +30,13 @@ add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)
 set_tests_properties(lint.format PROPERTIES TIMEOUT 120 LABELS lint)
 add_test(NAME lint.tidy COMMAND ${PROJECT_SOURCE_DIR}/tools/lint tidy ${CMAKE_BINARY_DIR})
 set_tests_properties(lint.tidy PROPERTIES TIMEOUT 600 LABELS lint)
+# Every repository path a doc, a man page or a comment cites exists, and every function a header
+# exports is called outside its own .c file by more than the tests (tools/lint refs).
+add_test(NAME lint.refs COMMAND ${PROJECT_SOURCE_DIR}/tools/lint refs)
+set_tests_properties(lint.refs PROPERTIES TIMEOUT 60 LABELS lint)
+# tools/lint refs fails on a planted dead path citation and a planted dead export (in a copy).
+leaf_integration_test(test_ops_lint)
+set_property(TEST it.test_ops_lint APPEND PROPERTY LABELS lint)
 
 # systemd Type=notify (READY=1, STATUS=, STOPPING=1) against a stand-in socket; JSON logs;
 # the database outage logged once.

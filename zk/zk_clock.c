@@ -22,21 +22,6 @@ int64_t zk_clock_offset(int64_t sent_ms, int64_t peer_ms, int64_t recv_ms) {
     return peer_ms - (sent_ms + (recv_ms - sent_ms) / 2);
 }
 
-enum zk_clock_verdict zk_clock_peers(const int64_t *offsets, int n, int64_t max_offset_ms,
-                                     int64_t *avg_ms) {
-    *avg_ms = 0;
-    if (n <= 0) {
-        return ZK_CLOCK_OK;
-    }
-    int64_t sum = 0;
-    for (int i = 0; i < n; i++) {
-        sum += offsets[i];
-    }
-    *avg_ms = sum / n;
-    int64_t mag = *avg_ms < 0 ? -*avg_ms : *avg_ms;
-    return mag > max_offset_ms ? ZK_CLOCK_REFUSE : ZK_CLOCK_OK;
-}
-
 #define WITNESS_MAX 1025 /* 1024 peers and ZooKeeper */
 
 static int64_t abs64(int64_t v) {

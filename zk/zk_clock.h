@@ -11,8 +11,9 @@
  *   is waited out; further behind is refused. Both sources go into the same
  *   decision, so a refusal can never be turned into a start from the cache
  *   (Leaf defect 1).
- * - zk_clock_peers(): a node registering for the first time compares its
- *   clock to the average offset of its live peers (Leaf defect 6).
+ * - zk_clock_witness(): at every start and every new session, the node's
+ *   clock is compared to the median offset of its live peers and of
+ *   ZooKeeper's own clock (Leaf defect 6).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -41,19 +42,13 @@ struct zk_clock_decision zk_clock_startup(int64_t now_ms, int64_t zk_ms, int64_t
 int64_t zk_clock_offset(int64_t sent_ms, int64_t peer_ms, int64_t recv_ms);
 
 /*
- * Averages n offsets into *avg_ms; REFUSE when |avg| > max_offset_ms. No
- * peers (n == 0): OK, nothing to compare with.
- */
-enum zk_clock_verdict zk_clock_peers(const int64_t *offsets, int n, int64_t max_offset_ms,
-                                     int64_t *avg_ms);
-
-/*
- * The peer clock check of docs/IDENTITY.md, replacing
- * zk_clock_peers()'s average: run at EVERY start and every new session, not only the first
- * registration. The witnesses are the live peers' offsets (zk_clock_offset() of each
- * GET /api/snowflake/time) and, as one more independent witness, ZooKeeper's own clock: the
- * mtime of a znode this node just wrote (its leaf_temporary node, or the marker), as
- * zk_clock_offset(sent_ms, mtime, acked_ms) around that write.
+ * The peer clock check of docs/IDENTITY.md: run at EVERY start and every new session, not only
+ * the first registration (an average of the peers' offsets at the first registration, Leaf's
+ * check, let one wrong peer lock a node out and a node with no peers start unchecked). The
+ * witnesses are the live peers' offsets (zk_clock_offset() of each GET /api/snowflake/time) and, as
+ * one more independent witness, ZooKeeper's own clock: the mtime of a znode this node just wrote
+ * (its leaf_temporary node, or the marker), as zk_clock_offset(sent_ms, mtime, acked_ms) around
+ * that write.
  *
  * Rule: the median of all witnesses must be within max_offset_ms. An even count takes, of the
  * two middle values, the one nearer ZooKeeper's offset (nearer 0 when ZooKeeper's is unknown).

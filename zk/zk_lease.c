@@ -13,6 +13,18 @@ static int64_t max3(int64_t a, int64_t b, int64_t c) {
     return m > c ? m : c;
 }
 
+/*
+ * A new holder's floor: the largest of the slot's reserved (-1: the slot
+ * does not exist), the leaf_forever timestamp of its worker ID (-1: none;
+ * counted even once the slot is used, which costs nothing as reserved has
+ * passed it) and what this node knows of the slot (local cache or memory,
+ * -1: nothing). Never below 0.
+ */
+static int64_t zk_lease_floor(int64_t reserved, int64_t forever_ms, int64_t known_ms) {
+    int64_t f = max3(reserved, forever_ms, known_ms);
+    return f > 0 ? f : 0;
+}
+
 /* ----- slot data and names ----- */
 
 size_t zk_lease_format_data(const struct zk_lease_data *d, char *buf, size_t cap) {
@@ -261,11 +273,6 @@ done:
 }
 
 /* ----- fence arithmetic ----- */
-
-int64_t zk_lease_floor(int64_t reserved, int64_t forever_ms, int64_t known_ms) {
-    int64_t f = max3(reserved, forever_ms, known_ms);
-    return f > 0 ? f : 0;
-}
 
 leaf_status_t zk_lease_begin(struct zk_lease_hold *h, int64_t slot, uint64_t token, int32_t version,
                              const struct zk_lease_data *read, int64_t forever_ms, int64_t known_ms,

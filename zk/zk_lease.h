@@ -161,15 +161,6 @@ int zk_lease_forever_blocks(const char *name, const char *own_identity);
 
 /* ----- fence arithmetic ----- */
 
-/*
- * A new holder's floor: the largest of the slot's reserved (-1: the slot
- * does not exist), the leaf_forever timestamp of its worker ID (-1: none;
- * counted even once the slot is used, which costs nothing as reserved has
- * passed it) and what this node knows of the slot (local cache or memory,
- * -1: nothing). Never below 0.
- */
-int64_t zk_lease_floor(int64_t reserved, int64_t forever_ms, int64_t known_ms);
-
 enum zk_lease_state {
     ZK_LEASE_NONE = 0, /* no slot */
     ZK_LEASE_HELD,     /* owner created; reservations are extended */
@@ -195,7 +186,11 @@ struct zk_lease_hold {
  * per claim and not 0 (a random number or the session id). Returns LEAF_OK;
  * LEAF_ECLOCK, leaving h untouched, when the floor is not below
  * now_ms + max_wait_ms (the caller deletes the owner and tries the next
- * candidate).
+ * candidate). The floor: the largest of the slot's reserved (read), the
+ * leaf_forever timestamp of its worker ID (forever_ms, -1: none; counted
+ * even once the slot is used, which costs nothing as reserved has passed
+ * it) and what this node knows of the slot (known_ms: local cache or
+ * memory, -1: nothing); never below 0.
  */
 leaf_status_t zk_lease_begin(struct zk_lease_hold *h, int64_t slot, uint64_t token, int32_t version,
                              const struct zk_lease_data *read, int64_t forever_ms, int64_t known_ms,

@@ -124,11 +124,6 @@ static int cache_put_i64(char *buf, size_t cap, size_t *off, const char *fmt, in
     return n > 0;
 }
 
-size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap) {
-    static const struct zk_cache_owner unknown;
-    return zk_record_format_cache_owned(c, &unknown, buf, cap);
-}
-
 size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
                                     char *buf, size_t cap) {
     size_t off = 0;
@@ -270,10 +265,6 @@ static leaf_status_t cache_line(const char *p, const char *eol, struct zk_cache_
         }
     }
     return LEAF_OK;
-}
-
-leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c) {
-    return zk_record_parse_cache_owned(text, len, c, NULL);
 }
 
 leaf_status_t zk_record_parse_cache_owned(const char *text, size_t len, struct zk_cache_data *c,

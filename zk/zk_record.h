@@ -83,24 +83,16 @@ struct zk_cache_owner {
     int64_t unit_ms;
 };
 
-/* Writes the old two-key properties text; returns its length, or 0 when it does not fit. */
-size_t zk_record_format_cache(const struct zk_cache_data *c, char *buf, size_t cap);
-
 /*
- * Parses the properties text (comments, blank lines and other keys are ignored; '=' or ':'
- * separates key and value, as in Java). LEAF_EINVAL when workerID or timestamp has a bad value,
- * or any owner key of zk_record_parse_cache_owned() has (so a file the owned parser refuses is
- * refused here too).
- */
-leaf_status_t zk_record_parse_cache(const char *text, size_t len, struct zk_cache_data *c);
-
-/*
- * The same with the owner fields (o may be NULL in the parser: ignored). The formatter writes
- * at most ZK_CACHE_TEXT_MAX bytes and leaves unknown owner fields out; it returns 0 when the text
- * does not fit or a text field holds a character its set does not allow (or the layout is set
- * with an epoch below 0 or a unit below 1). The parser refuses (LEAF_EINVAL) a negative or
- * non-decimal number, a generation or time.unit.ms of 0, a session that is not 0x-hex or is 0,
- * a text field too long or outside its character set.
+ * The cache file's properties text, with the owner fields. The formatter writes at most
+ * ZK_CACHE_TEXT_MAX bytes and leaves unknown owner fields out (all of them unknown: the old
+ * two-key file); it returns 0 when the text does not fit or a text field holds a character its
+ * set does not allow (or the layout is set with an epoch below 0 or a unit below 1). The parser
+ * ignores comments, blank lines and other keys ('=' or ':' separates key and value, as in Java)
+ * and reads the owner fields into o (NULL: checked, then dropped). It refuses (LEAF_EINVAL) a
+ * workerID or timestamp with a bad value, a negative or non-decimal number, a generation or
+ * time.unit.ms of 0, a session that is not 0x-hex or is 0, a text field too long or outside its
+ * character set.
  */
 size_t zk_record_format_cache_owned(const struct zk_cache_data *c, const struct zk_cache_owner *o,
                                     char *buf, size_t cap);

@@ -47,7 +47,7 @@ static void admin_db_error(struct http_request *req, struct segment_db_job *job)
 }
 
 /* Later calls: answers once the job is back, or 503 when it takes too long. */
-leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer) {
+static leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer) {
     return api_admin_wait_for(req, answer, ADMIN_EXTRA_WAIT_MS);
 }
 

@@ -14,7 +14,6 @@
 
 typedef void (*api_admin_answer_fn)(struct http_request *req, struct segment_db_job *job);
 leaf_status_t api_admin_start(struct http_request *req, struct segment_db_job *job);
-leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer);
 /* The same with extra_ms instead of 1 s on top of leafd.db.timeout.ms (a long read: /db). */
 leaf_status_t api_admin_wait_for(struct http_request *req, api_admin_answer_fn answer,
                                  int64_t extra_ms);

@@ -8,8 +8,12 @@
 #include "api_respond.h"
 #include "validate.h"
 
-leaf_status_t api_ids_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
-                                    size_t *key_len, int *count) {
+/*
+ * Reads the {key} after `prefix_len` bytes of the path and the optional
+ * ?count=N; answers 400 itself and returns LEAF_EINVAL when either is bad.
+ */
+static leaf_status_t api_ids_key_and_count(struct http_request *req, size_t prefix_len,
+                                           const char **key, size_t *key_len, int *count) {
     *key = req->path + prefix_len;
     *key_len = req->path_len - prefix_len;
     if (!validate_tag(*key, *key_len)) {

@@ -13,13 +13,6 @@
 #include "ids.h"
 
 /*
- * Reads the {key} after `prefix_len` bytes of the path and the optional
- * ?count=N; answers 400 itself and returns LEAF_EINVAL when either is bad.
- */
-leaf_status_t api_ids_key_and_count(struct http_request *req, size_t prefix_len, const char **key,
-                                    size_t *key_len, int *count);
-
-/*
  * Issues IDs for an HTTP request through ids_issue(): LEAF_OK, LEAF_EAGAIN
  * (parked: retry_ms set), or LEAF_ERR with the error response written.
  */

@@ -5,12 +5,10 @@
 #include "auth_decide.h"
 
 static const struct {
-    const char *name;
-    int status;
     const char *code;
     const char *resp;
 } auth_verdicts[] = {
-#define AUTH_VERDICT_ROW(name, text, status, code, resp) [name] = {text, status, code, resp},
+#define AUTH_VERDICT_ROW(name, text, status, code, resp) [name] = {code, resp},
     AUTH_VERDICT_MAP(AUTH_VERDICT_ROW)
 #undef AUTH_VERDICT_ROW
 };
@@ -64,14 +62,6 @@ enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
                                                                                 : AUTH_FORBIDDEN;
     default: return AUTH_FORBIDDEN;
     }
-}
-
-const char *auth_verdict_name(enum auth_verdict v) {
-    return (size_t)v < AUTH_NVERDICTS ? auth_verdicts[v].name : NULL;
-}
-
-int auth_verdict_http_status(enum auth_verdict v) {
-    return (size_t)v < AUTH_NVERDICTS ? auth_verdicts[v].status : 0;
 }
 
 const char *auth_verdict_http_code(enum auth_verdict v) {

@@ -73,9 +73,7 @@ enum auth_verdict {
 enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
                               enum auth_need need, const struct auth_key *key);
 
-/* The verdict's names and answers (see AUTH_VERDICT_MAP); NULL / 0 when unknown. */
-const char *auth_verdict_name(enum auth_verdict v);
-int auth_verdict_http_status(enum auth_verdict v);
+/* The verdict's answers (see AUTH_VERDICT_MAP); NULL when unknown. */
 const char *auth_verdict_http_code(enum auth_verdict v);
 const char *auth_verdict_resp(enum auth_verdict v);
 

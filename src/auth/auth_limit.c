@@ -33,10 +33,6 @@ static uint64_t limit_hash(const struct auth_limit *l, const char *addr, size_t 
     return h ? h : 1;
 }
 
-uint64_t auth_limit_slot(const struct auth_limit *l, const char *addr, size_t n) {
-    return limit_hash(l, addr, n) % AUTH_LIMIT_SLOTS;
-}
-
 /* A slot that remembers nothing current at now_ms. */
 static int slot_stale(const struct auth_limit *l, size_t i, int64_t now_ms) {
     return l->slots[i].key == 0 || (now_ms >= l->slots[i].blocked_until_ms &&

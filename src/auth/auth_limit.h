@@ -59,9 +59,6 @@ void auth_limit_destroy(struct auth_limit *l);
  */
 size_t auth_limit_addr_len(const char *peer);
 
-/* The first slot of addr's neighbourhood (tests). */
-uint64_t auth_limit_slot(const struct auth_limit *l, const char *addr, size_t n);
-
 /*
  * 1 when attempts from addr (n bytes) are refused unchecked at now_ms
  * (monotonic): addr is blocked, or it is not tracked and every slot of its

@@ -57,7 +57,8 @@ leaf_status_t auth_secret_hash(const char *secret, size_t len, uint8_t out[AUTH_
     return LEAF_OK;
 }
 
-int auth_secret_verify(const uint8_t hash[AUTH_HASH_LEN], const char *secret, size_t len) {
+/* 1 when secret (len bytes) hashes to hash, compared in constant time; else 0. */
+static int auth_secret_verify(const uint8_t hash[AUTH_HASH_LEN], const char *secret, size_t len) {
     uint8_t got[AUTH_HASH_LEN];
     if (auth_secret_hash(secret, len, got) != LEAF_OK) {
         return 0;

@@ -36,9 +36,6 @@ leaf_status_t auth_secret_generate(char *out);
 /* SHA-256 of secret (len bytes) into out. LEAF_OK, or LEAF_ERR (libcrypto failed). */
 leaf_status_t auth_secret_hash(const char *secret, size_t len, uint8_t out[AUTH_HASH_LEN]);
 
-/* 1 when secret (len bytes) hashes to hash, compared in constant time; else 0. */
-int auth_secret_verify(const uint8_t hash[AUTH_HASH_LEN], const char *secret, size_t len);
-
 /*
  * Looks name up in t and verifies secret. LEAF_OK and *user; LEAF_ENOTFOUND
  * (no such user) or LEAF_EINVAL (wrong secret), *user NULL. An unknown user

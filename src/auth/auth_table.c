@@ -40,8 +40,14 @@ static size_t table_dedupe(struct auth_user *u, size_t n, auth_reject_fn reject,
     return kept;
 }
 
-leaf_status_t auth_table_build_users(struct auth_user *users, size_t n, auth_reject_fn reject,
-                                     void *arg, struct auth_table **out) {
+/*
+ * Builds a table from n parsed users, taking over what each owns (even on
+ * failure; the array itself stays the caller's and is cleared). Duplicates
+ * as auth_table_build() says, reported with node_name set to the user's name.
+ */
+static leaf_status_t auth_table_build_users(struct auth_user *users, size_t n,
+                                            auth_reject_fn reject, void *arg,
+                                            struct auth_table **out) {
     struct auth_table *t = calloc(1, sizeof(*t));
     struct auth_user *copy = n > 0 ? malloc(n * sizeof(*copy)) : NULL;
     if (t == NULL || (n > 0 && copy == NULL)) {

@@ -47,14 +47,6 @@ typedef void (*auth_reject_fn)(void *arg, const char *node_name, const char *msg
 leaf_status_t auth_table_build(const struct auth_record *recs, size_t n, auth_reject_fn reject,
                                void *arg, struct auth_table **out);
 
-/*
- * Builds a table from n parsed users, taking over what each owns (even on
- * failure; the array itself stays the caller's and is cleared). Duplicates
- * as above, reported with node_name set to the user's name.
- */
-leaf_status_t auth_table_build_users(struct auth_user *users, size_t n, auth_reject_fn reject,
-                                     void *arg, struct auth_table **out);
-
 /* The user called name (len bytes), or NULL. t may be NULL (no users yet). */
 const struct auth_user *auth_table_find(const struct auth_table *t, const char *name, size_t len);
 

@@ -36,7 +36,12 @@ static int user_hex_digit(char c) {
     return p != NULL ? (int)(p - user_hex) : -1;
 }
 
-leaf_status_t auth_hash_parse(const char *s, size_t n, uint8_t out[AUTH_HASH_LEN]) {
+/*
+ * Parses "sha256:<64 lower-case hex>" (n bytes) into out. LEAF_OK, or
+ * LEAF_EINVAL. The text form is plain hex, not crypto, so it lives here
+ * where the record parser can check it; auth_secret.h computes the digest.
+ */
+static leaf_status_t auth_hash_parse(const char *s, size_t n, uint8_t out[AUTH_HASH_LEN]) {
     size_t plen = sizeof(AUTH_HASH_PREFIX) - 1;
     uint8_t tmp[AUTH_HASH_LEN];
     if (s == NULL || n != AUTH_HASH_TEXT_LEN || memcmp(s, AUTH_HASH_PREFIX, plen) != 0) {
@@ -53,7 +58,8 @@ leaf_status_t auth_hash_parse(const char *s, size_t n, uint8_t out[AUTH_HASH_LEN
     return LEAF_OK;
 }
 
-void auth_hash_format(const uint8_t hash[AUTH_HASH_LEN], char *dst) {
+/* Writes "sha256:<hex>" and a NUL at dst (room: AUTH_HASH_TEXT_LEN + 1). */
+static void auth_hash_format(const uint8_t hash[AUTH_HASH_LEN], char *dst) {
     size_t plen = sizeof(AUTH_HASH_PREFIX) - 1;
     memcpy(dst, AUTH_HASH_PREFIX, plen);
     for (size_t i = 0; i < AUTH_HASH_LEN; i++) {

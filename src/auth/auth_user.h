@@ -48,8 +48,8 @@
 #define AUTH_HASH_TEXT_LEN (sizeof(AUTH_HASH_PREFIX) - 1 + (size_t)2 * AUTH_HASH_LEN)
 
 /*
- * One user. Owned by whoever parsed it until handed to auth_table_build_users,
- * then by the table; immutable from then on, so any thread may read it while
+ * One user. Owned by whoever parsed it until a table is built from it
+ * (auth_table_build), then by the table; immutable from then on, so any thread may read it while
  * the table lives.
  */
 struct auth_user {
@@ -66,16 +66,6 @@ struct auth_user {
  * user is a ZooKeeper node, /leafd/{leaf.name}/users/{name}, and those two name no node).
  */
 int auth_user_name_valid(const char *s, size_t n);
-
-/*
- * Parses "sha256:<64 lower-case hex>" (n bytes) into out. LEAF_OK, or
- * LEAF_EINVAL. The text form is plain hex, not crypto, so it lives here
- * where the record parser can check it; auth_secret.h computes the digest.
- */
-leaf_status_t auth_hash_parse(const char *s, size_t n, uint8_t out[AUTH_HASH_LEN]);
-
-/* Writes "sha256:<hex>" and a NUL at dst (room: AUTH_HASH_TEXT_LEN + 1). */
-void auth_hash_format(const uint8_t hash[AUTH_HASH_LEN], char *dst);
 
 /*
  * Parses the record json (len bytes) into *out (which it initialises).

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-struct leaf_job *leaf_jobs_at(const struct leaf_jobs *js, int i) {
+/* The slot with ticket i. */
+static struct leaf_job *leaf_jobs_at(const struct leaf_jobs *js, int i) {
     return (struct leaf_job *)((char *)js->slots + (size_t)i * js->size);
 }
 

@@ -37,9 +37,6 @@ struct leaf_jobs {
     void (*release)(struct leaf_job *j);
 };
 
-/* The slot with ticket i. */
-struct leaf_job *leaf_jobs_at(const struct leaf_jobs *js, int i);
-
 /*
  * A request's step, lock held. *ticket < 0: takes a free slot, queues it
  * and returns LEAF_EAGAIN with *job set for the caller to fill and *ticket

@@ -45,7 +45,7 @@ static size_t log_escape(char *buf, size_t pos, size_t cap, const char *s) {
     return pos;
 }
 
-void log_vwrite(int level, const char *component, const char *fmt, va_list ap) {
+static void log_vwrite(int level, const char *component, const char *fmt, va_list ap) {
     if (!log_enabled(level)) {
         return;
     }

@@ -34,7 +34,6 @@ const char *log_last_error(void);
  * '?', cut at cap - 1 bytes, NUL-terminated. Returns the length.
  */
 size_t log_safe(const char *s, size_t n, char *dst, size_t cap);
-void log_vwrite(int level, const char *component, const char *fmt, va_list ap);
 
 #define log_debug(comp, ...)                                                                       \
     do {                                                                                           \

@@ -83,12 +83,3 @@ void peercount_release(struct peercount *pc, uint64_t h) {
     }
     pthread_mutex_unlock(&pc->mu);
 }
-
-int64_t peercount_of(struct peercount *pc, const void *addr, size_t n) {
-    uint64_t h = peercount_hash(pc, addr, n);
-    pthread_mutex_lock(&pc->mu);
-    size_t i = peercount_find(pc, h);
-    int64_t count = i != SIZE_MAX && pc->slots[i].hash == h ? pc->slots[i].n : 0;
-    pthread_mutex_unlock(&pc->mu);
-    return count;
-}

@@ -52,7 +52,4 @@ uint64_t peercount_take(struct peercount *pc, const void *addr, size_t n);
 /* Un-counts a connection that peercount_take() counted; h is what it returned. */
 void peercount_release(struct peercount *pc, uint64_t h);
 
-/* The connections counted for addr now (tests). */
-int64_t peercount_of(struct peercount *pc, const void *addr, size_t n);
-
 #endif

@@ -149,15 +149,3 @@ void sbuf_html(struct sbuf *b, const char *s, size_t n) {
     }
     sbuf_append(b, s + run, n - run);
 }
-
-void sbuf_consume(struct sbuf *b, size_t n) {
-    if (n >= b->len) {
-        b->len = 0;
-    } else {
-        memmove(b->data, b->data + n, b->len - n);
-        b->len -= n;
-    }
-    if (b->data != NULL) {
-        b->data[b->len] = '\0';
-    }
-}

@@ -50,7 +50,4 @@ void sbuf_json_str(struct sbuf *b, const char *s, size_t n);
 /* s (n bytes) escaped for HTML text and attribute values (< > & " '). */
 void sbuf_html(struct sbuf *b, const char *s, size_t n);
 
-/* Drops the first n bytes (consumed output), moving the rest to the front. */
-void sbuf_consume(struct sbuf *b, size_t n);
-
 #endif

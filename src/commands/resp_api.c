@@ -2,10 +2,10 @@
  * The Redis-protocol command table: one row per command, with Redis's arity
  * convention (n: exactly n arguments with the name; -n: at least n), its
  * flags as COMMAND reports them (COMMAND is here, beside the table it
- * reads), its key positions, and its handler. The ID commands (INCR,
- * INCRBY, LEAF.IDS, GET) are resp_ids.c's; the connection commands here are
- * what the common clients send on connect and for tooling (section "Redis
- * protocol" of the README lists them).
+ * reads), its key positions, its handler, and what COMMAND DOCS says of it.
+ * The ID commands (INCR, INCRBY, LEAF.IDS, GET) are resp_ids.c's; the
+ * connection commands here are what the common clients send on connect and
+ * for tooling (docs/reference/resp.md lists them).
  */
 #include "resp_api.h"
 
@@ -236,6 +236,31 @@ enum {
     CMD_NOW = 1 << 2,
 };
 
+/*
+ * One argument as COMMAND DOCS describes it (Redis 7's argument model): a
+ * key, a string or an integer, a word (pure-token), or a block of arguments
+ * that go together; token: the word written before it (HELLO's AUTH).
+ */
+enum { ARG_OPTIONAL = 1 << 0, ARG_MULTIPLE = 1 << 1 };
+
+struct resp_arg {
+    const char *name;
+    const char *type; /* key, string, integer, pure-token, block */
+    const char *token;
+    unsigned flags; /* ARG_* */
+    const struct resp_arg *args;
+    int nargs; /* a block's */
+};
+
+/* What COMMAND DOCS says of a command beyond its row's summary (`what`). */
+struct resp_command_doc {
+    const char *group;      /* Redis's: string, connection, server, cluster, transactions; module */
+    const char *since;      /* the Redis version that brought it; leafd's own: leafd's version */
+    const char *complexity; /* NULL: not one figure (a container's subcommands differ) */
+    const struct resp_arg *args;
+    int nargs;
+};
+
 struct resp_command {
     const char *name;  /* lower case */
     const char *flags; /* Redis's flags, as COMMAND reports them */
@@ -244,7 +269,9 @@ struct resp_command {
     leaf_status_t (*fn)(struct resp_request *req);
     enum auth_need need; /* the right needed on the key (first_key) */
     unsigned bits;       /* CMD_*: what the dispatcher does with it */
-    const char *what;    /* one line for the reference (leafd --print-reference commands) */
+    const char *what;    /* one line for the reference (leafd --print-reference commands) and
+                          * COMMAND DOCS' summary */
+    struct resp_command_doc doc;
 };
 
 #define IDS AUTH_NEED_IDS
@@ -254,50 +281,103 @@ struct resp_command {
 #define QUEUES CMD_QUEUES
 #define NOW CMD_NOW
 
+#define ARGS(a) (a), (int)(sizeof(a) / sizeof((a)[0]))
+#define NO_ARGS NULL, 0
+#define OPT ARG_OPTIONAL
+
+static const struct resp_arg key_args[] = {{"key", "key", NULL, 0, NO_ARGS}};
+static const struct resp_arg key_count_args[] = {{"key", "key", NULL, 0, NO_ARGS},
+                                                 {"count", "integer", NULL, 0, NO_ARGS}};
+static const struct resp_arg message_opt_args[] = {{"message", "string", NULL, OPT, NO_ARGS}};
+static const struct resp_arg message_args[] = {{"message", "string", NULL, 0, NO_ARGS}};
+static const struct resp_arg hello_auth_args[] = {{"username", "string", NULL, 0, NO_ARGS},
+                                                  {"password", "string", NULL, 0, NO_ARGS}};
+static const struct resp_arg hello_block_args[] = {
+    {"protover", "integer", NULL, 0, NO_ARGS},
+    {"auth", "block", "AUTH", OPT, ARGS(hello_auth_args)},
+    {"clientname", "string", "SETNAME", OPT, NO_ARGS},
+};
+static const struct resp_arg hello_args[] = {
+    {"arguments", "block", NULL, OPT, ARGS(hello_block_args)}};
+static const struct resp_arg auth_args[] = {{"username", "string", NULL, OPT, NO_ARGS},
+                                            {"password", "string", NULL, 0, NO_ARGS}};
+static const struct resp_arg select_args[] = {{"index", "integer", NULL, 0, NO_ARGS}};
+static const struct resp_arg info_args[] = {
+    {"section", "string", NULL, OPT | ARG_MULTIPLE, NO_ARGS}};
+
 /* The ID commands first: they are looked up most. */
 static leaf_status_t cmd_command(struct resp_request *req);
 
+/* A row: how it is dispatched, its summary, what COMMAND DOCS adds. */
+/* clang-format off */
 static const struct resp_command commands[] = {
-    {"incr", "write fast", 2, 1, 1, 1, resp_ids_incr, IDS, ISSUES, "one ID of the key (mode:name)"},
+    {"incr", "write fast", 2, 1, 1, 1, resp_ids_incr, IDS, ISSUES,
+     "one ID of the key (mode:name)",
+     {"string", "1.0.0", "O(1)", ARGS(key_args)}},
     {"incrby", "write fast", 3, 1, 1, 1, resp_ids_incrby, IDS, ISSUES,
-     "count IDs of the key; the reply is the last"},
+     "count IDs of the key; the reply is the last",
+     {"string", "1.0.0", "O(1)", ARGS(key_count_args)}},
     {"leaf.ids", "write fast", 3, 1, 1, 1, resp_ids_leaf_ids, IDS, ISSUES,
-     "count IDs of the key, as an array"},
+     "count IDs of the key, as an array",
+     {"module", "0.1.0", "O(N) where N is the count", ARGS(key_count_args)}},
     {"get", "readonly fast", 2, 1, 1, 1, resp_ids_get, IDS, ISSUES,
      "sequence keys only: the last ID issued, nil when none; issues nothing (other keys: "
-     "WRONG_MODE)"},
-    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN, QUEUES, "PONG, or the argument"},
-    {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN, QUEUES, "the argument"},
+     "WRONG_MODE)",
+     {"string", "1.0.0", "O(1)", ARGS(key_args)}},
+    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN, QUEUES,
+     "PONG, or the argument",
+     {"connection", "1.0.0", "O(1)", ARGS(message_opt_args)}},
+    {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN, QUEUES,
+     "the argument",
+     {"connection", "1.0.0", "O(1)", ARGS(message_args)}},
     {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN, 0,
-     "the protocol version (2 or 3), AUTH and SETNAME in one"},
+     "the protocol version (2 or 3), AUTH and SETNAME in one",
+     {"connection", "6.0.0", "O(1)", ARGS(hello_args)}},
     {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, resp_cmd_auth, OPEN, 0,
-     "logs the connection in as a user"},
-    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN, 0, "database 0 only"},
+     "logs the connection in as a user",
+     {"connection", "1.0.0", "O(log N) where N is the number of users", ARGS(auth_args)}},
+    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN, 0,
+     "database 0 only",
+     {"connection", "1.0.0", "O(1)", ARGS(select_args)}},
     {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client, OPEN, 0,
-     "SETNAME, GETNAME, ID, SETINFO, INFO of the connection"},
+     "SETNAME, GETNAME, ID, SETINFO, INFO of the connection",
+     {"connection", "2.4.0", NULL, NO_ARGS}},
     {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info, OPEN, 0,
-     "the server's sections, as Redis INFO"},
+     "the server's sections, as Redis INFO",
+     {"server", "1.0.0", "O(1)", ARGS(info_args)}},
     {"command", "loading stale", -1, 0, 0, 0, cmd_command, OPEN, 0,
-     "this table: COMMAND, COUNT, DOCS, INFO"},
+     "this table: COMMAND, COUNT, DOCS, INFO",
+     {"server", "2.8.13", "O(N) where N is the number of commands", NO_ARGS}},
     {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config, OPEN, 0,
-     "CONFIG GET answers empty; nothing to set"},
+     "CONFIG GET answers empty; nothing to set",
+     {"server", "2.0.0", NULL, NO_ARGS}},
     {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit, OPEN, NOW,
-     "closes the connection after the reply"},
+     "closes the connection after the reply",
+     {"connection", "1.0.0", "O(1)", NO_ARGS}},
     {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset, OPEN, NOW,
-     "back to a fresh connection: RESP2, no name, no user, no MULTI"},
+     "back to a fresh connection: RESP2, no name, no user, no MULTI",
+     {"connection", "6.2.0", "O(1)", NO_ARGS}},
     {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN, 0,
-     "accepted for cluster clients; nothing changes"},
+     "accepted for cluster clients; nothing changes",
+     {"cluster", "3.0.0", "O(1)", NO_ARGS}},
     {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN, 0,
-     "accepted for cluster clients; nothing changes"},
+     "accepted for cluster clients; nothing changes",
+     {"cluster", "3.0.0", "O(1)", NO_ARGS}},
     {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN, 0,
-     "the cluster commands clients send: one node serving every slot"},
+     "the cluster commands clients send: one node serving every slot",
+     {"cluster", "3.0.0", NULL, NO_ARGS}},
     {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, USER, NOW,
-     "starts a transaction: ID commands, PING and ECHO are queued"},
+     "starts a transaction: ID commands, PING and ECHO are queued",
+     {"transactions", "1.2.0", "O(1)", NO_ARGS}},
     {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, resp_multi_cmd_exec, OPEN, NOW,
-     "runs the queued commands, one array of replies"},
+     "runs the queued commands, one array of replies",
+     {"transactions", "1.2.0", "Depends on commands in the transaction", NO_ARGS}},
     {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_discard, OPEN,
-     NOW, "drops the queued commands"},
+     NOW,
+     "drops the queued commands",
+     {"transactions", "2.0.0", "O(N) where N is the number of queued commands", NO_ARGS}},
 };
+/* clang-format on */
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))
 #define COMMAND_UNKNOWN COMMANDS_N
@@ -360,6 +440,122 @@ static void command_row(struct sbuf *out, const struct resp_command *d, int resp
     resp_reply_int(out, d->key_step);
 }
 
+static void reply_text(struct sbuf *out, const char *s) {
+    resp_reply_bulk(out, s, strlen(s));
+}
+
+/* One argument's map, as Redis 7's COMMAND DOCS writes it (a block's arguments nested). */
+static void arg_doc(struct sbuf *out, const struct resp_arg *a, int resp3) {
+    int shown = strcmp(a->type, "block") != 0 && strcmp(a->type, "pure-token") != 0;
+    int is_key = strcmp(a->type, "key") == 0;
+    size_t nflags = (a->flags & ARG_OPTIONAL ? 1 : 0) + (a->flags & ARG_MULTIPLE ? 1 : 0);
+    resp_reply_map(out,
+                   2 + (size_t)shown + (size_t)is_key + (a->token != NULL) + (nflags > 0) +
+                       (a->nargs > 0),
+                   resp3);
+    reply_text(out, "name");
+    reply_text(out, a->name);
+    reply_text(out, "type");
+    reply_text(out, a->type);
+    if (shown) {
+        reply_text(out, "display_text");
+        reply_text(out, a->name);
+    }
+    if (is_key) {
+        reply_text(out, "key_spec_index");
+        resp_reply_int(out, 0);
+    }
+    if (a->token != NULL) {
+        reply_text(out, "token");
+        reply_text(out, a->token);
+    }
+    if (nflags > 0) {
+        reply_text(out, "flags");
+        resp_reply_set(out, nflags, resp3);
+        if (a->flags & ARG_OPTIONAL) {
+            resp_reply_simple(out, "optional");
+        }
+        if (a->flags & ARG_MULTIPLE) {
+            resp_reply_simple(out, "multiple");
+        }
+    }
+    if (a->nargs > 0) {
+        reply_text(out, "arguments");
+        resp_reply_array(out, (size_t)a->nargs);
+        for (int i = 0; i < a->nargs; i++) {
+            arg_doc(out, &a->args[i], resp3);
+        }
+    }
+}
+
+/*
+ * One command's name and documentation, as Redis 7's COMMAND DOCS: summary,
+ * since, group, complexity (when it is one figure), module (leafd's own
+ * commands), arguments (when it takes any). Containers (CLIENT, CLUSTER,
+ * COMMAND, CONFIG) list no subcommands: their summary names them.
+ */
+static void command_doc(struct sbuf *out, const struct resp_command *d, int resp3) {
+    const struct resp_command_doc *doc = &d->doc;
+    int module = strcmp(doc->group, "module") == 0;
+    reply_text(out, d->name);
+    resp_reply_map(out, 3 + (doc->complexity != NULL) + (size_t)module + (doc->nargs > 0), resp3);
+    reply_text(out, "summary");
+    reply_text(out, d->what);
+    reply_text(out, "since");
+    reply_text(out, doc->since);
+    reply_text(out, "group");
+    reply_text(out, doc->group);
+    if (doc->complexity != NULL) {
+        reply_text(out, "complexity");
+        reply_text(out, doc->complexity);
+    }
+    if (module) {
+        reply_text(out, "module");
+        reply_text(out, "leafd");
+    }
+    if (doc->nargs > 0) {
+        reply_text(out, "arguments");
+        resp_reply_array(out, (size_t)doc->nargs);
+        for (int i = 0; i < doc->nargs; i++) {
+            arg_doc(out, &doc->args[i], resp3);
+        }
+    }
+}
+
+/* The row of argument a of c, or -1 when it names no command. */
+static int command_named(const struct resp_cmd *c, int a) {
+    for (int i = 0; i < COMMANDS_N; i++) {
+        if (resp_arg_is(c, a, commands[i].name)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* COMMAND DOCS [name...]: every command, or the named ones in order (unknown names left out). */
+static void command_docs(struct resp_request *req) {
+    const struct resp_cmd *c = &req->cmd;
+    int resp3 = req->client->resp3;
+    if (c->argc == 2) {
+        resp_reply_map(req->out, (size_t)COMMANDS_N, resp3);
+        for (int i = 0; i < COMMANDS_N; i++) {
+            command_doc(req->out, &commands[i], resp3);
+        }
+        return;
+    }
+    size_t n = 0;
+    for (int a = 2; a < c->argc; a++) {
+        n += command_named(c, a) >= 0;
+    }
+    resp_reply_map(req->out, n, resp3);
+    for (int a = 2; a < c->argc; a++) {
+        int i = command_named(c, a);
+        if (i >= 0) {
+            command_doc(req->out, &commands[i], resp3);
+        }
+    }
+}
+
 /* COMMAND, COMMAND COUNT, COMMAND DOCS [name...], COMMAND INFO name... */
 static leaf_status_t cmd_command(struct resp_request *req) {
     const struct resp_cmd *c = &req->cmd;
@@ -377,8 +573,7 @@ static leaf_status_t cmd_command(struct resp_request *req) {
         return LEAF_OK;
     }
     if (resp_arg_is(c, 1, "docs")) {
-        /* No documentation to give: an empty map (redis-cli then shows no hints). */
-        resp_reply_map(req->out, 0, resp3);
+        command_docs(req);
         return LEAF_OK;
     }
     if (resp_arg_is(c, 1, "info")) {

@@ -124,14 +124,7 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
             "TRYAGAIN no sequence primary can issue now (an election or a handover)");
     } else if (rc != LEAF_OK) {
         const struct ids_error_info *e = ids_error_info(c->err);
-        char code[32];
-        size_t i = 0;
-        for (; e->code[i] != '\0' && i + 1 < sizeof(code); i++) {
-            code[i] = (char)(e->code[i] >= 'a' && e->code[i] <= 'z' ? e->code[i] - 'a' + 'A'
-                                                                    : e->code[i]);
-        }
-        code[i] = '\0';
-        resp_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", code, e->message);
+        resp_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", e->resp, e->message);
     }
     (void)k;
     return rc;

@@ -8,23 +8,37 @@
  * by their stable code (RESP_O_IDS + enum ids_error). Below the command
  * table and the AUTH commands, which both answer through it.
  */
+#include <stdio.h>
+
 #include "auth_decide.h"
 #include "ids.h"
 #include "resp_conn.h"
 #include "status.h"
 
+/* X(enum, status label, the error reply's first words, what it means) */
 #define RESP_OUTCOMES(X)                                                                           \
-    X(RESP_O_OK, "ok")                                                                             \
-    X(RESP_O_ERR, "err")                                                                           \
-    X(RESP_O_BAD_KEY, "bad_key")                                                                   \
-    X(RESP_O_WRONG_MODE, "wrong_mode")                                                             \
-    X(RESP_O_PROTOCOL, "protocol_error")                                                           \
-    X(RESP_O_NOAUTH, "noauth")                                                                     \
-    X(RESP_O_WRONGPASS, "wrongpass")                                                               \
-    X(RESP_O_NOPERM, "noperm")
+    X(RESP_O_OK, "ok", "", "answered")                                                             \
+    X(RESP_O_ERR, "err", "ERR",                                                                    \
+      "Redis's own errors, in Redis's words: an unknown command, a wrong number of arguments, "    \
+      "a syntax error, EXEC without MULTI (and NOPROTO for a HELLO version other than 2 or 3)")    \
+    X(RESP_O_BAD_KEY, "bad_key", "BAD_KEY",                                                        \
+      "the key starts with no mode's prefix (snowflake:, segment:, ...) and "                      \
+      "leafd.resp.default.mode names none")                                                        \
+    X(RESP_O_WRONG_MODE, "wrong_mode", "WRONG_MODE",                                               \
+      "the command does not fit the key's mode: INCRBY of a block of scattered IDs, GET of "       \
+      "anything but a sequence")                                                                   \
+    X(RESP_O_PROTOCOL, "protocol_error", "ERR Protocol error:",                                    \
+      "not RESP, a bulk string over 64 KiB, more than 1024 arguments or a command over its "       \
+      "size limit; the connection is closed")                                                      \
+    X(RESP_O_NOAUTH, "noauth", "NOAUTH",                                                           \
+      "no credentials (no AUTH yet or no Authorization header), or the session lapsed")            \
+    X(RESP_O_WRONGPASS, "wrongpass", "WRONGPASS",                                                  \
+      "wrong credentials: malformed, an unknown user or a wrong secret")                           \
+    X(RESP_O_NOPERM, "noperm", "NOPERM",                                                           \
+      "the user lacks the right the command or route needs (on the key)")
 
 enum resp_outcome {
-#define RESP_OUTCOME_ENUM(e, name) e,
+#define RESP_OUTCOME_ENUM(e, name, resp, meaning) e,
     RESP_OUTCOMES(RESP_OUTCOME_ENUM)
 #undef RESP_OUTCOME_ENUM
         RESP_O_IDS /* RESP_O_IDS + enum ids_error: the ID errors, by their stable code */
@@ -39,5 +53,13 @@ leaf_status_t resp_outcome_error(struct resp_request *req, int outcome, const ch
 
 /* Writes the refusal v (Redis's words) and records its outcome. */
 void resp_outcome_refuse(struct resp_request *req, enum auth_verdict v);
+
+/*
+ * The errors of ID requests in both protocols (IDS_ERRORS) and of RESP
+ * commands (the outcomes but ok) as a Markdown table, each with its HTTP
+ * status, its RESP error and what it means (leafd --print-reference errors,
+ * docs/reference/errors.md).
+ */
+void resp_outcome_print_reference(FILE *out);
 
 #endif

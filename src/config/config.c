@@ -179,7 +179,8 @@ size_t config_distance(const char *a, size_t an, const char *b) {
     return row[bn];
 }
 
-void config_near_key(const char *key, size_t n, char *near, size_t nearlen) {
+/* The key nearest to key (n bytes, ignoring case) within 3 edits into near; "" when none. */
+static void config_near_key(const char *key, size_t n, char *near, size_t nearlen) {
     char low[CONFIG_NEAR_MAX];
     size_t best = 4;
     if (nearlen > 0) {

@@ -314,7 +314,9 @@ void config_defaults(struct leaf_config *c);
 
 /*
  * Parses a properties text. `file` is only used in messages. On error
- * returns LEAF_EINVAL and writes "file:line: key: reason" into err.
+ * returns LEAF_EINVAL and writes "file:line: key: reason" into err. The
+ * daemon reads files (config_load_file); this is a test seam: the unit
+ * tests and tests/fuzz/fuzz_config.c parse texts without a file.
  */
 leaf_status_t config_parse(struct leaf_config *c, const char *text, size_t len, const char *file,
                            char *err, size_t errlen);
@@ -325,8 +327,6 @@ leaf_status_t config_load_file(struct leaf_config *c, const char *path, char *er
 /* A key's environment variable: leaf.snowflake.zk.address -> LEAF_SNOWFLAKE_ZK_ADDRESS. */
 void config_env_name(const char *key, char *out, size_t outlen);
 
-/* The key nearest to key (n bytes, ignoring case) within 3 edits into near; "" when none. */
-void config_near_key(const char *key, size_t n, char *near, size_t nearlen);
 /* Levenshtein distance of a (an bytes) and b, (size_t)-1 beyond 128 bytes. */
 size_t config_distance(const char *a, size_t an, const char *b);
 

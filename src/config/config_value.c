@@ -176,57 +176,6 @@ static void config_jdbc_quote(char *q, size_t cap, const char *url) {
     config_value_show(q, cap, url, strcspn(url, "?"), 1);
 }
 
-/*
- * jdbc:mysql://host[:port][,host[:port]...]/db[?params]. Messages never show
- * a secret (config_jdbc_quote). Credentials in the authority (user:password@,
- * as Connector/J reads it: up to the first '/', '?' or '#') are refused by
- * name: leaf.jdbc.username and leaf.jdbc.password (or its .file) say them, one
- * place for each. j->host and j->port are the first host's.
- */
-leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
-                                      size_t whylen) {
-    const char *p = config_jdbc_skip_scheme(url);
-    size_t n, i;
-    char q[CONFIG_VALUE_SHOW_MAX];
-
-    config_jdbc_quote(q, sizeof(q), url);
-    j->port = 3306;
-    j->nhosts = 0;
-    if (p == NULL) {
-        snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
-        return LEAF_EINVAL;
-    }
-    if (memchr(p, '@', strcspn(p, "/?#")) != NULL) {
-        snprintf(why, whylen,
-                 "user:password@ in the URL is not read: set leaf.jdbc.username and "
-                 "leaf.jdbc.password (or leaf.jdbc.password.file) instead (URL not shown: it "
-                 "holds a password)");
-        return LEAF_EINVAL;
-    }
-    for (;;) {
-        if (config_jdbc_host(&p, j, q, why, whylen) != LEAF_OK) {
-            return LEAF_EINVAL;
-        }
-        if (*p != ',') {
-            break;
-        }
-        p++;
-    }
-    memcpy(j->host, j->hosts[0].host, sizeof(j->host));
-    j->port = j->hosts[0].port;
-    n = (*p == '/') ? strcspn(++p, "?") : 0;
-    for (i = 0; i < n && (config_is_alnum(p[i]) || p[i] == '_' || p[i] == '$'); i++) {
-    }
-    if (n == 0 || i < n || n >= sizeof(j->db)) {
-        snprintf(why, whylen, "expected /database ([A-Za-z0-9_$]+) after the host in %s", q);
-        return LEAF_EINVAL;
-    }
-    memcpy(j->db, p, n);
-    j->db[n] = '\0';
-    p += n;
-    return config_value_jdbc_tls(*p == '?' ? p + 1 : "", &j->tls, why, whylen);
-}
-
 /* The TLS parameters seen in a JDBC query string (-1 = not given). */
 struct config_jdbc_tls_params {
     int ssl_mode; /* enum config_db_tls */
@@ -282,7 +231,14 @@ static leaf_status_t config_jdbc_tls_param(struct config_jdbc_tls_params *t, con
     return LEAF_OK;
 }
 
-leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, size_t whylen) {
+/*
+ * The database TLS mode of a JDBC query string (the text after '?', '&'
+ * separated): sslMode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY
+ * wins; otherwise useSSL, requireSSL and verifyServerCertificate map as
+ * Connector/J 8 maps them. Values are case-insensitive; a bad one is an
+ * error that quotes only that parameter.
+ */
+static leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, size_t whylen) {
     struct config_jdbc_tls_params t = {-1, -1, -1, -1};
     const char *p = params;
 
@@ -305,6 +261,57 @@ leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, siz
         *tls = CONFIG_DB_TLS_DISABLED;
     }
     return LEAF_OK;
+}
+
+/*
+ * jdbc:mysql://host[:port][,host[:port]...]/db[?params]. Messages never show
+ * a secret (config_jdbc_quote). Credentials in the authority (user:password@,
+ * as Connector/J reads it: up to the first '/', '?' or '#') are refused by
+ * name: leaf.jdbc.username and leaf.jdbc.password (or its .file) say them, one
+ * place for each. j->host and j->port are the first host's.
+ */
+leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
+                                      size_t whylen) {
+    const char *p = config_jdbc_skip_scheme(url);
+    size_t n, i;
+    char q[CONFIG_VALUE_SHOW_MAX];
+
+    config_jdbc_quote(q, sizeof(q), url);
+    j->port = 3306;
+    j->nhosts = 0;
+    if (p == NULL) {
+        snprintf(why, whylen, "expected jdbc:mysql://host[:port]/database, got %s", q);
+        return LEAF_EINVAL;
+    }
+    if (memchr(p, '@', strcspn(p, "/?#")) != NULL) {
+        snprintf(why, whylen,
+                 "user:password@ in the URL is not read: set leaf.jdbc.username and "
+                 "leaf.jdbc.password (or leaf.jdbc.password.file) instead (URL not shown: it "
+                 "holds a password)");
+        return LEAF_EINVAL;
+    }
+    for (;;) {
+        if (config_jdbc_host(&p, j, q, why, whylen) != LEAF_OK) {
+            return LEAF_EINVAL;
+        }
+        if (*p != ',') {
+            break;
+        }
+        p++;
+    }
+    memcpy(j->host, j->hosts[0].host, sizeof(j->host));
+    j->port = j->hosts[0].port;
+    n = (*p == '/') ? strcspn(++p, "?") : 0;
+    for (i = 0; i < n && (config_is_alnum(p[i]) || p[i] == '_' || p[i] == '$'); i++) {
+    }
+    if (n == 0 || i < n || n >= sizeof(j->db)) {
+        snprintf(why, whylen, "expected /database ([A-Za-z0-9_$]+) after the host in %s", q);
+        return LEAF_EINVAL;
+    }
+    memcpy(j->db, p, n);
+    j->db[n] = '\0';
+    p += n;
+    return config_value_jdbc_tls(*p == '?' ? p + 1 : "", &j->tls, why, whylen);
 }
 
 /* ---- per-type checks of text values ------------------------------------ */

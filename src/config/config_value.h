@@ -2,7 +2,7 @@
 #define LEAF_CONFIG_VALUE_H
 
 /*
- * The syntax of configuration values (src/config_value.c): integers, ports,
+ * The syntax of configuration values (config_value.c): integers, ports,
  * IPv4 addresses, host:port, JDBC URLs, ZooKeeper address lists and names.
  * Pure code. Every "why" written is a human reason that quotes the value
  * safely (cut, control bytes replaced, JDBC parameters left out, a JDBC URL
@@ -37,20 +37,14 @@ leaf_status_t config_value_addr_split(const char *v, char *host, int *port, char
 
 /*
  * jdbc:mysql://host[:port][,host[:port]...]/db[?params] (also jdbc:mariadb://).
- * Of the parameters, only the TLS ones are read (config_value_jdbc_tls); the
- * rest are ignored.
+ * Of the parameters, only the TLS ones are read, into tls: sslMode=DISABLED|
+ * PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY wins; otherwise useSSL,
+ * requireSSL and verifyServerCertificate map as Connector/J 8 maps them.
+ * Values are case-insensitive; a bad one is an error that quotes only that
+ * parameter. The rest are ignored.
  */
 leaf_status_t config_value_jdbc_split(const char *url, struct config_value_jdbc *j, char *why,
                                       size_t whylen);
-
-/*
- * The database TLS mode of a JDBC query string (the text after '?', '&'
- * separated): sslMode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY
- * wins; otherwise useSSL, requireSSL and verifyServerCertificate map as
- * Connector/J 8 maps them. Values are case-insensitive; a bad one is an
- * error that quotes only that parameter.
- */
-leaf_status_t config_value_jdbc_tls(const char *params, int *tls, char *why, size_t whylen);
 
 /* The syntax check of a text type (NULL for types without one). */
 typedef leaf_status_t (*config_value_check_fn)(const char *v, char *why, size_t whylen);

@@ -4,9 +4,11 @@
 /*
  * What every request of either protocol reaches the node through: a
  * struct api_ctx that main() builds before the loops start and never
- * changes afterwards (so any loop thread may read it). It sits below every
- * other file of src/api: the handlers, the ID path (ids.c) and the metrics
- * all take it, and it names none of them.
+ * changes afterwards (so any loop thread may read it). It sits below the
+ * doors that take it: the HTTP handlers (src/api), the RESP commands
+ * (src/commands), the ID path and the checks of who may ask (src/door), the
+ * pages (src/pages) and the metrics (src/metrics). It includes the services
+ * below it and names no door: the metrics it holds only as an opaque pointer.
  */
 #include <stdint.h>
 

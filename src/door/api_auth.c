@@ -28,6 +28,23 @@ static int admin_token_equal(const char *a, size_t alen, const char *b, size_t b
     return diff == 0;
 }
 
+int api_auth_limited(const struct api_ctx *ctx, const char *peer) {
+    const char *p = peer != NULL ? peer : "";
+    return ctx->auth_limit != NULL &&
+           auth_limit_blocked(ctx->auth_limit, p, auth_limit_addr_len(p), clock_mono_ms());
+}
+
+/* api_auth_limited for an HTTP request: 1 when refused unchecked, answered 429. */
+static int api_auth_limited_http(struct http_request *req) {
+    static const char body[] = "{\"code\":\"" AUTH_LIMIT_HTTP_CODE "\",\"message\":\"too many "
+                               "failed authentications from this address; try again later\"}";
+    if (!api_auth_limited(api_ctx(req), req->peer)) {
+        return 0;
+    }
+    http_respond_ex(req, 429, "application/json", "Retry-After: 10\r\n", body, sizeof(body) - 1);
+    return 1;
+}
+
 /*
  * The admin rule without users: with leafd.admin.token set, `Authorization:
  * Bearer <token>` is required (401 when missing, 403 when wrong); without
@@ -81,22 +98,6 @@ static void creds_of(const struct http_request *req, struct auth_header *h, stru
         break;
     default: c->kind = USER_CREDS_MALFORMED; break;
     }
-}
-
-int api_auth_limited(const struct api_ctx *ctx, const char *peer) {
-    const char *p = peer != NULL ? peer : "";
-    return ctx->auth_limit != NULL &&
-           auth_limit_blocked(ctx->auth_limit, p, auth_limit_addr_len(p), clock_mono_ms());
-}
-
-int api_auth_limited_http(struct http_request *req) {
-    static const char body[] = "{\"code\":\"" AUTH_LIMIT_HTTP_CODE "\",\"message\":\"too many "
-                               "failed authentications from this address; try again later\"}";
-    if (!api_auth_limited(api_ctx(req), req->peer)) {
-        return 0;
-    }
-    http_respond_ex(req, 429, "application/json", "Retry-After: 10\r\n", body, sizeof(body) - 1);
-    return 1;
 }
 
 void api_auth_count_failure(const struct api_ctx *ctx, const char *peer, enum user_failure why) {
@@ -174,7 +175,8 @@ static void respond_refusal(struct http_request *req, enum auth_verdict v, enum 
     http_respond_ex(req, 401, "application/json", challenge, body, strlen(body));
 }
 
-int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key) {
+static int api_authorize(struct http_request *req, enum auth_need need,
+                         const struct auth_key *key) {
     const struct api_ctx *ctx = api_ctx(req);
     if (!user_service_enabled(ctx->users)) {
         return 1;

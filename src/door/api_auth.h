@@ -7,10 +7,9 @@
  * need; with auth off it applies the rule from before users existed (ID
  * routes open; admin and create routes need leafd.admin.token, or a
  * loopback client when no token is set; open_without_auth: Leaf's open
- * /cache page). api_authorize decides need on key (NULL: the identity
- * only, for a key the handler reads from the body) and api_authorize_key
- * does so for a key the handler read; all answer 401/403 themselves,
- * return 0 when refused, and api_authorize* allow all with auth off.
+ * /cache page). api_authorize_key decides need on a key the handler read;
+ * both answer 401/403 themselves, return 0 when refused, and
+ * api_authorize_key allows all with auth off.
  */
 #include <stddef.h>
 
@@ -22,7 +21,6 @@
 const char *api_auth_need_name(enum auth_need need);
 int api_route_allowed(struct http_request *req, enum auth_need need, int open_without_auth,
                       const struct auth_key *key);
-int api_authorize(struct http_request *req, enum auth_need need, const struct auth_key *key);
 /*
  * The view of /metrics: 1 all of it (auth off, an admin, or the metrics right on *), 0 node-level
  * only (no credentials, or a user without the right), -1 when wrong credentials were answered 401.
@@ -43,7 +41,6 @@ int api_authorize_key(struct http_request *req, enum auth_need need, enum ids_mo
  * whose reason is one (not missing credentials, not a lapsed session).
  */
 int api_auth_limited(const struct api_ctx *ctx, const char *peer);
-int api_auth_limited_http(struct http_request *req);
 void api_auth_count_failure(const struct api_ctx *ctx, const char *peer, enum user_failure why);
 void api_auth_log_failure(const struct api_ctx *ctx, const char *proto, const char *peer,
                           enum user_failure why, const char *user, size_t user_len);

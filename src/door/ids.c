@@ -17,7 +17,7 @@
 #define IDS_MAX_SEQUENCE_WAIT_MS 1000
 
 static const struct ids_error_info ids_errors[IDS_E_COUNT] = {
-#define IDS_ERROR_INFO(e, status, code, msg) [e] = {status, code, msg},
+#define IDS_ERROR_INFO(e, status, code, resp, msg) [e] = {status, code, resp, msg},
     IDS_ERRORS(IDS_ERROR_INFO)
 #undef IDS_ERROR_INFO
 };

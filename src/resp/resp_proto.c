@@ -105,13 +105,6 @@ void resp_parser_free(struct resp_parser *p) {
     resp_parser_init(p);
 }
 
-void resp_parser_reset(struct resp_parser *p) {
-    p->state = RESP_START;
-    p->err = NULL;
-    p->len = 0;
-    p->argc = 0;
-}
-
 void resp_parser_release_idle(struct resp_parser *p) {
     if (!resp_parser_in_command(p)) {
         resp_storage_free(p);
@@ -120,10 +113,6 @@ void resp_parser_release_idle(struct resp_parser *p) {
 
 int resp_parser_in_command(const struct resp_parser *p) {
     return p->state != RESP_START && p->state != RESP_ERROR;
-}
-
-size_t resp_parser_memory(const struct resp_parser *p) {
-    return p->cap + (size_t)p->args_cap * (sizeof(*p->argv) + sizeof(*p->argvlen));
 }
 
 /* ---- parser -------------------------------------------------------------- */
@@ -676,12 +665,4 @@ void resp_reply_verbatim(struct sbuf *b, const char *s, size_t n, int resp3) {
     sbuf_append(b, "txt:", 4);
     sbuf_append(b, s, n);
     sbuf_append(b, "\r\n", 2);
-}
-
-void resp_reply_bool(struct sbuf *b, int v, int resp3) {
-    if (resp3) {
-        sbuf_append(b, v ? "#t\r\n" : "#f\r\n", 4);
-    } else {
-        sbuf_append(b, v ? ":1\r\n" : ":0\r\n", 4);
-    }
 }

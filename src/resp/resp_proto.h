@@ -43,8 +43,8 @@
 #define RESP_ARG_COST 16
 
 /*
- * One command. Valid until the next resp_parse(), resp_parser_reset(),
- * resp_parser_release_idle() or resp_parser_free() on the same parser.
+ * One command. Valid until the next resp_parse(), resp_parser_release_idle()
+ * or resp_parser_free() on the same parser.
  * argv[i] has argvlen[i] bytes (any bytes, NUL included) and is followed by a
  * NUL that is not counted, so a text argument can be used as a C string.
  */
@@ -86,9 +86,6 @@ struct resp_parser {
 void resp_parser_init(struct resp_parser *p);
 void resp_parser_free(struct resp_parser *p);
 
-/* Drops any half-received command and a protocol error; keeps the storage. */
-void resp_parser_reset(struct resp_parser *p);
-
 /*
  * Frees the storage when no command is half-received (call when the
  * connection goes idle: idle connections must cost almost nothing). The
@@ -107,9 +104,6 @@ void resp_parser_set_max(struct resp_parser *p, size_t max);
 /* 1 while a command is partly received (for request timeouts). */
 int resp_parser_in_command(const struct resp_parser *p);
 
-/* Bytes of heap the parser holds now (for tests and memory accounting). */
-size_t resp_parser_memory(const struct resp_parser *p);
-
 /*
  * Consumes bytes from data[0..len) and stops after one complete command.
  * LEAF_OK: *used bytes consumed, *cmd is the command (argc >= 1; an empty
@@ -119,7 +113,7 @@ size_t resp_parser_memory(const struct resp_parser *p);
  * LEAF_EINVAL: protocol error; *err is a message worded as Redis words it
  *   (e.g. "Protocol error: invalid multibulk length"), valid while the parser
  *   lives. The caller replies "-ERR <err>" and closes the connection. The
- *   error is sticky: later calls return it again until resp_parser_reset().
+ *   error is sticky: later calls return it again.
  * LEAF_ENOMEM: storage for the command could not be allocated; *err says so.
  *   Handle it as LEAF_EINVAL.
  * *used is set in every case (on an error: the bytes up to the bad one).
@@ -147,6 +141,5 @@ void resp_reply_map(struct sbuf *b, size_t npairs, int resp3); /* %n\r\n or *2n\
 void resp_reply_set(struct sbuf *b, size_t n, int resp3);      /* ~n\r\n or *n\r\n */
 /* =N\r\ntxt:...\r\n (N = n + 4) or a bulk string */
 void resp_reply_verbatim(struct sbuf *b, const char *s, size_t n, int resp3);
-void resp_reply_bool(struct sbuf *b, int v, int resp3); /* #t/#f or :1/:0 */
 
 #endif

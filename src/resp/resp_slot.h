@@ -3,9 +3,11 @@
 
 /*
  * Redis Cluster's key slot: CRC16 (XMODEM) of the key, or of the part inside
- * the first non-empty {...} (a hash tag), modulo 16384. leafd's sequence
- * primary owns every slot; the slot only appears in -MOVED replies, where
- * cluster clients expect the key's own.
+ * the first non-empty {...} (a hash tag), modulo 16384. With one sequence
+ * primary it owns every slot, and the slot only appears in -MOVED replies and
+ * CLUSTER KEYSLOT, where cluster clients expect the key's own; with sharded
+ * sequences (docs/cluster.md) a sequence's slot, of its key sequence:<name>
+ * (sequence_table_slot()), decides which node owns and issues it.
  */
 #include <stddef.h>
 

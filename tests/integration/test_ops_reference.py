@@ -56,7 +56,7 @@ def roff_line(line):
 
 
 def man(name):
-    """(synopsis text, {section: [the header line of each .TP/.TQ entry]}) of docs/man/NAME."""
+    """(synopsis text, {section: [the header line of each .TP/.TQ entry]}) of docs/man/<name>."""
     with open(os.path.join(ROOT, "docs", "man", name)) as f:
         lines = f.read().splitlines()
     section, synopsis, heads = "", [], {}

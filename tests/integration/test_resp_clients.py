@@ -4,7 +4,8 @@ Covers, on a static-worker snowflake node with leafd.resp.listen set:
 redis-cli one-shot, -r N (repeat), -3 (RESP3) and interactive (on a pty);
 inline commands over a raw socket (pipelined, quoted, LF-only, QUIT);
 redis-py (Debian's python3-redis 4.3.4): a plain client with the connection
-commands it sends (AUTH, SELECT, CLIENT, INFO, ECHO, CONFIG GET, COMMAND),
+commands it sends (AUTH, SELECT, CLIENT, INFO, ECHO, CONFIG GET, COMMAND, COMMAND DOCS as
+Redis 7 answers it),
 a non-transactional pipeline with an error in the middle; HELLO 3 / HELLO 2 /
 RESET over a raw socket (redis-py 4.3.4 has no RESP3); ioredis (npm, installed
 into LEAFD_NODE_DIR; skipped with a message if node/npm or the install fail),
@@ -177,7 +178,35 @@ rows = r.execute_command("COMMAND INFO", "incr", "nosuch")
 check(rows[0][0] == b"incr" and rows[0][1] == 2 and rows[1] is None, "COMMAND INFO: %r" % rows)
 table = r.execute_command("COMMAND")  # redis-py parses it into a dict by name
 check("leaf.ids" in table and table["incrby"]["arity"] == 3, "COMMAND lists LEAF.IDS, INCRBY")
-check(r.execute_command("COMMAND DOCS") in ([], {}), "COMMAND DOCS empty")
+
+
+def pairs(flat):
+    """A RESP2 map (a flat list of names and values) as a dict with text keys."""
+    return {k.decode(): v for k, v in zip(flat[::2], flat[1::2])}
+
+
+# COMMAND DOCS as Redis 7 answers it (redis-py 4.3.4 leaves COMMAND DOCS unparsed: RESP2 pairs).
+docs = pairs(r.execute_command("COMMAND DOCS"))
+check(len(docs) == r.execute_command("COMMAND COUNT") and "leaf.ids" in docs,
+      "COMMAND DOCS documents every command: %r" % sorted(docs))
+incrby = pairs(docs["incrby"])
+check(incrby.get("group") == b"string" and incrby.get("since") == b"1.0.0"
+      and incrby.get("complexity") == b"O(1)" and b"count IDs" in incrby.get("summary", b""),
+      "COMMAND DOCS incrby: summary, since, group, complexity: %r" % incrby)
+args = [pairs(a) for a in incrby.get("arguments", [])]
+check([(a["name"], a["type"]) for a in args] == [(b"key", b"key"), (b"count", b"integer")]
+      and args[0].get("key_spec_index") == 0, "COMMAND DOCS incrby: key, count: %r" % args)
+hello = pairs(pairs(r.execute_command("COMMAND DOCS", "hello", "nosuch"))["hello"])
+block = pairs(hello["arguments"][0])
+auth = pairs(block["arguments"][1])
+check(block["flags"] == [b"optional"] and auth["token"] == b"AUTH"
+      and [pairs(a)["name"] for a in auth["arguments"]] == [b"username", b"password"],
+      "COMMAND DOCS hello: [protover [AUTH username password] [SETNAME clientname]]: %r" % hello)
+check(pairs(docs["leaf.ids"]).get("module") == b"leafd", "LEAF.IDS is leafd's own (module)")
+check(r.execute_command("COMMAND DOCS", "nosuch") in ([], {}), "COMMAND DOCS of no command: empty")
+rc, out = cli(port, "COMMAND", "DOCS", "get")
+check(rc == 0 and "summary" in out and "sequence keys only" in " ".join(out),
+      "redis-cli COMMAND DOCS get: %r" % out)
 check(r.execute_command("READONLY") and r.execute_command("READWRITE"), "READONLY/READWRITE")
 try:
     r.execute_command("CLUSTER", "INFO")

@@ -15,7 +15,7 @@ tests/lib/tcpproxy.py proxy), 4 s sessions, batches of 100. Checks:
     (healed): 0 duplicates and strict real-time order per sequence through all
     of them; during the kill -9, the sequences of the other nodes' slots keep
     being served (longest pause reported and bounded);
-  - tools/zk-inspect-style: the map in /leafd/<name>/shards names every range.
+  - as tools/zk-inspect reads it: the map in /leafd/<name>/shards names every range.
 Runs about 75 s. Run by ctest with /usr/bin/python3 (python3-redis).
 """
 import json

@@ -8,7 +8,7 @@
 - The wall clock is stepped at run time with libfaketime (the monotonic clock
   is left alone, so the event loop's timers are real), on a node with
   leafd.snowflake.max.lead.ms = 0, the waiting behaviour of docs/reference/guarantees.md
-  (the bounded lead is test_snowflake_lead.py's):
+  (the bounded lead is test_zk_lead.py's):
     * 10 s back: 503 clock_backwards at once (no waiting), until stepped forward
       again; then served, IDs above all earlier ones;
     * 1.5 s back: 503 until the clock catches up by itself, then served;

@@ -5,7 +5,8 @@
  * without sockets: pipelined replies in order however the bytes are cut,
  * inline and multibulk forms, Redis's wording of unknown commands and
  * arity, the stable codes of ID errors, protocol errors closing only their
- * connection, QUIT, HELLO 3, and idle connections giving their memory back.
+ * connection, QUIT, HELLO 3, COMMAND DOCS, and idle connections giving their
+ * memory back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +214,32 @@ static void test_tooling_commands(void) {
     CHECK_EQ_STR(feed("AUTH someone secret\r\nPING hi\r\n"), "+OK\r\n$2\r\nhi\r\n");
 }
 
+/* COMMAND DOCS as Redis 7 answers it: a map of name to summary, since, group, complexity, args. */
+static void test_command_docs(void) {
+    CHECK_EQ_STR(feed("COMMAND DOCS incrby nope\r\n"),
+                 "*2\r\n$6\r\nincrby\r\n*10\r\n"
+                 "$7\r\nsummary\r\n$43\r\ncount IDs of the key; the reply is the last\r\n"
+                 "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n"
+                 "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n"
+                 "*8\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+                 "$12\r\ndisplay_text\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+                 "*6\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+                 "$12\r\ndisplay_text\r\n$5\r\ncount\r\n");
+    CHECK_EQ_STR(feed("COMMAND DOCS nope\r\n"), "*0\r\n");
+    /* RESP3: maps and sets; HELLO's nested block, a token and the optional flag. */
+    const char *o = feed("HELLO 3\r\nCOMMAND DOCS hello\r\n");
+    o = strstr(o, "%1\r\n$5\r\nhello\r\n%5\r\n");
+    CHECK(o != NULL);
+    CHECK(o != NULL && strstr(o, "$5\r\ntoken\r\n$4\r\nAUTH\r\n") != NULL &&
+          strstr(o, "$5\r\nflags\r\n~1\r\n+optional\r\n") != NULL);
+    /* LEAF.IDS is leafd's own: the module names it. Every command has a document. */
+    CHECK(strstr(feed("COMMAND DOCS leaf.ids\r\n"), "$6\r\nmodule\r\n$5\r\nleafd\r\n") != NULL);
+    o = feed("COMMAND COUNT\r\nCOMMAND DOCS\r\n");
+    char count[32];
+    snprintf(count, sizeof(count), "*%ld\r\n", 2 * strtol(o + 1, NULL, 10)); /* RESP2: pairs */
+    CHECK(strstr(o, "\r\n") != NULL && strncmp(strstr(o, "\r\n") + 2, count, strlen(count)) == 0);
+}
+
 /*
  * What a connection may make the node hold (docs/reference/resp.md, "Memory per connection"):
  * a transaction's queue stops at 160,000 bytes of arguments, with an error that names the
@@ -271,6 +298,7 @@ int main(void) {
     TEST(test_multi_exec);
     TEST(test_protocol_error_closes);
     TEST(test_tooling_commands);
+    TEST(test_command_docs);
     TEST(test_memory_limits);
     TEST(test_idle_gives_memory_back);
     api_fixture_done();

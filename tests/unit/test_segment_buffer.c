@@ -159,14 +159,29 @@ static void test_buffer_failed_fetch_and_stale_install(void) {
     CHECK_EQ_INT(c.available, 0);
 }
 
+/* A refresh read with generation gen, the table holding n rows (name, step). */
+static struct segment_known *table_at(uint64_t gen, const char *const *names, const int64_t *steps,
+                                      int n) {
+    struct sbuf packed = SBUF_INIT;
+    for (int i = 0; i < n; i++) {
+        segment_known_pack(&packed, names[i], strlen(names[i]), steps[i]);
+    }
+    struct segment_known *k = NULL;
+    CHECK_EQ_INT(segment_known_build(&k, &packed, gen), LEAF_OK);
+    return k;
+}
+
 static void test_tags_refresh_and_lookup_race(void) {
     struct segment_tags m;
     int created;
     CHECK_EQ_INT(segment_tags_init(&m), LEAF_OK);
-    uint64_t g = segment_tags_next_gen(&m);
-    CHECK(segment_tags_sync_row(&m, "a", 1, 10, g) != NULL);
-    CHECK(segment_tags_sync_row(&m, "b", 1, 20, g) != NULL);
-    CHECK_EQ_INT(segment_tags_sync_end(&m, g), 0);
+    CHECK(segment_tags_add(&m, "a", 1, &created) != NULL && created);
+    CHECK(segment_tags_add(&m, "b", 1, &created) != NULL && created);
+    static const char *const ab[] = {"a", "b"};
+    static const int64_t ab_steps[] = {10, 20};
+    struct segment_known *k = table_at(segment_tags_next_gen(&m), ab, ab_steps, 2);
+    CHECK_EQ_INT(segment_tags_sync_known(&m, k), 0);
+    segment_known_free(k);
     struct segment_tag *a = segment_tags_find(&m, "a", 1);
     CHECK(a != NULL && a->state == SEGMENT_TAG_ACTIVE && a->buf.min_step == 10);
     /* refresh g2 starts; tag c is found by a lookup meanwhile; b is gone from the table */
@@ -174,8 +189,9 @@ static void test_tags_refresh_and_lookup_race(void) {
     struct segment_tag *c = segment_tags_add(&m, "c", 1, &created);
     CHECK(created && c->state == SEGMENT_TAG_PENDING);
     segment_tags_activate(&m, c, 5);
-    segment_tags_sync_row(&m, "a", 1, 10, g2);
-    CHECK_EQ_INT(segment_tags_sync_end(&m, g2), 1);
+    k = table_at(g2, ab, ab_steps, 1);
+    CHECK_EQ_INT(segment_tags_sync_known(&m, k), 1);
+    segment_known_free(k);
     CHECK(segment_tags_find(&m, "c", 1) != NULL);
     CHECK(segment_tags_find(&m, "c", 1)->state == SEGMENT_TAG_ACTIVE);
     CHECK(segment_tags_find(&m, "b", 1) == NULL); /* absent and idle: freed */

@@ -2,7 +2,7 @@
  * The generator's lock-free fast window (snowflake_gen_fast) under an
  * injected clock: it issues exactly what the locked path would, the
  * setters close it, and many threads taking IDs at once (the fast path
- * without the lock, the rest under a mutex as src/node/snowflake_node.c
+ * without the lock, the rest under a mutex as src/node/snowflake/snowflake_node.c
  * does) get unique IDs, increasing per thread, above the floor, below the
  * ceiling and within the lead bound, while the clock moves and steps back.
  */
@@ -36,8 +36,10 @@ static leaf_status_t take(struct snowflake_gen *g, pthread_mutex_t *mu, _Atomic 
 }
 
 static int64_t ms_of(int64_t id) {
+    struct snowflake_layout l;
     struct snowflake_parts p;
-    snowflake_id_decode(id, EPOCH, &p);
+    snowflake_layout_default(&l);
+    snowflake_layout_decode(&l, id, EPOCH, &p);
     return p.timestamp_ms;
 }
 

@@ -47,8 +47,8 @@ static void test_cache_full_round_trip(void) {
     CHECK_EQ_INT(q.epoch, 1288834974657LL);
     CHECK_EQ_INT(q.unit_ms, 1);
     CHECK_EQ_INT(memcmp(&o, &q, sizeof(o)), 0);
-    /* the old reader reads the new file (the node's code before wiring) */
-    CHECK_EQ_INT(zk_record_parse_cache(buf, n, &p), LEAF_OK);
+    /* read without the owner fields (o NULL) */
+    CHECK_EQ_INT(zk_record_parse_cache_owned(buf, n, &p, NULL), LEAF_OK);
     CHECK_EQ_INT(p.worker_id, 7);
     /* too small a buffer: 0, never a cut file */
     CHECK_EQ_INT(zk_record_format_cache_owned(&c, &o, buf, 100), 0);
@@ -60,12 +60,13 @@ static void test_cache_full_round_trip(void) {
     CHECK_EQ_INT(zk_record_format_cache_owned(&c, &o, buf, sizeof(buf)), 0);
 }
 
-/* The node's callers today write {worker_id, timestamp} only: the old two-key file. */
+/* No owner field known: the old two-key file, which reads with every owner field unknown. */
 static void test_cache_old_format(void) {
+    static const struct zk_cache_owner no_owner;
     struct zk_cache_data c = {3, 42}, p;
     struct zk_cache_owner q;
     char buf[ZK_CACHE_TEXT_MAX];
-    size_t n = zk_record_format_cache(&c, buf, sizeof(buf));
+    size_t n = zk_record_format_cache_owned(&c, &no_owner, buf, sizeof(buf));
     CHECK(n > 0);
     CHECK(strstr(buf, "identity") == NULL && strstr(buf, "session") == NULL &&
           strstr(buf, "layout") == NULL);
@@ -80,7 +81,7 @@ static void test_cache_old_format(void) {
                          "cluster=a/b\n",  "marker=ABC\n",    "layout=Time:41\n", "epoch=x\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (zk_record_parse_cache_owned(bad[i], strlen(bad[i]), &p, &q) != LEAF_EINVAL ||
-            zk_record_parse_cache(bad[i], strlen(bad[i]), &p) != LEAF_EINVAL) {
+            zk_record_parse_cache_owned(bad[i], strlen(bad[i]), &p, NULL) != LEAF_EINVAL) {
             fprintf(stderr, "accepted: %s", bad[i]);
             CHECK(0);
         }
