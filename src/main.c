@@ -416,6 +416,113 @@ static void daemon_fail(void *arg) {
     daemon_stop(d);
 }
 
+/*
+ * The node's services, one row each, in the order they start: created in that
+ * order (daemon_start, before the listeners are probed), started in that order
+ * once the ports are known to be free, and stopped and freed in the reverse
+ * order, as nginx's cycle runs its modules' init_process and exit_process hooks.
+ * A stop is a no-op on a service that never started, and it undoes a start that
+ * failed part-way, so a failure at step k stops steps k..1. The sequence service
+ * also stops early, at SIGTERM (daemon_stop) or at an upgrade's hand-over
+ * (on_reload_drained); its stop here is then a no-op.
+ */
+struct service {
+    const char *name;
+    leaf_status_t (*create)(struct daemon *d);
+    leaf_status_t (*start)(struct daemon *d);
+    void (*stop)(struct daemon *d);
+    void (*free)(struct daemon *d);
+};
+
+/* The snowflake node: the worker ID, the clock checks, the generator. */
+static leaf_status_t snowflake_create(struct daemon *d) {
+    return snowflake_node_create(&d->snowflake, &d->cfg, &d->control, node_zk_session(&d->zk));
+}
+
+static leaf_status_t snowflake_start(struct daemon *d) {
+    snowflake_node_on_fail(d->snowflake, daemon_fail, d);
+    return snowflake_node_start(d->snowflake);
+}
+
+/* Persists the last issued time and leaves ZooKeeper (after a failed start: nothing). */
+static void snowflake_stop(struct daemon *d) {
+    snowflake_node_stop(d->snowflake);
+}
+
+static void snowflake_free(struct daemon *d) {
+    snowflake_node_free(d->snowflake);
+}
+
+/* The segment service: tags, buffers, the database threads. */
+static leaf_status_t segment_create(struct daemon *d) {
+    return segment_service_create(&d->segment, &d->cfg, &d->control);
+}
+
+static leaf_status_t segment_start(struct daemon *d) {
+    return segment_service_start(d->segment);
+}
+
+/* Gives the unused IDs back and stops the database threads. */
+static void segment_stop(struct daemon *d) {
+    segment_service_stop(d->segment);
+}
+
+static void segment_free(struct daemon *d) {
+    segment_service_free(d->segment);
+}
+
+/* The sequence service: the elected primary's sequences. */
+static leaf_status_t sequence_create(struct daemon *d) {
+    return sequence_service_create(&d->sequence, &d->cfg, &d->control, node_zk_session(&d->zk));
+}
+
+static leaf_status_t sequence_start(struct daemon *d) {
+    return sequence_service_start(d->sequence);
+}
+
+static void sequence_stop(struct daemon *d) {
+    sequence_service_stop(d->sequence);
+}
+
+static void sequence_free(struct daemon *d) {
+    sequence_service_free(d->sequence);
+}
+
+/* The users and their rights, from ZooKeeper. */
+static leaf_status_t users_create(struct daemon *d) {
+    return user_service_create(&d->users, &d->cfg, &d->control, node_zk_session(&d->zk));
+}
+
+static leaf_status_t users_start(struct daemon *d) {
+    return user_service_start(d->users);
+}
+
+static void users_stop(struct daemon *d) {
+    user_service_stop(d->users);
+}
+
+static void users_free(struct daemon *d) {
+    user_service_free(d->users);
+}
+
+static const struct service services[] = {
+    /* clang-format off */
+    {"snowflake", snowflake_create, snowflake_start, snowflake_stop, snowflake_free},
+    {"segment",   segment_create,   segment_start,   segment_stop,   segment_free},
+    {"sequence",  sequence_create,  sequence_start,  sequence_stop,  sequence_free},
+    {"users",     users_create,     users_start,     users_stop,     users_free},
+    /* clang-format on */
+};
+#define NSERVICES (sizeof(services) / sizeof(services[0]))
+
+/* Stops the first n services, the last started first. */
+static void services_stop(struct daemon *d, size_t n) {
+    while (n-- > 0) {
+        log_debug("main", "stopping the %s service", services[n].name);
+        services[n].stop(d);
+    }
+}
+
 static int resolve_threads(const struct leaf_config *cfg) {
     if (cfg->threads > 0) {
         return (int)cfg->threads;
@@ -790,10 +897,9 @@ static void daemon_free(struct daemon *d) {
             log_warn("main", "the control loop still had handles at exit");
         }
     }
-    segment_service_free(d->segment);
-    sequence_service_free(d->sequence);
-    user_service_free(d->users);
-    snowflake_node_free(d->snowflake);
+    for (size_t i = NSERVICES; i-- > 0;) {
+        services[i].free(d);
+    }
     metrics_free(d->metrics);
     opaque_free(d);
     net_tls_ctx_free(d->tls); /* after the loops: no connection uses it any more */
@@ -823,12 +929,13 @@ static int daemon_start(struct daemon *d) {
         return -1;
     }
     reload_wait_session(d);
-    struct zk_session *zk = node_zk_session(&d->zk);
-    if (snowflake_node_create(&d->snowflake, &d->cfg, &d->control, zk) != LEAF_OK ||
-        segment_service_create(&d->segment, &d->cfg, &d->control) != LEAF_OK ||
-        sequence_service_create(&d->sequence, &d->cfg, &d->control, zk) != LEAF_OK ||
-        user_service_create(&d->users, &d->cfg, &d->control, zk) != LEAF_OK ||
-        cluster_survey_create(&d->cluster, &d->cfg, zk) != LEAF_OK || wire(d) != LEAF_OK) {
+    for (size_t i = 0; i < NSERVICES; i++) {
+        if (services[i].create(d) != LEAF_OK) {
+            return -1; /* daemon_free frees what was created */
+        }
+    }
+    if (cluster_survey_create(&d->cluster, &d->cfg, node_zk_session(&d->zk)) != LEAF_OK ||
+        wire(d) != LEAF_OK) {
         return -1;
     }
     int nthreads = resolve_threads(&d->cfg);
@@ -847,27 +954,12 @@ static int daemon_start(struct daemon *d) {
             return -1;
         }
     }
-    snowflake_node_on_fail(d->snowflake, daemon_fail, d);
-    if (snowflake_node_start(d->snowflake) != LEAF_OK) {
-        snowflake_node_stop(d->snowflake); /* leaves ZooKeeper, persists nothing */
-        return -1;
-    }
-    if (segment_service_start(d->segment) != LEAF_OK) {
-        snowflake_node_stop(d->snowflake);
-        return -1;
-    }
-    if (sequence_service_start(d->sequence) != LEAF_OK) {
-        sequence_service_stop(d->sequence);
-        segment_service_stop(d->segment);
-        snowflake_node_stop(d->snowflake);
-        return -1;
-    }
-    if (user_service_start(d->users) != LEAF_OK) {
-        user_service_stop(d->users);
-        sequence_service_stop(d->sequence);
-        segment_service_stop(d->segment);
-        snowflake_node_stop(d->snowflake);
-        return -1;
+    for (size_t i = 0; i < NSERVICES; i++) {
+        log_debug("main", "starting the %s service", services[i].name);
+        if (services[i].start(d) != LEAF_OK) {
+            services_stop(d, i + 1); /* the one that failed too: it may have half-joined */
+            return -1;
+        }
     }
     struct net_limits limits = {d->cfg.idle_timeout_ms, d->cfg.request_timeout_ms,
                                 d->cfg.max_connections, d->cfg.max_connections_per_address};
@@ -882,10 +974,7 @@ static int daemon_start(struct daemon *d) {
     }
     if (net_server_start(&d->server, &limits, d->listeners, d->nlisteners, nthreads) != LEAF_OK) {
         signals_stop(d); /* the stops below run the loop until it is empty */
-        user_service_stop(d->users);
-        sequence_service_stop(d->sequence);
-        segment_service_stop(d->segment);
-        snowflake_node_stop(d->snowflake);
+        services_stop(d, NSERVICES);
         return -1;
     }
     log_info("main", "leafd %s listening on %s (HTTP)%s%s%s%s%s%s%s%s%s with %d event loops",
@@ -1019,9 +1108,7 @@ int main(int argc, char **argv) {
         uv_run(&d.control, UV_RUN_DEFAULT);
     }
     net_server_join(d.server);
-    segment_service_stop(d.segment); /* after the event loops: stop the database thread */
-    user_service_stop(d.users);
-    snowflake_node_stop(d.snowflake); /* persist the last issued time, leave ZooKeeper */
+    services_stop(&d, NSERVICES); /* after the event loops */
     if (d.reloading) {
         /* An in-place upgrade: the new process takes the session, the lock and the
          * sockets; exit without closing the session (its ephemeral nodes stay). */

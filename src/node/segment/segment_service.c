@@ -645,12 +645,6 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     pthread_mutex_init(&svc->admin_lock, NULL);
     pthread_mutex_init(&svc->neg_lock, NULL);
     svc->enabled = 1;
-    if (segment_tags_init(&svc->tags) != LEAF_OK ||
-        segment_negcache_init(&svc->neg, SEGMENT_NEG_CAP, SEGMENT_NEG_TTL_MS,
-                              SEGMENT_LOOKUPS_PER_S) != LEAF_OK) {
-        log_error("segment", "out of memory creating the tag table");
-        return LEAF_ENOMEM;
-    }
     /* The handles do not keep the control loop alive: it ends with the signals. */
     uv_async_init(svc->loop, &svc->async, on_async);
     svc->async.data = svc;
@@ -658,6 +652,13 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     uv_timer_init(svc->loop, &svc->refresh);
     svc->refresh.data = svc;
     uv_unref((uv_handle_t *)&svc->refresh);
+    if (segment_tags_init(&svc->tags) != LEAF_OK ||
+        segment_negcache_init(&svc->neg, SEGMENT_NEG_CAP, SEGMENT_NEG_TTL_MS,
+                              SEGMENT_LOOKUPS_PER_S) != LEAF_OK) {
+        log_error("segment", "out of memory creating the tag table");
+        segment_service_stop(svc); /* undoes the above, so that a stop after this is a no-op */
+        return LEAF_ENOMEM;
+    }
     struct segment_db_hostport hosts[CONFIG_DB_HOSTS_MAX];
     for (int i = 0; i < cfg->db_nhosts && i < CONFIG_DB_HOSTS_MAX; i++) {
         hosts[i] = (struct segment_db_hostport){cfg->db_hosts[i].host, cfg->db_hosts[i].port};

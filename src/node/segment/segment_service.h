@@ -40,7 +40,8 @@ leaf_status_t segment_service_create(struct segment_service **out, const struct 
                                      struct uv_loop_s *control_loop);
 /* Starts the database thread and the control-loop handles (no-op when segment is off). */
 leaf_status_t segment_service_start(struct segment_service *svc);
-/* Stops the database thread and frees the tags; after the event loops have ended. */
+/* Stops the database thread and frees the tags; after the event loops have ended. A no-op
+ * when segment is off, stopped already, or its start failed (which undoes itself). */
 void segment_service_stop(struct segment_service *svc);
 void segment_service_free(struct segment_service *svc);
 
