@@ -43,12 +43,12 @@
 #include "config.h"
 #include "dirlock.h"
 #include "log.h"
-#include "metrics_scrape.h"
 #include "net.h"
 #include "net_tls.h"
 #include "node_config.h"
 #include "node_zk.h"
 #include "notify_ready.h"
+#include "pages.h"
 #include "reload.h"
 #include "resp_api.h"
 #include "resp_app.h"
@@ -133,7 +133,7 @@ static const struct {
 } reference_kinds[] = {
     /* clang-format off */
     {"config", config_print_reference},
-    {"metrics", metrics_print_reference},
+    {"metrics", page_metrics_print_reference},
     {"routes", router_print_reference},
     {"commands", resp_api_print_reference},
     {"errors", resp_outcome_print_reference},

@@ -1,6 +1,6 @@
 /*
  * The node's own endpoints: the snowflake and segment GETs, decoding a
- * snowflake ID, the time, /health, /ready and /metrics. The other handlers
+ * snowflake ID, the time, /health and /ready. The other handlers
  * are in api_segment.c, api_sequence.c, api_admin.c, api_users.c,
  * src/pages; the route table is src/app/router.c's.
  */
@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include "clock.h"
-#include "metrics_scrape.h"
 #include "num.h"
 #include "snowflake_id.h"
 #include "version.h"
@@ -254,46 +253,6 @@ leaf_status_t api_ready(struct http_request *req) {
                       "issue IDs now\"}");
     }
     api_respond_sbuf(req, ok ? 200 : 503, "application/json", &b);
-    sbuf_free(&b);
-    return LEAF_OK;
-}
-
-/* Drops the samples that name a tenant's tag or sequence, or a failure's reason (which tells
- * an unknown user from a wrong secret): what an anonymous scrape may not see. */
-static void metrics_node_level_only(struct sbuf *b) {
-    static const char *const hidden[] = {"tag=\"", "sequence=\"", "reason=\""};
-    size_t out = 0;
-    for (size_t at = 0; at < b->len;) {
-        const char *line = b->data + at;
-        const char *nl = memchr(line, '\n', b->len - at);
-        size_t n = nl != NULL ? (size_t)(nl - line) + 1 : b->len - at;
-        int keep = 1;
-        for (size_t i = 0; keep && line[0] != '#' && i < sizeof(hidden) / sizeof(hidden[0]); i++) {
-            keep = memmem(line, n, hidden[i], strlen(hidden[i])) == NULL;
-        }
-        if (keep) {
-            memmove(b->data + out, line, n);
-            out += n;
-        }
-        at += n;
-    }
-    b->len = out;
-}
-
-leaf_status_t api_metrics(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
-    /* With users on: anonymous scrapes see node-level families; credentials must be right and
-     * carry the metrics right on * (or admin) for the rest (docs/SECURITY.md). */
-    int full = api_metrics_view(req);
-    if (full < 0) {
-        return LEAF_OK;
-    }
-    struct sbuf b = SBUF_INIT;
-    metrics_scrape(ctx, &b);
-    if (!full && !b.failed) {
-        metrics_node_level_only(&b);
-    }
-    api_respond_sbuf(req, 200, "text/plain; version=0.0.4", &b);
     sbuf_free(&b);
     return LEAF_OK;
 }

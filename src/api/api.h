@@ -20,7 +20,6 @@ leaf_status_t api_decode(struct http_request *req);
 leaf_status_t api_time(struct http_request *req);
 leaf_status_t api_health(struct http_request *req);
 leaf_status_t api_ready(struct http_request *req);
-leaf_status_t api_metrics(struct http_request *req);
 
 /* api_segment.c */
 leaf_status_t api_leaf_get(struct http_request *req);

@@ -182,8 +182,7 @@ void metrics_count_request(struct metrics *m, int loop, int route, int status) {
 
 /* ---- the families written from the counters --------------------------------- */
 
-void f_http_requests(struct metrics_out *o, const struct metrics_snap *s) {
-    const struct metrics *m = s->metrics;
+static void write_requests(struct metrics_out *o, const struct metrics *m) {
     metrics_header(o); /* always present, even before the first request */
     char labels[200];
     for (int r = 0; r < m->nroutes; r++) {
@@ -234,8 +233,7 @@ static void histogram(struct metrics_out *o, const char *proto, const char *rout
     metrics_sample_u(o, "_count", labels, cum);
 }
 
-void f_http_duration(struct metrics_out *o, const struct metrics_snap *s) {
-    const struct metrics *m = s->metrics;
+static void write_duration(struct metrics_out *o, const struct metrics *m) {
     metrics_header(o);
     uint64_t counts[METRICS_NBUCKETS + 1];
     for (int r = 0; r < m->nroutes; r++) {
@@ -288,14 +286,14 @@ static uint64_t ids_label_sum(const struct metrics *m, const char *label) {
 }
 
 /* One series per metric label of IDS_MODES, in the table's order. */
-void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s) {
+static void write_ids_issued(struct metrics_out *o, const struct metrics *m) {
     char labels[64];
     for (int i = 0; i < IDS_MODE_COUNT; i++) {
         if (ids_label(i) == NULL || ids_label_written(i)) {
             continue;
         }
         snprintf(labels, sizeof(labels), "mode=\"%s\"", ids_label(i));
-        metrics_sample_u(o, "", labels, ids_label_sum(s->metrics, ids_label(i)));
+        metrics_sample_u(o, "", labels, ids_label_sum(m, ids_label(i)));
     }
 }
 
@@ -306,8 +304,7 @@ void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s) {
  *   rate(leafd_http_requests_total[5m])
  *     * on (job, instance, protocol, route) group_left leafd_route_info{kind="ids"}
  */
-void f_route_info(struct metrics_out *o, const struct metrics_snap *s) {
-    const struct metrics *m = s->metrics;
+static void write_route_info(struct metrics_out *o, const struct metrics *m) {
     char labels[128];
     for (int r = 0; r < m->nroutes; r++) {
         snprintf(labels, sizeof(labels), "protocol=\"http\",route=\"%s\",kind=\"%s\"", m->routes[r],
@@ -318,5 +315,45 @@ void f_route_info(struct metrics_out *o, const struct metrics_snap *s) {
         snprintf(labels, sizeof(labels), "protocol=\"resp\",route=\"%s\",kind=\"%s\"",
                  m->commands[c], m->command_ids[c] ? "ids" : "other");
         metrics_sample_u(o, "", labels, 1);
+    }
+}
+
+/*
+ * The families written from the counters, X(writer, name, type, help), in the
+ * order of the scrape; the node's and the process's are the pages' (src/pages).
+ */
+#define METRICS_FAMILIES(X)                                                                        \
+    X(write_requests, "leafd_http_requests_total", "counter",                                      \
+      "Requests answered, by protocol (http, resp), route (RESP: command) and status (RESP: "      \
+      "outcome).")                                                                                 \
+    X(write_duration, "leafd_http_request_duration_seconds", "histogram",                          \
+      "Time from a request's arrival to its answer, by protocol and route (RESP: command).")       \
+    X(write_ids_issued, "leafd_ids_issued_total", "counter", "IDs issued, by mode.")               \
+    X(write_route_info, "leafd_route_info", "gauge",                                               \
+      "Always 1: the kind of each route (RESP: command), kind=\"ids\" for those that hand out "    \
+      "IDs.")
+
+static const struct {
+    void (*write)(struct metrics_out *o, const struct metrics *m);
+    const char *name, *type, *help;
+} metrics_families[] = {
+#define METRICS_ROW(fn, fname, ftype, fhelp) {fn, fname, ftype, fhelp},
+    METRICS_FAMILIES(METRICS_ROW)
+#undef METRICS_ROW
+};
+#define METRICS_NFAMILIES (sizeof(metrics_families) / sizeof(metrics_families[0]))
+
+void metrics_write(const struct metrics *m, struct sbuf *b) {
+    for (size_t i = 0; i < METRICS_NFAMILIES; i++) {
+        struct metrics_out o = {b, metrics_families[i].name, metrics_families[i].type,
+                                metrics_families[i].help, 0};
+        metrics_families[i].write(&o, m);
+    }
+}
+
+void metrics_print_reference(FILE *out) {
+    for (size_t i = 0; i < METRICS_NFAMILIES; i++) {
+        metrics_reference_row(out, metrics_families[i].name, metrics_families[i].type,
+                              metrics_families[i].help);
     }
 }

@@ -3,9 +3,10 @@
 
 /*
  * The metrics registry: the request counters and the families written
- * from them (requests, latency, IDs issued). Every family leafd exports is
- * one row of the table in metrics_scrape.c; the node's families are
- * metrics_node.c's.
+ * from them (requests, latency, IDs issued, the routes' kinds), on the
+ * ground floor: it includes src/base alone, so every door may count. The
+ * node's and the process's families, and the /metrics handler that writes
+ * them all, stand beside the pages (src/pages/page_metrics.c).
  *
  * The registry copies the names of the routes, commands and outcomes when
  * it is created (as twemproxy's stats copy a pool's name), so a scrape
@@ -23,9 +24,11 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ids_mode.h"
-#include "metrics_snap.h"
+#include "metrics_text.h"
+#include "sbuf.h"
 #include "status.h"
 
 #define METRICS_MAX_LOOPS 64
@@ -75,10 +78,9 @@ void metrics_observe_command_latency(struct metrics *m, int loop, int command, i
 /* IDs handed out, by mode (leafd_ids_issued_total sums them by the mode's metric label). */
 void metrics_count_ids(struct metrics *m, int loop, enum ids_mode mode, int n);
 
-/* The families written from the counters (rows of METRICS_FAMILIES). */
-void f_http_requests(struct metrics_out *o, const struct metrics_snap *s);
-void f_http_duration(struct metrics_out *o, const struct metrics_snap *s);
-void f_ids_issued(struct metrics_out *o, const struct metrics_snap *s);
-void f_route_info(struct metrics_out *o, const struct metrics_snap *s);
+/* Writes the families of the counters (Prometheus text format 0.0.4) into b. */
+void metrics_write(const struct metrics *m, struct sbuf *b);
+/* Writes their rows of the reference table (leafd --print-reference metrics). */
+void metrics_print_reference(FILE *out);
 
 #endif

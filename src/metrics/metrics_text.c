@@ -32,3 +32,18 @@ void metrics_sample_d(struct metrics_out *o, const char *labels, double v) {
                     labels ? "}" : "", v);
     }
 }
+
+void metrics_reference_row(FILE *out, const char *name, const char *type, const char *help) {
+    fprintf(out, "| `%s` | %s | ", name, type);
+    for (const char *c = help; *c != '\0'; c++) {
+        if (*c == '<' || *c == '>') {
+            fputs(*c == '<' ? "&lt;" : "&gt;", out);
+            continue;
+        }
+        if (*c == '|') {
+            fputc('\\', out);
+        }
+        fputc(*c, out);
+    }
+    fputs(" |\n", out);
+}

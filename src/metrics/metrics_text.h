@@ -8,6 +8,7 @@
  * it knows no registry, no node and no table.
  */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sbuf.h"
 
@@ -24,5 +25,8 @@ void metrics_sample_u(struct metrics_out *o, const char *suffix, const char *lab
 void metrics_sample_i(struct metrics_out *o, const char *labels, int64_t v);
 /* With three decimals; +Inf and -Inf as Prometheus writes them. */
 void metrics_sample_d(struct metrics_out *o, const char *labels, double v);
+
+/* One family's row of the reference's Markdown table: | `name` | type | help | (escaped). */
+void metrics_reference_row(FILE *out, const char *name, const char *type, const char *help);
 
 #endif

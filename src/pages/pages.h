@@ -2,10 +2,13 @@
 #define LEAF_PAGES_H
 
 /*
- * The HTML monitor pages, the route table's handlers (src/app/router.c):
- * GET /cache and GET /db (page_segment.c), GET /cluster (page_cluster.c)
- * and GET / (page_index.c). What they share is page.h's.
+ * What the node shows of itself, the route table's handlers (src/app/router.c):
+ * the HTML monitor pages GET /cache and GET /db (page_segment.c), GET /cluster
+ * (page_cluster.c) and GET / (page_index.c), and GET /metrics
+ * (page_metrics.c). What the HTML pages share is page.h's.
  */
+#include <stdio.h>
+
 #include "http_proto.h"
 #include "status.h"
 
@@ -14,5 +17,9 @@ leaf_status_t page_db(struct http_request *req);
 leaf_status_t page_cluster(struct http_request *req);
 /* GET /: the index page linking the pages. */
 leaf_status_t page_index(struct http_request *req);
+/* GET /metrics: every family, Prometheus text format (page_metrics.c). */
+leaf_status_t page_metrics(struct http_request *req);
+/* Writes the families (name, type, help) as a Markdown table: leafd --print-reference metrics. */
+void page_metrics_print_reference(FILE *out);
 
 #endif
