@@ -12,10 +12,10 @@
  *                checks, time reservation, the generator) and
  *                segment_service (tags, buffers, the database thread),
  *                sequence_service (the elected primary's sequences);
- *   src/ctx      the context the doors see (api_ctx.h), readiness;
- *   src/metrics  the metrics registry and the scrape;
- *   src/door     what HTTP, RESP and the pages share: issuing, rights, audit;
- *   src/api      the HTTP handlers; src/pages the HTML pages;
+ *   src/metrics  the request counters (src/base alone);
+ *   src/door     what HTTP, RESP and the pages share: the context the doors
+ *                see (door_ctx.h), readiness, issuing, the one auth door;
+ *   src/api      the HTTP handlers; src/pages the HTML pages and /metrics;
  *   src/commands the Redis commands and their table (over src/resp);
  *   src/app      the HTTP route table and the wiring of both tables.
  *
@@ -37,11 +37,11 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "api_ctx.h"
 #include "api_setup.h"
 #include "clock.h"
 #include "config.h"
 #include "dirlock.h"
+#include "door_ctx.h"
 #include "log.h"
 #include "net.h"
 #include "net_tls.h"
@@ -86,12 +86,12 @@ struct daemon {
     struct user_service *users;
     struct cluster_survey *cluster;
     struct metrics *metrics;
-    struct api_ctx api;
+    struct door_ctx api;
     struct http_proto_config http;
     struct resp_conn_config resp;
     struct net_listen_config listeners[NET_MAX_LISTENERS];
     int nlisteners;
-    enum api_proto listener_proto[NET_MAX_LISTENERS]; /* the protocol of each listener */
+    enum door_proto listener_proto[NET_MAX_LISTENERS]; /* the protocol of each listener */
     struct net_tls_ctx *tls; /* the TLS listeners' certificate (NULL: none); SIGHUP reloads it */
     struct auth_limit *auth_limit; /* failed authentications per client address */
     struct net_server *server;
@@ -279,7 +279,7 @@ static void on_usr2_stopping(int signum) {
  * An upgrade's drain: once every connection is gone (or 10 s), the sequences hand back. Should
  * the new process end before that, this process serves on (daemon_resume).
  */
-static uint64_t proto_connections(void *arg, enum api_proto proto);
+static uint64_t proto_connections(void *arg, enum door_proto proto);
 static void daemon_resume(struct daemon *d);
 
 static void on_reload_drained(uv_timer_t *t) {
@@ -290,7 +290,7 @@ static void on_reload_drained(uv_timer_t *t) {
         }
         return;
     }
-    if (proto_connections(d, API_PROTO_HTTP) + proto_connections(d, API_PROTO_RESP) > 0 &&
+    if (proto_connections(d, DOOR_PROTO_HTTP) + proto_connections(d, DOOR_PROTO_RESP) > 0 &&
         clock_mono_ms() < d->reload_deadline_ms) {
         return;
     }
@@ -532,7 +532,7 @@ static int resolve_threads(const struct leaf_config *cfg) {
 }
 
 /* Open connections of a protocol, plain and TLS listeners together. */
-static uint64_t proto_connections(void *arg, enum api_proto proto) {
+static uint64_t proto_connections(void *arg, enum door_proto proto) {
     struct daemon *d = arg;
     uint64_t n = 0;
     for (int i = 0; i < d->nlisteners; i++) {
@@ -543,9 +543,9 @@ static uint64_t proto_connections(void *arg, enum api_proto proto) {
     return n;
 }
 
-static void add_listener(struct daemon *d, enum api_proto proto, const char *what, const char *addr,
-                         const char *host, int port, const struct proto_ops *ops, void *arg,
-                         struct net_tls_ctx *tls) {
+static void add_listener(struct daemon *d, enum door_proto proto, const char *what,
+                         const char *addr, const char *host, int port, const struct proto_ops *ops,
+                         void *arg, struct net_tls_ctx *tls) {
     d->listener_proto[d->nlisteners] = proto;
     d->listeners[d->nlisteners++] = (struct net_listen_config){
         .addr = addr,
@@ -829,7 +829,7 @@ static leaf_status_t wire(struct daemon *d) {
     if (api_setup_metrics(&d->metrics) != LEAF_OK) {
         return LEAF_ENOMEM;
     }
-    d->api = (struct api_ctx){
+    d->api = (struct door_ctx){
         .cfg = &d->cfg,
         .snowflake = d->snowflake,
         .segment = d->segment,
@@ -857,21 +857,21 @@ static leaf_status_t wire(struct daemon *d) {
     d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
     d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
                                         resp_app_size(),   resp_app_close};
-    add_listener(d, API_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
+    add_listener(d, DOOR_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {
-        add_listener(d, API_PROTO_RESP, "leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host,
+        add_listener(d, DOOR_PROTO_RESP, "leafd.resp.listen", d->cfg.resp_listen, d->cfg.resp_host,
                      d->cfg.resp_port, &resp_proto_ops, &d->resp, NULL);
     }
     if (tls_create(&d->cfg, &d->tls) != LEAF_OK) {
         return LEAF_EINVAL;
     }
     if (d->cfg.tls_port != 0) {
-        add_listener(d, API_PROTO_HTTP, "leafd.tls.listen", d->cfg.tls_listen, d->cfg.tls_host,
+        add_listener(d, DOOR_PROTO_HTTP, "leafd.tls.listen", d->cfg.tls_listen, d->cfg.tls_host,
                      d->cfg.tls_port, &http_proto_ops, &d->http, d->tls);
     }
     if (d->cfg.resp_tls_port != 0) {
-        add_listener(d, API_PROTO_RESP, "leafd.resp.tls.listen", d->cfg.resp_tls_listen,
+        add_listener(d, DOOR_PROTO_RESP, "leafd.resp.tls.listen", d->cfg.resp_tls_listen,
                      d->cfg.resp_tls_host, d->cfg.resp_tls_port, &resp_proto_ops, &d->resp, d->tls);
     }
     return LEAF_OK;

@@ -30,8 +30,9 @@ leaf_status_t api_decode(struct http_request *req) {
     size_t len;
     int64_t id;
     struct snowflake_parts parts;
-    const struct api_ctx *ctx = api_ctx(req);
-    if (!api_query_get(req, "snowflakeId", &val, &len) || num_parse_i64(val, len, &id) != LEAF_OK ||
+    const struct door_ctx *ctx = door_ctx(req);
+    if (!door_http_query(req, "snowflakeId", &val, &len) ||
+        num_parse_i64(val, len, &id) != LEAF_OK ||
         snowflake_layout_decode(snowflake_node_layout(ctx->snowflake), id, ctx->cfg->epoch,
                                 &parts) != LEAF_OK) {
         http_respond_error(req, 400, "bad_snowflake_id",
@@ -70,7 +71,7 @@ leaf_status_t api_health(struct http_request *req) {
 }
 
 /* The snowflake member of /ready; returns 1 when snowflake can issue now. */
-static int ready_snowflake(const struct api_ctx *ctx, struct sbuf *b) {
+static int ready_snowflake(const struct door_ctx *ctx, struct sbuf *b) {
     struct snowflake_node_view v;
     if (!ctx->cfg->snowflake_enable) {
         sbuf_puts(b, "\"snowflake\":{\"enabled\":false}");
@@ -134,7 +135,7 @@ static void ready_segment_hosts(const struct segment_hosts *h, struct sbuf *b) {
 }
 
 /* The segment member of /ready; returns 1 when segment IDs can be issued now. */
-static int ready_segment(const struct api_ctx *ctx, struct sbuf *b) {
+static int ready_segment(const struct door_ctx *ctx, struct sbuf *b) {
     struct segment_service_stats st;
     segment_service_stats(ctx->segment, &st);
     if (!st.enabled) {
@@ -155,7 +156,7 @@ static int ready_segment(const struct api_ctx *ctx, struct sbuf *b) {
 }
 
 /* The sequence member of /ready; returns 1 when this node takes part (in line, connected). */
-static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
+static int ready_sequence(const struct door_ctx *ctx, struct sbuf *b) {
     struct sequence_service_stats st;
     sequence_service_stats(ctx->sequence, &st);
     if (!st.enabled) {
@@ -193,7 +194,7 @@ static int ready_sequence(const struct api_ctx *ctx, struct sbuf *b) {
 }
 
 /* Users: ready once a table is in use (from ZooKeeper or the local copy). */
-static int ready_auth(const struct api_ctx *ctx, struct sbuf *b) {
+static int ready_auth(const struct door_ctx *ctx, struct sbuf *b) {
     struct user_service_stats st;
     user_service_stats(ctx->users, &st);
     if (!st.enabled) {
@@ -221,7 +222,7 @@ static int ready_auth(const struct api_ctx *ctx, struct sbuf *b) {
  * back (docs/reference/zookeeper.md, "ACLs"). Informational: the trees
  * staying open is how a rollout of the credentials works, not a fault.
  */
-static void ready_zk_acl(const struct api_ctx *ctx, struct sbuf *b) {
+static void ready_zk_acl(const struct door_ctx *ctx, struct sbuf *b) {
     if (ctx->zk == NULL || ctx->node_zk == NULL || ctx->cfg->zk_auth[0] == '\0') {
         return;
     }
@@ -234,7 +235,7 @@ static void ready_zk_acl(const struct api_ctx *ctx, struct sbuf *b) {
 }
 
 leaf_status_t api_ready(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     struct sbuf b = SBUF_INIT;
     sbuf_putc(&b, '{');
     int ok = ready_snowflake(ctx, &b);
@@ -252,7 +253,7 @@ leaf_status_t api_ready(struct http_request *req) {
         sbuf_puts(&b, ",\"code\":\"not_ready\",\"message\":\"an enabled mode cannot "
                       "issue IDs now\"}");
     }
-    api_respond_sbuf(req, ok ? 200 : 503, "application/json", &b);
+    door_http_respond_sbuf(req, ok ? 200 : 503, "application/json", &b);
     sbuf_free(&b);
     return LEAF_OK;
 }

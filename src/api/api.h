@@ -3,15 +3,15 @@
 
 /*
  * The HTTP API's handlers, which the route table (src/app/router.c)
- * dispatches to; the HTML pages are src/pages'. Handlers run on an event-loop thread and reach the
- * node's services through the request's struct api_ctx (api_ctx.h). What they share is below them
- * and included here: api_respond.h (arguments and answers), api_ids.h (issuing), api_auth.h (who
- * may do what); the admin handlers' database jobs are api_admin.h's.
+ * dispatches to; the pages and /metrics are src/pages'. Handlers run on an event-loop thread and
+ * reach the node's services through the request's struct door_ctx (door_ctx.h). What they share
+ * with the pages is src/door's and included here: door_http.h (arguments and answers) and
+ * door_http_auth.h (who may do what); issuing over HTTP is api_ids.h's.
  */
-#include "api_auth.h"
-#include "api_ctx.h"
 #include "api_ids.h"
-#include "api_respond.h"
+#include "door_ctx.h"
+#include "door_http.h"
+#include "door_http_auth.h"
 
 /* api.c */
 leaf_status_t api_snowflake_get(struct http_request *req);

@@ -1,6 +1,7 @@
 /*
  * The admin API (POST /api/leaf, PUT /api/leaf/init/cache, PUT /api/leaf/step)
- * and the /db monitor page, all behind the admin rule, which the router checks (api_auth.c).
+ * and the /db monitor page, all behind the admin rule, which the router checks
+ * (src/door/door_http_auth.c).
  *
  * Each needs one database round trip: the first call checks the request and
  * queues a job (segment_service_admin_begin), parking the request on it;
@@ -12,14 +13,12 @@
 #include <string.h>
 
 #include "api.h"
-#include "api_admin.h"
+#include "door_http_job.h"
 #include "log.h"
 #include "segment_request.h"
 
-#define ADMIN_EXTRA_WAIT_MS 1000 /* on top of leafd.db.timeout.ms */
-
 static int admin_segment_enabled(struct http_request *req) {
-    if (!api_ctx(req)->cfg->segment_enable) {
+    if (!door_ctx(req)->cfg->segment_enable) {
         http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
         return 0;
     }
@@ -47,45 +46,8 @@ static void admin_db_error(struct http_request *req, struct segment_db_job *job)
 }
 
 /* Later calls: answers once the job is back, or 503 when it takes too long. */
-static leaf_status_t api_admin_wait(struct http_request *req, api_admin_answer_fn answer) {
-    return api_admin_wait_for(req, answer, ADMIN_EXTRA_WAIT_MS);
-}
-
-leaf_status_t api_admin_wait_for(struct http_request *req, api_admin_answer_fn answer,
-                                 int64_t extra_ms) {
-    const struct api_ctx *ctx = api_ctx(req);
-    struct segment_db_job *job = NULL;
-    leaf_status_t rc = segment_service_admin_take(ctx->segment, req->wait, &job);
-    if (rc == LEAF_OK) {
-        answer(req, job);
-        segment_db_job_free(job);
-        return LEAF_OK;
-    }
-    int64_t left =
-        ctx->cfg->db_timeout_ms + extra_ms - (http_request_now(req) - req->first_seen_ms);
-    if (rc == LEAF_EAGAIN && left > 0) {
-        req->retry_ms = left; /* woken sooner when the result is in */
-        return LEAF_EAGAIN;
-    }
-    leaf_wait_cancel(req->wait);
-    http_respond_error(req, 503, "database_unavailable", "the database did not answer in time");
-    return LEAF_OK;
-}
-
-/* First call: queues the job for this request and parks it. */
-leaf_status_t api_admin_start(struct http_request *req, struct segment_db_job *job) {
-    const struct api_ctx *ctx = api_ctx(req);
-    if (job == NULL) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory");
-        return LEAF_OK;
-    }
-    if (segment_service_admin_begin(ctx->segment, job, req->wait) != LEAF_OK) {
-        segment_db_job_free(job);
-        http_respond_error(req, 503, "busy", "too many admin requests in flight");
-        return LEAF_OK;
-    }
-    req->retry_ms = ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS;
-    return LEAF_EAGAIN;
+static leaf_status_t admin_wait(struct http_request *req, door_http_job_answer_fn answer) {
+    return door_http_job_wait(req, answer, DOOR_HTTP_JOB_EXTRA_MS);
 }
 
 /* Checks the caller and parses the body; NULL when an error response was written. */
@@ -103,7 +65,7 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
     }
     /* The router checked the route's need; a create's key is in the body. */
     if (kind == SEGMENT_REQ_CREATE &&
-        !api_authorize_key(req, AUTH_NEED_CREATE, IDS_SEGMENT, r->biz_tag, strlen(r->biz_tag))) {
+        !door_http_auth_key(req, AUTH_NEED_CREATE, IDS_SEGMENT, r->biz_tag, strlen(r->biz_tag))) {
         return NULL;
     }
     struct segment_db_job *job = segment_db_job_new(op, r->biz_tag, strlen(r->biz_tag));
@@ -145,7 +107,7 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
         sbuf_puts(&b, "null");
     }
     sbuf_putc(&b, '}');
-    api_respond_sbuf(req, 201, "application/json", &b);
+    door_http_respond_sbuf(req, 201, "application/json", &b);
     sbuf_free(&b);
 }
 
@@ -154,13 +116,13 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
  * on the first call; on later calls (LEAF_EAGAIN retries) answer once it is done.
  */
 static leaf_status_t admin_handle(struct http_request *req, enum segment_request_kind kind,
-                                  enum segment_db_op op, api_admin_answer_fn answer) {
+                                  enum segment_db_op op, door_http_job_answer_fn answer) {
     struct segment_request r;
     if (req->retries > 0) {
-        return api_admin_wait(req, answer);
+        return admin_wait(req, answer);
     }
     struct segment_db_job *job = admin_job(req, kind, op, &r);
-    return job == NULL ? LEAF_OK : api_admin_start(req, job);
+    return job == NULL ? LEAF_OK : door_http_job_start(req, job);
 }
 
 leaf_status_t api_admin_create(struct http_request *req) {
@@ -180,7 +142,7 @@ static void answer_init_cache(struct http_request *req, struct segment_db_job *j
  * the first ID does not wait for the database (docs/IDENTITY.md).
  */
 static leaf_status_t init_cache_prefetch(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     struct segment_request r;
     const char *code;
     char msg[160];
@@ -192,7 +154,7 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
     int64_t max_id = 0, step = 0;
     leaf_status_t rc = segment_service_prefetch(ctx->segment, r.biz_tag, strlen(r.biz_tag),
                                                 req->first_seen_ms, req->wait, &max_id, &step);
-    int64_t left = ctx->cfg->db_timeout_ms + ADMIN_EXTRA_WAIT_MS -
+    int64_t left = ctx->cfg->db_timeout_ms + DOOR_HTTP_JOB_EXTRA_MS -
                    (http_request_now(req) - req->first_seen_ms);
     if (rc == LEAF_EAGAIN && left > 0) {
         req->retry_ms = left; /* woken sooner when the range is in */
@@ -212,7 +174,7 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
     sbuf_printf(
         &b, "{\"biz_tag\":\"%s\",\"step\":%" PRId64 ",\"max_id\":\"%" PRId64 "\",\"loaded\":true}",
         r.biz_tag, step, max_id);
-    api_respond_sbuf(req, 200, "application/json", &b);
+    door_http_respond_sbuf(req, 200, "application/json", &b);
     sbuf_free(&b);
     return LEAF_OK;
 }

@@ -1,11 +1,11 @@
 /*
- * Issuing IDs over HTTP: the {key} and ?count=N of a GET, ids_issue() and
+ * Issuing IDs over HTTP: the {key} and ?count=N of a GET, door_ids_issue() and
  * its outcome as an HTTP answer. The one path every ID route takes.
  */
 #include "api_ids.h"
 
-#include "api_auth.h"
-#include "api_respond.h"
+#include "door_http.h"
+#include "door_http_auth.h"
 #include "validate.h"
 
 /*
@@ -17,14 +17,14 @@ static leaf_status_t api_ids_key_and_count(struct http_request *req, size_t pref
     *key = req->path + prefix_len;
     *key_len = req->path_len - prefix_len;
     if (!validate_tag(*key, *key_len)) {
-        api_respond_ids_error(req, IDS_E_BAD_TAG);
+        door_http_respond_ids_error(req, IDS_E_BAD_TAG);
         return LEAF_EINVAL;
     }
     const char *val;
     size_t len;
     *count = 1;
-    if (api_query_get(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
-        api_respond_ids_error(req, IDS_E_BAD_COUNT);
+    if (door_http_query(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
+        door_http_respond_ids_error(req, IDS_E_BAD_COUNT);
         return LEAF_EINVAL;
     }
     return LEAF_OK;
@@ -44,15 +44,15 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
         .wait = req->wait,
         /* Autocreate needs the 'create' right, as POST /api/sequence does (docs/SECURITY.md). */
         .may_create =
-            mode == IDS_SEQUENCE && api_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
+            mode == IDS_SEQUENCE && door_http_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
     };
-    leaf_status_t rc = ids_issue(api_ctx(req), &c, ids);
+    leaf_status_t rc = door_ids_issue(door_ctx(req), &c, ids);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c.retry_ms;
     } else if (rc != LEAF_OK && c.err == IDS_E_NOT_PRIMARY) {
-        api_respond_redirect(req, &c.primary);
+        door_http_respond_redirect(req, &c.primary);
     } else if (rc != LEAF_OK) {
-        api_respond_ids_error(req, c.err);
+        door_http_respond_ids_error(req, c.err);
     }
     return rc;
 }
@@ -67,15 +67,15 @@ leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
         return LEAF_OK;
     }
     int64_t stack[IDS_STACK];
-    int64_t *ids = ids_alloc(stack, count);
+    int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
-        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
+        door_http_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
         return LEAF_OK;
     }
     leaf_status_t rc = api_ids_issue(req, mode, key, key_len, count, ids);
     if (rc == LEAF_OK) {
-        api_respond_ids(req, ids, count);
+        door_http_respond_ids(req, ids, count);
     }
-    ids_free(stack, ids);
+    door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }

@@ -3,17 +3,17 @@
 
 /*
  * Issuing IDs over HTTP (api_ids.c): the one path from a request to
- * ids_issue() and back to an answer. Runs on the request's loop thread.
+ * door_ids_issue() and back to an answer. Runs on the request's loop thread.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api_ctx.h"
+#include "door_ctx.h"
+#include "door_ids.h"
 #include "http_proto.h"
-#include "ids.h"
 
 /*
- * Issues IDs for an HTTP request through ids_issue(): LEAF_OK, LEAF_EAGAIN
+ * Issues IDs for an HTTP request through door_ids_issue(): LEAF_OK, LEAF_EAGAIN
  * (parked: retry_ms set), or LEAF_ERR with the error response written.
  */
 leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const char *key,

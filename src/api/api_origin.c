@@ -26,7 +26,7 @@ static int origin_is_addr(const struct http_request *req, const char *addr) {
 
 /* 1 when the Origin names this node: the Host of the request, or an address it listens on. */
 static int origin_is_node(const struct http_request *req) {
-    const struct leaf_config *c = api_ctx(req)->cfg;
+    const struct leaf_config *c = door_ctx(req)->cfg;
     if (req->host != NULL &&
         http_check_same_origin(req->origin, req->origin_len, req->host, req->host_len)) {
         return 1;
@@ -111,7 +111,7 @@ static int host_is_node(const struct http_request *req) {
             return 1;
         }
     }
-    return name_in_list(req->host, n, api_ctx(req)->cfg->http_allowed_hosts);
+    return name_in_list(req->host, n, door_ctx(req)->cfg->http_allowed_hosts);
 }
 
 int api_origin_allowed(struct http_request *req) {

@@ -10,7 +10,7 @@
  * checked, so a forged request spends neither an admin's login nor the
  * failed-authentication budget.
  */
-#include "api_ctx.h"
+#include "door_ctx.h"
 
 /* 1 when the request may go on; else answers 403 cross_origin or 415 and returns 0. */
 int api_origin_allowed(struct http_request *req);

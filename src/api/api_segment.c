@@ -15,7 +15,7 @@ leaf_status_t api_leaf_get(struct http_request *req) {
     const char *key;
     size_t key_len;
     int64_t id;
-    if (!api_query_get(req, "biz_tag", &key, &key_len) || !validate_tag(key, key_len)) {
+    if (!door_http_query(req, "biz_tag", &key, &key_len) || !validate_tag(key, key_len)) {
         http_respond_error(req, 400, "bad_tag",
                            "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
@@ -28,7 +28,7 @@ leaf_status_t api_leaf_get(struct http_request *req) {
         char body[256];
         int n = snprintf(body, sizeof(body), "{\"biz_tag\":\"%.*s\",\"id\":\"%" PRId64 "\"}",
                          (int)key_len, key, id);
-        http_respond_ex(req, 200, "application/json", API_NO_STORE, body, (size_t)n);
+        http_respond_ex(req, 200, "application/json", DOOR_HTTP_NO_STORE, body, (size_t)n);
     }
     return LEAF_OK;
 }
@@ -48,13 +48,13 @@ leaf_status_t api_segment_range(struct http_request *req) {
     size_t key_len = req->path_len - prefix, len;
     int64_t count = 1, last;
     if (!validate_tag(key, key_len)) {
-        api_respond_ids_error(req, IDS_E_BAD_TAG);
+        door_http_respond_ids_error(req, IDS_E_BAD_TAG);
         return LEAF_OK;
     }
-    if (api_query_get(req, "count", &val, &len) &&
+    if (door_http_query(req, "count", &val, &len) &&
         (len == 0 || val[0] == '-' ||
          num_parse_range(val, len, 1, API_RANGE_COUNT_MAX, &count) != LEAF_OK)) {
-        api_respond_ids_error(req, IDS_E_BAD_RANGE_COUNT);
+        door_http_respond_ids_error(req, IDS_E_BAD_RANGE_COUNT);
         return LEAF_OK;
     }
     struct ids_call c = {
@@ -68,20 +68,20 @@ leaf_status_t api_segment_range(struct http_request *req) {
         .now_ms = http_request_now(req),
         .wait = req->wait,
     };
-    leaf_status_t rc = ids_issue(api_ctx(req), &c, &last);
+    leaf_status_t rc = door_ids_issue(door_ctx(req), &c, &last);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c.retry_ms;
         return LEAF_EAGAIN;
     }
     if (rc != LEAF_OK) {
-        api_respond_ids_error(req, c.err);
+        door_http_respond_ids_error(req, c.err);
         return LEAF_OK;
     }
     char body[256];
     int n = snprintf(body, sizeof(body),
                      "{\"biz_tag\":\"%.*s\",\"start\":\"%" PRId64 "\",\"end\":\"%" PRId64 "\"}",
                      (int)key_len, key, last - count + 1, last);
-    http_respond_ex(req, 200, "application/json", API_NO_STORE, body, (size_t)n);
+    http_respond_ex(req, 200, "application/json", DOOR_HTTP_NO_STORE, body, (size_t)n);
     return LEAF_OK;
 }
 
@@ -96,12 +96,12 @@ leaf_status_t api_decode_opaque(struct http_request *req) {
     const char *val;
     size_t len;
     int64_t id, plain;
-    struct segment_opaque *o = ids_opaque(api_ctx(req), req->loop);
+    struct segment_opaque *o = door_ids_opaque(door_ctx(req), req->loop);
     if (o == NULL) {
-        api_respond_ids_error(req, IDS_E_OPAQUE_DISABLED);
+        door_http_respond_ids_error(req, IDS_E_OPAQUE_DISABLED);
         return LEAF_OK;
     }
-    if (!api_query_get(req, "id", &val, &len) || len == 0 || val[0] == '-' ||
+    if (!door_http_query(req, "id", &val, &len) || len == 0 || val[0] == '-' ||
         num_parse_i64(val, len, &id) != LEAF_OK || id < 1) {
         http_respond_error(req, 400, "bad_opaque_id",
                            "id must be a decimal integer from 1 to 9223372036854775807");
@@ -111,14 +111,14 @@ leaf_status_t api_decode_opaque(struct http_request *req) {
      * the IDs issued before 0.2, so that those still decode. */
     const char *tag = NULL;
     size_t tag_len = 0;
-    if (api_query_get(req, "biz_tag", &tag, &tag_len) && !validate_tag(tag, tag_len)) {
+    if (door_http_query(req, "biz_tag", &tag, &tag_len) && !validate_tag(tag, tag_len)) {
         http_respond_error(req, 400, "bad_tag", "biz_tag: 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
     }
     leaf_status_t rc = tag != NULL ? segment_opaque_decrypt_tag(o, tag, tag_len, &id, &plain, 1)
                                    : segment_opaque_decrypt(o, id, &plain);
     if (rc != LEAF_OK) {
-        api_respond_ids_error(req, IDS_E_OPAQUE_FAILED);
+        door_http_respond_ids_error(req, IDS_E_OPAQUE_FAILED);
         return LEAF_OK;
     }
     char body[320];

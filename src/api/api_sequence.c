@@ -26,7 +26,7 @@ leaf_status_t api_sequence_get(struct http_request *req) {
 
 /* Reads {"name":..,"start":..}; answers 400 itself and returns 0 when malformed. */
 static int create_body(struct http_request *req, char *name, size_t cap, int64_t *start) {
-    cJSON *root = api_body_object(req);
+    cJSON *root = door_http_body(req);
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "start");
     int ok = cJSON_IsObject(root) && cJSON_IsString(n) &&
@@ -58,7 +58,7 @@ static int create_body(struct http_request *req, char *name, size_t cap, int64_t
 }
 
 leaf_status_t api_sequence_create(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     char name[VALIDATE_TAG_MAX + 1];
     int64_t start;
     if (!create_body(req, name, sizeof(name), &start)) {
@@ -66,11 +66,11 @@ leaf_status_t api_sequence_create(struct http_request *req) {
     }
     /* The router checked the route's need; the sequence's name is in the body. */
     if (req->ticket < 0 &&
-        !api_authorize_key(req, AUTH_NEED_CREATE, IDS_SEQUENCE, name, strlen(name))) {
+        !door_http_auth_key(req, AUTH_NEED_CREATE, IDS_SEQUENCE, name, strlen(name))) {
         return LEAF_OK;
     }
     if (!sequence_service_enabled(ctx->sequence)) {
-        api_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
         return LEAF_OK;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > SEQUENCE_CREATE_WAIT_MS) {
@@ -101,9 +101,9 @@ leaf_status_t api_sequence_create(struct http_request *req) {
 }
 
 leaf_status_t api_cluster_demote(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     if (sequence_service_demote(ctx->sequence) != LEAF_OK) {
-        api_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
         return LEAF_OK;
     }
     static const char body[] = "{\"demoted\":true}";

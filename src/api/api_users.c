@@ -22,7 +22,7 @@
 #define USERS_PREFIX "/api/users/"
 
 static int users_enabled(struct http_request *req) {
-    if (user_service_enabled(api_ctx(req)->users)) {
+    if (user_service_enabled(door_ctx(req)->users)) {
         return 1;
     }
     http_respond_error(req, 503, "auth_disabled",
@@ -35,8 +35,8 @@ leaf_status_t api_users_list(struct http_request *req) {
         return LEAF_OK;
     }
     struct sbuf b = SBUF_INIT;
-    user_service_list(api_ctx(req)->users, NULL, &b);
-    api_respond_sbuf(req, 200, "application/json", &b);
+    user_service_list(door_ctx(req)->users, NULL, &b);
+    door_http_respond_sbuf(req, 200, "application/json", &b);
     sbuf_free(&b);
     return LEAF_OK;
 }
@@ -84,7 +84,7 @@ static int parse_grants(struct http_request *req, const cJSON *root, int rights_
 }
 
 static cJSON *parse_body(struct http_request *req) {
-    cJSON *root = req->body_len ? api_body_object(req) : cJSON_CreateObject();
+    cJSON *root = req->body_len ? door_http_body(req) : cJSON_CreateObject();
     if (root == NULL) {
         cJSON_Delete(root);
         http_respond_error(req, 400, "bad_request",
@@ -114,7 +114,7 @@ static leaf_status_t run_change(struct http_request *req, const struct user_chan
         return LEAF_OK;
     }
     memset(&done, 0, sizeof(done));
-    leaf_status_t rc = user_service_change(api_ctx(req)->users, c, &req->ticket, req->wait, &done);
+    leaf_status_t rc = user_service_change(door_ctx(req)->users, c, &req->ticket, req->wait, &done);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = USER_CHANGE_WAIT_MS;
         return LEAF_EAGAIN;
@@ -128,7 +128,8 @@ static leaf_status_t run_change(struct http_request *req, const struct user_chan
             sbuf_printf(&b, ",\"secret\":\"%s\"", done.secret);
         }
         sbuf_puts(&b, done.kind == USER_CHANGE_DEL ? ",\"deleted\":true}" : "}");
-        api_respond_sbuf(req, done.kind == USER_CHANGE_ADD ? 201 : 200, "application/json", &b);
+        door_http_respond_sbuf(req, done.kind == USER_CHANGE_ADD ? 201 : 200, "application/json",
+                               &b);
         break;
     case LEAF_EEXIST:
         http_respond_error(req, 409, "user_exists", "a user of that name exists");

@@ -11,6 +11,7 @@
 #include "api.h"
 #include "api_audit.h"
 #include "api_origin.h"
+#include "door_auth.h"
 #include "llhttp.h"
 #include "metrics.h"
 #include "pages.h"
@@ -32,7 +33,7 @@ struct route {
     const char *path; /* exact path, or a prefix when prefix = 1; NULL: the mode's GET prefix */
     route_fn fn;
     const char *name;    /* metric label */
-    enum auth_need need; /* what the caller needs (api_route_allowed) */
+    enum auth_need need; /* what the caller needs (door_http_auth_route) */
     enum route_key key;
     enum ids_mode mode; /* the key's mode (IDS_MODES) */
     int open;           /* open when auth is off, whatever the need (Leaf's /cache) */
@@ -168,8 +169,8 @@ static void respond_405(struct http_request *req) {
 
 /* The route's need, with its key read from where the route keeps it. */
 static int route_allowed(const struct route *r, struct http_request *req) {
-    if (!user_service_enabled(api_ctx(req)->users)) {
-        return api_route_allowed(req, r->need, r->open, NULL); /* no key needed: no lookup */
+    if (!user_service_enabled(door_ctx(req)->users)) {
+        return door_http_auth_route(req, r->need, r->open, NULL); /* no key needed: no lookup */
     }
     struct auth_key key = {r->mode, NULL, 0};
     const struct auth_key *k = NULL;
@@ -178,14 +179,14 @@ static int route_allowed(const struct route *r, struct http_request *req) {
         key.name = req->path + n;
         key.len = req->path_len - n;
     } else if (r->key == RK_QUERY) {
-        api_query_get(req, "biz_tag", &key.name, &key.len);
+        door_http_query(req, "biz_tag", &key.name, &key.len);
     }
     /* A key that breaks the tag rule is refused by the handler with a 400,
      * before it issues anything: only who asks is checked here. */
     if (key.name != NULL && validate_tag(key.name, key.len)) {
         k = &key;
     }
-    return api_route_allowed(req, r->need, r->open, r->key == RK_NONE ? NULL : k);
+    return door_http_auth_route(req, r->need, r->open, r->key == RK_NONE ? NULL : k);
 }
 
 leaf_status_t router_dispatch(struct http_request *req) {
@@ -224,7 +225,7 @@ leaf_status_t router_dispatch(struct http_request *req) {
 }
 
 void router_done(const struct http_request *req) {
-    struct metrics *m = api_ctx(req)->metrics;
+    struct metrics *m = door_ctx(req)->metrics;
     int route = req->route == HTTP_ROUTE_NONE ? ROUTE_BAD_REQUEST : req->route;
     metrics_count_request(m, req->loop, route, req->status);
     if (route < ROUTES_N) {
@@ -242,7 +243,7 @@ void router_print_reference(FILE *out) {
                 !r->prefix          ? ""
                 : r->key == RK_PATH ? "{key}"
                                     : "{name}",
-                r->issues ? "yes" : "no", api_auth_need_name(r->need),
+                r->issues ? "yes" : "no", door_auth_need_name(r->need),
                 r->open ? " (open when auth is off)" : "", r->what);
     }
 }

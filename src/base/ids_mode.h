@@ -26,7 +26,7 @@
  *
  * The files a new mode touches:
  *   src/base/ids_mode.h      its row here;
- *   src/door/ids.c           how it issues: issue_<mode> and its case in issue_mode;
+ *   src/door/door_ids.c           how it issues: issue_<mode> and its case in issue_mode;
  *   src/app/router.c         its GET route row (path NULL: the prefix is this row's; issues 1);
  *   src/api/api.h, api.c     its one-line GET handler, api_<mode>_get;
  *   docs/reference/, docs/   the words (the route table is generated).

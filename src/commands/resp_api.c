@@ -14,9 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api_auth.h"
-#include "api_ctx.h"
 #include "clock.h"
+#include "door_auth.h"
+#include "door_ctx.h"
 #include "metrics.h"
 #include "num.h"
 #include "resp_auth.h"
@@ -409,7 +409,7 @@ void resp_api_print_reference(FILE *out) {
         const struct resp_command *c = &commands[i];
         fprintf(out, "| `%s` | %d | %s%s%s%s | %s | %s |\n", c->name, c->arity, c->flags,
                 c->bits & CMD_ISSUES ? " issues" : "", c->bits & CMD_QUEUES ? " queues" : "",
-                c->bits & CMD_NOW ? " now" : "", api_auth_need_name(c->need), c->what);
+                c->bits & CMD_NOW ? " now" : "", door_auth_need_name(c->need), c->what);
     }
 }
 
@@ -689,7 +689,7 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
 }
 
 void resp_api_done(const struct resp_request *req) {
-    const struct api_ctx *ctx = req->ctx;
+    const struct door_ctx *ctx = req->ctx;
     int command = req->command == RESP_COMMAND_NONE ? COMMAND_PROTOCOL : req->command;
     int outcome = req->command == RESP_COMMAND_NONE ? RESP_O_PROTOCOL : req->outcome;
     metrics_count_command(ctx->metrics, req->loop, command, outcome);

@@ -6,7 +6,7 @@
  * RESP side. The table is the RESP protocol's handler
  * (resp_conn_config.handler) and its completion hook does the per-command
  * accounting, so src/resp knows neither. Handlers run on an event-loop
- * thread with the same struct api_ctx as the HTTP handlers: the ID commands
+ * thread with the same struct door_ctx as the HTTP handlers: the ID commands
  * (resp_ids.c), AUTH (resp_auth.c), INFO (resp_info.c), CLUSTER
  * (resp_cluster.c) and, in resp_api.c, the connection commands and COMMAND.
  */

@@ -1,15 +1,16 @@
 /*
  * Who may do what over RESP: AUTH and HELLO's AUTH set the connection's
  * user; every command whose row of the table needs a right is checked on
- * its key before its handler runs. The decision is src/auth's, the users
- * the user service's. With leafd.auth.enable off, any credentials are
+ * its key before its handler runs. The RESP face of the one auth door
+ * (src/door/door_auth.c), which counts and logs the failures of both
+ * protocols. With leafd.auth.enable off, any credentials are
  * accepted (as Redis accepts any password for a user without one), so
  * clients configured with some keep working.
  */
 #include <string.h>
 
-#include "api_auth.h"
-#include "api_ctx.h"
+#include "door_auth.h"
+#include "door_ctx.h"
 #include "resp_app.h"
 #include "resp_auth.h"
 #include "resp_outcome.h"
@@ -26,30 +27,27 @@ static void remember_user(struct resp_request *req, const char *user, size_t len
 
 int resp_auth_login(struct resp_request *req, const char *user, size_t user_len, const char *secret,
                     size_t secret_len) {
-    const struct api_ctx *ctx = req->ctx;
-    if (!user_service_enabled(ctx->users)) {
+    const struct door_ctx *ctx = req->ctx;
+    if (!door_auth_on(ctx)) {
         /* Accepted, but nobody was checked: the limits of a connection without a user stay
          * (docs/reference/resp.md, "Memory per connection"). */
         remember_user(req, user, user_len);
         return 1;
     }
     req->client->logged_in = 0;
-    if (api_auth_limited(ctx, req->peer)) {
+    if (door_auth_limited(ctx, req->peer)) {
         memset(session_of(req), 0, sizeof(struct auth_session)); /* as a failed login does */
         req->client->user[0] = '\0';
         resp_reply_error(req->out, AUTH_LIMIT_RESP_ERROR); /* refused unchecked */
         return 0;
     }
-    enum user_failure why = USER_FAIL_WRONG_SECRET;
-    if (user_service_login(ctx->users, user, user_len, secret, secret_len, session_of(req), &why) ==
-        LEAF_OK) {
+    struct door_auth_who who = {"resp", req->peer, NULL, NULL, user, user_len};
+    if (door_auth_login(ctx, &who, secret, secret_len, session_of(req)) == LEAF_OK) {
         remember_user(req, user, user_len);
         req->client->logged_in = 1;
         return 1;
     }
     req->client->user[0] = '\0';
-    api_auth_count_failure(ctx, req->peer, why);
-    api_auth_log_failure(ctx, "resp", req->peer, why, user, user_len);
     resp_outcome_refuse(req, AUTH_WRONGPASS);
     return 0;
 }
@@ -71,18 +69,19 @@ leaf_status_t resp_cmd_auth(struct resp_request *req) {
 
 int resp_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode mode,
                   const char *name, size_t len) {
-    const struct api_ctx *ctx = req->ctx;
-    if (!user_service_enabled(ctx->users)) {
+    const struct door_ctx *ctx = req->ctx;
+    if (!door_auth_on(ctx)) {
         return 1;
     }
     struct auth_key key = {mode, name, len};
-    enum user_failure why = USER_FAIL_COUNT;
-    return user_service_session_check(ctx->users, session_of(req), need, &key, &why) == AUTH_ALLOW;
+    struct door_auth_who who = {"resp",          req->peer,         NULL,
+                                session_of(req), req->client->user, strlen(req->client->user)};
+    return door_auth_ask(ctx, &who, need, &key) == AUTH_ALLOW;
 }
 
 int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
-    const struct api_ctx *ctx = req->ctx;
-    if (!user_service_enabled(ctx->users) || need == AUTH_NEED_NONE) {
+    const struct door_ctx *ctx = req->ctx;
+    if (!door_auth_on(ctx) || need == AUTH_NEED_NONE) {
         return 1;
     }
     struct auth_key key;
@@ -98,14 +97,11 @@ int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg
                                 .len = req->cmd.argvlen[key_arg]};
         k = &key;
     }
-    enum user_failure why = USER_FAIL_COUNT;
-    enum auth_verdict v = user_service_session_check(ctx->users, session_of(req), need, k, &why);
+    struct door_auth_who who = {"resp",          req->peer,         NULL,
+                                session_of(req), req->client->user, strlen(req->client->user)};
+    enum auth_verdict v = door_auth_check(ctx, &who, need, k);
     if (v == AUTH_ALLOW) {
         return 1;
-    }
-    if (why != USER_FAIL_COUNT) {
-        api_auth_log_failure(ctx, "resp", req->peer, why, req->client->user,
-                             strlen(req->client->user));
     }
     resp_outcome_refuse(req, v);
     return 0;

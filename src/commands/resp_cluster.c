@@ -14,7 +14,7 @@
 
 #include "resp_cluster.h"
 
-#include "api_ctx.h"
+#include "door_ctx.h"
 #include "resp_slot.h"
 
 static void node_id(const char *addr, char out[41]) {
@@ -44,7 +44,7 @@ static int split_addr(const char *addr, char *ip, size_t cap, long *port) {
 }
 
 /* The nodes that speak RESP, primary first. */
-static size_t resp_peers(const struct api_ctx *ctx, struct sequence_peer *p, size_t cap) {
+static size_t resp_peers(const struct door_ctx *ctx, struct sequence_peer *p, size_t cap) {
     struct sequence_peer all[SEQUENCE_MAX_PEERS];
     size_t n = sequence_service_peers(ctx->sequence, all, SEQUENCE_MAX_PEERS), k = 0;
     for (size_t i = 0; i < n && k < cap; i++) {
@@ -162,7 +162,7 @@ struct shard_view {
 };
 
 /* The map with owners that speak RESP; ranges without one are left out (not served). */
-static void shard_view_get(const struct api_ctx *ctx, struct shard_view *v) {
+static void shard_view_get(const struct door_ctx *ctx, struct shard_view *v) {
     v->n =
         sequence_service_shards(ctx->sequence, v->peers, &v->npeers, v->r, SEQUENCE_SHARD_VIEW_MAX);
     size_t k = 0;
@@ -318,7 +318,7 @@ static int cluster_sharded(struct resp_request *req) {
 }
 
 leaf_status_t resp_cmd_cluster(struct resp_request *req) {
-    const struct api_ctx *ctx = req->ctx;
+    const struct door_ctx *ctx = req->ctx;
     const struct resp_cmd *c = &req->cmd;
     if (!sequence_service_enabled(ctx->sequence)) {
         resp_reply_error(req->out, "ERR This instance has cluster support disabled");

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api_ctx.h"
-#include "ids.h"
+#include "door_ctx.h"
+#include "door_ids.h"
 #include "resp_app.h"
 #include "resp_auth.h"
 #include "resp_outcome.h"
@@ -59,7 +59,7 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         return 1;
     }
     /* leafd.resp.default.mode: a key with no mode prefix is in that mode (March's INCR orders). */
-    int def = ((const struct api_ctx *)req->ctx)->cfg->resp_default_mode;
+    int def = ((const struct door_ctx *)req->ctx)->cfg->resp_default_mode;
     if (def > 0) {
         *k = (struct key_ref){(enum ids_mode)(def - 1), a, n};
         if (!validate_tag(a, n)) {
@@ -77,7 +77,7 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
 static int count_parse(struct resp_request *req, int i, int *count) {
     if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
         resp_outcome_error(req, RESP_O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
-                           ids_error_info(IDS_E_BAD_COUNT)->message);
+                           door_ids_error(IDS_E_BAD_COUNT)->message);
         return 0;
     }
     return 1;
@@ -106,7 +106,7 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .may_create = k->mode == IDS_SEQUENCE &&
                       resp_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
-    leaf_status_t rc = ids_issue((const struct api_ctx *)req->ctx, &c, ids);
+    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, &c, ids);
     return issue_outcome(req, k, &c, rc);
 }
 
@@ -123,7 +123,7 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
             req, RESP_O_IDS + (int)c->err,
             "TRYAGAIN no sequence primary can issue now (an election or a handover)");
     } else if (rc != LEAF_OK) {
-        const struct ids_error_info *e = ids_error_info(c->err);
+        const struct ids_error_info *e = door_ids_error(c->err);
         resp_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", e->resp, e->message);
     }
     (void)k;
@@ -168,7 +168,7 @@ static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t
         .first_seen_ms = req->first_seen_ms,
         .now_ms = req->now_ms,
     };
-    if (ids_issue((const struct api_ctx *)req->ctx, &c, ids) != LEAF_OK) {
+    if (door_ids_issue((const struct door_ctx *)req->ctx, &c, ids) != LEAF_OK) {
         return 0;
     }
     *id = ids[0];
@@ -237,7 +237,7 @@ leaf_status_t resp_ids_leaf_ids(struct resp_request *req) {
         return LEAF_OK;
     }
     int64_t stack[IDS_STACK];
-    int64_t *ids = ids_alloc(stack, count);
+    int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
         return resp_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
                                   "OUT_OF_MEMORY out of memory");
@@ -249,7 +249,7 @@ leaf_status_t resp_ids_leaf_ids(struct resp_request *req) {
             resp_reply_int(req->out, ids[i]);
         }
     }
-    ids_free(stack, ids);
+    door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }
 
@@ -275,7 +275,7 @@ leaf_status_t resp_ids_get(struct resp_request *req) {
         .wait = req->wait,
     };
     int64_t last = 0;
-    leaf_status_t rc = ids_last((const struct api_ctx *)req->ctx, &c, &last);
+    leaf_status_t rc = door_ids_last((const struct door_ctx *)req->ctx, &c, &last);
     if (rc == LEAF_OK && last > 0) {
         resp_reply_int(req->out, last);
     } else if (rc == LEAF_OK) {

@@ -9,11 +9,11 @@
 
 #include "resp_info.h"
 
-#include "api_ctx.h"
 #include "clock.h"
+#include "door_ctx.h"
 #include "version.h"
 
-static void info_server(const struct api_ctx *ctx, struct sbuf *b) {
+static void info_server(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_printf(b,
                 "# Server\r\nredis_version:%s\r\nleafd_version:%s\r\nredis_mode:standalone\r\n"
                 "os:Linux\r\nprocess_id:%ld\r\ntcp_port:%d\r\nuptime_in_seconds:%" PRId64 "\r\n"
@@ -22,24 +22,24 @@ static void info_server(const struct api_ctx *ctx, struct sbuf *b) {
                 (clock_wall_ms() - ctx->started_ms) / 1000);
 }
 
-static void info_clients(const struct api_ctx *ctx, struct sbuf *b) {
-    uint64_t n = ctx->connections ? ctx->connections(ctx->conn_arg, API_PROTO_RESP) : 0;
+static void info_clients(const struct door_ctx *ctx, struct sbuf *b) {
+    uint64_t n = ctx->connections ? ctx->connections(ctx->conn_arg, DOOR_PROTO_RESP) : 0;
     sbuf_printf(b, "# Clients\r\nconnected_clients:%" PRIu64 "\r\n\r\n", n);
 }
 
-static void info_persistence(const struct api_ctx *ctx, struct sbuf *b) {
+static void info_persistence(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_puts(b, "# Persistence\r\nloading:0\r\nasync_loading:0\r\n\r\n");
 }
 
-static void info_replication(const struct api_ctx *ctx, struct sbuf *b) {
+static void info_replication(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_puts(b, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n");
 }
 
-static void info_keyspace(const struct api_ctx *ctx, struct sbuf *b) {
+static void info_keyspace(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_puts(b, "# Keyspace\r\n\r\n");
 }
 
-static void info_leafd(const struct api_ctx *ctx, struct sbuf *b) {
+static void info_leafd(const struct door_ctx *ctx, struct sbuf *b) {
     struct snowflake_node_view v;
     struct segment_service_stats st;
     sbuf_puts(b, "# Leafd\r\n");
@@ -78,7 +78,7 @@ static void info_leafd(const struct api_ctx *ctx, struct sbuf *b) {
     sbuf_puts(b, "\r\n");
 }
 
-static void info_cluster(const struct api_ctx *ctx, struct sbuf *b) {
+static void info_cluster(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_printf(b, "# Cluster\r\ncluster_enabled:%d\r\n\r\n",
                 sequence_service_enabled(ctx->sequence));
 }
@@ -95,7 +95,7 @@ static void info_cluster(const struct api_ctx *ctx, struct sbuf *b) {
 
 static const struct {
     const char *name;
-    void (*fn)(const struct api_ctx *ctx, struct sbuf *b);
+    void (*fn)(const struct door_ctx *ctx, struct sbuf *b);
     int dflt;
 } info_sections[] = {
 #define INFO_ROW(name, fn, dflt) {name, fn, dflt},
@@ -107,7 +107,7 @@ static const struct {
 
 /* INFO [section ...]: all, default and everything mean every section. */
 leaf_status_t resp_cmd_info(struct resp_request *req) {
-    const struct api_ctx *ctx = req->ctx;
+    const struct door_ctx *ctx = req->ctx;
     int want[INFO_N] = {0};
     int any = req->cmd.argc == 1;
     for (int a = 1; a < req->cmd.argc; a++) {

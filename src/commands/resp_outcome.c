@@ -27,7 +27,7 @@ static const struct {
 int resp_outcome_names(const char **names, int cap) {
     for (int i = 0; i < RESP_O_IDS + IDS_E_COUNT && i < cap; i++) {
         names[i] = i < RESP_O_IDS ? outcomes[i].name
-                                  : ids_error_info((enum ids_error)(i - RESP_O_IDS))->code;
+                                  : door_ids_error((enum ids_error)(i - RESP_O_IDS))->code;
     }
     return RESP_O_IDS + IDS_E_COUNT;
 }
@@ -74,7 +74,7 @@ void resp_outcome_print_reference(FILE *out) {
     fprintf(out, "| Code | HTTP | RESP | Meaning |\n"
                  "|---|---|---|---|\n");
     for (int e = 0; e < IDS_E_COUNT; e++) {
-        const struct ids_error_info *info = ids_error_info((enum ids_error)e);
+        const struct ids_error_info *info = door_ids_error((enum ids_error)e);
         if (e != IDS_E_NONE) {
             fprintf(out, "| `%s` | %d | `-%s` | %s |\n", info->code, info->http_status, info->resp,
                     info->message);

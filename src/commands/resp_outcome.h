@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "auth_decide.h"
-#include "ids.h"
+#include "door_ids.h"
 #include "resp_conn.h"
 #include "status.h"
 

@@ -50,7 +50,7 @@ static int64_t page_query_int(const struct http_request *req, const char *name, 
     const char *v;
     size_t n;
     int64_t x;
-    if (!api_query_get(req, name, &v, &n) || num_parse_i64(v, n, &x) != LEAF_OK) {
+    if (!door_http_query(req, name, &v, &n) || num_parse_i64(v, n, &x) != LEAF_OK) {
         return def;
     }
     return x < lo ? lo : (x > hi ? hi : x);
@@ -61,10 +61,10 @@ void page_query_parse(const struct http_request *req, const struct page_column *
     const char *v;
     size_t n;
     memset(q, 0, sizeof(*q));
-    if (api_query_get(req, "tag", &v, &n)) {
+    if (door_http_query(req, "tag", &v, &n)) {
         page_decode_tag(v, n, q->tag, sizeof(q->tag));
     }
-    if (api_query_get(req, "sort", &v, &n)) {
+    if (door_http_query(req, "sort", &v, &n)) {
         for (int i = 0; i < ncols; i++) {
             if (cols[i].key != NULL && strlen(cols[i].key) == n && memcmp(cols[i].key, v, n) == 0) {
                 q->sort = i;
@@ -106,7 +106,7 @@ static void page_href(struct sbuf *p, const char *path, const struct page_query 
                 desc >= 0 ? desc : q->desc, page >= 0 ? page : q->page, q->per, q->refresh);
 }
 
-static void page_identity(struct sbuf *p, const struct api_ctx *ctx) {
+static void page_identity(struct sbuf *p, const struct door_ctx *ctx) {
     const struct leaf_config *c = ctx->cfg;
     sbuf_puts(p, "<div class=\"id\">node <b>");
     if (c->advertise_ip[0] != '\0') {
@@ -160,7 +160,7 @@ static void page_form(struct sbuf *p, const char *path, const struct page_query 
                 filterable ? "" : "<button>apply</button> ");
 }
 
-void page_head(struct sbuf *p, const struct api_ctx *ctx, const char *path, const char *title,
+void page_head(struct sbuf *p, const struct door_ctx *ctx, const char *path, const char *title,
                const struct page_query *q, int filterable) {
     sbuf_printf(p, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n",
                 title);
@@ -235,7 +235,7 @@ void page_finish(struct sbuf *p, struct http_request *req, int64_t started_ns) {
     /* No script, frame or resource from anywhere: what a page shows stays text. */
     static const char security[] =
         "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
-        "X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n" API_NO_STORE;
+        "X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n" DOOR_HTTP_NO_STORE;
     if (p->failed) {
         http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
         return;

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api_ctx.h"
-#include "api_respond.h"
+#include "door_ctx.h"
+#include "door_http.h"
 #include "sbuf.h"
 #include "validate.h"
 
@@ -44,7 +44,7 @@ void page_query_parse(const struct http_request *req, const struct page_column *
 int page_tag_matches(const struct page_query *q, const char *name);
 
 /* DOCTYPE .. the identity line, and the form (with the tag filter when filterable). */
-void page_head(struct sbuf *p, const struct api_ctx *ctx, const char *path, const char *title,
+void page_head(struct sbuf *p, const struct door_ctx *ctx, const char *path, const char *title,
                const struct page_query *q, int filterable);
 
 /* "<table><tr>" with a link per sortable column; then the caller writes rows. */

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
 #include "clock.h"
 #include "page.h"
+#include "pages.h"
 #include "version.h"
 
 #define CLUSTER_REPORT_STALE_MS 10000 /* reports are written every 3 s */
@@ -56,7 +56,7 @@ static void cluster_link(struct sbuf *p, const char *id) {
  * With leafd.zk.auth, while the trees are open: who holds closing back
  * (docs/reference/zookeeper.md, "ACLs"). A stage of a rollout, not a fault.
  */
-static void cluster_zk_acl(struct sbuf *p, const struct api_ctx *ctx) {
+static void cluster_zk_acl(struct sbuf *p, const struct door_ctx *ctx) {
     if (ctx->zk == NULL || ctx->node_zk == NULL || ctx->cfg->zk_auth[0] == '\0' ||
         zk_session_acl_is_closed(ctx->zk)) {
         return;
@@ -70,7 +70,7 @@ static void cluster_zk_acl(struct sbuf *p, const struct api_ctx *ctx) {
 }
 
 /* The verdict: healthy, or what is wrong, in the order an operator acts on it. */
-static void cluster_verdict(struct sbuf *p, const struct api_ctx *ctx,
+static void cluster_verdict(struct sbuf *p, const struct door_ctx *ctx,
                             const struct cluster_snapshot *s) {
     struct sbuf v = SBUF_INIT;
     int bad = 0;
@@ -129,7 +129,7 @@ static void cluster_modes(struct sbuf *p, const struct cluster_peer *n) {
     }
 }
 
-static void cluster_nodes(struct sbuf *p, const struct api_ctx *ctx,
+static void cluster_nodes(struct sbuf *p, const struct door_ctx *ctx,
                           const struct cluster_snapshot *s) {
     char self[64];
     snprintf(self, sizeof(self), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
@@ -211,7 +211,7 @@ static int64_t cluster_primary_sequences(const struct cluster_snapshot *s) {
     return -1;
 }
 
-static void cluster_sequence(struct sbuf *p, const struct api_ctx *ctx,
+static void cluster_sequence(struct sbuf *p, const struct door_ctx *ctx,
                              const struct cluster_snapshot *s) {
     if (!ctx->cfg->sequence_enable) {
         sbuf_puts(p, "<h3>Sequences</h3><p class=\"dim\">off on this node</p>\n");
@@ -285,7 +285,7 @@ static void low_collect(const struct segment_tag_view *v, void *arg) {
     l->t[i] = x;
 }
 
-static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
+static void cluster_runway(struct sbuf *p, const struct door_ctx *ctx) {
     sbuf_puts(p, "<h3>Segment tags with the least runway (this node's buffers)</h3>\n");
     if (!ctx->cfg->segment_enable) {
         sbuf_puts(p, "<p class=\"dim\">segment mode is off on this node</p>\n");
@@ -320,7 +320,7 @@ static void cluster_runway(struct sbuf *p, const struct api_ctx *ctx) {
 }
 
 /* ?format=json: this node (version, revision) and the survey's nodes, for scripts. */
-static void cluster_json(struct http_request *req, const struct api_ctx *ctx,
+static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
                          const struct cluster_snapshot *s) {
     struct sbuf b = SBUF_INIT;
     char self[64];
@@ -372,12 +372,12 @@ static void cluster_json(struct http_request *req, const struct api_ctx *ctx,
         sbuf_putc(&b, '}');
     }
     sbuf_puts(&b, "]}");
-    api_respond_sbuf(req, 200, "application/json", &b);
+    door_http_respond_sbuf(req, 200, "application/json", &b);
     sbuf_free(&b);
 }
 
 leaf_status_t page_cluster(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;
     page_query_parse(req, NULL, 0, &q);
@@ -394,7 +394,7 @@ leaf_status_t page_cluster(struct http_request *req) {
     }
     const char *format;
     size_t format_len;
-    if (api_query_get(req, "format", &format, &format_len) && format_len == 4 &&
+    if (door_http_query(req, "format", &format, &format_len) && format_len == 4 &&
         memcmp(format, "json", 4) == 0) {
         cluster_json(req, ctx, s);
         free(s);

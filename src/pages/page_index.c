@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api.h"
 #include "clock.h"
 #include "page.h"
+#include "pages.h"
 
 /* The pages and endpoints, one row each; mode: -1 any node, else served with that mode only. */
 struct index_link {
@@ -30,7 +30,7 @@ static const struct index_link index_links[] = {
      IDS_SEGMENT},
 };
 
-static int index_mode_on(const struct api_ctx *ctx, int mode) {
+static int index_mode_on(const struct door_ctx *ctx, int mode) {
     switch (mode) {
     case IDS_SNOWFLAKE: return ctx->cfg->snowflake_enable;
     case IDS_SEGMENT: return ctx->cfg->segment_enable;
@@ -39,7 +39,7 @@ static int index_mode_on(const struct api_ctx *ctx, int mode) {
 }
 
 leaf_status_t page_index(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;
     page_query_parse(req, NULL, 0, &q);

@@ -19,30 +19,31 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "door_http.h"
+#include "door_http_auth.h"
+#include "door_ready.h"
 #include "metrics.h"
 #include "page_metrics_node.h"
-#include "readiness.h"
 #include "version.h"
 
 /* ---- readiness and build ---- */
 
 /* One series per enabled component, and "all": 1 exactly when /ready answers 200. */
-static void f_ready(struct metrics_out *o, const struct api_ctx *ctx) {
-    struct readiness r;
-    readiness_eval(ctx, &r);
+static void f_ready(struct metrics_out *o, const struct door_ctx *ctx) {
+    struct door_ready r;
+    door_ready_eval(ctx, &r);
     char labels[48];
-    for (int c = 0; c < READINESS_COUNT; c++) {
+    for (int c = 0; c < DOOR_READY_COUNT; c++) {
         if (r.enabled[c]) {
             snprintf(labels, sizeof(labels), "component=\"%s\"",
-                     readiness_name((enum readiness_component)c));
+                     door_ready_name((enum door_ready_component)c));
             metrics_sample_i(o, labels, r.ready[c]);
         }
     }
     metrics_sample_i(o, "component=\"all\"", r.all);
 }
 
-static void f_build_info(struct metrics_out *o, const struct api_ctx *ctx) {
+static void f_build_info(struct metrics_out *o, const struct door_ctx *ctx) {
     char labels[96];
     snprintf(labels, sizeof(labels), "version=\"%s\",revision=\"%s\"", leafd_version(),
              leafd_revision());
@@ -51,7 +52,7 @@ static void f_build_info(struct metrics_out *o, const struct api_ctx *ctx) {
 
 /* ---- process_*, as the Prometheus client libraries define them ---- */
 
-static void f_process_cpu(struct metrics_out *o, const struct api_ctx *ctx) {
+static void f_process_cpu(struct metrics_out *o, const struct door_ctx *ctx) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
         double secs = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
@@ -60,7 +61,7 @@ static void f_process_cpu(struct metrics_out *o, const struct api_ctx *ctx) {
     }
 }
 
-static void f_process_rss(struct metrics_out *o, const struct api_ctx *ctx) {
+static void f_process_rss(struct metrics_out *o, const struct door_ctx *ctx) {
     FILE *f = fopen("/proc/self/statm", "r");
     unsigned long long size = 0, resident = 0;
     if (f == NULL) {
@@ -79,7 +80,7 @@ static void f_process_rss(struct metrics_out *o, const struct api_ctx *ctx) {
  * connection, closed by a syscall ThreadSanitizer cannot see, and opendir's hidden openat
  * then closedir's close() read to it as a race on that descriptor (seen in a TSan run).
  */
-static void f_process_open_fds(struct metrics_out *o, const struct api_ctx *ctx) {
+static void f_process_open_fds(struct metrics_out *o, const struct door_ctx *ctx) {
     long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     uint64_t n = 0;
     if (fd < 0) {
@@ -101,7 +102,7 @@ static void f_process_open_fds(struct metrics_out *o, const struct api_ctx *ctx)
     metrics_sample_u(o, "", NULL, n > 0 ? n - 1 : 0); /* not the one counting them */
 }
 
-static void f_process_max_fds(struct metrics_out *o, const struct api_ctx *ctx) {
+static void f_process_max_fds(struct metrics_out *o, const struct door_ctx *ctx) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
         metrics_sample_u(o, "", NULL, rl.rlim_cur == RLIM_INFINITY ? 0 : (uint64_t)rl.rlim_cur);
@@ -141,7 +142,7 @@ static long long start_ticks(void) {
     return p ? strtoll(p + 1, NULL, 10) : -1;
 }
 
-static void f_process_start(struct metrics_out *o, const struct api_ctx *ctx) {
+static void f_process_start(struct metrics_out *o, const struct door_ctx *ctx) {
     long long btime = boot_time_s(), ticks = start_ticks();
     long hz = sysconf(_SC_CLK_TCK);
     if (btime > 0 && ticks >= 0 && hz > 0) {
@@ -166,7 +167,7 @@ static void f_process_start(struct metrics_out *o, const struct api_ctx *ctx) {
       "When the process started, in seconds since 1970.")
 
 static const struct {
-    void (*write)(struct metrics_out *o, const struct api_ctx *ctx);
+    void (*write)(struct metrics_out *o, const struct door_ctx *ctx);
     const char *name, *type, *help;
 } process_families[] = {
 #define PROCESS_ROW(fn, fname, ftype, fhelp) {fn, fname, ftype, fhelp},
@@ -176,7 +177,7 @@ static const struct {
 #define PROCESS_NFAMILIES (sizeof(process_families) / sizeof(process_families[0]))
 
 /* Renders every family (Prometheus text format 0.0.4) into b. */
-static void page_metrics_scrape(const struct api_ctx *ctx, struct sbuf *b) {
+static void page_metrics_scrape(const struct door_ctx *ctx, struct sbuf *b) {
     for (size_t i = 0; i < PROCESS_NFAMILIES; i++) {
         struct metrics_out o = {b, process_families[i].name, process_families[i].type,
                                 process_families[i].help, 0};
@@ -219,10 +220,10 @@ static void metrics_node_level_only(struct sbuf *b) {
 }
 
 leaf_status_t page_metrics(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     /* With users on: anonymous scrapes see node-level families; credentials must be right and
      * carry the metrics right on * (or admin) for the rest (docs/SECURITY.md). */
-    int full = api_metrics_view(req);
+    int full = door_http_auth_metrics_view(req);
     if (full < 0) {
         return LEAF_OK;
     }
@@ -231,7 +232,7 @@ leaf_status_t page_metrics(struct http_request *req) {
     if (!full && !b.failed) {
         metrics_node_level_only(&b);
     }
-    api_respond_sbuf(req, 200, "text/plain; version=0.0.4", &b);
+    door_http_respond_sbuf(req, 200, "text/plain; version=0.0.4", &b);
     sbuf_free(&b);
     return LEAF_OK;
 }

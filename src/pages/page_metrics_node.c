@@ -36,7 +36,7 @@ struct metrics_tag {
 };
 
 struct metrics_snap {
-    const struct api_ctx *ctx;
+    const struct door_ctx *ctx;
     struct snowflake_node_view sf;
     struct segment_service_stats seg;
     struct sequence_service_stats seq;
@@ -57,12 +57,12 @@ typedef void (*metrics_family_fn)(struct metrics_out *o, const struct metrics_sn
 /* ---- connections ---- */
 
 static void f_http_connections(struct metrics_out *o, const struct metrics_snap *s) {
-    const struct api_ctx *c = s->ctx;
+    const struct door_ctx *c = s->ctx;
     metrics_sample_u(o, "", "protocol=\"http\"",
-                     c->connections ? c->connections(c->conn_arg, API_PROTO_HTTP) : 0);
+                     c->connections ? c->connections(c->conn_arg, DOOR_PROTO_HTTP) : 0);
     if (c->cfg->resp_port != 0) {
         metrics_sample_u(o, "", "protocol=\"resp\"",
-                         c->connections ? c->connections(c->conn_arg, API_PROTO_RESP) : 0);
+                         c->connections ? c->connections(c->conn_arg, DOOR_PROTO_RESP) : 0);
     }
 }
 
@@ -485,7 +485,7 @@ static void snap_tags(struct metrics_snap *s) {
     qsort(s->tags, s->ntags, sizeof(*s->tags), tag_cmp);
 }
 
-static void node_snap(const struct api_ctx *ctx, struct metrics_snap *s) {
+static void node_snap(const struct door_ctx *ctx, struct metrics_snap *s) {
     *s = (struct metrics_snap){.ctx = ctx};
     snowflake_node_view(ctx->snowflake, &s->sf);
     segment_service_stats(ctx->segment, &s->seg);
@@ -666,7 +666,7 @@ static const struct {
 };
 #define NODE_NFAMILIES (sizeof(node_families) / sizeof(node_families[0]))
 
-void page_metrics_node_write(const struct api_ctx *ctx, struct sbuf *b) {
+void page_metrics_node_write(const struct door_ctx *ctx, struct sbuf *b) {
     struct metrics_snap s;
     node_snap(ctx, &s);
     for (size_t i = 0; i < NODE_NFAMILIES; i++) {

@@ -9,11 +9,11 @@
  */
 #include <stdio.h>
 
-#include "api_ctx.h"
+#include "door_ctx.h"
 #include "sbuf.h"
 
 /* Writes every family of the node (Prometheus text format 0.0.4) into b. */
-void page_metrics_node_write(const struct api_ctx *ctx, struct sbuf *b);
+void page_metrics_node_write(const struct door_ctx *ctx, struct sbuf *b);
 /* Writes their rows of the reference table (leafd --print-reference metrics). */
 void page_metrics_node_print_reference(FILE *out);
 

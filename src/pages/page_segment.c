@@ -2,19 +2,19 @@
  * The HTML monitor pages, as Leaf's, made usable at 100,000 tags: GET /cache
  * (every tag's two buffers, from memory) and GET /db (the leaf_alloc rows; an
  * admin endpoint, one database round trip, same waiting scheme as
- * api_admin.c). Both filter (?tag=), sort (?sort=, ?desc=) and page (?page=,
- * ?per=); the shared head, form and pager are in page.c. Rows are
- * collected, filtered and sorted in memory, then one page is written.
+ * the admin API: src/door/door_http_job.c). Both filter (?tag=), sort (?sort=, ?desc=) and page
+ * (?page=, ?per=); the shared head, form and pager are in page.c. Rows are collected, filtered and
+ * sorted in memory, then one page is written.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
-#include "api_admin.h"
 #include "clock.h"
+#include "door_http_job.h"
 #include "page.h"
+#include "pages.h"
 #include "segment_tags.h"
 
 /* ---- /cache --------------------------------------------------------------- */
@@ -157,7 +157,7 @@ static void ptrs_reverse(const void **a, size_t n) {
 }
 
 leaf_status_t page_cache(struct http_request *req) {
-    const struct api_ctx *ctx = api_ctx(req);
+    const struct door_ctx *ctx = door_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;
     page_query_parse(req, cache_cols, CACHE_NCOLS, &q);
@@ -233,7 +233,7 @@ static int (*const db_cmp[DB_NCOLS])(const void *, const void *) = {
 };
 
 /* The database hosts above the rows: which one ranges are reserved on, and each one's state. */
-static void db_hosts_html(struct sbuf *p, const struct api_ctx *ctx) {
+static void db_hosts_html(struct sbuf *p, const struct door_ctx *ctx) {
     struct segment_service_stats st;
     segment_service_stats(ctx->segment, &st);
     const struct segment_hosts *h = &st.db_hosts;
@@ -273,8 +273,8 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
         ptrs_reverse((const void **)rows, n);
     }
     struct sbuf p = SBUF_INIT;
-    page_head(&p, api_ctx(req), "/db", "leafd leaf_alloc", &q, 1);
-    db_hosts_html(&p, api_ctx(req));
+    page_head(&p, door_ctx(req), "/db", "leafd leaf_alloc", &q, 1);
+    db_hosts_html(&p, door_ctx(req));
     if (job->nrows >= SEGMENT_DB_MAX_ROWS) {
         sbuf_printf(&p,
                     "<p class=\"warn\">%d rows read, the most one query reads: a larger "
@@ -301,11 +301,11 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
 leaf_status_t page_db(struct http_request *req) {
     if (req->retries > 0) {
         /* Reading 100,000 rows takes a second or more on a busy server. */
-        return api_admin_wait_for(req, db_page, DB_PAGE_EXTRA_WAIT_MS);
+        return door_http_job_wait(req, db_page, DB_PAGE_EXTRA_WAIT_MS);
     }
-    if (!api_ctx(req)->cfg->segment_enable) {
+    if (!door_ctx(req)->cfg->segment_enable) {
         http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
         return LEAF_OK;
     }
-    return api_admin_start(req, segment_db_job_new(SEGMENT_DB_LIST, NULL, 0));
+    return door_http_job_start(req, segment_db_job_new(SEGMENT_DB_LIST, NULL, 0));
 }

@@ -16,14 +16,14 @@
 static struct {
     struct leaf_config cfg;
     uv_loop_t loop;
-    struct api_ctx api;
+    struct door_ctx api;
     struct http_proto_config http;
     struct resp_conn_config resp;
     char dir[64];
     int ready;
 } fx;
 
-struct api_ctx *api_fixture_init(void) {
+struct door_ctx *api_fixture_init(void) {
     if (fx.ready) {
         return &fx.api;
     }
@@ -55,7 +55,7 @@ struct api_ctx *api_fixture_init(void) {
         fprintf(stderr, "fixture: start-up failed\n");
         exit(2);
     }
-    fx.api = (struct api_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
+    fx.api = (struct door_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
     fx.http = (struct http_proto_config){router_dispatch, router_done, &fx.api};
     fx.resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &fx.api, 0,
                                         resp_app_size(),   resp_app_close};

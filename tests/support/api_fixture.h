@@ -14,7 +14,7 @@
  */
 #include "api.h"
 
-struct api_ctx *api_fixture_init(void);
+struct door_ctx *api_fixture_init(void);
 struct session *api_fixture_conn(int loopback);
 void api_fixture_close(struct session *s);
 struct session *api_fixture_resp_conn(int loopback);

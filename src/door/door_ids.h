@@ -1,9 +1,9 @@
-#ifndef LEAF_IDS_H
-#define LEAF_IDS_H
+#ifndef LEAF_DOOR_IDS_H
+#define LEAF_DOOR_IDS_H
 
 /*
  * Issuing IDs, for every protocol: the HTTP handlers and the RESP commands
- * both call ids_issue() and turn its outcome into their own answer. The
+ * both call door_ids_issue() and turn its outcome into their own answer. The
  * waiting policy and the errors are here once: an error is a row of
  * IDS_ERRORS with its stable code (HTTP's JSON "code", RESP's first word in
  * upper case), its HTTP status and its message.
@@ -19,7 +19,7 @@
 #include "session.h"
 #include "status.h"
 
-struct api_ctx;
+struct door_ctx;
 
 /*
  * X(enum, HTTP status, code, RESP error, message). The code is HTTP's JSON
@@ -88,7 +88,7 @@ struct ids_error_info {
     const char *message;
 };
 
-const struct ids_error_info *ids_error_info(enum ids_error e);
+const struct ids_error_info *door_ids_error(enum ids_error e);
 
 /*
  * The modes are the rows of IDS_MODES (ids_mode.h). IDS_OPAQUE: a tag's
@@ -120,25 +120,25 @@ struct ids_call {
 /*
  * Issues c->count IDs into ids (room for count, or 1 when dense).
  * Sequences are dense by nature: count consecutive IDs (ids[0] = the highest
- * when dense). GET's "last issued" is ids_last().
+ * when dense). GET's "last issued" is door_ids_last().
  * LEAF_OK; LEAF_EAGAIN: parked (c->retry_ms set, c->wait registered where
  * the answer comes from); LEAF_ERR: refused, c->err says why. The key must
  * already be valid (validate_tag) and count within 1..10000.
  */
-leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids);
+leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids);
 
 /* The event loop's opaque cipher; NULL when leafd.opaque.key is empty. */
-struct segment_opaque *ids_opaque(const struct api_ctx *ctx, int loop);
+struct segment_opaque *door_ids_opaque(const struct door_ctx *ctx, int loop);
 
 /*
  * Room for count IDs: the stack buffer (IDS_STACK) when it is big enough,
  * else the heap (free with ids_free). NULL when out of memory.
  */
 #define IDS_STACK 16
-int64_t *ids_alloc(int64_t *stack, int count);
-void ids_free(int64_t *stack, int64_t *ids);
+int64_t *door_ids_alloc(int64_t *stack, int count);
+void door_ids_free(int64_t *stack, int64_t *ids);
 
-/* The last ID issued of a sequence (c->count unused); 0 when none yet. As ids_issue(). */
-leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *last);
+/* The last ID issued of a sequence (c->count unused); 0 when none yet. As door_ids_issue(). */
+leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last);
 
 #endif

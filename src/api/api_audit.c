@@ -25,13 +25,13 @@ static void audit_who(const struct http_request *req, char *who, size_t cap) {
     struct auth_header h;
     int scheme = req->auth_too_long ? AUTH_SCHEME_INVALID
                                     : (int)auth_header_parse(req->auth, req->auth_len, &h);
-    if (scheme == AUTH_SCHEME_BASIC && !user_service_enabled(api_ctx(req)->users)) {
+    if (scheme == AUTH_SCHEME_BASIC && !user_service_enabled(door_ctx(req)->users)) {
         scheme = AUTH_SCHEME_NONE;
     }
     switch (scheme) {
     case AUTH_SCHEME_BASIC:
         if (auth_user_name_valid(h.user, h.user_len) &&
-            user_service_known(api_ctx(req)->users, h.user, h.user_len)) {
+            user_service_known(door_ctx(req)->users, h.user, h.user_len)) {
             log_safe(h.user, h.user_len, who, cap);
         } else {
             snprintf(who, cap, "unknown-user");
@@ -40,8 +40,8 @@ static void audit_who(const struct http_request *req, char *who, size_t cap) {
     case AUTH_SCHEME_BEARER: snprintf(who, cap, "admin-token"); break;
     case AUTH_SCHEME_NONE:
         snprintf(who, cap, "%s",
-                 !user_service_enabled(api_ctx(req)->users) &&
-                         api_ctx(req)->cfg->admin_token[0] == '\0' && req->loopback
+                 !user_service_enabled(door_ctx(req)->users) &&
+                         door_ctx(req)->cfg->admin_token[0] == '\0' && req->loopback
                      ? "loopback"
                      : "anonymous");
         break;

@@ -1,9 +1,9 @@
-#ifndef LEAF_API_CTX_H
-#define LEAF_API_CTX_H
+#ifndef LEAF_DOOR_CTX_H
+#define LEAF_DOOR_CTX_H
 
 /*
  * What every request of either protocol reaches the node through: a
- * struct api_ctx that main() builds before the loops start and never
+ * struct door_ctx that main() builds before the loops start and never
  * changes afterwards (so any loop thread may read it). It sits below the
  * doors that take it: the HTTP handlers (src/api), the RESP commands
  * (src/commands), the ID path and the checks of who may ask (src/door), the
@@ -26,9 +26,9 @@
 struct metrics;
 
 /* The protocols, as the metrics' protocol label and the connection counts know them. */
-enum api_proto { API_PROTO_HTTP, API_PROTO_RESP, API_NPROTOS };
+enum door_proto { DOOR_PROTO_HTTP, DOOR_PROTO_RESP, DOOR_NPROTOS };
 
-struct api_ctx {
+struct door_ctx {
     const struct leaf_config *cfg;
     struct snowflake_node *snowflake;
     struct segment_service *segment;
@@ -42,7 +42,7 @@ struct api_ctx {
     int64_t started_ms; /* wall clock at start */
     long pid;
     /* Open connections of a protocol's listener (the server's count). */
-    uint64_t (*connections)(void *arg, enum api_proto proto);
+    uint64_t (*connections)(void *arg, enum door_proto proto);
     void *conn_arg;
     struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
     struct zk_session *zk;          /* the process's one ZooKeeper session; NULL without it */
@@ -50,8 +50,8 @@ struct api_ctx {
     struct auth_limit *auth_limit;  /* failed authentications per client address (thread-safe) */
 };
 
-static inline const struct api_ctx *api_ctx(const struct http_request *req) {
-    return (const struct api_ctx *)req->ctx;
+static inline const struct door_ctx *door_ctx(const struct http_request *req) {
+    return (const struct door_ctx *)req->ctx;
 }
 
 #endif

@@ -1,20 +1,20 @@
-#include "readiness.h"
+#include "door_ready.h"
 
 #include <stdio.h>
 
-#include "api_ctx.h"
+#include "door_ctx.h"
 
-static const char *const readiness_names[READINESS_COUNT] = {
-#define READINESS_NAME(e, label) label,
-    READINESS_COMPONENTS(READINESS_NAME)
-#undef READINESS_NAME
+static const char *const readiness_names[DOOR_READY_COUNT] = {
+#define DOOR_READY_NAME(e, label) label,
+    DOOR_READY_COMPONENTS(DOOR_READY_NAME)
+#undef DOOR_READY_NAME
 };
 
-const char *readiness_name(enum readiness_component c) {
-    return (int)c >= 0 && c < READINESS_COUNT ? readiness_names[c] : NULL;
+const char *door_ready_name(enum door_ready_component c) {
+    return (int)c >= 0 && c < DOOR_READY_COUNT ? readiness_names[c] : NULL;
 }
 
-static void readiness_set(struct readiness *r, enum readiness_component c, int enabled, int ready,
+static void readiness_set(struct door_ready *r, enum door_ready_component c, int enabled, int ready,
                           const char *reason) {
     r->enabled[c] = enabled;
     r->ready[c] = enabled && ready;
@@ -24,7 +24,7 @@ static void readiness_set(struct readiness *r, enum readiness_component c, int e
     }
 }
 
-void readiness_eval(const struct api_ctx *ctx, struct readiness *r) {
+void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r) {
     struct snowflake_node_view sf;
     struct segment_service_stats seg;
     struct sequence_service_stats seq;
@@ -32,19 +32,19 @@ void readiness_eval(const struct api_ctx *ctx, struct readiness *r) {
     r->all = 1;
     if (ctx->cfg->snowflake_enable) {
         snowflake_node_view(ctx->snowflake, &sf);
-        readiness_set(r, READINESS_SNOWFLAKE, 1, sf.ready,
+        readiness_set(r, DOOR_READY_SNOWFLAKE, 1, sf.ready,
                       sf.reason && sf.reason[0] ? sf.reason : "not ready");
     } else {
-        readiness_set(r, READINESS_SNOWFLAKE, 0, 0, "");
+        readiness_set(r, DOOR_READY_SNOWFLAKE, 0, 0, "");
     }
     segment_service_stats(ctx->segment, &seg);
-    readiness_set(r, READINESS_SEGMENT, seg.enabled, seg.ready,
+    readiness_set(r, DOOR_READY_SEGMENT, seg.enabled, seg.ready,
                   "database unreachable and no tag has a buffered range");
     sequence_service_stats(ctx->sequence, &seq);
-    readiness_set(r, READINESS_SEQUENCE, seq.enabled, seq.connected,
+    readiness_set(r, DOOR_READY_SEQUENCE, seq.enabled, seq.connected,
                   "no ZooKeeper session: not in line for the primary");
     user_service_stats(ctx->users, &users);
-    readiness_set(r, READINESS_AUTH, users.enabled, users.loaded_ms != 0,
+    readiness_set(r, DOOR_READY_AUTH, users.enabled, users.loaded_ms != 0,
                   "users not loaded yet: ZooKeeper unreachable and no local copy");
 }
 
@@ -56,7 +56,7 @@ static void readiness_put(char *buf, size_t cap, size_t *pos, const char *a, con
     }
 }
 
-size_t readiness_text(const struct readiness *r, char *buf, size_t cap) {
+size_t door_ready_text(const struct door_ready *r, char *buf, size_t cap) {
     size_t pos = 0;
     if (cap == 0) {
         return 0;
@@ -64,7 +64,7 @@ size_t readiness_text(const struct readiness *r, char *buf, size_t cap) {
     buf[0] = '\0';
     readiness_put(buf, cap, &pos, r->all ? "ready" : "not ready:", "");
     const char *sep = " ";
-    for (int c = 0; c < READINESS_COUNT && !r->all; c++) {
+    for (int c = 0; c < DOOR_READY_COUNT && !r->all; c++) {
         if (r->enabled[c] && !r->ready[c]) {
             readiness_put(buf, cap, &pos, sep, readiness_names[c]);
             readiness_put(buf, cap, &pos, ": ", r->reason[c]);

@@ -1,16 +1,17 @@
 /*
- * What the HTTP handlers share to read a request's arguments and write its
- * answer: the query, a growable body, IDs one per line, an ID error and the
- * 307 to the sequence primary. Below every handler; knows no route.
+ * What the HTTP handlers and the pages share to read a request's arguments
+ * and write its answer: the query, a growable body, IDs one per line, an ID
+ * error and the 307 to the sequence primary. Below every handler; knows no
+ * route.
  */
-#include "api_respond.h"
+#include "door_http.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>
 
 #include "num.h"
 
-cJSON *api_body_object(const struct http_request *req) {
+cJSON *door_http_body(const struct http_request *req) {
     const char *end = req->body, *stop = req->body + req->body_len;
     cJSON *root = cJSON_ParseWithLengthOpts(req->body, req->body_len, &end, 0);
     while (root != NULL && end < stop &&
@@ -24,7 +25,8 @@ cJSON *api_body_object(const struct http_request *req) {
     return root;
 }
 
-int api_query_get(const struct http_request *req, const char *name, const char **val, size_t *len) {
+int door_http_query(const struct http_request *req, const char *name, const char **val,
+                    size_t *len) {
     size_t name_len = strlen(name);
     const char *p = req->query, *end = req->query + req->query_len;
     while (p < end) {
@@ -42,7 +44,8 @@ int api_query_get(const struct http_request *req, const char *name, const char *
     return 0;
 }
 
-void api_respond_sbuf(struct http_request *req, int status, const char *type, struct sbuf *b) {
+void door_http_respond_sbuf(struct http_request *req, int status, const char *type,
+                            struct sbuf *b) {
     if (b->failed) {
         http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
         return;
@@ -50,7 +53,7 @@ void api_respond_sbuf(struct http_request *req, int status, const char *type, st
     http_respond(req, status, type, b->data ? b->data : "", b->len);
 }
 
-void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
+void door_http_respond_ids(struct http_request *req, const int64_t *ids, int n) {
     char small[IDS_STACK * 21];
     if (n <= IDS_STACK) {
         size_t len = 0;
@@ -60,7 +63,7 @@ void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
             }
             len += num_format_i64(small + len, ids[i]);
         }
-        http_respond_ex(req, 200, "text/plain", API_NO_STORE, small, len);
+        http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, small, len);
         return;
     }
     struct sbuf text = SBUF_INIT;
@@ -73,19 +76,20 @@ void api_respond_ids(struct http_request *req, const int64_t *ids, int n) {
         }
     }
     if (text.failed) {
-        api_respond_sbuf(req, 200, "text/plain", &text); /* the 500 */
+        door_http_respond_sbuf(req, 200, "text/plain", &text); /* the 500 */
     } else {
-        http_respond_ex(req, 200, "text/plain", API_NO_STORE, text.data ? text.data : "", text.len);
+        http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, text.data ? text.data : "",
+                        text.len);
     }
     sbuf_free(&text);
 }
 
-void api_respond_ids_error(struct http_request *req, enum ids_error e) {
-    const struct ids_error_info *info = ids_error_info(e);
+void door_http_respond_ids_error(struct http_request *req, enum ids_error e) {
+    const struct ids_error_info *info = door_ids_error(e);
     http_respond_error(req, info->http_status, info->code, info->message);
 }
 
-void api_respond_redirect(struct http_request *req, const struct sequence_where *primary) {
+void door_http_respond_redirect(struct http_request *req, const struct sequence_where *primary) {
     struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
     sbuf_printf(&hdr, "Location: http://%s%.*s%s%.*s\r\n", primary->http, (int)req->path_len,
                 req->path, req->query_len ? "?" : "", (int)req->query_len, req->query);
@@ -94,7 +98,7 @@ void api_respond_redirect(struct http_request *req, const struct sequence_where 
                 "sequence primary\",\"primary\":\"%s\"}",
                 primary->http);
     if (hdr.failed || body.failed) {
-        api_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
+        door_http_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
     } else {
         http_respond_ex(req, 307, "application/json", hdr.data, body.data, body.len);
     }

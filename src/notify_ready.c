@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "door_ready.h"
 #include "log.h"
 #include "notify.h"
-#include "readiness.h"
 
 #define NOTIFY_READY_EVERY_MS 250
 
@@ -24,10 +24,10 @@ static void notify_ready_send(const char *msg) {
 
 static void notify_ready_tick(uv_timer_t *t) {
     struct notify_ready *n = t->data;
-    struct readiness r;
+    struct door_ready r;
     char status[sizeof(n->last)], msg[sizeof(n->last) + 64];
-    readiness_eval(n->ctx, &r);
-    readiness_text(&r, status, sizeof(status));
+    door_ready_eval(n->ctx, &r);
+    door_ready_text(&r, status, sizeof(status));
     if (r.all && !n->ready_sent) {
         n->ready_sent = 1;
         if (n->mainpid) {
@@ -57,13 +57,13 @@ static void notify_ready_begin(struct notify_ready *n, uv_loop_t *loop) {
     uv_timer_start(&n->timer, notify_ready_tick, NOTIFY_READY_EVERY_MS, NOTIFY_READY_EVERY_MS);
 }
 
-void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx) {
+void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx) {
     memset(n, 0, sizeof(*n));
     n->ctx = ctx;
     notify_ready_begin(n, loop);
 }
 
-void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx) {
+void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx) {
     memset(n, 0, sizeof(*n));
     n->ctx = ctx;
     n->mainpid = 1;

@@ -10,7 +10,7 @@
  * and no token configured, the rule without users); never a secret. The
  * router calls it once the request is answered.
  */
-#include "api_ctx.h"
+#include "door_ctx.h"
 
 /* Logs the audit line of an answered state change; route is the route's metric name. */
 void api_audit(const struct http_request *req, const char *route);

@@ -1,8 +1,8 @@
-#include "ids.h"
+#include "door_ids.h"
 
 #include <stdlib.h>
 
-#include "api_ctx.h"
+#include "door_ctx.h"
 #include "log.h"
 #include "metrics.h"
 #include "validate.h"
@@ -22,7 +22,7 @@ static const struct ids_error_info ids_errors[IDS_E_COUNT] = {
 #undef IDS_ERROR_INFO
 };
 
-const struct ids_error_info *ids_error_info(enum ids_error e) {
+const struct ids_error_info *door_ids_error(enum ids_error e) {
     return &ids_errors[e >= 0 && e < IDS_E_COUNT ? e : IDS_E_NONE];
 }
 
@@ -36,7 +36,7 @@ static enum ids_error snowflake_error(leaf_status_t rc) {
     }
 }
 
-static leaf_status_t issue_snowflake(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+static leaf_status_t issue_snowflake(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     if (!ctx->cfg->snowflake_enable) {
         c->err = IDS_E_SNOWFLAKE_DISABLED;
         return LEAF_ERR;
@@ -60,7 +60,7 @@ static leaf_status_t issue_snowflake(const struct api_ctx *ctx, struct ids_call 
  * installed, a lookup or fetch answered), or at the latest when
  * leafd.segment.wait.ms has passed since it arrived; then it is refused.
  */
-static leaf_status_t issue_segment(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+static leaf_status_t issue_segment(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     if (!ctx->cfg->segment_enable) {
         c->err = IDS_E_SEGMENT_DISABLED;
         return LEAF_ERR;
@@ -110,7 +110,7 @@ static int sequence_name_ok(struct ids_call *c) {
     return 1;
 }
 
-static leaf_status_t issue_sequence(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+static leaf_status_t issue_sequence(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     if (!sequence_service_enabled(ctx->sequence)) {
         c->err = IDS_E_SEQUENCE_DISABLED;
         return LEAF_ERR;
@@ -134,7 +134,7 @@ static leaf_status_t issue_sequence(const struct api_ctx *ctx, struct ids_call *
     return LEAF_OK;
 }
 
-leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *last) {
+leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
     if (!sequence_service_enabled(ctx->sequence)) {
@@ -150,13 +150,13 @@ leaf_status_t ids_last(const struct api_ctx *ctx, struct ids_call *c, int64_t *l
 }
 
 /* The event loop's own cipher context (one per loop: OpenSSL contexts are not shared). */
-struct segment_opaque *ids_opaque(const struct api_ctx *ctx, int loop) {
+struct segment_opaque *door_ids_opaque(const struct door_ctx *ctx, int loop) {
     return ctx->opaque != NULL && loop >= 0 && loop < ctx->opaque_loops ? &ctx->opaque[loop] : NULL;
 }
 
 /* Segment IDs of the tag, then the keyed permutation, in place. */
-static leaf_status_t issue_opaque(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
-    struct segment_opaque *o = ids_opaque(ctx, c->loop);
+static leaf_status_t issue_opaque(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    struct segment_opaque *o = door_ids_opaque(ctx, c->loop);
     if (o == NULL) {
         c->err = IDS_E_OPAQUE_DISABLED;
         return LEAF_ERR;
@@ -174,7 +174,7 @@ static leaf_status_t issue_opaque(const struct api_ctx *ctx, struct ids_call *c,
     return LEAF_OK;
 }
 
-static leaf_status_t issue_mode(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+static leaf_status_t issue_mode(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     switch (c->mode) {
     case IDS_SNOWFLAKE: return issue_snowflake(ctx, c, ids);
     case IDS_SEGMENT: return issue_segment(ctx, c, ids);
@@ -183,7 +183,7 @@ static leaf_status_t issue_mode(const struct api_ctx *ctx, struct ids_call *c, i
     }
 }
 
-leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *ids) {
+leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
     leaf_status_t rc = issue_mode(ctx, c, ids);
@@ -193,11 +193,11 @@ leaf_status_t ids_issue(const struct api_ctx *ctx, struct ids_call *c, int64_t *
     return rc;
 }
 
-int64_t *ids_alloc(int64_t *stack, int count) {
+int64_t *door_ids_alloc(int64_t *stack, int count) {
     return count <= IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
 }
 
-void ids_free(int64_t *stack, int64_t *ids) {
+void door_ids_free(int64_t *stack, int64_t *ids) {
     if (ids != stack) {
         free(ids);
     }

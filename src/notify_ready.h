@@ -13,11 +13,11 @@
  */
 #include <uv.h>
 
-struct api_ctx;
+struct door_ctx;
 
 struct notify_ready {
     uv_timer_t timer;
-    const struct api_ctx *ctx;
+    const struct door_ctx *ctx;
     int begun;      /* the timer was set up ($NOTIFY_SOCKET) */
     int on;         /* the timer runs */
     int ready_sent; /* READY=1 went out */
@@ -26,10 +26,10 @@ struct notify_ready {
 };
 
 /* Sends the first state at once and starts the timer; a no-op without $NOTIFY_SOCKET. */
-void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx);
+void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx);
 
 /* The same for the new process of an in-place upgrade: READY=1 comes with MAINPID=<pid>. */
-void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct api_ctx *ctx);
+void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx);
 
 /* An in-place upgrade's drain began: the timer stops, no STOPPING=1 (the service goes on). */
 void notify_ready_handover(struct notify_ready *n);
