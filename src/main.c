@@ -16,8 +16,9 @@
  *   src/door     what HTTP, RESP and the pages share: the context the doors
  *                see (door_ctx.h), readiness, issuing, the one auth door;
  *   src/api      the HTTP handlers; src/pages the HTML pages and /metrics;
- *   src/commands the Redis commands and their table (over src/resp);
- *   src/app      the HTTP route table and the wiring of both tables.
+ *   src/commands the Redis commands (over src/resp);
+ *   src/tables   both protocols' tables side by side: the HTTP routes, the
+ *                RESP commands, and the metrics registry built from both.
  *
  * main() loads the configuration, checks the listen port, starts the
  * services, starts the event loops (one thread each) and then runs the
@@ -37,8 +38,9 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "api_setup.h"
 #include "clock.h"
+#include "command_client.h"
+#include "command_outcome.h"
 #include "config.h"
 #include "dirlock.h"
 #include "door_ctx.h"
@@ -50,15 +52,13 @@
 #include "notify_ready.h"
 #include "pages.h"
 #include "reload.h"
-#include "resp_api.h"
-#include "resp_app.h"
-#include "resp_auth.h"
-#include "resp_outcome.h"
-#include "router.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
 #include "snowflake_retire.h"
+#include "table.h"
+#include "table_http.h"
+#include "table_resp.h"
 #include "user_service.h"
 #include "version.h"
 
@@ -134,9 +134,9 @@ static const struct {
     /* clang-format off */
     {"config", config_print_reference},
     {"metrics", page_metrics_print_reference},
-    {"routes", router_print_reference},
-    {"commands", resp_api_print_reference},
-    {"errors", resp_outcome_print_reference},
+    {"routes", table_http_print_reference},
+    {"commands", table_resp_print_reference},
+    {"errors", command_outcome_print_reference},
     /* clang-format on */
 };
 #define REFERENCE_NKINDS (sizeof(reference_kinds) / sizeof(reference_kinds[0]))
@@ -826,7 +826,7 @@ static void opaque_free(struct daemon *d) {
 }
 
 static leaf_status_t wire(struct daemon *d) {
-    if (api_setup_metrics(&d->metrics) != LEAF_OK) {
+    if (table_metrics_create(&d->metrics) != LEAF_OK) {
         return LEAF_ENOMEM;
     }
     d->api = (struct door_ctx){
@@ -854,9 +854,9 @@ static leaf_status_t wire(struct daemon *d) {
     }
     auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
     d->api.auth_limit = d->auth_limit;
-    d->http = (struct http_proto_config){router_dispatch, router_done, &d->api};
-    d->resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &d->api, 0,
-                                        resp_app_size(),   resp_app_close};
+    d->http = (struct http_proto_config){table_http_dispatch, table_http_done, &d->api};
+    d->resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &d->api, 0,
+                                        command_client_size(), command_client_close};
     add_listener(d, DOOR_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {

@@ -1,8 +1,8 @@
 /*
- * The node's own endpoints: the snowflake and segment GETs, decoding a
- * snowflake ID, the time, /health and /ready. The other handlers
+ * The node's own endpoints: decoding a snowflake ID, the time, /health and
+ * /ready. The ID GETs are api_ids.c's; the other handlers
  * are in api_segment.c, api_sequence.c, api_admin.c, api_users.c,
- * src/pages; the route table is src/app/router.c's.
+ * src/pages; the route table is src/tables/table_http.c's.
  */
 #include "api.h"
 
@@ -17,15 +17,7 @@
 #include "version.h"
 #include "zk_session.h"
 
-leaf_status_t api_snowflake_get(struct http_request *req) {
-    return api_ids_get(req, IDS_SNOWFLAKE);
-}
-
-leaf_status_t api_segment_get(struct http_request *req) {
-    return api_ids_get(req, IDS_SEGMENT);
-}
-
-leaf_status_t api_decode(struct http_request *req) {
+leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     const char *val;
     size_t len;
     int64_t id;
@@ -57,14 +49,14 @@ leaf_status_t api_decode(struct http_request *req) {
     return LEAF_OK;
 }
 
-leaf_status_t api_time(struct http_request *req) {
+leaf_status_t api_time(struct http_request *req, enum ids_mode mode) {
     char body[64];
     int n = snprintf(body, sizeof(body), "{\"timestamp\":%" PRId64 "}", clock_wall_ms());
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }
 
-leaf_status_t api_health(struct http_request *req) {
+leaf_status_t api_health(struct http_request *req, enum ids_mode mode) {
     static const char body[] = "{\"status\":\"ok\"}";
     http_respond(req, 200, "application/json", body, sizeof(body) - 1);
     return LEAF_OK;
@@ -234,7 +226,7 @@ static void ready_zk_acl(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_putc(b, '}');
 }
 
-leaf_status_t api_ready(struct http_request *req) {
+leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     struct sbuf b = SBUF_INIT;
     sbuf_putc(&b, '{');

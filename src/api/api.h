@@ -2,7 +2,7 @@
 #define LEAF_API_H
 
 /*
- * The HTTP API's handlers, which the route table (src/app/router.c)
+ * The HTTP API's handlers, which the route table (src/tables/table_http.c)
  * dispatches to; the pages and /metrics are src/pages'. Handlers run on an event-loop thread and
  * reach the node's services through the request's struct door_ctx (door_ctx.h). What they share
  * with the pages is src/door's and included here: door_http.h (arguments and answers) and
@@ -14,33 +14,29 @@
 #include "door_http_auth.h"
 
 /* api.c */
-leaf_status_t api_snowflake_get(struct http_request *req);
-leaf_status_t api_segment_get(struct http_request *req);
-leaf_status_t api_decode(struct http_request *req);
-leaf_status_t api_time(struct http_request *req);
-leaf_status_t api_health(struct http_request *req);
-leaf_status_t api_ready(struct http_request *req);
+leaf_status_t api_decode(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_time(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_health(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_ready(struct http_request *req, enum ids_mode mode);
 
 /* api_segment.c */
-leaf_status_t api_leaf_get(struct http_request *req);
-leaf_status_t api_segment_range(struct http_request *req);
-leaf_status_t api_opaque_get(struct http_request *req);
-leaf_status_t api_decode_opaque(struct http_request *req);
+leaf_status_t api_leaf_get(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_segment_range(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_decode_opaque(struct http_request *req, enum ids_mode mode);
 
 /* the admin API (api_admin.c) */
-leaf_status_t api_admin_create(struct http_request *req);
-leaf_status_t api_admin_init_cache(struct http_request *req);
-leaf_status_t api_admin_step(struct http_request *req);
+leaf_status_t api_admin_create(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_admin_init_cache(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_admin_step(struct http_request *req, enum ids_mode mode);
 
 /* the users' admin API (api_users.c) */
-leaf_status_t api_users_list(struct http_request *req);
-leaf_status_t api_users_add(struct http_request *req);
-leaf_status_t api_users_change(struct http_request *req);
-leaf_status_t api_users_delete(struct http_request *req);
+leaf_status_t api_users_list(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_users_add(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_users_change(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_users_delete(struct http_request *req, enum ids_mode mode);
 
 /* sequences and the cluster (api_sequence.c) */
-leaf_status_t api_sequence_get(struct http_request *req);
-leaf_status_t api_sequence_create(struct http_request *req);
-leaf_status_t api_cluster_demote(struct http_request *req);
+leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode);
 
 #endif

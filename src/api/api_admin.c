@@ -125,7 +125,7 @@ static leaf_status_t admin_handle(struct http_request *req, enum segment_request
     return job == NULL ? LEAF_OK : door_http_job_start(req, job);
 }
 
-leaf_status_t api_admin_create(struct http_request *req) {
+leaf_status_t api_admin_create(struct http_request *req, enum ids_mode mode) {
     return admin_handle(req, SEGMENT_REQ_CREATE, SEGMENT_DB_CREATE, answer_create);
 }
 
@@ -179,7 +179,7 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
     return LEAF_OK;
 }
 
-leaf_status_t api_admin_init_cache(struct http_request *req) {
+leaf_status_t api_admin_init_cache(struct http_request *req, enum ids_mode mode) {
     if (req->ticket != 1) {
         leaf_status_t rc = admin_handle(req, SEGMENT_REQ_TAG, SEGMENT_DB_LOOKUP, answer_init_cache);
         if (rc != LEAF_OK || req->ticket != 1) {
@@ -200,6 +200,6 @@ static void answer_step(struct http_request *req, struct segment_db_job *job) {
     http_respond(req, 200, "application/json", body, (size_t)n);
 }
 
-leaf_status_t api_admin_step(struct http_request *req) {
+leaf_status_t api_admin_step(struct http_request *req, enum ids_mode mode) {
     return admin_handle(req, SEGMENT_REQ_STEP, SEGMENT_DB_SET_STEP, answer_step);
 }

@@ -1,12 +1,68 @@
 /*
  * Issuing IDs over HTTP: the {key} and ?count=N of a GET, door_ids_issue() and
- * its outcome as an HTTP answer. The one path every ID route takes.
+ * its outcome as an HTTP answer (the IDs one per line, an ID error, the 307
+ * to the sequence primary). The one path every ID route takes.
  */
 #include "api_ids.h"
 
 #include "door_http.h"
 #include "door_http_auth.h"
+#include "num.h"
 #include "validate.h"
+
+/* Answers 200 text/plain with the IDs, one per line (never kept by a cache). */
+static void api_ids_respond(struct http_request *req, const int64_t *ids, int n) {
+    char small[IDS_STACK * 21];
+    if (n <= IDS_STACK) {
+        size_t len = 0;
+        for (int i = 0; i < n; i++) {
+            if (i) {
+                small[len++] = '\n';
+            }
+            len += num_format_i64(small + len, ids[i]);
+        }
+        http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, small, len);
+        return;
+    }
+    struct sbuf text = SBUF_INIT;
+    if (sbuf_reserve(&text, (size_t)n * 21) == LEAF_OK) {
+        for (int i = 0; i < n; i++) {
+            if (i) {
+                text.data[text.len++] = '\n';
+            }
+            text.len += num_format_i64(text.data + text.len, ids[i]);
+        }
+    }
+    if (text.failed) {
+        door_http_respond_sbuf(req, 200, "text/plain", &text); /* the 500 */
+    } else {
+        http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, text.data ? text.data : "",
+                        text.len);
+    }
+    sbuf_free(&text);
+}
+
+void api_ids_respond_error(struct http_request *req, enum ids_error e) {
+    const struct ids_error_info *info = door_ids_error(e);
+    http_respond_error(req, info->http_status, info->code, info->message);
+}
+
+static void respond_redirect(struct http_request *req, const struct sequence_where *primary) {
+    struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
+    sbuf_printf(&hdr, "Location: http://%s%.*s%s%.*s\r\n", primary->http, (int)req->path_len,
+                req->path, req->query_len ? "?" : "", (int)req->query_len, req->query);
+    sbuf_printf(&body,
+                "{\"code\":\"not_primary\",\"message\":\"this node is a standby; ask the "
+                "sequence primary\",\"primary\":\"%s\"}",
+                primary->http);
+    if (hdr.failed || body.failed) {
+        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
+    } else {
+        http_respond_ex(req, 307, "application/json", hdr.data, body.data, body.len);
+    }
+    sbuf_free(&hdr);
+    sbuf_free(&body);
+}
 
 /*
  * Reads the {key} after `prefix_len` bytes of the path and the optional
@@ -17,14 +73,14 @@ static leaf_status_t api_ids_key_and_count(struct http_request *req, size_t pref
     *key = req->path + prefix_len;
     *key_len = req->path_len - prefix_len;
     if (!validate_tag(*key, *key_len)) {
-        door_http_respond_ids_error(req, IDS_E_BAD_TAG);
+        api_ids_respond_error(req, IDS_E_BAD_TAG);
         return LEAF_EINVAL;
     }
     const char *val;
     size_t len;
     *count = 1;
     if (door_http_query(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
-        door_http_respond_ids_error(req, IDS_E_BAD_COUNT);
+        api_ids_respond_error(req, IDS_E_BAD_COUNT);
         return LEAF_EINVAL;
     }
     return LEAF_OK;
@@ -50,9 +106,9 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c.retry_ms;
     } else if (rc != LEAF_OK && c.err == IDS_E_NOT_PRIMARY) {
-        door_http_respond_redirect(req, &c.primary);
+        respond_redirect(req, &c.primary);
     } else if (rc != LEAF_OK) {
-        door_http_respond_ids_error(req, c.err);
+        api_ids_respond_error(req, c.err);
     }
     return rc;
 }
@@ -69,12 +125,12 @@ leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
     int64_t stack[IDS_STACK];
     int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
-        door_http_respond_ids_error(req, IDS_E_OUT_OF_MEMORY);
+        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
         return LEAF_OK;
     }
     leaf_status_t rc = api_ids_issue(req, mode, key, key_len, count, ids);
     if (rc == LEAF_OK) {
-        door_http_respond_ids(req, ids, count);
+        api_ids_respond(req, ids, count);
     }
     door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;

@@ -19,7 +19,11 @@
 leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const char *key,
                             size_t key_len, int count, int64_t *ids);
 
-/* GET <the mode's HTTP prefix (IDS_MODES)>{key}[?count=N]: the IDs, one per line. */
+/* GET <the mode's HTTP prefix (IDS_MODES)>{key}[?count=N]: the IDs, one per line. The route
+ * table names it for every ID route, with the row's mode. */
 leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode);
+
+/* Answers with an ID error's HTTP status, code and message (IDS_ERRORS). */
+void api_ids_respond_error(struct http_request *req, enum ids_error e);
 
 #endif

@@ -11,7 +11,7 @@
 #include "num.h"
 #include "validate.h"
 
-leaf_status_t api_leaf_get(struct http_request *req) {
+leaf_status_t api_leaf_get(struct http_request *req, enum ids_mode mode) {
     const char *key;
     size_t key_len;
     int64_t id;
@@ -42,19 +42,19 @@ leaf_status_t api_leaf_get(struct http_request *req) {
  * included; IDs as strings). Taken from the node's buffers as RESP INCRBY:
  * from one range, skipping the rest of a range too short for N.
  */
-leaf_status_t api_segment_range(struct http_request *req) {
+leaf_status_t api_segment_range(struct http_request *req, enum ids_mode mode) {
     static const size_t prefix = sizeof("/api/segment/range/") - 1;
     const char *key = req->path + prefix, *val;
     size_t key_len = req->path_len - prefix, len;
     int64_t count = 1, last;
     if (!validate_tag(key, key_len)) {
-        door_http_respond_ids_error(req, IDS_E_BAD_TAG);
+        api_ids_respond_error(req, IDS_E_BAD_TAG);
         return LEAF_OK;
     }
     if (door_http_query(req, "count", &val, &len) &&
         (len == 0 || val[0] == '-' ||
          num_parse_range(val, len, 1, API_RANGE_COUNT_MAX, &count) != LEAF_OK)) {
-        door_http_respond_ids_error(req, IDS_E_BAD_RANGE_COUNT);
+        api_ids_respond_error(req, IDS_E_BAD_RANGE_COUNT);
         return LEAF_OK;
     }
     struct ids_call c = {
@@ -74,7 +74,7 @@ leaf_status_t api_segment_range(struct http_request *req) {
         return LEAF_EAGAIN;
     }
     if (rc != LEAF_OK) {
-        door_http_respond_ids_error(req, c.err);
+        api_ids_respond_error(req, c.err);
         return LEAF_OK;
     }
     char body[256];
@@ -85,20 +85,15 @@ leaf_status_t api_segment_range(struct http_request *req) {
     return LEAF_OK;
 }
 
-/* GET /api/opaque/get/{tag}[?count=N]: the tag's segment IDs through the keyed permutation. */
-leaf_status_t api_opaque_get(struct http_request *req) {
-    return api_ids_get(req, IDS_OPAQUE);
-}
-
 /* GET /decodeOpaqueId?id=N&biz_tag=T (admin: the router checks): the segment ID behind an
  * opaque ID of tag T; without biz_tag, one issued before 0.2 (tag-less). */
-leaf_status_t api_decode_opaque(struct http_request *req) {
+leaf_status_t api_decode_opaque(struct http_request *req, enum ids_mode mode) {
     const char *val;
     size_t len;
     int64_t id, plain;
     struct segment_opaque *o = door_ids_opaque(door_ctx(req), req->loop);
     if (o == NULL) {
-        door_http_respond_ids_error(req, IDS_E_OPAQUE_DISABLED);
+        api_ids_respond_error(req, IDS_E_OPAQUE_DISABLED);
         return LEAF_OK;
     }
     if (!door_http_query(req, "id", &val, &len) || len == 0 || val[0] == '-' ||
@@ -118,7 +113,7 @@ leaf_status_t api_decode_opaque(struct http_request *req) {
     leaf_status_t rc = tag != NULL ? segment_opaque_decrypt_tag(o, tag, tag_len, &id, &plain, 1)
                                    : segment_opaque_decrypt(o, id, &plain);
     if (rc != LEAF_OK) {
-        door_http_respond_ids_error(req, IDS_E_OPAQUE_FAILED);
+        api_ids_respond_error(req, IDS_E_OPAQUE_FAILED);
         return LEAF_OK;
     }
     char body[320];

@@ -20,10 +20,6 @@
 
 #define SEQUENCE_CREATE_WAIT_MS 5000
 
-leaf_status_t api_sequence_get(struct http_request *req) {
-    return api_ids_get(req, IDS_SEQUENCE);
-}
-
 /* Reads {"name":..,"start":..}; answers 400 itself and returns 0 when malformed. */
 static int create_body(struct http_request *req, char *name, size_t cap, int64_t *start) {
     cJSON *root = door_http_body(req);
@@ -57,7 +53,7 @@ static int create_body(struct http_request *req, char *name, size_t cap, int64_t
     return ok;
 }
 
-leaf_status_t api_sequence_create(struct http_request *req) {
+leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     char name[VALIDATE_TAG_MAX + 1];
     int64_t start;
@@ -70,7 +66,7 @@ leaf_status_t api_sequence_create(struct http_request *req) {
         return LEAF_OK;
     }
     if (!sequence_service_enabled(ctx->sequence)) {
-        door_http_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
+        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
         return LEAF_OK;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > SEQUENCE_CREATE_WAIT_MS) {
@@ -100,10 +96,10 @@ leaf_status_t api_sequence_create(struct http_request *req) {
     return LEAF_OK;
 }
 
-leaf_status_t api_cluster_demote(struct http_request *req) {
+leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     if (sequence_service_demote(ctx->sequence) != LEAF_OK) {
-        door_http_respond_ids_error(req, IDS_E_SEQUENCE_DISABLED);
+        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
         return LEAF_OK;
     }
     static const char body[] = "{\"demoted\":true}";

@@ -30,7 +30,7 @@ static int users_enabled(struct http_request *req) {
     return 0;
 }
 
-leaf_status_t api_users_list(struct http_request *req) {
+leaf_status_t api_users_list(struct http_request *req, enum ids_mode mode) {
     if (!users_enabled(req)) {
         return LEAF_OK;
     }
@@ -153,7 +153,7 @@ static leaf_status_t run_change(struct http_request *req, const struct user_chan
     return LEAF_OK;
 }
 
-leaf_status_t api_users_add(struct http_request *req) {
+leaf_status_t api_users_add(struct http_request *req, enum ids_mode mode) {
     struct user_change c;
     static const struct user_change none;
     if (!users_enabled(req)) {
@@ -228,7 +228,7 @@ static int change_begin(struct http_request *req, struct user_change *c, const c
     return users_path(req, c->name, action, alen);
 }
 
-leaf_status_t api_users_change(struct http_request *req) {
+leaf_status_t api_users_change(struct http_request *req, enum ids_mode mode) {
     struct user_change c;
     const char *action;
     size_t alen;
@@ -263,7 +263,7 @@ leaf_status_t api_users_change(struct http_request *req) {
     return rc;
 }
 
-leaf_status_t api_users_delete(struct http_request *req) {
+leaf_status_t api_users_delete(struct http_request *req, enum ids_mode mode) {
     struct user_change c;
     const char *action;
     size_t alen;

@@ -4,8 +4,8 @@
 /*
  * The ID modes, each written once. Every layer that knows a mode derives it
  * from this table: the HTTP route table (the routes' mode column and the
- * GET .../get/{key} prefix, src/app/router.c), the RESP key spaces
- * ("<name>:<key>", src/commands/resp_ids.c), the grant model (a key or
+ * GET .../get/{key} prefix, src/tables/table_http.c), the RESP key spaces
+ * ("<name>:<key>", src/commands/command_ids.c), the grant model (a key or
  * pattern "<name>:...", src/auth/auth_grant.h), and the mode label of
  * leafd_ids_issued_total (src/metrics/metrics.c). It lives in src/base, the
  * lowest layer, because src/auth (below the doors) needs it too.
@@ -17,7 +17,7 @@
  *   key     what the key names, in the RESP BAD_KEY message
  *   dense   1: count IDs are consecutive, so INCRBY can answer a block
  *   batch   1: identical INCRs pipelined in one read take their IDs in one
- *           call, the first for all (src/commands/resp_ids.c, stash_fill):
+ *           call, the first for all (src/commands/command_ids.c, stash_fill):
  *           one lock and one clock reading per batch instead of per ID.
  *           0 for sequences: each ID goes through the primary's fence.
  *   metric  the mode label of leafd_ids_issued_total counting its IDs
@@ -27,11 +27,10 @@
  * The files a new mode touches:
  *   src/base/ids_mode.h      its row here;
  *   src/door/door_ids.c           how it issues: issue_<mode> and its case in issue_mode;
- *   src/app/router.c         its GET route row (path NULL: the prefix is this row's; issues 1);
- *   src/api/api.h, api.c     its one-line GET handler, api_<mode>_get;
- *   docs/reference/, docs/   the words (the route table is generated).
- * Derived with no edit: the RESP key space and the BAD_KEY message
- * (resp_ids.c), INCRBY's dense check, the grant mode (auth_grant.c), and the
+ *   src/tables/table_http.c         its GET route row (path NULL: the prefix is this row's; issues
+ * 1); src/api/api.h, api.c     its one-line GET handler, api_<mode>_get; docs/reference/, docs/ the
+ * words (the route table is generated). Derived with no edit: the RESP key space and the BAD_KEY
+ * message (command_ids.c), INCRBY's dense check, the grant mode (auth_grant.c), and the
  * leafd_ids_issued_total label and count (ids.c counts every mode,
  * metrics.c sums by label).
  */

@@ -3,7 +3,7 @@
  * credentials goes through, whichever protocol brought them (door_auth.h).
  * The decision is src/auth's, the users the user service's; each protocol's
  * face turns the verdict into its answer (HTTP: door_http_auth.c; RESP:
- * src/commands/resp_auth.c).
+ * src/commands/command_auth.c).
  */
 #include "door_auth.h"
 

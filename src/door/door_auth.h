@@ -6,7 +6,7 @@
  * check of credentials goes through. A protocol's face says who asks (an
  * HTTP request's Authorization header, or the session a RESP connection's
  * AUTH set) and turns the verdict into its own answer: HTTP's is
- * door_http_auth.h, RESP's src/commands/resp_auth.h. The decision is
+ * door_http_auth.h, RESP's src/commands/command_auth.h. The decision is
  * src/auth's, the users the user service's.
  *
  * A failure is counted against the client's address (the failed-

@@ -8,10 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "door_ids.h"
 #include "http_proto.h"
 #include "sbuf.h"
-#include "sequence_service.h"
 
 struct cJSON;
 
@@ -29,17 +27,8 @@ int door_http_query(const struct http_request *req, const char *name, const char
 /* Answers with the body in b (or 500 when building it ran out of memory). */
 void door_http_respond_sbuf(struct http_request *req, int status, const char *type, struct sbuf *b);
 
-/* Answers 200 text/plain with the IDs, one per line. */
-void door_http_respond_ids(struct http_request *req, const int64_t *ids, int n);
-
 /* The header of every answer that carries IDs, and of the pages: never kept by a cache (an ID
  * served twice from one is a duplicate). */
 #define DOOR_HTTP_NO_STORE "Cache-Control: no-store\r\n"
-
-/* Answers with an ID error's HTTP status, code and message. */
-void door_http_respond_ids_error(struct http_request *req, enum ids_error e);
-
-/* 307 to the sequence primary, with Location and {"code":"not_primary",...,"primary"}. */
-void door_http_respond_redirect(struct http_request *req, const struct sequence_where *primary);
 
 #endif

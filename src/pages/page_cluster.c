@@ -376,7 +376,7 @@ static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
     sbuf_free(&b);
 }
 
-leaf_status_t page_cluster(struct http_request *req) {
+leaf_status_t page_cluster(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;

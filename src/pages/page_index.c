@@ -38,7 +38,7 @@ static int index_mode_on(const struct door_ctx *ctx, int mode) {
     }
 }
 
-leaf_status_t page_index(struct http_request *req) {
+leaf_status_t page_index(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;

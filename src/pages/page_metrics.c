@@ -219,7 +219,7 @@ static void metrics_node_level_only(struct sbuf *b) {
     b->len = out;
 }
 
-leaf_status_t page_metrics(struct http_request *req) {
+leaf_status_t page_metrics(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     /* With users on: anonymous scrapes see node-level families; credentials must be right and
      * carry the metrics right on * (or admin) for the rest (docs/SECURITY.md). */

@@ -156,7 +156,7 @@ static void ptrs_reverse(const void **a, size_t n) {
     }
 }
 
-leaf_status_t page_cache(struct http_request *req) {
+leaf_status_t page_cache(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     int64_t t0 = clock_mono_ns();
     struct page_query q;
@@ -298,7 +298,7 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
     sbuf_free(&p);
 }
 
-leaf_status_t page_db(struct http_request *req) {
+leaf_status_t page_db(struct http_request *req, enum ids_mode mode) {
     if (req->retries > 0) {
         /* Reading 100,000 rows takes a second or more on a busy server. */
         return door_http_job_wait(req, db_page, DB_PAGE_EXTRA_WAIT_MS);

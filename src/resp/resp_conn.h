@@ -6,7 +6,7 @@
  * http_proto: bytes go in, replies come out in session.out. It parses with
  * resp_proto.h, hands each command to a handler through a callback and
  * reports each answered command through a completion hook. It knows no
- * command; the command table is the handler's (src/commands/resp_api.c).
+ * command; the command table is the handler's (src/tables/table_resp.c).
  *
  * A handler writes exactly one reply with resp_reply_*() into req->out and
  * returns LEAF_OK, or writes nothing and returns LEAF_EAGAIN after setting

@@ -5,13 +5,13 @@
 #include <string.h>
 #include <uv.h>
 
-#include "api_setup.h"
+#include "command_auth.h"
+#include "command_client.h"
 #include "config.h"
 #include "log.h"
-#include "resp_api.h"
-#include "resp_app.h"
-#include "resp_auth.h"
-#include "router.h"
+#include "table.h"
+#include "table_http.h"
+#include "table_resp.h"
 
 static struct {
     struct leaf_config cfg;
@@ -51,14 +51,14 @@ struct door_ctx *api_fixture_init(void) {
     if (snowflake_node_create(&sf, &fx.cfg, &fx.loop, NULL) != LEAF_OK ||
         snowflake_node_start(sf) != LEAF_OK ||
         segment_service_create(&seg, &fx.cfg, &fx.loop) != LEAF_OK ||
-        api_setup_metrics(&m) != LEAF_OK) {
+        table_metrics_create(&m) != LEAF_OK) {
         fprintf(stderr, "fixture: start-up failed\n");
         exit(2);
     }
     fx.api = (struct door_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
-    fx.http = (struct http_proto_config){router_dispatch, router_done, &fx.api};
-    fx.resp = (struct resp_conn_config){resp_api_dispatch, resp_api_done, &fx.api, 0,
-                                        resp_app_size(),   resp_app_close};
+    fx.http = (struct http_proto_config){table_http_dispatch, table_http_done, &fx.api};
+    fx.resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &fx.api, 0,
+                                        command_client_size(), command_client_close};
     fx.ready = 1;
     return &fx.api;
 }

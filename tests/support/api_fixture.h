@@ -10,7 +10,7 @@
  * api_fixture_conn() opens one HTTP connection's protocol state on it; the
  * caller feeds bytes with http_proto_ops.input and reads session.out.
  * api_fixture_resp_conn() does the same for a RESP connection
- * (resp_proto_ops, the command table of src/commands/resp_api.c).
+ * (resp_proto_ops, the command table of src/tables/table_resp.c).
  */
 #include "api.h"
 

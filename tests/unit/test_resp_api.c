@@ -1,6 +1,6 @@
 /*
  * The RESP protocol module (src/resp/resp_conn.c) and the command table
- * behind it (src/commands/resp_api.c), on a real API context
+ * behind it (src/tables/table_resp.c), on a real API context
  * (tests/support/api_fixture.c: static-worker snowflake, segment off),
  * without sockets: pipelined replies in order however the bytes are cut,
  * inline and multibulk forms, Redis's wording of unknown commands and
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "api_fixture.h"
-#include "resp_api.h"
 #include "resp_conn.h"
+#include "table_resp.h"
 #include "unit.h"
 
 static char out[1 << 16];
@@ -130,7 +130,7 @@ static void test_get_as_documented(void) {
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     CHECK(f != NULL);
-    resp_api_print_reference(f);
+    table_resp_print_reference(f);
     fclose(f);
     const char *row = strstr(text, "| `get` |");
     CHECK(row != NULL);

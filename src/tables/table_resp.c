@@ -3,223 +3,26 @@
  * convention (n: exactly n arguments with the name; -n: at least n), its
  * flags as COMMAND reports them (COMMAND is here, beside the table it
  * reads), its key positions, its handler, and what COMMAND DOCS says of it.
- * The ID commands (INCR, INCRBY, LEAF.IDS, GET) are resp_ids.c's; the
- * connection commands here are what the common clients send on connect and
- * for tooling (docs/reference/resp.md lists them).
+ * The handlers are src/commands': the ID commands (INCR, INCRBY, LEAF.IDS,
+ * GET) command_ids.c's, the connection commands command_connection.c's.
  */
-#include "resp_api.h"
+#include "table_resp.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "clock.h"
+#include "command_auth.h"
+#include "command_cluster.h"
+#include "command_connection.h"
+#include "command_ids.h"
+#include "command_info.h"
+#include "command_multi.h"
+#include "command_outcome.h"
 #include "door_auth.h"
 #include "door_ctx.h"
 #include "metrics.h"
-#include "num.h"
-#include "resp_auth.h"
-#include "resp_cluster.h"
-#include "resp_ids.h"
-#include "resp_info.h"
-#include "resp_multi.h"
-#include "resp_outcome.h"
-
-static leaf_status_t reply_ok(struct resp_request *req) {
-    resp_reply_simple(req->out, "OK");
-    return LEAF_OK;
-}
-
-/* ---- connection commands ------------------------------------------------------ */
-
-static leaf_status_t cmd_ping(struct resp_request *req) {
-    if (req->cmd.argc > 2) {
-        return resp_outcome_error(req, RESP_O_ERR,
-                                  "ERR wrong number of arguments for 'ping' command");
-    }
-    if (req->cmd.argc == 2) {
-        resp_reply_bulk(req->out, req->cmd.argv[1], req->cmd.argvlen[1]);
-    } else {
-        resp_reply_simple(req->out, "PONG");
-    }
-    return LEAF_OK;
-}
-
-static leaf_status_t cmd_echo(struct resp_request *req) {
-    resp_reply_bulk(req->out, req->cmd.argv[1], req->cmd.argvlen[1]);
-    return LEAF_OK;
-}
-
-/* A client name: Redis refuses spaces and newlines in it. */
-static int set_name(struct resp_request *req, int i) {
-    const char *n = req->cmd.argv[i];
-    size_t len = req->cmd.argvlen[i];
-    for (size_t j = 0; j < len; j++) {
-        if (n[j] < '!' || n[j] > '~') {
-            resp_outcome_error(req, RESP_O_ERR,
-                               "ERR Client names cannot contain spaces, newlines or special "
-                               "characters.");
-            return 0;
-        }
-    }
-    if (len > RESP_CLIENT_NAME_MAX) {
-        resp_outcome_error(req, RESP_O_ERR, "ERR client name longer than %d bytes",
-                           RESP_CLIENT_NAME_MAX);
-        return 0;
-    }
-    memcpy(req->client->name, n, len);
-    req->client->name[len] = '\0';
-    return 1;
-}
-
-static void hello_pair(struct sbuf *b, const char *key, const char *val) {
-    resp_reply_bulk(b, key, strlen(key));
-    resp_reply_bulk(b, val, strlen(val));
-}
-
-/* HELLO [protover [AUTH user secret] [SETNAME name]] */
-static leaf_status_t cmd_hello(struct resp_request *req) {
-    const struct resp_cmd *c = &req->cmd;
-    int proto = req->client->resp3 ? 3 : 2;
-    int i = 1;
-    if (c->argc > 1) {
-        int64_t v;
-        if (num_parse_i64(c->argv[1], c->argvlen[1], &v) != LEAF_OK) {
-            return resp_outcome_error(req, RESP_O_ERR,
-                                      "ERR Protocol version is not an integer or out of range");
-        }
-        if (v != 2 && v != 3) {
-            return resp_outcome_error(req, RESP_O_ERR, "NOPROTO unsupported protocol version");
-        }
-        proto = (int)v;
-        i = 2;
-    }
-    /* The whole command is checked before any option acts: a syntax error
-     * after AUTH must not leave the connection logged in (as Redis). */
-    int first = i;
-    for (; i < c->argc; i++) {
-        if (resp_arg_is(c, i, "auth") && i + 2 < c->argc) {
-            i += 2;
-        } else if (resp_arg_is(c, i, "setname") && i + 1 < c->argc) {
-            i += 1;
-        } else {
-            return resp_outcome_error(req, RESP_O_ERR, "ERR Syntax error in HELLO option '%.64s'",
-                                      c->argv[i]);
-        }
-    }
-    for (i = first; i < c->argc; i++) {
-        if (resp_arg_is(c, i, "auth")) {
-            if (!resp_auth_login(req, c->argv[i + 1], c->argvlen[i + 1], c->argv[i + 2],
-                                 c->argvlen[i + 2])) {
-                return LEAF_OK;
-            }
-            i += 2;
-        } else {
-            if (!set_name(req, i + 1)) {
-                return LEAF_OK;
-            }
-            i += 1;
-        }
-    }
-    req->client->resp3 = proto == 3;
-    struct sbuf *b = req->out;
-    int r3 = req->client->resp3;
-    resp_reply_map(b, 7, r3);
-    hello_pair(b, "server", "redis");
-    hello_pair(b, "version", LEAFD_REDIS_VERSION);
-    resp_reply_bulk(b, "proto", 5);
-    resp_reply_int(b, proto);
-    resp_reply_bulk(b, "id", 2);
-    resp_reply_int(b, (int64_t)req->client->id);
-    hello_pair(b, "mode", "standalone");
-    hello_pair(b, "role", "master");
-    resp_reply_bulk(b, "modules", 7);
-    resp_reply_array(b, 0);
-    return LEAF_OK;
-}
-
-static leaf_status_t cmd_select(struct resp_request *req) {
-    if (req->cmd.argvlen[1] == 1 && req->cmd.argv[1][0] == '0') {
-        return reply_ok(req);
-    }
-    return resp_outcome_error(req, RESP_O_ERR, "ERR DB index is out of range");
-}
-
-static leaf_status_t client_info(struct resp_request *req) {
-    const struct resp_client *cl = req->client;
-    char line[256];
-    int n = snprintf(
-        line, sizeof(line), "id=%llu name=%s age=%lld db=0 user=%s resp=%d lib-name= lib-ver=\n",
-        (unsigned long long)cl->id, cl->name, (long long)((req->now_ms - cl->connected_ms) / 1000),
-        cl->user[0] ? cl->user : "default", cl->resp3 ? 3 : 2);
-    resp_reply_verbatim(req->out, line, (size_t)n, cl->resp3);
-    return LEAF_OK;
-}
-
-/* CLIENT SETNAME|GETNAME|ID|SETINFO|INFO */
-static leaf_status_t cmd_client(struct resp_request *req) {
-    const struct resp_cmd *c = &req->cmd;
-    if (resp_arg_is(c, 1, "setname") && c->argc == 3) {
-        return set_name(req, 2) ? reply_ok(req) : LEAF_OK;
-    }
-    if (resp_arg_is(c, 1, "getname") && c->argc == 2) {
-        if (req->client->name[0] == '\0') {
-            resp_reply_null(req->out, req->client->resp3);
-        } else {
-            resp_reply_bulk(req->out, req->client->name, strlen(req->client->name));
-        }
-        return LEAF_OK;
-    }
-    if (resp_arg_is(c, 1, "id") && c->argc == 2) {
-        resp_reply_int(req->out, (int64_t)req->client->id);
-        return LEAF_OK;
-    }
-    if (resp_arg_is(c, 1, "setinfo") && c->argc == 4) {
-        if (!resp_arg_is(c, 2, "lib-name") && !resp_arg_is(c, 2, "lib-ver")) {
-            return resp_outcome_error(req, RESP_O_ERR, "ERR Unrecognized option '%.64s'",
-                                      c->argv[2]);
-        }
-        return reply_ok(req);
-    }
-    if (resp_arg_is(c, 1, "info") && c->argc == 2) {
-        return client_info(req);
-    }
-    return resp_outcome_error(req, RESP_O_ERR,
-                              "ERR unknown subcommand or wrong number of arguments for "
-                              "'%.64s'. Try CLIENT HELP.",
-                              c->argv[1]);
-}
-
-/* CONFIG GET pattern...: leafd has no Redis settings to show (redis-benchmark asks). */
-static leaf_status_t cmd_config(struct resp_request *req) {
-    if (resp_arg_is(&req->cmd, 1, "get") && req->cmd.argc >= 3) {
-        resp_reply_map(req->out, 0, req->client->resp3);
-        return LEAF_OK;
-    }
-    return resp_outcome_error(req, RESP_O_ERR,
-                              "ERR CONFIG %.64s is not supported by leafd (only CONFIG GET, "
-                              "which answers empty)",
-                              req->cmd.argv[1]);
-}
-
-static leaf_status_t cmd_quit(struct resp_request *req) {
-    req->close_after = 1;
-    return reply_ok(req);
-}
-
-static leaf_status_t cmd_reset(struct resp_request *req) {
-    req->client->resp3 = 0;
-    req->client->name[0] = '\0';
-    resp_auth_reset(req);
-    resp_multi_reset(req);
-    resp_reply_simple(req->out, "RESET");
-    return LEAF_OK;
-}
-
-static leaf_status_t cmd_readonly(struct resp_request *req) {
-    return reply_ok(req);
-}
 
 /* ---- the table -------------------------------------------------------------- */
 
@@ -311,68 +114,68 @@ static leaf_status_t cmd_command(struct resp_request *req);
 /* A row: how it is dispatched, its summary, what COMMAND DOCS adds. */
 /* clang-format off */
 static const struct resp_command commands[] = {
-    {"incr", "write fast", 2, 1, 1, 1, resp_ids_incr, IDS, ISSUES,
+    {"incr", "write fast", 2, 1, 1, 1, command_ids_incr, IDS, ISSUES,
      "one ID of the key (mode:name)",
      {"string", "1.0.0", "O(1)", ARGS(key_args)}},
-    {"incrby", "write fast", 3, 1, 1, 1, resp_ids_incrby, IDS, ISSUES,
+    {"incrby", "write fast", 3, 1, 1, 1, command_ids_incrby, IDS, ISSUES,
      "count IDs of the key; the reply is the last",
      {"string", "1.0.0", "O(1)", ARGS(key_count_args)}},
-    {"leaf.ids", "write fast", 3, 1, 1, 1, resp_ids_leaf_ids, IDS, ISSUES,
+    {"leaf.ids", "write fast", 3, 1, 1, 1, command_ids_leaf_ids, IDS, ISSUES,
      "count IDs of the key, as an array",
      {"module", "0.1.0", "O(N) where N is the count", ARGS(key_count_args)}},
-    {"get", "readonly fast", 2, 1, 1, 1, resp_ids_get, IDS, ISSUES,
+    {"get", "readonly fast", 2, 1, 1, 1, command_ids_get, IDS, ISSUES,
      "sequence keys only: the last ID issued, nil when none; issues nothing (other keys: "
      "WRONG_MODE)",
      {"string", "1.0.0", "O(1)", ARGS(key_args)}},
-    {"ping", "fast stale", -1, 0, 0, 0, cmd_ping, OPEN, QUEUES,
+    {"ping", "fast stale", -1, 0, 0, 0, command_connection_ping, OPEN, QUEUES,
      "PONG, or the argument",
      {"connection", "1.0.0", "O(1)", ARGS(message_opt_args)}},
-    {"echo", "fast", 2, 0, 0, 0, cmd_echo, OPEN, QUEUES,
+    {"echo", "fast", 2, 0, 0, 0, command_connection_echo, OPEN, QUEUES,
      "the argument",
      {"connection", "1.0.0", "O(1)", ARGS(message_args)}},
-    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, cmd_hello, OPEN, 0,
+    {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, command_connection_hello, OPEN, 0,
      "the protocol version (2 or 3), AUTH and SETNAME in one",
      {"connection", "6.0.0", "O(1)", ARGS(hello_args)}},
-    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, resp_cmd_auth, OPEN, 0,
+    {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, command_auth, OPEN, 0,
      "logs the connection in as a user",
      {"connection", "1.0.0", "O(log N) where N is the number of users", ARGS(auth_args)}},
-    {"select", "loading stale fast", 2, 0, 0, 0, cmd_select, OPEN, 0,
+    {"select", "loading stale fast", 2, 0, 0, 0, command_connection_select, OPEN, 0,
      "database 0 only",
      {"connection", "1.0.0", "O(1)", ARGS(select_args)}},
-    {"client", "noscript loading stale", -2, 0, 0, 0, cmd_client, OPEN, 0,
+    {"client", "noscript loading stale", -2, 0, 0, 0, command_connection_client, OPEN, 0,
      "SETNAME, GETNAME, ID, SETINFO, INFO of the connection",
      {"connection", "2.4.0", NULL, NO_ARGS}},
-    {"info", "loading stale", -1, 0, 0, 0, resp_cmd_info, OPEN, 0,
+    {"info", "loading stale", -1, 0, 0, 0, command_info, OPEN, 0,
      "the server's sections, as Redis INFO",
      {"server", "1.0.0", "O(1)", ARGS(info_args)}},
     {"command", "loading stale", -1, 0, 0, 0, cmd_command, OPEN, 0,
      "this table: COMMAND, COUNT, DOCS, INFO",
      {"server", "2.8.13", "O(N) where N is the number of commands", NO_ARGS}},
-    {"config", "admin noscript loading stale", -2, 0, 0, 0, cmd_config, OPEN, 0,
+    {"config", "admin noscript loading stale", -2, 0, 0, 0, command_connection_config, OPEN, 0,
      "CONFIG GET answers empty; nothing to set",
      {"server", "2.0.0", NULL, NO_ARGS}},
-    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, cmd_quit, OPEN, NOW,
+    {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, command_connection_quit, OPEN, NOW,
      "closes the connection after the reply",
      {"connection", "1.0.0", "O(1)", NO_ARGS}},
-    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, cmd_reset, OPEN, NOW,
+    {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, command_connection_reset, OPEN, NOW,
      "back to a fresh connection: RESP2, no name, no user, no MULTI",
      {"connection", "6.2.0", "O(1)", NO_ARGS}},
-    {"readonly", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN, 0,
+    {"readonly", "fast loading stale", 1, 0, 0, 0, command_connection_readonly, OPEN, 0,
      "accepted for cluster clients; nothing changes",
      {"cluster", "3.0.0", "O(1)", NO_ARGS}},
-    {"readwrite", "fast loading stale", 1, 0, 0, 0, cmd_readonly, OPEN, 0,
+    {"readwrite", "fast loading stale", 1, 0, 0, 0, command_connection_readonly, OPEN, 0,
      "accepted for cluster clients; nothing changes",
      {"cluster", "3.0.0", "O(1)", NO_ARGS}},
-    {"cluster", "stale", -2, 0, 0, 0, resp_cmd_cluster, OPEN, 0,
+    {"cluster", "stale", -2, 0, 0, 0, command_cluster, OPEN, 0,
      "the cluster commands clients send: one node serving every slot",
      {"cluster", "3.0.0", NULL, NO_ARGS}},
-    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_multi, USER, NOW,
+    {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, command_multi, USER, NOW,
      "starts a transaction: ID commands, PING and ECHO are queued",
      {"transactions", "1.2.0", "O(1)", NO_ARGS}},
-    {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, resp_multi_cmd_exec, OPEN, NOW,
+    {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, command_multi_exec, OPEN, NOW,
      "runs the queued commands, one array of replies",
      {"transactions", "1.2.0", "Depends on commands in the transaction", NO_ARGS}},
-    {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, resp_multi_cmd_discard, OPEN,
+    {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, command_multi_discard, OPEN,
      NOW,
      "drops the queued commands",
      {"transactions", "2.0.0", "O(N) where N is the number of queued commands", NO_ARGS}},
@@ -383,7 +186,7 @@ static const struct resp_command commands[] = {
 #define COMMAND_UNKNOWN COMMANDS_N
 #define COMMAND_PROTOCOL (COMMANDS_N + 1)
 
-int resp_api_command_names(const char **names, int cap) {
+int table_resp_names(const char **names, int cap) {
     for (int i = 0; i < COMMANDS_N && i < cap; i++) {
         names[i] = commands[i].name;
     }
@@ -396,13 +199,13 @@ int resp_api_command_names(const char **names, int cap) {
     return COMMANDS_N + 2;
 }
 
-void resp_api_command_kinds(unsigned char *ids, int cap) {
+void table_resp_kinds(unsigned char *ids, int cap) {
     for (int i = 0; i < COMMANDS_N && i < cap; i++) {
         ids[i] = (commands[i].bits & CMD_ISSUES) != 0;
     }
 }
 
-void resp_api_print_reference(FILE *out) {
+void table_resp_print_reference(FILE *out) {
     fprintf(out, "| Command | Arity | Flags | Right needed | Description |\n"
                  "|---|---|---|---|---|\n");
     for (int i = 0; i < COMMANDS_N; i++) {
@@ -657,10 +460,10 @@ static void reply_unknown(struct resp_request *req) {
     resp_reply_error(req->out, msg.failed || msg.data == NULL ? "ERR unknown command" : msg.data);
     req->outcome = RESP_O_ERR;
     sbuf_free(&msg);
-    resp_multi_refused(req);
+    command_multi_refused(req);
 }
 
-leaf_status_t resp_api_dispatch(struct resp_request *req) {
+leaf_status_t table_resp_dispatch(struct resp_request *req) {
     int i = command_find(&req->cmd);
     if (i < 0) {
         req->command = COMMAND_UNKNOWN;
@@ -672,23 +475,23 @@ leaf_status_t resp_api_dispatch(struct resp_request *req) {
     req->outcome = RESP_O_OK;
     if ((c->arity > 0 && req->cmd.argc != c->arity) ||
         (c->arity < 0 && req->cmd.argc < -c->arity)) {
-        resp_multi_refused(req);
-        return resp_outcome_error(req, RESP_O_ERR, "ERR wrong number of arguments for '%s' command",
-                                  c->name);
+        command_multi_refused(req);
+        return command_outcome_error(req, RESP_O_ERR,
+                                     "ERR wrong number of arguments for '%s' command", c->name);
     }
     /* Checked at arrival; a parked command that resumes was allowed. */
-    if (req->retries == 0 && !resp_auth_allowed(req, c->need, c->first_key)) {
-        resp_multi_refused(req);
+    if (req->retries == 0 && !command_auth_allowed(req, c->need, c->first_key)) {
+        command_multi_refused(req);
         return LEAF_OK;
     }
-    if (resp_multi_queueing(req) && !(c->bits & CMD_NOW)) {
-        return resp_multi_queue(req, c->fn, (c->bits & CMD_QUEUES) != 0,
-                                (c->bits & CMD_ISSUES) != 0);
+    if (command_multi_queueing(req) && !(c->bits & CMD_NOW)) {
+        return command_multi_queue(req, c->fn, (c->bits & CMD_QUEUES) != 0,
+                                   (c->bits & CMD_ISSUES) != 0);
     }
     return c->fn(req);
 }
 
-void resp_api_done(const struct resp_request *req) {
+void table_resp_done(const struct resp_request *req) {
     const struct door_ctx *ctx = req->ctx;
     int command = req->command == RESP_COMMAND_NONE ? COMMAND_PROTOCOL : req->command;
     int outcome = req->command == RESP_COMMAND_NONE ? RESP_O_PROTOCOL : req->outcome;

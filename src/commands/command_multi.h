@@ -1,11 +1,11 @@
-#ifndef LEAF_RESP_MULTI_H
-#define LEAF_RESP_MULTI_H
+#ifndef LEAF_COMMAND_MULTI_H
+#define LEAF_COMMAND_MULTI_H
 
 /*
  * MULTI / EXEC / DISCARD (docs/reference/resp.md), as redis-py's default
  * pipeline() sends them. With authentication on, MULTI needs a logged-in
  * user (the table's need): a queue is memory held for its client, bounded
- * by RESP_MULTI_* (resp_app.h) and given back when the transaction ends or
+ * by RESP_MULTI_* (command_client.h) and given back when the transaction ends or
  * fails. After MULTI an ID command (and PING, ECHO) is
  * checked (its key, its count, the caller's right on the key) and queued
  * with +QUEUED; nothing is issued until EXEC, which runs the queue in order
@@ -23,23 +23,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "resp_app.h"
+#include "command_client.h"
 #include "resp_conn.h"
 #include "sbuf.h"
 #include "status.h"
 
-leaf_status_t resp_multi_cmd_multi(struct resp_request *req);
-leaf_status_t resp_multi_cmd_exec(struct resp_request *req);
-leaf_status_t resp_multi_cmd_discard(struct resp_request *req);
+leaf_status_t command_multi(struct resp_request *req);
+leaf_status_t command_multi_exec(struct resp_request *req);
+leaf_status_t command_multi_discard(struct resp_request *req);
 
 /* 1 between MULTI and EXEC / DISCARD: the dispatcher then queues instead of running. */
-int resp_multi_queueing(const struct resp_request *req);
+int command_multi_queueing(const struct resp_request *req);
 /* Queues the command for fn (checked first when ids); answers +QUEUED or the refusal. */
-leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
-                               int ids);
+leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
+                                  int ids);
 /* The dispatcher refused a command (unknown, arity, auth): inside MULTI, EXEC will abort. */
-void resp_multi_refused(struct resp_request *req);
+void command_multi_refused(struct resp_request *req);
 /* RESET: forgets the transaction. */
-void resp_multi_reset(struct resp_request *req);
+void command_multi_reset(struct resp_request *req);
 
 #endif

@@ -1,8 +1,8 @@
-#ifndef LEAF_RESP_OUTCOME_H
-#define LEAF_RESP_OUTCOME_H
+#ifndef LEAF_COMMAND_OUTCOME_H
+#define LEAF_COMMAND_OUTCOME_H
 
 /*
- * The outcomes of a RESP command (resp_outcome.c): the status label of
+ * The outcomes of a RESP command (command_outcome.c): the status label of
  * leafd_http_requests_total{protocol="resp"}, and the error replies that
  * record them. "ok", "err" (Redis's ERR), the refusals, then the ID errors
  * by their stable code (RESP_O_IDS + enum ids_error). Below the command
@@ -45,14 +45,14 @@ enum resp_outcome {
 };
 
 /* The outcomes' labels by index: writes up to cap names, returns how many there are. */
-int resp_outcome_names(const char **names, int cap);
+int command_outcome_names(const char **names, int cap);
 
 /* Writes an error reply and records its outcome; always LEAF_OK (answered). */
-leaf_status_t resp_outcome_error(struct resp_request *req, int outcome, const char *fmt, ...)
+leaf_status_t command_outcome_error(struct resp_request *req, int outcome, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Writes the refusal v (Redis's words) and records its outcome. */
-void resp_outcome_refuse(struct resp_request *req, enum auth_verdict v);
+void command_outcome_refuse(struct resp_request *req, enum auth_verdict v);
 
 /*
  * The errors of ID requests in both protocols (IDS_ERRORS) and of RESP
@@ -60,6 +60,6 @@ void resp_outcome_refuse(struct resp_request *req, enum auth_verdict v);
  * status, its RESP error and what it means (leafd --print-reference errors,
  * docs/reference/errors.md).
  */
-void resp_outcome_print_reference(FILE *out);
+void command_outcome_print_reference(FILE *out);
 
 #endif

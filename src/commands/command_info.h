@@ -1,7 +1,7 @@
-#ifndef LEAF_RESP_INFO_H
-#define LEAF_RESP_INFO_H
+#ifndef LEAF_COMMAND_INFO_H
+#define LEAF_COMMAND_INFO_H
 
-/* INFO (resp_info.c), a row of the command table. */
+/* INFO (command_info.c), a row of the command table. */
 #include "resp_conn.h"
 #include "status.h"
 
@@ -11,6 +11,6 @@
  */
 #define LEAFD_REDIS_VERSION "7.0.0"
 
-leaf_status_t resp_cmd_info(struct resp_request *req);
+leaf_status_t command_info(struct resp_request *req);
 
 #endif

@@ -3,16 +3,16 @@
  * names its mode ("<mode name>:<key>", the key spaces of IDS_MODES), and the
  * IDs come from ids.c, as for the HTTP handlers. Runs on the loop thread.
  */
-#include "resp_ids.h"
+#include "command_ids.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "command_auth.h"
+#include "command_client.h"
+#include "command_outcome.h"
 #include "door_ctx.h"
 #include "door_ids.h"
-#include "resp_app.h"
-#include "resp_auth.h"
-#include "resp_outcome.h"
 #include "resp_slot.h"
 #include "validate.h"
 
@@ -36,7 +36,7 @@ static leaf_status_t reply_bad_key(struct resp_request *req) {
             snprintf(list + n, sizeof(list) - n, "%s%s<%s>", sep, info->key_prefix, info->key_word);
         n = w > 0 && (size_t)w < sizeof(list) - n ? n + (size_t)w : n;
     }
-    return resp_outcome_error(req, RESP_O_BAD_KEY, "BAD_KEY the key names the mode: %s", list);
+    return command_outcome_error(req, RESP_O_BAD_KEY, "BAD_KEY the key names the mode: %s", list);
 }
 
 /* Reads argument i as a key; on failure the error reply is written and 0 returned. */
@@ -50,7 +50,7 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         }
         *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len, n - info->key_prefix_len};
         if (!validate_tag(k->name, k->len)) {
-            resp_outcome_error(
+            command_outcome_error(
                 req, RESP_O_IDS + IDS_E_BAD_TAG,
                 "BAD_TAG the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
                 info->key_prefix);
@@ -63,8 +63,8 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
     if (def > 0) {
         *k = (struct key_ref){(enum ids_mode)(def - 1), a, n};
         if (!validate_tag(a, n)) {
-            resp_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG,
-                               "BAD_TAG a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+            command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG,
+                                  "BAD_TAG a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
             return 0;
         }
         return 1;
@@ -76,8 +76,8 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
 /* Reads argument i as a count of IDs (1..10000); on failure replies and returns 0. */
 static int count_parse(struct resp_request *req, int i, int *count) {
     if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
-        resp_outcome_error(req, RESP_O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
-                           door_ids_error(IDS_E_BAD_COUNT)->message);
+        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
+                              door_ids_error(IDS_E_BAD_COUNT)->message);
         return 0;
     }
     return 1;
@@ -104,7 +104,7 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .wait = req->wait,
         /* Autocreate needs the 'create' right, as POST /api/sequence does (docs/SECURITY.md). */
         .may_create = k->mode == IDS_SEQUENCE &&
-                      resp_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
+                      command_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
     leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, &c, ids);
     return issue_outcome(req, k, &c, rc);
@@ -116,24 +116,25 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c->retry_ms;
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
-        resp_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
-                           resp_key_slot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
+        command_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
+                              resp_key_slot(req->cmd.argv[1], req->cmd.argvlen[1]),
+                              c->primary.resp);
     } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
-        resp_outcome_error(
+        command_outcome_error(
             req, RESP_O_IDS + (int)c->err,
             "TRYAGAIN no sequence primary can issue now (an election or a handover)");
     } else if (rc != LEAF_OK) {
         const struct ids_error_info *e = door_ids_error(c->err);
-        resp_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", e->resp, e->message);
+        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", e->resp, e->message);
     }
     (void)k;
     return rc;
 }
 
-/* The next ID taken ahead for this very command (resp_app.h, struct resp_stash), or 0. */
+/* The next ID taken ahead for this very command (command_client.h, struct resp_stash), or 0. */
 static int stash_take(struct resp_request *req, int64_t *id) {
     struct resp_stash *st =
-        req->client->app != NULL ? &((struct resp_app *)req->client->app)->stash : NULL;
+        req->client->app != NULL ? &((struct command_client *)req->client->app)->stash : NULL;
     if (st == NULL || req->raw == NULL || req->raw != st->next_raw ||
         req->read_seq != st->read_seq || st->next >= st->n) {
         return 0;
@@ -157,7 +158,7 @@ static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t
     if (more == 0) {
         return 0;
     }
-    struct resp_stash *st = &((struct resp_app *)req->client->app)->stash;
+    struct resp_stash *st = &((struct command_client *)req->client->app)->stash;
     int64_t ids[RESP_STASH_MAX];
     struct ids_call c = {
         .mode = k->mode,
@@ -195,7 +196,7 @@ static leaf_status_t incr_one(struct resp_request *req, const struct key_ref *k)
 }
 
 /* INCR key: one ID. */
-leaf_status_t resp_ids_incr(struct resp_request *req) {
+leaf_status_t command_ids_incr(struct resp_request *req) {
     struct key_ref k;
     if (!key_parse(req, 1, &k)) {
         return LEAF_OK;
@@ -204,7 +205,7 @@ leaf_status_t resp_ids_incr(struct resp_request *req) {
 }
 
 /* INCRBY key n: the last of n consecutive IDs (dense modes only). */
-leaf_status_t resp_ids_incrby(struct resp_request *req) {
+leaf_status_t command_ids_incrby(struct resp_request *req) {
     struct key_ref k;
     int count;
     int64_t last;
@@ -217,10 +218,10 @@ leaf_status_t resp_ids_incrby(struct resp_request *req) {
         return incr_one(req, &k);
     }
     if (scattered) {
-        return resp_outcome_error(req, RESP_O_WRONG_MODE,
-                                  "WRONG_MODE %s IDs are not consecutive, so INCRBY cannot hand "
-                                  "out a block of them; use LEAF.IDS %s %d",
-                                  ids_mode_name(k.mode), req->cmd.argv[1], count);
+        return command_outcome_error(req, RESP_O_WRONG_MODE,
+                                     "WRONG_MODE %s IDs are not consecutive, so INCRBY cannot hand "
+                                     "out a block of them; use LEAF.IDS %s %d",
+                                     ids_mode_name(k.mode), req->cmd.argv[1], count);
     }
     leaf_status_t rc = issue(req, &k, count, 1, &last);
     if (rc == LEAF_OK) {
@@ -230,7 +231,7 @@ leaf_status_t resp_ids_incrby(struct resp_request *req) {
 }
 
 /* LEAF.IDS key n: an array of n ascending IDs, any mode. */
-leaf_status_t resp_ids_leaf_ids(struct resp_request *req) {
+leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     struct key_ref k;
     int count;
     if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
@@ -239,8 +240,8 @@ leaf_status_t resp_ids_leaf_ids(struct resp_request *req) {
     int64_t stack[IDS_STACK];
     int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
-        return resp_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
-                                  "OUT_OF_MEMORY out of memory");
+        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
+                                     "OUT_OF_MEMORY out of memory");
     }
     leaf_status_t rc = issue(req, &k, count, 0, ids);
     if (rc == LEAF_OK) {
@@ -254,13 +255,13 @@ leaf_status_t resp_ids_leaf_ids(struct resp_request *req) {
 }
 
 /* GET sequence:<name>: the last ID issued for the sequence. */
-leaf_status_t resp_ids_get(struct resp_request *req) {
+leaf_status_t command_ids_get(struct resp_request *req) {
     struct key_ref k;
     if (!key_parse(req, 1, &k)) {
         return LEAF_OK;
     }
     if (k.mode != IDS_SEQUENCE) {
-        return resp_outcome_error(
+        return command_outcome_error(
             req, RESP_O_WRONG_MODE,
             "WRONG_MODE GET reads the last ID of a sequence: GET sequence:<name>");
     }
@@ -289,8 +290,8 @@ leaf_status_t resp_ids_get(struct resp_request *req) {
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }
 
-/* MULTI: a queued ID command's key and count are checked when it is sent (resp_multi.c). */
-int resp_ids_check(struct resp_request *req) {
+/* MULTI: a queued ID command's key and count are checked when it is sent (command_multi.c). */
+int command_ids_check(struct resp_request *req) {
     struct key_ref k;
     int count;
     return key_parse(req, 1, &k) && (req->cmd.argc < 3 || count_parse(req, 2, &count));

@@ -1,13 +1,13 @@
-#ifndef LEAF_RESP_APP_H
-#define LEAF_RESP_APP_H
+#ifndef LEAF_COMMAND_CLIENT_H
+#define LEAF_COMMAND_CLIENT_H
 
 /*
  * What a RESP connection keeps for the commands: resp_client.app points at
- * one struct resp_app (resp_app_size() bytes, zeroed at accept: the
- * server's resp_conn_config.app_size). Who AUTHed is resp_auth.c's, the
- * MULTI queue (its limits and state, below) resp_multi.c's: the lowest
+ * one struct command_client (command_client_size() bytes, zeroed at accept: the
+ * server's resp_conn_config.app_size). Who AUTHed is command_auth.c's, the
+ * MULTI queue (its limits and state, below) command_multi.c's: the lowest
  * floor of src/commands, so both reach their part without including each
- * other. resp_app_close releases what it holds when the connection closes
+ * other. command_client_close releases what it holds when the connection closes
  * (resp_conn_config.app_close).
  *
  * Ownership: the connection's loop thread, as the connection.
@@ -79,13 +79,13 @@ struct resp_stash {
     int64_t ids[RESP_STASH_MAX];
 };
 
-struct resp_app {
+struct command_client {
     struct auth_session auth;
     struct resp_multi multi;
     struct resp_stash stash;
 };
 
-size_t resp_app_size(void);
-void resp_app_close(void *app);
+size_t command_client_size(void);
+void command_client_close(void *app);
 
 #endif

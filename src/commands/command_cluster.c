@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resp_cluster.h"
+#include "command_cluster.h"
 
 #include "door_ctx.h"
 #include "resp_slot.h"
@@ -317,7 +317,7 @@ static int cluster_sharded(struct resp_request *req) {
     return 1;
 }
 
-leaf_status_t resp_cmd_cluster(struct resp_request *req) {
+leaf_status_t command_cluster(struct resp_request *req) {
     const struct door_ctx *ctx = req->ctx;
     const struct resp_cmd *c = &req->cmd;
     if (!sequence_service_enabled(ctx->sequence)) {

@@ -3,7 +3,7 @@
  * HTTP protocol's handler (http_proto_config.handler) and its completion
  * hook does the per-route accounting, so the protocol knows neither.
  */
-#include "router.h"
+#include "table_http.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +17,8 @@
 #include "pages.h"
 #include "validate.h"
 
-typedef leaf_status_t (*route_fn)(struct http_request *req);
+/* A handler, called with its row's mode: the mode the ID routes issue in, the area of the rest. */
+typedef leaf_status_t (*route_fn)(struct http_request *req, enum ids_mode mode);
 
 /* Where the key of a route's need is (users and permissions). */
 enum route_key {
@@ -53,11 +54,11 @@ struct route {
 /* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
 /* clang-format off */
 static const struct route routes[] = {
-    {HTTP_GET, 1, NULL, api_snowflake_get, "snowflake_get", IDS, RK_PATH, SF, 0, 1,
+    {HTTP_GET, 1, NULL, api_ids_get, "snowflake_get", IDS, RK_PATH, SF, 0, 1,
      "snowflake IDs of the key (?count=)"},
-    {HTTP_GET, 1, NULL, api_segment_get, "segment_get", IDS, RK_PATH, SEG, 0, 1,
+    {HTTP_GET, 1, NULL, api_ids_get, "segment_get", IDS, RK_PATH, SEG, 0, 1,
      "segment IDs of the tag (?count=)"},
-    {HTTP_GET, 1, NULL, api_sequence_get, "sequence_get", IDS, RK_PATH, SEQ, 0, 1,
+    {HTTP_GET, 1, NULL, api_ids_get, "sequence_get", IDS, RK_PATH, SEQ, 0, 1,
      "sequence IDs of the key (?count=)"},
     {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0, 1,
      "a segment ID of ?biz_tag=, as Leaf's"},
@@ -97,7 +98,7 @@ static const struct route routes[] = {
      "the cluster at a glance (HTML)"},
     {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0, 1,
      "a range of segment IDs of the tag (?count=), as first and last"},
-    {HTTP_GET, 1, NULL, api_opaque_get, "opaque_get", IDS, RK_PATH, OPQ, 0, 1,
+    {HTTP_GET, 1, NULL, api_ids_get, "opaque_get", IDS, RK_PATH, OPQ, 0, 1,
      "opaque IDs of the key (?count=)"},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0, 0,
      "decodes an opaque ID"},
@@ -116,7 +117,7 @@ static int route_issues(const struct route *r) {
 #define ROUTE_NOT_FOUND ROUTES_N
 #define ROUTE_BAD_REQUEST (ROUTES_N + 1)
 
-int router_names(const char **names, int cap) {
+int table_http_names(const char **names, int cap) {
     for (int i = 0; i < ROUTES_N && i < cap; i++) {
         names[i] = routes[i].name;
     }
@@ -129,7 +130,7 @@ int router_names(const char **names, int cap) {
     return ROUTES_N + 2;
 }
 
-void router_kinds(unsigned char *ids, int cap) {
+void table_http_kinds(unsigned char *ids, int cap) {
     for (int i = 0; i < ROUTES_N && i < cap; i++) {
         ids[i] = (unsigned char)routes[i].issues;
     }
@@ -189,7 +190,7 @@ static int route_allowed(const struct route *r, struct http_request *req) {
     return door_http_auth_route(req, r->need, r->open, r->key == RK_NONE ? NULL : k);
 }
 
-leaf_status_t router_dispatch(struct http_request *req) {
+leaf_status_t table_http_dispatch(struct http_request *req) {
     /* HEAD is answered as GET, the protocol layer dropping the body; not on issuing routes. */
     int method = req->method == HTTP_HEAD ? HTTP_GET : req->method;
     int path_route = -1;
@@ -205,7 +206,7 @@ leaf_status_t router_dispatch(struct http_request *req) {
             /* Checked at arrival; a parked request that resumes was allowed. */
             leaf_status_t rc = LEAF_OK;
             if (req->retries > 0 || (api_origin_allowed(req) && route_allowed(&routes[i], req))) {
-                rc = routes[i].fn(req);
+                rc = routes[i].fn(req, routes[i].mode);
             }
             /* Every state change is an admin change: one audit line once it is answered. */
             if (rc == LEAF_OK && routes[i].method != HTTP_GET && req->status != 0) {
@@ -224,7 +225,7 @@ leaf_status_t router_dispatch(struct http_request *req) {
     return LEAF_OK;
 }
 
-void router_done(const struct http_request *req) {
+void table_http_done(const struct http_request *req) {
     struct metrics *m = door_ctx(req)->metrics;
     int route = req->route == HTTP_ROUTE_NONE ? ROUTE_BAD_REQUEST : req->route;
     metrics_count_request(m, req->loop, route, req->status);
@@ -233,7 +234,7 @@ void router_done(const struct http_request *req) {
     }
 }
 
-void router_print_reference(FILE *out) {
+void table_http_print_reference(FILE *out) {
     fprintf(out, "| Method | Path | Issues IDs | Right needed | Description |\n"
                  "|---|---|---|---|---|\n");
     for (int i = 0; i < ROUTES_N; i++) {

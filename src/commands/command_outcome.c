@@ -1,4 +1,4 @@
-#include "resp_outcome.h"
+#include "command_outcome.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ static const struct {
 };
 #define REFUSALS_N (sizeof(refusals) / sizeof(refusals[0]))
 
-int resp_outcome_names(const char **names, int cap) {
+int command_outcome_names(const char **names, int cap) {
     for (int i = 0; i < RESP_O_IDS + IDS_E_COUNT && i < cap; i++) {
         names[i] = i < RESP_O_IDS ? outcomes[i].name
                                   : door_ids_error((enum ids_error)(i - RESP_O_IDS))->code;
@@ -32,7 +32,7 @@ int resp_outcome_names(const char **names, int cap) {
     return RESP_O_IDS + IDS_E_COUNT;
 }
 
-leaf_status_t resp_outcome_error(struct resp_request *req, int outcome, const char *fmt, ...) {
+leaf_status_t command_outcome_error(struct resp_request *req, int outcome, const char *fmt, ...) {
     va_list ap;
     char msg[512];
     va_start(ap, fmt);
@@ -43,12 +43,12 @@ leaf_status_t resp_outcome_error(struct resp_request *req, int outcome, const ch
     return LEAF_OK;
 }
 
-void resp_outcome_refuse(struct resp_request *req, enum auth_verdict v) {
+void command_outcome_refuse(struct resp_request *req, enum auth_verdict v) {
     int outcome = RESP_O_NOPERM; /* anything unexpected is a denial */
     for (size_t i = 0; i < REFUSALS_N; i++) {
         outcome = refusals[i].verdict == v ? refusals[i].outcome : outcome;
     }
-    resp_outcome_error(req, outcome, "%s", auth_verdict_resp(v));
+    command_outcome_error(req, outcome, "%s", auth_verdict_resp(v));
 }
 
 /* The HTTP answer of an outcome: a refusal's status and code, else none (RESP only). */
@@ -70,7 +70,7 @@ static void outcome_http(int outcome, char *buf, size_t cap) {
     }
 }
 
-void resp_outcome_print_reference(FILE *out) {
+void command_outcome_print_reference(FILE *out) {
     fprintf(out, "| Code | HTTP | RESP | Meaning |\n"
                  "|---|---|---|---|\n");
     for (int e = 0; e < IDS_E_COUNT; e++) {

@@ -1,20 +1,20 @@
 /*
  * MULTI / EXEC / DISCARD: the queue of a RESP connection's transaction
- * (resp_multi.h says what is queued and when IDs are issued).
+ * (command_multi.h says what is queued and when IDs are issued).
  */
-#include "resp_multi.h"
+#include "command_multi.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "resp_app.h"
-#include "resp_auth.h"
-#include "resp_ids.h"
-#include "resp_outcome.h"
+#include "command_auth.h"
+#include "command_client.h"
+#include "command_ids.h"
+#include "command_outcome.h"
 #include "validate.h"
 
 static struct resp_multi *multi_of(const struct resp_request *req) {
-    return &((struct resp_app *)req->client->app)->multi;
+    return &((struct command_client *)req->client->app)->multi;
 }
 
 /* Gives the queue's memory back (the transaction, if any, goes on without it). */
@@ -38,7 +38,7 @@ static void multi_clear(struct resp_multi *m) {
     m->active = m->dirty = 0;
 }
 
-int resp_multi_queueing(const struct resp_request *req) {
+int command_multi_queueing(const struct resp_request *req) {
     return req->client->app != NULL && multi_of(req)->active;
 }
 
@@ -48,20 +48,20 @@ static void multi_doom(struct resp_multi *m) {
     multi_drop_queue(m);
 }
 
-void resp_multi_refused(struct resp_request *req) {
-    if (resp_multi_queueing(req)) {
+void command_multi_refused(struct resp_request *req) {
+    if (command_multi_queueing(req)) {
         multi_doom(multi_of(req));
     }
 }
 
-void resp_multi_reset(struct resp_request *req) {
+void command_multi_reset(struct resp_request *req) {
     multi_clear(multi_of(req));
 }
 
-leaf_status_t resp_multi_cmd_multi(struct resp_request *req) {
+leaf_status_t command_multi(struct resp_request *req) {
     struct resp_multi *m = multi_of(req);
     if (m->active) {
-        return resp_outcome_error(req, RESP_O_ERR, "ERR MULTI calls can not be nested");
+        return command_outcome_error(req, RESP_O_ERR, "ERR MULTI calls can not be nested");
     }
     multi_clear(m);
     sbuf_init(&m->args, RESP_MULTI_BYTES_MAX); /* never grows past it */
@@ -70,10 +70,10 @@ leaf_status_t resp_multi_cmd_multi(struct resp_request *req) {
     return LEAF_OK;
 }
 
-leaf_status_t resp_multi_cmd_discard(struct resp_request *req) {
+leaf_status_t command_multi_discard(struct resp_request *req) {
     struct resp_multi *m = multi_of(req);
     if (!m->active) {
-        return resp_outcome_error(req, RESP_O_ERR, "ERR DISCARD without MULTI");
+        return command_outcome_error(req, RESP_O_ERR, "ERR DISCARD without MULTI");
     }
     multi_clear(m);
     resp_reply_simple(req->out, "OK");
@@ -83,7 +83,7 @@ leaf_status_t resp_multi_cmd_discard(struct resp_request *req) {
 /* Refuses a command inside MULTI: its error now, -EXECABORT at EXEC. */
 static leaf_status_t refuse(struct resp_request *req, const char *msg) {
     multi_doom(multi_of(req));
-    return resp_outcome_error(req, RESP_O_ERR, "%s", msg);
+    return command_outcome_error(req, RESP_O_ERR, "%s", msg);
 }
 
 /* The bytes command c takes in resp_multi.args. */
@@ -122,18 +122,19 @@ static int queue_room(struct resp_multi *m) {
     return 1;
 }
 
-leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
-                               int ids) {
+leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
+                                  int ids) {
     struct resp_multi *m = multi_of(req);
     const struct resp_cmd *c = &req->cmd;
     if (!queueable || c->argc > RESP_MULTI_ARGS_MAX) {
         multi_doom(m);
-        return resp_outcome_error(req, RESP_O_ERR,
-                                  "ERR '%.64s' cannot be queued in a transaction: leafd queues ID "
-                                  "commands, PING and ECHO",
-                                  c->argv[0]);
+        return command_outcome_error(
+            req, RESP_O_ERR,
+            "ERR '%.64s' cannot be queued in a transaction: leafd queues ID "
+            "commands, PING and ECHO",
+            c->argv[0]);
     }
-    if (ids && !resp_ids_check(req)) {
+    if (ids && !command_ids_check(req)) {
         multi_doom(m);
         return LEAF_OK;
     }
@@ -145,11 +146,11 @@ leaf_status_t resp_multi_queue(struct resp_request *req, resp_handler_fn fn, int
     if (m->n >= RESP_MULTI_COMMANDS_MAX || m->ids + asked > RESP_MULTI_IDS_MAX ||
         m->args.len + args_bytes(c) > RESP_MULTI_BYTES_MAX) {
         multi_doom(m);
-        return resp_outcome_error(req, RESP_O_ERR,
-                                  "ERR transaction too large: at most %d commands, %d IDs and %zu "
-                                  "bytes of arguments",
-                                  RESP_MULTI_COMMANDS_MAX, RESP_MULTI_IDS_MAX,
-                                  RESP_MULTI_BYTES_MAX);
+        return command_outcome_error(
+            req, RESP_O_ERR,
+            "ERR transaction too large: at most %d commands, %d IDs and %zu "
+            "bytes of arguments",
+            RESP_MULTI_COMMANDS_MAX, RESP_MULTI_IDS_MAX, RESP_MULTI_BYTES_MAX);
     }
     if (!queue_room(m)) {
         return refuse(req, "ERR out of memory queueing the command");
@@ -199,7 +200,7 @@ static int exec_still_allowed(struct resp_request *req, struct resp_multi *m) {
         struct resp_request sub = *req;
         sub.cmd = entry_cmd(m, i, argv, argvlen);
         sub.raw = NULL;
-        if (!resp_auth_allowed(&sub, AUTH_NEED_IDS, 1)) {
+        if (!command_auth_allowed(&sub, AUTH_NEED_IDS, 1)) {
             req->outcome = sub.outcome;
             return 0;
         }
@@ -225,15 +226,15 @@ static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int
     return rc;
 }
 
-leaf_status_t resp_multi_cmd_exec(struct resp_request *req) {
+leaf_status_t command_multi_exec(struct resp_request *req) {
     struct resp_multi *m = multi_of(req);
     if (!m->active) {
-        return resp_outcome_error(req, RESP_O_ERR, "ERR EXEC without MULTI");
+        return command_outcome_error(req, RESP_O_ERR, "ERR EXEC without MULTI");
     }
     if (m->dirty) {
         multi_clear(m);
-        return resp_outcome_error(req, RESP_O_ERR,
-                                  "EXECABORT Transaction discarded because of previous errors.");
+        return command_outcome_error(req, RESP_O_ERR,
+                                     "EXECABORT Transaction discarded because of previous errors.");
     }
     if (req->retries == 0 && !exec_still_allowed(req, m)) {
         multi_clear(m); /* the refusal is EXEC's reply, as Redis answers an ACL change */
@@ -262,7 +263,7 @@ leaf_status_t resp_multi_cmd_exec(struct resp_request *req) {
     }
     multi_clear(m);
     if (failed) {
-        return resp_outcome_error(req, RESP_O_ERR, "ERR out of memory building EXEC's reply");
+        return command_outcome_error(req, RESP_O_ERR, "ERR out of memory building EXEC's reply");
     }
     return LEAF_OK;
 }

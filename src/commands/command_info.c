@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "resp_info.h"
+#include "command_info.h"
 
 #include "clock.h"
 #include "door_ctx.h"
@@ -106,7 +106,7 @@ static const struct {
 #define INFO_N (sizeof(info_sections) / sizeof(info_sections[0]))
 
 /* INFO [section ...]: all, default and everything mean every section. */
-leaf_status_t resp_cmd_info(struct resp_request *req) {
+leaf_status_t command_info(struct resp_request *req) {
     const struct door_ctx *ctx = req->ctx;
     int want[INFO_N] = {0};
     int any = req->cmd.argc == 1;

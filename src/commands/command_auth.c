@@ -9,14 +9,14 @@
  */
 #include <string.h>
 
+#include "command_auth.h"
+#include "command_client.h"
+#include "command_outcome.h"
 #include "door_auth.h"
 #include "door_ctx.h"
-#include "resp_app.h"
-#include "resp_auth.h"
-#include "resp_outcome.h"
 
 static struct auth_session *session_of(const struct resp_request *req) {
-    return &((struct resp_app *)req->client->app)->auth;
+    return &((struct command_client *)req->client->app)->auth;
 }
 
 static void remember_user(struct resp_request *req, const char *user, size_t len) {
@@ -25,8 +25,8 @@ static void remember_user(struct resp_request *req, const char *user, size_t len
     req->client->user[n] = '\0';
 }
 
-int resp_auth_login(struct resp_request *req, const char *user, size_t user_len, const char *secret,
-                    size_t secret_len) {
+int command_auth_login(struct resp_request *req, const char *user, size_t user_len,
+                       const char *secret, size_t secret_len) {
     const struct door_ctx *ctx = req->ctx;
     if (!door_auth_on(ctx)) {
         /* Accepted, but nobody was checked: the limits of a connection without a user stay
@@ -48,27 +48,27 @@ int resp_auth_login(struct resp_request *req, const char *user, size_t user_len,
         return 1;
     }
     req->client->user[0] = '\0';
-    resp_outcome_refuse(req, AUTH_WRONGPASS);
+    command_outcome_refuse(req, AUTH_WRONGPASS);
     return 0;
 }
 
 /* AUTH [user] secret: one argument is the password of the user "default" (Redis's rule). */
-leaf_status_t resp_cmd_auth(struct resp_request *req) {
+leaf_status_t command_auth(struct resp_request *req) {
     const struct resp_cmd *c = &req->cmd;
     if (c->argc > 3) {
         resp_reply_error(req->out, "ERR syntax error");
         return LEAF_OK;
     }
     int has_user = c->argc == 3;
-    if (resp_auth_login(req, has_user ? c->argv[1] : "default", has_user ? c->argvlen[1] : 7,
-                        c->argv[c->argc - 1], c->argvlen[c->argc - 1])) {
+    if (command_auth_login(req, has_user ? c->argv[1] : "default", has_user ? c->argvlen[1] : 7,
+                           c->argv[c->argc - 1], c->argvlen[c->argc - 1])) {
         resp_reply_simple(req->out, "OK");
     }
     return LEAF_OK;
 }
 
-int resp_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode mode,
-                  const char *name, size_t len) {
+int command_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode mode,
+                     const char *name, size_t len) {
     const struct door_ctx *ctx = req->ctx;
     if (!door_auth_on(ctx)) {
         return 1;
@@ -79,7 +79,7 @@ int resp_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode m
     return door_auth_ask(ctx, &who, need, &key) == AUTH_ALLOW;
 }
 
-int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
+int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
     const struct door_ctx *ctx = req->ctx;
     if (!door_auth_on(ctx) || need == AUTH_NEED_NONE) {
         return 1;
@@ -103,11 +103,11 @@ int resp_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg
     if (v == AUTH_ALLOW) {
         return 1;
     }
-    resp_outcome_refuse(req, v);
+    command_outcome_refuse(req, v);
     return 0;
 }
 
-void resp_auth_reset(struct resp_request *req) {
+void command_auth_reset(struct resp_request *req) {
     memset(session_of(req), 0, sizeof(struct auth_session));
     req->client->user[0] = '\0';
     req->client->logged_in = 0;
