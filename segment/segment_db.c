@@ -19,11 +19,11 @@
 
 #include "clock.h"
 #include "log.h"
+#include "log_quiet.h"
 #include "segment_db_health.h"
 #include "segment_giveback.h"
 #include "segment_hosts.h"
 #include "segment_known.h"
-#include "zk_quiet.h"
 
 /* The prepared statements, one per operation (indexed by enum segment_db_op). */
 static const char *const db_sql[] = {
@@ -87,11 +87,11 @@ struct segment_db {
 
 /*
  * The database threads' error lines: one per outage, then a summary every
- * 30 s (zk_quiet's policy, the same as the ZooKeeper client's). One state
+ * 30 s (log_quiet's policy, the same as the ZooKeeper client's). One state
  * for all the connections of the process (a segment service runs three on
  * the same database, which fail together), guarded by db_quiet_mu.
  */
-static struct zk_quiet db_quiet;
+static struct log_quiet db_quiet;
 static pthread_mutex_t db_quiet_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Sets the connection (and its cancel_fd) under conn_mu, so that
@@ -114,7 +114,7 @@ static void db_set_conn(struct segment_db *db, MYSQL *conn) {
  * A failing connect, ping or statement, on the database thread: while the
  * database is away the reconnects would log one line every 2 s or less, so
  * the first line of an outage passes and the rest are counted, with a
- * summary at most every ZK_QUIET_SUMMARY_MS (db_quiet_reset at a connect).
+ * summary at most every LOG_QUIET_SUMMARY_MS (db_quiet_reset at a connect).
  */
 __attribute__((format(printf, 3, 4))) static void db_log(struct segment_db *db, int level,
                                                          const char *fmt, ...) {
@@ -125,22 +125,22 @@ __attribute__((format(printf, 3, 4))) static void db_log(struct segment_db *db, 
     va_end(ap);
     uint64_t n = 0;
     pthread_mutex_lock(&db_quiet_mu);
-    enum zk_quiet_action a = zk_quiet_line(&db_quiet, clock_mono_ms(), line, &n);
+    enum log_quiet_action a = log_quiet_line(&db_quiet, clock_mono_ms(), line, &n);
     memcpy(last, db_quiet.last, sizeof(last));
     pthread_mutex_unlock(&db_quiet_mu);
-    if (a == ZK_QUIET_PASS) {
+    if (a == LOG_QUIET_PASS) {
         log_write(level, "segment", "%s (more such lines: a summary every %d s)", line,
-                  ZK_QUIET_SUMMARY_MS / 1000);
-    } else if (a == ZK_QUIET_SUMMARY) {
+                  LOG_QUIET_SUMMARY_MS / 1000);
+    } else if (a == LOG_QUIET_SUMMARY) {
         log_write(level, "segment", "%llu more database errors in the last %d s, the last: %s",
-                  (unsigned long long)n, ZK_QUIET_SUMMARY_MS / 1000, last);
+                  (unsigned long long)n, LOG_QUIET_SUMMARY_MS / 1000, last);
     }
 }
 
 /* Connected again: what db_log held back since its last summary, and a fresh outage next. */
 static void db_quiet_reset(struct segment_db *db) {
     pthread_mutex_lock(&db_quiet_mu);
-    uint64_t n = zk_quiet_reset(&db_quiet);
+    uint64_t n = log_quiet_reset(&db_quiet);
     pthread_mutex_unlock(&db_quiet_mu);
     if (n > 0) {
         log_info("segment", "%llu database error lines held back while it was away",

@@ -5,7 +5,7 @@
  * Whether sequence sharding may be turned on, and which nodes of the
  * sequence line may own slots (docs/UPGRADING.md, "Sequence sharding in a
  * mixed cluster"; docs/reference/zookeeper.md, "shards"). Pure (libc only),
- * unit-tested in tests/unit/test_sequence_shard_gate.c; sequence_shard_zk.c
+ * unit-tested in tests/unit/test_sequence_shard_gate.c; sequence_service_shard.c
  * reads ZooKeeper and hands the nodes in.
  *
  * A node of the line takes part in sharding when it is known to serve the

@@ -2,23 +2,30 @@
  * leafd: a distributed ID node. Start here.
  *
  * The folders are the layers, each a library that may include only the
- * ones below it (CMake enforces it):
+ * ones below it (CMake enforces it), from the ground up:
  *   src/base     status codes, logging, clocks, growable buffers, parsers;
+ *   snowflake/, segment/, sequence/, zk/   the ID domains: pure cores (no
+ *                libuv, ZooKeeper or MySQL header) and their I/O;
  *   src/config   the configuration table and its parser;
- *   snowflake/, segment/, zk/   the ID domains (pure cores + their I/O);
+ *   src/auth     users and permissions, pure (grants, the decision);
  *   src/net      event loops, listeners, connections, wake-ups, drain;
- *   src/http     HTTP/1.1 as a protocol module of src/net (no I/O);
- *   src/node     the node's services: snowflake_node (worker ID, clock
- *                checks, time reservation, the generator) and
- *                segment_service (tags, buffers, the database thread),
- *                sequence_service (the elected primary's sequences);
+ *   src/http, src/resp   HTTP/1.1 and RESP as protocol modules (no I/O);
  *   src/metrics  the request counters (src/base alone);
+ *   src/node     the node's services, one room each: snowflake_node (worker
+ *                ID, clock checks, time reservation, the generator),
+ *                segment_service (tags, buffers, the database threads),
+ *                sequence_service (the elected primary's sequences),
+ *                user_service (the users), and the one ZooKeeper session;
  *   src/door     what HTTP, RESP and the pages share: the context the doors
  *                see (door_ctx.h), readiness, issuing, the one auth door;
  *   src/api      the HTTP handlers; src/pages the HTML pages and /metrics;
- *   src/commands the Redis commands (over src/resp);
+ *   src/commands the Redis commands;
  *   src/tables   both protocols' tables side by side: the HTTP routes, the
- *                RESP commands, and the metrics registry built from both.
+ *                RESP commands, and the metrics registry built from both;
+ *   src/main.c   this file, with reload.c (the in-place upgrade) and
+ *                notify_ready.c (systemd's notification) beside it.
+ * A file's name starts with its room's prefix (docs/design.md, "The code:
+ * floors, rooms and names").
  *
  * main() loads the configuration, checks the listen port, starts the
  * services, starts the event loops (one thread each) and then runs the
@@ -55,7 +62,7 @@
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_node.h"
-#include "snowflake_retire.h"
+#include "snowflake_node_retire.h"
 #include "table.h"
 #include "table_http.h"
 #include "table_resp.h"
@@ -84,7 +91,7 @@ struct daemon {
     struct segment_service *segment;
     struct sequence_service *sequence;
     struct user_service *users;
-    struct cluster_survey *cluster;
+    struct node_survey *cluster;
     struct metrics *metrics;
     struct door_ctx api;
     struct http_proto_config http;
@@ -887,7 +894,7 @@ static void close_handle(uv_handle_t *h, void *arg) {
  * are stopped already. The control loop is closed first, with every handle
  * still on it, while the objects that hold those handles are alive. */
 static void daemon_free(struct daemon *d) {
-    cluster_survey_free(d->cluster); /* joins its thread, the session's last other user */
+    node_survey_free(d->cluster); /* joins its thread, the session's last other user */
     d->cluster = NULL;
     node_zk_close(&d->zk); /* no more wake-ups; every ephemeral node goes at once */
     if (d->control_ready) {
@@ -934,7 +941,7 @@ static int daemon_start(struct daemon *d) {
             return -1; /* daemon_free frees what was created */
         }
     }
-    if (cluster_survey_create(&d->cluster, &d->cfg, node_zk_session(&d->zk)) != LEAF_OK ||
+    if (node_survey_create(&d->cluster, &d->cfg, node_zk_session(&d->zk)) != LEAF_OK ||
         wire(d) != LEAF_OK) {
         return -1;
     }
@@ -1061,7 +1068,7 @@ int main(int argc, char **argv) {
     }
     if (a.retire != NULL) {
         log_set_level(d.cfg.log_level);
-        return snowflake_retire_main(&d.cfg, a.retire);
+        return snowflake_node_retire_main(&d.cfg, a.retire);
     }
     if (a.zk_acl != NULL) {
         log_set_level(d.cfg.log_level);

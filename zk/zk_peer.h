@@ -4,7 +4,7 @@
 /*
  * Asks a peer over HTTP: its time (GET /api/snowflake/time, answered as
  * {"timestamp":<ms>}) at start-up, before the event loops run, and any page
- * for the cluster survey (src/node/cluster_survey.c, its own thread).
+ * for the cluster survey (src/node/node_survey.c, its own thread).
  * Blocking with a deadline. Plain sockets, no ZooKeeper or libuv header.
  */
 #include <stdint.h>

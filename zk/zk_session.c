@@ -9,8 +9,8 @@
 
 #include "clock.h"
 #include "log.h"
+#include "log_quiet.h"
 #include "zk_acl.h"
-#include "zk_quiet.h"
 
 /* Identifies a handle to its watcher (the handle's context). */
 struct zk_handle_ctx {
@@ -101,10 +101,10 @@ static leaf_status_t zk_check(int rc, const char *op, const char *path) {
  * The library's log lines look like
  *   2026-11-22 08:00:00,123:1234(0x7f..):ZOO_ERROR@handle_socket_error_msg@1290: Socket ...
  * Keep the level and "function@line: message". Warnings and errors go
- * through zk_quiet (the first of an outage, then a summary every 30 s).
+ * through log_quiet (the first of an outage, then a summary every 30 s).
  */
 /* The client's log: one quieting state for all handles (its callback has no context). */
-static struct zk_quiet zk_log_quiet;
+static struct log_quiet zk_log_quiet;
 static pthread_mutex_t zk_log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void zk_log_line(const char *message) {
@@ -127,22 +127,22 @@ static void zk_log_line(const char *message) {
     uint64_t n = 0;
     char last[sizeof(zk_log_quiet.last)];
     pthread_mutex_lock(&zk_log_mu);
-    enum zk_quiet_action a = zk_quiet_line(&zk_log_quiet, clock_mono_ms(), message, &n);
+    enum log_quiet_action a = log_quiet_line(&zk_log_quiet, clock_mono_ms(), message, &n);
     memcpy(last, zk_log_quiet.last, sizeof(last));
     pthread_mutex_unlock(&zk_log_mu);
-    if (a == ZK_QUIET_PASS) {
+    if (a == LOG_QUIET_PASS) {
         log_write(level, "zookeeper", "%.*s (more such lines: a summary every %d s)", len, message,
-                  ZK_QUIET_SUMMARY_MS / 1000);
-    } else if (a == ZK_QUIET_SUMMARY) {
+                  LOG_QUIET_SUMMARY_MS / 1000);
+    } else if (a == LOG_QUIET_SUMMARY) {
         log_write(level, "zookeeper", "%llu more client lines in the last %d s, the last: %s",
-                  (unsigned long long)n, ZK_QUIET_SUMMARY_MS / 1000, last);
+                  (unsigned long long)n, LOG_QUIET_SUMMARY_MS / 1000, last);
     }
 }
 
 /* A session (re)connected: report what the client's log held back, and start afresh. */
 static void zk_log_connected(void) {
     pthread_mutex_lock(&zk_log_mu);
-    uint64_t n = zk_quiet_reset(&zk_log_quiet);
+    uint64_t n = log_quiet_reset(&zk_log_quiet);
     pthread_mutex_unlock(&zk_log_mu);
     if (n > 0) {
         log_info("zookeeper", "%llu client lines held back while disconnected",

@@ -13,7 +13,7 @@
 #include "command_outcome.h"
 #include "door_ctx.h"
 #include "door_ids.h"
-#include "resp_slot.h"
+#include "keyslot.h"
 #include "validate.h"
 
 /* ---- keys: the namespace names the mode ------------------------------------- */
@@ -117,8 +117,7 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
         req->retry_ms = c->retry_ms;
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
         command_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
-                              resp_key_slot(req->cmd.argv[1], req->cmd.argvlen[1]),
-                              c->primary.resp);
+                              keyslot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
     } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
         command_outcome_error(
             req, RESP_O_IDS + (int)c->err,

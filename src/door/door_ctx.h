@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "auth_limit.h"
-#include "cluster_survey.h"
 #include "config.h"
 #include "http_proto.h"
+#include "node_survey.h"
 #include "node_zk.h"
 #include "segment_service.h"
 #include "sequence_service.h"
@@ -44,10 +44,10 @@ struct door_ctx {
     /* Open connections of a protocol's listener (the server's count). */
     uint64_t (*connections)(void *arg, enum door_proto proto);
     void *conn_arg;
-    struct cluster_survey *cluster; /* the /cluster page's survey of the live nodes */
-    struct zk_session *zk;          /* the process's one ZooKeeper session; NULL without it */
-    struct node_zk *node_zk;        /* its owner: the trees' ACL stage (node_zk_held_back) */
-    struct auth_limit *auth_limit;  /* failed authentications per client address (thread-safe) */
+    struct node_survey *cluster;   /* the /cluster page's survey of the live nodes */
+    struct zk_session *zk;         /* the process's one ZooKeeper session; NULL without it */
+    struct node_zk *node_zk;       /* its owner: the trees' ACL stage (node_zk_held_back) */
+    struct auth_limit *auth_limit; /* failed authentications per client address (thread-safe) */
 };
 
 static inline const struct door_ctx *door_ctx(const struct http_request *req) {

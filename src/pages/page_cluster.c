@@ -2,7 +2,7 @@
  * GET /cluster: the cluster at a glance. A verdict first (healthy, or the
  * list of what is wrong), then every live node with its worker ID, clock
  * offset from this node, age of its last report, modes and version (from
- * the survey, src/node/cluster_survey.c, which runs on its own thread: the
+ * the survey, src/node/node_survey.c, which runs on its own thread: the
  * page never waits for it), the sequence primary, and the segment tags
  * with the least runway on this node. ?format=json: the same nodes as JSON,
  * with this node's version and revision.
@@ -387,7 +387,7 @@ leaf_status_t page_cluster(struct http_request *req, enum ids_mode mode) {
         return LEAF_OK;
     }
     if (ctx->cluster != NULL) {
-        cluster_survey_snapshot(ctx->cluster, s);
+        node_survey_snapshot(ctx->cluster, s);
     } else { /* an API context without a survey (the unit tests' fixture) */
         memset(s, 0, sizeof(*s));
         snprintf(s->error, sizeof(s->error), "no cluster survey in this process");

@@ -161,7 +161,7 @@ try:
               "%s's new process logged that it kept its place and its slots" % n.name)
         # A record below the new process's floor means the old one's write-backs did not reach
         # its floors' file: a skipped rest of a batch (a gap, never a repeat). The stop waits for
-        # their answers (sequence_heal_giveback_drain); under ThreadSanitizer 4 runs in 9 still
+        # their answers (sequence_service_heal_giveback_drain); under ThreadSanitizer 4 runs in 9 still
         # skipped when it waited for a synchronous call after them instead.
         below = n.log_text().count("is below this node's floor")
         check(below == 0, "%s: no sequence started above a floor higher than ZooKeeper's max "

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyslot.h"
 #include "resp_proto.h"
-#include "resp_slot.h"
 #include "unit.h"
 
 /* A string literal that may hold NUL bytes, with its length. */
@@ -530,12 +530,12 @@ static void test_reply_sticky_failure(void) {
 
 /* Redis's CLUSTER KEYSLOT answers, hash tags included. */
 static void test_key_slot(void) {
-    CHECK_EQ_INT(resp_key_slot("123456789", 9), 0x31C3 & 16383);
-    CHECK_EQ_INT(resp_key_slot("foo", 3), 12182);
-    CHECK_EQ_INT(resp_key_slot("somekey", 7), 11058);
-    CHECK_EQ_INT(resp_key_slot("{foo}.bar", 9), 12182);
-    CHECK_EQ_INT(resp_key_slot("x{foo}", 6), 12182);
-    CHECK(resp_key_slot("{}foo", 5) != resp_key_slot("foo", 3)); /* an empty tag is no tag */
+    CHECK_EQ_INT(keyslot("123456789", 9), 0x31C3 & 16383);
+    CHECK_EQ_INT(keyslot("foo", 3), 12182);
+    CHECK_EQ_INT(keyslot("somekey", 7), 11058);
+    CHECK_EQ_INT(keyslot("{foo}.bar", 9), 12182);
+    CHECK_EQ_INT(keyslot("x{foo}", 6), 12182);
+    CHECK(keyslot("{}foo", 5) != keyslot("foo", 3)); /* an empty tag is no tag */
 }
 
 /* A parser after a protocol error: a new one (the connection's is closed), limited to max. */

@@ -1,9 +1,9 @@
 /* The pure parts of zk/: layout and worker-ID parsing, znode and cache
  * records, and the start-up and peer clock decisions. */
+#include "log_quiet.h"
 #include "unit.h"
 #include "zk_clock.h"
 #include "zk_layout.h"
-#include "zk_quiet.h"
 #include "zk_record.h"
 
 static void test_layout_paths(void) {
@@ -157,17 +157,17 @@ static void test_clock_offset(void) {
 
 /* The client's own lines during an outage: the first, then a summary per 30 s. */
 static void test_quiet(void) {
-    struct zk_quiet q = {0};
+    struct log_quiet q = {0};
     uint64_t n = 99;
     int64_t t = 1000000;
-    CHECK_EQ_INT(zk_quiet_line(&q, t, "connect() failed", &n), ZK_QUIET_PASS);
+    CHECK_EQ_INT(log_quiet_line(&q, t, "connect() failed", &n), LOG_QUIET_PASS);
     /* Five lines a second for a day would be 432,000 lines; here: 2 per minute. */
     int logged = 0, summaries = 0;
     uint64_t total = 0;
     for (int i = 1; i <= 5 * 60; i++) { /* one minute */
-        enum zk_quiet_action a = zk_quiet_line(&q, t + (int64_t)i * 200, "failed again\n", &n);
-        logged += a != ZK_QUIET_HOLD;
-        if (a == ZK_QUIET_SUMMARY) {
+        enum log_quiet_action a = log_quiet_line(&q, t + (int64_t)i * 200, "failed again\n", &n);
+        logged += a != LOG_QUIET_HOLD;
+        if (a == LOG_QUIET_SUMMARY) {
             summaries++;
             total += n;
         }
@@ -177,17 +177,17 @@ static void test_quiet(void) {
     CHECK_EQ_INT(total, 300);
     CHECK_EQ_STR(q.last, "failed again");
     /* Connected again: nothing left over here (the last line made a summary). */
-    CHECK_EQ_INT(zk_quiet_reset(&q), 0);
+    CHECK_EQ_INT(log_quiet_reset(&q), 0);
     /* The next outage's first line passes again; what it held back is reported at the reset. */
-    CHECK_EQ_INT(zk_quiet_line(&q, t + 100000, "refused", &n), ZK_QUIET_PASS);
-    CHECK_EQ_INT(zk_quiet_line(&q, t + 100200, "refused", &n), ZK_QUIET_HOLD);
-    CHECK_EQ_INT(zk_quiet_line(&q, t + 100400, "refused", &n), ZK_QUIET_HOLD);
-    CHECK_EQ_INT(zk_quiet_reset(&q), 2);
+    CHECK_EQ_INT(log_quiet_line(&q, t + 100000, "refused", &n), LOG_QUIET_PASS);
+    CHECK_EQ_INT(log_quiet_line(&q, t + 100200, "refused", &n), LOG_QUIET_HOLD);
+    CHECK_EQ_INT(log_quiet_line(&q, t + 100400, "refused", &n), LOG_QUIET_HOLD);
+    CHECK_EQ_INT(log_quiet_reset(&q), 2);
     /* A clock stepped back restarts the window instead of passing lines. */
-    CHECK_EQ_INT(zk_quiet_line(&q, t, "x", &n), ZK_QUIET_PASS);
-    CHECK_EQ_INT(zk_quiet_line(&q, t - 50000, "x", &n), ZK_QUIET_HOLD);
-    CHECK_EQ_INT(zk_quiet_line(&q, t - 50000 + 29999, "x", &n), ZK_QUIET_HOLD);
-    CHECK_EQ_INT(zk_quiet_line(&q, t - 50000 + 30000, "x", &n), ZK_QUIET_SUMMARY);
+    CHECK_EQ_INT(log_quiet_line(&q, t, "x", &n), LOG_QUIET_PASS);
+    CHECK_EQ_INT(log_quiet_line(&q, t - 50000, "x", &n), LOG_QUIET_HOLD);
+    CHECK_EQ_INT(log_quiet_line(&q, t - 50000 + 29999, "x", &n), LOG_QUIET_HOLD);
+    CHECK_EQ_INT(log_quiet_line(&q, t - 50000 + 30000, "x", &n), LOG_QUIET_SUMMARY);
     CHECK_EQ_INT(n, 3);
 }
 

@@ -18,8 +18,8 @@
 #include "log.h"
 #include "segment_known.h"
 #include "segment_negcache.h"
+#include "segment_service_zero_waste.h"
 #include "segment_tags.h"
-#include "segment_zero_waste.h"
 
 /* Leaf refreshes every 60 s; half that keeps "a deleted tag stops being served
  * within 60 s" true even counting the refresh's own round trip. */
@@ -693,8 +693,9 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
 
 /* Zero waste: the unused rest of every tag's ranges goes back to leaf_alloc (logs only). */
 static void give_back(struct segment_service *svc) {
-    struct segment_zero_waste_result r;
-    segment_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, svc->cfg->db_timeout_ms, &r);
+    struct segment_service_zero_waste_result r;
+    segment_service_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, svc->cfg->db_timeout_ms,
+                                   &r);
     if (r.tags > 0) {
         /* what was neither given back nor kept failed or ran out of time */
         log_info("segment",

@@ -1,14 +1,14 @@
 /*
  * Sequences, the node side: the waiters, the request path (event-loop
  * threads), the life cycle and the views; the table itself is
- * sequence_table.c's.
+ * sequence_service_table.c's.
  * Layer: the node (src/node/sequence), the top of the sequence room
  * (sequence_service.h is its interface).
  */
 #include "sequence_service.h"
 
-#include "sequence_impl.h"
-#include "sequence_previous.h"
+#include "sequence_service_previous.h"
+#include "sequence_service_state.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,13 +18,13 @@
 
 #include "clock.h"
 #include "hash.h"
+#include "keyslot.h"
 #include "lockstat.h"
 #include "log.h"
 #include "node_ip.h"
-#include "resp_slot.h"
 #include "sequence_elect.h"
-#include "sequence_floor_file.h"
 #include "sequence_record.h"
+#include "sequence_service_floor.h"
 
 /* ---- waiters --------------------------------------------------------------- */
 
@@ -58,12 +58,12 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
         *rc = LEAF_EUNAVAIL;
         return NULL;
     }
-    if (svc->shards.on && !svc->shards.own[sequence_table_slot(name, len)]) {
+    if (svc->shards.on && !svc->shards.own[sequence_service_table_slot(name, len)]) {
         *rc = LEAF_EUNAVAIL; /* another node's slot, or not taken over yet */
         return NULL;
     }
-    struct seq_entry *e = sequence_table_find(svc, name, len);
-    if (e == NULL && (e = sequence_table_get(svc, name, len)) == NULL) {
+    struct seq_entry *e = sequence_service_table_find(svc, name, len);
+    if (e == NULL && (e = sequence_service_table_get(svc, name, len)) == NULL) {
         *rc = LEAF_ENOMEM;
         return NULL;
     }
@@ -85,7 +85,7 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
             *rc = st;
             return NULL;
         }
-        sequence_table_mark_dirty(svc, e);
+        sequence_service_table_mark_dirty(svc, e);
     }
     return e;
 }
@@ -109,12 +109,12 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
         if (rc == LEAF_EAGAIN || (rc == LEAF_OK && e->st.inflight == 0 &&
                                   sequence_state_headroom(&e->st) * 2 < e->st.batch)) {
             kick = !e->dirty;
-            sequence_table_mark_dirty(svc, e);
+            sequence_service_table_mark_dirty(svc, e);
         }
     }
     if (rc == LEAF_EUNAVAIL) {
         if (svc->shards.on && where != NULL) {
-            sequence_shard_zk_where(svc, sequence_table_slot(name, len), where);
+            sequence_service_shard_where(svc, sequence_service_table_slot(name, len), where);
         } else {
             where_now(svc, where);
         }
@@ -141,7 +141,7 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     if (e != NULL) {
         int64_t now = clock_mono_ms();
         if (sequence_state_recheck(&e->st, &svc->lease, now)) {
-            sequence_table_mark_dirty(svc, e); /* a cached "missing": read it again */
+            sequence_service_table_mark_dirty(svc, e); /* a cached "missing": read it again */
         }
         int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT;
         if (dead || !sequence_lease_live(&svc->lease, now)) {
@@ -157,7 +157,7 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     }
     if (rc == LEAF_EUNAVAIL) {
         if (svc->shards.on && where != NULL) {
-            sequence_shard_zk_where(svc, sequence_table_slot(name, len), where);
+            sequence_service_shard_where(svc, sequence_service_table_slot(name, len), where);
         } else {
             where_now(svc, where);
         }
@@ -199,7 +199,7 @@ leaf_status_t sequence_service_demote(struct sequence_service *svc) {
     }
     /* Issuing stops before the answer (docs/cluster.md, "Handover": no ID comes from
      * a demoted node once the demote is answered); the control thread then gives back,
-     * releases the lease and leaves the line (sequence_zk.c, demote()). */
+     * releases the lease and leaves the line (sequence_service_zk.c, demote()). */
     pthread_mutex_lock(&svc->lock);
     svc->demote_requested = 1;
     if (svc->lease.primary) {
@@ -229,8 +229,8 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
                                    sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->floors.fd = -1;
-    if (sequence_shard_zk_init(svc) != LEAF_OK) {
-        sequence_shard_zk_free(svc);
+    if (sequence_service_shard_init(svc) != LEAF_OK) {
+        sequence_service_shard_free(svc);
         free(svc);
         log_error("sequence", "out of memory creating the sequence service");
         return LEAF_ENOMEM;
@@ -245,8 +245,8 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     *out = svc;
     svc->zk = zk; /* disabled: only to leave a line an in-place upgrade handed over */
     if (svc->enabled && zk != NULL) {
-        svc->zsub =
-            (struct zk_sub){"sequence", sequence_zk_on_event, sequence_zk_on_idle, svc, NULL, 0};
+        svc->zsub = (struct zk_sub){
+            "sequence", sequence_service_zk_on_event, sequence_service_zk_on_idle, svc, NULL, 0};
         return zk_session_subscribe(zk, &svc->zsub);
     }
     return LEAF_OK;
@@ -296,7 +296,7 @@ static leaf_status_t ensure_parents(struct sequence_service *svc) {
  * wait). Sharded (docs/cluster.md, "Sharded sequences"), the owner node of the
  * same name goes with it: the slot map names nodes by the election node's
  * counter, so this process owns the same slots, and it takes them only past
- * the barrier, each sequence read and fenced afresh (sequence_shard_zk.c).
+ * the barrier, each sequence read and fenced afresh (sequence_service_shard.c).
  * (Its first map is read after ensure_parents' creates, writes that pass the
  * leader even when refused: the server answers no older map than the previous
  * process applied.)
@@ -372,21 +372,21 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     snprintf(svc->dir_primary, sizeof(svc->dir_primary), "/leafd/%s/primary", cfg->name);
     snprintf(svc->dir_seqs, sizeof(svc->dir_seqs), "/leafd/%s/sequences", cfg->name);
     snprintf(svc->lease_path, sizeof(svc->lease_path), "/leafd/%s/lease", cfg->name);
-    sequence_shard_zk_paths(svc);
+    sequence_service_shard_paths(svc);
     /* Neither handle keeps the control loop alive: it ends with the signals.
      * Unreferenced at once, so that a start failing below (ZooKeeper
      * unreachable) does not leave the shutdown's uv_run() waiting forever. */
-    uv_async_init(svc->loop, &svc->async, sequence_zk_on_async);
+    uv_async_init(svc->loop, &svc->async, sequence_service_zk_on_async);
     svc->async.data = svc;
     uv_unref((uv_handle_t *)&svc->async);
     uv_timer_init(svc->loop, &svc->cron);
     svc->cron.data = svc;
     uv_unref((uv_handle_t *)&svc->cron);
     svc->started = 1;
-    if (sequence_floor_file_load(svc) != LEAF_OK) {
+    if (sequence_service_floor_load(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
-    sequence_floor_file_start(svc);
+    sequence_service_floor_start(svc);
     svc->zk_open = 1;
     zk_session_activate(&svc->zsub);
     if (zk_session_wait_connected(svc->zk, (int)cfg->zk_session_timeout_ms) != LEAF_OK) {
@@ -397,9 +397,9 @@ leaf_status_t sequence_service_start(struct sequence_service *svc) {
     if (ensure_parents(svc) != LEAF_OK) {
         return LEAF_ERR;
     }
-    sequence_previous_forget(svc);
+    sequence_service_previous_forget(svc);
     find_own_node(svc, svc->dir_primary, 1);
-    uv_timer_start(&svc->cron, sequence_zk_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
+    uv_timer_start(&svc->cron, sequence_service_zk_on_cron, SEQ_CRON_MS, SEQ_CRON_MS);
     /* The CONNECTED event is queued on the session: the control loop's
      * first dispatch puts this node in line. */
     log_info("sequence", "sequences on, advertised as %s; electing a primary under %s",
@@ -424,7 +424,7 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
     pthread_mutex_lock(&svc->lock);
     int was = svc->lease.primary;
     pthread_mutex_unlock(&svc->lock);
-    sequence_zk_lose_primary(svc, "stopping");
+    sequence_service_zk_lose_primary(svc, "stopping");
     svc->stopping = 1;
     /* An in-place upgrade hands the session on: the line and, sharded, the owner
      * node go with it (find_own_node), so the slots stay here. */
@@ -435,9 +435,9 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
          * release below answers), and the next primary need not wait out this lease.
          * Sharded and handing over, the owner node keeps "applied <epoch>": this
          * process issues no more, and the next one issues only past its own barrier. */
-        (void)sequence_heal_giveback_send(svc);
+        (void)sequence_service_heal_giveback_send(svc);
         if (svc->shards.on) {
-            sequence_shard_zk_release(svc);
+            sequence_service_shard_release(svc);
         }
         const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
         if (release[0] != '\0' && !(handing && svc->shards.on)) {
@@ -447,9 +447,9 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
     if (svc->giveback_pending > 0 && svc->zk_open) {
         /* Givebacks unanswered (these, or a sharded node's from losing slots): their answers
          * lower the floors, which are written next. */
-        sequence_heal_giveback_drain(svc);
+        sequence_service_heal_giveback_drain(svc);
     }
-    sequence_floor_file_stop(svc);
+    sequence_service_floor_stop(svc);
     if (handing) {
         /* The session goes on in the next process, which finds this node in line
          * (find_own_node): the primary stays primary, a sharded node keeps its slots. */
@@ -459,7 +459,7 @@ static void service_stop(struct sequence_service *svc, int keep_line) {
                zk_session_state(svc->zk) == ZK_STATE_CONNECTED) {
         /* Out of line at once: the next node need not wait for this
          * process's session to close. (An election node still being
-         * created is deleted when its answer comes: sequence_zk_on_event.) */
+         * created is deleted when its answer comes: sequence_service_zk_on_event.) */
         (void)zk_session_delete(svc->zk, svc->mine, -1);
         svc->mine[0] = '\0';
     }
@@ -471,8 +471,8 @@ void sequence_service_free(struct sequence_service *svc) {
         return;
     }
     zk_names_free(svc->line, svc->nline);
-    sequence_floor_file_free(svc);
-    sequence_shard_zk_free(svc);
+    sequence_service_floor_free(svc);
+    sequence_service_shard_free(svc);
     for (size_t i = 0; i < svc->count; i++) {
         free(svc->by_idx[i]);
     }

@@ -5,7 +5,7 @@
  * generator itself is snowflake/snowflake_gen.c (pure).
  */
 #include "snowflake_node.h"
-#include "snowflake_impl.h"
+#include "snowflake_node_state.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -162,7 +162,7 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
         return st; /* a refusal (clock, worker ID range): never overridden by the cache */
     }
     if (n->named) {
-        /* Only ZooKeeper can say the name is not held elsewhere (snowflake_impl.h). */
+        /* Only ZooKeeper can say the name is not held elsewhere (snowflake_node_state.h). */
         if (!atomic_load(&n->stats.zk_wait)) {
             log_warn("snowflake",
                      "ZooKeeper (%s) is unreachable: the named identity %s serves snowflake IDs "
@@ -775,7 +775,7 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
      * lead, the ceiling) takes the lock. */
     *wait_ms = 0;
     if (n->named && clock_mono_ms() >= atomic_load(&n->fence_mono_ms)) {
-        return LEAF_EUNAVAIL; /* ZooKeeper may have let the identity go (snowflake_impl.h) */
+        return LEAF_EUNAVAIL; /* ZooKeeper may have let the identity go (snowflake_node_state.h) */
     }
 #ifndef LEAF_SNOWFLAKE_LOCKED_ONLY /* a measurement build: every ID under the lock, as before */
     if (snowflake_gen_fast(&n->gen, clock_wall_ms(), ids, count)) {

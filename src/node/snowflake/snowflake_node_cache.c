@@ -14,7 +14,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_impl.h"
+#include "snowflake_node_state.h"
 #include "zk_cache.h"
 
 /* Raises the generator's ceiling to a reservation now on disk. */
@@ -22,7 +22,7 @@ void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved) {
     if ((n->named || n->forever_fenced || atomic_load(&n->stats.zk_refused)) &&
         reserved > n->forever_acked_ms) {
         /* until the identity is confirmed again; a named identity: never above what
-         * ZooKeeper acknowledged (snowflake_impl.h) */
+         * ZooKeeper acknowledged (snowflake_node_state.h) */
         reserved = n->forever_acked_ms;
     }
     n->reserved_ms = reserved;

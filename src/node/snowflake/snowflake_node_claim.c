@@ -15,7 +15,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_impl.h"
+#include "snowflake_node_state.h"
 
 #define LEASE_SWITCH_BLOCK_MS 1000
 /* Reads in flight at once: ZooKeeper stops reading a connection with too many

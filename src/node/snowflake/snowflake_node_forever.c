@@ -13,7 +13,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_impl.h"
+#include "snowflake_node_state.h"
 #include "zk_layout.h"
 
 static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {

@@ -28,7 +28,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_impl.h"
+#include "snowflake_node_state.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
 #include "zk_compat.h"

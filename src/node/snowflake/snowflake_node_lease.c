@@ -40,8 +40,8 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_impl.h"
 #include "snowflake_node_claim.h"
+#include "snowflake_node_state.h"
 
 #define LEASE_START_WAIT_MS 30000
 

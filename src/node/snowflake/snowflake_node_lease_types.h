@@ -3,13 +3,13 @@
 
 /*
  * Lease mode's state, private to src/node/snowflake: struct snowflake_lease
- * is embedded in the node (snowflake_impl.h), so every file of the room sees
+ * is embedded in the node (snowflake_node_state.h), so every file of the room sees
  * it; snowflake_node_lease.c and snowflake_node_claim.c change it,
  * snowflake_node_view.c reads the counters. Types only: the calls are in
  * snowflake_node_lease.h and snowflake_node_claim.h. The decisions are the
  * pure rules of zk/zk_lease.c.
  * Layer: the node (src/node/snowflake), the floor of the snowflake room,
- * with snowflake_impl.h.
+ * with snowflake_node_state.h.
  */
 #include <stdatomic.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
 #include "clock.h"
 #include <stdio.h>
 
-#include "snowflake_impl.h"
 #include "snowflake_node.h"
+#include "snowflake_node_state.h"
 
 static void node_view_lease(struct snowflake_node *n, struct snowflake_node_view *v) {
     static const char *const states[] = {"none", "held", "resync", "lost"};

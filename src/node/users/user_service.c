@@ -1,11 +1,11 @@
 /*
  * Users and permissions, the daemon side: the published table and the
  * checks the event loops make. The life cycle and the ZooKeeper side
- * (reloads, the local copy, admin changes) are in user_zk.c, which builds
+ * (reloads, the local copy, admin changes) are in user_service_zk.c, which builds
  * on this file (never the other way round).
  * Layer: the node (src/node/users), over the pure rules of src/auth.
  */
-#include "user_impl.h"
+#include "user_service_state.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

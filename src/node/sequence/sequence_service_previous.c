@@ -1,11 +1,11 @@
 /*
- * This node's previous process in the sequence line (sequence_previous.h). Its
+ * This node's previous process in the sequence line (sequence_service_previous.h). Its
  * election node is recognised by two marks: the session this data dir recorded
  * and this node's own advertised addresses (a data dir copied from another node
  * records that node's session, and its node advertises that node).
  * Layer: the node (src/node/sequence), called by sequence_service.c at start.
  */
-#include "sequence_previous.h"
+#include "sequence_service_previous.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "file.h"
 #include "log.h"
 #include "sequence_elect.h"
-#include "sequence_impl.h"
+#include "sequence_service_state.h"
 
 #define PREVIOUS_FILE "sequence-session"
 
@@ -84,7 +84,7 @@ static void forget_node(struct sequence_service *svc, const char *name, int64_t 
     }
 }
 
-void sequence_previous_record(struct sequence_service *svc) {
+void sequence_service_previous_record(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX + 32], text[32];
     int64_t sid = zk_session_id(svc->zk);
     if (sid == 0 || sid == svc->recorded_sid) {
@@ -97,7 +97,7 @@ void sequence_previous_record(struct sequence_service *svc) {
     }
 }
 
-void sequence_previous_forget(struct sequence_service *svc) {
+void sequence_service_previous_forget(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX + 32];
     int64_t sid = zk_session_id(svc->zk);
     snprintf(path, sizeof(path), "%.*s/%s", SEQ_PATH_MAX - 1, svc->cfg->data_dir, PREVIOUS_FILE);
@@ -116,5 +116,5 @@ void sequence_previous_forget(struct sequence_service *svc) {
         }
         zk_names_free(names, n);
     }
-    sequence_previous_record(svc);
+    sequence_service_previous_record(svc);
 }

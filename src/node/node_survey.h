@@ -1,5 +1,5 @@
-#ifndef LEAF_CLUSTER_SURVEY_H
-#define LEAF_CLUSTER_SURVEY_H
+#ifndef LEAF_NODE_SURVEY_H
+#define LEAF_NODE_SURVEY_H
 
 /*
  * The cluster as the /cluster page shows it: every live node registered in
@@ -14,7 +14,7 @@
  * sleeps until the next request. A page shows the latest snapshot and its
  * age, never waiting for the survey.
  *
- * Thread use: cluster_survey_snapshot() from any thread; the snapshot is
+ * Thread use: node_survey_snapshot() from any thread; the snapshot is
  * guarded by the survey's lock. Created and freed by main().
  */
 #include <stdint.h>
@@ -52,21 +52,21 @@ struct cluster_snapshot {
     struct cluster_peer peers[CLUSTER_MAX_PEERS];
 };
 
-struct cluster_survey;
+struct node_survey;
 struct zk_session;
 
 /* zk: the process's ZooKeeper session (NULL without ZooKeeper); free the
  * survey (which joins its thread) before closing the session. */
-leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct leaf_config *cfg,
-                                    struct zk_session *zk);
+leaf_status_t node_survey_create(struct node_survey **out, const struct leaf_config *cfg,
+                                 struct zk_session *zk);
 
 /*
  * Copies the latest snapshot (any thread) and asks for fresh ones for the
  * next minute. Without ZooKeeper the snapshot's error says so.
  */
-void cluster_survey_snapshot(struct cluster_survey *s, struct cluster_snapshot *out);
+void node_survey_snapshot(struct node_survey *s, struct cluster_snapshot *out);
 
 /* Stops the thread and closes its session. */
-void cluster_survey_free(struct cluster_survey *s);
+void node_survey_free(struct node_survey *s);
 
 #endif

@@ -1,5 +1,5 @@
-#ifndef LEAF_SEGMENT_ZERO_WASTE_H
-#define LEAF_SEGMENT_ZERO_WASTE_H
+#ifndef LEAF_SEGMENT_SERVICE_ZERO_WASTE_H
+#define LEAF_SEGMENT_SERVICE_ZERO_WASTE_H
 
 /*
  * Zero waste on a graceful stop (docs/id-shapes.md): every tag's unused
@@ -26,7 +26,7 @@
 #include "segment_db.h"
 #include "segment_tags.h"
 
-struct segment_zero_waste_result {
+struct segment_service_zero_waste_result {
     int tags;      /* tags with unused IDs: UPDATEs sent */
     int given;     /* matched: the IDs went back */
     int kept;      /* another node reserved since: nothing to give back */
@@ -40,8 +40,8 @@ struct segment_zero_waste_result {
  * reading the buffers, which are then cleared), submits them and waits at
  * most timeout_ms for the answers.
  */
-void segment_zero_waste_run(struct segment_db *db, struct segment_tags *tags,
-                            pthread_rwlock_t *tags_lock, int64_t timeout_ms,
-                            struct segment_zero_waste_result *out);
+void segment_service_zero_waste_run(struct segment_db *db, struct segment_tags *tags,
+                                    pthread_rwlock_t *tags_lock, int64_t timeout_ms,
+                                    struct segment_service_zero_waste_result *out);
 
 #endif

@@ -1,14 +1,14 @@
-#ifndef LEAF_SEQUENCE_IMPL_H
-#define LEAF_SEQUENCE_IMPL_H
+#ifndef LEAF_SEQUENCE_SERVICE_STATE_H
+#define LEAF_SEQUENCE_SERVICE_STATE_H
 
 /*
  * What the files of src/node/sequence share, each calling only the ones
  * below it: sequence_service.c (the request path, the life cycle, the views)
- * over sequence_zk.c (the election, heartbeats and the ZooKeeper calls),
- * over sequence_shard_zk.c (sharding), over sequence_heal.c (healing, the
- * give-back), over sequence_floor_file.c (the local floors' file), over
- * sequence_table.c (the table). Each file's functions carry its name.
- * The floors' file's calls have their own header (sequence_floor_file.h),
+ * over sequence_service_zk.c (the election, heartbeats and the ZooKeeper calls),
+ * over sequence_service_shard.c (sharding), over sequence_service_heal.c (healing, the
+ * give-back), over sequence_service_floor.c (the local floors' file), over
+ * sequence_service_table.c (the table). Each file's functions carry its name.
+ * The floors' file's calls have their own header (sequence_service_floor.h),
  * included only by the files above it. Private to this folder; the public
  * interface is sequence_service.h, which only sequence_service.c includes
  * here.
@@ -50,9 +50,9 @@ enum {
     OP_PEER_GET,
     OP_SEQ,
     OP_ADMIN_CREATE,
-    OP_SEQ_GIVEBACK,  /* sequence_heal.c */
-    OP_PARENT_CREATE, /* sequence_heal.c; the answer is not needed */
-    OP_SHARD_READ,    /* sequence_shard_zk.c: the map */
+    OP_SEQ_GIVEBACK,  /* sequence_service_heal.c */
+    OP_PARENT_CREATE, /* sequence_service_heal.c; the answer is not needed */
+    OP_SHARD_READ,    /* sequence_service_shard.c: the map */
     OP_SHARD_WRITE,   /* the coordinator's new map */
     OP_SHARD_HB,      /* this node's owner node: heartbeat and applied epoch */
     OP_SHARD_HB_LIST, /* the owner nodes, for the barrier */
@@ -69,7 +69,7 @@ struct seq_entry {
     struct seq_entry *next; /* hash chain */
     uint32_t idx;
     int dirty;        /* on the dirty list */
-    int floor_queued; /* on the floors' list (sequence_floor_file.c) */
+    int floor_queued; /* on the floors' list (sequence_service_floor.c) */
     struct sequence_state st;
     struct leaf_wait_list waiters;
     int slot;     /* Redis Cluster slot of "sequence:<name>" (sharding) */
@@ -82,7 +82,7 @@ struct seq_entry {
 #define SEQ_GIVEBACK_WAIT_MS 2000 /* a stop waits this long at most for its givebacks' answers */
 
 /*
- * The local floors' file (sequence_floor_file.c, sequence/sequence_floor.h).
+ * The local floors' file (sequence_service_floor.c, sequence/sequence_floor.h).
  * The list is guarded by svc->lock; everything else belongs to the control
  * thread.
  */
@@ -107,7 +107,7 @@ struct seq_create {
 };
 
 /*
- * Sharded sequences (sequence_shard_zk.c, sequence/sequence_shard.h). The
+ * Sharded sequences (sequence_service_shard.c, sequence/sequence_shard.h). The
  * map, own and gen are guarded by the service's lock; the rest belongs to
  * the control thread.
  *
@@ -190,9 +190,10 @@ struct sequence_service {
     char self_data[2 * SEQUENCE_PEER_ADDR + 16];
     struct sequence_where self;
     char mine[SEQ_PATH_MAX]; /* my election node's full path, "" when none */
-    int64_t recorded_sid;    /* the session written to sequence-session (sequence_previous.c) */
+    int64_t
+        recorded_sid; /* the session written to sequence-session (sequence_service_previous.c) */
     int creating, listing, heartbeat_inflight, deleting, stopping;
-    /* Taking over (see sequence_zk.c, "the lease node"): 0 no, 1 reading the
+    /* Taking over (see sequence_service_zk.c, "the lease node"): 0 no, 1 reading the
      * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */
     int taking_over;
     int lease_released; /* the previous primary released the lease node */
@@ -224,7 +225,7 @@ struct sequence_service {
     size_t npeers, next_npeers;
     uint64_t elections, demotions;
 
-    /* sequence_heal.c, sequence_floor_file.c */
+    /* sequence_service_heal.c, sequence_service_floor.c */
     struct seq_floors floors;
     size_t giveback_pending;     /* control thread */
     int64_t parents_repaired_ms; /* control thread */
@@ -233,55 +234,60 @@ struct sequence_service {
     struct seq_shards shards;
 };
 
-/* sequence_table.c, the floor every other sequence file stands on; lock held.
+/* sequence_service_table.c, the floor every other sequence file stands on; lock held.
  * find: NULL when unknown; get: adds it (NULL: out of memory or full). */
-void sequence_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
-void sequence_table_wake_all(struct sequence_service *svc);
-struct seq_entry *sequence_table_find(struct sequence_service *svc, const char *name, size_t len);
-struct seq_entry *sequence_table_get(struct sequence_service *svc, const char *name, size_t len);
+void sequence_service_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e);
+void sequence_service_table_wake_all(struct sequence_service *svc);
+struct seq_entry *sequence_service_table_find(struct sequence_service *svc, const char *name,
+                                              size_t len);
+struct seq_entry *sequence_service_table_get(struct sequence_service *svc, const char *name,
+                                             size_t len);
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
-int sequence_table_slot(const char *name, size_t len);
+int sequence_service_table_slot(const char *name, size_t len);
 
-/* sequence_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a
+/* sequence_service_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a
  * ZooKeeper max below the floor, queues the floor, asks for a step-down when e gave up. */
-void sequence_heal_after_done(struct sequence_service *svc, struct seq_entry *e);
+void sequence_service_heal_after_done(struct sequence_service *svc, struct seq_entry *e);
 /* The cluster's tree is gone (a list or create answered "no node"): create the parents again
  * (at most once per SEQ_VIEW_MS; control). */
-void sequence_heal_parents(struct sequence_service *svc);
+void sequence_service_heal_parents(struct sequence_service *svc);
 /* An admin create of name landed here: a cached "missing" is read again at once (control). */
-void sequence_heal_created(struct sequence_service *svc, const char *name);
-/* After sequence_zk_lose_primary(): sends every sequence's giveback write; returns how many
+void sequence_service_heal_created(struct sequence_service *svc, const char *name);
+/* After sequence_service_zk_lose_primary(): sends every sequence's giveback write; returns how many
  * (control). */
-size_t sequence_heal_giveback_send(struct sequence_service *svc);
+size_t sequence_service_heal_giveback_send(struct sequence_service *svc);
 /* A giveback write's answer (OP_SEQ_GIVEBACK; control). */
-void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev);
 /* At a stop: waits (at most SEQ_GIVEBACK_WAIT_MS) for the answers to the givebacks sent and
  * applies them; the session's other events go to their subscribers (this service, stopping,
  * drops its own) (control). */
-void sequence_heal_giveback_drain(struct sequence_service *svc);
+void sequence_service_heal_giveback_drain(struct sequence_service *svc);
 
-/* sequence_shard_zk.c. init/free at create/free; the rest on the control thread, except
+/* sequence_service_shard.c. init/free at create/free; the rest on the control thread, except
  * where (lock held). */
-leaf_status_t sequence_shard_zk_init(struct sequence_service *svc);
-void sequence_shard_zk_free(struct sequence_service *svc);
-void sequence_shard_zk_paths(struct sequence_service *svc);
-void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator);
-void sequence_shard_zk_on_zk(struct sequence_service *svc, struct zk_event *ev);
-int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev);
-void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now);
-void sequence_shard_zk_lost_all(struct sequence_service *svc); /* lock held */
+leaf_status_t sequence_service_shard_init(struct sequence_service *svc);
+void sequence_service_shard_free(struct sequence_service *svc);
+void sequence_service_shard_paths(struct sequence_service *svc);
+void sequence_service_shard_on_list(struct sequence_service *svc, char **names, int n,
+                                    int coordinator);
+void sequence_service_shard_on_zk(struct sequence_service *svc, struct zk_event *ev);
+int sequence_service_shard_watch(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_shard_cron(struct sequence_service *svc, int64_t now);
+void sequence_service_shard_lost_all(struct sequence_service *svc); /* lock held */
 /* Configured but not sharded yet: 1 when this node may win the ordinary election now (the map
  * was absent after its latest list, so no sharded node issues). */
-int sequence_shard_zk_may_lead(const struct sequence_service *svc);
-void sequence_shard_zk_release(struct sequence_service *svc); /* before "released" is written */
+int sequence_service_shard_may_lead(const struct sequence_service *svc);
+void sequence_service_shard_release(
+    struct sequence_service *svc); /* before "released" is written */
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
-void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where);
+void sequence_service_shard_where(struct sequence_service *svc, int slot,
+                                  struct sequence_where *where);
 
-/* sequence_zk.c; control thread */
-void sequence_zk_lose_primary(struct sequence_service *svc, const char *why);
-void sequence_zk_on_event(void *arg, struct zk_event *ev);
-void sequence_zk_on_idle(void *arg);
-void sequence_zk_on_async(uv_async_t *h);
-void sequence_zk_on_cron(uv_timer_t *t);
+/* sequence_service_zk.c; control thread */
+void sequence_service_zk_lose_primary(struct sequence_service *svc, const char *why);
+void sequence_service_zk_on_event(void *arg, struct zk_event *ev);
+void sequence_service_zk_on_idle(void *arg);
+void sequence_service_zk_on_async(uv_async_t *h);
+void sequence_service_zk_on_cron(uv_timer_t *t);
 
 #endif

@@ -10,9 +10,9 @@
  * Layer: the node (src/node/sequence), the file I/O over the pure format of
  * sequence/sequence_floor.c.
  */
-#include "sequence_floor_file.h"
+#include "sequence_service_floor.h"
 
-#include "sequence_impl.h"
+#include "sequence_service_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,7 +63,7 @@ static void floors_apply(struct sequence_service *svc, const char *buf, size_t l
         if (i > 0 || !sequence_floor_header_ok(buf, end, svc->cfg->name)) {
             if (sequence_floor_parse(buf + i, end - i, name, &nlen, &floor) == LEAF_OK) {
                 pthread_mutex_lock(&svc->lock);
-                struct seq_entry *e = sequence_table_get(svc, name, nlen);
+                struct seq_entry *e = sequence_service_table_get(svc, name, nlen);
                 if (e != NULL) {
                     sequence_state_set_floor(&e->st, floor);
                 }
@@ -82,7 +82,7 @@ static void floors_apply(struct sequence_service *svc, const char *buf, size_t l
     }
 }
 
-leaf_status_t sequence_floor_file_load(struct sequence_service *svc) {
+leaf_status_t sequence_service_floor_load(struct sequence_service *svc) {
     struct seq_floors *f = &svc->floors;
     f->fd = -1;
     snprintf(f->path, sizeof(f->path), "%s/%s", svc->cfg->data_dir, SEQUENCE_FLOOR_FILE);
@@ -115,7 +115,7 @@ leaf_status_t sequence_floor_file_load(struct sequence_service *svc) {
     return LEAF_OK;
 }
 
-void sequence_floor_file_mark(struct sequence_service *svc, struct seq_entry *e) {
+void sequence_service_floor_mark(struct sequence_service *svc, struct seq_entry *e) {
     struct seq_floors *f = &svc->floors;
     e->st.floor_dirty = 0;
     if (e->floor_queued) {
@@ -219,7 +219,7 @@ static void floors_on_timer(uv_timer_t *t) {
     floor_file_flush(t->data);
 }
 
-void sequence_floor_file_start(struct sequence_service *svc) {
+void sequence_service_floor_start(struct sequence_service *svc) {
     uv_timer_init(svc->loop, &svc->floors.timer);
     svc->floors.timer.data = svc;
     uv_unref((uv_handle_t *)&svc->floors.timer);
@@ -227,7 +227,7 @@ void sequence_floor_file_start(struct sequence_service *svc) {
     svc->floors.timer_on = 1;
 }
 
-void sequence_floor_file_stop(struct sequence_service *svc) {
+void sequence_service_floor_stop(struct sequence_service *svc) {
     if (svc->floors.timer_on) {
         uv_timer_stop(&svc->floors.timer);
         svc->floors.timer_on = 0;
@@ -235,7 +235,7 @@ void sequence_floor_file_stop(struct sequence_service *svc) {
     floor_file_flush(svc);
 }
 
-void sequence_floor_file_free(struct sequence_service *svc) {
+void sequence_service_floor_free(struct sequence_service *svc) {
     if (svc->floors.fd >= 0) {
         close(svc->floors.fd);
         svc->floors.fd = -1;

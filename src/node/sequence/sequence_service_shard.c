@@ -2,7 +2,7 @@
  * Sharded sequences on the control thread (leafd.sequence.sharding;
  * docs/cluster.md, "Sharded sequences"): the coordinator writes the slot map, every node applies
  * it, heartbeats its owner node, and takes a slot it gained only past the barrier that proves
- * nobody else can still issue it. The rules are in sequence_impl.h (struct seq_shards) and
+ * nobody else can still issue it. The rules are in sequence_service_state.h (struct seq_shards) and
  * sequence/sequence_shard.h (the assignment itself, pure).
  *
  * Why the barrier is enough for strict order: a slot's sequences are issued
@@ -20,7 +20,7 @@
  * Layer: the node (src/node/sequence), the ZooKeeper side over the pure
  * assignment of sequence/sequence_shard.c.
  */
-#include "sequence_impl.h"
+#include "sequence_service_state.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,7 +45,7 @@ static const char *shard_base(const char *path) {
     return slash ? slash + 1 : path;
 }
 
-leaf_status_t sequence_shard_zk_init(struct sequence_service *svc) {
+leaf_status_t sequence_service_shard_init(struct sequence_service *svc) {
     struct seq_shards *sh = &svc->shards;
     sh->conf = svc->cfg->sequence_sharding;
     sh->on = 0; /* until a slot map exists (the gate) */
@@ -59,13 +59,13 @@ leaf_status_t sequence_shard_zk_init(struct sequence_service *svc) {
     return sh->own && sh->gen ? LEAF_OK : LEAF_ENOMEM;
 }
 
-void sequence_shard_zk_free(struct sequence_service *svc) {
+void sequence_service_shard_free(struct sequence_service *svc) {
     zk_names_free(svc->shards.gate_owners, svc->shards.gate_nowners);
     free(svc->shards.own);
     free(svc->shards.gen);
 }
 
-void sequence_shard_zk_paths(struct sequence_service *svc) {
+void sequence_service_shard_paths(struct sequence_service *svc) {
     snprintf(svc->shards.path_map, sizeof(svc->shards.path_map), "/leafd/%s/shards",
              svc->cfg->name);
     snprintf(svc->shards.dir_owners, sizeof(svc->shards.dir_owners), "/leafd/%s/owners",
@@ -153,7 +153,7 @@ static void shard_on_hb(struct sequence_service *svc, const struct zk_event *ev)
     if (won) {
         sequence_lease_win(&svc->lease); /* in line: may issue the slots it owns */
         svc->elections++;
-        sequence_table_wake_all(svc);
+        sequence_service_table_wake_all(svc);
     }
     pthread_mutex_unlock(&svc->lock);
     if (won) {
@@ -225,10 +225,10 @@ static void shard_apply(struct sequence_service *svc, const struct sequence_shar
         }
         sh->moves_out += (uint64_t)lost;
     }
-    sequence_table_wake_all(svc); /* parked requests of a lost slot are redirected */
+    sequence_service_table_wake_all(svc); /* parked requests of a lost slot are redirected */
     pthread_mutex_unlock(&svc->lock);
     if (lost > 0) {
-        (void)sequence_heal_giveback_send(
+        (void)sequence_service_heal_giveback_send(
             svc); /* before the promise below: one session, in order */
     }
     sh->applied = m->epoch;
@@ -260,11 +260,11 @@ static void shard_activate(struct sequence_service *svc, const char *why) {
     __atomic_store_n(&sh->on, 1, __ATOMIC_RELEASE);
     sh->self_id = -2; /* shard_sync_mine() below starts the owner node afresh */
     svc->where.known = 0;
-    sequence_table_wake_all(svc);
+    sequence_service_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     svc->taking_over = 0;
     if (was) {
-        (void)sequence_heal_giveback_send(svc);
+        (void)sequence_service_heal_giveback_send(svc);
     }
     log_info("sequence", "sharded sequences on: %s", why);
     shard_sync_mine(svc);
@@ -384,7 +384,8 @@ static void shard_on_write(struct sequence_service *svc, const struct zk_event *
     shard_read(svc);
 }
 
-void sequence_shard_zk_on_list(struct sequence_service *svc, char **names, int n, int coordinator) {
+void sequence_service_shard_on_list(struct sequence_service *svc, char **names, int n,
+                                    int coordinator) {
     struct seq_shards *sh = &svc->shards;
     shard_sync_mine(svc);
     sh->list_gen++;
@@ -448,7 +449,7 @@ static void shard_gain(struct sequence_service *svc, uint64_t epoch) {
         }
     }
     sh->moves_in += (uint64_t)n;
-    sequence_table_wake_all(svc);
+    sequence_service_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     sh->barrier_epoch = 0;
     log_info("sequence", "shards: epoch %" PRIu64 ": serving %d more slots", epoch, n);
@@ -670,7 +671,7 @@ static void gate_on_zk(struct sequence_service *svc, struct zk_event *ev) {
 
 /* ---- the glue's entry points ---------------------------------------------------- */
 
-void sequence_shard_zk_on_zk(struct sequence_service *svc, struct zk_event *ev) {
+void sequence_service_shard_on_zk(struct sequence_service *svc, struct zk_event *ev) {
     switch (ev->op) {
     case OP_SHARD_READ: shard_on_read(svc, ev); break;
     case OP_SHARD_WRITE: shard_on_write(svc, ev); break;
@@ -684,7 +685,7 @@ void sequence_shard_zk_on_zk(struct sequence_service *svc, struct zk_event *ev) 
     }
 }
 
-int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event *ev) {
+int sequence_service_shard_watch(struct sequence_service *svc, const struct zk_event *ev) {
     if (!svc->shards.conf || ev->data == NULL || strcmp(ev->data, svc->shards.path_map) != 0) {
         return 0;
     }
@@ -692,7 +693,7 @@ int sequence_shard_zk_watch(struct sequence_service *svc, const struct zk_event 
     return 1;
 }
 
-void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now) {
+void sequence_service_shard_cron(struct sequence_service *svc, int64_t now) {
     struct seq_shards *sh = &svc->shards;
     if (!sh->conf) {
         return;
@@ -708,20 +709,20 @@ void sequence_shard_zk_cron(struct sequence_service *svc, int64_t now) {
     }
 }
 
-int sequence_shard_zk_may_lead(const struct sequence_service *svc) {
+int sequence_service_shard_may_lead(const struct sequence_service *svc) {
     const struct seq_shards *sh = &svc->shards;
     return sh->conf && !sh->on && sh->coordinator && sh->list_gen > 0 &&
            sh->absent_gen == sh->list_gen && !sh->reading;
 }
 
-void sequence_shard_zk_lost_all(struct sequence_service *svc) {
+void sequence_service_shard_lost_all(struct sequence_service *svc) {
     if (svc->shards.conf) {
         memset(svc->shards.own, 0, S);
     }
 }
 
 /* Stops the heartbeat for good on this owner node: "released" is written by the caller. */
-void sequence_shard_zk_release(struct sequence_service *svc) {
+void sequence_service_shard_release(struct sequence_service *svc) {
     svc->shards.released = 1;
 }
 
@@ -736,7 +737,8 @@ int sequence_service_shard_settling(const struct sequence_service *svc) {
     return sh->last_read_ms == 0 || (sh->reading && !sh->on) || sh->barrier_epoch != 0;
 }
 
-void sequence_shard_zk_where(struct sequence_service *svc, int slot, struct sequence_where *where) {
+void sequence_service_shard_where(struct sequence_service *svc, int slot,
+                                  struct sequence_where *where) {
     struct seq_shards *sh = &svc->shards;
     *where = (struct sequence_where){0};
     long long owner = sequence_shard_owner(&sh->map, slot);

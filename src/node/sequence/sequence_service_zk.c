@@ -7,8 +7,8 @@
  * Layer: the node (src/node/sequence), over sequence/sequence_elect.c and
  * sequence/sequence_state.c.
  */
-#include "sequence_impl.h"
-#include "sequence_previous.h"
+#include "sequence_service_previous.h"
+#include "sequence_service_state.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,16 +22,16 @@
 
 /* ---- the election (control thread) ----------------------------------------- */
 
-void sequence_zk_lose_primary(struct sequence_service *svc, const char *why) {
+void sequence_service_zk_lose_primary(struct sequence_service *svc, const char *why) {
     pthread_mutex_lock(&svc->lock);
     int was = svc->lease.primary;
     sequence_lease_lose(&svc->lease);
     for (size_t i = 0; i < svc->count; i++) {
         sequence_state_stop(&svc->by_idx[i]->st);
     }
-    sequence_shard_zk_lost_all(svc);
+    sequence_service_shard_lost_all(svc);
     svc->where.known = 0;
-    sequence_table_wake_all(svc);
+    sequence_service_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     if (was) {
         log_warn("sequence", "no longer the sequence primary: %s", why);
@@ -172,7 +172,7 @@ static void on_lease_read(struct sequence_service *svc, const struct zk_event *e
         takeover_claim(svc, 1);
     } else if (ev->result == ZK_RESULT_NONODE) {
         /* No primary ever held it, or the tree was deleted under a primary that may
-         * still issue for the rest of its lease: then wait that out (sequence_heal.c). */
+         * still issue for the rest of its lease: then wait that out (sequence_service_heal.c). */
         svc->lease_released = svc->parents_repaired_ms == 0;
         svc->lease_old_mtime = -1;
         takeover_claim(svc, 0);
@@ -229,7 +229,8 @@ static void become_primary(struct sequence_service *svc) {
         sequence_lease_win(&svc->lease);
         svc->elections++;
         svc->where.known = 0;
-        sequence_table_wake_all(svc); /* parked requests start their sequences in the new term */
+        sequence_service_table_wake_all(
+            svc); /* parked requests start their sequences in the new term */
     }
     uint64_t term = svc->lease.term;
     pthread_mutex_unlock(&svc->lock);
@@ -242,7 +243,7 @@ static void become_primary(struct sequence_service *svc) {
 static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     svc->listing = 0;
     if (ev->result == ZK_RESULT_NONODE) {
-        sequence_heal_parents(svc); /* the tree was deleted */
+        sequence_service_heal_parents(svc); /* the tree was deleted */
     }
     if (ev->result != ZK_RESULT_OK || svc->mine[0] == '\0') {
         return; /* retried by the cron */
@@ -257,7 +258,7 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         svc->taking_over = 0;
     }
     if (d.verdict == SEQUENCE_ELECT_MISSING) {
-        sequence_zk_lose_primary(svc, "my election node is gone");
+        sequence_service_zk_lose_primary(svc, "my election node is gone");
         svc->mine[0] = '\0';
         elect_create(svc);
     } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
@@ -271,8 +272,9 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     }
     if (svc->shards.conf && d.verdict != SEQUENCE_ELECT_MISSING) {
         /* Configured to shard but no map yet: the ordinary election, once the map's
-         * absence is read after this list (the cron, sequence_shard_zk_may_lead). */
-        sequence_shard_zk_on_list(svc, ev->names, ev->nnames, d.verdict == SEQUENCE_ELECT_PRIMARY);
+         * absence is read after this list (the cron, sequence_service_shard_may_lead). */
+        sequence_service_shard_on_list(svc, ev->names, ev->nnames,
+                                       d.verdict == SEQUENCE_ELECT_PRIMARY);
     }
     /* The names move to the view, which reads every address. */
     char **taken = ev->names;
@@ -288,7 +290,7 @@ static void on_elect_create(struct sequence_service *svc, const struct zk_event 
         return; /* the cron creates again while connected */
     }
     snprintf(svc->mine, sizeof(svc->mine), "%s", ev->data);
-    sequence_previous_record(svc); /* a new session's: the next start knows it */
+    sequence_service_previous_record(svc); /* a new session's: the next start knows it */
     pthread_mutex_lock(&svc->lock);
     sequence_lease_answer(&svc->lease, svc->create_sent_ms, clock_mono_ms());
     pthread_mutex_unlock(&svc->lock);
@@ -349,7 +351,7 @@ static void seq_perform(struct sequence_service *svc, struct seq_entry *e,
         pthread_mutex_lock(&svc->lock);
         sequence_state_done(&e->st, &svc->lease, a->token, clock_mono_ms(), SEQUENCE_RESULT_FAILED,
                             NULL, 0, 0);
-        sequence_table_mark_dirty(svc, e);
+        sequence_service_table_mark_dirty(svc, e);
         pthread_mutex_unlock(&svc->lock);
     }
 }
@@ -378,7 +380,7 @@ static void run_dirty(struct sequence_service *svc) {
         pthread_mutex_lock(&svc->lock);
         int act = svc->connected && sequence_state_action(&e->st, &svc->lease, clock_mono_ms(), &a);
         if (!act && entry_wants(e)) {
-            sequence_table_mark_dirty(
+            sequence_service_table_mark_dirty(
                 svc, e); /* backing off, or waiting to be connected: the cron retries */
         }
         pthread_mutex_unlock(&svc->lock);
@@ -408,9 +410,9 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
         struct seq_entry *e = svc->by_idx[idx];
         sequence_state_done(&e->st, &svc->lease, token, clock_mono_ms(), seq_result(ev->result),
                             ev->data, ev->len, ev->version);
-        sequence_heal_after_done(svc, e);
+        sequence_service_heal_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
-        sequence_table_mark_dirty(svc, e);
+        sequence_service_table_mark_dirty(svc, e);
     }
     pthread_mutex_unlock(&svc->lock);
 }
@@ -472,7 +474,7 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
         c->job.running = 0;
         c->job.queued = 1;
         pthread_mutex_unlock(&svc->lock);
-        sequence_heal_parents(svc);
+        sequence_service_heal_parents(svc);
         run_creates(svc);
         return;
     }
@@ -482,7 +484,7 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     leaf_jobs_finish(&svc->jobs, &c->job, rc);
     pthread_mutex_unlock(&svc->lock);
     if (created) {
-        sequence_heal_created(svc, name);
+        sequence_service_heal_created(svc, name);
     }
 }
 
@@ -501,7 +503,7 @@ static void on_state(struct sequence_service *svc, int state) {
     pthread_mutex_unlock(&svc->lock);
     if (state == ZK_STATE_EXPIRED) {
         fail_running_creates(svc);
-        sequence_zk_lose_primary(svc, "the ZooKeeper session expired");
+        sequence_service_zk_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
         svc->taking_over = 0;
@@ -542,7 +544,7 @@ static void demote(struct sequence_service *svc) {
     if (stopped) {
         log_warn("sequence", "no longer the sequence primary: demoted");
     }
-    sequence_zk_lose_primary(svc, "demoted");
+    sequence_service_zk_lose_primary(svc, "demoted");
     svc->taking_over = 0;
     if (svc->mine[0] == '\0' || svc->deleting) {
         return;
@@ -550,12 +552,12 @@ static void demote(struct sequence_service *svc) {
     /* Issuing has stopped: release the lease (the next primary need not wait
      * it out), then leave the line. */
     if (was) {
-        (void)sequence_heal_giveback_send(
+        (void)sequence_service_heal_giveback_send(
             svc); /* applied before the release and the delete below */
     }
     const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
     if (svc->shards.on) {
-        sequence_shard_zk_release(svc);
+        sequence_service_shard_release(svc);
     }
     if (was && release[0] != '\0' &&
         zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, release, "released", 8, -1) ==
@@ -581,13 +583,13 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
         return;
     }
     if (ev->kind == ZK_EVENT_WATCH) {
-        if (!sequence_shard_zk_watch(svc, ev)) {
+        if (!sequence_service_shard_watch(svc, ev)) {
             elect_list(svc); /* the predecessor changed or went */
         }
         return;
     }
     if (ev->op >= OP_SHARD_READ && ev->op <= OP_SHARD_LAST) {
-        sequence_shard_zk_on_zk(svc, ev);
+        sequence_service_shard_on_zk(svc, ev);
         return;
     }
     switch (ev->op) {
@@ -606,13 +608,13 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_PEER_GET: on_peer(svc, ev); break;
     case OP_SEQ: on_seq(svc, ev); break;
     case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
-    case OP_SEQ_GIVEBACK: sequence_heal_on_giveback(svc, ev); break;
+    case OP_SEQ_GIVEBACK: sequence_service_heal_on_giveback(svc, ev); break;
     default: break;
     }
 }
 
 /* Control thread: one event of this service's on the session (node_zk). */
-void sequence_zk_on_event(void *arg, struct zk_event *ev) {
+void sequence_service_zk_on_event(void *arg, struct zk_event *ev) {
     struct sequence_service *svc = arg;
     if (!svc->zk_open) {
         return;
@@ -620,7 +622,8 @@ void sequence_zk_on_event(void *arg, struct zk_event *ev) {
     if (!svc->stopping) {
         handle_event(svc, ev);
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_SEQ_GIVEBACK) {
-        sequence_heal_on_giveback(svc, ev); /* the handover's writes, answered during the stop */
+        sequence_service_heal_on_giveback(svc,
+                                          ev); /* the handover's writes, answered during the stop */
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_ELECT_CREATE &&
                ev->result == ZK_RESULT_OK && ev->data != NULL) {
         /* Created after the stop began: out of line at once. */
@@ -628,12 +631,12 @@ void sequence_zk_on_event(void *arg, struct zk_event *ev) {
     }
 }
 
-void sequence_zk_on_async(uv_async_t *h) {
-    sequence_zk_on_idle(h->data);
+void sequence_service_zk_on_async(uv_async_t *h) {
+    sequence_service_zk_on_idle(h->data);
 }
 
 /* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
-void sequence_zk_on_idle(void *arg) {
+void sequence_service_zk_on_idle(void *arg) {
     struct sequence_service *svc = arg;
     if (!svc->zk_open || svc->stopping) {
         return;
@@ -649,15 +652,15 @@ void sequence_zk_on_idle(void *arg) {
     run_dirty(svc);
 }
 
-void sequence_zk_on_cron(uv_timer_t *t) {
+void sequence_service_zk_on_cron(uv_timer_t *t) {
     struct sequence_service *svc = t->data;
     int64_t now = clock_mono_ms();
     if (svc->stopping || !svc->connected) {
         return;
     }
     heartbeat(svc, now);
-    sequence_shard_zk_cron(svc, now);
-    if (svc->taking_over == 3 || (svc->taking_over == 0 && sequence_shard_zk_may_lead(svc))) {
+    sequence_service_shard_cron(svc, now);
+    if (svc->taking_over == 3 || (svc->taking_over == 0 && sequence_service_shard_may_lead(svc))) {
         become_primary(svc); /* once the previous primary's lease has run out */
     }
     if (svc->mine[0] == '\0') {

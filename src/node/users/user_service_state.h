@@ -1,8 +1,8 @@
-#ifndef LEAF_USER_IMPL_H
-#define LEAF_USER_IMPL_H
+#ifndef LEAF_USER_SERVICE_STATE_H
+#define LEAF_USER_SERVICE_STATE_H
 
 /*
- * What user_service.c (the table and the checks) and user_zk.c (ZooKeeper,
+ * What user_service.c (the table and the checks) and user_service_zk.c (ZooKeeper,
  * the local copy, admin changes) share. Private to src/node.
  */
 #include <pthread.h>

@@ -1,5 +1,5 @@
-#ifndef LEAF_SEQUENCE_PREVIOUS_H
-#define LEAF_SEQUENCE_PREVIOUS_H
+#ifndef LEAF_SEQUENCE_SERVICE_PREVIOUS_H
+#define LEAF_SEQUENCE_SERVICE_PREVIOUS_H
 
 /*
  * This node's previous process in the sequence line (docs/cluster.md, "A node that
@@ -16,9 +16,9 @@
 struct sequence_service;
 
 /* Forgets the previous process's place in line (logged), then records this session. */
-void sequence_previous_forget(struct sequence_service *svc);
+void sequence_service_previous_forget(struct sequence_service *svc);
 
 /* Records the session a new election node belongs to (a new session after an expiry). */
-void sequence_previous_record(struct sequence_service *svc);
+void sequence_service_previous_record(struct sequence_service *svc);
 
 #endif

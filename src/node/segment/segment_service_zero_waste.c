@@ -1,10 +1,10 @@
 /*
  * The give-back of unused segment IDs at a graceful stop
- * (segment_zero_waste.h).
+ * (segment_service_zero_waste.h).
  * Layer: the node (src/node/segment), below segment_service.c; over
  * segment/segment_db.c and segment/segment_giveback.c.
  */
-#include "segment_zero_waste.h"
+#include "segment_service_zero_waste.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,7 +27,7 @@ struct zero_waste_round {
     pthread_cond_t cv;
     int pending;
     int abandoned; /* the caller left; the last job frees the round */
-    struct segment_zero_waste_result r;
+    struct segment_service_zero_waste_result r;
 };
 
 static void round_free(struct zero_waste_round *z) {
@@ -142,9 +142,9 @@ static struct zero_waste_round *round_new(void) {
     return z;
 }
 
-void segment_zero_waste_run(struct segment_db *db, struct segment_tags *tags,
-                            pthread_rwlock_t *tags_lock, int64_t timeout_ms,
-                            struct segment_zero_waste_result *out) {
+void segment_service_zero_waste_run(struct segment_db *db, struct segment_tags *tags,
+                                    pthread_rwlock_t *tags_lock, int64_t timeout_ms,
+                                    struct segment_service_zero_waste_result *out) {
     memset(out, 0, sizeof(*out));
     struct zero_waste_round *z = round_new();
     if (z == NULL) {

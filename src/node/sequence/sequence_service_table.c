@@ -10,15 +10,15 @@
 #include <string.h>
 
 #include "hash.h"
-#include "resp_slot.h"
-#include "sequence_impl.h"
+#include "keyslot.h"
+#include "sequence_service_state.h"
 
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
-int sequence_table_slot(const char *name, size_t len) {
+int sequence_service_table_slot(const char *name, size_t len) {
     char key[VALIDATE_TAG_MAX + 16];
     int n = snprintf(key, sizeof(key), "sequence:%.*s",
                      (int)(len > VALIDATE_TAG_MAX ? VALIDATE_TAG_MAX : len), name);
-    return (int)resp_key_slot(key, n > 0 ? (size_t)n : 0);
+    return (int)keyslot(key, n > 0 ? (size_t)n : 0);
 }
 
 /* ---- the table of sequences (lock held) ---------------------------------- */
@@ -74,7 +74,7 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     memcpy(e->name, name, len);
     e->len = len;
     e->idx = (uint32_t)svc->count;
-    e->slot = sequence_table_slot(name, len);
+    e->slot = sequence_service_table_slot(name, len);
     sequence_state_init(&e->st, svc->cfg->sequence_batch);
     svc->by_idx[svc->count++] = e;
     size_t j = leaf_hash(name, len) & (svc->nslots - 1);
@@ -86,17 +86,19 @@ static struct seq_entry *entry_add(struct sequence_service *svc, const char *nam
     return e;
 }
 
-struct seq_entry *sequence_table_find(struct sequence_service *svc, const char *name, size_t len) {
+struct seq_entry *sequence_service_table_find(struct sequence_service *svc, const char *name,
+                                              size_t len) {
     return entry_find(svc, name, len);
 }
 
-struct seq_entry *sequence_table_get(struct sequence_service *svc, const char *name, size_t len) {
+struct seq_entry *sequence_service_table_get(struct sequence_service *svc, const char *name,
+                                             size_t len) {
     struct seq_entry *e = entry_find(svc, name, len);
     return e != NULL ? e : entry_add(svc, name, len);
 }
 
 /* Asks the control thread to look at e (lock held). */
-void sequence_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
+void sequence_service_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e) {
     if (e->dirty) {
         return;
     }
@@ -115,7 +117,7 @@ void sequence_table_mark_dirty(struct sequence_service *svc, struct seq_entry *e
     e->dirty = 1;
 }
 
-void sequence_table_wake_all(struct sequence_service *svc) {
+void sequence_service_table_wake_all(struct sequence_service *svc) {
     for (size_t i = 0; i < svc->count; i++) {
         leaf_wait_wake_all(&svc->by_idx[i]->waiters);
     }

@@ -1,5 +1,5 @@
-#ifndef LEAF_RESP_SLOT_H
-#define LEAF_RESP_SLOT_H
+#ifndef LEAF_KEYSLOT_H
+#define LEAF_KEYSLOT_H
 
 /*
  * Redis Cluster's key slot: CRC16 (XMODEM) of the key, or of the part inside
@@ -7,12 +7,12 @@
  * primary it owns every slot, and the slot only appears in -MOVED replies and
  * CLUSTER KEYSLOT, where cluster clients expect the key's own; with sharded
  * sequences (docs/cluster.md) a sequence's slot, of its key sequence:<name>
- * (sequence_table_slot()), decides which node owns and issues it.
+ * (sequence_service_table_slot()), decides which node owns and issues it.
  */
 #include <stddef.h>
 
-#define RESP_SLOTS 16384
+#define KEYSLOTS 16384
 
-unsigned resp_key_slot(const char *key, size_t len);
+unsigned keyslot(const char *key, size_t len);
 
 #endif

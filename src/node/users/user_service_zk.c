@@ -15,7 +15,7 @@
 #include "clock.h"
 #include "file.h"
 #include "log.h"
-#include "user_impl.h"
+#include "user_service_state.h"
 
 enum {
     OP_LIST = 1,  /* the children of the users' directory, watched */
@@ -517,7 +517,7 @@ static void on_state(struct user_service *svc, int state) {
 }
 
 /* Control thread: one event of this service's on the session (node_zk). */
-static void user_zk_on_event(void *arg, struct zk_event *ev) {
+static void user_service_zk_on_event(void *arg, struct zk_event *ev) {
     struct user_service *svc = arg;
     if (!svc->zk_open || svc->stopping) {
         return;
@@ -536,7 +536,7 @@ static void user_zk_on_event(void *arg, struct zk_event *ev) {
 }
 
 /* Control thread: after a batch of ZooKeeper events, or woken by an event loop. */
-static void user_zk_on_idle(void *arg) {
+static void user_service_zk_on_idle(void *arg) {
     struct user_service *svc = arg;
     if (svc->zk_open && !svc->stopping) {
         run_changes(svc);
@@ -544,7 +544,7 @@ static void user_zk_on_idle(void *arg) {
 }
 
 static void on_async(uv_async_t *h) {
-    user_zk_on_idle(h->data);
+    user_service_zk_on_idle(h->data);
 }
 
 static void on_cron(uv_timer_t *t) {
@@ -616,7 +616,8 @@ leaf_status_t user_service_create(struct user_service **out, const struct leaf_c
     }
     if (svc->enabled && zk != NULL) {
         svc->zk = zk;
-        svc->zsub = (struct zk_sub){"users", user_zk_on_event, user_zk_on_idle, svc, NULL, 0};
+        svc->zsub = (struct zk_sub){
+            "users", user_service_zk_on_event, user_service_zk_on_idle, svc, NULL, 0};
         if (zk_session_subscribe(zk, &svc->zsub) != LEAF_OK) {
             user_service_free(svc);
             return LEAF_ERR;

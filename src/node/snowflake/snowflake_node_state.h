@@ -1,5 +1,5 @@
-#ifndef LEAF_SNOWFLAKE_IMPL_H
-#define LEAF_SNOWFLAKE_IMPL_H
+#ifndef LEAF_SNOWFLAKE_NODE_STATE_H
+#define LEAF_SNOWFLAKE_NODE_STATE_H
 
 /*
  * The snowflake node's internals (the node layer; the pure rules are in

@@ -1,12 +1,12 @@
 /*
- * The cluster survey: see cluster_survey.h. The thread owns its working
+ * The cluster survey: see node_survey.h. The thread owns its working
  * snapshot and reads ZooKeeper with the process's one session's
  * synchronous calls (they block this thread only); `mu` guards the
  * published snapshot, the poke time and `stop`.
  * Layer: the node (src/node), beside the services; over zk/zk_peer.c and
  * zk/zk_session.c.
  */
-#include "cluster_survey.h"
+#include "node_survey.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -25,7 +25,7 @@
 #define SURVEY_HTTP_TIMEOUT_MS 700
 #define SURVEY_CONNECT_WAIT_MS 3000
 
-struct cluster_survey {
+struct node_survey {
     const struct leaf_config *cfg;
     pthread_t thread;
     int started; /* the thread runs (set once, under mu) */
@@ -64,13 +64,13 @@ static struct cluster_peer *survey_peer(struct cluster_snapshot *w, const char *
 }
 
 /* The session is connected, or becomes so soon (the control thread reconnects it). */
-static leaf_status_t survey_zk(struct cluster_survey *s) {
+static leaf_status_t survey_zk(struct node_survey *s) {
     return zk_session_wait_connected(s->zk, SURVEY_CONNECT_WAIT_MS);
 }
 
 /* Children of path, each passed to fn; a missing path is an empty list. */
-static void survey_list(struct cluster_survey *s, const char *path,
-                        void (*fn)(struct cluster_survey *s, const char *dir, const char *name)) {
+static void survey_list(struct node_survey *s, const char *path,
+                        void (*fn)(struct node_survey *s, const char *dir, const char *name)) {
     char **names = NULL;
     int n = 0;
     if (zk_session_children(s->zk, path, &names, &n) != LEAF_OK) {
@@ -83,7 +83,7 @@ static void survey_list(struct cluster_survey *s, const char *path,
 }
 
 /* A leaf_temporary child: ip:port, or a named identity whose data says its ip and port. */
-static void survey_temporary(struct cluster_survey *s, const char *dir, const char *name) {
+static void survey_temporary(struct node_survey *s, const char *dir, const char *name) {
     char id[64], path[512], data[256];
     size_t len = 0;
     struct zk_node_data d;
@@ -102,7 +102,7 @@ static void survey_temporary(struct cluster_survey *s, const char *dir, const ch
 }
 
 /* An election node holds "http=ip:port resp=ip:port". */
-static void survey_line(struct cluster_survey *s, const char *dir, const char *name) {
+static void survey_line(struct node_survey *s, const char *dir, const char *name) {
     char path[512], data[256], id[64];
     size_t len = 0;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -168,7 +168,7 @@ static void survey_ready(struct cluster_peer *p, const char *body) {
 }
 
 /* Asks one node for its time and its /ready. */
-static void survey_ask(struct cluster_survey *s, struct cluster_peer *p) {
+static void survey_ask(struct node_survey *s, struct cluster_peer *p) {
     char ip[64];
     int port = 0;
     /* Only what is an IPv4 address and a port is asked: a name in ZooKeeper is not a target. */
@@ -197,7 +197,7 @@ static void survey_ask(struct cluster_survey *s, struct cluster_peer *p) {
     survey_ready(p, a->body);
 }
 
-static void survey_once(struct cluster_survey *s) {
+static void survey_once(struct node_survey *s) {
     struct cluster_snapshot *w = s->work;
     int64_t t0 = clock_mono_ms();
     w->npeers = 0;
@@ -225,7 +225,7 @@ static void survey_once(struct cluster_survey *s) {
 }
 
 static void *survey_main(void *arg) {
-    struct cluster_survey *s = arg;
+    struct node_survey *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         if (clock_mono_ms() - s->poked_ms > CLUSTER_SURVEY_IDLE_MS) {
@@ -245,9 +245,9 @@ static void *survey_main(void *arg) {
     return NULL;
 }
 
-leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct leaf_config *cfg,
-                                    struct zk_session *zk) {
-    struct cluster_survey *s = calloc(1, sizeof(*s));
+leaf_status_t node_survey_create(struct node_survey **out, const struct leaf_config *cfg,
+                                 struct zk_session *zk) {
+    struct node_survey *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         return LEAF_ENOMEM;
     }
@@ -276,7 +276,7 @@ leaf_status_t cluster_survey_create(struct cluster_survey **out, const struct le
     return LEAF_OK;
 }
 
-void cluster_survey_snapshot(struct cluster_survey *s, struct cluster_snapshot *out) {
+void node_survey_snapshot(struct node_survey *s, struct cluster_snapshot *out) {
     pthread_mutex_lock(&s->mu);
     if (s->zk != NULL && !s->started && !s->stop) {
         int err = pthread_create(&s->thread, NULL, survey_main, s);
@@ -291,7 +291,7 @@ void cluster_survey_snapshot(struct cluster_survey *s, struct cluster_snapshot *
     pthread_mutex_unlock(&s->mu);
 }
 
-void cluster_survey_free(struct cluster_survey *s) {
+void node_survey_free(struct node_survey *s) {
     if (s == NULL) {
         return;
     }

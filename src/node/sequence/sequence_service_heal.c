@@ -14,7 +14,7 @@
  * Control thread, unless a function says otherwise.
  * Layer: the node (src/node/sequence), over sequence/sequence_state.c.
  */
-#include "sequence_impl.h"
+#include "sequence_service_state.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,17 +22,18 @@
 
 #include "clock.h"
 #include "log.h"
-#include "sequence_floor_file.h"
 #include "sequence_record.h"
+#include "sequence_service_floor.h"
 
-void sequence_heal_after_done(struct sequence_service *svc, struct seq_entry *e) {
+void sequence_service_heal_after_done(struct sequence_service *svc, struct seq_entry *e) {
     struct sequence_state *s = &e->st;
     if (s->fence != SEQUENCE_FENCE_NONE && s->phase == SEQUENCE_FENCED) {
         log_error("sequence",
                   "sequence '%s': %d writes refused within %d s (its record keeps changing "
                   "under this primary); stepping down so that another node takes over",
                   e->name, SEQUENCE_FENCE_LIMIT, SEQUENCE_FENCE_WINDOW_MS / 1000);
-        svc->demote_requested = 1; /* sequence_zk_on_async() demotes after this batch of events */
+        svc->demote_requested =
+            1; /* sequence_service_zk_on_async() demotes after this batch of events */
     } else if (s->fence == SEQUENCE_FENCE_CHANGED) {
         log_warn("sequence",
                  "sequence '%s': a conditional write was refused: its record was changed "
@@ -55,16 +56,16 @@ void sequence_heal_after_done(struct sequence_service *svc, struct seq_entry *e)
         s->floor_over = 0;
     }
     if (s->floor_dirty) {
-        sequence_floor_file_mark(svc, e);
+        sequence_service_floor_mark(svc, e);
     }
 }
 
-void sequence_heal_created(struct sequence_service *svc, const char *name) {
+void sequence_service_heal_created(struct sequence_service *svc, const char *name) {
     pthread_mutex_lock(&svc->lock);
-    struct seq_entry *e = sequence_table_find(svc, name, strlen(name));
+    struct seq_entry *e = sequence_service_table_find(svc, name, strlen(name));
     if (e != NULL && e->st.phase == SEQUENCE_MISSING) {
         sequence_state_created(&e->st);
-        sequence_table_mark_dirty(svc, e);
+        sequence_service_table_mark_dirty(svc, e);
         leaf_wait_wake_all(&e->waiters);
     }
     pthread_mutex_unlock(&svc->lock);
@@ -78,7 +79,7 @@ void sequence_heal_created(struct sequence_service *svc, const char *name) {
  * list then finds this node's election node missing and gets in line again
  * (a new term: every sequence re-reads, and starts above its floor).
  */
-void sequence_heal_parents(struct sequence_service *svc) {
+void sequence_service_heal_parents(struct sequence_service *svc) {
     int64_t now = clock_mono_ms();
     if (svc->parents_repaired_ms != 0 && now - svc->parents_repaired_ms < SEQ_VIEW_MS) {
         return;
@@ -103,7 +104,7 @@ static enum sequence_result heal_result(enum zk_result r) {
                                        : SEQUENCE_RESULT_FAILED;
 }
 
-size_t sequence_heal_giveback_send(struct sequence_service *svc) {
+size_t sequence_service_heal_giveback_send(struct sequence_service *svc) {
     size_t sent = 0;
     pthread_mutex_lock(&svc->lock);
     size_t n = svc->count;
@@ -140,7 +141,7 @@ size_t sequence_heal_giveback_send(struct sequence_service *svc) {
     return sent;
 }
 
-void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev) {
+void sequence_service_heal_on_giveback(struct sequence_service *svc, const struct zk_event *ev) {
     pthread_mutex_lock(&svc->lock);
     if (ev->arg < svc->count) {
         struct seq_entry *e = svc->by_idx[ev->arg];
@@ -152,7 +153,7 @@ void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_eve
             svc->giveback_refused++;
         }
         if (e->st.floor_dirty) {
-            sequence_floor_file_mark(svc, e);
+            sequence_service_floor_mark(svc, e);
         }
     }
     uint64_t ok = svc->giveback_ok, refused = svc->giveback_refused;
@@ -170,13 +171,13 @@ void sequence_heal_on_giveback(struct sequence_service *svc, const struct zk_eve
  * the floors (sequence_state_giveback_done), and floors left above the records make the next
  * start skip the rest of each batch ("ZooKeeper's max ... is below this node's floor"). It hands
  * the session's events out as they come (the answers reach this service through
- * sequence_zk_on_event, the other subscribers' events reach them), for at most
+ * sequence_service_zk_on_event, the other subscribers' events reach them), for at most
  * SEQ_GIVEBACK_WAIT_MS: a connection lost meanwhile answers them too (connection loss), sooner or
  * later. A synchronous call after the givebacks would not do: its answer comes back on the C
  * client's I/O thread, possibly before its completion thread has queued theirs (zk_session.h,
  * zk_session_wait_event).
  */
-void sequence_heal_giveback_drain(struct sequence_service *svc) {
+void sequence_service_heal_giveback_drain(struct sequence_service *svc) {
     int64_t until = clock_mono_ms() + SEQ_GIVEBACK_WAIT_MS;
     zk_session_dispatch(svc->zk);
     for (int64_t left; svc->giveback_pending > 0 && (left = until - clock_mono_ms()) > 0;) {
