@@ -5,7 +5,7 @@
  * Telling systemd (Type=notify, conf/leafd.service) how the node is: READY=1
  * the first time /ready would answer 200, a STATUS= line with the reasons
  * whenever readiness changes (systemctl status shows it), and STOPPING=1 at
- * a drain. A timer on the control loop evaluates readiness (readiness.h)
+ * a drain. A timer on the control loop evaluates readiness (src/door/door_ready.h)
  * four times a second and sends only changes. Without $NOTIFY_SOCKET
  * nothing starts.
  *

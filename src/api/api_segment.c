@@ -2,7 +2,7 @@
  * Segment reads beyond /api/segment/get: GET /api/leaf?biz_tag=T (one ID as
  * JSON, the admin-style read), ranges for client-side caching, and opaque
  * IDs with their admin decoder (docs/id-shapes.md). The waiting policy is
- * ids.c's, as for every ID request.
+ * src/door/door_ids.c's, as for every ID request.
  */
 #include <inttypes.h>
 #include <stdio.h>

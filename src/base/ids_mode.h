@@ -31,7 +31,7 @@
  * 1); src/api/api.h, api.c     its one-line GET handler, api_<mode>_get; docs/reference/, docs/ the
  * words (the route table is generated). Derived with no edit: the RESP key space and the BAD_KEY
  * message (command_ids.c), INCRBY's dense check, the grant mode (auth_grant.c), and the
- * leafd_ids_issued_total label and count (ids.c counts every mode,
+ * leafd_ids_issued_total label and count (src/door/door_ids.c counts every mode,
  * metrics.c sums by label).
  */
 #include <stddef.h>

@@ -9,7 +9,7 @@ size_t command_client_size(void) {
 }
 
 void command_client_close(void *app) {
-    struct resp_multi *m = &((struct command_client *)app)->multi;
+    struct command_multi_queue *m = &((struct command_client *)app)->multi;
     free(m->q);
     sbuf_free(&m->args);
     sbuf_free(&m->replies);

@@ -34,11 +34,11 @@
  */
 #define RESP_MULTI_BYTES_MAX ((size_t)RESP_MULTI_COMMANDS_MAX * 160)
 
-struct resp_multi_entry {
+struct command_multi_entry {
     resp_handler_fn fn;
     int argc;
     int ids; /* an ID command: its right on the key is checked again at EXEC */
-    size_t off[RESP_MULTI_ARGS_MAX]; /* into resp_multi.args */
+    size_t off[RESP_MULTI_ARGS_MAX]; /* into command_multi_queue.args */
     size_t len[RESP_MULTI_ARGS_MAX];
 };
 
@@ -48,12 +48,12 @@ struct resp_multi_entry {
  * DISCARD, RESET) or fails (dirty: nothing more is stored), so a
  * connection outside a transaction holds none of it.
  */
-struct resp_multi {
+struct command_multi_queue {
     int active;  /* between MULTI and EXEC / DISCARD */
     int dirty;   /* a command was refused: EXEC answers -EXECABORT; the queue is dropped */
     int n, cap;  /* queued commands, room in q */
     int64_t ids; /* IDs the queued commands ask for */
-    struct resp_multi_entry *q;
+    struct command_multi_entry *q;
     struct sbuf args; /* the queued arguments, each NUL-terminated */
     /* EXEC in progress: the next command, its first dispatch and parkings, the replies so far. */
     int next;
@@ -72,7 +72,7 @@ struct resp_multi {
  * snowflake ID: snowflake IDs are not dense).
  */
 #define RESP_STASH_MAX 64
-struct resp_stash {
+struct command_stash {
     const char *next_raw;
     uint64_t read_seq;
     int n, next;
@@ -81,8 +81,8 @@ struct resp_stash {
 
 struct command_client {
     struct auth_session auth;
-    struct resp_multi multi;
-    struct resp_stash stash;
+    struct command_multi_queue multi;
+    struct command_stash stash;
 };
 
 size_t command_client_size(void);

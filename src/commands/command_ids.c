@@ -1,7 +1,7 @@
 /*
  * The ID commands of the Redis protocol (INCR, INCRBY, LEAF.IDS, GET): a key
  * names its mode ("<mode name>:<key>", the key spaces of IDS_MODES), and the
- * IDs come from ids.c, as for the HTTP handlers. Runs on the loop thread.
+ * IDs come from src/door/door_ids.c, as for the HTTP handlers. Runs on the loop thread.
  */
 #include "command_ids.h"
 
@@ -130,9 +130,9 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
     return rc;
 }
 
-/* The next ID taken ahead for this very command (command_client.h, struct resp_stash), or 0. */
+/* The next ID taken ahead for this very command (command_client.h, struct command_stash), or 0. */
 static int stash_take(struct resp_request *req, int64_t *id) {
-    struct resp_stash *st =
+    struct command_stash *st =
         req->client->app != NULL ? &((struct command_client *)req->client->app)->stash : NULL;
     if (st == NULL || req->raw == NULL || req->raw != st->next_raw ||
         req->read_seq != st->read_seq || st->next >= st->n) {
@@ -157,7 +157,7 @@ static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t
     if (more == 0) {
         return 0;
     }
-    struct resp_stash *st = &((struct command_client *)req->client->app)->stash;
+    struct command_stash *st = &((struct command_client *)req->client->app)->stash;
     int64_t ids[RESP_STASH_MAX];
     struct ids_call c = {
         .mode = k->mode,

@@ -13,12 +13,12 @@
 #include "command_outcome.h"
 #include "validate.h"
 
-static struct resp_multi *multi_of(const struct resp_request *req) {
+static struct command_multi_queue *multi_of(const struct resp_request *req) {
     return &((struct command_client *)req->client->app)->multi;
 }
 
 /* Gives the queue's memory back (the transaction, if any, goes on without it). */
-static void multi_drop_queue(struct resp_multi *m) {
+static void multi_drop_queue(struct command_multi_queue *m) {
     free(m->q);
     m->q = NULL;
     m->n = m->cap = m->next = m->sub_retries = 0;
@@ -33,7 +33,7 @@ static void multi_drop_queue(struct resp_multi *m) {
  * must not keep for its next commands (docs/reference/resp.md, "Memory per
  * connection").
  */
-static void multi_clear(struct resp_multi *m) {
+static void multi_clear(struct command_multi_queue *m) {
     multi_drop_queue(m);
     m->active = m->dirty = 0;
 }
@@ -43,7 +43,7 @@ int command_multi_queueing(const struct resp_request *req) {
 }
 
 /* The transaction will abort at EXEC: what it queued is never run, so it is dropped now. */
-static void multi_doom(struct resp_multi *m) {
+static void multi_doom(struct command_multi_queue *m) {
     m->dirty = 1;
     multi_drop_queue(m);
 }
@@ -59,7 +59,7 @@ void command_multi_reset(struct resp_request *req) {
 }
 
 leaf_status_t command_multi(struct resp_request *req) {
-    struct resp_multi *m = multi_of(req);
+    struct command_multi_queue *m = multi_of(req);
     if (m->active) {
         return command_outcome_error(req, RESP_O_ERR, "ERR MULTI calls can not be nested");
     }
@@ -71,7 +71,7 @@ leaf_status_t command_multi(struct resp_request *req) {
 }
 
 leaf_status_t command_multi_discard(struct resp_request *req) {
-    struct resp_multi *m = multi_of(req);
+    struct command_multi_queue *m = multi_of(req);
     if (!m->active) {
         return command_outcome_error(req, RESP_O_ERR, "ERR DISCARD without MULTI");
     }
@@ -86,7 +86,7 @@ static leaf_status_t refuse(struct resp_request *req, const char *msg) {
     return command_outcome_error(req, RESP_O_ERR, "%s", msg);
 }
 
-/* The bytes command c takes in resp_multi.args. */
+/* The bytes command c takes in command_multi_queue.args. */
 static size_t args_bytes(const struct resp_cmd *c) {
     size_t n = 0;
     for (int i = 0; i < c->argc; i++) {
@@ -105,7 +105,7 @@ static int64_t ids_asked(const struct resp_request *req) {
     return count;
 }
 
-static int queue_room(struct resp_multi *m) {
+static int queue_room(struct command_multi_queue *m) {
     if (m->n < m->cap) {
         return 1;
     }
@@ -113,7 +113,7 @@ static int queue_room(struct resp_multi *m) {
     if (cap > RESP_MULTI_COMMANDS_MAX) {
         cap = RESP_MULTI_COMMANDS_MAX;
     }
-    struct resp_multi_entry *q = realloc(m->q, (size_t)cap * sizeof(*q));
+    struct command_multi_entry *q = realloc(m->q, (size_t)cap * sizeof(*q));
     if (q == NULL) {
         return 0;
     }
@@ -124,7 +124,7 @@ static int queue_room(struct resp_multi *m) {
 
 leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
                                   int ids) {
-    struct resp_multi *m = multi_of(req);
+    struct command_multi_queue *m = multi_of(req);
     const struct resp_cmd *c = &req->cmd;
     if (!queueable || c->argc > RESP_MULTI_ARGS_MAX) {
         multi_doom(m);
@@ -155,7 +155,7 @@ leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, 
     if (!queue_room(m)) {
         return refuse(req, "ERR out of memory queueing the command");
     }
-    struct resp_multi_entry *e = &m->q[m->n];
+    struct command_multi_entry *e = &m->q[m->n];
     e->fn = fn;
     e->argc = c->argc;
     e->ids = ids;
@@ -175,9 +175,9 @@ leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, 
 }
 
 /* Queued command i's arguments, as a command. */
-static struct resp_cmd entry_cmd(const struct resp_multi *m, int i, const char **argv,
+static struct resp_cmd entry_cmd(const struct command_multi_queue *m, int i, const char **argv,
                                  size_t *argvlen) {
-    const struct resp_multi_entry *e = &m->q[i];
+    const struct command_multi_entry *e = &m->q[i];
     for (int a = 0; a < e->argc; a++) {
         argv[a] = m->args.data + e->off[a];
         argvlen[a] = e->len[a];
@@ -190,7 +190,7 @@ static struct resp_cmd entry_cmd(const struct resp_multi *m, int i, const char *
  * secret or a deleted user since then must stop it too. 1 when every ID
  * command may still run; else 0 with the first refusal as EXEC's reply.
  */
-static int exec_still_allowed(struct resp_request *req, struct resp_multi *m) {
+static int exec_still_allowed(struct resp_request *req, struct command_multi_queue *m) {
     for (int i = 0; i < m->n; i++) {
         if (!m->q[i].ids) {
             continue;
@@ -209,7 +209,7 @@ static int exec_still_allowed(struct resp_request *req, struct resp_multi *m) {
 }
 
 /* Runs queued command i into m->replies: LEAF_OK (answered) or LEAF_EAGAIN (parked). */
-static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int i) {
+static leaf_status_t run_one(struct resp_request *req, struct command_multi_queue *m, int i) {
     const char *argv[RESP_MULTI_ARGS_MAX];
     size_t argvlen[RESP_MULTI_ARGS_MAX];
     struct resp_request sub = *req;
@@ -227,7 +227,7 @@ static leaf_status_t run_one(struct resp_request *req, struct resp_multi *m, int
 }
 
 leaf_status_t command_multi_exec(struct resp_request *req) {
-    struct resp_multi *m = multi_of(req);
+    struct command_multi_queue *m = multi_of(req);
     if (!m->active) {
         return command_outcome_error(req, RESP_O_ERR, "ERR EXEC without MULTI");
     }

@@ -37,7 +37,7 @@
     X(RESP_O_NOPERM, "noperm", "NOPERM",                                                           \
       "the user lacks the right the command or route needs (on the key)")
 
-enum resp_outcome {
+enum command_outcome {
 #define RESP_OUTCOME_ENUM(e, name, resp, meaning) e,
     RESP_OUTCOMES(RESP_OUTCOME_ENUM)
 #undef RESP_OUTCOME_ENUM

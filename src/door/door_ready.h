@@ -3,9 +3,9 @@
 
 /*
  * Readiness in one place, for those who need it as a value rather than as
- * /ready's JSON: the leafd_ready gauge (metrics_process.c) and the systemd
- * notification (notify_ready.c). A component is ready under the same rule
- * as its member of /ready (api.c): snowflake when its view says so, segment
+ * /ready's JSON: the leafd_ready gauge (src/pages/page_metrics.c) and the systemd
+ * notification (src/notify_ready.c). A component is ready under the same rule
+ * as its member of /ready (src/api/api.c): snowflake when its view says so, segment
  * when the database is up or a tag has a buffered range, sequence while the
  * node takes part (a ZooKeeper session), auth once a user table is in use.
  * A disabled component is not counted; "all" is 1 when every enabled one
