@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "auth_header.h"
+#include "door_auth.h"
 #include "log.h"
 
 #define AUDIT_USERS_PREFIX "/api/users/"
@@ -25,7 +26,7 @@ static void audit_who(const struct http_request *req, char *who, size_t cap) {
     struct auth_header h;
     int scheme = req->auth_too_long ? AUTH_SCHEME_INVALID
                                     : (int)auth_header_parse(req->auth, req->auth_len, &h);
-    if (scheme == AUTH_SCHEME_BASIC && !user_service_enabled(door_ctx(req)->users)) {
+    if (scheme == AUTH_SCHEME_BASIC && !door_auth_on(door_ctx(req))) {
         scheme = AUTH_SCHEME_NONE;
     }
     switch (scheme) {
@@ -40,8 +41,8 @@ static void audit_who(const struct http_request *req, char *who, size_t cap) {
     case AUTH_SCHEME_BEARER: snprintf(who, cap, "admin-token"); break;
     case AUTH_SCHEME_NONE:
         snprintf(who, cap, "%s",
-                 !user_service_enabled(door_ctx(req)->users) &&
-                         door_ctx(req)->cfg->admin_token[0] == '\0' && req->loopback
+                 !door_auth_on(door_ctx(req)) && door_ctx(req)->cfg->admin_token[0] == '\0' &&
+                         req->loopback
                      ? "loopback"
                      : "anonymous");
         break;

@@ -13,10 +13,6 @@
 #include "clock.h"
 #include "log.h"
 
-int door_auth_on(const struct door_ctx *ctx) {
-    return user_service_enabled(ctx->users);
-}
-
 int door_auth_limited(const struct door_ctx *ctx, const char *peer) {
     const char *p = peer != NULL ? peer : "";
     return ctx->auth_limit != NULL &&

@@ -31,7 +31,9 @@ struct door_auth_who {
 };
 
 /* 1 with leafd.auth.enable: users are checked; 0: each face applies the rule without users. */
-int door_auth_on(const struct door_ctx *ctx);
+static inline int door_auth_on(const struct door_ctx *ctx) {
+    return user_service_enabled(ctx->users);
+}
 
 /* 1 when the client's address is blocked by the failed-authentication limit. */
 int door_auth_limited(const struct door_ctx *ctx, const char *peer);

@@ -170,7 +170,7 @@ static void respond_405(struct http_request *req) {
 
 /* The route's need, with its key read from where the route keeps it. */
 static int route_allowed(const struct route *r, struct http_request *req) {
-    if (!user_service_enabled(door_ctx(req)->users)) {
+    if (!door_auth_on(door_ctx(req))) {
         return door_http_auth_route(req, r->need, r->open, NULL); /* no key needed: no lookup */
     }
     struct auth_key key = {r->mode, NULL, 0};
