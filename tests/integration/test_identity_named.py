@@ -12,74 +12,14 @@ node, as a StatefulSet pod's name would, and the worker ID follows the name.
    No ID is issued twice, and the replacement's first ID comes after the holder's last, both
    in value and in time. The figures go to the log (the closing note quotes them).
 """
-import threading
 import time
 
-from identityhelpers import Hammer
+from identityhelpers import Hammer, Puller, named, worker_of
 from leafdtest import Env, check, log, wait_until
 from tcpproxy import Proxy
-from zkhelpers import zk_props
 
 SESSION_MS = 6000
 TWIN_EXIT_S = SESSION_MS / 1000 + 2 + 10
-
-
-def named(zk_address, name, ip, data_dir=None):
-    p = zk_props(zk_address, **{"leafd.zk.session.timeout.ms": str(SESSION_MS),
-                                "leafd.snowflake.identity": name,
-                                "leafd.snowflake.advertise.ip": ip})
-    p["leafd.listen"] = "%s:%d" % (ip, free_port_on(ip))
-    if data_dir:
-        p["leafd.data.dir"] = data_dir
-    return p
-
-
-def free_port_on(ip):
-    import socket
-    s = socket.socket()
-    s.bind((ip, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def worker_of(node):
-    ident = node.get_ids("/api/snowflake/get/w")[0]
-    st, body, _ = node.get("/decodeSnowflakeId?snowflakeId=%d" % ident)
-    import json
-    return int(json.loads(body)["workerId"])
-
-
-class Puller:
-    """Pulls IDs from one node in a loop; keeps (receive time, ids) of each 200."""
-
-    def __init__(self, node):
-        self.node = node
-        self.got = []
-        self.flag = threading.Event()
-        self.t = threading.Thread(target=self._run, daemon=True)
-        self.t.start()
-
-    def _run(self):
-        while not self.flag.is_set():
-            if not self.node.proc.alive():
-                time.sleep(0.05)
-                continue
-            try:
-                st, body, _ = self.node.get("/api/snowflake/get/p?count=5", timeout=2)
-                if st == 200:
-                    self.got.append((time.time(), [int(x) for x in body.split("\n") if x]))
-                else:
-                    time.sleep(0.01)
-            except OSError:
-                time.sleep(0.05)
-
-    def stop(self):
-        self.flag.set()
-        self.t.join(5)
-
-    def ids(self):
-        return [i for _, ids in self.got for i in ids]
 
 
 env = Env()

@@ -4,11 +4,12 @@ import array
 import http.client as httpclient
 import http.server
 import json
+import socket
 import threading
 import time
 
 from leafdtest import free_port, log, zkcli
-from zkhelpers import cli_list
+from zkhelpers import cli_list, zk_props
 
 
 class Hammer:
@@ -173,3 +174,63 @@ def znode_stat(zk, path):
             k, v = line.split(" = ", 1)
             st[k.strip()] = v.strip()
     return st or None
+
+
+def free_port_on(ip):
+    """A free TCP port on one loopback address (127.0.0.x)."""
+    s = socket.socket()
+    s.bind((ip, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def named(zk_address, name, ip, data_dir=None, session_ms=6000):
+    """Properties of a node named `name` (leafd.snowflake.identity) serving on ip (127.0.0.x)."""
+    p = zk_props(zk_address, **{"leafd.zk.session.timeout.ms": str(session_ms),
+                                "leafd.snowflake.identity": name,
+                                "leafd.snowflake.advertise.ip": ip})
+    p["leafd.listen"] = "%s:%d" % (ip, free_port_on(ip))
+    if data_dir:
+        p["leafd.data.dir"] = data_dir
+    return p
+
+
+def worker_of(node):
+    """The worker ID of a snowflake ID the node issues now."""
+    ident = node.get_ids("/api/snowflake/get/w")[0]
+    _, body, _ = node.get("/decodeSnowflakeId?snowflakeId=%d" % ident)
+    return int(json.loads(body)["workerId"])
+
+
+class Puller:
+    """Pulls IDs from one node in a loop; keeps (receive time, ids) of each 200."""
+
+    def __init__(self, node):
+        self.node = node
+        self.got = []
+        self.flag = threading.Event()
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        while not self.flag.is_set():
+            if not self.node.proc.alive():
+                time.sleep(0.05)
+                continue
+            try:
+                st, body, _ = self.node.get("/api/snowflake/get/p?count=5", timeout=2)
+                if st == 200:
+                    self.got.append((time.time(), [int(x) for x in body.split("\n") if x]))
+                else:
+                    time.sleep(0.01)
+            except OSError:
+                time.sleep(0.05)
+
+    def stop(self):
+        self.flag.set()
+        self.t.join(5)
+
+    def ids(self):
+        return [i for _, ids in self.got for i in ids]
+

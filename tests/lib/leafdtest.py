@@ -173,10 +173,27 @@ class ZooKeeper:
         self.main_class = ("org.apache.zookeeper.server.quorum.QuorumPeerMain" if ensemble
                            else "org.apache.zookeeper.server.ZooKeeperServerMain")
         self.cfg = os.path.join(self.dir, "zoo.cfg")
-        with open(self.cfg, "w") as f:
-            f.write("\n".join(lines) + "\n")
         self.proc = None
-        self.start(wait)
+        # free_port() only finds a port free now: a test running beside this one may bind it
+        # before the JVM does (the JVM then exits). A standalone server that did not start
+        # starts again on another port (an ensemble member's port is in its peers' configs:
+        # no retry there).
+        for attempt in range(3):
+            with open(self.cfg, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            try:
+                self.start(wait)
+                break
+            except RuntimeError:
+                # (The server logs nothing here: its logger is SLF4J's no-op one.)
+                if ensemble or attempt == 2:
+                    raise
+                log("ZooKeeper %s did not start on port %d (%s); trying another port"
+                    % (name, self.port, "it exited" if not self.proc.alive() else "no answer"))
+                self.stop()
+                old = "clientPort=%d" % self.port
+                self.port = free_port()
+                lines[lines.index(old)] = "clientPort=%d" % self.port
 
     def start(self, wait=True):
         cp = "%s/zookeeper.jar:%s/*" % (ZK_JAR_DIR, ZK_JAR_DIR)
@@ -184,8 +201,11 @@ class ZooKeeper:
                           "-Dlog4j.configuration=file:/etc/zookeeper/conf/log4j.properties",
                           "-cp", cp, self.main_class, self.cfg],
                          os.path.join(self.dir, "zk.log"))
-        if wait and not wait_until(self.ruok, 30):
-            raise RuntimeError("ZooKeeper %s did not start; see %s" % (self.name, self.proc.logpath))
+        # Ready, or the JVM gave up (a port taken): no need to wait the 30 s out then.
+        if wait and not (wait_until(lambda: self.ruok() or not self.proc.alive(), 30) and
+                         self.ruok()):
+            raise RuntimeError("ZooKeeper %s did not start; see %s; its log's end:\n%s"
+                               % (self.name, self.proc.logpath, self.proc.log_text()[-1500:]))
 
     def ruok(self):
         try:
