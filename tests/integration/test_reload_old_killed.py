@@ -16,27 +16,16 @@ import time
 
 import reloadload
 from leafdtest import Env, check, http, log, pid_alive, wait_until
-from zkhelpers import worker_of, zk_props
+from zkhelpers import worker_of
 
 env = Env()
 zk = env.zookeeper()
-props = zk_props(zk.address(), name="rk", **{
-    "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
-    "leafd.sequence.batch": "100", "leafd.zk.session.timeout.ms": "6000"})
-node = env.leafd("n0", props, resp=True)
-check(node.wait_sequence("rs", 30) == 200, "the sequence rs is served")
-w0 = worker_of(node.get_ids("/api/snowflake/get/rk")[0])
+node, w0, data_dir = reloadload.sequence_node(env, zk, "rk")
 pid = node.proc.p.pid
-data_dir = os.path.join(os.path.dirname(node.conf), "data")
-with open(os.path.join(data_dir, "leafd.pid"), "w") as f:
-    f.write("%d\n" % pid)
 
 
 def ready():
-    try:
-        return http(node.port, "/ready", timeout=2)[0] == 200
-    except OSError:
-        return False
+    return reloadload.ready(node.port)
 
 
 new = None

@@ -13,13 +13,14 @@ kinds:
 Every failure counts: an exception, a refused connection, a short pipeline.
 """
 import http.client
+import os
 import select
 import socket
 import threading
 import time
 
-from leafdtest import check, log
-from zkhelpers import worker_of
+from leafdtest import check, http as http_get, log
+from zkhelpers import worker_of, zk_props
 
 try:
     import redis
@@ -171,3 +172,27 @@ def stop(st, cl, label):
           % (label, [c.order_bad for c in cl]))
     check(all(a < b for a, b in zip(seq, seq[1:])), "%s: the sequence strictly increases" % label)
     return {worker_of(x) for x in snow}
+
+
+def sequence_node(env, zk, name):
+    """A node with snowflake IDs and the sequence rs served, as the upgrade tests load it, its pid
+    in {data dir}/leafd.pid as tools/leafctl writes it; returns (node, worker ID, data dir)."""
+    props = zk_props(zk.address(), name=name, **{
+        "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
+        "leafd.sequence.batch": "100", "leafd.zk.session.timeout.ms": "6000"})
+    node = env.leafd("n0", props, resp=True)
+    check(node.wait_sequence("rs", 30) == 200, "the sequence rs is served")
+    w0 = worker_of(node.get_ids("/api/snowflake/get/%s" % name)[0])
+    data_dir = os.path.join(os.path.dirname(node.conf), "data")
+    with open(os.path.join(data_dir, "leafd.pid"), "w") as f:
+        f.write("%d\n" % node.proc.p.pid)
+    return node, w0, data_dir
+
+
+def ready(port):
+    """/ready answers 200 (a refused or reset connection: no)."""
+    try:
+        return http_get(port, "/ready", timeout=2)[0] == 200
+    except OSError:
+        return False
+
