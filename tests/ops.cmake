@@ -30,6 +30,7 @@ add_test(NAME lint.format COMMAND ${PROJECT_SOURCE_DIR}/tools/lint format)
 set_tests_properties(lint.format PROPERTIES TIMEOUT 120 LABELS lint)
 add_test(NAME lint.tidy COMMAND ${PROJECT_SOURCE_DIR}/tools/lint tidy ${CMAKE_BINARY_DIR})
 set_tests_properties(lint.tidy PROPERTIES TIMEOUT 600 LABELS lint)
+leaf_test_cost(lint.tidy 170)
 # Every repository path a doc, a man page or a comment cites exists, and every function a header
 # exports is called outside its own .c file by more than the tests (tools/lint refs).
 add_test(NAME lint.refs COMMAND ${PROJECT_SOURCE_DIR}/tools/lint refs)

@@ -11,11 +11,13 @@ set_tests_properties(it.test_upgrade_release PROPERTIES TIMEOUT 900 LABELS upgra
 leaf_integration_test(test_upgrade_zk_down)
 set_tests_properties(it.test_upgrade_zk_down PROPERTIES TIMEOUT 600 LABELS upgrade
   SKIP_RETURN_CODE 77)
+leaf_test_cost(it.test_upgrade_zk_down 66)
 # Sequence sharding turned on mid-rollout: 0.1.0 beside a sharded 1.0 node, then replaced
 # (docs/UPGRADING.md, "Sequence sharding in a mixed cluster"); about 30 s.
 leaf_integration_test(test_upgrade_shard_gate)
 set_tests_properties(it.test_upgrade_shard_gate PROPERTIES TIMEOUT 300 LABELS upgrade
   SKIP_RETURN_CODE 77)
+leaf_test_cost(it.test_upgrade_shard_gate 39)
 # Users across a rolling upgrade: changes through a 0.2.0 node and a 1.0 node, each applied by
 # both within the session timeout (no revocation gap between versions); about 20 s.
 leaf_integration_test(test_upgrade_users)
