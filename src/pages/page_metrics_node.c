@@ -16,40 +16,12 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics_text.h"
+#include "page_metrics_snap.h"
 #include "segment_tags.h"
 #include "snowflake_id.h"
 #include "validate.h"
 #include "zk_lease.h"
 #include "zk_session.h"
-
-/*
- * Everything one scrape reports of the node, read once at its start and
- * handed to every family's writer. Lives on the scraping request's loop
- * thread for the length of the scrape; every source is read through its
- * thread-safe view.
- */
-/* One exported tag: the per-tag families' values. */
-struct metrics_tag {
-    char name[VALIDATE_TAG_MAX + 1];
-    double runway; /* seconds; INFINITY when idle */
-    int64_t remaining, step, issued, fetches, fetch_errors;
-};
-
-struct metrics_snap {
-    const struct door_ctx *ctx;
-    struct snowflake_node_view sf;
-    struct segment_service_stats seg;
-    struct sequence_service_stats seq;
-    struct user_service_stats users;
-    struct {
-        int on, state; /* a session exists; its enum zk_state */
-        long long connects, expirations;
-    } zk;                     /* the process's one ZooKeeper session, whichever services use it */
-    struct metrics_tag *tags; /* the exported tags, sorted by name */
-    size_t ntags, tags_cap;
-    size_t active;     /* active tags in all */
-    double runway_min; /* over every active tag */
-};
 
 /* A family's writer: a row of PAGE_METRICS_NODE_FAMILIES. */
 typedef void (*metrics_family_fn)(struct metrics_out *o, const struct metrics_snap *s);
@@ -401,110 +373,6 @@ static void f_seq_headroom_each(struct metrics_out *o, const struct metrics_snap
     }
 }
 
-/* ---- the bounded per-tag set: the least runway first --------------------- */
-
-static double tag_runway(const struct segment_tag_view *v, int64_t now) {
-    double rate = segment_buffer_rate(&v->buf, now);
-    return rate <= 0.0 ? INFINITY : (double)v->buf.available / rate;
-}
-
-/* Max-heap on runway over s->tags[0..ntags): the root is the one to drop first. */
-static void heap_down(struct metrics_tag *h, size_t n, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && h[l].runway > h[m].runway) {
-            m = l;
-        }
-        if (r < n && h[r].runway > h[m].runway) {
-            m = r;
-        }
-        if (m == i) {
-            return;
-        }
-        struct metrics_tag t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-static void heap_up(struct metrics_tag *h, size_t i) {
-    while (i > 0 && h[(i - 1) / 2].runway < h[i].runway) {
-        struct metrics_tag t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static void collect_tag(const struct segment_tag_view *v, void *arg) {
-    struct metrics_snap *s = arg;
-    if (v->state != SEGMENT_TAG_ACTIVE) {
-        return;
-    }
-    struct metrics_tag r;
-    memcpy(r.name, v->name, sizeof(r.name));
-    r.runway = tag_runway(v, segment_service_now_ms());
-    r.remaining = v->buf.available;
-    r.step = v->buf.step;
-    r.issued = (int64_t)v->buf.issued;
-    r.fetches = (int64_t)v->buf.fetches;
-    r.fetch_errors = (int64_t)v->fetch_errors;
-    s->active++;
-    if (r.runway < s->runway_min) {
-        s->runway_min = r.runway;
-    }
-    if (s->tags_cap == 0) {
-        return;
-    }
-    if (s->ntags < s->tags_cap) {
-        s->tags[s->ntags] = r;
-        heap_up(s->tags, s->ntags++);
-    } else if (r.runway < s->tags[0].runway) {
-        s->tags[0] = r;
-        heap_down(s->tags, s->ntags, 0);
-    }
-}
-
-static int tag_cmp(const void *a, const void *b) {
-    return strcmp(((const struct metrics_tag *)a)->name, ((const struct metrics_tag *)b)->name);
-}
-
-static void snap_tags(struct metrics_snap *s) {
-    s->runway_min = INFINITY;
-    if (!s->seg.enabled) {
-        return;
-    }
-    size_t cap = (size_t)s->ctx->cfg->metrics_tags_max;
-    s->tags = cap ? malloc(cap * sizeof(*s->tags)) : NULL;
-    s->tags_cap = s->tags ? cap : 0;
-    if (cap && s->tags == NULL) {
-        log_error("metrics", "out of memory collecting per-tag metrics; only aggregates exported");
-    }
-    segment_service_each(s->ctx->segment, collect_tag, s);
-    qsort(s->tags, s->ntags, sizeof(*s->tags), tag_cmp);
-}
-
-static void node_snap(const struct door_ctx *ctx, struct metrics_snap *s) {
-    *s = (struct metrics_snap){.ctx = ctx};
-    snowflake_node_view(ctx->snowflake, &s->sf);
-    segment_service_stats(ctx->segment, &s->seg);
-    sequence_service_stats(ctx->sequence, &s->seq);
-    user_service_stats(ctx->users, &s->users);
-    if (ctx->zk != NULL) {
-        s->zk.on = 1;
-        s->zk.state = zk_session_state(ctx->zk);
-        s->zk.connects = atomic_load(&ctx->zk->connects);
-        s->zk.expirations = atomic_load(&ctx->zk->expirations);
-    }
-    snap_tags(s);
-}
-
-static void node_snap_free(struct metrics_snap *s) {
-    free(s->tags);
-    s->tags = NULL;
-}
-
 /* ---- users and permissions ---- */
 
 static void f_auth_failures(struct metrics_out *o, const struct metrics_snap *s) {
@@ -668,13 +536,13 @@ static const struct {
 
 void page_metrics_node_write(const struct door_ctx *ctx, struct sbuf *b) {
     struct metrics_snap s;
-    node_snap(ctx, &s);
+    page_metrics_snap_read(ctx, &s);
     for (size_t i = 0; i < NODE_NFAMILIES; i++) {
         struct metrics_out o = {b, node_families[i].name, node_families[i].type,
                                 node_families[i].help, 0};
         node_families[i].write(&o, &s);
     }
-    node_snap_free(&s);
+    page_metrics_snap_free(&s);
 }
 
 void page_metrics_node_print_reference(FILE *out) {
