@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uv.h>
 
 #include "clock.h"
@@ -691,11 +692,55 @@ leaf_status_t segment_service_start(struct segment_service *svc) {
     return LEAF_OK;
 }
 
+/* Whether a tag's fetch is still out; tags lock held. */
+static int any_fetching(const struct segment_tags *tags) {
+    for (size_t i = 0; i < tags->nslots; i++) {
+        for (const struct segment_tag *t = tags->slots[i]; t != NULL; t = t->chain) {
+            if (t->buf.fetching) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * Before the give-back: a range this node's own fetch reserved is this node's to give back, so
+ * the fetches still out are waited for (bounded by leafd.db.timeout.ms) and their ranges
+ * installed. Otherwise max_id would already be past the ranges the give-back knows, and it would
+ * keep everything as if another node had reserved since (docs/id-shapes.md, "Zero waste"). The
+ * event loops are gone: nobody waits on these tags, so nothing is woken.
+ */
+static void settle_fetches(struct segment_service *svc, int64_t deadline) {
+    for (;;) {
+        struct segment_db_job *job = take_done(svc);
+        pthread_rwlock_wrlock(&svc->tags_lock);
+        while (job != NULL) {
+            struct segment_db_job *next = job->next;
+            if (job->op == SEGMENT_DB_FETCH) {
+                apply_fetch(svc, job, segment_service_now_ms());
+            }
+            segment_db_job_free(job); /* the others are abandoned, as in the stop's clean-up */
+            job = next;
+        }
+        int out = any_fetching(&svc->tags);
+        pthread_rwlock_unlock(&svc->tags_lock);
+        if (!out || clock_mono_ms() >= deadline) {
+            return;
+        }
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Zero waste: the unused rest of every tag's ranges goes back to leaf_alloc (logs only). */
 static void give_back(struct segment_service *svc) {
+    /* One bound for both steps: the stop waits at most leafd.db.timeout.ms for the database. */
+    int64_t deadline = clock_mono_ms() + svc->cfg->db_timeout_ms;
+    settle_fetches(svc, deadline);
+    int64_t left = deadline - clock_mono_ms();
     struct segment_service_zero_waste_result r;
-    segment_service_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, svc->cfg->db_timeout_ms,
-                                   &r);
+    segment_service_zero_waste_run(svc->db, &svc->tags, &svc->tags_lock, left > 1 ? left : 1, &r);
     if (r.tags > 0) {
         /* what was neither given back nor kept failed or ran out of time */
         log_info("segment",
