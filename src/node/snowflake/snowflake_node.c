@@ -463,10 +463,28 @@ static void node_floor_text(int64_t floor_ms, char *out, size_t len) {
     snprintf(out, len, "IDs start above the recorded time %s", when);
 }
 
-/* Creates path if missing (its parent exists). */
+/*
+ * Creates path if missing (its parent exists). A connection lost on the way (a server that
+ * stalled past the session's receive timeout) is waited out and the create retried, within the
+ * start's wait for ZooKeeper: creating a persistent node twice is harmless (EEXIST).
+ */
 static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
-    leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
-    return st == LEAF_EEXIST ? LEAF_OK : st;
+    int64_t until = clock_mono_ms() + 6 * NODE_CONNECT_WAIT_MS;
+    for (;;) {
+        leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
+        if (st == LEAF_OK || st == LEAF_EEXIST) {
+            return LEAF_OK;
+        }
+        int64_t left = until - clock_mono_ms();
+        if (st != LEAF_EUNAVAIL || left <= 0) {
+            log_error("snowflake",
+                      "could not create %s in ZooKeeper (%s) at start: %s; check that ZooKeeper "
+                      "answers at leaf.snowflake.zk.address and this cluster may write there",
+                      path, n->cfg->zk_address, leaf_strstatus(st));
+            return st;
+        }
+        zk_session_wait_connected(n->zk, (int)left);
+    }
 }
 
 /*
