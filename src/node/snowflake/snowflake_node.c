@@ -469,7 +469,7 @@ static void node_floor_text(int64_t floor_ms, char *out, size_t len) {
  * start's wait for ZooKeeper: creating a persistent node twice is harmless (EEXIST).
  */
 static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
-    int64_t until = clock_mono_ms() + 6 * NODE_CONNECT_WAIT_MS;
+    int64_t until = clock_mono_ms() + (int64_t)6 * NODE_CONNECT_WAIT_MS;
     for (;;) {
         leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
         if (st == LEAF_OK || st == LEAF_EEXIST) {
