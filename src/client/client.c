@@ -254,14 +254,12 @@ static int fetch(struct leafd_client *c, struct client_key *k, int64_t want) {
             break;
         struct client_answer a;
         const struct client_endpoint *e = &c->opt.nodes[node];
-        int rc = client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a,
-                                 err, sizeof(err));
-        if (rc != 0) {
-            if (!c->node_down[node])
-                say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
-        } else {
+        int rc = 1;
+        if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a,
+                            err, sizeof(err)) == 0)
             rc = take_answer(c, k, node, &a);
-        }
+        else if (!c->node_down[node])
+            say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
         if (rc == 0 || rc < 0) {
             if (c->node_down[node])
                 say(c, "%s:%d serves again", e->host, e->port);
