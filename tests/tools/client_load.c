@@ -168,7 +168,7 @@ static int run_outage(void) {
                 printf("recovered %.0f\n", (now_s() - t_err) * 1000);
                 phase = 3;
             }
-            usleep(phase == 1 ? 1000 : 10);
+            usleep(10);
         } else if (phase == 1 || (phase == 0 && was_stopped)) {
             printf("error %d served %" PRId64 "\n", rc, served);
             fflush(stdout);
