@@ -38,8 +38,9 @@
 enum client_kind { CLIENT_SEGMENT, CLIENT_SNOWFLAKE };
 
 /* One key of a handle. Created by a caller under the handle's lock, freed at close. */
-struct client_key {
+struct leafd_client_key {
     struct client_chain chain; /* callers take, the refill pushes (client_chain.h) */
+    struct leafd_client *c;    /* its handle */
     char name[CLIENT_KEY_MAX]; /* immutable after creation */
     enum client_kind kind;
     const char *tag;        /* into name, after the prefix */
@@ -58,8 +59,8 @@ struct leafd_client {
     SSL_CTX *tls;              /* read-only after open (NULL: no https endpoint) */
     char auth[2 * CLIENT_SECRET_MAX + 64]; /* the Authorization line, or "" */
     size_t table_mask;                     /* the lookup table: open addressing, pow2 */
-    _Atomic(struct client_key *) *table;   /* set once per key under lock, read lock-free */
-    struct client_key **keys;              /* creation order, for the refill */
+    _Atomic(struct leafd_client_key *) *table;   /* set once per key under lock, read lock-free */
+    struct leafd_client_key **keys;              /* creation order, for the refill */
     _Atomic int n_keys;
     pthread_mutex_t lock; /* guards creating keys, stop, kick, round */
     pthread_cond_t wake;  /* the refill sleeps on it; hungry callers signal */
@@ -109,17 +110,26 @@ static void say(const struct leafd_client *c, const char *fmt, ...) {
 
 /* ---- keys ------------------------------------------------------------------------------- */
 
-static uint64_t hash_key(const char *s) {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+/* A hash of the key, 8 bytes at a step (a lookup is on every leafd_client_next()). */
+static uint64_t hash_key(const char *s, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len, w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    }
+    w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
 }
 
-static struct client_key *lookup(struct leafd_client *c, const char *key) {
-    for (size_t i = hash_key(key) & c->table_mask;; i = (i + 1) & c->table_mask) {
-        struct client_key *k = atomic_load_explicit(&c->table[i], memory_order_acquire);
-        if (k == NULL || strcmp(k->name, key) == 0)
+static struct leafd_client_key *lookup(struct leafd_client *c, const char *key) {
+    size_t len = strlen(key);
+    if (len >= CLIENT_KEY_MAX)
+        return NULL;
+    for (size_t i = hash_key(key, len) & c->table_mask;; i = (i + 1) & c->table_mask) {
+        struct leafd_client_key *k = atomic_load_explicit(&c->table[i], memory_order_acquire);
+        if (k == NULL || memcmp(k->name, key, len + 1) == 0)
             return k;
     }
 }
@@ -145,9 +155,9 @@ static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
     return 0;
 }
 
-static struct client_key *key_new(const struct leafd_client *c, const char *key,
+static struct leafd_client_key *key_new(const struct leafd_client *c, const char *key,
                                   enum client_kind kind, size_t prefix) {
-    struct client_key *k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
+    struct leafd_client_key *k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
     if (k == NULL)
         return NULL;
     memset(k, 0, sizeof(*k));
@@ -156,6 +166,7 @@ static struct client_key *key_new(const struct leafd_client *c, const char *key,
         return NULL;
     }
     snprintf(k->name, sizeof(k->name), "%s", key);
+    k->c = (struct leafd_client *)c;
     k->kind = kind;
     k->tag = k->name + prefix;
     atomic_init(&k->hungry, 0);
@@ -166,21 +177,21 @@ static struct client_key *key_new(const struct leafd_client *c, const char *key,
 }
 
 /* The key's state, created on its first use (under the handle's lock). */
-static int key_get(struct leafd_client *c, const char *key, struct client_key **out) {
+static int key_get(struct leafd_client *c, const char *key, struct leafd_client_key **out) {
     enum client_kind kind;
     size_t prefix;
     if (key_kind(key, &kind, &prefix) != 0)
         return LEAFD_CLIENT_EINVAL;
     pthread_mutex_lock(&c->lock);
     int rc = 0;
-    struct client_key *k = lookup(c, key);
+    struct leafd_client_key *k = lookup(c, key);
     if (k == NULL) {
         int n = atomic_load_explicit(&c->n_keys, memory_order_relaxed);
         k = n < c->opt.keys_max ? key_new(c, key, kind, prefix) : NULL;
         if (k == NULL) {
             rc = LEAFD_CLIENT_ENOMEM;
         } else {
-            size_t i = hash_key(key) & c->table_mask;
+            size_t i = hash_key(key, strlen(key)) & c->table_mask;
             while (atomic_load_explicit(&c->table[i], memory_order_relaxed) != NULL)
                 i = (i + 1) & c->table_mask;
             c->keys[n] = k;
@@ -199,7 +210,7 @@ static int key_get(struct leafd_client *c, const char *key, struct client_key **
 
 /* One answer of node `node` for key k: 0 (pushed, or a range below what is held: dropped), a
  * LEAFD_CLIENT_E* the key gets, or 1 when the node failed (5xx, a malformed answer). */
-static int take_answer(struct leafd_client *c, struct client_key *k, int node,
+static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node,
                        const struct client_answer *a) {
     const struct client_endpoint *e = &c->opt.nodes[node];
     if (a->status >= 500 || (a->status != 200 && a->status >= 300 && a->status < 400)) {
@@ -240,7 +251,7 @@ malformed:
 }
 
 /* Asks the nodes, in turn, for `want` IDs of k: 0 when one served, else the key's error. */
-static int fetch(struct leafd_client *c, struct client_key *k, int64_t want) {
+static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
     char path[CLIENT_KEY_MAX + 64], err[512];
     if (k->kind == CLIENT_SNOWFLAKE)
         snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag,
@@ -274,7 +285,7 @@ static int fetch(struct leafd_client *c, struct client_key *k, int64_t want) {
 }
 
 /* Tops k up to its prefetch distance; 1 when the callers took IDs since the last look. */
-static int refill_key(struct leafd_client *c, struct client_key *k, int64_t now) {
+static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_t now) {
     int64_t ahead = client_chain_ahead(&k->chain);
     int64_t taken = k->pushed - ahead - k->taken_seen;
     uint64_t hungry = atomic_load_explicit(&k->hungry, memory_order_acquire);
@@ -334,7 +345,7 @@ static void *refill_main(void *arg) {
 /* ---- callers -------------------------------------------------------------------------------- */
 
 /* A caller with an empty chain wakes the refill and waits for its next round, until deadline. */
-static void wait_round(struct leafd_client *c, struct client_key *k, int64_t deadline) {
+static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64_t deadline) {
     pthread_mutex_lock(&c->lock);
     atomic_fetch_add_explicit(&k->hungry, 1, memory_order_release);
     c->kick = 1;
@@ -350,7 +361,7 @@ static void wait_round(struct leafd_client *c, struct client_key *k, int64_t dea
 }
 
 /* The slow path: the chain ran dry with n IDs still wanted. */
-static int next_slow(struct leafd_client *c, struct client_key *k, int64_t *ids, size_t n) {
+static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
     int64_t deadline = now_ms() + c->opt.wait_ms;
     for (;;) {
         size_t got = client_chain_take(&k->chain, ids, n);
@@ -370,23 +381,52 @@ static int next_slow(struct leafd_client *c, struct client_key *k, int64_t *ids,
     }
 }
 
+int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out) {
+    if (c == NULL || key == NULL || out == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    *out = lookup(c, key);
+    return *out != NULL ? 0 : key_get(c, key, out);
+}
+
+int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
+    if (k == NULL || ids == NULL || n == 0)
+        return LEAFD_CLIENT_EINVAL;
+    size_t got = client_chain_take(&k->chain, ids, n);
+    if (got == n)
+        return 0;
+    return next_slow(k->c, k, ids + got, n - got);
+}
+
+int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
+    if (k == NULL || id == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    if (client_chain_take1(&k->chain, id) == 1)
+        return 0;
+    return next_slow(k->c, k, id, 1);
+}
+
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
     if (c == NULL || key == NULL || ids == NULL || n == 0)
         return LEAFD_CLIENT_EINVAL;
-    struct client_key *k = lookup(c, key);
+    struct leafd_client_key *k = lookup(c, key);
     if (k == NULL) {
         int rc = key_get(c, key, &k);
         if (rc != 0)
             return rc;
     }
-    size_t got = client_chain_take(&k->chain, ids, n);
-    if (got == n)
-        return 0;
-    return next_slow(c, k, ids + got, n - got);
+    return leafd_client_key_next_many(k, ids, n);
 }
 
 int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
-    return leafd_client_next_many(c, key, id, 1);
+    if (c == NULL || key == NULL || id == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    struct leafd_client_key *k = lookup(c, key);
+    if (k == NULL) {
+        int rc = key_get(c, key, &k);
+        if (rc != 0)
+            return rc;
+    }
+    return leafd_client_key_next(k, id);
 }
 
 /* ---- open and close ------------------------------------------------------------------------ */

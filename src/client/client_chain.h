@@ -60,4 +60,24 @@ int64_t client_chain_ahead(const struct client_chain *ch);
  * is empty. Lock-free; no system call, no allocation. */
 size_t client_chain_take(struct client_chain *ch, int64_t *out, size_t n);
 
+/* Caller side: one ID, inlined into the caller: the head's block has it in nearly every call.
+ * 1, or what client_chain_take() answers when the block is used up. */
+static inline size_t client_chain_take1(struct client_chain *ch, int64_t *out) {
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_acquire);
+    struct client_block *b = &ch->slot[h % CLIENT_CHAIN_SLOTS];
+    if (atomic_load_explicit(&b->seq, memory_order_acquire) == h) {
+        int64_t i = atomic_fetch_add_explicit(&b->taken, 1, memory_order_acq_rel);
+        if (i < atomic_load_explicit(&b->count, memory_order_relaxed)) {
+            int64_t id = b->ids ? atomic_load_explicit(&b->ids[i], memory_order_relaxed)
+                                : atomic_load_explicit(&b->start, memory_order_relaxed) + i;
+            atomic_thread_fence(memory_order_acquire);
+            if (atomic_load_explicit(&b->seq, memory_order_relaxed) == h) {
+                *out = id;
+                return 1;
+            }
+        }
+    }
+    return client_chain_take(ch, out, 1);
+}
+
 #endif

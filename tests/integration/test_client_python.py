@@ -14,7 +14,8 @@ LIB = os.environ["LIBLEAFD_CLIENT"]
 
 
 def preload_sanitizer():
-    """A library built with ASan (the test build) needs its runtime loaded first: start this
+    """A library built with ASan (the test build) or TSan (tools/tsan) needs its runtime
+    loaded first: start this
     script again with it in LD_PRELOAD (taken out of the environment again at once, so the
     servers this test starts do not inherit it)."""
     if os.environ.get("CLIENT_TEST_PRELOADED"):
@@ -22,7 +23,7 @@ def preload_sanitizer():
         return
     out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
     for line in out.splitlines():
-        if "libasan" in line and "=>" in line:
+        if ("libasan" in line or "libtsan" in line) and "=>" in line:
             env = dict(os.environ, LD_PRELOAD=line.split("=>")[1].split()[0],
                        ASAN_OPTIONS="detect_leaks=0", CLIENT_TEST_PRELOADED="1")
             os.execve(sys.executable, [sys.executable] + sys.argv, env)

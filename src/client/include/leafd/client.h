@@ -52,6 +52,16 @@ LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t
 /* n IDs of key into ids[0..n-1]; segment IDs ascending. All n or none. */
 LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n);
 
+/*
+ * A key looked up once: *out is valid until leafd_client_close(). The calls on it are those
+ * above without the key's lookup (the fastest path: one atomic step); the same IDs, the same
+ * guarantees. 0, or LEAFD_CLIENT_EINVAL (a malformed key), LEAFD_CLIENT_ENOMEM (keys.max).
+ */
+typedef struct leafd_client_key leafd_client_key;
+LEAFD_CLIENT_API int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out);
+LEAFD_CLIENT_API int leafd_client_key_next(leafd_client_key *k, int64_t *id);
+LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n);
+
 /* Stops the refill thread and frees the handle; its unused IDs are a gap. */
 LEAFD_CLIENT_API void leafd_client_close(leafd_client *c);
 
