@@ -46,7 +46,8 @@ static void *work(void *arg) {
         /* Checks the clock only every 4096 calls: the loop is the call. */
         for (int i = 0; i < 4096; i++) {
             if (many > 0) {
-                if (leafd_client_next_many(client, key, buf, (size_t)many) != 0)
+                if ((handle != NULL ? leafd_client_key_next_many(handle, buf, (size_t)many)
+                                    : leafd_client_next_many(client, key, buf, (size_t)many)) != 0)
                     w->failed++;
                 else
                     w->ids += many;

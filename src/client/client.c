@@ -218,12 +218,17 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
             k->name);
         return 1;
     }
-    if (a->status == 401 || a->status == 403)
-        return LEAFD_CLIENT_EAUTH;
-    if (a->status == 404)
-        return LEAFD_CLIENT_ENOTFOUND;
-    if (a->status != 200)
-        return LEAFD_CLIENT_EREFUSED;
+    if (a->status != 200) {
+        int rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
+                 : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
+                                                      : LEAFD_CLIENT_EREFUSED;
+        char code[64];
+        client_reply_code(a->body, a->body_len, code, sizeof(code));
+        /* Once per change: a refused key is asked again every retry.min.ms. */
+        if (atomic_load_explicit(&k->err, memory_order_relaxed) != rc)
+            say(c, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+        return rc;
+    }
     if (k->kind == CLIENT_SNOWFLAKE) {
         int64_t n = client_reply_list(a->body, a->body_len, c->list, CLIENT_CHAIN_LIST_MAX);
         if (n <= 0)

@@ -52,7 +52,8 @@ void client_http_init(struct client_conn *c) {
     c->cap = c->len = 0;
 }
 
-void client_http_close(struct client_conn *c) {
+/* Closes the connection; the buffer is kept for the next. */
+static void client_http_close(struct client_conn *c) {
     if (c->ssl != NULL) {
         SSL_free(c->ssl);
         c->ssl = NULL;

@@ -35,8 +35,6 @@ struct client_answer {
 SSL_CTX *client_http_tls(const struct client_options *o, char *err, size_t errlen);
 
 void client_http_init(struct client_conn *c);
-/* Closes the connection (the buffer is kept for the next). */
-void client_http_close(struct client_conn *c);
 /* Closes it and frees the buffer. */
 void client_http_free(struct client_conn *c);
 
