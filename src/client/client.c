@@ -10,8 +10,8 @@
  * when a caller goes hungry.
  */
 #include <errno.h>
-#include <openssl/evp.h>
 #include <leafd/client.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,7 +43,7 @@ struct leafd_client_key {
     struct leafd_client *c;    /* its handle */
     char name[CLIENT_KEY_MAX]; /* immutable after creation */
     enum client_kind kind;
-    const char *tag;        /* into name, after the prefix */
+    const char *tag;         /* into name, after the prefix */
     _Atomic uint64_t hungry; /* callers that found the chain empty (callers add) */
     _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
     /* The refill thread's own: */
@@ -55,15 +55,15 @@ struct leafd_client_key {
 };
 
 struct leafd_client {
-    struct client_options opt; /* read-only after open */
-    SSL_CTX *tls;              /* read-only after open (NULL: no https endpoint) */
-    char auth[2 * CLIENT_SECRET_MAX + 64]; /* the Authorization line, or "" */
-    size_t table_mask;                     /* the lookup table: open addressing, pow2 */
-    _Atomic(struct leafd_client_key *) *table;   /* set once per key under lock, read lock-free */
-    struct leafd_client_key **keys;              /* creation order, for the refill */
+    struct client_options opt;                 /* read-only after open */
+    SSL_CTX *tls;                              /* read-only after open (NULL: no https endpoint) */
+    char auth[2 * CLIENT_SECRET_MAX + 64];     /* the Authorization line, or "" */
+    size_t table_mask;                         /* the lookup table: open addressing, pow2 */
+    _Atomic(struct leafd_client_key *) *table; /* set once per key under lock, read lock-free */
+    struct leafd_client_key **keys;            /* creation order, for the refill */
     _Atomic int n_keys;
-    pthread_mutex_t lock; /* guards creating keys, stop, kick, round */
-    pthread_cond_t wake;  /* the refill sleeps on it; hungry callers signal */
+    pthread_mutex_t lock;  /* guards creating keys, stop, kick, round */
+    pthread_cond_t wake;   /* the refill sleeps on it; hungry callers signal */
     pthread_cond_t filled; /* callers waiting for a refill round sleep on it */
     int stop, kick;
     uint64_t round;
@@ -156,7 +156,7 @@ static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
 }
 
 static struct leafd_client_key *key_new(const struct leafd_client *c, const char *key,
-                                  enum client_kind kind, size_t prefix) {
+                                        enum client_kind kind, size_t prefix) {
     struct leafd_client_key *k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
     if (k == NULL)
         return NULL;
@@ -271,8 +271,8 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
         struct client_answer a;
         const struct client_endpoint *e = &c->opt.nodes[node];
         int rc = 1;
-        if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a,
-                            err, sizeof(err)) == 0)
+        if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
+                            sizeof(err)) == 0)
             rc = take_answer(c, k, node, &a);
         else if (!c->node_down[node])
             say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
@@ -328,8 +328,9 @@ static void *refill_main(void *arg) {
         for (int i = 0; i < n; i++)
             moved |= refill_key(c, c->keys[i], now);
         /* IDs flowing: look again soon; nothing moving: sleep longer, up to the cap. */
-        poll = moved ? CLIENT_POLL_MIN_MS : poll * 2 > CLIENT_POLL_MAX_MS ? CLIENT_POLL_MAX_MS
-                                                                          : poll * 2;
+        poll = moved                           ? CLIENT_POLL_MIN_MS
+               : poll * 2 > CLIENT_POLL_MAX_MS ? CLIENT_POLL_MAX_MS
+                                               : poll * 2;
         pthread_mutex_lock(&c->lock);
         c->round++;
         pthread_cond_broadcast(&c->filled);

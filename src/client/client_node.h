@@ -14,11 +14,11 @@
 #define CLIENT_NODE_MAX 16
 
 struct client_node_set {
-    int n;           /* nodes */
-    int cur;         /* the node asked last (kept while it answers: keep-alive) */
-    int64_t min_ms;  /* retry.min.ms */
-    int64_t max_ms;  /* retry.max.ms */
-    int fails[CLIENT_NODE_MAX];       /* failures in a row */
+    int n;                             /* nodes */
+    int cur;                           /* the node asked last (kept while it answers: keep-alive) */
+    int64_t min_ms;                    /* retry.min.ms */
+    int64_t max_ms;                    /* retry.max.ms */
+    int fails[CLIENT_NODE_MAX];        /* failures in a row */
     int64_t retry_at[CLIENT_NODE_MAX]; /* ms: skipped until then */
 };
 

@@ -124,7 +124,7 @@ static void test_node_failover_and_backoff(void) {
     CHECK_EQ_INT(client_node_pick(&s, 2, &wait), -1);
     CHECK_EQ_INT(wait, 98);
     CHECK_EQ_INT(client_node_pick(&s, 100, &wait), 0); /* node 0 is asked again */
-    client_node_failed(&s, 0, 100);                     /* second failure: 200 ms */
+    client_node_failed(&s, 0, 100);                    /* second failure: 200 ms */
     CHECK_EQ_INT(client_node_pick(&s, 299, &wait), 1);
     CHECK_EQ_INT(client_node_pick(&s, 300, &wait), 1); /* the current one is kept */
     client_node_served(&s, 1);

@@ -21,12 +21,12 @@ extern "C" {
 #endif
 
 /* The error codes, stable (the Python binding and the manual page list them too). */
-#define LEAFD_CLIENT_EINVAL (-1)      /* a bad argument: key, count, handle */
+#define LEAFD_CLIENT_EINVAL (-1)       /* a bad argument: key, count, handle */
 #define LEAFD_CLIENT_EUNAVAILABLE (-2) /* buffer empty and no node served in time */
-#define LEAFD_CLIENT_EAUTH (-3)       /* the nodes refused the credentials (401/403) */
-#define LEAFD_CLIENT_ENOTFOUND (-4)   /* the nodes do not know the key (404 unknown_tag) */
-#define LEAFD_CLIENT_ENOMEM (-5)      /* out of memory, or more keys than keys.max */
-#define LEAFD_CLIENT_EREFUSED (-6)    /* the nodes refused the request (another 4xx) */
+#define LEAFD_CLIENT_EAUTH (-3)        /* the nodes refused the credentials (401/403) */
+#define LEAFD_CLIENT_ENOTFOUND (-4)    /* the nodes do not know the key (404 unknown_tag) */
+#define LEAFD_CLIENT_ENOMEM (-5)       /* out of memory, or more keys than keys.max */
+#define LEAFD_CLIENT_EREFUSED (-6)     /* the nodes refused the request (another 4xx) */
 
 typedef struct leafd_client leafd_client;
 
@@ -43,14 +43,15 @@ typedef struct leafd_client leafd_client;
  * leafd_client(3)). Starts the refill thread; fetches nothing before the
  * first call. NULL on failure, with the reason in err (errlen bytes).
  */
-LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const char *options, char *err,
-                                size_t errlen);
+LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const char *options,
+                                                 char *err, size_t errlen);
 
 /* One ID of key ("segment:<tag>" or "snowflake:<key>") into *id. */
 LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
 
 /* n IDs of key into ids[0..n-1]; segment IDs ascending. All n or none. */
-LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n);
+LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids,
+                                            size_t n);
 
 /*
  * A key looked up once: *out is valid until leafd_client_close(). The calls on it are those
