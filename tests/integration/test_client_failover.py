@@ -23,12 +23,13 @@ def run_load(endpoints, options, key, threads, count, *flags):
 
 
 def summary(p, timeout=120):
+    """The driver's JSON summary, and what the library wrote to stderr (log=1)."""
     out, err = p.communicate(timeout=timeout)
     lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     for ln in err.splitlines()[:10]:
         log("client: " + ln)
     check(p.returncode == 0 and lines, "client_load ran: rc %s, %s" % (p.returncode, err[-2000:]))
-    return json.loads(lines[-1]) if lines else {}
+    return (json.loads(lines[-1]) if lines else {}), err
 
 
 def main():
@@ -50,8 +51,10 @@ def main():
                     killed_at = done
                     log("node a killed with -9 after %d IDs" % done)
                     break
-        s = summary(p)
+        s, err = summary(p)
         log("4 x 2,000,000 segment IDs: %r" % s)
+        check("skipping 127.0.0.1:%d" % nodes[0].port in err,
+              "the client saw node a fail and went on with node b")
         check(killed_at is not None and killed_at < 8000000, "the kill came mid-run")
         check(s.get("ids") == 8000000, "8,000,000 IDs taken: %r" % s.get("ids"))
         check(s.get("failed") == 0, "0 failed calls: %r" % s.get("failed"))
@@ -59,7 +62,7 @@ def main():
         check(s.get("disorder") == 0, "ascending per thread: %r" % s.get("disorder"))
         # The snowflake mode through the surviving node: unique.
         p = run_load(endpoints, "log=0", "snowflake:client", 4, 50000, "--batch", "100")
-        s = summary(p)
+        s, _ = summary(p)
         log("4 x 50,000 snowflake IDs: %r" % s)
         check(s.get("ids") == 200000 and s.get("failed") == 0 and s.get("dups") == 0,
               "snowflake IDs through the client: all taken, none repeated")
