@@ -298,7 +298,7 @@ static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_
     client_prefetch_observe(&k->pf, now, taken, hungry - k->hungry_seen);
     int moved = taken > 0 || hungry != k->hungry_seen;
     k->hungry_seen = hungry;
-    if (k->retry_at > now && hungry == k->hungry_seen && !moved)
+    if (k->retry_at > now)
         return moved;
     int64_t max = k->kind == CLIENT_SNOWFLAKE ? CLIENT_CHAIN_LIST_MAX : c->opt.batch_max;
     for (int i = 0; i < CLIENT_FETCHES_PER_ROUND && client_chain_room(&k->chain); i++) {
@@ -309,7 +309,11 @@ static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_
         int rc = fetch(c, k, want);
         atomic_store_explicit(&k->err, rc, memory_order_release);
         if (rc != 0) {
-            k->retry_at = now + c->opt.retry_min_ms;
+            /* Every node down: asked again soon (the node set spaces the tries). A key the
+             * nodes refused (credentials, an unknown tag): not before retry.max.ms, so a
+             * wrong secret does not run into the nodes' limit on failed authentications. */
+            k->retry_at = now + (rc == LEAFD_CLIENT_EUNAVAILABLE ? c->opt.retry_min_ms
+                                                                 : c->opt.retry_max_ms);
             break;
         }
         ahead += k->pushed - before;
