@@ -312,8 +312,8 @@ static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_
             /* Every node down: asked again soon (the node set spaces the tries). A key the
              * nodes refused (credentials, an unknown tag): not before retry.max.ms, so a
              * wrong secret does not run into the nodes' limit on failed authentications. */
-            k->retry_at = now + (rc == LEAFD_CLIENT_EUNAVAILABLE ? c->opt.retry_min_ms
-                                                                 : c->opt.retry_max_ms);
+            k->retry_at =
+                now + (rc == LEAFD_CLIENT_EUNAVAILABLE ? c->opt.retry_min_ms : c->opt.retry_max_ms);
             break;
         }
         ahead += k->pushed - before;
