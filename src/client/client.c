@@ -213,7 +213,7 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
 static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node,
                        const struct client_answer *a) {
     const struct client_endpoint *e = &c->opt.nodes[node];
-    if (a->status >= 500 || (a->status != 200 && a->status >= 300 && a->status < 400)) {
+    if (a->status >= 500 || (a->status >= 300 && a->status < 400)) {
         say(c, "%s:%d answered %d for %s; skipping it for a while", e->host, e->port, a->status,
             k->name);
         return 1;
@@ -506,7 +506,7 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
         cap *= 2;
     c->table_mask = cap - 1;
     c->table = calloc(cap, sizeof(*c->table));
-    c->keys = calloc((size_t)c->opt.keys_max, sizeof(*c->keys));
+    c->keys = calloc((size_t)c->opt.keys_max, sizeof(struct leafd_client_key *));
     if (c->table == NULL || c->keys == NULL) {
         snprintf(err, errlen, "out of memory");
         client_free(c);

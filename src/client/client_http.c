@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 /* The biggest answer read: a batch of 10000 IDs of 20 bytes, and room to spare. */
-#define CLIENT_HTTP_ANSWER_MAX (1024 * 1024)
+#define CLIENT_HTTP_ANSWER_MAX ((size_t)1024 * 1024)
 
 SSL_CTX *client_http_tls(const struct client_options *o, char *err, size_t errlen) {
     int any = 0;
@@ -154,7 +154,9 @@ static int handshake(struct client_conn *c, SSL_CTX *tls, const struct client_en
         if (r == 1)
             return 0;
         int why = SSL_get_error(c->ssl, r);
-        short ev = why == SSL_ERROR_WANT_READ ? POLLIN : why == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+        short ev = (short)(why == SSL_ERROR_WANT_READ    ? POLLIN
+                           : why == SSL_ERROR_WANT_WRITE ? POLLOUT
+                                                         : 0);
         if (ev == 0 || wait_fd(c->fd, ev, deadline) != 0) {
             long v = SSL_get_verify_result(c->ssl);
             snprintf(err, errlen, "TLS handshake with %s:%d failed: %s", e->host, e->port,
