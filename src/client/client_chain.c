@@ -45,15 +45,15 @@ int client_chain_room(const struct client_chain *ch) {
 void client_chain_push(struct client_chain *ch, int64_t start, const int64_t *ids, int64_t count) {
     uint64_t tail = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     struct client_block *b = &ch->slot[tail % CLIENT_CHAIN_SLOTS];
-    /* The seqlock's writer: mark, fence, write, publish with release. */
+    /* The seqlock's writer: mark the slot, then every field with release, so a reader that
+     * loads (acquire) any new field sees the mark; publish the block number last. */
     atomic_store_explicit(&b->seq, CLIENT_CHAIN_WRITING, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&b->count, count, memory_order_relaxed);
-    atomic_store_explicit(&b->start, start, memory_order_relaxed);
+    atomic_store_explicit(&b->count, count, memory_order_release);
+    atomic_store_explicit(&b->start, start, memory_order_release);
     if (ids != NULL)
         for (int64_t i = 0; i < count; i++)
-            atomic_store_explicit(&b->ids[i], ids[i], memory_order_relaxed);
-    atomic_store_explicit(&b->taken, 0, memory_order_relaxed);
+            atomic_store_explicit(&b->ids[i], ids[i], memory_order_release);
+    atomic_store_explicit(&b->taken, 0, memory_order_release);
     atomic_store_explicit(&b->seq, tail, memory_order_release);
     atomic_store_explicit(&ch->tail, tail + 1, memory_order_release);
 }
@@ -97,17 +97,16 @@ size_t client_chain_take(struct client_chain *ch, int64_t *out, size_t n) {
         }
         int64_t want = (int64_t)(n - got);
         int64_t i = atomic_fetch_add_explicit(&b->taken, want, memory_order_acq_rel);
-        int64_t count = atomic_load_explicit(&b->count, memory_order_relaxed);
+        int64_t count = atomic_load_explicit(&b->count, memory_order_acquire);
         int64_t avail = i >= count ? 0 : count - i;
         if (avail > want)
             avail = want;
-        int64_t start = atomic_load_explicit(&b->start, memory_order_relaxed);
+        int64_t start = atomic_load_explicit(&b->start, memory_order_acquire);
         for (int64_t k = 0; k < avail; k++)
             out[got + (size_t)k] =
-                b->ids ? atomic_load_explicit(&b->ids[i + k], memory_order_relaxed) : start + i + k;
+                b->ids ? atomic_load_explicit(&b->ids[i + k], memory_order_acquire) : start + i + k;
         /* The seqlock's reader: if the slot was rewritten meanwhile, what was read is not
          * block h's; the indexes taken are dropped (a gap, never a repeat). */
-        atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&b->seq, memory_order_relaxed) != h)
             continue;
         got += (size_t)avail;

@@ -14,7 +14,10 @@
  * swap. Nothing is freed while the chain lives: a slot is rewritten only for
  * the block SLOTS numbers later, and a caller that read an old head sees the
  * slot's sequence number changed (a seqlock) and drops what it took, a gap.
- * So an index is handed out once, never twice.
+ * So an index is handed out once, never twice. The seqlock is written without
+ * fences (which ThreadSanitizer cannot follow): the writer marks the slot, then
+ * stores each field with release; the reader loads each field with acquire,
+ * then the sequence number again. On x86 both are plain moves.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -67,10 +70,9 @@ static inline size_t client_chain_take1(struct client_chain *ch, int64_t *out) {
     struct client_block *b = &ch->slot[h % CLIENT_CHAIN_SLOTS];
     if (atomic_load_explicit(&b->seq, memory_order_acquire) == h) {
         int64_t i = atomic_fetch_add_explicit(&b->taken, 1, memory_order_acq_rel);
-        if (i < atomic_load_explicit(&b->count, memory_order_relaxed)) {
-            int64_t id = b->ids ? atomic_load_explicit(&b->ids[i], memory_order_relaxed)
-                                : atomic_load_explicit(&b->start, memory_order_relaxed) + i;
-            atomic_thread_fence(memory_order_acquire);
+        if (i < atomic_load_explicit(&b->count, memory_order_acquire)) {
+            int64_t id = b->ids ? atomic_load_explicit(&b->ids[i], memory_order_acquire)
+                                : atomic_load_explicit(&b->start, memory_order_acquire) + i;
             if (atomic_load_explicit(&b->seq, memory_order_relaxed) == h) {
                 *out = id;
                 return 1;
