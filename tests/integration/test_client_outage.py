@@ -1,4 +1,4 @@
-"""libleafd-client with every node stopped: it serves what it holds, then answers
+"""libleafd-client with every node stopped (killed with -9): it serves what it holds, then answers
 LEAFD_CLIENT_EUNAVAILABLE (-2, docs/man/leafd_client.3); with the nodes back it recovers by
 itself, the same handle, no call from the program but its next.
 
@@ -6,6 +6,7 @@ The driver (tests/tools/client_load.c --outage) takes IDs in one thread and says
 error came and how many IDs were served after the test said the nodes had stopped."""
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -26,8 +27,10 @@ def main():
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
+        # Killed (-9), not drained: the flag follows at once, so what the client serves after
+        # it is its buffer, not a node's last answers.
         for n in nodes:
-            n.stop()
+            n.stop(signal.SIGKILL)
         p.stdin.write("stopped\n")
         p.stdin.flush()
         t_stop = time.time()
