@@ -237,21 +237,22 @@ static ssize_t recv_some(struct client_conn *c, int64_t deadline) {
     }
 }
 
-/* The head's status and Content-Length; -1 when malformed. */
+/* The head's status and Content-Length; -1 when malformed. Reads only head[0..len). */
 static int parse_head(const char *head, size_t len, int *status, size_t *clen, int *close_after) {
     if (len < 12 || memcmp(head, "HTTP/1.", 7) != 0)
         return -1;
     *status = atoi(head + 9);
     *clen = (size_t)-1;
     *close_after = head[7] == '0';
-    for (const char *p = memchr(head, '\n', len); p != NULL && p < head + len;
-         p = memchr(p, '\n', (size_t)(head + len - p))) {
-        p++;
-        if (strncasecmp(p, "Content-Length:", 15) == 0)
+    const char *end = head + len, *p = memchr(head, '\n', len);
+    while (p != NULL && ++p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((eol ? eol : end) - p);
+        if (n > 15 && strncasecmp(p, "Content-Length:", 15) == 0)
             *clen = (size_t)strtoull(p + 15, NULL, 10);
-        else if (strncasecmp(p, "Connection:", 11) == 0 && strstr(p, "close") != NULL &&
-                 strstr(p, "close") < (const char *)memchr(p, '\n', (size_t)(head + len - p)))
+        else if (n > 11 && strncasecmp(p, "Connection:", 11) == 0 && memmem(p, n, "close", 5))
             *close_after = 1;
+        p = eol;
     }
     return *status >= 100 && *status < 600 && *clen != (size_t)-1 ? 0 : -1;
 }

@@ -86,7 +86,9 @@ def main():
         other = add_user(node, "other", "snowflake:*:ids")
         https = "https://127.0.0.1:%d" % tls_port
         ca = os.path.join(certs, "ca.pem")
-        base = "log=0;retry.max.ms=2000;wait.ms=300;"
+        # Patient callers (wait.ms, timeout.ms): on a loaded machine a refill may take seconds, and
+        # the failures checked here come at once, whatever wait.ms.
+        base = "log=0;retry.max.ms=2000;wait.ms=30000;timeout.ms=10000;"
 
         with leafd.Client(https, options=base + "ca=%s;user=app;secret=%s" % (ca, secret)) as c:
             ids = c.next_many("segment:sec", 3000) + [c.next("segment:sec")]

@@ -39,7 +39,10 @@ def main():
         nodes = [env.leafd("a", static_props(1, **seg_props(db))),
                  env.leafd("b", static_props(2, **seg_props(db)))]
         endpoints = ",".join("http://127.0.0.1:%d" % n.port for n in nodes)
-        options = "prefetch.min=5000;prefetch.max=200000;batch.max=20000;retry.min.ms=50"
+        # Patient callers (wait.ms, timeout.ms): on a loaded machine a refill may take seconds, and
+        # what is checked here is that no call fails while a node serves.
+        options = ("prefetch.min=5000;prefetch.max=200000;batch.max=20000;retry.min.ms=50;"
+                   "wait.ms=30000;timeout.ms=10000")
         p = run_load(endpoints, options, "segment:client", 4, 2000000, "--progress",
                      "--pace", "20000", "2000")
         killed_at = None
@@ -61,7 +64,8 @@ def main():
         check(s.get("dups") == 0, "0 IDs repeated: %r" % s.get("dups"))
         check(s.get("disorder") == 0, "ascending per thread: %r" % s.get("disorder"))
         # The snowflake mode through the surviving node: unique.
-        p = run_load(endpoints, "log=0", "snowflake:client", 4, 50000, "--batch", "100")
+        p = run_load(endpoints, "log=0;wait.ms=30000;timeout.ms=10000", "snowflake:client", 4,
+                     50000, "--batch", "100")
         s, _ = summary(p)
         log("4 x 50,000 snowflake IDs: %r" % s)
         check(s.get("ids") == 200000 and s.get("failed") == 0 and s.get("dups") == 0,

@@ -71,7 +71,8 @@ def main():
         nodes = [env.leafd("a", static_props(1, **seg_props(db))),
                  env.leafd("b", static_props(2, **seg_props(db)))]
         endpoints = ",".join("http://127.0.0.1:%d" % n.port for n in nodes)
-        c = leafd.Client(endpoints, options="prefetch.min=2000;prefetch.max=20000;"
+        c = leafd.Client(endpoints, options="prefetch.min=2000;prefetch.max=20000;wait.ms=30000;"
+                                            "timeout.ms=10000;"
                                             "batch.max=5000;retry.min.ms=50;log=0")
         ts = take(c, "segment:py")
         while sum(len(t.ids) for t in ts) < 4 * PER_THREAD // 3:
@@ -114,7 +115,7 @@ def main():
             check(False, "a bad endpoint refused")
         except leafd.Error as e:
             check("ftp://x" in str(e), "open's reason: %s" % e)
-        with leafd.Client(endpoints.split(",")[1], options="log=0") as c2:
+        with leafd.Client(endpoints.split(",")[1], options="log=0;wait.ms=30000") as c2:
             check(len(c2.next_many("segment:py", 1000)) == 1000, "a with-block handle")
     env.finish()
 

@@ -48,7 +48,10 @@ def main():
         db.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('%s', 1, 20000)" % TAG)
         nodes = [env.leafd("a", seg_props(db)), env.leafd("b", seg_props(db))]
         endpoints = ",".join("http://127.0.0.1:%d" % n.port for n in nodes)
-        options = "prefetch.min=5000;prefetch.max=100000;batch.max=20000;log=0"
+        # Patient callers (wait.ms, timeout.ms): on a loaded machine a refill may take seconds, and
+        # what is checked here is that no call fails while a node serves.
+        options = ("prefetch.min=5000;prefetch.max=100000;batch.max=20000;log=0;wait.ms=30000;"
+                   "timeout.ms=10000")
         pullers = [Puller(nodes[0]), Puller(nodes[1])]
         for p in pullers:
             p.start()
