@@ -44,7 +44,7 @@ def build(binary):
 
 
 def run(exe, endpoint, *args):
-    out = subprocess.run([exe, endpoint, "log=0", "segment:bench"] + [str(a) for a in args],
+    out = subprocess.run([exe, endpoint, "log=0;wait.ms=30000", "segment:bench"] + [str(a) for a in args],
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError("bench-client %s failed: %s" % (args, out.stderr[-500:]))
