@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(ROOT, "src", "client", "python"))
 import leafd  # noqa: E402
 from leafdtest import Env, check, log, seg_props, static_props  # noqa: E402
 
-PER_THREAD = 150000
+PER_THREAD = 100000
 
 
 class Taker(threading.Thread):
