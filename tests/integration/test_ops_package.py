@@ -5,6 +5,9 @@ configuration). The configuration, where the secrets go, is 0640 and the postins
 root:leafd (readable by root and the service only). `tools/package --help` (and -h) prints the
 usage, and an unknown option is refused, before anything is built. The package's leafctl finds
 /etc/leafd/leafd.properties by itself (the prefix /usr keeps its configuration in /etc).
+The client library's packages (libleafd-client1, libleafd-client-dev, python3-leafd) are built
+beside it, lintian-clean; extracted, a program compiles against the -dev files and runs on the
+runtime package, and the Python package imports and calls it.
 Skipped (77) without dpkg-dev (tools/deps package) after the usage checks.
 
 LEAFD_PACKAGE_BUILD: the release build directory tools/package uses (kept between runs)."""
@@ -150,8 +153,72 @@ def main():
             th = f.readline()
             check(th.startswith(".TH") and '"leafd %s"' % version in th,
                   "the man pages are gzipped roff naming the version: %r" % th)
+        client_packages(tmp, version, arch)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+CLIENT_PROGRAM = """#include <leafd/client.h>
+#include <stdio.h>
+int main(void) {
+    char err[128];
+    int64_t id;
+    leafd_client *c = leafd_client_open("http://127.0.0.1:1", "wait.ms=50;log=0", err, sizeof(err));
+    if (c == NULL)
+        return 2;
+    int rc = leafd_client_next(c, "segment:t", &id);
+    leafd_client_close(c);
+    printf("%d", rc);
+    return 0;
+}
+"""
+
+
+def client_packages(tmp, version, arch):
+    """libleafd-client's three packages: files, dependencies, and the extracted copies work."""
+    ma = run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"])[1].strip()
+    debs = {"libleafd-client1": "libleafd-client1_%s_%s.deb" % (version, arch),
+            "libleafd-client-dev": "libleafd-client-dev_%s_%s.deb" % (version, arch),
+            "python3-leafd": "python3-leafd_%s_all.deb" % version}
+    want = {"libleafd-client1": ["./usr/lib/%s/libleafd-client.so.%s" % (ma, version),
+                                 "./usr/lib/%s/libleafd-client.so.1" % ma,
+                                 "./usr/share/doc/libleafd-client1/copyright"],
+            "libleafd-client-dev": ["./usr/include/leafd/client.h",
+                                    "./usr/lib/%s/libleafd-client.so" % ma,
+                                    "./usr/lib/%s/libleafd-client.a" % ma,
+                                    "./usr/lib/%s/pkgconfig/leafd-client.pc" % ma,
+                                    "./usr/share/man/man3/leafd_client.3.gz"],
+            "python3-leafd": ["./usr/lib/python3/dist-packages/leafd/__init__.py"]}
+    x = os.path.join(tmp, "client")
+    for name, f in debs.items():
+        deb = os.path.join(tmp, f)
+        if not check(os.path.exists(deb), "%s built" % f):
+            return
+        listing = run(["dpkg-deb", "-c", deb])[1]
+        paths = {line.split()[5] for line in listing.splitlines() if line.strip()}
+        for p in want[name]:
+            check(p in paths, "%s holds %s" % (name, p))
+        check(run(["dpkg-deb", "-x", deb, x])[0] == 0, "%s extracts" % name)
+    control = run(["dpkg-deb", "-f", os.path.join(tmp, debs["libleafd-client-dev"])])[1]
+    check("libleafd-client1 (= %s)" % version in control, "-dev depends on its runtime: %s" % control)
+    control = run(["dpkg-deb", "-f", os.path.join(tmp, debs["libleafd-client1"])])[1]
+    check(re.search(r"^Depends:.*libssl3", control, re.M) is not None,
+          "the runtime depends on libssl (dpkg-shlibdeps): %s" % control)
+    libdir = os.path.join(x, "usr/lib", ma)
+    with open(os.path.join(x, "app.c"), "w") as f:
+        f.write(CLIENT_PROGRAM)
+    rc, out, err = run(["cc", "-I" + os.path.join(x, "usr/include"), "-o", os.path.join(x, "app"),
+                        os.path.join(x, "app.c"), "-L" + libdir, "-lleafd-client"])
+    check(rc == 0, "a program builds against libleafd-client-dev: %s" % err)
+    rc, out, err = run([os.path.join(x, "app")], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+    check(rc == 0 and out == "-2", "and runs on libleafd-client1: no node, -2 (%d %r)" % (rc, out))
+    code = ("import leafd\nc = leafd.Client('http://127.0.0.1:1', options='wait.ms=50;log=0')\n"
+            "try:\n    c.next('segment:t')\nexcept leafd.Error as e:\n    print(e.code)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(x, "usr/lib/python3/dist-packages"),
+               LIBLEAFD_CLIENT=os.path.join(libdir, "libleafd-client.so.1"))
+    env.pop("LD_PRELOAD", None)
+    rc, out, err = run(["/usr/bin/python3", "-c", code], env=env)
+    check(rc == 0 and out.strip() == "-2", "python3-leafd imports and calls it: %r %r" % (out, err))
 
 
 if __name__ == "__main__":

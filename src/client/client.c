@@ -1,0 +1,553 @@
+/*
+ * libleafd-client's handle: the keys, the callers' paths and the refill
+ * thread (src/client/include/leafd/client.h; the manual page docs/man/leafd_client.3).
+ *
+ * Threads. Callers (any number) look a key up lock-free, take IDs from its
+ * chain lock-free (client_chain.h) and, only when the chain is empty, take
+ * the handle's lock to create a key or to wait for the refill. The refill
+ * thread (one per handle) owns the connections, the node set, each key's
+ * prefetch state and every push; it wakes every few milliseconds, or at once
+ * when a caller goes hungry.
+ */
+#include <errno.h>
+#include <leafd/client.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_chain.h"
+#include "client_http.h"
+#include "client_node.h"
+#include "client_options.h"
+#include "client_prefetch.h"
+#include "client_reply.h"
+
+#define CLIENT_KEY_MAX 160
+#define CLIENT_TAG_MAX 128
+/* How long the refill sleeps at most while nothing moves, and at least while IDs flow. */
+#define CLIENT_POLL_MIN_MS 1
+#define CLIENT_POLL_MAX_MS 64
+/* Fetches of one key per refill round: a round never dwells on one key. */
+#define CLIENT_FETCHES_PER_ROUND 4
+
+enum client_kind { CLIENT_SEGMENT, CLIENT_SNOWFLAKE };
+
+/* One key of a handle. Created by a caller under the handle's lock, freed at close. */
+struct leafd_client_key {
+    struct client_chain chain; /* callers take, the refill pushes (client_chain.h) */
+    struct leafd_client *c;    /* its handle */
+    char name[CLIENT_KEY_MAX]; /* immutable after creation */
+    enum client_kind kind;
+    const char *tag;         /* into name, after the prefix */
+    _Atomic uint64_t hungry; /* callers that found the chain empty (callers add) */
+    _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
+    /* The refill thread's own: */
+    struct client_prefetch pf;
+    uint64_t hungry_seen;
+    int64_t pushed, taken_seen; /* IDs pushed; pushed - ahead at the last look */
+    int64_t high;               /* segment: the highest ID pushed (ranges are clipped above) */
+    int64_t retry_at;           /* ms: a key the nodes refused is not asked before */
+};
+
+struct leafd_client {
+    struct client_options opt;                 /* read-only after open */
+    SSL_CTX *tls;                              /* read-only after open (NULL: no https endpoint) */
+    char auth[2 * CLIENT_SECRET_MAX + 64];     /* the Authorization line, or "" */
+    size_t table_mask;                         /* the lookup table: open addressing, pow2 */
+    _Atomic(struct leafd_client_key *) *table; /* set once per key under lock, read lock-free */
+    struct leafd_client_key **keys;            /* creation order, for the refill */
+    _Atomic int n_keys;
+    pthread_mutex_t lock;  /* guards creating keys, stop, kick, round */
+    pthread_cond_t wake;   /* the refill sleeps on it; hungry callers signal */
+    pthread_cond_t filled; /* callers waiting for a refill round sleep on it */
+    int stop, kick;
+    uint64_t round;
+    pthread_t thread;
+    /* The refill thread's own: */
+    struct client_conn conns[CLIENT_NODES_MAX];
+    struct client_node_set nodes;
+    int node_down[CLIENT_NODES_MAX]; /* for the log: a line when a node fails or comes back */
+    int64_t list[CLIENT_CHAIN_LIST_MAX];
+};
+
+static const char *const client_errors[] = {
+    "ok",
+    "invalid argument",
+    "no node available and the buffer is empty",
+    "credentials refused",
+    "unknown key",
+    "out of memory or too many keys",
+    "refused by the nodes",
+};
+
+const char *leafd_client_strerror(int code) {
+    if (code > 0 || code < LEAFD_CLIENT_EREFUSED)
+        return "unknown error";
+    return client_errors[-code];
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void say(const struct leafd_client *c, const char *fmt, ...) {
+    if (!c->opt.log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "leafd-client: %s\n", line);
+}
+
+/* ---- keys ------------------------------------------------------------------------------- */
+
+/* A hash of the key, 8 bytes at a step (a lookup is on every leafd_client_next()). */
+static uint64_t hash_key(const char *s, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len, w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    }
+    w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
+static struct leafd_client_key *lookup(struct leafd_client *c, const char *key) {
+    size_t len = strlen(key);
+    if (len >= CLIENT_KEY_MAX)
+        return NULL;
+    for (size_t i = hash_key(key, len) & c->table_mask;; i = (i + 1) & c->table_mask) {
+        struct leafd_client_key *k = atomic_load_explicit(&c->table[i], memory_order_acquire);
+        if (k == NULL || memcmp(k->name, key, len + 1) == 0)
+            return k;
+    }
+}
+
+/* "segment:<tag>" or "snowflake:<tag>", the tag as leafd takes it: 1 to 128 of [A-Za-z0-9._:-]. */
+static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
+    if (strncmp(key, "segment:", 8) == 0) {
+        *kind = CLIENT_SEGMENT;
+        *prefix = 8;
+    } else if (strncmp(key, "snowflake:", 10) == 0) {
+        *kind = CLIENT_SNOWFLAKE;
+        *prefix = 10;
+    } else {
+        return -1;
+    }
+    size_t len = strlen(key + *prefix);
+    if (len == 0 || len > CLIENT_TAG_MAX)
+        return -1;
+    for (const char *p = key + *prefix; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == ':' || *p == '-'))
+            return -1;
+    return 0;
+}
+
+static struct leafd_client_key *key_new(const struct leafd_client *c, const char *key,
+                                        enum client_kind kind, size_t prefix) {
+    struct leafd_client_key *k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
+    if (k == NULL)
+        return NULL;
+    memset(k, 0, sizeof(*k));
+    if (client_chain_init(&k->chain, kind == CLIENT_SNOWFLAKE) != 0) {
+        free(k);
+        return NULL;
+    }
+    snprintf(k->name, sizeof(k->name), "%s", key);
+    k->c = (struct leafd_client *)c;
+    k->kind = kind;
+    k->tag = k->name + prefix;
+    atomic_init(&k->hungry, 0);
+    atomic_init(&k->err, 0);
+    client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
+                         c->opt.prefetch_window_ms, now_ms());
+    return k;
+}
+
+/* The key's state, created on its first use (under the handle's lock). */
+static int key_get(struct leafd_client *c, const char *key, struct leafd_client_key **out) {
+    enum client_kind kind;
+    size_t prefix;
+    if (key_kind(key, &kind, &prefix) != 0)
+        return LEAFD_CLIENT_EINVAL;
+    pthread_mutex_lock(&c->lock);
+    int rc = 0;
+    struct leafd_client_key *k = lookup(c, key);
+    if (k == NULL) {
+        int n = atomic_load_explicit(&c->n_keys, memory_order_relaxed);
+        k = n < c->opt.keys_max ? key_new(c, key, kind, prefix) : NULL;
+        if (k == NULL) {
+            rc = LEAFD_CLIENT_ENOMEM;
+        } else {
+            size_t i = hash_key(key, strlen(key)) & c->table_mask;
+            while (atomic_load_explicit(&c->table[i], memory_order_relaxed) != NULL)
+                i = (i + 1) & c->table_mask;
+            c->keys[n] = k;
+            atomic_store_explicit(&c->n_keys, n + 1, memory_order_release);
+            atomic_store_explicit(&c->table[i], k, memory_order_release);
+            c->kick = 1;
+            pthread_cond_signal(&c->wake);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    *out = k;
+    return rc;
+}
+
+/* ---- the refill thread -------------------------------------------------------------------- */
+
+/* One answer of node `node` for key k: 0 (pushed, or a range below what is held: dropped), a
+ * LEAFD_CLIENT_E* the key gets, or 1 when the node failed (5xx, a malformed answer). */
+static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node,
+                       const struct client_answer *a) {
+    const struct client_endpoint *e = &c->opt.nodes[node];
+    if (a->status >= 500 || (a->status >= 300 && a->status < 400)) {
+        say(c, "%s:%d answered %d for %s; skipping it for a while", e->host, e->port, a->status,
+            k->name);
+        return 1;
+    }
+    if (a->status != 200) {
+        int rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
+                 : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
+                                                      : LEAFD_CLIENT_EREFUSED;
+        char code[64];
+        client_reply_code(a->body, a->body_len, code, sizeof(code));
+        /* Once per change: a refused key is asked again every retry.min.ms. */
+        if (atomic_load_explicit(&k->err, memory_order_relaxed) != rc)
+            say(c, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+        return rc;
+    }
+    if (k->kind == CLIENT_SNOWFLAKE) {
+        int64_t n = client_reply_list(a->body, a->body_len, c->list, CLIENT_CHAIN_LIST_MAX);
+        if (n <= 0)
+            goto malformed;
+        client_chain_push(&k->chain, 0, c->list, n);
+        k->pushed += n;
+        return 0;
+    }
+    int64_t start, end;
+    if (client_reply_range(a->body, a->body_len, &start, &end) != 0)
+        goto malformed;
+    /* Segment IDs ascend per handle and key: a range from another node that starts at or
+     * below what this handle already holds is clipped (or dropped whole), never handed out. */
+    if (end <= k->high)
+        return 0;
+    if (start <= k->high)
+        start = k->high + 1;
+    client_chain_push(&k->chain, start, NULL, end - start + 1);
+    k->pushed += end - start + 1;
+    k->high = end;
+    return 0;
+malformed:
+    say(c, "%s:%d answered something that is not IDs for %s", e->host, e->port, k->name);
+    return 1;
+}
+
+/* Asks the nodes, in turn, for `want` IDs of k: 0 when one served, else the key's error. */
+static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
+    char path[CLIENT_KEY_MAX + 64], err[512];
+    if (k->kind == CLIENT_SNOWFLAKE)
+        snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag,
+                 (long long)(want > CLIENT_CHAIN_LIST_MAX ? CLIENT_CHAIN_LIST_MAX : want));
+    else
+        snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
+    for (int tries = 0; tries < c->nodes.n; tries++) {
+        int64_t wait;
+        int node = client_node_pick(&c->nodes, now_ms(), &wait);
+        if (node < 0)
+            break;
+        struct client_answer a;
+        const struct client_endpoint *e = &c->opt.nodes[node];
+        int rc = 1;
+        if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
+                            sizeof(err)) == 0)
+            rc = take_answer(c, k, node, &a);
+        else if (!c->node_down[node])
+            say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
+        if (rc == 0 || rc < 0) {
+            if (c->node_down[node])
+                say(c, "%s:%d serves again", e->host, e->port);
+            c->node_down[node] = 0;
+            client_node_served(&c->nodes, node);
+            return rc;
+        }
+        c->node_down[node] = 1;
+        client_node_failed(&c->nodes, node, now_ms());
+    }
+    return LEAFD_CLIENT_EUNAVAILABLE;
+}
+
+/* Tops k up to its prefetch distance; 1 when the callers took IDs since the last look. */
+static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_t now) {
+    int64_t ahead = client_chain_ahead(&k->chain);
+    int64_t taken = k->pushed - ahead - k->taken_seen;
+    uint64_t hungry = atomic_load_explicit(&k->hungry, memory_order_acquire);
+    k->taken_seen += taken;
+    client_prefetch_observe(&k->pf, now, taken, hungry - k->hungry_seen);
+    int moved = taken > 0 || hungry != k->hungry_seen;
+    k->hungry_seen = hungry;
+    if (k->retry_at > now)
+        return moved;
+    int64_t max = k->kind == CLIENT_SNOWFLAKE ? CLIENT_CHAIN_LIST_MAX : c->opt.batch_max;
+    for (int i = 0; i < CLIENT_FETCHES_PER_ROUND && client_chain_room(&k->chain); i++) {
+        int64_t want = client_prefetch_want(&k->pf, ahead, max);
+        if (want == 0)
+            break;
+        int64_t before = k->pushed;
+        int rc = fetch(c, k, want);
+        atomic_store_explicit(&k->err, rc, memory_order_release);
+        if (rc != 0) {
+            /* Every node down: asked again soon (the node set spaces the tries). A key the
+             * nodes refused (credentials, an unknown tag): not before retry.max.ms, so a
+             * wrong secret does not run into the nodes' limit on failed authentications. */
+            k->retry_at =
+                now + (rc == LEAFD_CLIENT_EUNAVAILABLE ? c->opt.retry_min_ms : c->opt.retry_max_ms);
+            break;
+        }
+        ahead += k->pushed - before;
+    }
+    return moved;
+}
+
+static void *refill_main(void *arg) {
+    struct leafd_client *c = arg;
+    int64_t poll = CLIENT_POLL_MIN_MS;
+    pthread_mutex_lock(&c->lock);
+    while (!c->stop) {
+        pthread_mutex_unlock(&c->lock);
+        int64_t now = now_ms();
+        int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
+        for (int i = 0; i < n; i++)
+            moved |= refill_key(c, c->keys[i], now);
+        /* IDs flowing: look again soon; nothing moving: sleep longer, up to the cap. */
+        poll = moved                           ? CLIENT_POLL_MIN_MS
+               : poll * 2 > CLIENT_POLL_MAX_MS ? CLIENT_POLL_MAX_MS
+                                               : poll * 2;
+        pthread_mutex_lock(&c->lock);
+        c->round++;
+        pthread_cond_broadcast(&c->filled);
+        if (!c->stop && !c->kick) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += poll * 1000000;
+            ts.tv_sec += ts.tv_nsec / 1000000000;
+            ts.tv_nsec %= 1000000000;
+            pthread_cond_timedwait(&c->wake, &c->lock, &ts);
+        }
+        c->kick = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* ---- callers -------------------------------------------------------------------------------- */
+
+/* A caller with an empty chain wakes the refill and waits for its next round, until deadline. */
+static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64_t deadline) {
+    pthread_mutex_lock(&c->lock);
+    atomic_fetch_add_explicit(&k->hungry, 1, memory_order_release);
+    c->kick = 1;
+    pthread_cond_signal(&c->wake);
+    uint64_t round = c->round;
+    /* Two rounds: the one under way may have looked at the key before this caller came. */
+    while (c->round < round + 2 && !c->stop) {
+        struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+        if (pthread_cond_timedwait(&c->filled, &c->lock, &ts) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The slow path: the chain ran dry with n IDs still wanted. */
+static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
+    int64_t deadline = now_ms() + c->opt.wait_ms;
+    for (;;) {
+        size_t got = client_chain_take(&k->chain, ids, n);
+        ids += got;
+        n -= got;
+        if (n == 0)
+            return 0;
+        /* The refill's last try failed (every node down, the key refused): answer now
+         * rather than make every caller wait, after one more round for a node back. */
+        int err = atomic_load_explicit(&k->err, memory_order_acquire);
+        if (now_ms() >= deadline)
+            return err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE;
+        wait_round(c, k, deadline);
+        if (err != 0 && atomic_load_explicit(&k->err, memory_order_acquire) != 0 &&
+            client_chain_ahead(&k->chain) == 0)
+            return atomic_load_explicit(&k->err, memory_order_acquire);
+    }
+}
+
+int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out) {
+    if (c == NULL || key == NULL || out == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    *out = lookup(c, key);
+    return *out != NULL ? 0 : key_get(c, key, out);
+}
+
+int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
+    if (k == NULL || ids == NULL || n == 0)
+        return LEAFD_CLIENT_EINVAL;
+    size_t got = client_chain_take(&k->chain, ids, n);
+    if (got == n)
+        return 0;
+    return next_slow(k->c, k, ids + got, n - got);
+}
+
+int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
+    if (k == NULL || id == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    if (client_chain_take1(&k->chain, id) == 1)
+        return 0;
+    return next_slow(k->c, k, id, 1);
+}
+
+int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
+    if (c == NULL || key == NULL || ids == NULL || n == 0)
+        return LEAFD_CLIENT_EINVAL;
+    struct leafd_client_key *k = lookup(c, key);
+    if (k == NULL) {
+        int rc = key_get(c, key, &k);
+        if (rc != 0)
+            return rc;
+    }
+    return leafd_client_key_next_many(k, ids, n);
+}
+
+int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
+    if (c == NULL || key == NULL || id == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    struct leafd_client_key *k = lookup(c, key);
+    if (k == NULL) {
+        int rc = key_get(c, key, &k);
+        if (rc != 0)
+            return rc;
+    }
+    return leafd_client_key_next(k, id);
+}
+
+/* ---- open and close ------------------------------------------------------------------------ */
+
+/* The Authorization line of the options: Basic for user=/secret=, Bearer for token=. */
+static void auth_line(struct leafd_client *c) {
+    const struct client_options *o = &c->opt;
+    c->auth[0] = '\0';
+    if (o->token[0] != '\0') {
+        snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %s\r\n", o->token);
+    } else if (o->user[0] != '\0') {
+        char plain[2 * CLIENT_SECRET_MAX + 2];
+        unsigned char b64[sizeof(c->auth) - 64];
+        int n = snprintf(plain, sizeof(plain), "%s:%s", o->user, o->secret);
+        EVP_EncodeBlock(b64, (const unsigned char *)plain, n);
+        snprintf(c->auth, sizeof(c->auth), "Authorization: Basic %s\r\n", (const char *)b64);
+    }
+}
+
+/* Starts the refill thread with every signal blocked: a library's thread takes none of the
+ * program's signals, and a write to a closed connection is an error, not a SIGPIPE. */
+static int start_refill(struct leafd_client *c) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&c->thread, NULL, refill_main, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static void client_free(struct leafd_client *c) {
+    int n = atomic_load_explicit(&c->n_keys, memory_order_relaxed);
+    for (int i = 0; i < n; i++) {
+        client_chain_free(&c->keys[i]->chain);
+        free(c->keys[i]);
+    }
+    for (int i = 0; i < CLIENT_NODES_MAX; i++)
+        client_http_free(&c->conns[i]);
+    if (c->tls != NULL)
+        SSL_CTX_free(c->tls);
+    free(c->keys);
+    free((void *)c->table);
+    free(c);
+}
+
+leafd_client *leafd_client_open(const char *endpoints, const char *options, char *err,
+                                size_t errlen) {
+    char scratch[256];
+    if (err == NULL || errlen == 0) {
+        err = scratch;
+        errlen = sizeof(scratch);
+    }
+    err[0] = '\0';
+    struct leafd_client *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < CLIENT_NODES_MAX; i++)
+        client_http_init(&c->conns[i]);
+    if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0) {
+        client_free(c);
+        return NULL;
+    }
+    size_t cap = 2;
+    while (cap < 2 * (size_t)c->opt.keys_max)
+        cap *= 2;
+    c->table_mask = cap - 1;
+    c->table = calloc(cap, sizeof(*c->table));
+    c->keys = calloc((size_t)c->opt.keys_max, sizeof(struct leafd_client_key *));
+    if (c->table == NULL || c->keys == NULL) {
+        snprintf(err, errlen, "out of memory");
+        client_free(c);
+        return NULL;
+    }
+    c->tls = client_http_tls(&c->opt, err, errlen);
+    if (c->tls == NULL && err[0] != '\0') {
+        client_free(c);
+        return NULL;
+    }
+    auth_line(c);
+    client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->wake, &ca);
+    pthread_cond_init(&c->filled, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&c->lock, NULL);
+    if (start_refill(c) != 0) {
+        snprintf(err, errlen, "pthread_create(refill) failed");
+        pthread_cond_destroy(&c->wake);
+        pthread_cond_destroy(&c->filled);
+        pthread_mutex_destroy(&c->lock);
+        client_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void leafd_client_close(leafd_client *c) {
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->stop = 1;
+    pthread_cond_signal(&c->wake);
+    pthread_cond_broadcast(&c->filled);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+    pthread_cond_destroy(&c->wake);
+    pthread_cond_destroy(&c->filled);
+    pthread_mutex_destroy(&c->lock);
+    client_free(c);
+}

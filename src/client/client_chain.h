@@ -1,0 +1,85 @@
+#ifndef CLIENT_CHAIN_H
+#define CLIENT_CHAIN_H
+
+/*
+ * One key's chain of ranges: a ring of blocks that the callers take IDs
+ * from and the refill thread fills ahead of them. A block is a range of
+ * consecutive IDs (segment) or a list (a snowflake batch).
+ *
+ * Threads: any number of callers take (client_chain_take*), lock-free; one
+ * refill thread pushes (client_chain_push) and reads the level. A caller's
+ * take is one atomic add on the current block's counter (plus a load of the
+ * head and of the block's sequence number); a caller that finds the block
+ * used up moves the head to the next published block with one compare-and-
+ * swap. Nothing is freed while the chain lives: a slot is rewritten only for
+ * the block SLOTS numbers later, and a caller that read an old head sees the
+ * slot's sequence number changed (a seqlock) and drops what it took, a gap.
+ * So an index is handed out once, never twice. The seqlock is written without
+ * fences (which ThreadSanitizer cannot follow): the writer marks the slot, then
+ * stores each field with release; the reader loads each field with acquire,
+ * then the sequence number again. On x86 both are plain moves.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLIENT_CHAIN_SLOTS 16
+/* The most IDs of a listed block (leafd's largest batch: ?count= up to 10000). */
+#define CLIENT_CHAIN_LIST_MAX 10000
+/* A slot being rewritten holds this sequence number. */
+#define CLIENT_CHAIN_WRITING UINT64_MAX
+
+struct client_block {
+    _Atomic uint64_t seq;  /* the block number held (or CLIENT_CHAIN_WRITING) */
+    _Atomic int64_t taken; /* indexes handed out (may run past count) */
+    _Atomic int64_t count; /* IDs in the block */
+    _Atomic int64_t start; /* a range: its first ID */
+    _Atomic int64_t *ids;  /* a list (NULL for ranges); set at init, never moved */
+    char pad[64 - 40];     /* one cache line per slot: callers of two blocks never share one */
+};
+
+struct client_chain {
+    _Atomic uint64_t head; /* the block callers take from; written by callers (CAS) */
+    char pad1[56];
+    _Atomic uint64_t tail; /* the next block number to publish; written by the refill */
+    char pad2[56];
+    struct client_block slot[CLIENT_CHAIN_SLOTS];
+};
+
+/* listed: blocks are lists of up to CLIENT_CHAIN_LIST_MAX IDs (allocated here). 0 or -1. */
+int client_chain_init(struct client_chain *ch, int listed);
+void client_chain_free(struct client_chain *ch);
+
+/* Refill side: 1 when a block can be pushed (a slot is free). */
+int client_chain_room(const struct client_chain *ch);
+
+/* Refill side: publishes a range start..start+count-1 (ids NULL) or a list of count IDs. */
+void client_chain_push(struct client_chain *ch, int64_t start, const int64_t *ids, int64_t count);
+
+/* Refill side: the IDs published and not yet taken. */
+int64_t client_chain_ahead(const struct client_chain *ch);
+
+/* Caller side: up to n IDs into out (ascending for ranges); the number taken, 0 when the chain
+ * is empty. Lock-free; no system call, no allocation. */
+size_t client_chain_take(struct client_chain *ch, int64_t *out, size_t n);
+
+/* Caller side: one ID, inlined into the caller: the head's block has it in nearly every call.
+ * 1, or what client_chain_take() answers when the block is used up. */
+static inline size_t client_chain_take1(struct client_chain *ch, int64_t *out) {
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_acquire);
+    struct client_block *b = &ch->slot[h % CLIENT_CHAIN_SLOTS];
+    if (atomic_load_explicit(&b->seq, memory_order_acquire) == h) {
+        int64_t i = atomic_fetch_add_explicit(&b->taken, 1, memory_order_acq_rel);
+        if (i < atomic_load_explicit(&b->count, memory_order_acquire)) {
+            int64_t id = b->ids ? atomic_load_explicit(&b->ids[i], memory_order_acquire)
+                                : atomic_load_explicit(&b->start, memory_order_acquire) + i;
+            if (atomic_load_explicit(&b->seq, memory_order_relaxed) == h) {
+                *out = id;
+                return 1;
+            }
+        }
+    }
+    return client_chain_take(ch, out, 1);
+}
+
+#endif

@@ -1,0 +1,76 @@
+#ifndef LEAFD_CLIENT_H
+#define LEAFD_CLIENT_H
+
+/*
+ * libleafd-client: leafd's IDs in-process. The library keeps ranges of IDs
+ * fetched ahead from the listed leafd nodes (a background thread refills
+ * them, with a prefetch distance that follows the rate of the callers), so a
+ * call served from the buffer is one atomic step: no lock shared with the
+ * refill, no system call, no allocation. The manual page is leafd_client(3);
+ * the guarantees are in docs/reference/guarantees.md ("The client library").
+ *
+ * Every function returns 0 or a negative LEAFD_CLIENT_E* code below;
+ * leafd_client_strerror() names it. A handle is shared by any number of
+ * threads; leafd_client_close() must not race with calls on the same handle.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The error codes, stable (the Python binding and the manual page list them too). */
+#define LEAFD_CLIENT_EINVAL (-1)       /* a bad argument: key, count, handle */
+#define LEAFD_CLIENT_EUNAVAILABLE (-2) /* buffer empty and no node served in time */
+#define LEAFD_CLIENT_EAUTH (-3)        /* the nodes refused the credentials (401/403) */
+#define LEAFD_CLIENT_ENOTFOUND (-4)    /* the nodes do not know the key (404 unknown_tag) */
+#define LEAFD_CLIENT_ENOMEM (-5)       /* out of memory, or more keys than keys.max */
+#define LEAFD_CLIENT_EREFUSED (-6)     /* the nodes refused the request (another 4xx) */
+
+typedef struct leafd_client leafd_client;
+
+/* The library exports these functions only. */
+#if defined(__GNUC__)
+#define LEAFD_CLIENT_API __attribute__((visibility("default")))
+#else
+#define LEAFD_CLIENT_API
+#endif
+
+/*
+ * Opens a handle on the nodes of endpoints ("http://10.0.0.5:8080,https://..."),
+ * with options "key=value;..." (NULL or "" for none; the keys are in
+ * leafd_client(3)). Starts the refill thread; fetches nothing before the
+ * first call. NULL on failure, with the reason in err (errlen bytes).
+ */
+LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const char *options,
+                                                 char *err, size_t errlen);
+
+/* One ID of key ("segment:<tag>" or "snowflake:<key>") into *id. */
+LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
+
+/* n IDs of key into ids[0..n-1]; segment IDs ascending. All n or none. */
+LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids,
+                                            size_t n);
+
+/*
+ * A key looked up once: *out is valid until leafd_client_close(). The calls on it are those
+ * above without the key's lookup (the fastest path: one atomic step); the same IDs, the same
+ * guarantees. 0, or LEAFD_CLIENT_EINVAL (a malformed key), LEAFD_CLIENT_ENOMEM (keys.max).
+ */
+typedef struct leafd_client_key leafd_client_key;
+LEAFD_CLIENT_API int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out);
+LEAFD_CLIENT_API int leafd_client_key_next(leafd_client_key *k, int64_t *id);
+LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n);
+
+/* Stops the refill thread and frees the handle; its unused IDs are a gap. */
+LEAFD_CLIENT_API void leafd_client_close(leafd_client *c);
+
+/* The text of an error code ("no node available", ...). */
+LEAFD_CLIENT_API const char *leafd_client_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,274 @@
+/*
+ * Unit tests of libleafd-client's pure parts (src/client): the options and
+ * endpoints, the adaptive prefetch rule and the node failover rule under an
+ * injected clock, the answers' parsing (63-bit IDs as integers), and the
+ * chain of ranges: order, recycling of slots, and four threads taking while
+ * one pushes (every index handed out once). No network.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "client_chain.h"
+#include "client_node.h"
+#include "client_options.h"
+#include "client_prefetch.h"
+#include "client_reply.h"
+#include "unit.h"
+
+static void test_options_defaults_and_keys(void) {
+    struct client_options o;
+    char err[256];
+    CHECK_EQ_INT(client_options_parse(&o, "http://127.0.0.1:8080", NULL, err, sizeof(err)), 0);
+    CHECK_EQ_INT(o.n_nodes, 1);
+    CHECK_EQ_INT(o.nodes[0].port, 8080);
+    CHECK_EQ_INT(o.nodes[0].tls, 0);
+    CHECK_EQ_INT(o.timeout_ms, 2000);
+    CHECK_EQ_INT(o.prefetch_min, 1000);
+    CHECK_EQ_INT(client_options_parse(&o, " http://a:1 , https://[::1]:8443/,https://b.example",
+                                      "user=app; secret=s3;timeout.ms=50;prefetch.max=5000;"
+                                      "ca=/etc/ca.pem;log=0",
+                                      err, sizeof(err)),
+                 0);
+    CHECK_EQ_INT(o.n_nodes, 3);
+    CHECK_EQ_STR(o.nodes[1].host, "::1");
+    CHECK_EQ_INT(o.nodes[1].port, 8443);
+    CHECK_EQ_INT(o.nodes[1].tls, 1);
+    CHECK_EQ_INT(o.nodes[2].port, 443);
+    CHECK_EQ_STR(o.user, "app");
+    CHECK_EQ_STR(o.secret, "s3");
+    CHECK_EQ_STR(o.ca_file, "/etc/ca.pem");
+    CHECK_EQ_INT(o.timeout_ms, 50);
+    CHECK_EQ_INT(o.prefetch_max, 5000);
+    CHECK_EQ_INT(o.log, 0);
+}
+
+static void test_options_refusals(void) {
+    struct client_options o;
+    char err[256];
+    const char *bad[][2] = {
+        {"", NULL},
+        {"ftp://a:1", NULL},
+        {"http://a:0", NULL},
+        {"http://a:1/path", NULL},
+        {"http://:1", NULL},
+        {"http://a:1", "nokey"},
+        {"http://a:1", "color=blue"},
+        {"http://a:1", "timeout.ms=0"},
+        {"http://a:1", "timeout.ms=12x"},
+        {"http://a:1", "user=u"},
+        {"http://a:1", "user=u;secret=s;token=t"},
+        {"http://a:1", "prefetch.min=10;prefetch.max=5"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        CHECK_EQ_INT(client_options_parse(&o, bad[i][0], bad[i][1], err, sizeof(err)), -1);
+        CHECK(err[0] != '\0');
+    }
+    CHECK_EQ_INT(client_options_parse(&o, "http://a:1", "color=blue", err, sizeof(err)), -1);
+    CHECK_EQ_STR(err, "unknown option \"color\"");
+}
+
+static void test_prefetch_doubles_when_hungry(void) {
+    struct client_prefetch p;
+    client_prefetch_init(&p, 1000, 64000, 100, 0);
+    CHECK_EQ_INT(p.distance, 1000);
+    client_prefetch_observe(&p, 10, 500, 1);
+    CHECK_EQ_INT(p.distance, 2000);
+    client_prefetch_observe(&p, 20, 500, 3);
+    CHECK_EQ_INT(p.distance, 4000);
+    for (int i = 0; i < 10; i++)
+        client_prefetch_observe(&p, 30 + i, 0, 1);
+    CHECK_EQ_INT(p.distance, 64000); /* capped at prefetch.max */
+}
+
+static void test_prefetch_follows_the_rate(void) {
+    struct client_prefetch p;
+    client_prefetch_init(&p, 1000, 1000000, 100, 0);
+    /* Within a window nothing changes. */
+    client_prefetch_observe(&p, 50, 5000, 0);
+    CHECK_EQ_INT(p.distance, 1000);
+    /* A window that took more than the distance doubles it: a steady rate is met ahead. */
+    client_prefetch_observe(&p, 100, 0, 0);
+    CHECK_EQ_INT(p.distance, 2000);
+    client_prefetch_observe(&p, 200, 3000, 0);
+    CHECK_EQ_INT(p.distance, 4000);
+    /* Between a quarter and all of it: kept. */
+    client_prefetch_observe(&p, 300, 2000, 0);
+    CHECK_EQ_INT(p.distance, 4000);
+    /* Idle windows halve it, down to the floor. */
+    client_prefetch_observe(&p, 400, 0, 0);
+    CHECK_EQ_INT(p.distance, 2000);
+    client_prefetch_observe(&p, 500, 0, 0);
+    CHECK_EQ_INT(p.distance, 1000);
+    client_prefetch_observe(&p, 600, 0, 0);
+    CHECK_EQ_INT(p.distance, 1000);
+}
+
+static void test_prefetch_want(void) {
+    struct client_prefetch p;
+    client_prefetch_init(&p, 1000, 1000000, 100, 0);
+    CHECK_EQ_INT(client_prefetch_want(&p, 0, 1000000), 1000);
+    CHECK_EQ_INT(client_prefetch_want(&p, 499, 1000000), 501);
+    CHECK_EQ_INT(client_prefetch_want(&p, 500, 1000000), 0);
+    CHECK_EQ_INT(client_prefetch_want(&p, 0, 300), 300);
+}
+
+static void test_node_failover_and_backoff(void) {
+    struct client_node_set s;
+    int64_t wait = 0;
+    client_node_init(&s, 2, 100, 1000);
+    CHECK_EQ_INT(client_node_pick(&s, 0, &wait), 0);
+    client_node_failed(&s, 0, 0);
+    CHECK_EQ_INT(client_node_pick(&s, 1, &wait), 1); /* skipped for 100 ms */
+    client_node_failed(&s, 1, 1);
+    CHECK_EQ_INT(client_node_pick(&s, 2, &wait), -1);
+    CHECK_EQ_INT(wait, 98);
+    CHECK_EQ_INT(client_node_pick(&s, 100, &wait), 0); /* node 0 is asked again */
+    client_node_failed(&s, 0, 100);                    /* second failure: 200 ms */
+    CHECK_EQ_INT(client_node_pick(&s, 299, &wait), 1);
+    CHECK_EQ_INT(client_node_pick(&s, 300, &wait), 1); /* the current one is kept */
+    client_node_served(&s, 1);
+    for (int i = 0; i < 10; i++)
+        client_node_failed(&s, 0, 1000);
+    CHECK_EQ_INT(s.retry_at[0], 2000); /* capped at retry.max.ms */
+}
+
+static void test_reply_parsing(void) {
+    int64_t a, b, ids[4];
+    const char *r = "{\"biz_tag\":\"t\",\"start\":\"9223372036854775000\",\"end\":"
+                    "\"9223372036854775807\"}";
+    CHECK_EQ_INT(client_reply_range(r, strlen(r), &a, &b), 0);
+    CHECK(a == 9223372036854775000LL && b == INT64_MAX);
+    const char *bad = "{\"start\":1,\"end\":\"2\"}";
+    CHECK_EQ_INT(client_reply_range(bad, strlen(bad), &a, &b), -1);
+    const char *over = "{\"start\":\"9223372036854775808\",\"end\":\"9223372036854775809\"}";
+    CHECK_EQ_INT(client_reply_range(over, strlen(over), &a, &b), -1);
+    const char *list = "1\n22\r\n9007199254740993\n";
+    CHECK_EQ_INT(client_reply_list(list, strlen(list), ids, 4), 3);
+    CHECK(ids[2] == 9007199254740993LL); /* 2^53 + 1: a double would round it */
+    CHECK_EQ_INT(client_reply_list("1\nx\n", 4, ids, 4), -1);
+    char code[32];
+    const char *e = "{\"code\":\"unknown_tag\",\"message\":\"no\"}";
+    client_reply_code(e, strlen(e), code, sizeof(code));
+    CHECK_EQ_STR(code, "unknown_tag");
+}
+
+static void test_chain_order_and_slots(void) {
+    struct client_chain ch;
+    int64_t out[8];
+    CHECK_EQ_INT(client_chain_init(&ch, 0), 0);
+    CHECK_EQ_INT(client_chain_take(&ch, out, 1), 0);
+    CHECK_EQ_INT(client_chain_ahead(&ch), 0);
+    client_chain_push(&ch, 10, NULL, 3);
+    client_chain_push(&ch, 100, NULL, 2);
+    CHECK_EQ_INT(client_chain_ahead(&ch), 5);
+    CHECK_EQ_INT(client_chain_take(&ch, out, 4), 4);
+    CHECK(out[0] == 10 && out[2] == 12 && out[3] == 100);
+    CHECK_EQ_INT(client_chain_take(&ch, out, 4), 1);
+    CHECK(out[0] == 101);
+    CHECK_EQ_INT(client_chain_take(&ch, out, 1), 0);
+    /* Many blocks through the ring: every slot is reused several times. */
+    int64_t next = 1000, expect = 1000;
+    for (int round = 0; round < 100; round++) {
+        while (client_chain_room(&ch)) {
+            client_chain_push(&ch, next, NULL, 5);
+            next += 5;
+        }
+        int64_t id;
+        while (client_chain_take(&ch, &id, 1) == 1)
+            CHECK_EQ_INT(id, expect++);
+    }
+    CHECK_EQ_INT(expect, next);
+    client_chain_free(&ch);
+}
+
+static void test_chain_lists(void) {
+    struct client_chain ch;
+    int64_t out[4], list[3] = {7, 9, 30};
+    CHECK_EQ_INT(client_chain_init(&ch, 1), 0);
+    client_chain_push(&ch, 0, list, 3);
+    CHECK_EQ_INT(client_chain_take(&ch, out, 4), 3);
+    CHECK(out[0] == 7 && out[1] == 9 && out[2] == 30);
+    client_chain_free(&ch);
+}
+
+/* Four callers against one pusher: every ID comes out once, ascending per caller. */
+#define RACE_THREADS 4
+#define RACE_BLOCKS 20000
+#define RACE_BLOCK 50
+struct race {
+    struct client_chain ch;
+    _Atomic int done;
+    int64_t *seen; /* per ID: how many callers got it */
+    int64_t got[RACE_THREADS], bad_order[RACE_THREADS];
+};
+
+struct racer {
+    struct race *r;
+    int i;
+};
+
+static void *race_take(void *arg) {
+    struct racer *me = arg;
+    struct race *r = me->r;
+    int64_t last = -1, ids[7];
+    for (;;) {
+        size_t want = 1 + (size_t)(me->i % 7), n = client_chain_take(&r->ch, ids, want);
+        for (size_t k = 0; k < n; k++) {
+            __atomic_fetch_add(&r->seen[ids[k]], 1, __ATOMIC_RELAXED);
+            r->bad_order[me->i] += ids[k] <= last;
+            last = ids[k];
+        }
+        r->got[me->i] += (int64_t)n;
+        if (n == 0 && atomic_load(&r->done) && client_chain_ahead(&r->ch) == 0)
+            return NULL;
+    }
+}
+
+static void test_chain_threads(void) {
+    static struct race r;
+    pthread_t t[RACE_THREADS];
+    struct racer who[RACE_THREADS];
+    CHECK_EQ_INT(client_chain_init(&r.ch, 0), 0);
+    r.seen = calloc((size_t)RACE_BLOCKS * RACE_BLOCK, sizeof(*r.seen));
+    atomic_init(&r.done, 0);
+    for (int i = 0; i < RACE_THREADS; i++) {
+        who[i] = (struct racer){&r, i};
+        pthread_create(&t[i], NULL, race_take, &who[i]);
+    }
+    for (int64_t b = 0; b < RACE_BLOCKS; b++) {
+        while (!client_chain_room(&r.ch))
+            ;
+        client_chain_push(&r.ch, b * RACE_BLOCK, NULL, RACE_BLOCK);
+    }
+    atomic_store(&r.done, 1);
+    int64_t total = 0, twice = 0;
+    for (int i = 0; i < RACE_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        total += r.got[i];
+        CHECK_EQ_INT(r.bad_order[i], 0);
+    }
+    for (int64_t i = 0; i < (int64_t)RACE_BLOCKS * RACE_BLOCK; i++)
+        twice += r.seen[i] > 1;
+    CHECK_EQ_INT(twice, 0);
+    /* Nothing lost either, here: no caller is ever held between a load and its add long
+     * enough for its slot to come round again, so every index is taken. */
+    CHECK(total <= (int64_t)RACE_BLOCKS * RACE_BLOCK);
+    CHECK(total > (int64_t)RACE_BLOCKS * RACE_BLOCK * 9 / 10);
+    free(r.seen);
+    client_chain_free(&r.ch);
+}
+
+int main(void) {
+    TEST(test_options_defaults_and_keys);
+    TEST(test_options_refusals);
+    TEST(test_prefetch_doubles_when_hungry);
+    TEST(test_prefetch_follows_the_rate);
+    TEST(test_prefetch_want);
+    TEST(test_node_failover_and_backoff);
+    TEST(test_reply_parsing);
+    TEST(test_chain_order_and_slots);
+    TEST(test_chain_lists);
+    TEST(test_chain_threads);
+    return unit_done();
+}
