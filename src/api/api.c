@@ -39,12 +39,17 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     if (localtime_r(&secs, &tm) != NULL) {
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     }
+    /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"). */
+    char dc[40] = "";
+    if (snowflake_node_layout(ctx->snowflake)->bits[SNOWFLAKE_DATACENTER] > 0) {
+        snprintf(dc, sizeof(dc), "\"datacenterId\":\"%d\",", parts.datacenter_id);
+    }
     char body[256];
     int n = snprintf(body, sizeof(body),
-                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",\"workerId\":\"%d\","
+                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",%s\"workerId\":\"%d\","
                      "\"sequenceId\":\"%d\"}",
-                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), parts.worker_id,
-                     parts.sequence);
+                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), dc,
+                     parts.worker_id, parts.sequence);
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }
