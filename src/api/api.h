@@ -15,6 +15,7 @@
 
 /* api.c */
 leaf_status_t api_decode(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_time(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_health(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_ready(struct http_request *req, enum ids_mode mode);

@@ -5,9 +5,13 @@
  */
 #include "api_ids.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "door_http.h"
 #include "door_http_auth.h"
 #include "num.h"
+#include "snowflake_uuid.h"
 #include "validate.h"
 
 /* Answers 200 text/plain with the IDs, one per line (never kept by a cache). */
@@ -39,6 +43,29 @@ static void api_ids_respond(struct http_request *req, const int64_t *ids, int n)
         http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, text.data ? text.data : "",
                         text.len);
     }
+    sbuf_free(&text);
+}
+
+/* Answers 200 text/plain with the UUIDs of the IDs (IDS_MODES' text column), one per line. */
+static void api_ids_respond_uuids(struct http_request *req, const int64_t *ids, int n) {
+    struct sbuf text = SBUF_INIT;
+    char *raw = malloc((size_t)n * SNOWFLAKE_UUID_TEXT);
+    if (raw == NULL || sbuf_reserve(&text, (size_t)n * (SNOWFLAKE_UUID_TEXT + 1)) != LEAF_OK) {
+        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
+    } else if (door_ids_uuid_text(door_ctx(req), ids, n, raw) != LEAF_OK) {
+        api_ids_respond_error(req, IDS_E_RANDOM_FAILED);
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (i) {
+                text.data[text.len++] = '\n';
+            }
+            memcpy(text.data + text.len, raw + (size_t)i * SNOWFLAKE_UUID_TEXT,
+                   SNOWFLAKE_UUID_TEXT);
+            text.len += SNOWFLAKE_UUID_TEXT;
+        }
+        http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, text.data, text.len);
+    }
+    free(raw);
     sbuf_free(&text);
 }
 
@@ -129,7 +156,9 @@ leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
         return LEAF_OK;
     }
     leaf_status_t rc = api_ids_issue(req, mode, key, key_len, count, ids);
-    if (rc == LEAF_OK) {
+    if (rc == LEAF_OK && ids_mode_info(mode)->text) {
+        api_ids_respond_uuids(req, ids, count);
+    } else if (rc == LEAF_OK) {
         api_ids_respond(req, ids, count);
     }
     door_ids_free(stack, ids);

@@ -1,11 +1,13 @@
 /*
- * The ID commands of the Redis protocol (INCR, INCRBY, LEAF.IDS, GET): a key
+ * The ID commands of the Redis protocol (INCR, INCRBY, LEAF.IDS, GET, and
+ * LEAF.UUID, whose key is bare): a key
  * names its mode ("<mode name>:<key>", the key spaces of IDS_MODES), and the
  * IDs come from src/door/door_ids.c, as for the HTTP handlers. Runs on the loop thread.
  */
 #include "command_ids.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command_auth.h"
@@ -14,6 +16,7 @@
 #include "door_ctx.h"
 #include "door_ids.h"
 #include "keyslot.h"
+#include "snowflake_uuid.h"
 #include "validate.h"
 
 /* ---- keys: the namespace names the mode ------------------------------------- */
@@ -70,6 +73,33 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         return 1;
     }
     reply_bad_key(req);
+    return 0;
+}
+
+/* Reads argument i as a key of mode bare - 1 without a prefix (LEAF.UUID's), or as key_parse()
+ * when bare is 0; on failure the error reply is written and 0 returned. */
+static int key_parse_bare(struct resp_request *req, int i, int bare, struct key_ref *k) {
+    if (bare == 0) {
+        return key_parse(req, i, k);
+    }
+    *k = (struct key_ref){(enum ids_mode)(bare - 1), req->cmd.argv[i], req->cmd.argvlen[i]};
+    if (!validate_tag(k->name, k->len)) {
+        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG, "BAD_TAG %s",
+                              door_ids_error(IDS_E_BAD_TAG)->message);
+        return 0;
+    }
+    return 1;
+}
+
+/* A key of a text mode (UUIDs) has no integer answer: 1 when k's IDs are integers, else the
+ * WRONG_MODE reply is written. */
+static int integer_mode(struct resp_request *req, const struct key_ref *k) {
+    if (!ids_mode_info(k->mode)->text) {
+        return 1;
+    }
+    command_outcome_error(req, RESP_O_WRONG_MODE,
+                          "WRONG_MODE %s IDs are strings, not integers: LEAF.UUID <key> [count]",
+                          ids_mode_name(k->mode));
     return 0;
 }
 
@@ -197,7 +227,7 @@ static leaf_status_t incr_one(struct resp_request *req, const struct key_ref *k)
 /* INCR key: one ID. */
 leaf_status_t command_ids_incr(struct resp_request *req) {
     struct key_ref k;
-    if (!key_parse(req, 1, &k)) {
+    if (!key_parse(req, 1, &k) || !integer_mode(req, &k)) {
         return LEAF_OK;
     }
     return incr_one(req, &k);
@@ -208,7 +238,7 @@ leaf_status_t command_ids_incrby(struct resp_request *req) {
     struct key_ref k;
     int count;
     int64_t last;
-    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
+    if (!key_parse(req, 1, &k) || !integer_mode(req, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
     int scattered = !ids_mode_info(k.mode)->dense;
@@ -233,7 +263,7 @@ leaf_status_t command_ids_incrby(struct resp_request *req) {
 leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     struct key_ref k;
     int count;
-    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
+    if (!key_parse(req, 1, &k) || !integer_mode(req, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
     int64_t stack[IDS_STACK];
@@ -248,6 +278,59 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
         for (int i = 0; i < count; i++) {
             resp_reply_int(req->out, ids[i]);
         }
+    }
+    door_ids_free(stack, ids);
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* The UUIDs of n issued IDs as bulk strings (an array when many); 0 when getrandom failed (the
+ * error reply is written). */
+static int reply_uuids(struct resp_request *req, const int64_t *ids, int n, int many) {
+    char stack[IDS_STACK * SNOWFLAKE_UUID_TEXT];
+    char *text = n <= IDS_STACK ? stack : malloc((size_t)n * SNOWFLAKE_UUID_TEXT);
+    if (text == NULL) {
+        command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
+        return 0;
+    }
+    int ok = door_ids_uuid_text((const struct door_ctx *)req->ctx, ids, n, text) == LEAF_OK;
+    if (!ok) {
+        const struct ids_error_info *e = door_ids_error(IDS_E_RANDOM_FAILED);
+        command_outcome_error(req, RESP_O_IDS + IDS_E_RANDOM_FAILED, "%s %s", e->resp, e->message);
+    } else {
+        if (many) {
+            resp_reply_array(req->out, (size_t)n);
+        }
+        for (int i = 0; i < n; i++) {
+            resp_reply_bulk(req->out, text + (size_t)i * SNOWFLAKE_UUID_TEXT, SNOWFLAKE_UUID_TEXT);
+        }
+    }
+    if (text != stack) {
+        free(text);
+    }
+    return ok;
+}
+
+/* LEAF.UUID key [count]: one UUIDv7 as a bulk string, or an array of count (docs/id-shapes.md). */
+leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
+    struct key_ref k;
+    int count = 1;
+    if (req->cmd.argc > 3) {
+        return command_outcome_error(req, RESP_O_ERR,
+                                     "ERR wrong number of arguments for 'leaf.uuid' command");
+    }
+    if (!key_parse_bare(req, 1, 1 + IDS_UUID, &k) ||
+        (req->cmd.argc == 3 && !count_parse(req, 2, &count))) {
+        return LEAF_OK;
+    }
+    int64_t stack[IDS_STACK];
+    int64_t *ids = door_ids_alloc(stack, count);
+    if (ids == NULL) {
+        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
+                                     "OUT_OF_MEMORY out of memory");
+    }
+    leaf_status_t rc = issue(req, &k, count, 0, ids);
+    if (rc == LEAF_OK) {
+        reply_uuids(req, ids, count, req->cmd.argc == 3);
     }
     door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
@@ -290,8 +373,8 @@ leaf_status_t command_ids_get(struct resp_request *req) {
 }
 
 /* MULTI: a queued ID command's key and count are checked when it is sent (command_multi.c). */
-int command_ids_check(struct resp_request *req) {
+int command_ids_check(struct resp_request *req, int bare) {
     struct key_ref k;
     int count;
-    return key_parse(req, 1, &k) && (req->cmd.argc < 3 || count_parse(req, 2, &count));
+    return key_parse_bare(req, 1, bare, &k) && (req->cmd.argc < 3 || count_parse(req, 2, &count));
 }

@@ -1,10 +1,14 @@
 #include "door_ids.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 
 #include "door_ctx.h"
 #include "log.h"
 #include "metrics.h"
+#include "snowflake_uuid.h"
 #include "validate.h"
 
 /*
@@ -174,9 +178,54 @@ static leaf_status_t issue_opaque(const struct door_ctx *ctx, struct ids_call *c
     return LEAF_OK;
 }
 
+/* Fills r[0..n) from getrandom(2), in as many calls as it takes. LEAF_OK or LEAF_ERR. */
+static leaf_status_t uuid_random(uint64_t *r, int n) {
+    size_t want = (size_t)n * sizeof(*r), got = 0;
+    while (got < want) {
+        ssize_t k = getrandom((char *)r + got, want - got, 0);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k <= 0) {
+            log_error("uuid", "getrandom(%zu bytes) failed: %s", want - got,
+                      k < 0 ? strerror(errno) : "no bytes");
+            return LEAF_ERR;
+        }
+        got += (size_t)k;
+    }
+    return LEAF_OK;
+}
+
+#define UUID_RANDOM_CHUNK 64 /* random words drawn per getrandom call */
+
+leaf_status_t door_ids_uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n,
+                                 char *text) {
+    const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
+    uint64_t r[UUID_RANDOM_CHUNK];
+    for (int i = 0; i < n; i++) {
+        if (i % UUID_RANDOM_CHUNK == 0 &&
+            uuid_random(r, n - i < UUID_RANDOM_CHUNK ? n - i : UUID_RANDOM_CHUNK) != LEAF_OK) {
+            return LEAF_ERR;
+        }
+        uint8_t u[16];
+        char one[SNOWFLAKE_UUID_TEXT + 1];
+        /* An ID this node's generator issued always fits its layout. */
+        if (snowflake_uuid_from_id(l, ctx->cfg->epoch, ids[i], r[i % UUID_RANDOM_CHUNK], u) !=
+            LEAF_OK) {
+            log_error("uuid", "snowflake ID %lld does not fit the layout", (long long)ids[i]);
+            return LEAF_ERR;
+        }
+        snowflake_uuid_format(u, one);
+        memcpy(text + (size_t)i * SNOWFLAKE_UUID_TEXT, one, SNOWFLAKE_UUID_TEXT);
+    }
+    return LEAF_OK;
+}
+
 static leaf_status_t issue_mode(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     switch (c->mode) {
-    case IDS_SNOWFLAKE: return issue_snowflake(ctx, c, ids);
+    case IDS_SNOWFLAKE:
+    case IDS_UUID: /* snowflake IDs, turned into UUIDs by door_ids_uuid_text() */
+        return issue_snowflake(ctx, c, ids);
     case IDS_SEGMENT: return issue_segment(ctx, c, ids);
     case IDS_OPAQUE: return issue_opaque(ctx, c, ids);
     default: return issue_sequence(ctx, c, ids);

@@ -72,7 +72,9 @@ struct door_ctx;
       "count is above what leafd.snowflake.layout issues at once (its sequence width and time "    \
       "unit; the node logs the limit at start); ask for fewer")                                    \
     X(IDS_E_LOOKUPS_OVERLOADED, 503, "overloaded", "OVERLOADED",                                   \
-      "too many unknown tags looked up this second; retry shortly")
+      "too many unknown tags looked up this second; retry shortly")                                \
+    X(IDS_E_RANDOM_FAILED, 503, "random_failed", "RANDOM_FAILED",                                  \
+      "the system's random source (getrandom) failed; see the node's log")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, resp, msg) e,
@@ -137,6 +139,13 @@ struct segment_opaque *door_ids_opaque(const struct door_ctx *ctx, int loop);
 #define IDS_STACK 16
 int64_t *door_ids_alloc(int64_t *stack, int count);
 void door_ids_free(int64_t *stack, int64_t *ids);
+
+/*
+ * The UUIDv7 text of n snowflake IDs issued in IDS_UUID mode (snowflake/snowflake_uuid.h): 36
+ * characters each, back to back in text (36 * n bytes, no NUL), the random bits from
+ * getrandom(2). LEAF_OK, or LEAF_ERR when getrandom failed (logged here).
+ */
+leaf_status_t door_ids_uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n, char *text);
 
 /* The last ID issued of a sequence (c->count unused); 0 when none yet. As door_ids_issue(). */
 leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last);

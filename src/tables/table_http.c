@@ -50,6 +50,7 @@ struct route {
 #define SEG IDS_SEGMENT
 #define SEQ IDS_SEQUENCE
 #define OPQ IDS_OPAQUE
+#define UUID IDS_UUID
 
 /* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
 /* clang-format off */
@@ -102,6 +103,10 @@ static const struct route routes[] = {
      "opaque IDs of the key (?count=)"},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0, 0,
      "decodes an opaque ID"},
+    {HTTP_GET, 1, NULL, api_ids_get, "uuid_get", IDS, RK_PATH, UUID, 0, 1,
+     "UUIDv7s of the key (?count=), one per line"},
+    {HTTP_GET, 0, "/decodeUuid", api_decode_uuid, "decode_uuid", OPEN, RK_NONE, UUID, 0, 0,
+     "decodes a UUIDv7 (?uuid=): its time, worker and counter"},
     {HTTP_GET, 0, "/", page_index, "index", OPEN, RK_NONE, SF, 0, 0,
      "the index page linking the pages (HTML)"},
 };
