@@ -17,7 +17,8 @@ void snowflake_uuid_shape(const struct snowflake_layout *l, struct snowflake_uui
         SNOWFLAKE_UUID_RAND_B - (s->counter_bits - SNOWFLAKE_UUID_RAND_A) - s->node_bits;
 }
 
-void snowflake_uuid_pack(uint8_t out[16], int64_t unix_ms, unsigned rand_a, uint64_t rand_b) {
+/* RFC 9562's fields into 16 bytes (big-endian): unix_ms < 2^48, rand_a < 2^12, rand_b < 2^62. */
+static void uuid_pack(uint8_t out[16], int64_t unix_ms, unsigned rand_a, uint64_t rand_b) {
     uint64_t hi = ((uint64_t)unix_ms << 16) | (UINT64_C(7) << 12) | (rand_a & 0xFFFu);
     uint64_t lo = (UINT64_C(2) << 62) | (rand_b & low_bits(SNOWFLAKE_UUID_RAND_B));
     for (int i = 0; i < 8; i++) {
@@ -26,8 +27,9 @@ void snowflake_uuid_pack(uint8_t out[16], int64_t unix_ms, unsigned rand_a, uint
     }
 }
 
-leaf_status_t snowflake_uuid_make(const struct snowflake_uuid_shape *s,
-                                  const struct snowflake_uuid_parts *p, uint8_t out[16]) {
+/* The UUID of a part set, each part within its width (else LEAF_ERANGE). */
+static leaf_status_t uuid_make(const struct snowflake_uuid_shape *s,
+                               const struct snowflake_uuid_parts *p, uint8_t out[16]) {
     int low = s->counter_bits - SNOWFLAKE_UUID_RAND_A; /* counter bits in rand_b */
     if (p->unix_ms < 0 || p->unix_ms > SNOWFLAKE_UUID_MAX_MS || p->counter < 0 ||
         (uint64_t)p->counter > low_bits(s->counter_bits) || p->worker_id < 0 ||
@@ -38,7 +40,7 @@ leaf_status_t snowflake_uuid_make(const struct snowflake_uuid_shape *s,
     uint64_t node = ((uint64_t)p->datacenter_id << s->worker_bits) | (uint64_t)p->worker_id;
     uint64_t rand_b = ((uint64_t)p->counter & low_bits(low)) << (SNOWFLAKE_UUID_RAND_B - low) |
                       node << s->random_bits | (p->random & low_bits(s->random_bits));
-    snowflake_uuid_pack(out, p->unix_ms, (unsigned)((uint64_t)p->counter >> low), rand_b);
+    uuid_pack(out, p->unix_ms, (unsigned)((uint64_t)p->counter >> low), rand_b);
     return LEAF_OK;
 }
 
@@ -52,7 +54,7 @@ leaf_status_t snowflake_uuid_from_id(const struct snowflake_layout *l, int64_t e
     snowflake_uuid_shape(l, &s);
     struct snowflake_uuid_parts p = {sp.timestamp_ms, sp.sequence, sp.worker_id, sp.datacenter_id,
                                      random};
-    return snowflake_uuid_make(&s, &p, out);
+    return uuid_make(&s, &p, out);
 }
 
 void snowflake_uuid_format(const uint8_t u[16], char *out) {

@@ -56,19 +56,10 @@ struct snowflake_uuid_parts {
 /* The shape of UUIDs made from IDs of layout l. */
 void snowflake_uuid_shape(const struct snowflake_layout *l, struct snowflake_uuid_shape *s);
 
-/* RFC 9562's fields into 16 bytes (big-endian): unix_ms < 2^48, rand_a < 2^12, rand_b < 2^62. */
-void snowflake_uuid_pack(uint8_t out[16], int64_t unix_ms, unsigned rand_a, uint64_t rand_b);
-
 /*
- * The UUID of a part set: counter, datacenter and worker within their widths;
- * random's low random_bits bits are used. LEAF_ERANGE when unix_ms is outside
- * 0..2^48-1 or a part does not fit.
+ * The UUID of snowflake ID id (layout l, epoch), random's low random_bits bits in its random
+ * field: LEAF_OK, or LEAF_ERANGE for an ID l never issues or a time past 2^48 ms.
  */
-leaf_status_t snowflake_uuid_make(const struct snowflake_uuid_shape *s,
-                                  const struct snowflake_uuid_parts *p, uint8_t out[16]);
-
-/* The UUID of snowflake ID id (layout l, epoch): LEAF_OK, or LEAF_ERANGE for an ID l never
- * issues. */
 leaf_status_t snowflake_uuid_from_id(const struct snowflake_layout *l, int64_t epoch, int64_t id,
                                      uint64_t random, uint8_t out[16]);
 

@@ -201,7 +201,7 @@ static leaf_status_t uuid_random(uint64_t *r, int n) {
 leaf_status_t door_ids_uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n,
                                  char *text) {
     const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
-    uint64_t r[UUID_RANDOM_CHUNK];
+    uint64_t r[UUID_RANDOM_CHUNK] = {0};
     for (int i = 0; i < n; i++) {
         if (i % UUID_RANDOM_CHUNK == 0 &&
             uuid_random(r, n - i < UUID_RANDOM_CHUNK ? n - i : UUID_RANDOM_CHUNK) != LEAF_OK) {

@@ -25,15 +25,10 @@ static struct snowflake_layout layout_of(const char *text) {
 }
 
 static void test_rfc9562_a6_vector(void) {
-    uint8_t u[16];
-    char text[SNOWFLAKE_UUID_TEXT + 1];
-    snowflake_uuid_pack(u, A6_MS, A6_RAND_A, A6_RAND_B);
-    snowflake_uuid_format(u, text);
-    CHECK_EQ_STR(text, A6_TEXT);
-
-    /* The encoder of the default layout: a 12-bit counter (all of rand_a), the 10-bit worker ID
-     * at the top of rand_b, 52 random bits below it. The vector's rand_b read that way is
-     * worker 0x18C and random 0x4DC0C0C07398F; encoding those gives the vector again. */
+    /* RFC 9562 Appendix A.6 from leafd's encoder. In the default layout the counter is 12 bits
+     * (all of rand_a), the 10-bit worker ID tops rand_b and 52 random bits follow: the vector's
+     * rand_b read that way is worker 0x18C and random 0x4DC0C0C07398F. The snowflake ID of that
+     * time, counter 0xCC3 and worker 0x18C, with those random bits, encodes to the vector. */
     struct snowflake_layout l;
     struct snowflake_uuid_shape s;
     snowflake_layout_default(&l);
@@ -41,16 +36,19 @@ static void test_rfc9562_a6_vector(void) {
     CHECK_EQ_INT(s.counter_bits, 12);
     CHECK_EQ_INT(s.node_bits, 10);
     CHECK_EQ_INT(s.random_bits, 52);
-    struct snowflake_uuid_parts p = {A6_MS, A6_RAND_A, 0x18C, 0, UINT64_C(0x4DC0C0C07398F)};
-    uint8_t v[16];
-    CHECK_EQ_INT(snowflake_uuid_make(&s, &p, v), LEAF_OK);
-    CHECK(memcmp(u, v, 16) == 0);
-    /* ... and from the snowflake ID of that time, counter and worker */
+    CHECK(A6_RAND_B >> 52 == 0x18C);
+    uint8_t u[16];
+    char text[SNOWFLAKE_UUID_TEXT + 1];
     int64_t id = snowflake_id_make(A6_MS - SNOWFLAKE_DEFAULT_EPOCH, 0x18C, (int)A6_RAND_A);
-    CHECK_EQ_INT(
-        snowflake_uuid_from_id(&l, SNOWFLAKE_DEFAULT_EPOCH, id, UINT64_C(0x4DC0C0C07398F), v),
-        LEAF_OK);
-    CHECK(memcmp(u, v, 16) == 0);
+    CHECK_EQ_INT(snowflake_uuid_from_id(&l, SNOWFLAKE_DEFAULT_EPOCH, id,
+                                        A6_RAND_B & ((UINT64_C(1) << 52) - 1), u),
+                 LEAF_OK);
+    snowflake_uuid_format(u, text);
+    CHECK_EQ_STR(text, A6_TEXT);
+    /* bit for bit: the 16 bytes of the vector */
+    static const uint8_t a6[16] = {0x01, 0x7F, 0x22, 0xE2, 0x79, 0xB0, 0x7C, 0xC3,
+                                   0x98, 0xC4, 0xDC, 0x0C, 0x0C, 0x07, 0x39, 0x8F};
+    CHECK(memcmp(u, a6, 16) == 0);
 
     struct snowflake_uuid_parts d;
     uint8_t w[16];
@@ -78,15 +76,15 @@ static void test_parse_and_decode_errors(void) {
     CHECK_EQ_INT(snowflake_uuid_decode(&s, u, &d), LEAF_EINVAL);
     CHECK_EQ_INT(snowflake_uuid_parse("017f22e2-79b0-7cc3-58c4-dc0c0c07398f", 36, u), LEAF_OK);
     CHECK_EQ_INT(snowflake_uuid_decode(&s, u, &d), LEAF_EINVAL);
-    /* parts that do not fit */
-    struct snowflake_uuid_parts p = {A6_MS, 4096, 1, 0, 0};
-    CHECK_EQ_INT(snowflake_uuid_make(&s, &p, u), LEAF_ERANGE);
-    p = (struct snowflake_uuid_parts){A6_MS, 1, 1024, 0, 0};
-    CHECK_EQ_INT(snowflake_uuid_make(&s, &p, u), LEAF_ERANGE);
-    p = (struct snowflake_uuid_parts){A6_MS, 1, 1, 1, 0};
-    CHECK_EQ_INT(snowflake_uuid_make(&s, &p, u), LEAF_ERANGE); /* no datacenter field */
-    p = (struct snowflake_uuid_parts){SNOWFLAKE_UUID_MAX_MS + 1, 1, 1, 0, 0};
-    CHECK_EQ_INT(snowflake_uuid_make(&s, &p, u), LEAF_ERANGE);
+    /* an ID the layout never issues */
+    CHECK_EQ_INT(snowflake_uuid_from_id(&l, SNOWFLAKE_DEFAULT_EPOCH, -1, 0, u), LEAF_ERANGE);
+    /* a time past 2^48 ms: a 63-bit time field can hold one */
+    struct snowflake_layout wide;
+    const char *text = "time:61,worker:1,sequence:1";
+    char reason[SNOWFLAKE_REASON_MAX];
+    CHECK_EQ_INT(snowflake_layout_parse(&wide, text, strlen(text), reason, sizeof(reason)),
+                 LEAF_OK);
+    CHECK_EQ_INT(snowflake_uuid_from_id(&wide, 0, INT64_C(1) << 52, 0, u), LEAF_ERANGE);
 }
 
 /* Every UUID of a run is version 7, RFC variant, strictly above the last, and decodes to its
