@@ -6,7 +6,8 @@ Covers:
 - no credentials: 401 with WWW-Authenticate / -NOAUTH; a wrong secret: 401 /
   -WRONGPASS; a user on a tag outside its grants: 403 / -NOPERM; a granted
   user gets IDs (HTTP Basic, RESP AUTH, HELLO 3 AUTH, redis-py username=);
-- every route and every command against its need: open ones answer anyone,
+- every route and every command against its need (UUIDs included: `uuid:` grants name
+  LEAF.UUID's bare key): open ones answer anyone,
   ID ones need `ids` on the key, creates need `create` on the body's key,
   admin ones need the admin flag or leafd.admin.token;
 - tools/leafctl user add/list/grant/revoke/rotate/del, each change applied by
@@ -114,7 +115,8 @@ check(isinstance(reply, RespError) and reply.startswith("NOAUTH"), "RESP without
 check(r.call("PING") == "PONG", "PING answers anyone")
 
 log("leafctl user add (through the admin API with leafd.admin.token from the config file)")
-sa = add_user("team-a", "snowflake:orders.*:ids", "segment:orders.*:ids", "sequence:orders.*:ids")
+sa = add_user("team-a", "snowflake:orders.*:ids", "segment:orders.*:ids", "sequence:orders.*:ids",
+              "uuid:orders.*:ids")
 sc = add_user("maker", "segment:new.*:create,ids", "sequence:*:create")
 sadm = add_user("ops", admin=True)
 check(re.fullmatch(r"lfd_[A-Za-z0-9_-]{32}", sa) is not None, "the secret is lfd_ + 32 base64url (192 bits)")
@@ -165,6 +167,8 @@ routes = [
     ("GET", "/health", None, "open"), ("GET", "/ready", None, "open"),
     ("GET", "/metrics", None, "open"), ("GET", "/decodeSnowflakeId?snowflakeId=1", None, "open"),
     ("GET", "/api/snowflake/time", None, "open"),
+    ("GET", "/decodeUuid?uuid=017f22e2-79b0-7cc3-98c4-dc0c0c07398f", None, "open"),
+    ("GET", "/api/uuid/get/orders.x", None, "ids"),
     ("GET", "/api/snowflake/get/orders.x", None, "ids"), ("GET", "/api/segment/get/orders.eu", None, "ids"),
     ("GET", "/api/leaf?biz_tag=orders.eu", None, "ids"),
     ("POST", "/api/leaf", '{"biz_tag":"new.t%d","step":10}', "create"),
@@ -200,7 +204,8 @@ for cmd, args, need in [("PING", [], "open"), ("ECHO", ["x"], "open"), ("INFO", 
                         ("SELECT", ["0"], "open"), ("CONFIG", ["GET", "x"], "open"),
                         ("CLUSTER", ["MYID"], "open"), ("READONLY", [], "open"),
                         ("INCR", ["snowflake:orders.r"], "ids"), ("INCRBY", ["segment:orders.eu", "2"], "ids"),
-                        ("LEAF.IDS", ["snowflake:orders.r", "2"], "ids"), ("GET", ["sequence:orders.r"], "ids")]:
+                        ("LEAF.IDS", ["snowflake:orders.r", "2"], "ids"), ("GET", ["sequence:orders.r"], "ids"),
+                        ("LEAF.UUID", ["orders.r"], "ids"), ("LEAF.UUID", ["orders.r", "2"], "ids")]:
     anon = RespStream(n0.resp_port).call(cmd, *args)
     authed = RespStream(n0.resp_port)
     authed.call("AUTH", "team-a", sa)
