@@ -299,6 +299,15 @@ leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lea
                                    int64_t now_ms, int64_t n, int64_t *first);
 
 /*
+ * As sequence_state_issue(), the values starting at `start` (0: the last ID + 1), which must
+ * be above the last ID: the values between are skipped (a gap, never issued). A business
+ * numbering starts a new period so (sequence_numbering.h); the caller computes start from
+ * s->last under the same lock. LEAF_EINVAL also when start is at or below the last ID.
+ */
+leaf_status_t sequence_state_issue_from(struct sequence_state *s, struct sequence_lease *l,
+                                        int64_t now_ms, int64_t n, int64_t start, int64_t *first);
+
+/*
  * The request to perform now, if any: returns 1 and fills *a (the request is
  * then in flight), 0 when there is nothing to do (or it must wait: one in
  * flight, not connected, not primary, backing off after a failure).

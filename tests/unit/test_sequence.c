@@ -507,6 +507,35 @@ static void test_range_end(void) {
     CHECK_EQ_INT(sequence_state_action(&m.s, &m.l, t + 1000, &a), 0); /* nothing to persist */
 }
 
+/* A skip (a business numbering's new period): the max records it before a value above is
+ * issued, a stale start is refused, and the sequence never goes back below it. */
+static void test_issue_from_skips(void) {
+    struct store st = {.exists = 1, .max = 0, .version = 0};
+    struct sim m;
+    int64_t id = 0, t = T0;
+    sim_init(&m, &st, 100, T_SESSION);
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 3, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 1);
+    /* skip to 1,000,001: more than the headroom, so it waits for the write */
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 2, 1000001, &id), LEAF_EAGAIN);
+    sim_send(&m, t);
+    leaf_status_t rc = LEAF_EAGAIN;
+    for (int i = 0; i < 20 && rc == LEAF_EAGAIN; i++) {
+        sim_step(&m, ++t);
+        rc = sequence_state_issue_from(&m.s, &m.l, t, 2, 1000001, &id);
+    }
+    CHECK(st.max >= 1000002 && m.s.acked_max >= 1000002);
+    CHECK_EQ_INT(rc, LEAF_OK);
+    CHECK_EQ_INT(id, 1000001);
+    CHECK_EQ_INT(m.s.last, 1000002);
+    /* a start at or below the last ID is refused; 0 goes on after it */
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 1, 1000002, &id), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 1, 0, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 1000003);
+}
+
 /* ---- liveness ------------------------------------------------------------------------------- */
 
 static void test_liveness_boundaries(void) {
@@ -1124,6 +1153,7 @@ int main(void) {
     TEST(test_write_errors);
     TEST(test_restart_drops_old_results);
     TEST(test_range_end);
+    TEST(test_issue_from_skips);
     TEST(test_liveness_boundaries);
     TEST(test_stop_and_resume);
     TEST(test_two_primaries_partition);
