@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "num.h"
 #include "sequence_tz.h"
+#include "validate.h"
 
 struct named {
     const char *text;
@@ -80,6 +82,10 @@ static int zone_name_ok(const char *z) {
 }
 
 leaf_status_t sequence_numbering_check(const struct sequence_numbering *d, char *why, size_t cap) {
+    if (!validate_sequence_name(d->name, strlen(d->name))) {
+        snprintf(why, cap, "name: 1 to 128 bytes of [A-Za-z0-9._:-], not . or ..");
+        return LEAF_EINVAL;
+    }
     for (const char *p = d->prefix; *p; p++) {
         if (*p <= ' ' || *p > '~') {
             snprintf(why, cap, "prefix: printable ASCII without spaces");
@@ -190,4 +196,89 @@ size_t sequence_numbering_format(const struct sequence_numbering *d, int64_t val
     int len = snprintf(out, SEQUENCE_NUMBERING_TEXT_MAX, "%s%s%0*" PRId64, d->prefix, date,
                        d->width, sequence_numbering_value_counter(d, value));
     return len > 0 ? (size_t)len : 0;
+}
+
+const char *sequence_numbering_date_name(enum sequence_numbering_date d) {
+    return dates[d].text;
+}
+
+const char *sequence_numbering_period_name(enum sequence_numbering_period p) {
+    return periods[p].text;
+}
+
+size_t sequence_numbering_format_line(const struct sequence_numbering *d, char *out, size_t cap) {
+    int n = snprintf(out, cap, "name=%s prefix=%s date=%s width=%d period=%s time_zone=%s\n",
+                     d->name, d->prefix, dates[d->date].text, d->width, periods[d->period].text,
+                     d->time_zone);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* Copies the value of key=value into out (cap bytes): 1, or 0 when it does not fit. */
+static int copy_value(const char *v, size_t n, char *out, size_t cap) {
+    if (n >= cap) {
+        return 0;
+    }
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 1;
+}
+
+/* One field key=value into d; seen counts the fields. */
+static int line_field(const char *f, size_t n, struct sequence_numbering *d, int *seen) {
+    const char *eq = memchr(f, '=', n);
+    if (eq == NULL) {
+        return 0;
+    }
+    size_t k = (size_t)(eq - f), vn = n - k - 1;
+    const char *v = eq + 1;
+    int64_t w;
+#define KEY(s) (k == sizeof(s) - 1 && memcmp(f, s, k) == 0)
+    if (KEY("name")) {
+        seen[0]++;
+        return copy_value(v, vn, d->name, sizeof(d->name));
+    }
+    if (KEY("prefix")) {
+        seen[1]++;
+        return copy_value(v, vn, d->prefix, sizeof(d->prefix));
+    }
+    if (KEY("date")) {
+        seen[2]++;
+        return sequence_numbering_parse_date(v, vn, &d->date) == LEAF_OK;
+    }
+    if (KEY("width")) {
+        seen[3]++;
+        d->width = num_parse_i64(v, vn, &w) == LEAF_OK && w > 0 && w < 100 ? (int)w : 0;
+        return d->width > 0;
+    }
+    if (KEY("period")) {
+        seen[4]++;
+        return sequence_numbering_parse_period(v, vn, &d->period) == LEAF_OK;
+    }
+    if (KEY("time_zone")) {
+        seen[5]++;
+        return copy_value(v, vn, d->time_zone, sizeof(d->time_zone));
+    }
+#undef KEY
+    return 1; /* a field a newer node wrote: skipped */
+}
+
+leaf_status_t sequence_numbering_parse_line(const char *s, size_t len,
+                                            struct sequence_numbering *d) {
+    int seen[6] = {0};
+    char why[160];
+    memset(d, 0, sizeof(*d));
+    for (size_t i = 0; i < len;) {
+        const char *sp = memchr(s + i, ' ', len - i);
+        size_t n = sp ? (size_t)(sp - (s + i)) : len - i;
+        if (!line_field(s + i, n, d, seen)) {
+            return LEAF_EINVAL;
+        }
+        i += n + 1;
+    }
+    for (int k = 0; k < 6; k++) {
+        if (seen[k] != 1) {
+            return LEAF_EINVAL;
+        }
+    }
+    return sequence_numbering_check(d, why, sizeof(why));
 }

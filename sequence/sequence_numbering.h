@@ -30,6 +30,8 @@
 #define SEQUENCE_NUMBERING_MAX_WIDTH 12 /* (period + 1) * 10^12 stays far below 2^63 */
 #define SEQUENCE_NUMBERING_PREFIX_MAX 32
 #define SEQUENCE_NUMBERING_TZ_MAX 64
+#define SEQUENCE_NUMBERING_NAME_MAX 128
+#define SEQUENCE_NUMBERING_LINE_MAX 320 /* one definition of the table, newline included */
 #define SEQUENCE_NUMBERING_TEXT_MAX                                                                \
     (SEQUENCE_NUMBERING_PREFIX_MAX + 8 + SEQUENCE_NUMBERING_MAX_WIDTH + 1)
 
@@ -61,6 +63,7 @@ enum sequence_numbering_period {
 };
 
 struct sequence_numbering {
+    char name[SEQUENCE_NUMBERING_NAME_MAX + 1]; /* the tag rule (validate.h), not . or .. */
     char prefix[SEQUENCE_NUMBERING_PREFIX_MAX + 1];
     enum sequence_numbering_date date;
     int width; /* 1..SEQUENCE_NUMBERING_MAX_WIDTH digits */
@@ -111,5 +114,19 @@ leaf_status_t sequence_numbering_range(const struct sequence_numbering *d, int64
  */
 size_t sequence_numbering_format(const struct sequence_numbering *d, int64_t value,
                                  int64_t clock_day, char *out);
+
+/*
+ * The table of definitions, the data of /leafd/{leaf.name}/numberings: one
+ * line per numbering, fields key=value separated by single spaces:
+ *   name=orders prefix=ORD date=yyyyMMdd width=6 period=day time_zone=Asia/Shanghai
+ * format_line writes one (NUL-terminated, SEQUENCE_NUMBERING_LINE_MAX bytes
+ * are enough) and returns its length; parse_line reads one (len bytes, no
+ * newline) and checks it (sequence_numbering_check): LEAF_OK or LEAF_EINVAL.
+ * The date's and period's names are those of the HTTP API.
+ */
+size_t sequence_numbering_format_line(const struct sequence_numbering *d, char *out, size_t cap);
+leaf_status_t sequence_numbering_parse_line(const char *s, size_t len, struct sequence_numbering *d);
+const char *sequence_numbering_date_name(enum sequence_numbering_date d);
+const char *sequence_numbering_period_name(enum sequence_numbering_period p);
 
 #endif

@@ -34,3 +34,5 @@ set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence
 # session times out; a copied data dir's record of another node's session is left alone.
 leaf_integration_test(test_sequence_restart_self)
 set_property(TEST it.test_sequence_restart_self APPEND PROPERTY LABELS sequence)
+leaf_resp_test(test_sequence_numbers)
+leaf_clock_test(test_sequence_numbers)

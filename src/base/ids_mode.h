@@ -24,8 +24,10 @@
  *           (opaque IDs are segment IDs); NULL: counted in a family of its
  *           own (leafd_sequence_issued_total)
  *   text    1: the IDs are answered as text, never as integers: UUIDv7s,
- *           made from the node's snowflake IDs (src/door/door_ids.c). INCR,
- *           INCRBY and LEAF.IDS refuse the key space; LEAF.UUID answers it
+ *           made from the node's snowflake IDs, and business numbers, made
+ *           from a numbering's sequence (src/door/door_ids.c). INCR, INCRBY
+ *           and LEAF.IDS refuse the key space; LEAF.UUID and LEAF.NUMBER
+ *           answer it
  *
  * The files a new mode touches:
  *   src/base/ids_mode.h      its row here;
@@ -46,7 +48,8 @@
     X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment", 0)                  \
     X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL, 0)                       \
     X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment", 0)                     \
-    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", 1)
+    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", 1)                                 \
+    X(IDS_NUMBER, "number", "/api/number/get/", "name", 0, 0, "number", 1)
 
 enum ids_mode {
 #define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric, text) e,

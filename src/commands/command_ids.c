@@ -16,7 +16,6 @@
 #include "door_ctx.h"
 #include "door_ids.h"
 #include "keyslot.h"
-#include "snowflake_uuid.h"
 #include "validate.h"
 
 /* ---- keys: the namespace names the mode ------------------------------------- */
@@ -98,8 +97,8 @@ static int integer_mode(struct resp_request *req, const struct key_ref *k) {
         return 1;
     }
     command_outcome_error(req, RESP_O_WRONG_MODE,
-                          "WRONG_MODE %s IDs are strings, not integers: LEAF.UUID <key> [count]",
-                          ids_mode_name(k->mode));
+                          "WRONG_MODE %s IDs are strings, not integers: LEAF.%s <key> [count]",
+                          ids_mode_name(k->mode), k->mode == IDS_UUID ? "UUID" : "NUMBER");
     return 0;
 }
 
@@ -117,12 +116,12 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
                                    const struct ids_call *c, leaf_status_t rc);
 
 /*
- * Issues IDs for key. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or
- * LEAF_ERR with the error reply written.
+ * Issues IDs for key into ids, through c (filled here). LEAF_OK (ids filled), LEAF_EAGAIN
+ * (parked), or LEAF_ERR with the error reply written.
  */
-static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
-                           int64_t *ids) {
-    struct ids_call c = {
+static leaf_status_t issue_call(struct resp_request *req, const struct key_ref *k, int count,
+                                int dense, int64_t *ids, struct ids_call *c) {
+    *c = (struct ids_call){
         .mode = k->mode,
         .key = k->name,
         .key_len = k->len,
@@ -136,8 +135,14 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .may_create = k->mode == IDS_SEQUENCE &&
                       command_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
-    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, &c, ids);
-    return issue_outcome(req, k, &c, rc);
+    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, c, ids);
+    return issue_outcome(req, k, c, rc);
+}
+
+static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
+                           int64_t *ids) {
+    struct ids_call c;
+    return issue_call(req, k, count, dense, ids, &c);
 }
 
 /* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
@@ -283,42 +288,50 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }
 
-/* The UUIDs of n issued IDs as bulk strings (an array when many); 0 when getrandom failed (the
- * error reply is written). */
-static int reply_uuids(struct resp_request *req, const int64_t *ids, int n, int many) {
-    char stack[IDS_STACK * SNOWFLAKE_UUID_TEXT];
-    char *text = n <= IDS_STACK ? stack : malloc((size_t)n * SNOWFLAKE_UUID_TEXT);
-    if (text == NULL) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
-        return 0;
-    }
-    int ok = door_ids_uuid_text((const struct door_ctx *)req->ctx, ids, n, text) == LEAF_OK;
+/* The text of n IDs c issued (UUIDs, business numbers) as bulk strings (an array when many);
+ * 0 when getrandom failed (the error reply is written). */
+static int reply_text(struct resp_request *req, const struct ids_call *c, const int64_t *ids,
+                      int n, int many) {
+    char stack[IDS_STACK * DOOR_IDS_TEXT_MAX];
+    size_t stack_lens[IDS_STACK];
+    char *text = n <= IDS_STACK ? stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
+    size_t *lens = n <= IDS_STACK ? stack_lens : malloc((size_t)n * sizeof(*lens));
+    int ok = text != NULL && lens != NULL;
     if (!ok) {
+        command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
+    } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) !=
+               LEAF_OK) {
         const struct ids_error_info *e = door_ids_error(IDS_E_RANDOM_FAILED);
         command_outcome_error(req, RESP_O_IDS + IDS_E_RANDOM_FAILED, "%s %s", e->resp, e->message);
+        ok = 0;
     } else {
         if (many) {
             resp_reply_array(req->out, (size_t)n);
         }
         for (int i = 0; i < n; i++) {
-            resp_reply_bulk(req->out, text + (size_t)i * SNOWFLAKE_UUID_TEXT, SNOWFLAKE_UUID_TEXT);
+            resp_reply_bulk(req->out, text + (size_t)i * DOOR_IDS_TEXT_MAX, lens[i]);
         }
     }
     if (text != stack) {
         free(text);
     }
+    if (lens != stack_lens) {
+        free(lens);
+    }
     return ok;
 }
 
-/* LEAF.UUID key [count]: one UUIDv7 as a bulk string, or an array of count (docs/id-shapes.md). */
-leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
+/* LEAF.UUID key [count] and LEAF.NUMBER name [count]: the text of one ID as a bulk string, or
+ * an array of count (docs/id-shapes.md). */
+static leaf_status_t leaf_text(struct resp_request *req, enum ids_mode mode, const char *cmd) {
     struct key_ref k;
+    struct ids_call c;
     int count = 1;
     if (req->cmd.argc > 3) {
         return command_outcome_error(req, RESP_O_ERR,
-                                     "ERR wrong number of arguments for 'leaf.uuid' command");
+                                     "ERR wrong number of arguments for '%s' command", cmd);
     }
-    if (!key_parse_bare(req, 1, 1 + IDS_UUID, &k) ||
+    if (!key_parse_bare(req, 1, 1 + (int)mode, &k) ||
         (req->cmd.argc == 3 && !count_parse(req, 2, &count))) {
         return LEAF_OK;
     }
@@ -328,12 +341,20 @@ leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
         return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
                                      "OUT_OF_MEMORY out of memory");
     }
-    leaf_status_t rc = issue(req, &k, count, 0, ids);
+    leaf_status_t rc = issue_call(req, &k, count, 0, ids, &c);
     if (rc == LEAF_OK) {
-        reply_uuids(req, ids, count, req->cmd.argc == 3);
+        reply_text(req, &c, ids, count, req->cmd.argc == 3);
     }
     door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
+    return leaf_text(req, IDS_UUID, "leaf.uuid");
+}
+
+leaf_status_t command_ids_leaf_number(struct resp_request *req) {
+    return leaf_text(req, IDS_NUMBER, "leaf.number");
 }
 
 /* GET sequence:<name>: the last ID issued for the sequence. */

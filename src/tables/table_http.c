@@ -51,6 +51,7 @@ struct route {
 #define SEQ IDS_SEQUENCE
 #define OPQ IDS_OPAQUE
 #define UUID IDS_UUID
+#define NUM IDS_NUMBER
 
 /* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
 /* clang-format off */
@@ -107,6 +108,12 @@ static const struct route routes[] = {
      "UUIDv7s of the key (?count=), one per line"},
     {HTTP_GET, 0, "/decodeUuid", api_decode_uuid, "decode_uuid", OPEN, RK_NONE, UUID, 0, 0,
      "decodes a UUIDv7 (?uuid=): its time, worker and counter"},
+    {HTTP_GET, 1, NULL, api_ids_get, "number_get", IDS, RK_PATH, NUM, 0, 1,
+     "business numbers of the numbering (?count=), one per line"},
+    {HTTP_POST, 0, "/api/numbering", api_numbering_create, "numbering_create", CREATE, RK_BODY, NUM, 0, 0,
+     "creates a numbering (business numbers)"},
+    {HTTP_GET, 0, "/api/numbering", api_numbering_list, "numbering_list", ADMIN, RK_NONE, NUM, 0, 0,
+     "lists the numberings"},
     {HTTP_GET, 0, "/", page_index, "index", OPEN, RK_NONE, SF, 0, 0,
      "the index page linking the pages (HTML)"},
 };

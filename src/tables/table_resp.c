@@ -130,6 +130,9 @@ static const struct resp_command commands[] = {
     {"leaf.uuid", "write fast", -2, 1, 1, 1, command_ids_leaf_uuid, IDS, ISSUES,
      "UUIDv7s of the key: one as a string, or count as an array",
      {"module", "1.1.0", "O(N) where N is the count", ARGS(key_count_opt_args)}, 1 + IDS_UUID},
+    {"leaf.number", "write fast", -2, 1, 1, 1, command_ids_leaf_number, IDS, ISSUES,
+     "business numbers of the numbering: one as a string, or count as an array",
+     {"module", "1.1.0", "O(N) where N is the count", ARGS(key_count_opt_args)}, 1 + IDS_NUMBER},
     {"get", "readonly fast", 2, 1, 1, 1, command_ids_get, IDS, ISSUES,
      "sequence keys only: the last ID issued, nil when none; issues nothing (other keys: "
      "WRONG_MODE)",

@@ -98,7 +98,7 @@ static void test_shanghai_midnight_and_berlin_dst(void) {
 }
 
 static struct sequence_numbering orders(enum sequence_numbering_period p) {
-    struct sequence_numbering d = {"ORD", NUMBERING_DATE_YYYYMMDD, 6, p, "Asia/Shanghai"};
+    struct sequence_numbering d = {"orders", "ORD", NUMBERING_DATE_YYYYMMDD, 6, p, "Asia/Shanghai"};
     return d;
 }
 
@@ -172,7 +172,7 @@ static void test_periods_in_values(void) {
     CHECK_EQ_INT(sequence_numbering_range(&d, last, p2, 0, &first), LEAF_EINVAL);
 
     /* a month period with a day date: the day is the clock's, never before the month */
-    struct sequence_numbering mo = {"INV-", NUMBERING_DATE_YYYYMMDD, 4, NUMBERING_PERIOD_MONTH,
+    struct sequence_numbering mo = {"inv", "INV-", NUMBERING_DATE_YYYYMMDD, 4, NUMBERING_PERIOD_MONTH,
                                     "Asia/Shanghai"};
     int64_t pm = sequence_numbering_period_of(&mo, day2);
     CHECK_EQ_INT(sequence_numbering_range(&mo, 0, pm, 1, &first), LEAF_OK);
@@ -181,20 +181,44 @@ static void test_periods_in_values(void) {
     sequence_numbering_format(&mo, first, day2 - 40, text); /* a clock far behind */
     CHECK_EQ_STR(text, "INV-202611010001");
     /* year period, yyyy date; never, no date */
-    struct sequence_numbering yr = {"Y", NUMBERING_DATE_YYYY, 3, NUMBERING_PERIOD_YEAR, "UTC"};
+    struct sequence_numbering yr = {"y", "Y", NUMBERING_DATE_YYYY, 3, NUMBERING_PERIOD_YEAR, "UTC"};
     CHECK_EQ_INT(
         sequence_numbering_range(&yr, 0, sequence_numbering_period_of(&yr, day2), 1, &first),
         LEAF_OK);
     sequence_numbering_format(&yr, first, day2, text);
     CHECK_EQ_STR(text, "Y2026001");
-    struct sequence_numbering nv = {"N", NUMBERING_DATE_NONE, 8, NUMBERING_PERIOD_NEVER, "UTC"};
+    struct sequence_numbering nv = {"n", "N", NUMBERING_DATE_NONE, 8, NUMBERING_PERIOD_NEVER, "UTC"};
     CHECK_EQ_INT(sequence_numbering_range(&nv, 0, 0, 1, &first), LEAF_OK);
     sequence_numbering_format(&nv, first, day2, text);
     CHECK_EQ_STR(text, "N00000001");
     free(sh);
 }
 
+static void test_table_lines(void) {
+    struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY), back;
+    char line[SEQUENCE_NUMBERING_LINE_MAX];
+    size_t n = sequence_numbering_format_line(&d, line, sizeof(line));
+    CHECK_EQ_STR(line,
+                 "name=orders prefix=ORD date=yyyyMMdd width=6 period=day time_zone=Asia/Shanghai\n");
+    CHECK_EQ_INT(sequence_numbering_parse_line(line, n - 1, &back), LEAF_OK);
+    CHECK_EQ_STR(back.name, d.name);
+    CHECK_EQ_STR(back.prefix, d.prefix);
+    CHECK_EQ_STR(back.time_zone, d.time_zone);
+    CHECK(back.date == d.date && back.period == d.period && back.width == d.width);
+    const char *empty = "name=n prefix= date= width=3 period=never time_zone=UTC future=1";
+    CHECK_EQ_INT(sequence_numbering_parse_line(empty, strlen(empty), &back), LEAF_OK);
+    CHECK_EQ_STR(back.prefix, "");
+    const char *bad[] = {"name=n prefix= date= width=3 period=day time_zone=UTC",
+                         "name=n prefix= date= width=3 time_zone=UTC",
+                         "name=n name=m prefix= date= width=3 period=never time_zone=UTC",
+                         "name=n prefix= date= width=x period=never time_zone=UTC"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_EQ_INT(sequence_numbering_parse_line(bad[i], strlen(bad[i]), &back), LEAF_EINVAL);
+    }
+}
+
 int main(void) {
+    TEST(test_table_lines);
     TEST(test_zones_against_libc);
     TEST(test_shanghai_midnight_and_berlin_dst);
     TEST(test_checks);
