@@ -132,11 +132,12 @@ static int64_t pow10_of(int width) {
     return p;
 }
 
-int64_t sequence_numbering_value_period(const struct sequence_numbering *d, int64_t value) {
+/* The period index of a sequence value, and its counter. */
+static int64_t value_period(const struct sequence_numbering *d, int64_t value) {
     return value / pow10_of(d->width) - 1;
 }
 
-int64_t sequence_numbering_value_counter(const struct sequence_numbering *d, int64_t value) {
+static int64_t value_counter(const struct sequence_numbering *d, int64_t value) {
     return value % pow10_of(d->width);
 }
 
@@ -171,7 +172,7 @@ static int64_t period_first_day(const struct sequence_numbering *d, int64_t p) {
 
 size_t sequence_numbering_format(const struct sequence_numbering *d, int64_t value,
                                  int64_t clock_day, char *out) {
-    int64_t p = sequence_numbering_value_period(d, value);
+    int64_t p = value_period(d, value);
     int64_t from = period_first_day(d, p);
     /* a date no finer than the period: the period's own; a finer one: the clock's, clamped */
     int64_t day =
@@ -194,7 +195,7 @@ size_t sequence_numbering_format(const struct sequence_numbering *d, int64_t val
     default: break;
     }
     int len = snprintf(out, SEQUENCE_NUMBERING_TEXT_MAX, "%s%s%0*" PRId64, d->prefix, date,
-                       d->width, sequence_numbering_value_counter(d, value));
+                       d->width, value_counter(d, value));
     return len > 0 ? (size_t)len : 0;
 }
 
@@ -207,9 +208,9 @@ const char *sequence_numbering_period_name(enum sequence_numbering_period p) {
 }
 
 size_t sequence_numbering_format_line(const struct sequence_numbering *d, char *out, size_t cap) {
-    int n = snprintf(out, cap, "name=%s prefix=%s date=%s width=%d period=%s time_zone=%s\n",
-                     d->name, d->prefix, dates[d->date].text, d->width, periods[d->period].text,
-                     d->time_zone);
+    int n =
+        snprintf(out, cap, "name=%s prefix=%s date=%s width=%d period=%s time_zone=%s\n", d->name,
+                 d->prefix, dates[d->date].text, d->width, periods[d->period].text, d->time_zone);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 

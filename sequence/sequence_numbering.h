@@ -89,10 +89,6 @@ leaf_status_t sequence_numbering_check(const struct sequence_numbering *d, char 
 /* The period index of a local civil day (days since 1970-01-01 in the zone). */
 int64_t sequence_numbering_period_of(const struct sequence_numbering *d, int64_t local_day);
 
-/* The period index of a sequence value, and its counter. */
-int64_t sequence_numbering_value_period(const struct sequence_numbering *d, int64_t value);
-int64_t sequence_numbering_value_counter(const struct sequence_numbering *d, int64_t value);
-
 /*
  * Where n numbers start, after the sequence's last value `last` (0 when
  * none) at the clock's period `period`: in the later of the two periods,
@@ -125,7 +121,8 @@ size_t sequence_numbering_format(const struct sequence_numbering *d, int64_t val
  * The date's and period's names are those of the HTTP API.
  */
 size_t sequence_numbering_format_line(const struct sequence_numbering *d, char *out, size_t cap);
-leaf_status_t sequence_numbering_parse_line(const char *s, size_t len, struct sequence_numbering *d);
+leaf_status_t sequence_numbering_parse_line(const char *s, size_t len,
+                                            struct sequence_numbering *d);
 const char *sequence_numbering_date_name(enum sequence_numbering_date d);
 const char *sequence_numbering_period_name(enum sequence_numbering_period p);
 

@@ -140,11 +140,6 @@ static void state_catch_up(struct sequence_state *s, const struct sequence_lease
     }
 }
 
-leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lease *l,
-                                   int64_t now_ms, int64_t n, int64_t *first) {
-    return sequence_state_issue_from(s, l, now_ms, n, 0, first);
-}
-
 leaf_status_t sequence_state_issue_from(struct sequence_state *s, struct sequence_lease *l,
                                         int64_t now_ms, int64_t n, int64_t start, int64_t *first) {
     if (n < 1) {

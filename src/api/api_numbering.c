@@ -37,8 +37,8 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
     memset(d, 0, sizeof(*d));
     int ok = cJSON_IsObject(root) && body_string(root, "name", d->name, sizeof(d->name)) &&
              body_string(root, "time_zone", d->time_zone, sizeof(d->time_zone)) &&
-             cJSON_IsNumber(w) && floor(w->valuedouble) == w->valuedouble &&
-             w->valuedouble >= 1 && w->valuedouble <= 99;
+             cJSON_IsNumber(w) && floor(w->valuedouble) == w->valuedouble && w->valuedouble >= 1 &&
+             w->valuedouble <= 99;
     if (ok) {
         d->width = (int)w->valuedouble;
         /* prefix and date may be left out: empty */
@@ -50,8 +50,9 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
     }
     if (ok && (sequence_numbering_parse_date(date, strlen(date), &d->date) != LEAF_OK ||
                sequence_numbering_parse_period(period, strlen(period), &d->period) != LEAF_OK)) {
-        snprintf(why, sizeof(why), "date is one of yyyyMMdd, yyMMdd, yyyyMM, yyyy or empty; "
-                                   "period one of day, month, year, never");
+        snprintf(why, sizeof(why),
+                 "date is one of yyyyMMdd, yyMMdd, yyyyMM, yyyy or empty; "
+                 "period one of day, month, year, never");
         ok = 0;
     }
     if (ok && sequence_numbering_check(d, why, sizeof(why)) != LEAF_OK) {
@@ -93,9 +94,8 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
         api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
         return LEAF_OK;
     }
-    if (req->ticket < 0 &&
-        sequence_service_numbering_period(ctx->sequence, &d, clock_wall_ms(), &period, &day) !=
-            LEAF_OK) {
+    if (req->ticket < 0 && sequence_service_numbering_period(ctx->sequence, &d, clock_wall_ms(),
+                                                             &period, &day) != LEAF_OK) {
         http_respond_error(req, 400, "bad_request",
                            "time_zone names no readable zone of the tz database on this node");
         return LEAF_OK;
@@ -105,7 +105,8 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
                            "ZooKeeper did not answer the create in time");
         return LEAF_OK;
     }
-    leaf_status_t rc = sequence_service_numbering_create(ctx->sequence, &d, &req->ticket, req->wait);
+    leaf_status_t rc =
+        sequence_service_numbering_create(ctx->sequence, &d, &req->ticket, req->wait);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = NUMBERING_WAIT_MS;
         return LEAF_EAGAIN;

@@ -48,7 +48,7 @@
     X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment", 0)                  \
     X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL, 0)                       \
     X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment", 0)                     \
-    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", 1)                                 \
+    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", 1)                                  \
     X(IDS_NUMBER, "number", "/api/number/get/", "name", 0, 0, "number", 1)
 
 enum ids_mode {

@@ -290,8 +290,8 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
 
 /* The text of n IDs c issued (UUIDs, business numbers) as bulk strings (an array when many);
  * 0 when getrandom failed (the error reply is written). */
-static int reply_text(struct resp_request *req, const struct ids_call *c, const int64_t *ids,
-                      int n, int many) {
+static int reply_text(struct resp_request *req, const struct ids_call *c, const int64_t *ids, int n,
+                      int many) {
     char stack[IDS_STACK * DOOR_IDS_TEXT_MAX];
     size_t stack_lens[IDS_STACK];
     char *text = n <= IDS_STACK ? stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
@@ -299,8 +299,7 @@ static int reply_text(struct resp_request *req, const struct ids_call *c, const 
     int ok = text != NULL && lens != NULL;
     if (!ok) {
         command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
-    } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) !=
-               LEAF_OK) {
+    } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) != LEAF_OK) {
         const struct ids_error_info *e = door_ids_error(IDS_E_RANDOM_FAILED);
         command_outcome_error(req, RESP_O_IDS + IDS_E_RANDOM_FAILED, "%s %s", e->resp, e->message);
         ok = 0;

@@ -122,9 +122,9 @@ struct ids_call {
     /* outputs */
     struct sequence_numbering numbering; /* IDS_NUMBER: the definition the numbers follow */
     int64_t day;                         /* IDS_NUMBER: the primary's local day when issued */
-    int64_t retry_ms;              /* LEAF_EAGAIN: resume at the latest after this long */
-    enum ids_error err;            /* LEAF_ERR: why */
-    struct sequence_where primary; /* IDS_E_NOT_PRIMARY: where to ask */
+    int64_t retry_ms;                    /* LEAF_EAGAIN: resume at the latest after this long */
+    enum ids_error err;                  /* LEAF_ERR: why */
+    struct sequence_where primary;       /* IDS_E_NOT_PRIMARY: where to ask */
 };
 
 /*

@@ -8,7 +8,8 @@ sequences, one ZooKeeper:
   ORD<date><6 digits> strictly increasing across the cluster, the date being
   today's in Shanghai; RESP LEAF.NUMBER too;
 - kill -9 of the primary under load: the standby takes over, never a repeat;
-- overflow: width 1 gives 9 numbers, then 503 numbering_exhausted;
+- overflow: width 1 (created and listed with tools/leafctl) gives 9 numbers,
+  then 503 numbering_exhausted;
 - a test clock (libfaketime, wall clock only, DONT_FAKE_MONOTONIC) on both
   nodes, the primary's crossing midnight in Asia/Shanghai and the other's 2 s
   behind: the counter restarts at 1 exactly once, at the primary's midnight;
@@ -20,6 +21,7 @@ sequences, one ZooKeeper:
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -27,6 +29,7 @@ from leafdtest import Env, RespStream, check, http, log, wait_until
 from seqcluster import find_primary, seq_props, start_node
 from zkhelpers import FAKETIME_LIB, faketime_env
 
+LEAFCTL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "leafctl")
 ORD = {"name": "orders", "prefix": "ORD", "date": "yyyyMMdd", "width": 6, "period": "day",
        "time_zone": "Asia/Shanghai"}
 
@@ -131,9 +134,15 @@ check(len(seen) > 20 and len(seen) == len(set(seen)) and min(seen) > last,
 primary.start(wait_ready=False)
 
 log("overflow")
-st, _, _ = post(standby, {"name": "tiny", "prefix": "T", "date": "", "width": 1,
-                          "period": "never", "time_zone": "UTC"})
-check(st == 201, "a numbering of width 1")
+r = subprocess.run([LEAFCTL, "numbering", "add", "tiny", "--prefix", "T", "--date", "",
+                    "--width", "1", "--period", "never", "--time-zone", "UTC", "-c", standby.conf],
+                   capture_output=True, text=True, timeout=30)
+check(r.returncode == 0 and '"name":"tiny"' in r.stdout,
+      "leafctl numbering add: a numbering of width 1 (%s%s)" % (r.stdout, r.stderr))
+r = subprocess.run([LEAFCTL, "numbering", "list", "-c", standby.conf], capture_output=True,
+                   text=True, timeout=30)
+check(r.returncode == 0 and [d["name"] for d in json.loads(r.stdout)] == ["orders", "tiny"],
+      "leafctl numbering list: %s" % r.stdout.strip())
 st, nums = numbers(standby, "tiny", 9)
 check(st == 200 and nums == ["T%d" % i for i in range(1, 10)], "T1 .. T9 (%s)" % (nums,))
 st, body = numbers(standby, "tiny")

@@ -150,7 +150,7 @@ static int64_t sim_settle(struct sim *m, int64_t now, int64_t ms) {
 }
 
 static leaf_status_t sim_issue(struct sim *m, int64_t now, int64_t n, int64_t *first) {
-    leaf_status_t rc = sequence_state_issue(&m->s, &m->l, now, n, first);
+    leaf_status_t rc = sequence_state_issue_from(&m->s, &m->l, now, n, 0, first);
     if (rc == LEAF_OK) {
         /* Never above what ZooKeeper acknowledged, nor above what it holds. */
         CHECK(*first - 1 + n <= m->s.acked_max);
@@ -661,8 +661,8 @@ static void test_record_deleted(void) {
     t = sim_settle(&m, t, 10);
     st.exists = 0; /* deleteall, just before the top-up */
     st.max = 0;
-    CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, 60, &id), LEAF_OK); /* 1..60 */
-    sim_send(&m, t);                                                     /* the top-up: no node */
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 60, 0, &id), LEAF_OK); /* 1..60 */
+    sim_send(&m, t); /* the top-up: no node */
     sim_step(&m, t + 1);
     CHECK_EQ_INT(m.s.fence, SEQUENCE_FENCE_DELETED);
     CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
@@ -677,8 +677,9 @@ static void test_record_deleted(void) {
     sim_win(&m, t + 10, 0);
     t = sim_settle(&m, t + 10, 10);
     st.exists = 0;
-    CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, sequence_state_headroom(&m.s) - 10, &id),
-                 LEAF_OK);
+    CHECK_EQ_INT(
+        sequence_state_issue_from(&m.s, &m.l, t, sequence_state_headroom(&m.s) - 10, 0, &id),
+        LEAF_OK);
     sim_send(&m, t);
     t = sim_settle(&m, t + 1, 10);
     sim_step(&m, ++t); /* the read's answer */

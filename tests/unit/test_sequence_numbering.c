@@ -168,12 +168,12 @@ static void test_periods_in_values(void) {
     CHECK_EQ_INT(sequence_numbering_range(&d, last, p2, 1, &first), LEAF_ERANGE);
     /* ... until the next day starts at 1 again */
     CHECK_EQ_INT(sequence_numbering_range(&d, last, p2 + 1, 1, &first), LEAF_OK);
-    CHECK_EQ_INT(sequence_numbering_value_counter(&d, first), 1);
+    CHECK_EQ_INT(first % 1000000, 1);
     CHECK_EQ_INT(sequence_numbering_range(&d, last, p2, 0, &first), LEAF_EINVAL);
 
     /* a month period with a day date: the day is the clock's, never before the month */
-    struct sequence_numbering mo = {"inv", "INV-", NUMBERING_DATE_YYYYMMDD, 4, NUMBERING_PERIOD_MONTH,
-                                    "Asia/Shanghai"};
+    struct sequence_numbering mo = {
+        "inv", "INV-", NUMBERING_DATE_YYYYMMDD, 4, NUMBERING_PERIOD_MONTH, "Asia/Shanghai"};
     int64_t pm = sequence_numbering_period_of(&mo, day2);
     CHECK_EQ_INT(sequence_numbering_range(&mo, 0, pm, 1, &first), LEAF_OK);
     sequence_numbering_format(&mo, first, day2, text);
@@ -187,7 +187,8 @@ static void test_periods_in_values(void) {
         LEAF_OK);
     sequence_numbering_format(&yr, first, day2, text);
     CHECK_EQ_STR(text, "Y2026001");
-    struct sequence_numbering nv = {"n", "N", NUMBERING_DATE_NONE, 8, NUMBERING_PERIOD_NEVER, "UTC"};
+    struct sequence_numbering nv = {"n",  "N", NUMBERING_DATE_NONE, 8, NUMBERING_PERIOD_NEVER,
+                                    "UTC"};
     CHECK_EQ_INT(sequence_numbering_range(&nv, 0, 0, 1, &first), LEAF_OK);
     sequence_numbering_format(&nv, first, day2, text);
     CHECK_EQ_STR(text, "N00000001");
@@ -198,8 +199,8 @@ static void test_table_lines(void) {
     struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY), back;
     char line[SEQUENCE_NUMBERING_LINE_MAX];
     size_t n = sequence_numbering_format_line(&d, line, sizeof(line));
-    CHECK_EQ_STR(line,
-                 "name=orders prefix=ORD date=yyyyMMdd width=6 period=day time_zone=Asia/Shanghai\n");
+    CHECK_EQ_STR(
+        line, "name=orders prefix=ORD date=yyyyMMdd width=6 period=day time_zone=Asia/Shanghai\n");
     CHECK_EQ_INT(sequence_numbering_parse_line(line, n - 1, &back), LEAF_OK);
     CHECK_EQ_STR(back.name, d.name);
     CHECK_EQ_STR(back.prefix, d.prefix);

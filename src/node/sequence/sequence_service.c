@@ -23,8 +23,8 @@
 #include "log.h"
 #include "node_ip.h"
 #include "sequence_elect.h"
-#include "sequence_record.h"
 #include "sequence_numbering.h"
+#include "sequence_record.h"
 #include "sequence_service_floor.h"
 
 /* ---- waiters --------------------------------------------------------------- */
@@ -149,8 +149,8 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
 }
 
 leaf_status_t sequence_service_number(struct sequence_service *svc,
-                                      const struct sequence_numbering *d, int64_t period,
-                                      int64_t n, int64_t *first, struct leaf_wait *w,
+                                      const struct sequence_numbering *d, int64_t period, int64_t n,
+                                      int64_t *first, struct leaf_wait *w,
                                       struct sequence_where *where) {
     char name[SEQ_NUMBERING_SEQ_MAX];
     int len = snprintf(name, sizeof(name), SEQ_NUMBERING_SEQ_PREFIX "%s", d->name);

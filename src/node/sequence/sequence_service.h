@@ -80,8 +80,8 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
  * sequence_service_next(), and LEAF_ERANGE when the period's counter would pass its width.
  */
 leaf_status_t sequence_service_number(struct sequence_service *svc,
-                                      const struct sequence_numbering *d, int64_t period,
-                                      int64_t n, int64_t *first, struct leaf_wait *w,
+                                      const struct sequence_numbering *d, int64_t period, int64_t n,
+                                      int64_t *first, struct leaf_wait *w,
                                       struct sequence_where *where);
 
 /*
@@ -106,8 +106,8 @@ leaf_status_t sequence_service_numbering_list(struct sequence_service *svc,
                                               struct sequence_numbering *out, int cap, int *n,
                                               int *ticket, struct leaf_wait *w);
 leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
-                                                const struct sequence_numbering *d,
-                                                int64_t wall_ms, int64_t *period, int64_t *day);
+                                                const struct sequence_numbering *d, int64_t wall_ms,
+                                                int64_t *period, int64_t *day);
 
 /*
  * The last ID issued of the sequence (GET sequence:<name>), answered by the

@@ -43,8 +43,8 @@ void sequence_service_numbering_init(struct sequence_service *svc) {
     t->read_ms = -1;
     t->running = -1;
     t->version = -1;
-    t->jobs = (struct leaf_jobs){&svc->lock, t->slots, SEQ_NUMBERING_JOBS, sizeof(t->slots[0]),
-                                 NULL};
+    t->jobs =
+        (struct leaf_jobs){&svc->lock, t->slots, SEQ_NUMBERING_JOBS, sizeof(t->slots[0]), NULL};
     snprintf(t->path, sizeof(t->path), "/leafd/%s/numberings", svc->cfg->name);
     pthread_mutex_init(&t->zlock, NULL);
 }
@@ -75,13 +75,18 @@ static void zone_read(struct seq_zone *z) {
     z->ok = n > 0 && sequence_tz_parse(&z->tz, buf, n) == LEAF_OK;
     if (!z->ok) {
         log_warn("numbering", "%s is not a TZif file of version 2 or later", path);
+    } else {
+        int32_t off = sequence_tz_offset(&z->tz, clock_wall_ms() / 1000);
+        log_info("numbering", "time zone %s read from %s: UTC%c%02d:%02d now", z->name, path,
+                 off < 0 ? '-' : '+', (off < 0 ? -off : off) / 3600,
+                 (off < 0 ? -off : off) / 60 % 60);
     }
     free(buf);
 }
 
 leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
-                                                const struct sequence_numbering *d,
-                                                int64_t wall_ms, int64_t *period, int64_t *day) {
+                                                const struct sequence_numbering *d, int64_t wall_ms,
+                                                int64_t *period, int64_t *day) {
     struct seq_numberings *t = &svc->numberings;
     pthread_mutex_lock(&t->zlock);
     struct seq_zone *z = t->zones;
@@ -291,11 +296,11 @@ static void write_table(struct sequence_service *svc, const struct zk_event *ev)
         memcpy(data, ev->data, old);
     }
     memcpy(data + old, line, add);
-    leaf_status_t rc =
-        t->version >= 0 ? zk_session_aset_version(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path, data,
-                                                  old + add, t->version)
-                        : zk_session_acreate2(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path, data,
-                                              old + add, ZK_MODE_PERSISTENT);
+    leaf_status_t rc = t->version >= 0
+                           ? zk_session_aset_version(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path,
+                                                     data, old + add, t->version)
+                           : zk_session_acreate2(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path, data,
+                                                 old + add, ZK_MODE_PERSISTENT);
     free(data);
     if (rc != LEAF_OK) {
         job_end(svc, LEAF_EUNAVAIL);

@@ -20,8 +20,8 @@
 
 #include "config.h"
 #include "jobs.h"
-#include "sequence_numbering.h"
 #include "lockstat.h"
+#include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
@@ -51,15 +51,15 @@ enum {
     OP_PEER_GET,
     OP_SEQ,
     OP_ADMIN_CREATE,
-    OP_SEQ_GIVEBACK,  /* sequence_service_heal.c */
-    OP_PARENT_CREATE, /* sequence_service_heal.c; the answer is not needed */
+    OP_SEQ_GIVEBACK,    /* sequence_service_heal.c */
+    OP_PARENT_CREATE,   /* sequence_service_heal.c; the answer is not needed */
     OP_NUMBERING_SEQ,   /* sequence_service_numbering.c: a new numbering's sequence */
     OP_NUMBERING_READ,  /* the table of definitions */
     OP_NUMBERING_WRITE, /* the table with a new line */
     OP_SHARD_READ,      /* sequence_service_shard.c: the map */
-    OP_SHARD_WRITE,   /* the coordinator's new map */
-    OP_SHARD_HB,      /* this node's owner node: heartbeat and applied epoch */
-    OP_SHARD_HB_LIST, /* the owner nodes, for the barrier */
+    OP_SHARD_WRITE,     /* the coordinator's new map */
+    OP_SHARD_HB,        /* this node's owner node: heartbeat and applied epoch */
+    OP_SHARD_HB_LIST,   /* the owner nodes, for the barrier */
     OP_SHARD_HB_GET,
     OP_SHARD_HB_DELETE,
     OP_SHARD_GATE_MEMBERS, /* the gate: the member records' names */
