@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
@@ -129,7 +130,6 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
 
 leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
-    static _Thread_local struct sequence_numbering defs[NUMBERING_LIST_MAX];
     int n = 0;
     if (!sequence_service_enabled(ctx->sequence)) {
         api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
@@ -140,13 +140,18 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
                            "ZooKeeper did not answer the read in time");
         return LEAF_OK;
     }
-    leaf_status_t rc = sequence_service_numbering_list(ctx->sequence, defs, NUMBERING_LIST_MAX, &n,
-                                                       &req->ticket, req->wait);
+    /* The definitions are copied out once the read is back (the first call only queues it). */
+    int answered = req->ticket >= 0;
+    struct sequence_numbering *defs = answered ? malloc(sizeof(*defs) * NUMBERING_LIST_MAX) : NULL;
+    leaf_status_t rc = sequence_service_numbering_list(ctx->sequence, defs, defs ? NUMBERING_LIST_MAX : 0,
+                                                       &n, &req->ticket, req->wait);
     if (rc == LEAF_EAGAIN) {
+        free(defs);
         req->retry_ms = NUMBERING_WAIT_MS;
         return LEAF_EAGAIN;
     }
-    if (rc != LEAF_OK) {
+    if (rc != LEAF_OK || defs == NULL) {
+        free(defs);
         http_respond_error(req, 503, "zookeeper_unavailable",
                            "ZooKeeper could not be reached for the read");
         return LEAF_OK;
@@ -162,5 +167,6 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
     sbuf_putc(&b, ']');
     door_http_respond_sbuf(req, 200, "application/json", &b);
     sbuf_free(&b);
+    free(defs);
     return LEAF_OK;
 }

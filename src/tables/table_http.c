@@ -128,6 +128,7 @@ static int route_issues(const struct route *r) {
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
 #define ROUTE_NOT_FOUND ROUTES_N
 #define ROUTE_BAD_REQUEST (ROUTES_N + 1)
+_Static_assert(ROUTES_N + 2 <= METRICS_MAX_ROUTES, "METRICS_MAX_ROUTES: room for every row");
 
 int table_http_names(const char **names, int cap) {
     for (int i = 0; i < ROUTES_N && i < cap; i++) {

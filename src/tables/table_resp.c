@@ -195,6 +195,7 @@ static const struct resp_command commands[] = {
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))
 #define COMMAND_UNKNOWN COMMANDS_N
 #define COMMAND_PROTOCOL (COMMANDS_N + 1)
+_Static_assert(COMMANDS_N + 2 <= METRICS_MAX_COMMANDS, "METRICS_MAX_COMMANDS: room for every row");
 
 int table_resp_names(const char **names, int cap) {
     for (int i = 0; i < COMMANDS_N && i < cap; i++) {

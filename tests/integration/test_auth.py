@@ -116,8 +116,8 @@ check(r.call("PING") == "PONG", "PING answers anyone")
 
 log("leafctl user add (through the admin API with leafd.admin.token from the config file)")
 sa = add_user("team-a", "snowflake:orders.*:ids", "segment:orders.*:ids", "sequence:orders.*:ids",
-              "uuid:orders.*:ids")
-sc = add_user("maker", "segment:new.*:create,ids", "sequence:*:create")
+              "uuid:orders.*:ids", "number:orders.*:ids")
+sc = add_user("maker", "segment:new.*:create,ids", "sequence:*:create", "number:*:create")
 sadm = add_user("ops", admin=True)
 check(re.fullmatch(r"lfd_[A-Za-z0-9_-]{32}", sa) is not None, "the secret is lfd_ + 32 base64url (192 bits)")
 t = everywhere(lambda n: status(n, "/api/snowflake/get/orders.a", basic("team-a", sa)) == 200, 5)
@@ -173,6 +173,9 @@ routes = [
     ("GET", "/api/leaf?biz_tag=orders.eu", None, "ids"),
     ("POST", "/api/leaf", '{"biz_tag":"new.t%d","step":10}', "create"),
     ("POST", "/api/sequence", '{"name":"s%d","start":1}', "create-seq"),
+    ("POST", "/api/numbering", '{"name":"n%d","prefix":"N","date":"","width":4,"period":"never",'
+     '"time_zone":"UTC"}', "create-seq"),
+    ("GET", "/api/number/get/orders.x", None, "ids-seq"), ("GET", "/api/numbering", None, "admin"),
     ("PUT", "/api/leaf/step", '{"biz_tag":"orders.eu","step":100}', "admin"),
     ("PUT", "/api/leaf/init/cache", '{"biz_tag":"orders.eu"}', "admin"),
     ("GET", "/cache", None, "admin"), ("GET", "/db", None, "admin"),
@@ -194,6 +197,8 @@ for method, path, body, need in routes:
             ok = (st == 200) if w == "team-a" else (st == 403)
         elif need == "create":
             ok = (st == 201) if w in ("maker", "token") else (st == 403)
+        elif need == "ids-seq":  # sequences are off here: team-a gets 503 disabled, not 401/403
+            ok = (st not in (401, 403)) if w == "team-a" else (st == 403)
         elif need == "create-seq":  # sequences are off here: allowed callers get 503 disabled
             ok = (st not in (401, 403)) if w in ("maker", "token") else (st == 403)
         else:  # admin
@@ -205,7 +210,8 @@ for cmd, args, need in [("PING", [], "open"), ("ECHO", ["x"], "open"), ("INFO", 
                         ("CLUSTER", ["MYID"], "open"), ("READONLY", [], "open"),
                         ("INCR", ["snowflake:orders.r"], "ids"), ("INCRBY", ["segment:orders.eu", "2"], "ids"),
                         ("LEAF.IDS", ["snowflake:orders.r", "2"], "ids"), ("GET", ["sequence:orders.r"], "ids"),
-                        ("LEAF.UUID", ["orders.r"], "ids"), ("LEAF.UUID", ["orders.r", "2"], "ids")]:
+                        ("LEAF.UUID", ["orders.r"], "ids"), ("LEAF.UUID", ["orders.r", "2"], "ids"),
+                        ("LEAF.NUMBER", ["orders.r"], "ids")]:
     anon = RespStream(n0.resp_port).call(cmd, *args)
     authed = RespStream(n0.resp_port)
     authed.call("AUTH", "team-a", sa)
