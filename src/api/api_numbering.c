@@ -143,8 +143,8 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
     /* The definitions are copied out once the read is back (the first call only queues it). */
     int answered = req->ticket >= 0;
     struct sequence_numbering *defs = answered ? malloc(sizeof(*defs) * NUMBERING_LIST_MAX) : NULL;
-    leaf_status_t rc = sequence_service_numbering_list(ctx->sequence, defs, defs ? NUMBERING_LIST_MAX : 0,
-                                                       &n, &req->ticket, req->wait);
+    leaf_status_t rc = sequence_service_numbering_list(
+        ctx->sequence, defs, defs ? NUMBERING_LIST_MAX : 0, &n, &req->ticket, req->wait);
     if (rc == LEAF_EAGAIN) {
         free(defs);
         req->retry_ms = NUMBERING_WAIT_MS;
