@@ -129,7 +129,7 @@ static leaf_status_t parse_rule(struct sequence_tz_rule *r, const char *s, size_
 static int64_t rule_day(int64_t y, int month, int week, int day) {
     int64_t first = sequence_tz_days_from_civil(y, month, 1);
     int wday_first = (int)(((first + 4) % 7 + 7) % 7); /* 1970-01-01 was a Thursday (4) */
-    int64_t d = first + (day - wday_first + 7) % 7 + 7 * (week - 1);
+    int64_t d = first + (day - wday_first + 7) % 7 + 7 * (int64_t)(week - 1);
     int64_t y2;
     int m2, d2;
     sequence_tz_civil_from_days(d, &y2, &m2, &d2);
@@ -174,8 +174,8 @@ static int read_header(const uint8_t *p, size_t left, struct tzif_counts *k) {
 }
 
 static size_t block_len(const struct tzif_counts *k, size_t time_size) {
-    return k->time * time_size + k->time + k->type * 6 + k->chars + k->leap * (time_size + 4) +
-           k->isstd + k->isut;
+    return (size_t)k->time * time_size + k->time + (size_t)k->type * 6 + k->chars +
+           (size_t)k->leap * (time_size + 4) + k->isstd + k->isut;
 }
 
 leaf_status_t sequence_tz_parse(struct sequence_tz *tz, const uint8_t *data, size_t len) {
@@ -192,14 +192,14 @@ leaf_status_t sequence_tz_parse(struct sequence_tz *tz, const uint8_t *data, siz
     if (v1 + TZ_HEADER + need > len) {
         return LEAF_EINVAL;
     }
-    const uint8_t *times = b, *idx = b + k.time * 8, *types = idx + k.time;
+    const uint8_t *times = b, *idx = b + (size_t)k.time * 8, *types = idx + k.time;
     tz->n = (int)k.time;
     for (uint32_t i = 0; i < k.time; i++) {
         if (idx[i] >= k.type) {
             return LEAF_EINVAL;
         }
-        tz->at[i] = be64(times + 8 * i);
-        tz->off[i] = (int32_t)be32(types + 6 * idx[i]);
+        tz->at[i] = be64(times + (size_t)8 * i);
+        tz->off[i] = (int32_t)be32(types + (size_t)6 * idx[i]);
     }
     tz->first_off = (int32_t)be32(types); /* type 0: the time before the first transition */
     /* the footer: \n<TZ string>\n */
