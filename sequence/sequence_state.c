@@ -140,8 +140,8 @@ static void state_catch_up(struct sequence_state *s, const struct sequence_lease
     }
 }
 
-leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lease *l,
-                                   int64_t now_ms, int64_t n, int64_t *first) {
+leaf_status_t sequence_state_issue_from(struct sequence_state *s, struct sequence_lease *l,
+                                        int64_t now_ms, int64_t n, int64_t start, int64_t *first) {
     if (n < 1) {
         return LEAF_EINVAL;
     }
@@ -154,18 +154,36 @@ leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lea
         return LEAF_EUNAVAIL;
     }
     state_catch_up(s, l);
-    if (s->phase == SEQUENCE_SERVING && n > INT64_MAX - s->last) {
-        return LEAF_ERANGE;
-    }
-    if (s->phase != SEQUENCE_SERVING || n > s->acked_max - s->last) {
+    if (s->phase != SEQUENCE_SERVING) {
         if (n > s->need) {
             s->need = n;
         }
-        s->short_waits += s->phase == SEQUENCE_SERVING;
+        return LEAF_EAGAIN; /* the caller computes start again from the last ID once woken */
+    }
+    if (s->last == INT64_MAX) {
+        return LEAF_ERANGE;
+    }
+    if (start == 0) {
+        start = s->last + 1;
+    }
+    if (start <= s->last) {
+        return LEAF_EINVAL; /* a start computed from a stale last */
+    }
+    if (n - 1 > INT64_MAX - start) {
+        return LEAF_ERANGE;
+    }
+    /* A start above last + 1 skips the values between: a gap, recorded in the max before a
+     * value above it is issued (the headroom check below). */
+    int64_t span = start - s->last - 1 + n;
+    if (span > s->acked_max - s->last) {
+        if (span > s->need) {
+            s->need = span;
+        }
+        s->short_waits++;
         return LEAF_EAGAIN;
     }
-    *first = s->last + 1;
-    s->last += n;
+    *first = start;
+    s->last = start + (n - 1);
     s->issued += (uint64_t)n;
     return LEAF_OK;
 }

@@ -21,7 +21,7 @@
  * that thread through the zk_session event queue; they never call in here
  * from a ZooKeeper thread.
  *
- * Clocks. now_ms for sequence_state_issue() must be read at the moment of
+ * Clocks. now_ms for sequence_state_issue_from() must be read at the moment of
  * the call (clock_mono_ms(), or uv_now() right after uv_update_time()): a
  * cached loop time is in the past, and the liveness rule needs the present.
  * A request's sent_ms may be any time at or before the request left (a
@@ -103,7 +103,7 @@
  *                 sequence_state_start() per sequence (or lazily on its first request).
  *   demote / lost sequence_lease_lose() first (issuing stops at once), then delete the
  *                 election node.
- *   request       sequence_state_issue(); LEAF_EAGAIN: park the request; then
+ *   request       sequence_state_issue_from(); LEAF_EAGAIN: park the request; then
  *                 sequence_state_action() and perform what it returns.
  *   completion    sequence_state_done() with the action's token, then retry the parked
  *                 requests of that sequence, then sequence_state_action().
@@ -285,7 +285,10 @@ leaf_status_t sequence_state_start(struct sequence_state *s, const struct sequen
 void sequence_state_stop(struct sequence_state *s);
 
 /*
- * Issues n consecutive IDs *first .. *first + n - 1 at now_ms. Returns:
+ * Issues n consecutive IDs *first .. *first + n - 1 at now_ms, starting at `start` (0: the
+ * last ID + 1), which must be above the last ID: the values between are skipped (a gap, never
+ * issued; a business numbering starts a new period so, sequence_numbering.h; the caller
+ * computes start from s->last under the same lock). Returns:
  *   LEAF_OK        issued;
  *   LEAF_EAGAIN    nothing issued: starting, revalidating, or the acknowledged headroom
  *                  is short; park the request until the next completion;
@@ -293,10 +296,10 @@ void sequence_state_stop(struct sequence_state *s);
  *                  node, or the liveness window ran out;
  *   LEAF_ENOTFOUND the sequence does not exist (and may not be created);
  *   LEAF_ERANGE    the sequence would pass INT64_MAX;
- *   LEAF_EINVAL    n < 1.
+ *   LEAF_EINVAL    n < 1, or start at or below the last ID.
  */
-leaf_status_t sequence_state_issue(struct sequence_state *s, struct sequence_lease *l,
-                                   int64_t now_ms, int64_t n, int64_t *first);
+leaf_status_t sequence_state_issue_from(struct sequence_state *s, struct sequence_lease *l,
+                                        int64_t now_ms, int64_t n, int64_t start, int64_t *first);
 
 /*
  * The request to perform now, if any: returns 1 and fills *a (the request is
@@ -320,7 +323,7 @@ leaf_status_t sequence_state_done(struct sequence_state *s, struct sequence_leas
  * A cached "absent" or "unreadable" answer (MISSING, CORRUPT) older than
  * SEQUENCE_RECHECK_MS is dropped: the record is read again (READING) when the
  * lease is primary in the sequence's term. Returns 1 when it moved to READING.
- * sequence_state_issue() calls it itself.
+ * sequence_state_issue_from() calls it itself.
  */
 int sequence_state_recheck(struct sequence_state *s, const struct sequence_lease *l,
                            int64_t now_ms);

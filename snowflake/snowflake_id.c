@@ -11,12 +11,27 @@ static const char *const field_names[SNOWFLAKE_FIELDS] = {
     [SNOWFLAKE_TIME] = "time",
     [SNOWFLAKE_WORKER] = "worker",
     [SNOWFLAKE_SEQUENCE] = "sequence",
+    [SNOWFLAKE_DATACENTER] = "datacenter",
+};
+
+#define SNOWFLAKE_FIELD_LIST "time, datacenter, worker, sequence"
+
+struct named_layout {
+    const char *name;
+    const char *fields;
+    int64_t unit_ms;
+};
+
+static const struct named_layout named_layouts[] = {
+#define SNOWFLAKE_NAMED_ROW(name, fields, unit) {name, fields, unit},
+    SNOWFLAKE_NAMED_LAYOUTS(SNOWFLAKE_NAMED_ROW)
+#undef SNOWFLAKE_NAMED_ROW
 };
 
 /* Fills shift[] from bits[] and order[]: the last field listed sits at bit 0. */
 static void layout_place(struct snowflake_layout *l) {
     int shift = 0;
-    for (int i = SNOWFLAKE_FIELDS - 1; i >= 0; i--) {
+    for (int i = l->nfields - 1; i >= 0; i--) {
         l->shift[l->order[i]] = shift;
         shift += l->bits[l->order[i]];
     }
@@ -28,6 +43,7 @@ void snowflake_layout_default(struct snowflake_layout *l) {
                  [SNOWFLAKE_WORKER] = SNOWFLAKE_WORKER_BITS,
                  [SNOWFLAKE_SEQUENCE] = SNOWFLAKE_SEQUENCE_BITS},
         .order = {SNOWFLAKE_TIME, SNOWFLAKE_WORKER, SNOWFLAKE_SEQUENCE},
+        .nfields = 3,
         .unit_ms = 1,
     };
     layout_place(l);
@@ -71,7 +87,9 @@ static leaf_status_t layout_item(struct snowflake_layout *l, int pos, int *seen,
     trim(&width, &width_len);
     int f = field_lookup(name, name_len);
     if (f < 0) {
-        snprintf(reason, cap, "unknown field \"%.*s\" (the fields are time, worker, sequence)",
+        snprintf(reason, cap,
+                 "unknown field \"%.*s\" (the fields are " SNOWFLAKE_FIELD_LIST
+                 "; or a name: twitter, sonyflake, uid-generator, js-safe)",
                  (int)name_len, name);
         return LEAF_EINVAL;
     }
@@ -97,12 +115,13 @@ static leaf_status_t layout_item(struct snowflake_layout *l, int pos, int *seen,
     return LEAF_OK;
 }
 
-/* The whole-layout rules, once every item parsed: all fields, the sum, time above sequence. */
+/* The whole-layout rules, once every item parsed: the required fields, the sum, time above
+ * sequence. */
 static leaf_status_t layout_check(const struct snowflake_layout *l, const int *seen, char *reason,
                                   size_t cap) {
     int sum = 0, time_pos = -1, seq_pos = -1;
     for (int f = 0; f < SNOWFLAKE_FIELDS; f++) {
-        if (!seen[f]) {
+        if (!seen[f] && f != SNOWFLAKE_DATACENTER) {
             snprintf(reason, cap,
                      "field %s is missing (time, worker and sequence are all required)",
                      field_names[f]);
@@ -115,7 +134,7 @@ static leaf_status_t layout_check(const struct snowflake_layout *l, const int *s
                  SNOWFLAKE_MAX_ID_BITS);
         return LEAF_EINVAL;
     }
-    for (int i = 0; i < SNOWFLAKE_FIELDS; i++) {
+    for (int i = 0; i < l->nfields; i++) {
         time_pos = l->order[i] == SNOWFLAKE_TIME ? i : time_pos;
         seq_pos = l->order[i] == SNOWFLAKE_SEQUENCE ? i : seq_pos;
     }
@@ -128,8 +147,8 @@ static leaf_status_t layout_check(const struct snowflake_layout *l, const int *s
     return LEAF_OK;
 }
 
-leaf_status_t snowflake_layout_parse(struct snowflake_layout *out, const char *text, size_t len,
-                                     char *reason, size_t cap) {
+static leaf_status_t layout_parse_fields(struct snowflake_layout *out, const char *text, size_t len,
+                                         char *reason, size_t cap) {
     struct snowflake_layout l = {.unit_ms = 1};
     int seen[SNOWFLAKE_FIELDS] = {0}, items = 0;
     const char *p = text, *end = text + len;
@@ -152,7 +171,7 @@ leaf_status_t snowflake_layout_parse(struct snowflake_layout *out, const char *t
             return LEAF_EINVAL;
         }
         if (items == SNOWFLAKE_FIELDS) {
-            snprintf(reason, cap, "more than %d fields (the fields are time, worker, sequence)",
+            snprintf(reason, cap, "more than %d fields (the fields are " SNOWFLAKE_FIELD_LIST ")",
                      SNOWFLAKE_FIELDS);
             return LEAF_EINVAL;
         }
@@ -163,11 +182,53 @@ leaf_status_t snowflake_layout_parse(struct snowflake_layout *out, const char *t
         items++;
         p = more ? item_end + 1 : end;
     }
+    l.nfields = items;
     if (layout_check(&l, seen, reason, cap) != LEAF_OK) {
         return LEAF_EINVAL;
     }
     layout_place(&l);
     *out = l;
+    return LEAF_OK;
+}
+
+leaf_status_t snowflake_layout_parse(struct snowflake_layout *out, const char *text, size_t len,
+                                     char *reason, size_t cap) {
+    const char *name = text;
+    size_t name_len = len;
+    trim(&name, &name_len);
+    for (size_t i = 0; i < sizeof(named_layouts) / sizeof(named_layouts[0]); i++) {
+        const struct named_layout *n = &named_layouts[i];
+        if (strlen(n->name) == name_len && memcmp(n->name, name, name_len) == 0) {
+            struct snowflake_layout l;
+            if (layout_parse_fields(&l, n->fields, strlen(n->fields), reason, cap) != LEAF_OK) {
+                return LEAF_EINVAL; /* unreachable: the table's rows are valid (unit-tested) */
+            }
+            l.unit_ms = n->unit_ms;
+            *out = l;
+            return LEAF_OK;
+        }
+    }
+    return layout_parse_fields(out, text, len, reason, cap);
+}
+
+leaf_status_t snowflake_layout_set_datacenter(struct snowflake_layout *l, int64_t id, char *reason,
+                                              size_t cap) {
+    int bits = l->bits[SNOWFLAKE_DATACENTER];
+    if (bits == 0 && id != 0) {
+        snprintf(reason, cap,
+                 "%lld needs a layout with a datacenter field (e.g. twitter: "
+                 "time:41,datacenter:5,worker:5,sequence:12)",
+                 (long long)id);
+        return LEAF_EINVAL;
+    }
+    if (id < 0 || (bits > 0 && id > snowflake_layout_max(l, SNOWFLAKE_DATACENTER))) {
+        snprintf(reason, cap,
+                 "%lld does not fit the layout's datacenter field (datacenter:%d "
+                 "holds 0..%lld)",
+                 (long long)id, bits, (long long)snowflake_layout_max(l, SNOWFLAKE_DATACENTER));
+        return LEAF_EINVAL;
+    }
+    l->datacenter_id = id;
     return LEAF_OK;
 }
 
@@ -216,14 +277,21 @@ leaf_status_t snowflake_layout_check_horizon(const struct snowflake_layout *l, i
 }
 
 void snowflake_layout_format(const struct snowflake_layout *l, char *buf, size_t cap) {
-    snprintf(buf, cap, "%s:%d,%s:%d,%s:%d", field_names[l->order[0]], l->bits[l->order[0]],
-             field_names[l->order[1]], l->bits[l->order[1]], field_names[l->order[2]],
-             l->bits[l->order[2]]);
+    size_t used = 0;
+    if (cap > 0) {
+        buf[0] = '\0';
+    }
+    for (int i = 0; i < l->nfields && used < cap; i++) {
+        int n = snprintf(buf + used, cap - used, "%s%s:%d", i ? "," : "", field_names[l->order[i]],
+                         l->bits[l->order[i]]);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 leaf_status_t snowflake_layout_decode(const struct snowflake_layout *l, int64_t id, int64_t epoch,
                                       struct snowflake_parts *out) {
-    int width = l->bits[SNOWFLAKE_TIME] + l->bits[SNOWFLAKE_WORKER] + l->bits[SNOWFLAKE_SEQUENCE];
+    int width = l->bits[SNOWFLAKE_TIME] + l->bits[SNOWFLAKE_WORKER] + l->bits[SNOWFLAKE_SEQUENCE] +
+                l->bits[SNOWFLAKE_DATACENTER];
     if (id < 0 || (width < SNOWFLAKE_MAX_ID_BITS && (id >> width) != 0)) {
         return LEAF_ERANGE;
     }
@@ -238,5 +306,7 @@ leaf_status_t snowflake_layout_decode(const struct snowflake_layout *l, int64_t 
         (int)((id >> l->shift[SNOWFLAKE_WORKER]) & snowflake_layout_max(l, SNOWFLAKE_WORKER));
     out->sequence =
         (int)((id >> l->shift[SNOWFLAKE_SEQUENCE]) & snowflake_layout_max(l, SNOWFLAKE_SEQUENCE));
+    out->datacenter_id = (int)((id >> l->shift[SNOWFLAKE_DATACENTER]) &
+                               snowflake_layout_max(l, SNOWFLAKE_DATACENTER));
     return LEAF_OK;
 }

@@ -20,18 +20,24 @@
  *                   seconds last 8.5 years: the horizon check refuses it;
  *                   Baidu's own longer variant time:31,worker:23,sequence:9
  *                   lasts 68 years)
- *   Twitter 5+5     time:41,worker:10,sequence:12  unit 1, with the worker
- *                   ID written as datacenter << 5 | worker: the field names
- *                   are only time, worker and sequence, and a 5-bit
- *                   datacenter above a 5-bit worker is one 10-bit worker.
+ *   Twitter 5+5     time:41,datacenter:5,worker:5,sequence:12  unit 1: the
+ *                   datacenter field holds a fixed value of the node's
+ *                   configuration (snowflake_layout_set_datacenter); the
+ *                   worker ID (static, forever or lease) fits the worker
+ *                   field only.
  *   JavaScript-safe any layout summing to <= 53, e.g. time:41,worker:4,sequence:8
  *
+ * The named layouts (SNOWFLAKE_NAMED_LAYOUTS) are names for field lists of
+ * this table, each with its time unit: twitter, sonyflake, uid-generator
+ * (its 68-year variant) and js-safe.
+ *
  * Rules a layout must meet (snowflake_layout_parse): each of time, worker
- * and sequence exactly once; widths 1..63, worker and sequence at most 31;
- * a sum of at most 63; time above sequence, or a node's IDs would not
- * increase when a tick ends. The worker may sit anywhere; above time, IDs
- * of different nodes no longer sort by time. snowflake_layout_check_horizon()
- * adds: the time field must last 10 years from now.
+ * and sequence exactly once, datacenter at most once; widths 1..63, the
+ * others at most 31; a sum of at most 63; time above sequence, or a node's
+ * IDs would not increase when a tick ends. The worker may sit anywhere;
+ * above time, IDs of different nodes no longer sort by time.
+ * snowflake_layout_check_horizon() adds: the time field must last 10 years
+ * from now.
  *
  * Ownership: a layout is a value, written once at start-up and then only
  * read, by any thread.
@@ -56,20 +62,41 @@
 #define SNOWFLAKE_HORIZON_YEARS 10              /* a layout must last this long from now */
 #define SNOWFLAKE_REASON_MAX 160                /* room enough for every reason written here */
 
-enum snowflake_field { SNOWFLAKE_TIME, SNOWFLAKE_WORKER, SNOWFLAKE_SEQUENCE, SNOWFLAKE_FIELDS };
+/* The datacenter is optional (width 0 when the layout has none); the other three are required. */
+enum snowflake_field {
+    SNOWFLAKE_TIME,
+    SNOWFLAKE_WORKER,
+    SNOWFLAKE_SEQUENCE,
+    SNOWFLAKE_DATACENTER,
+    SNOWFLAKE_FIELDS
+};
+
+/*
+ * X(name, fields, unit ms): the names leafd.snowflake.layout takes besides a
+ * field list (docs/id-shapes.md, "Named layouts"). The unit applies unless
+ * leafd.snowflake.time.unit.ms says otherwise.
+ */
+#define SNOWFLAKE_NAMED_LAYOUTS(X)                                                                 \
+    X("twitter", "time:41,datacenter:5,worker:5,sequence:12", 1)                                   \
+    X("sonyflake", "time:39,sequence:8,worker:16", 10)                                             \
+    X("uid-generator", "time:31,worker:23,sequence:9", 1000)                                       \
+    X("js-safe", "time:41,worker:4,sequence:8", 1)
 
 struct snowflake_layout {
-    int bits[SNOWFLAKE_FIELDS];  /* width of each field */
+    int bits[SNOWFLAKE_FIELDS];  /* width of each field (the datacenter's 0 when absent) */
     int shift[SNOWFLAKE_FIELDS]; /* position of each field's lowest bit */
     int order[SNOWFLAKE_FIELDS]; /* the fields from the most significant down */
+    int nfields;                 /* how many of order[] are used: 3, or 4 with a datacenter */
     int64_t unit_ms;             /* milliseconds per tick of the time field, >= 1 */
+    int64_t datacenter_id;       /* the datacenter field's fixed value (0 without one) */
 };
 
 struct snowflake_parts {
     int64_t timestamp_ms; /* absolute: ms since 1970 (epoch added back), start of the tick */
     int worker_id;
     int sequence;
-    int64_t ticks; /* the raw time field: ticks since the epoch */
+    int datacenter_id; /* 0 when the layout has no datacenter field */
+    int64_t ticks;     /* the raw time field: ticks since the epoch */
 };
 
 /* Builds an ID of the default layout from a timestamp relative to the epoch (0..2^41-1). */
@@ -83,8 +110,9 @@ void snowflake_layout_default(struct snowflake_layout *l);
 
 /*
  * Parses the text of leafd.snowflake.layout (len bytes, need not be
- * NUL-terminated; spaces around names and widths are allowed) into *out with
- * unit 1 ms. LEAF_OK, or LEAF_EINVAL with *out untouched and a one-line
+ * NUL-terminated; spaces around names and widths are allowed), a field list
+ * or a name of SNOWFLAKE_NAMED_LAYOUTS, into *out with unit 1 ms (a name: its
+ * unit) and datacenter ID 0. LEAF_OK, or LEAF_EINVAL with *out untouched and a one-line
  * reason in reason[cap] (SNOWFLAKE_REASON_MAX is enough), without the key
  * name: the config layer prefixes "file:line: key:".
  */
@@ -96,6 +124,14 @@ leaf_status_t snowflake_layout_set_unit(struct snowflake_layout *l, int64_t unit
                                         size_t cap);
 
 /*
+ * Sets the datacenter field's value (leafd.snowflake.datacenter.id): LEAF_OK,
+ * or LEAF_EINVAL and a reason when it does not fit the field, or is not 0
+ * for a layout without one.
+ */
+leaf_status_t snowflake_layout_set_datacenter(struct snowflake_layout *l, int64_t id, char *reason,
+                                              size_t cap);
+
+/*
  * LEAF_OK when the time field, counted from epoch, still has
  * SNOWFLAKE_HORIZON_YEARS to run at now_ms; else LEAF_EINVAL and a reason
  * giving the years it has and how to get more.
@@ -103,7 +139,8 @@ leaf_status_t snowflake_layout_set_unit(struct snowflake_layout *l, int64_t unit
 leaf_status_t snowflake_layout_check_horizon(const struct snowflake_layout *l, int64_t epoch,
                                              int64_t now_ms, char *reason, size_t cap);
 
-/* Writes "time:41,worker:10,sequence:12" (NUL-terminated, cut to cap) for logs and pages. */
+/* Writes "time:41,worker:10,sequence:12" (NUL-terminated, cut to cap) for logs and pages; a
+ * named layout is written as its field list. */
 void snowflake_layout_format(const struct snowflake_layout *l, char *buf, size_t cap);
 
 /* The largest value a field holds: 2^bits - 1. */
@@ -117,11 +154,13 @@ static inline int64_t snowflake_layout_workers(const struct snowflake_layout *l)
     return INT64_C(1) << l->bits[SNOWFLAKE_WORKER];
 }
 
-/* Builds an ID from ticks since the epoch, a worker ID and a sequence, each within its width. */
+/* Builds an ID from ticks since the epoch, a worker ID and a sequence, each within its width;
+ * the datacenter field (if any) holds the layout's datacenter ID. */
 static inline int64_t snowflake_layout_make(const struct snowflake_layout *l, int64_t ticks,
                                             int64_t worker_id, int64_t sequence) {
     return (ticks << l->shift[SNOWFLAKE_TIME]) | (worker_id << l->shift[SNOWFLAKE_WORKER]) |
-           (sequence << l->shift[SNOWFLAKE_SEQUENCE]);
+           (sequence << l->shift[SNOWFLAKE_SEQUENCE]) |
+           (l->datacenter_id << l->shift[SNOWFLAKE_DATACENTER]);
 }
 
 /*

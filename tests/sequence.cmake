@@ -3,6 +3,7 @@
 leaf_unit_test(test_sequence leaf_sequence_core)
 leaf_unit_test(test_sequence_shard leaf_sequence_core)
 leaf_unit_test(test_sequence_shard_gate leaf_sequence_core)
+leaf_unit_test(test_sequence_numbering leaf_sequence_core)
 
 # Sequences on three real nodes, with redis-py's and ioredis' cluster clients
 # (leaf_resp_test: Debian's python3, tests/CMakeLists.txt).
@@ -33,3 +34,5 @@ set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence
 # session times out; a copied data dir's record of another node's session is left alone.
 leaf_integration_test(test_sequence_restart_self)
 set_property(TEST it.test_sequence_restart_self APPEND PROPERTY LABELS sequence)
+leaf_resp_test(test_sequence_numbers)
+leaf_clock_test(test_sequence_numbers)

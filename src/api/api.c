@@ -1,5 +1,5 @@
 /*
- * The node's own endpoints: decoding a snowflake ID, the time, /health and
+ * The node's own endpoints: decoding a snowflake ID and a UUIDv7, the time, /health and
  * /ready. The ID GETs are api_ids.c's; the other handlers
  * are in api_segment.c, api_sequence.c, api_admin.c, api_users.c,
  * src/pages; the route table is src/tables/table_http.c's.
@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "num.h"
 #include "snowflake_id.h"
+#include "snowflake_uuid.h"
 #include "version.h"
 #include "zk_session.h"
 
@@ -39,12 +40,53 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     if (localtime_r(&secs, &tm) != NULL) {
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     }
+    /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"). */
+    char dc[40] = "";
+    if (snowflake_node_layout(ctx->snowflake)->bits[SNOWFLAKE_DATACENTER] > 0) {
+        snprintf(dc, sizeof(dc), "\"datacenterId\":\"%d\",", parts.datacenter_id);
+    }
     char body[256];
     int n = snprintf(body, sizeof(body),
-                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",\"workerId\":\"%d\","
+                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",%s\"workerId\":\"%d\","
                      "\"sequenceId\":\"%d\"}",
-                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), parts.worker_id,
-                     parts.sequence);
+                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), dc,
+                     parts.worker_id, parts.sequence);
+    http_respond(req, 200, "application/json", body, (size_t)n);
+    return LEAF_OK;
+}
+
+/* GET /decodeUuid?uuid=U: a UUIDv7 of this node's shape read back (docs/id-shapes.md, "UUIDv7"). */
+leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
+    const char *val;
+    size_t len;
+    uint8_t u[16];
+    struct snowflake_uuid_shape shape;
+    struct snowflake_uuid_parts p;
+    const struct door_ctx *ctx = door_ctx(req);
+    const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
+    snowflake_uuid_shape(l, &shape);
+    if (!door_http_query(req, "uuid", &val, &len) || snowflake_uuid_parse(val, len, u) != LEAF_OK ||
+        snowflake_uuid_decode(&shape, u, &p) != LEAF_OK) {
+        http_respond_error(req, 400, "bad_uuid",
+                           "uuid must be a UUID of version 7 and RFC 9562's variant, "
+                           "8-4-4-4-12 hex digits");
+        return LEAF_OK;
+    }
+    char text[SNOWFLAKE_UUID_TEXT + 1], when[64] = "", dc[40] = "";
+    snowflake_uuid_format(u, text);
+    time_t secs = (time_t)(p.unix_ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&secs, &tm) != NULL) {
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    }
+    if (l->bits[SNOWFLAKE_DATACENTER] > 0) {
+        snprintf(dc, sizeof(dc), "\"datacenterId\":\"%" PRId64 "\",", p.datacenter_id);
+    }
+    char body[320];
+    int n = snprintf(body, sizeof(body),
+                     "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s"
+                     "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\"}",
+                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter);
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }

@@ -15,6 +15,7 @@
 
 /* api.c */
 leaf_status_t api_decode(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_time(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_health(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_ready(struct http_request *req, enum ids_mode mode);
@@ -34,6 +35,10 @@ leaf_status_t api_users_list(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_users_add(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_users_change(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_users_delete(struct http_request *req, enum ids_mode mode);
+
+/* business numbers' admin API (api_numbering.c) */
+leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode);
 
 /* sequences and the cluster (api_sequence.c) */
 leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode);

@@ -5,6 +5,9 @@
  */
 #include "api_ids.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "door_http.h"
 #include "door_http_auth.h"
 #include "num.h"
@@ -39,6 +42,33 @@ static void api_ids_respond(struct http_request *req, const int64_t *ids, int n)
         http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, text.data ? text.data : "",
                         text.len);
     }
+    sbuf_free(&text);
+}
+
+/* Answers 200 text/plain with the text of the IDs of a text mode (IDS_MODES' text column: UUIDs,
+ * business numbers), one per line. */
+static void api_ids_respond_text(struct http_request *req, const struct ids_call *c,
+                                 const int64_t *ids, int n) {
+    struct sbuf text = SBUF_INIT;
+    char *raw = malloc((size_t)n * DOOR_IDS_TEXT_MAX);
+    size_t *lens = malloc((size_t)n * sizeof(*lens));
+    if (raw == NULL || lens == NULL ||
+        sbuf_reserve(&text, (size_t)n * (DOOR_IDS_TEXT_MAX + 1)) != LEAF_OK) {
+        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
+    } else if (door_ids_text(door_ctx(req), c, ids, n, raw, lens) != LEAF_OK) {
+        api_ids_respond_error(req, IDS_E_RANDOM_FAILED);
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (i) {
+                text.data[text.len++] = '\n';
+            }
+            memcpy(text.data + text.len, raw + (size_t)i * DOOR_IDS_TEXT_MAX, lens[i]);
+            text.len += lens[i];
+        }
+        http_respond_ex(req, 200, "text/plain", DOOR_HTTP_NO_STORE, text.data, text.len);
+    }
+    free(raw);
+    free(lens);
     sbuf_free(&text);
 }
 
@@ -86,10 +116,23 @@ static leaf_status_t api_ids_key_and_count(struct http_request *req, size_t pref
     return LEAF_OK;
 }
 
-/* Issues count IDs for the request; LEAF_OK when the request was answered. */
-leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const char *key,
-                            size_t key_len, int count, int64_t *ids) {
-    struct ids_call c = {
+/* Issues c->count IDs for the request (c filled by the caller); LEAF_OK when issued, else the
+ * request was answered or parked. */
+static leaf_status_t api_ids_call(struct http_request *req, struct ids_call *c, int64_t *ids) {
+    leaf_status_t rc = door_ids_issue(door_ctx(req), c, ids);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = c->retry_ms;
+    } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY) {
+        respond_redirect(req, &c->primary);
+    } else if (rc != LEAF_OK) {
+        api_ids_respond_error(req, c->err);
+    }
+    return rc;
+}
+
+static void api_ids_call_init(struct ids_call *c, struct http_request *req, enum ids_mode mode,
+                              const char *key, size_t key_len, int count) {
+    *c = (struct ids_call){
         .mode = mode,
         .key = key,
         .key_len = key_len,
@@ -102,15 +145,14 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
         .may_create =
             mode == IDS_SEQUENCE && door_http_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
     };
-    leaf_status_t rc = door_ids_issue(door_ctx(req), &c, ids);
-    if (rc == LEAF_EAGAIN) {
-        req->retry_ms = c.retry_ms;
-    } else if (rc != LEAF_OK && c.err == IDS_E_NOT_PRIMARY) {
-        respond_redirect(req, &c.primary);
-    } else if (rc != LEAF_OK) {
-        api_ids_respond_error(req, c.err);
-    }
-    return rc;
+}
+
+/* Issues count IDs for the request; LEAF_OK when the request was answered. */
+leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const char *key,
+                            size_t key_len, int count, int64_t *ids) {
+    struct ids_call c;
+    api_ids_call_init(&c, req, mode, key, key_len, count);
+    return api_ids_call(req, &c, ids);
 }
 
 /* GET <the mode's HTTP prefix>{key}[?count=N] (IDS_MODES): the IDs, one per line. */
@@ -128,8 +170,12 @@ leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
         api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
         return LEAF_OK;
     }
-    leaf_status_t rc = api_ids_issue(req, mode, key, key_len, count, ids);
-    if (rc == LEAF_OK) {
+    struct ids_call c;
+    api_ids_call_init(&c, req, mode, key, key_len, count);
+    leaf_status_t rc = api_ids_call(req, &c, ids);
+    if (rc == LEAF_OK && ids_mode_info(mode)->text) {
+        api_ids_respond_text(req, &c, ids, count);
+    } else if (rc == LEAF_OK) {
         api_ids_respond(req, ids, count);
     }
     door_ids_free(stack, ids);

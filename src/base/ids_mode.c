@@ -3,8 +3,8 @@
 #include <string.h>
 
 static const struct ids_mode_info ids_modes[IDS_MODE_COUNT] = {
-#define IDS_MODE_ROW(e, name, http, key, dense, batch, metric)                                     \
-    [e] = {name, name ":", sizeof(name), http, sizeof(http) - 1, key, dense, batch, metric},
+#define IDS_MODE_ROW(e, name, http, key, dense, batch, metric, text)                               \
+    [e] = {name, name ":", sizeof(name), http, sizeof(http) - 1, key, dense, batch, metric, text},
     IDS_MODES(IDS_MODE_ROW)
 #undef IDS_MODE_ROW
 };

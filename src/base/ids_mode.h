@@ -10,7 +10,7 @@
  * leafd_ids_issued_total (src/metrics/metrics.c). It lives in src/base, the
  * lowest layer, because src/auth (below the doors) needs it too.
  *
- * X(enum, name, HTTP prefix, key word, dense, batch, metric label)
+ * X(enum, name, HTTP prefix, key word, dense, batch, metric label, text)
  *   name    the mode's word: the RESP key prefix is name + ':', and a grant
  *           names the mode by it (auth_grant.h)
  *   HTTP    the path of GET <prefix>{key}[?count=N]
@@ -23,6 +23,11 @@
  *   metric  the mode label of leafd_ids_issued_total counting its IDs
  *           (opaque IDs are segment IDs); NULL: counted in a family of its
  *           own (leafd_sequence_issued_total)
+ *   text    1: the IDs are answered as text, never as integers: UUIDv7s,
+ *           made from the node's snowflake IDs, and business numbers, made
+ *           from a numbering's sequence (src/door/door_ids.c). INCR, INCRBY
+ *           and LEAF.IDS refuse the key space; LEAF.UUID and LEAF.NUMBER
+ *           answer it
  *
  * The files a new mode touches:
  *   src/base/ids_mode.h      its row here;
@@ -39,13 +44,15 @@
 #include "status.h"
 
 #define IDS_MODES(X)                                                                               \
-    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, 1, "snowflake")                 \
-    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment")                     \
-    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL)                          \
-    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment")
+    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, 1, "snowflake", 0)              \
+    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment", 0)                  \
+    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL, 0)                       \
+    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment", 0)                     \
+    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", 1)                                  \
+    X(IDS_NUMBER, "number", "/api/number/get/", "name", 0, 0, "number", 1)
 
 enum ids_mode {
-#define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric) e,
+#define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric, text) e,
     IDS_MODES(IDS_MODE_ENUM)
 #undef IDS_MODE_ENUM
         IDS_MODE_COUNT
@@ -53,7 +60,7 @@ enum ids_mode {
 
 /* The longest mode name ("snowflake"), in bytes, as a constant expression. */
 union ids_mode_name_room {
-#define IDS_MODE_ROOM(e, name, http, key, dense, batch, metric) char e[sizeof(name)];
+#define IDS_MODE_ROOM(e, name, http, key, dense, batch, metric, text) char e[sizeof(name)];
     IDS_MODES(IDS_MODE_ROOM)
 #undef IDS_MODE_ROOM
 };
@@ -70,6 +77,7 @@ struct ids_mode_info {
     int dense;
     int batch;
     const char *metric; /* NULL: not a series of leafd_ids_issued_total */
+    int text;           /* answered as text (UUIDs), not integers */
 };
 
 /* The row of mode, or NULL when out of range. */

@@ -14,6 +14,7 @@
 #include "command_outcome.h"
 #include "door_auth.h"
 #include "door_ctx.h"
+#include "validate.h"
 
 static struct auth_session *session_of(const struct resp_request *req) {
     return &((struct command_client *)req->client->app)->auth;
@@ -79,7 +80,7 @@ int command_auth_may(struct resp_request *req, enum auth_need need, enum ids_mod
     return door_auth_ask(ctx, &who, need, &key) == AUTH_ALLOW;
 }
 
-int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg) {
+int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg, int bare) {
     const struct door_ctx *ctx = req->ctx;
     if (!door_auth_on(ctx) || need == AUTH_NEED_NONE) {
         return 1;
@@ -87,8 +88,13 @@ int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_
     struct auth_key key;
     const struct auth_key *k = NULL;
     /* A malformed key is the handler's to refuse (BAD_KEY): only who asks is checked. */
-    if (key_arg > 0 && key_arg < req->cmd.argc &&
-        auth_key_parse(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
+    if (bare > 0 && key_arg > 0 && key_arg < req->cmd.argc) {
+        key = (struct auth_key){.mode = (enum ids_mode)(bare - 1),
+                                .name = req->cmd.argv[key_arg],
+                                .len = req->cmd.argvlen[key_arg]};
+        k = validate_tag(key.name, key.len) ? &key : NULL;
+    } else if (key_arg > 0 && key_arg < req->cmd.argc &&
+               auth_key_parse(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
         k = &key;
     } else if (key_arg > 0 && key_arg < req->cmd.argc && ctx->cfg->resp_default_mode > 0) {
         /* leafd.resp.default.mode: a key with no prefix is checked as that mode's. */

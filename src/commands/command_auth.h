@@ -18,7 +18,9 @@
 leaf_status_t command_auth(struct resp_request *req);
 int command_auth_login(struct resp_request *req, const char *user, size_t user_len,
                        const char *secret, size_t secret_len);
-int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg);
+/* bare: 1 + the enum ids_mode of a key without a mode prefix (LEAF.UUID's); 0: the key names
+ * its mode ("<mode>:<key>"). */
+int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_arg, int bare);
 /* Whether the connection's user holds need on the key, silently; 1 with auth off. */
 int command_auth_may(struct resp_request *req, enum auth_need need, enum ids_mode mode,
                      const char *name, size_t len);

@@ -37,7 +37,8 @@
 struct command_multi_entry {
     resp_handler_fn fn;
     int argc;
-    int ids; /* an ID command: its right on the key is checked again at EXEC */
+    int ids;  /* an ID command: its right on the key is checked again at EXEC */
+    int bare; /* 1 + the mode of its bare key (LEAF.UUID), 0: the key names its mode */
     size_t off[RESP_MULTI_ARGS_MAX]; /* into command_multi_queue.args */
     size_t len[RESP_MULTI_ARGS_MAX];
 };

@@ -1,11 +1,13 @@
 /*
- * The ID commands of the Redis protocol (INCR, INCRBY, LEAF.IDS, GET): a key
+ * The ID commands of the Redis protocol (INCR, INCRBY, LEAF.IDS, GET, and
+ * LEAF.UUID, whose key is bare): a key
  * names its mode ("<mode name>:<key>", the key spaces of IDS_MODES), and the
  * IDs come from src/door/door_ids.c, as for the HTTP handlers. Runs on the loop thread.
  */
 #include "command_ids.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command_auth.h"
@@ -73,6 +75,33 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
     return 0;
 }
 
+/* Reads argument i as a key of mode bare - 1 without a prefix (LEAF.UUID's), or as key_parse()
+ * when bare is 0; on failure the error reply is written and 0 returned. */
+static int key_parse_bare(struct resp_request *req, int i, int bare, struct key_ref *k) {
+    if (bare == 0) {
+        return key_parse(req, i, k);
+    }
+    *k = (struct key_ref){(enum ids_mode)(bare - 1), req->cmd.argv[i], req->cmd.argvlen[i]};
+    if (!validate_tag(k->name, k->len)) {
+        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG, "BAD_TAG %s",
+                              door_ids_error(IDS_E_BAD_TAG)->message);
+        return 0;
+    }
+    return 1;
+}
+
+/* A key of a text mode (UUIDs) has no integer answer: 1 when k's IDs are integers, else the
+ * WRONG_MODE reply is written. */
+static int integer_mode(struct resp_request *req, const struct key_ref *k) {
+    if (!ids_mode_info(k->mode)->text) {
+        return 1;
+    }
+    command_outcome_error(req, RESP_O_WRONG_MODE,
+                          "WRONG_MODE %s IDs are strings, not integers: LEAF.%s <key> [count]",
+                          ids_mode_name(k->mode), k->mode == IDS_UUID ? "UUID" : "NUMBER");
+    return 0;
+}
+
 /* Reads argument i as a count of IDs (1..10000); on failure replies and returns 0. */
 static int count_parse(struct resp_request *req, int i, int *count) {
     if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
@@ -87,12 +116,12 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
                                    const struct ids_call *c, leaf_status_t rc);
 
 /*
- * Issues IDs for key. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or
- * LEAF_ERR with the error reply written.
+ * Issues IDs for key into ids, through c (filled here). LEAF_OK (ids filled), LEAF_EAGAIN
+ * (parked), or LEAF_ERR with the error reply written.
  */
-static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
-                           int64_t *ids) {
-    struct ids_call c = {
+static leaf_status_t issue_call(struct resp_request *req, const struct key_ref *k, int count,
+                                int dense, int64_t *ids, struct ids_call *c) {
+    *c = (struct ids_call){
         .mode = k->mode,
         .key = k->name,
         .key_len = k->len,
@@ -106,8 +135,14 @@ static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, in
         .may_create = k->mode == IDS_SEQUENCE &&
                       command_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
-    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, &c, ids);
-    return issue_outcome(req, k, &c, rc);
+    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, c, ids);
+    return issue_outcome(req, k, c, rc);
+}
+
+static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
+                           int64_t *ids) {
+    struct ids_call c;
+    return issue_call(req, k, count, dense, ids, &c);
 }
 
 /* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
@@ -197,7 +232,7 @@ static leaf_status_t incr_one(struct resp_request *req, const struct key_ref *k)
 /* INCR key: one ID. */
 leaf_status_t command_ids_incr(struct resp_request *req) {
     struct key_ref k;
-    if (!key_parse(req, 1, &k)) {
+    if (!key_parse(req, 1, &k) || !integer_mode(req, &k)) {
         return LEAF_OK;
     }
     return incr_one(req, &k);
@@ -208,7 +243,7 @@ leaf_status_t command_ids_incrby(struct resp_request *req) {
     struct key_ref k;
     int count;
     int64_t last;
-    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
+    if (!key_parse(req, 1, &k) || !integer_mode(req, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
     int scattered = !ids_mode_info(k.mode)->dense;
@@ -233,7 +268,7 @@ leaf_status_t command_ids_incrby(struct resp_request *req) {
 leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     struct key_ref k;
     int count;
-    if (!key_parse(req, 1, &k) || !count_parse(req, 2, &count)) {
+    if (!key_parse(req, 1, &k) || !integer_mode(req, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
     int64_t stack[IDS_STACK];
@@ -251,6 +286,74 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     }
     door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+/* The text of n IDs c issued (UUIDs, business numbers) as bulk strings (an array when many);
+ * 0 when getrandom failed (the error reply is written). */
+static int reply_text(struct resp_request *req, const struct ids_call *c, const int64_t *ids, int n,
+                      int many) {
+    char stack[IDS_STACK * DOOR_IDS_TEXT_MAX];
+    size_t stack_lens[IDS_STACK];
+    char *text = n <= IDS_STACK ? stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
+    size_t *lens = n <= IDS_STACK ? stack_lens : malloc((size_t)n * sizeof(*lens));
+    int ok = text != NULL && lens != NULL;
+    if (!ok) {
+        command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
+    } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) != LEAF_OK) {
+        const struct ids_error_info *e = door_ids_error(IDS_E_RANDOM_FAILED);
+        command_outcome_error(req, RESP_O_IDS + IDS_E_RANDOM_FAILED, "%s %s", e->resp, e->message);
+        ok = 0;
+    } else {
+        if (many) {
+            resp_reply_array(req->out, (size_t)n);
+        }
+        for (int i = 0; i < n; i++) {
+            resp_reply_bulk(req->out, text + (size_t)i * DOOR_IDS_TEXT_MAX, lens[i]);
+        }
+    }
+    if (text != stack) {
+        free(text);
+    }
+    if (lens != stack_lens) {
+        free(lens);
+    }
+    return ok;
+}
+
+/* LEAF.UUID key [count] and LEAF.NUMBER name [count]: the text of one ID as a bulk string, or
+ * an array of count (docs/id-shapes.md). */
+static leaf_status_t leaf_text(struct resp_request *req, enum ids_mode mode, const char *cmd) {
+    struct key_ref k;
+    struct ids_call c;
+    int count = 1;
+    if (req->cmd.argc > 3) {
+        return command_outcome_error(req, RESP_O_ERR,
+                                     "ERR wrong number of arguments for '%s' command", cmd);
+    }
+    if (!key_parse_bare(req, 1, 1 + (int)mode, &k) ||
+        (req->cmd.argc == 3 && !count_parse(req, 2, &count))) {
+        return LEAF_OK;
+    }
+    int64_t stack[IDS_STACK];
+    int64_t *ids = door_ids_alloc(stack, count);
+    if (ids == NULL) {
+        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
+                                     "OUT_OF_MEMORY out of memory");
+    }
+    leaf_status_t rc = issue_call(req, &k, count, 0, ids, &c);
+    if (rc == LEAF_OK) {
+        reply_text(req, &c, ids, count, req->cmd.argc == 3);
+    }
+    door_ids_free(stack, ids);
+    return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+}
+
+leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
+    return leaf_text(req, IDS_UUID, "leaf.uuid");
+}
+
+leaf_status_t command_ids_leaf_number(struct resp_request *req) {
+    return leaf_text(req, IDS_NUMBER, "leaf.number");
 }
 
 /* GET sequence:<name>: the last ID issued for the sequence. */
@@ -290,8 +393,8 @@ leaf_status_t command_ids_get(struct resp_request *req) {
 }
 
 /* MULTI: a queued ID command's key and count are checked when it is sent (command_multi.c). */
-int command_ids_check(struct resp_request *req) {
+int command_ids_check(struct resp_request *req, int bare) {
     struct key_ref k;
     int count;
-    return key_parse(req, 1, &k) && (req->cmd.argc < 3 || count_parse(req, 2, &count));
+    return key_parse_bare(req, 1, bare, &k) && (req->cmd.argc < 3 || count_parse(req, 2, &count));
 }

@@ -123,7 +123,7 @@ static int queue_room(struct command_multi_queue *m) {
 }
 
 leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
-                                  int ids) {
+                                  int ids, int bare) {
     struct command_multi_queue *m = multi_of(req);
     const struct resp_cmd *c = &req->cmd;
     if (!queueable || c->argc > RESP_MULTI_ARGS_MAX) {
@@ -134,7 +134,7 @@ leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, 
             "commands, PING and ECHO",
             c->argv[0]);
     }
-    if (ids && !command_ids_check(req)) {
+    if (ids && !command_ids_check(req, bare)) {
         multi_doom(m);
         return LEAF_OK;
     }
@@ -159,6 +159,7 @@ leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, 
     e->fn = fn;
     e->argc = c->argc;
     e->ids = ids;
+    e->bare = bare;
     for (int i = 0; i < c->argc; i++) {
         e->off[i] = m->args.len;
         e->len[i] = c->argvlen[i];
@@ -200,7 +201,7 @@ static int exec_still_allowed(struct resp_request *req, struct command_multi_que
         struct resp_request sub = *req;
         sub.cmd = entry_cmd(m, i, argv, argvlen);
         sub.raw = NULL;
-        if (!command_auth_allowed(&sub, AUTH_NEED_IDS, 1)) {
+        if (!command_auth_allowed(&sub, AUTH_NEED_IDS, 1, m->q[i].bare)) {
             req->outcome = sub.outcome;
             return 0;
         }

@@ -34,9 +34,10 @@ leaf_status_t command_multi_discard(struct resp_request *req);
 
 /* 1 between MULTI and EXEC / DISCARD: the dispatcher then queues instead of running. */
 int command_multi_queueing(const struct resp_request *req);
-/* Queues the command for fn (checked first when ids); answers +QUEUED or the refusal. */
+/* Queues the command for fn (checked first when ids; bare as command_auth_allowed's); answers
+ * +QUEUED or the refusal. */
 leaf_status_t command_multi_queue(struct resp_request *req, resp_handler_fn fn, int queueable,
-                                  int ids);
+                                  int ids, int bare);
 /* The dispatcher refused a command (unknown, arity, auth): inside MULTI, EXEC will abort. */
 void command_multi_refused(struct resp_request *req);
 /* RESET: forgets the transaction. */

@@ -857,6 +857,12 @@ static leaf_status_t config_default_mode(struct leaf_config *c, char *err, size_
     if (ids_mode_parse(name, strlen(name), &m) != LEAF_OK) {
         return config_key_error(c, CONFIG_I_resp_default_mode_name, "not an ID mode", err, errlen);
     }
+    if (ids_mode_info(m)->text) {
+        return config_key_error(c, CONFIG_I_resp_default_mode_name,
+                                "names a mode whose IDs are strings (LEAF.UUID answers them); INCR "
+                                "answers integers",
+                                err, errlen);
+    }
     if (!on[m]) {
         return config_key_error(c, CONFIG_I_resp_default_mode_name,
                                 "names a mode this node does not serve (enable it, or none)", err,

@@ -160,9 +160,14 @@ enum config_db_tls {
       "ID and admin requests need a user's credentials (users live in ZooKeeper); needs "          \
       "leaf.snowflake.zk.address, leaf.name and leafd.zk.auth")                                    \
     X("leafd.snowflake.layout", CONFIG_STR, snowflake_layout, "time:41,worker:10,sequence:12", 0,  \
-      0, "snowflake fields from the most significant bit down, widths summing to at most 63")      \
+      0,                                                                                           \
+      "snowflake fields from the most significant bit down, widths summing to at most 63, or a "   \
+      "name: twitter, sonyflake, uid-generator, js-safe (docs/id-shapes.md)")                      \
     X("leafd.snowflake.time.unit.ms", CONFIG_INT, time_unit_ms, "1", 1, 86400000,                  \
-      "milliseconds per tick of the snowflake time field (Sonyflake: 10, Baidu: 1000)")            \
+      "milliseconds per tick of the snowflake time field (Sonyflake: 10, Baidu: 1000; 1 = the "    \
+      "named layout's own)")                                                                       \
+    X("leafd.snowflake.datacenter.id", CONFIG_INT, datacenter_id, "0", 0, 2147483647LL,            \
+      "the datacenter field's value in a layout with one (twitter: 0..31)")                        \
     X("leafd.opaque.key", CONFIG_SECRET, opaque_key, "", 0, 0,                                     \
       "32 hex digits: serve opaque IDs (a keyed permutation of segment IDs); empty = off")         \
     X("leafd.tls.listen", CONFIG_OPTADDR, tls_listen, "", 0, 0,                                    \
@@ -266,6 +271,7 @@ struct leaf_config {
     int auth_enable;
     char snowflake_layout[128];
     int64_t time_unit_ms;
+    int64_t datacenter_id;
     char opaque_key[65];
     char opaque_key_file[512];
     char zk_auth[256];

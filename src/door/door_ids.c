@@ -1,10 +1,15 @@
 #include "door_ids.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 
+#include "clock.h"
 #include "door_ctx.h"
 #include "log.h"
 #include "metrics.h"
+#include "snowflake_uuid.h"
 #include "validate.h"
 
 /*
@@ -174,9 +179,116 @@ static leaf_status_t issue_opaque(const struct door_ctx *ctx, struct ids_call *c
     return LEAF_OK;
 }
 
+/* Fills r[0..n) from getrandom(2), in as many calls as it takes. LEAF_OK or LEAF_ERR. */
+static leaf_status_t uuid_random(uint64_t *r, int n) {
+    size_t want = (size_t)n * sizeof(*r), got = 0;
+    while (got < want) {
+        ssize_t k = getrandom((char *)r + got, want - got, 0);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k <= 0) {
+            log_error("uuid", "getrandom(%zu bytes) failed: %s", want - got,
+                      k < 0 ? strerror(errno) : "no bytes");
+            return LEAF_ERR;
+        }
+        got += (size_t)k;
+    }
+    return LEAF_OK;
+}
+
+#define UUID_RANDOM_CHUNK 64 /* random words drawn per getrandom call */
+
+/* The UUIDv7 text of n snowflake IDs (IDS_UUID). */
+static leaf_status_t uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n, char *text,
+                               size_t *lens) {
+    const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
+    uint64_t r[UUID_RANDOM_CHUNK] = {0};
+    for (int i = 0; i < n; i++) {
+        if (i % UUID_RANDOM_CHUNK == 0 &&
+            uuid_random(r, n - i < UUID_RANDOM_CHUNK ? n - i : UUID_RANDOM_CHUNK) != LEAF_OK) {
+            return LEAF_ERR;
+        }
+        uint8_t u[16];
+        char one[SNOWFLAKE_UUID_TEXT + 1];
+        /* An ID this node's generator issued always fits its layout. */
+        if (snowflake_uuid_from_id(l, ctx->cfg->epoch, ids[i], r[i % UUID_RANDOM_CHUNK], u) !=
+            LEAF_OK) {
+            log_error("uuid", "snowflake ID %lld does not fit the layout", (long long)ids[i]);
+            return LEAF_ERR;
+        }
+        snowflake_uuid_format(u, one);
+        memcpy(text + (size_t)i * DOOR_IDS_TEXT_MAX, one, SNOWFLAKE_UUID_TEXT);
+        lens[i] = SNOWFLAKE_UUID_TEXT;
+    }
+    return LEAF_OK;
+}
+
+_Static_assert(SEQUENCE_NUMBERING_TEXT_MAX <= DOOR_IDS_TEXT_MAX, "room for a business number");
+
+leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
+                            const int64_t *ids, int n, char *text, size_t *lens) {
+    if (c->mode == IDS_UUID) {
+        return uuid_text(ctx, ids, n, text, lens);
+    }
+    for (int i = 0; i < n; i++) {
+        char one[SEQUENCE_NUMBERING_TEXT_MAX];
+        lens[i] = sequence_numbering_format(&c->numbering, ids[i], c->day, one);
+        memcpy(text + (size_t)i * DOOR_IDS_TEXT_MAX, one, lens[i]);
+    }
+    return LEAF_OK;
+}
+
+/*
+ * Business numbers: the numbering's definition (a read of the table when the name is not
+ * known yet), the period by this node's wall clock in its time zone, then its sequence on the
+ * primary (a standby redirects, as for sequences: the primary's clock decides the period).
+ */
+static leaf_status_t issue_number(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    if (!sequence_service_enabled(ctx->sequence)) {
+        c->err = IDS_E_SEQUENCE_DISABLED;
+        return LEAF_ERR;
+    }
+    if (!sequence_name_ok(c)) {
+        return LEAF_ERR;
+    }
+    leaf_status_t rc = sequence_service_numbering_find(ctx->sequence, c->key, c->key_len,
+                                                       c->first_seen_ms, &c->numbering, c->wait);
+    if (rc == LEAF_ENOTFOUND) {
+        c->err = IDS_E_UNKNOWN_NUMBERING;
+        return LEAF_ERR;
+    }
+    if (rc != LEAF_OK) {
+        return sequence_outcome(c, rc);
+    }
+    int64_t period, first = 0;
+    if (sequence_service_numbering_period(ctx->sequence, &c->numbering, clock_wall_ms(), &period,
+                                          &c->day) != LEAF_OK) {
+        c->err = IDS_E_NUMBERING_ZONE;
+        return LEAF_ERR;
+    }
+    rc = sequence_service_number(ctx->sequence, &c->numbering, period, c->count, &first, c->wait,
+                                 &c->primary);
+    if (rc == LEAF_ERANGE) {
+        leaf_wait_cancel(c->wait);
+        c->err = IDS_E_NUMBERING_EXHAUSTED;
+        return LEAF_ERR;
+    }
+    if (rc != LEAF_OK) {
+        return sequence_outcome(c, rc);
+    }
+    for (int i = 0; i < c->count; i++) {
+        ids[i] = first + i;
+    }
+    return LEAF_OK;
+}
+
 static leaf_status_t issue_mode(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     switch (c->mode) {
-    case IDS_SNOWFLAKE: return issue_snowflake(ctx, c, ids);
+    case IDS_SNOWFLAKE:
+    case IDS_UUID: /* snowflake IDs, turned into UUIDs by door_ids_text() */
+        return issue_snowflake(ctx, c, ids);
+    case IDS_NUMBER: return issue_number(ctx, c, ids);
     case IDS_SEGMENT: return issue_segment(ctx, c, ids);
     case IDS_OPAQUE: return issue_opaque(ctx, c, ids);
     default: return issue_sequence(ctx, c, ids);

@@ -72,7 +72,15 @@ struct door_ctx;
       "count is above what leafd.snowflake.layout issues at once (its sequence width and time "    \
       "unit; the node logs the limit at start); ask for fewer")                                    \
     X(IDS_E_LOOKUPS_OVERLOADED, 503, "overloaded", "OVERLOADED",                                   \
-      "too many unknown tags looked up this second; retry shortly")
+      "too many unknown tags looked up this second; retry shortly")                                \
+    X(IDS_E_RANDOM_FAILED, 503, "random_failed", "RANDOM_FAILED",                                  \
+      "the system's random source (getrandom) failed; see the node's log")                         \
+    X(IDS_E_UNKNOWN_NUMBERING, 404, "unknown_numbering", "UNKNOWN_NUMBERING",                      \
+      "no such numbering (create it with POST /api/numbering)")                                    \
+    X(IDS_E_NUMBERING_EXHAUSTED, 503, "numbering_exhausted", "NUMBERING_EXHAUSTED",                \
+      "the numbering's counter would pass its width in this period; it restarts with the next")    \
+    X(IDS_E_NUMBERING_ZONE, 503, "time_zone_unavailable", "TIME_ZONE_UNAVAILABLE",                 \
+      "the numbering's time zone has no readable tzdata file on this node; see its log")
 
 enum ids_error {
 #define IDS_ERROR_ENUM(e, status, code, resp, msg) e,
@@ -112,9 +120,11 @@ struct ids_call {
     int may_create; /* sequences: an unknown one may be created (leafd.sequence.autocreate) by
                      * this caller: it holds the 'create' right (always 1 with auth off) */
     /* outputs */
-    int64_t retry_ms;              /* LEAF_EAGAIN: resume at the latest after this long */
-    enum ids_error err;            /* LEAF_ERR: why */
-    struct sequence_where primary; /* IDS_E_NOT_PRIMARY: where to ask */
+    struct sequence_numbering numbering; /* IDS_NUMBER: the definition the numbers follow */
+    int64_t day;                         /* IDS_NUMBER: the primary's local day when issued */
+    int64_t retry_ms;                    /* LEAF_EAGAIN: resume at the latest after this long */
+    enum ids_error err;                  /* LEAF_ERR: why */
+    struct sequence_where primary;       /* IDS_E_NOT_PRIMARY: where to ask */
 };
 
 /*
@@ -137,6 +147,16 @@ struct segment_opaque *door_ids_opaque(const struct door_ctx *ctx, int loop);
 #define IDS_STACK 16
 int64_t *door_ids_alloc(int64_t *stack, int count);
 void door_ids_free(int64_t *stack, int64_t *ids);
+
+/*
+ * The text of n IDs of a text mode (IDS_MODES' text column) that c issued: UUIDv7s
+ * (snowflake/snowflake_uuid.h; the random bits from getrandom(2)) or business numbers
+ * (sequence/sequence_numbering.h). The i-th is text + i * DOOR_IDS_TEXT_MAX, lens[i] bytes,
+ * no NUL. LEAF_OK, or LEAF_ERR when getrandom failed (logged here).
+ */
+#define DOOR_IDS_TEXT_MAX 64
+leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
+                            const int64_t *ids, int n, char *text, size_t *lens);
 
 /* The last ID issued of a sequence (c->count unused); 0 when none yet. As door_ids_issue(). */
 leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last);

@@ -40,8 +40,8 @@
     X(431) X(500) X(501) X(503) X(505)
 /* clang-format on */
 
-#define METRICS_MAX_ROUTES 32
-#define METRICS_MAX_COMMANDS 24
+#define METRICS_MAX_ROUTES 48
+#define METRICS_MAX_COMMANDS 32
 #define METRICS_MAX_OUTCOMES 32
 #define METRICS_NAME_MAX 31 /* a route, command or outcome label */
 

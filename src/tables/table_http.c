@@ -50,6 +50,8 @@ struct route {
 #define SEG IDS_SEGMENT
 #define SEQ IDS_SEQUENCE
 #define OPQ IDS_OPAQUE
+#define UUID IDS_UUID
+#define NUM IDS_NUMBER
 
 /* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
 /* clang-format off */
@@ -102,6 +104,16 @@ static const struct route routes[] = {
      "opaque IDs of the key (?count=)"},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0, 0,
      "decodes an opaque ID"},
+    {HTTP_GET, 1, NULL, api_ids_get, "uuid_get", IDS, RK_PATH, UUID, 0, 1,
+     "UUIDv7s of the key (?count=), one per line"},
+    {HTTP_GET, 0, "/decodeUuid", api_decode_uuid, "decode_uuid", OPEN, RK_NONE, UUID, 0, 0,
+     "decodes a UUIDv7 (?uuid=): its time, worker and counter"},
+    {HTTP_GET, 1, NULL, api_ids_get, "number_get", IDS, RK_PATH, NUM, 0, 1,
+     "business numbers of the numbering (?count=), one per line"},
+    {HTTP_POST, 0, "/api/numbering", api_numbering_create, "numbering_create", CREATE, RK_BODY, NUM, 0, 0,
+     "creates a numbering (business numbers)"},
+    {HTTP_GET, 0, "/api/numbering", api_numbering_list, "numbering_list", ADMIN, RK_NONE, NUM, 0, 0,
+     "lists the numberings"},
     {HTTP_GET, 0, "/", page_index, "index", OPEN, RK_NONE, SF, 0, 0,
      "the index page linking the pages (HTML)"},
 };
@@ -116,6 +128,7 @@ static int route_issues(const struct route *r) {
 #define ROUTES_N ((int)(sizeof(routes) / sizeof(routes[0])))
 #define ROUTE_NOT_FOUND ROUTES_N
 #define ROUTE_BAD_REQUEST (ROUTES_N + 1)
+_Static_assert(ROUTES_N + 2 <= METRICS_MAX_ROUTES, "METRICS_MAX_ROUTES: room for every row");
 
 int table_http_names(const char **names, int cap) {
     for (int i = 0; i < ROUTES_N && i < cap; i++) {

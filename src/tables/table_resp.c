@@ -4,7 +4,7 @@
  * flags as COMMAND reports them (COMMAND is here, beside the table it
  * reads), its key positions, its handler, and what COMMAND DOCS says of it.
  * The handlers are src/commands': the ID commands (INCR, INCRBY, LEAF.IDS,
- * GET) command_ids.c's, the connection commands command_connection.c's.
+ * LEAF.UUID, GET) command_ids.c's, the connection commands command_connection.c's.
  */
 #include "table_resp.h"
 
@@ -75,6 +75,8 @@ struct resp_command {
     const char *what;    /* one line for the reference (leafd --print-reference commands) and
                           * COMMAND DOCS' summary */
     struct resp_command_doc doc;
+    int bare; /* 1 + the enum ids_mode of a key without a mode prefix (LEAF.UUID); 0: the key
+               * names its mode ("<mode>:<key>") or there is none */
 };
 
 #define IDS AUTH_NEED_IDS
@@ -91,6 +93,8 @@ struct resp_command {
 static const struct resp_arg key_args[] = {{"key", "key", NULL, 0, NO_ARGS}};
 static const struct resp_arg key_count_args[] = {{"key", "key", NULL, 0, NO_ARGS},
                                                  {"count", "integer", NULL, 0, NO_ARGS}};
+static const struct resp_arg key_count_opt_args[] = {{"key", "key", NULL, 0, NO_ARGS},
+                                                     {"count", "integer", NULL, OPT, NO_ARGS}};
 static const struct resp_arg message_opt_args[] = {{"message", "string", NULL, OPT, NO_ARGS}};
 static const struct resp_arg message_args[] = {{"message", "string", NULL, 0, NO_ARGS}};
 static const struct resp_arg hello_auth_args[] = {{"username", "string", NULL, 0, NO_ARGS},
@@ -116,75 +120,82 @@ static leaf_status_t cmd_command(struct resp_request *req);
 static const struct resp_command commands[] = {
     {"incr", "write fast", 2, 1, 1, 1, command_ids_incr, IDS, ISSUES,
      "one ID of the key (mode:name)",
-     {"string", "1.0.0", "O(1)", ARGS(key_args)}},
+     {"string", "1.0.0", "O(1)", ARGS(key_args)}, 0},
     {"incrby", "write fast", 3, 1, 1, 1, command_ids_incrby, IDS, ISSUES,
      "count IDs of the key; the reply is the last",
-     {"string", "1.0.0", "O(1)", ARGS(key_count_args)}},
+     {"string", "1.0.0", "O(1)", ARGS(key_count_args)}, 0},
     {"leaf.ids", "write fast", 3, 1, 1, 1, command_ids_leaf_ids, IDS, ISSUES,
      "count IDs of the key, as an array",
-     {"module", "0.1.0", "O(N) where N is the count", ARGS(key_count_args)}},
+     {"module", "0.1.0", "O(N) where N is the count", ARGS(key_count_args)}, 0},
+    {"leaf.uuid", "write fast", -2, 1, 1, 1, command_ids_leaf_uuid, IDS, ISSUES,
+     "UUIDv7s of the key: one as a string, or count as an array",
+     {"module", "1.1.0", "O(N) where N is the count", ARGS(key_count_opt_args)}, 1 + IDS_UUID},
+    {"leaf.number", "write fast", -2, 1, 1, 1, command_ids_leaf_number, IDS, ISSUES,
+     "business numbers of the numbering: one as a string, or count as an array",
+     {"module", "1.1.0", "O(N) where N is the count", ARGS(key_count_opt_args)}, 1 + IDS_NUMBER},
     {"get", "readonly fast", 2, 1, 1, 1, command_ids_get, IDS, ISSUES,
      "sequence keys only: the last ID issued, nil when none; issues nothing (other keys: "
      "WRONG_MODE)",
-     {"string", "1.0.0", "O(1)", ARGS(key_args)}},
+     {"string", "1.0.0", "O(1)", ARGS(key_args)}, 0},
     {"ping", "fast stale", -1, 0, 0, 0, command_connection_ping, OPEN, QUEUES,
      "PONG, or the argument",
-     {"connection", "1.0.0", "O(1)", ARGS(message_opt_args)}},
+     {"connection", "1.0.0", "O(1)", ARGS(message_opt_args)}, 0},
     {"echo", "fast", 2, 0, 0, 0, command_connection_echo, OPEN, QUEUES,
      "the argument",
-     {"connection", "1.0.0", "O(1)", ARGS(message_args)}},
+     {"connection", "1.0.0", "O(1)", ARGS(message_args)}, 0},
     {"hello", "noscript loading stale fast no_auth", -1, 0, 0, 0, command_connection_hello, OPEN, 0,
      "the protocol version (2 or 3), AUTH and SETNAME in one",
-     {"connection", "6.0.0", "O(1)", ARGS(hello_args)}},
+     {"connection", "6.0.0", "O(1)", ARGS(hello_args)}, 0},
     {"auth", "noscript loading stale fast no_auth", -2, 0, 0, 0, command_auth, OPEN, 0,
      "logs the connection in as a user",
-     {"connection", "1.0.0", "O(log N) where N is the number of users", ARGS(auth_args)}},
+     {"connection", "1.0.0", "O(log N) where N is the number of users", ARGS(auth_args)}, 0},
     {"select", "loading stale fast", 2, 0, 0, 0, command_connection_select, OPEN, 0,
      "database 0 only",
-     {"connection", "1.0.0", "O(1)", ARGS(select_args)}},
+     {"connection", "1.0.0", "O(1)", ARGS(select_args)}, 0},
     {"client", "noscript loading stale", -2, 0, 0, 0, command_connection_client, OPEN, 0,
      "SETNAME, GETNAME, ID, SETINFO, INFO of the connection",
-     {"connection", "2.4.0", NULL, NO_ARGS}},
+     {"connection", "2.4.0", NULL, NO_ARGS}, 0},
     {"info", "loading stale", -1, 0, 0, 0, command_info, OPEN, 0,
      "the server's sections, as Redis INFO",
-     {"server", "1.0.0", "O(1)", ARGS(info_args)}},
+     {"server", "1.0.0", "O(1)", ARGS(info_args)}, 0},
     {"command", "loading stale", -1, 0, 0, 0, cmd_command, OPEN, 0,
      "this table: COMMAND, COUNT, DOCS, INFO",
-     {"server", "2.8.13", "O(N) where N is the number of commands", NO_ARGS}},
+     {"server", "2.8.13", "O(N) where N is the number of commands", NO_ARGS}, 0},
     {"config", "admin noscript loading stale", -2, 0, 0, 0, command_connection_config, OPEN, 0,
      "CONFIG GET answers empty; nothing to set",
-     {"server", "2.0.0", NULL, NO_ARGS}},
+     {"server", "2.0.0", NULL, NO_ARGS}, 0},
     {"quit", "fast no_auth allow_busy", -1, 0, 0, 0, command_connection_quit, OPEN, NOW,
      "closes the connection after the reply",
-     {"connection", "1.0.0", "O(1)", NO_ARGS}},
+     {"connection", "1.0.0", "O(1)", NO_ARGS}, 0},
     {"reset", "noscript loading stale fast no_auth", 1, 0, 0, 0, command_connection_reset, OPEN, NOW,
      "back to a fresh connection: RESP2, no name, no user, no MULTI",
-     {"connection", "6.2.0", "O(1)", NO_ARGS}},
+     {"connection", "6.2.0", "O(1)", NO_ARGS}, 0},
     {"readonly", "fast loading stale", 1, 0, 0, 0, command_connection_readonly, OPEN, 0,
      "accepted for cluster clients; nothing changes",
-     {"cluster", "3.0.0", "O(1)", NO_ARGS}},
+     {"cluster", "3.0.0", "O(1)", NO_ARGS}, 0},
     {"readwrite", "fast loading stale", 1, 0, 0, 0, command_connection_readonly, OPEN, 0,
      "accepted for cluster clients; nothing changes",
-     {"cluster", "3.0.0", "O(1)", NO_ARGS}},
+     {"cluster", "3.0.0", "O(1)", NO_ARGS}, 0},
     {"cluster", "stale", -2, 0, 0, 0, command_cluster, OPEN, 0,
      "the cluster commands clients send: one node serving every slot",
-     {"cluster", "3.0.0", NULL, NO_ARGS}},
+     {"cluster", "3.0.0", NULL, NO_ARGS}, 0},
     {"multi", "noscript loading stale fast allow_busy", 1, 0, 0, 0, command_multi, USER, NOW,
      "starts a transaction: ID commands, PING and ECHO are queued",
-     {"transactions", "1.2.0", "O(1)", NO_ARGS}},
+     {"transactions", "1.2.0", "O(1)", NO_ARGS}, 0},
     {"exec", "noscript loading stale skip_slowlog", 1, 0, 0, 0, command_multi_exec, OPEN, NOW,
      "runs the queued commands, one array of replies",
-     {"transactions", "1.2.0", "Depends on commands in the transaction", NO_ARGS}},
+     {"transactions", "1.2.0", "Depends on commands in the transaction", NO_ARGS}, 0},
     {"discard", "noscript loading stale fast allow_busy", 1, 0, 0, 0, command_multi_discard, OPEN,
      NOW,
      "drops the queued commands",
-     {"transactions", "2.0.0", "O(N) where N is the number of queued commands", NO_ARGS}},
+     {"transactions", "2.0.0", "O(N) where N is the number of queued commands", NO_ARGS}, 0},
 };
 /* clang-format on */
 
 #define COMMANDS_N ((int)(sizeof(commands) / sizeof(commands[0])))
 #define COMMAND_UNKNOWN COMMANDS_N
 #define COMMAND_PROTOCOL (COMMANDS_N + 1)
+_Static_assert(COMMANDS_N + 2 <= METRICS_MAX_COMMANDS, "METRICS_MAX_COMMANDS: room for every row");
 
 int table_resp_names(const char **names, int cap) {
     for (int i = 0; i < COMMANDS_N && i < cap; i++) {
@@ -480,13 +491,13 @@ leaf_status_t table_resp_dispatch(struct resp_request *req) {
                                      "ERR wrong number of arguments for '%s' command", c->name);
     }
     /* Checked at arrival; a parked command that resumes was allowed. */
-    if (req->retries == 0 && !command_auth_allowed(req, c->need, c->first_key)) {
+    if (req->retries == 0 && !command_auth_allowed(req, c->need, c->first_key, c->bare)) {
         command_multi_refused(req);
         return LEAF_OK;
     }
     if (command_multi_queueing(req) && !(c->bits & CMD_NOW)) {
         return command_multi_queue(req, c->fn, (c->bits & CMD_QUEUES) != 0,
-                                   (c->bits & CMD_ISSUES) != 0);
+                                   (c->bits & CMD_ISSUES) != 0, c->bare);
     }
     return c->fn(req);
 }

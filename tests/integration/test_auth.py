@@ -6,7 +6,8 @@ Covers:
 - no credentials: 401 with WWW-Authenticate / -NOAUTH; a wrong secret: 401 /
   -WRONGPASS; a user on a tag outside its grants: 403 / -NOPERM; a granted
   user gets IDs (HTTP Basic, RESP AUTH, HELLO 3 AUTH, redis-py username=);
-- every route and every command against its need: open ones answer anyone,
+- every route and every command against its need (UUIDs included: `uuid:` grants name
+  LEAF.UUID's bare key): open ones answer anyone,
   ID ones need `ids` on the key, creates need `create` on the body's key,
   admin ones need the admin flag or leafd.admin.token;
 - tools/leafctl user add/list/grant/revoke/rotate/del, each change applied by
@@ -114,8 +115,9 @@ check(isinstance(reply, RespError) and reply.startswith("NOAUTH"), "RESP without
 check(r.call("PING") == "PONG", "PING answers anyone")
 
 log("leafctl user add (through the admin API with leafd.admin.token from the config file)")
-sa = add_user("team-a", "snowflake:orders.*:ids", "segment:orders.*:ids", "sequence:orders.*:ids")
-sc = add_user("maker", "segment:new.*:create,ids", "sequence:*:create")
+sa = add_user("team-a", "snowflake:orders.*:ids", "segment:orders.*:ids", "sequence:orders.*:ids",
+              "uuid:orders.*:ids", "number:orders.*:ids")
+sc = add_user("maker", "segment:new.*:create,ids", "sequence:*:create", "number:*:create")
 sadm = add_user("ops", admin=True)
 check(re.fullmatch(r"lfd_[A-Za-z0-9_-]{32}", sa) is not None, "the secret is lfd_ + 32 base64url (192 bits)")
 t = everywhere(lambda n: status(n, "/api/snowflake/get/orders.a", basic("team-a", sa)) == 200, 5)
@@ -165,10 +167,15 @@ routes = [
     ("GET", "/health", None, "open"), ("GET", "/ready", None, "open"),
     ("GET", "/metrics", None, "open"), ("GET", "/decodeSnowflakeId?snowflakeId=1", None, "open"),
     ("GET", "/api/snowflake/time", None, "open"),
+    ("GET", "/decodeUuid?uuid=017f22e2-79b0-7cc3-98c4-dc0c0c07398f", None, "open"),
+    ("GET", "/api/uuid/get/orders.x", None, "ids"),
     ("GET", "/api/snowflake/get/orders.x", None, "ids"), ("GET", "/api/segment/get/orders.eu", None, "ids"),
     ("GET", "/api/leaf?biz_tag=orders.eu", None, "ids"),
     ("POST", "/api/leaf", '{"biz_tag":"new.t%d","step":10}', "create"),
     ("POST", "/api/sequence", '{"name":"s%d","start":1}', "create-seq"),
+    ("POST", "/api/numbering", '{"name":"n%d","prefix":"N","date":"","width":4,"period":"never",'
+     '"time_zone":"UTC"}', "create-seq"),
+    ("GET", "/api/number/get/orders.x", None, "ids-seq"), ("GET", "/api/numbering", None, "admin"),
     ("PUT", "/api/leaf/step", '{"biz_tag":"orders.eu","step":100}', "admin"),
     ("PUT", "/api/leaf/init/cache", '{"biz_tag":"orders.eu"}', "admin"),
     ("GET", "/cache", None, "admin"), ("GET", "/db", None, "admin"),
@@ -190,6 +197,8 @@ for method, path, body, need in routes:
             ok = (st == 200) if w == "team-a" else (st == 403)
         elif need == "create":
             ok = (st == 201) if w in ("maker", "token") else (st == 403)
+        elif need == "ids-seq":  # sequences are off here: team-a gets 503 disabled, not 401/403
+            ok = (st not in (401, 403)) if w == "team-a" else (st == 403)
         elif need == "create-seq":  # sequences are off here: allowed callers get 503 disabled
             ok = (st not in (401, 403)) if w in ("maker", "token") else (st == 403)
         else:  # admin
@@ -200,7 +209,9 @@ for cmd, args, need in [("PING", [], "open"), ("ECHO", ["x"], "open"), ("INFO", 
                         ("SELECT", ["0"], "open"), ("CONFIG", ["GET", "x"], "open"),
                         ("CLUSTER", ["MYID"], "open"), ("READONLY", [], "open"),
                         ("INCR", ["snowflake:orders.r"], "ids"), ("INCRBY", ["segment:orders.eu", "2"], "ids"),
-                        ("LEAF.IDS", ["snowflake:orders.r", "2"], "ids"), ("GET", ["sequence:orders.r"], "ids")]:
+                        ("LEAF.IDS", ["snowflake:orders.r", "2"], "ids"), ("GET", ["sequence:orders.r"], "ids"),
+                        ("LEAF.UUID", ["orders.r"], "ids"), ("LEAF.UUID", ["orders.r", "2"], "ids"),
+                        ("LEAF.NUMBER", ["orders.r"], "ids")]:
     anon = RespStream(n0.resp_port).call(cmd, *args)
     authed = RespStream(n0.resp_port)
     authed.call("AUTH", "team-a", sa)

@@ -150,7 +150,7 @@ static int64_t sim_settle(struct sim *m, int64_t now, int64_t ms) {
 }
 
 static leaf_status_t sim_issue(struct sim *m, int64_t now, int64_t n, int64_t *first) {
-    leaf_status_t rc = sequence_state_issue(&m->s, &m->l, now, n, first);
+    leaf_status_t rc = sequence_state_issue_from(&m->s, &m->l, now, n, 0, first);
     if (rc == LEAF_OK) {
         /* Never above what ZooKeeper acknowledged, nor above what it holds. */
         CHECK(*first - 1 + n <= m->s.acked_max);
@@ -507,6 +507,35 @@ static void test_range_end(void) {
     CHECK_EQ_INT(sequence_state_action(&m.s, &m.l, t + 1000, &a), 0); /* nothing to persist */
 }
 
+/* A skip (a business numbering's new period): the max records it before a value above is
+ * issued, a stale start is refused, and the sequence never goes back below it. */
+static void test_issue_from_skips(void) {
+    struct store st = {.exists = 1, .max = 0, .version = 0};
+    struct sim m;
+    int64_t id = 0, t = T0;
+    sim_init(&m, &st, 100, T_SESSION);
+    sim_win(&m, t, 0);
+    t = sim_settle(&m, t, 10);
+    CHECK_EQ_INT(sim_issue(&m, t, 3, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 1);
+    /* skip to 1,000,001: more than the headroom, so it waits for the write */
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 2, 1000001, &id), LEAF_EAGAIN);
+    sim_send(&m, t);
+    leaf_status_t rc = LEAF_EAGAIN;
+    for (int i = 0; i < 20 && rc == LEAF_EAGAIN; i++) {
+        sim_step(&m, ++t);
+        rc = sequence_state_issue_from(&m.s, &m.l, t, 2, 1000001, &id);
+    }
+    CHECK(st.max >= 1000002 && m.s.acked_max >= 1000002);
+    CHECK_EQ_INT(rc, LEAF_OK);
+    CHECK_EQ_INT(id, 1000001);
+    CHECK_EQ_INT(m.s.last, 1000002);
+    /* a start at or below the last ID is refused; 0 goes on after it */
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 1, 1000002, &id), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 1, 0, &id), LEAF_OK);
+    CHECK_EQ_INT(id, 1000003);
+}
+
 /* ---- liveness ------------------------------------------------------------------------------- */
 
 static void test_liveness_boundaries(void) {
@@ -632,8 +661,8 @@ static void test_record_deleted(void) {
     t = sim_settle(&m, t, 10);
     st.exists = 0; /* deleteall, just before the top-up */
     st.max = 0;
-    CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, 60, &id), LEAF_OK); /* 1..60 */
-    sim_send(&m, t);                                                     /* the top-up: no node */
+    CHECK_EQ_INT(sequence_state_issue_from(&m.s, &m.l, t, 60, 0, &id), LEAF_OK); /* 1..60 */
+    sim_send(&m, t); /* the top-up: no node */
     sim_step(&m, t + 1);
     CHECK_EQ_INT(m.s.fence, SEQUENCE_FENCE_DELETED);
     CHECK_EQ_INT(m.s.phase, SEQUENCE_READING);
@@ -648,8 +677,9 @@ static void test_record_deleted(void) {
     sim_win(&m, t + 10, 0);
     t = sim_settle(&m, t + 10, 10);
     st.exists = 0;
-    CHECK_EQ_INT(sequence_state_issue(&m.s, &m.l, t, sequence_state_headroom(&m.s) - 10, &id),
-                 LEAF_OK);
+    CHECK_EQ_INT(
+        sequence_state_issue_from(&m.s, &m.l, t, sequence_state_headroom(&m.s) - 10, 0, &id),
+        LEAF_OK);
     sim_send(&m, t);
     t = sim_settle(&m, t + 1, 10);
     sim_step(&m, ++t); /* the read's answer */
@@ -1124,6 +1154,7 @@ int main(void) {
     TEST(test_write_errors);
     TEST(test_restart_drops_old_results);
     TEST(test_range_end);
+    TEST(test_issue_from_skips);
     TEST(test_liveness_boundaries);
     TEST(test_stop_and_resume);
     TEST(test_two_primaries_partition);

@@ -76,7 +76,11 @@ static void test_parse_errors(void) {
     parse_fails("time:41", "field worker is missing");
     parse_fails("time:41,time:10,sequence:12", "field time listed twice");
     parse_fails("time:41,node:10,sequence:12", "unknown field \"node\"");
-    parse_fails("time:41,worker:10,sequence:12,extra:1", "more than 3 fields");
+    parse_fails("time:41,worker:10,sequence:12,extra:1", "unknown field \"extra\"");
+    parse_fails("time:41,worker:5,sequence:12,datacenter:1,worker:1", "more than 4 fields");
+    parse_fails("time:41,datacenter:5,datacenter:5,sequence:12", "field datacenter listed twice");
+    parse_fails("time:41,datacenter:5,sequence:12", "field worker is missing");
+    parse_fails("twitters", "expected name:width");
     parse_fails("time:41,worker:10,sequence:12,", "stray comma");
     parse_fails("time:41,,worker:10,sequence:12", "stray comma");
     parse_fails("time:0,worker:10,sequence:12", "width 0 is out of range");
@@ -384,8 +388,68 @@ static void test_js_safe_generator(void) {
     }
 }
 
+/* A named layout parses to its field list and unit; the datacenter ID fits its field. */
+static struct snowflake_layout named(const char *name, const char *fields, int64_t unit) {
+    struct snowflake_layout l;
+    char reason[SNOWFLAKE_REASON_MAX] = "", text[80];
+    CHECK_EQ_INT(snowflake_layout_parse(&l, name, strlen(name), reason, sizeof(reason)), LEAF_OK);
+    snowflake_layout_format(&l, text, sizeof(text));
+    CHECK_EQ_STR(text, fields);
+    CHECK_EQ_INT(l.unit_ms, unit);
+    CHECK_EQ_INT(l.datacenter_id, 0);
+    return l;
+}
+
+static void test_named_layouts(void) {
+    struct snowflake_layout t = named(" twitter ", "time:41,datacenter:5,worker:5,sequence:12", 1);
+    named("sonyflake", SONYFLAKE, 10);
+    named("uid-generator", BAIDU_LONG, 1000);
+    named("js-safe", JS_SAFE, 1);
+    CHECK_EQ_INT(t.shift[SNOWFLAKE_DATACENTER], 17);
+    CHECK_EQ_INT(t.shift[SNOWFLAKE_WORKER], 12);
+    CHECK_EQ_INT(snowflake_layout_workers(&t), 32); /* leases and forever fit the worker only */
+    char reason[SNOWFLAKE_REASON_MAX] = "";
+    CHECK_EQ_INT(snowflake_layout_set_datacenter(&t, 32, reason, sizeof(reason)), LEAF_EINVAL);
+    CHECK(strstr(reason, "holds 0..31") != NULL);
+    CHECK_EQ_INT(snowflake_layout_set_datacenter(&t, 3, reason, sizeof(reason)), LEAF_OK);
+    /* Twitter's formula: ts << 22 | datacenter << 17 | worker << 12 | sequence */
+    int64_t id = snowflake_layout_make(&t, 123456789, 9, 42);
+    CHECK(id == ((INT64_C(123456789) << 22) | (3 << 17) | (9 << 12) | 42));
+    struct snowflake_parts p;
+    CHECK_EQ_INT(snowflake_layout_decode(&t, id, SNOWFLAKE_DEFAULT_EPOCH, &p), LEAF_OK);
+    CHECK_EQ_INT(p.datacenter_id, 3);
+    CHECK_EQ_INT(p.worker_id, 9);
+    CHECK_EQ_INT(p.sequence, 42);
+    CHECK(p.ticks == 123456789);
+    /* the generator writes the datacenter into every ID */
+    struct snowflake_gen g;
+    snowflake_gen_init_layout(&g, &t, SNOWFLAKE_DEFAULT_EPOCH, 7);
+    snowflake_gen_set_worker(&g, 9);
+    int64_t ids[100], wait = 0;
+    CHECK_EQ_INT(snowflake_gen_next(&g, NOW_2026, ids, 100, &wait), LEAF_OK);
+    for (int i = 0; i < 100; i++) {
+        CHECK_EQ_INT(snowflake_layout_decode(&t, ids[i], SNOWFLAKE_DEFAULT_EPOCH, &p), LEAF_OK);
+        CHECK_EQ_INT(p.datacenter_id, 3);
+        CHECK_EQ_INT(p.worker_id, 9);
+        CHECK(i == 0 || ids[i] > ids[i - 1]);
+    }
+    /* a datacenter ID without a datacenter field is refused, 0 is fine */
+    struct snowflake_layout d;
+    snowflake_layout_default(&d);
+    CHECK_EQ_INT(snowflake_layout_set_datacenter(&d, 1, reason, sizeof(reason)), LEAF_EINVAL);
+    CHECK(strstr(reason, "needs a layout with a datacenter field") != NULL);
+    CHECK_EQ_INT(snowflake_layout_set_datacenter(&d, 0, reason, sizeof(reason)), LEAF_OK);
+    /* js-safe: the largest ID it can make is below 2^53 */
+    struct snowflake_layout j = named("js-safe", JS_SAFE, 1);
+    int64_t top = snowflake_layout_make(&j, snowflake_layout_max(&j, SNOWFLAKE_TIME),
+                                        snowflake_layout_max(&j, SNOWFLAKE_WORKER),
+                                        snowflake_layout_max(&j, SNOWFLAKE_SEQUENCE));
+    CHECK(top < (INT64_C(1) << 53));
+}
+
 int main(void) {
     TEST(test_parse_default_is_todays_layout);
+    TEST(test_named_layouts);
     TEST(test_parse_errors);
     TEST(test_horizon);
     TEST(test_round_trips_and_foreign_formulas);

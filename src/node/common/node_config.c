@@ -19,8 +19,14 @@ static leaf_status_t layout_parse(const struct leaf_config *cfg, struct snowflak
                                cap) != LEAF_OK) {
         return LEAF_EINVAL;
     }
+    /* A named layout brings its unit; a unit other than the default 1 overrides it. */
     *key = "leafd.snowflake.time.unit.ms";
-    return snowflake_layout_set_unit(out, cfg->time_unit_ms, why, cap);
+    int64_t unit = cfg->time_unit_ms == 1 ? out->unit_ms : cfg->time_unit_ms;
+    if (snowflake_layout_set_unit(out, unit, why, cap) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    *key = "leafd.snowflake.datacenter.id";
+    return snowflake_layout_set_datacenter(out, cfg->datacenter_id, why, cap);
 }
 
 leaf_status_t node_config_layout(const struct leaf_config *cfg, struct snowflake_layout *out) {

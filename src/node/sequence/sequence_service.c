@@ -23,6 +23,7 @@
 #include "log.h"
 #include "node_ip.h"
 #include "sequence_elect.h"
+#include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_service_floor.h"
 
@@ -90,9 +91,15 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
     return e;
 }
 
-leaf_status_t sequence_service_next(struct sequence_service *svc, const char *name, size_t len,
-                                    int64_t n, int64_t *first, int may_create, struct leaf_wait *w,
-                                    struct sequence_where *where) {
+/*
+ * The request path of sequence_service_next() and sequence_service_number(): with a
+ * numbering, the values start where sequence_numbering_range() says after the last one
+ * (LEAF_ERANGE: the period's counter is used up), else after the last one.
+ */
+static leaf_status_t issue(struct sequence_service *svc, const char *name, size_t len, int64_t n,
+                           int64_t *first, int may_create, struct leaf_wait *w,
+                           struct sequence_where *where, const struct sequence_numbering *d,
+                           int64_t period) {
     leaf_status_t rc = LEAF_OK;
     int kick = 0;
     if (w != NULL) {
@@ -101,7 +108,13 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
     lockstat_lock(&svc->lock, &svc->lock_stat);
     struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
-        rc = sequence_state_issue(&e->st, &svc->lease, clock_mono_ms(), n, first);
+        int64_t start = 0;
+        if (d != NULL && e->st.phase == SEQUENCE_SERVING) {
+            rc = sequence_numbering_range(d, e->st.last, period, n, &start);
+        }
+        if (rc == LEAF_OK) {
+            rc = sequence_state_issue_from(&e->st, &svc->lease, clock_mono_ms(), n, start, first);
+        }
         if (rc == LEAF_EAGAIN) {
             wait_on(svc, e, w);
         }
@@ -127,6 +140,21 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
         uv_async_send(&svc->async);
     }
     return rc;
+}
+
+leaf_status_t sequence_service_next(struct sequence_service *svc, const char *name, size_t len,
+                                    int64_t n, int64_t *first, int may_create, struct leaf_wait *w,
+                                    struct sequence_where *where) {
+    return issue(svc, name, len, n, first, may_create, w, where, NULL, 0);
+}
+
+leaf_status_t sequence_service_number(struct sequence_service *svc,
+                                      const struct sequence_numbering *d, int64_t period, int64_t n,
+                                      int64_t *first, struct leaf_wait *w,
+                                      struct sequence_where *where) {
+    char name[SEQ_NUMBERING_SEQ_MAX];
+    int len = snprintf(name, sizeof(name), SEQ_NUMBERING_SEQ_PREFIX "%s", d->name);
+    return issue(svc, name, (size_t)len, n, first, 0, w, where, d, period);
 }
 
 leaf_status_t sequence_service_last(struct sequence_service *svc, const char *name, size_t len,
@@ -229,6 +257,7 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
                                    sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->floors.fd = -1;
+    sequence_service_numbering_init(svc);
     if (sequence_service_shard_init(svc) != LEAF_OK) {
         sequence_service_shard_free(svc);
         free(svc);
@@ -471,6 +500,7 @@ void sequence_service_free(struct sequence_service *svc) {
         return;
     }
     zk_names_free(svc->line, svc->nline);
+    sequence_service_numbering_free(svc);
     sequence_service_floor_free(svc);
     sequence_service_shard_free(svc);
     for (size_t i = 0; i < svc->count; i++) {

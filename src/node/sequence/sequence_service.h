@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "session.h"
 #include "status.h"
@@ -71,6 +72,42 @@ int sequence_service_enabled(const struct sequence_service *svc);
 leaf_status_t sequence_service_next(struct sequence_service *svc, const char *name, size_t len,
                                     int64_t n, int64_t *first, int may_create, struct leaf_wait *w,
                                     struct sequence_where *where);
+
+/*
+ * Business numbers (docs/id-shapes.md, "Business numbers"): n values of the numbering d's
+ * sequence ("numbering:<name>") at the primary's clock's period (sequence_service_numbering_
+ * period), the period kept in the values (sequence/sequence_numbering.h). As
+ * sequence_service_next(), and LEAF_ERANGE when the period's counter would pass its width.
+ */
+leaf_status_t sequence_service_number(struct sequence_service *svc,
+                                      const struct sequence_numbering *d, int64_t period, int64_t n,
+                                      int64_t *first, struct leaf_wait *w,
+                                      struct sequence_where *where);
+
+/*
+ * The numberings' definitions, the table /leafd/{leaf.name}/numberings
+ * (sequence_service_numbering.c). Any event-loop thread.
+ * find: d's definition when known; else, unless the table was read after since_ms
+ * (monotonic), a read is asked for and w parked (LEAF_EAGAIN); LEAF_ENOTFOUND when the
+ * table read since then has no such name.
+ * create: adds d (its sequence at 0, then its line) as a parked job (ticket as
+ * sequence_service_create_seq): LEAF_OK, LEAF_EEXIST, LEAF_EUNAVAIL, LEAF_ENOMEM.
+ * list: the table read now, as a parked job; *n definitions into out (room for cap).
+ * period: the period index and the local day of the wall clock wall_ms in d's time zone
+ * (its tzdata file read once per process); LEAF_ENOTFOUND when the zone has no readable file.
+ */
+leaf_status_t sequence_service_numbering_find(struct sequence_service *svc, const char *name,
+                                              size_t len, int64_t since_ms,
+                                              struct sequence_numbering *d, struct leaf_wait *w);
+leaf_status_t sequence_service_numbering_create(struct sequence_service *svc,
+                                                const struct sequence_numbering *d, int *ticket,
+                                                struct leaf_wait *w);
+leaf_status_t sequence_service_numbering_list(struct sequence_service *svc,
+                                              struct sequence_numbering *out, int cap, int *n,
+                                              int *ticket, struct leaf_wait *w);
+leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
+                                                const struct sequence_numbering *d, int64_t wall_ms,
+                                                int64_t *period, int64_t *day);
 
 /*
  * The last ID issued of the sequence (GET sequence:<name>), answered by the

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "jobs.h"
 #include "lockstat.h"
+#include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
@@ -50,12 +51,15 @@ enum {
     OP_PEER_GET,
     OP_SEQ,
     OP_ADMIN_CREATE,
-    OP_SEQ_GIVEBACK,  /* sequence_service_heal.c */
-    OP_PARENT_CREATE, /* sequence_service_heal.c; the answer is not needed */
-    OP_SHARD_READ,    /* sequence_service_shard.c: the map */
-    OP_SHARD_WRITE,   /* the coordinator's new map */
-    OP_SHARD_HB,      /* this node's owner node: heartbeat and applied epoch */
-    OP_SHARD_HB_LIST, /* the owner nodes, for the barrier */
+    OP_SEQ_GIVEBACK,    /* sequence_service_heal.c */
+    OP_PARENT_CREATE,   /* sequence_service_heal.c; the answer is not needed */
+    OP_NUMBERING_SEQ,   /* sequence_service_numbering.c: a new numbering's sequence */
+    OP_NUMBERING_READ,  /* the table of definitions */
+    OP_NUMBERING_WRITE, /* the table with a new line */
+    OP_SHARD_READ,      /* sequence_service_shard.c: the map */
+    OP_SHARD_WRITE,     /* the coordinator's new map */
+    OP_SHARD_HB,        /* this node's owner node: heartbeat and applied epoch */
+    OP_SHARD_HB_LIST,   /* the owner nodes, for the barrier */
     OP_SHARD_HB_GET,
     OP_SHARD_HB_DELETE,
     OP_SHARD_GATE_MEMBERS, /* the gate: the member records' names */
@@ -96,6 +100,43 @@ struct seq_floors {
     char path[600];
     struct seq_entry **list; /* guarded by lock: entries whose floor changed */
     size_t n, cap;
+};
+
+/* Business numbers (sequence_service_numbering.c). */
+#define SEQ_NUMBERING_SEQ_PREFIX "numbering:" /* + name: the numbering's sequence */
+#define SEQ_NUMBERING_SEQ_MAX (sizeof(SEQ_NUMBERING_SEQ_PREFIX) + SEQUENCE_NUMBERING_NAME_MAX)
+#define SEQ_NUMBERINGS_MAX 256
+#define SEQ_NUMBERING_JOBS 16
+#define SEQ_NUMBERING_TRIES 5 /* a create whose write lost a race reads and writes again */
+
+/* A parked numbering job: a create (its definition) or a read of the table. */
+struct seq_numbering_job {
+    struct leaf_job job; /* first: the slot is one of jobs' (src/base/jobs.h) */
+    int create;
+    int tries;
+    struct sequence_numbering def;
+};
+
+struct seq_zone;
+
+/*
+ * The numberings. defs, n, read_ms, refresh, waiters and the jobs are guarded by svc->lock;
+ * running and version belong to the control thread; zones has its own lock (zlock), taken
+ * alone.
+ */
+struct seq_numberings {
+    struct sequence_numbering defs[SEQ_NUMBERINGS_MAX];
+    int n;
+    int64_t read_ms; /* monotonic ms of the last read answered; -1 none */
+    int refresh;     /* an event loop asks for a read (a name not known) */
+    struct leaf_wait_list waiters;
+    struct seq_numbering_job slots[SEQ_NUMBERING_JOBS];
+    struct leaf_jobs jobs;
+    int running;     /* the job being run (one at a time), -1 none; -2 the refresh */
+    int32_t version; /* of the table read; -1 when it does not exist */
+    char path[SEQ_DIR_MAX];
+    pthread_mutex_t zlock;
+    struct seq_zone *zones;
 };
 
 /* An admin create; guarded by svc->lock. */
@@ -232,6 +273,7 @@ struct sequence_service {
     uint64_t giveback_ok, giveback_refused;
 
     struct seq_shards shards;
+    struct seq_numberings numberings;
 };
 
 /* sequence_service_table.c, the floor every other sequence file stands on; lock held.
@@ -244,6 +286,15 @@ struct seq_entry *sequence_service_table_get(struct sequence_service *svc, const
                                              size_t len);
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
 int sequence_service_table_slot(const char *name, size_t len);
+
+/* sequence_service_numbering.c: set-up and teardown (create, free), the control thread's
+ * work (run: the next job; on_zk: an OP_NUMBERING_* answer; expired: the session's jobs
+ * fail). */
+void sequence_service_numbering_init(struct sequence_service *svc);
+void sequence_service_numbering_free(struct sequence_service *svc);
+void sequence_service_numbering_run(struct sequence_service *svc);
+void sequence_service_numbering_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_numbering_expired(struct sequence_service *svc);
 
 /* sequence_service_heal.c: after sequence_state_done() on e (lock held): logs refused writes and a
  * ZooKeeper max below the floor, queues the floor, asks for a step-down when e gave up. */

@@ -503,6 +503,7 @@ static void on_state(struct sequence_service *svc, int state) {
     pthread_mutex_unlock(&svc->lock);
     if (state == ZK_STATE_EXPIRED) {
         fail_running_creates(svc);
+        sequence_service_numbering_expired(svc);
         sequence_service_zk_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
@@ -609,6 +610,9 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_SEQ: on_seq(svc, ev); break;
     case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
     case OP_SEQ_GIVEBACK: sequence_service_heal_on_giveback(svc, ev); break;
+    case OP_NUMBERING_SEQ:
+    case OP_NUMBERING_READ:
+    case OP_NUMBERING_WRITE: sequence_service_numbering_on_zk(svc, ev); break;
     default: break;
     }
 }
@@ -649,6 +653,7 @@ void sequence_service_zk_on_idle(void *arg) {
         demote(svc);
     }
     run_creates(svc);
+    sequence_service_numbering_run(svc);
     run_dirty(svc);
 }
 
