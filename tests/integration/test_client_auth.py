@@ -7,28 +7,10 @@ too (403). Plain http with the right user works as well. docs/man/leafd_client.3
 import json
 import os
 import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB = os.environ["LIBLEAFD_CLIENT"]
+from clientbinding import import_leafd
 
-
-def preload_sanitizer():
-    """As in test_client_python: a sanitizer build's library needs its runtime loaded first."""
-    if os.environ.get("CLIENT_TEST_PRELOADED"):
-        os.environ.pop("LD_PRELOAD", None)
-        return
-    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if ("libasan" in line or "libtsan" in line) and "=>" in line:
-            env = dict(os.environ, LD_PRELOAD=line.split("=>")[1].split()[0],
-                       ASAN_OPTIONS="detect_leaks=0", CLIENT_TEST_PRELOADED="1")
-            os.execve(sys.executable, [sys.executable] + sys.argv, env)
-
-
-preload_sanitizer()
-sys.path.insert(0, os.path.join(ROOT, "src", "client", "python"))
-import leafd  # noqa: E402
+leafd = import_leafd()
 from leafdtest import Env, check, free_port, http, log, seg_props  # noqa: E402
 from zkhelpers import zk_props  # noqa: E402
 

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 from leafdtest import Env, check, log, seg_props, static_props
 

@@ -2,36 +2,13 @@
 nodes, one killed with -9 mid-run; 4 threads of next() and next_many(): no failed call, no ID
 repeated, segment IDs ascending per thread; snowflake IDs unique; the errors as leafd.Error with
 the C library's codes. The same checks as test_client_failover, from Python."""
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB = os.environ["LIBLEAFD_CLIENT"]
+from clientbinding import import_leafd
 
-
-def preload_sanitizer():
-    """A library built with ASan (the test build) or TSan (tools/tsan) needs its runtime
-    loaded first: start this
-    script again with it in LD_PRELOAD (taken out of the environment again at once, so the
-    servers this test starts do not inherit it)."""
-    if os.environ.get("CLIENT_TEST_PRELOADED"):
-        os.environ.pop("LD_PRELOAD", None)
-        return
-    out = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if ("libasan" in line or "libtsan" in line) and "=>" in line:
-            env = dict(os.environ, LD_PRELOAD=line.split("=>")[1].split()[0],
-                       ASAN_OPTIONS="detect_leaks=0", CLIENT_TEST_PRELOADED="1")
-            os.execve(sys.executable, [sys.executable] + sys.argv, env)
-
-
-preload_sanitizer()
-sys.path.insert(0, os.path.join(ROOT, "src", "client", "python"))
-import leafd  # noqa: E402
+leafd = import_leafd()
 from leafdtest import Env, check, log, seg_props, static_props  # noqa: E402
 
 PER_THREAD = 100000

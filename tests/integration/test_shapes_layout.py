@@ -13,11 +13,9 @@ layout, and its IDs read back with that system's own decomposition.
 - forever mode: a worker ID above the layout's largest stops start-up
   (layout worker:1: the third node's worker ID 2 does not fit)."""
 import json
-import os
-import subprocess
 import time
 
-from leafdtest import LEAFD_BIN, Env, check, log, static_props
+from leafdtest import Env, check, log, static_props
 from zkhelpers import start_expect_exit, zk_props
 
 SONYFLAKE_EPOCH = 1409529600000
@@ -118,15 +116,6 @@ check(good == total and total > 1000, "uid-generator's parseUID reads the right 
 check(baidu.stop() == 0, "the Baidu node stops cleanly")
 
 
-def check_config(props):
-    path = os.path.join(env.dir, "check.properties")
-    with open(path, "w") as f:
-        for k, v in props.items():
-            f.write("%s = %s\n" % (k, v))
-    r = subprocess.run([LEAFD_BIN, "--check-config", "-c", path], capture_output=True, text=True,
-                       timeout=30)
-    return r.returncode, r.stderr
-
 
 log("configuration errors name the key")
 for layout, unit, want in (
@@ -136,11 +125,11 @@ for layout, unit, want in (
         ("time:41,worker:10,sequence:12,worker:3", "1", "leafd.snowflake.layout:"),
         ("time:41,rack:10,sequence:12", "1", "leafd.snowflake.layout: unknown field \"rack\""),
         ("time:41,worker:12,sequence:12", "1", "leafd.snowflake.layout: widths sum to 65 bits")):
-    rc, err = check_config(static_props(**{"leafd.snowflake.layout": layout,
+    rc, err = env.check_config(static_props(**{"leafd.snowflake.layout": layout,
                                           "leafd.snowflake.time.unit.ms": unit}))
     check(rc == 1 and "check.properties:5: " + want in err,
           "%s: --check-config exits 1 naming the key: %r" % (layout, err))
-rc, err = check_config(static_props(worker=16, **{"leafd.snowflake.layout": "time:41,worker:4,sequence:8"}))
+rc, err = env.check_config(static_props(worker=16, **{"leafd.snowflake.layout": "time:41,worker:4,sequence:8"}))
 check(rc == 1 and "leafd.snowflake.worker.id: 16 does not fit" in err, "static worker ID too wide: %r" % err)
 
 log("forever mode: a worker ID above the layout's largest stops start-up")

@@ -8,10 +8,8 @@
 - `js-safe`: IDs stay below 2^53;
 - configuration errors name leafd.snowflake.datacenter.id."""
 import json
-import os
-import subprocess
 
-from leafdtest import LEAFD_BIN, Env, check, log, static_props
+from leafdtest import Env, check, log, static_props
 from zkhelpers import zk_props
 
 EPOCH = 1288834974657
@@ -71,24 +69,15 @@ for n in nodes:
     check(n.stop() == 0, "%s stops cleanly" % n.name)
 
 
-def check_config(props):
-    path = os.path.join(env.dir, "check.properties")
-    with open(path, "w") as f:
-        for k, v in props.items():
-            f.write("%s = %s\n" % (k, v))
-    r = subprocess.run([LEAFD_BIN, "--check-config", "-c", path], capture_output=True, text=True,
-                       timeout=30)
-    return r.returncode, r.stderr
-
 
 log("configuration errors name the key")
 for layout, dc, want in (("twitter", "32", "holds 0..31"),
                          ("time:41,worker:10,sequence:12", "1", "needs a layout with a datacenter")):
-    rc, err = check_config(static_props(**{"leafd.snowflake.layout": layout,
+    rc, err = env.check_config(static_props(**{"leafd.snowflake.layout": layout,
                                           "leafd.snowflake.datacenter.id": dc}))
     check(rc == 1 and "leafd.snowflake.datacenter.id: " in err and want in err,
           "%s, datacenter %s: --check-config exits 1 naming the key: %r" % (layout, dc, err))
-rc, err = check_config(static_props(worker=32, **{"leafd.snowflake.layout": "twitter"}))
+rc, err = env.check_config(static_props(worker=32, **{"leafd.snowflake.layout": "twitter"}))
 check(rc == 1 and "leafd.snowflake.worker.id: 32 does not fit" in err,
       "twitter: worker 32 does not fit the 5-bit worker field: %r" % err)
 env.finish()

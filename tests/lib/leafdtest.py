@@ -465,6 +465,17 @@ class Env:
         self.close()
         return False
 
+    def check_config(self, props):
+        """`leafd --check-config` of props (a dict) written as a file in this Env's dir:
+        (exit code, stderr)."""
+        path = os.path.join(self.dir, "check.properties")
+        with open(path, "w") as f:
+            for k, v in props.items():
+                f.write("%s = %s\n" % (k, v))
+        r = subprocess.run([LEAFD_BIN, "--check-config", "-c", path], capture_output=True,
+                           text=True, timeout=30)
+        return r.returncode, r.stderr
+
     def zookeeper(self, **kw):
         z = ZooKeeper(self, **kw)
         self.servers.append(z)
