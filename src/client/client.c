@@ -415,28 +415,26 @@ int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
     return next_slow(k->c, k, id, 1);
 }
 
+/* The key's handle: the table's (no lock), or a new one (key_get); 0 or an error code. */
+static int key_of(leafd_client *c, const char *key, struct leafd_client_key **k) {
+    *k = lookup(c, key);
+    return *k != NULL ? 0 : key_get(c, key, k);
+}
+
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
     if (c == NULL || key == NULL || ids == NULL || n == 0)
         return LEAFD_CLIENT_EINVAL;
-    struct leafd_client_key *k = lookup(c, key);
-    if (k == NULL) {
-        int rc = key_get(c, key, &k);
-        if (rc != 0)
-            return rc;
-    }
-    return leafd_client_key_next_many(k, ids, n);
+    struct leafd_client_key *k;
+    int rc = key_of(c, key, &k);
+    return rc != 0 ? rc : leafd_client_key_next_many(k, ids, n);
 }
 
 int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
     if (c == NULL || key == NULL || id == NULL)
         return LEAFD_CLIENT_EINVAL;
-    struct leafd_client_key *k = lookup(c, key);
-    if (k == NULL) {
-        int rc = key_get(c, key, &k);
-        if (rc != 0)
-            return rc;
-    }
-    return leafd_client_key_next(k, id);
+    struct leafd_client_key *k;
+    int rc = key_of(c, key, &k);
+    return rc != 0 ? rc : leafd_client_key_next(k, id);
 }
 
 /* ---- open and close ------------------------------------------------------------------------ */
