@@ -562,6 +562,7 @@ static void add_listener(struct daemon *d, enum door_proto proto, const char *wh
         .proto = ops,
         .proto_arg = arg,
         .tls = tls,
+        .claim_fd = -1,
     };
 }
 

@@ -1124,30 +1124,6 @@ static void loop_thread(void *arg) {
 
 /* ---- listeners ------------------------------------------------------------ */
 
-leaf_status_t net_listen_probe(const struct net_listen_config *lc) {
-    struct sockaddr_in addr;
-    int one = 1;
-    leaf_status_t rc = LEAF_ERR;
-    if (uv_ip4_addr(lc->host, lc->port, &addr) != 0) {
-        log_error("net", "bad listen address %s", lc->addr);
-        return LEAF_EINVAL;
-    }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        log_error("net", "socket() failed: %s", strerror(errno));
-        return LEAF_ERR;
-    }
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
-        bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
-        rc = LEAF_OK;
-    } else {
-        log_error("net", "bind(%s) for %s failed: %s", lc->addr, lc->what ? lc->what : "listening",
-                  strerror(errno));
-    }
-    close(fd);
-    return rc;
-}
-
 /* Opens a listening socket with SO_REUSEPORT, so every loop has its own. */
 static int listen_socket(const struct net_listen_config *lc) {
     struct sockaddr_in addr;

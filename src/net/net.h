@@ -65,6 +65,9 @@ struct net_listen_config {
      * process, one per loop; loop i adopts fds[i] instead of binding (i < nfds). */
     const int *fds;
     int nfds;
+    /* The claim on this address net_listen_probe took (net_claim.c), held until the process
+     * exits; -1 = none yet. Owned by the main thread. */
+    int claim_fd;
 };
 
 struct net_limits {
@@ -79,11 +82,13 @@ struct net_limits {
 struct net_server;
 
 /*
- * Fails (logged, naming the address) when another process listens on the
- * address. The listeners use SO_REUSEPORT, which would otherwise let a
- * second leafd share the port. Called before anything is registered.
+ * Claims the address for this process (net_claim.c, docs/OPERATIONS.md "One
+ * process per listen address"), then fails (logged, naming the address) when
+ * another process listens there. The listeners use SO_REUSEPORT, which would
+ * otherwise let a second leafd share the port. Called before anything is
+ * registered; the claim stays in lc->claim_fd until the process exits.
  */
-leaf_status_t net_listen_probe(const struct net_listen_config *lc);
+leaf_status_t net_listen_probe(struct net_listen_config *lc);
 
 /* Binds every loop's listeners and starts the loop threads (errors logged). */
 leaf_status_t net_server_start(struct net_server **out, const struct net_limits *limits,

@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 import time
 
-from leafdtest import (LEAFD_BIN, Env, check, free_port, http, log, port_open, static_props)
+from leafdtest import (LEAFD_BIN, Env, check, free_port, http, log, port_open, static_props,
+                       wait_until)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -278,6 +279,43 @@ def main():
               % rc if rc is None else "port in use by another leafd: exit non-zero (got %s)" % rc)
         check("127.0.0.1:%d" % node.port in (err or ""),
               "port in use by another leafd: message names the address (got %r)" % (err or "")[:300])
+        node.stop()
+
+        # Two leafd started together on one address (docs/OPERATIONS.md, "One process per
+        # listen address"): a bare probe bind would let both pass before either listened, and
+        # their SO_REUSEPORT sockets would then share the port. Exactly one must serve and the
+        # other exit naming the address, every round.
+        shared = 0
+        for rnd in range(8):
+            port = free_port()
+            confs = [write(d, "together%d%s.properties" % (rnd, c), GOOD % (port, data + "t%d%s" % (rnd, c)))
+                     for c in "ab"]
+            procs = [subprocess.Popen([LEAFD_BIN, "-c", c], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True) for c in confs]
+            try:
+                # The loser exits at once; the winner serves on (3 s: a start of a static node).
+                wait_until(lambda: any(p.poll() is not None for p in procs), 3)
+                wait_until(lambda: http(port, "/health")[0] == 200, 3)
+                alive = [p for p in procs if p.poll() is None]
+                exited = [p for p in procs if p.poll() is not None]
+                if len(alive) == 1 and len(exited) == 1:
+                    err = exited[0].stderr.read()
+                    check(exited[0].returncode != 0 and "127.0.0.1:%d" % port in err
+                          and "another leafd" in err,
+                          "round %d: the second of two started together exits naming the address "
+                          "(exit %s: %r)" % (rnd, exited[0].returncode, err.strip()[-300:]))
+                else:
+                    shared += len(alive) == 2
+                    check(False, "round %d: exactly one of two leafd started together on one port "
+                          "serves (%d running: %s)" % (rnd, len(alive), "they share the port"
+                                                       if len(alive) == 2 else "none"))
+            finally:
+                for p in procs:
+                    if p.poll() is None:
+                        p.terminate()
+                        p.wait(10)
+                    p.stderr.close()
+        log("8 rounds of two leafd started together on one port: %d shared it" % shared)
         env.finish()
 
 

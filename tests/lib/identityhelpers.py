@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 
-from leafdtest import free_port, log, zkcli
+from leafdtest import free_port, log, reserve_port, zkcli
 from zkhelpers import cli_list, zk_props
 
 
@@ -177,12 +177,14 @@ def znode_stat(zk, path):
 
 
 def free_port_on(ip):
-    """A free TCP port on one loopback address (127.0.0.x)."""
-    s = socket.socket()
-    s.bind((ip, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A free TCP port on one loopback address (127.0.0.x), held for this test process as
+    free_port holds its ports."""
+    while True:
+        with socket.socket() as s:
+            s.bind((ip, 0))
+            port = s.getsockname()[1]
+        if reserve_port(port):
+            return port
 
 
 def named(zk_address, name, ip, data_dir=None, session_ms=6000):

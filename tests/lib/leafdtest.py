@@ -49,15 +49,50 @@ def log(msg):
 
 
 _ports_given = set()
+_PORT_DIR = os.path.join(tempfile.gettempdir(), "leafd-test-ports")
+_port_locks = {}  # port -> (path, fd): held until this test process exits
+
+
+def reserve_port(p):
+    """True when no other test process holds port p: each port given out is a locked file in
+    _PORT_DIR for the life of the test process that got it. Tests run in parallel, and the kernel
+    may hand a port one test picked (bound to 0, then closed) to another test before the first
+    test's server listens on it; two servers of one user would then share it (SO_REUSEPORT)."""
+    import fcntl
+    os.makedirs(_PORT_DIR, exist_ok=True)
+    path = os.path.join(_PORT_DIR, str(p))
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A holder that exited may have unlinked the file after we opened it: the lock must be
+        # on the file the path names now.
+        if os.fstat(fd).st_ino != os.stat(path).st_ino:
+            raise OSError("the port's file was replaced")
+    except OSError:
+        os.close(fd)
+        return False
+    _port_locks[p] = (path, fd)
+    return True
+
+
+@atexit.register
+def _release_ports():
+    for path, fd in _port_locks.values():
+        try:
+            os.unlink(path)  # while still locked: a waiter sees the inode change and retries
+        except OSError:
+            pass
+        os.close(fd)
 
 
 def free_port():
-    """A free loopback port, never the same one twice in one test process."""
+    """A free loopback port, never the same one twice in one test process, nor one another
+    test process running now was given (reserve_port)."""
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             p = s.getsockname()[1]
-        if p not in _ports_given:
+        if p not in _ports_given and reserve_port(p):
             _ports_given.add(p)
             return p
 
