@@ -48,9 +48,14 @@ def main():
         line = p.stdout.readline().split()
         log("nodes back: %r, %.2f s after they were ready" % (line, time.time() - t_back))
         check(line[:1] == ["recovered"], "the client recovered by itself: %r" % line)
-        out, err = p.communicate(timeout=60)
+        # Read on through p.stdout's own buffer: readline may have taken the summary in with
+        # "recovered" (a slow reader), and communicate() would read past it from the bare pipe
+        # and lose it (what failed once under TSan). stderr is a few log lines: no deadlock.
+        out = p.stdout.read()
+        err = p.stderr.read()
+        p.wait(timeout=60)
         lines = out.splitlines()
-        # Its summary is the last line; without one, say how it ended (once under TSan, fc21).
+        # Its summary is the last line; without one, say how it ended.
         check(lines != [], "client_load printed its summary (exit %s; stderr: %s)" %
               (p.returncode, " | ".join(err.splitlines()[-5:])))
         s = json.loads(lines[-1]) if lines else {}
