@@ -8,7 +8,16 @@ RESP) on one sequence the whole time, while in turn:
      redirects/TRYAGAIN/503 is printed exactly and asserted < 1 s (the
      documented figure is 200 ms); no other error at all; the demoted node
      redirects to the new primary;
-  2. the primary's ZooKeeper session is expired (tests/tools/zk_expire on
+  2. the primary is demoted while ZooKeeper stalls (SIGSTOP for 1.2 s: longer
+     than the 1 s after which a node lists the line again, shorter than the
+     2/3 session timeout after which its client gives up the connection), so
+     that a list the demoted node sent before its delete is answered after
+     its release: the next node takes over once ZooKeeper answers, the
+     demoted node never takes the role back and nobody waits out a lease
+     (both once happened: the old primary acted on that list, claimed the
+     lease over "released", and the next one waited 4/3 session timeout);
+     the handover counted from the end of the stall is printed;
+  3. the primary's ZooKeeper session is expired (tests/tools/zk_expire on
      every live session id the node logged, cross-checked with ZooKeeper's
      `cons`; see seqcluster.node_sessions): a standby serves within 4/3 of the
      session timeout + 2 s (a session closed from outside ends before the
@@ -17,7 +26,8 @@ RESP) on one sequence the whole time, while in turn:
      primary comes back as a standby.
 After each fault: IDs unique and in real-time order over all answers so far,
 gap at most one batch. At the end the persisted max covers every ID seen.
-Fails fast when sequences are absent. About 35 s."""
+Fails fast when sequences are absent. About 40 s."""
+import signal
 import time
 
 from leafdtest import Env, check, http, log, wait_until
@@ -61,7 +71,38 @@ check(pst[0] == 307 and new is not None and pst[2] == "127.0.0.1:%d" % new.port,
       "the demoted node redirects to the new primary: %s" % (pst,))
 time.sleep(1.0)
 
-# ---- 2. the primary's ZooKeeper session expires -------------------------------
+# ---- 2. demote while ZooKeeper stalls -------------------------------------------
+old = new or find_primary(nodes)
+STALL_S = 1.2
+elected = old.log_text().count("elected sequence primary")
+waited = sum(n.log_text().count("before issuing") for n in nodes)
+log("demote %s while ZooKeeper stalls %.1f s" % (old.name, STALL_S))
+t_fault = time.monotonic()
+zk.proc.p.send_signal(signal.SIGSTOP)
+try:
+    st, body, _ = http(old.port, "/api/cluster/demote", method="POST", body="")
+    time.sleep(max(0.0, STALL_S - (time.monotonic() - t_fault)))
+finally:
+    zk.proc.p.send_signal(signal.SIGCONT)
+t_cont = time.monotonic()
+check(200 <= st < 300, "demote is accepted while ZooKeeper stalls (%d %s)" % (st, body[:120]))
+new = find_primary(nodes, timeout=10, exclude=old)
+check(new is not None, "another node became primary after the stalled demote")
+check(wl.settle(10), "every client gets IDs again after the stalled demote")
+time.sleep(1.0)
+fig = report(wl, "demote during a stall", t_fault, time.monotonic(), BATCH)
+first = first_answer(fig["records"], t_cont, exclude=old.name)
+log("demote during a stall: first ID from %s %.1f ms after ZooKeeper answered again" % (
+    first.node if first else "-", ((first.recv - t_cont) if first else float("inf")) * 1000))
+check(old.log_text().count("elected sequence primary") == elected,
+      "the demoted node %s did not take the role back" % old.name)
+check(sum(n.log_text().count("before issuing") for n in nodes) == waited,
+      "no node waited out a lease after the stalled demote (it was released)")
+check(not fig["other"], "after the stalled demote clients saw only redirects/TRYAGAIN/503 "
+      "no_primary, no other error: %s" % fig["other"][:3])
+time.sleep(1.0)
+
+# ---- 3. the primary's ZooKeeper session expires -------------------------------
 old = new or find_primary(nodes)
 sids, how = node_sessions(old, [zk])
 log("%s: ZooKeeper sessions %s (found by %s)" % (old.name, sids, how))

@@ -234,6 +234,9 @@ struct sequence_service {
     int64_t
         recorded_sid; /* the session written to sequence-session (sequence_service_previous.c) */
     int creating, listing, heartbeat_inflight, deleting, stopping;
+    /* 1 from a demotion until its election node's delete is answered (or the session
+     * expired): the election's answers are ignored (sequence_service_zk.c, leave_line()). */
+    int leaving;
     /* Taking over (see sequence_service_zk.c, "the lease node"): 0 no, 1 reading the
      * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */
     int taking_over;

@@ -142,7 +142,7 @@ static void on_peer(struct sequence_service *svc, const struct zk_event *ev) {
  * that steps down writes "released" after it stopped issuing: no wait either.
  */
 static void takeover_start(struct sequence_service *svc) {
-    if (svc->taking_over) {
+    if (svc->taking_over || svc->leaving) {
         return;
     }
     if (zk_session_aget(&svc->zsub, OP_LEASE_READ, 0, svc->lease_path) == LEAF_OK) {
@@ -224,7 +224,8 @@ static void become_primary(struct sequence_service *svc) {
         return; /* the cron comes back */
     }
     pthread_mutex_lock(&svc->lock);
-    int was = svc->lease.primary || svc->demote_requested; /* a demote waits for on_idle */
+    /* A demote waits for on_idle; a demoted node wins nothing until it is back in line. */
+    int was = svc->lease.primary || svc->demote_requested || svc->leaving;
     if (!was) {
         sequence_lease_win(&svc->lease);
         svc->elections++;
@@ -242,6 +243,12 @@ static void become_primary(struct sequence_service *svc) {
 
 static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     svc->listing = 0;
+    if (svc->leaving) {
+        /* Asked before the demotion's release and delete were applied (ZooKeeper answers
+         * in order): the list still shows this node first in line. Acting on it would
+         * take the role back and write the lease node over "released" (leave_line()). */
+        return;
+    }
     if (ev->result == ZK_RESULT_NONODE) {
         sequence_service_heal_parents(svc); /* the tree was deleted */
     }
@@ -507,7 +514,7 @@ static void on_state(struct sequence_service *svc, int state) {
         sequence_service_zk_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
-        svc->taking_over = 0;
+        svc->taking_over = svc->leaving = 0; /* the election node went with the session */
         svc->giveback_pending =
             0; /* the dead handle's answers are dropped: a stop waits for none */
         log_warn("sequence", "ZooKeeper session expired: getting in line again on the new one");
@@ -525,9 +532,31 @@ static void on_state(struct sequence_service *svc, int state) {
     }
 }
 
+/*
+ * A demoted node leaves the line: it releases the lease when it was primary (the
+ * next primary need not wait it out), then deletes its election node; ZooKeeper
+ * applies them in order, after the give-back. Until the delete is answered the
+ * node is still first in line, and the answer to a list sent before it says so:
+ * svc->leaving makes on_list() ignore such answers. Acting on one took the role
+ * back and wrote the lease node over "released", so the next primary waited out
+ * a lease (4/3 of the session timeout) while the demoted node issued again.
+ * A delete that fails (the connection lost) is sent again by the cron; the
+ * release is not (its answer may have been lost after it landed, and by then the
+ * next primary's heartbeat may stand there).
+ */
+static void leave_line(struct sequence_service *svc) {
+    if (svc->deleting || svc->mine[0] == '\0') {
+        return;
+    }
+    if (zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
+        svc->deleting = 1;
+    }
+}
+
 static void on_delete_done(struct sequence_service *svc, const struct zk_event *ev) {
     svc->deleting = 0;
     if (ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_NONODE) {
+        svc->leaving = 0;
         svc->mine[0] = '\0';
         elect_create(svc); /* back in line, behind every other node */
     }
@@ -547,35 +576,33 @@ static void demote(struct sequence_service *svc) {
     }
     sequence_service_zk_lose_primary(svc, "demoted");
     svc->taking_over = 0;
-    if (svc->mine[0] == '\0' || svc->deleting) {
+    if (svc->mine[0] == '\0' || svc->leaving) {
         return;
     }
-    /* Issuing has stopped: release the lease (the next primary need not wait
-     * it out), then leave the line. */
+    /* Issuing has stopped: give back, release the lease, leave the line. */
     if (was) {
         (void)sequence_service_heal_giveback_send(
-            svc); /* applied before the release and the delete below */
+            svc); /* applied before the release and the delete (leave_line()) */
     }
-    const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
     if (svc->shards.on) {
         sequence_service_shard_release(svc);
     }
+    svc->leaving = 1;
+    const char *release = svc->shards.on ? svc->shards.hb_path : svc->lease_path;
     if (was && release[0] != '\0' &&
         zk_session_aset_version(&svc->zsub, OP_LEASE_RELEASE, 0, release, "released", 8, -1) ==
             LEAF_OK) {
-        svc->deleting = 1;
+        svc->deleting = 1; /* the delete follows the answer (on_lease_release) */
         return;
     }
-    if (zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, svc->mine, -1) == LEAF_OK) {
-        svc->deleting = 1;
-    }
+    leave_line(svc);
 }
 
+/* The release answered, whatever it says (one lost with the connection leaves the next
+ * primary to wait out the lease, as after a crash): the delete. */
 static void on_lease_release(struct sequence_service *svc) {
-    if (svc->mine[0] == '\0' ||
-        zk_session_adelete(&svc->zsub, OP_ELECT_DELETE, 0, svc->mine, -1) != LEAF_OK) {
-        svc->deleting = 0;
-    }
+    svc->deleting = 0;
+    leave_line(svc);
 }
 
 static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
@@ -668,7 +695,9 @@ void sequence_service_zk_on_cron(uv_timer_t *t) {
     if (svc->taking_over == 3 || (svc->taking_over == 0 && sequence_service_shard_may_lead(svc))) {
         become_primary(svc); /* once the previous primary's lease has run out */
     }
-    if (svc->mine[0] == '\0') {
+    if (svc->leaving) {
+        leave_line(svc); /* a delete that failed (the connection lost): again */
+    } else if (svc->mine[0] == '\0') {
         elect_create(svc);
     } else if (now - svc->last_view_ms >= SEQ_VIEW_MS) {
         elect_list(svc);
