@@ -44,7 +44,8 @@ struct leafd_client_key {
     char name[CLIENT_KEY_MAX]; /* immutable after creation */
     enum client_kind kind;
     const char *tag;         /* into name, after the prefix */
-    _Atomic uint64_t hungry; /* callers that found the chain empty (callers add) */
+    _Atomic uint64_t hungry; /* refill rounds callers waited for (callers add, under lock) */
+    _Atomic uint64_t waits;  /* calls that waited for the refill (leafd_client_key_waits) */
     _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
     /* The refill thread's own: */
     struct client_prefetch pf;
@@ -170,6 +171,7 @@ static struct leafd_client_key *key_new(const struct leafd_client *c, const char
     k->kind = kind;
     k->tag = k->name + prefix;
     atomic_init(&k->hungry, 0);
+    atomic_init(&k->waits, 0);
     atomic_init(&k->err, 0);
     client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
                          c->opt.prefetch_window_ms, now_ms());
@@ -373,6 +375,7 @@ static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64
 /* The slow path: the chain ran dry with n IDs still wanted. */
 static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
     int64_t deadline = now_ms() + c->opt.wait_ms;
+    int waited = 0;
     for (;;) {
         size_t got = client_chain_take(&k->chain, ids, n);
         ids += got;
@@ -384,6 +387,11 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
         if (now_ms() >= deadline)
             return err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE;
+        /* Counted once per call, only here: the path served from the buffer adds nothing. */
+        if (!waited) {
+            atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
+            waited = 1;
+        }
         wait_round(c, k, deadline);
         if (err != 0 && atomic_load_explicit(&k->err, memory_order_acquire) != 0 &&
             client_chain_ahead(&k->chain) == 0)
@@ -413,6 +421,10 @@ int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
     if (client_chain_take1(&k->chain, id) == 1)
         return 0;
     return next_slow(k->c, k, id, 1);
+}
+
+uint64_t leafd_client_key_waits(const leafd_client_key *k) {
+    return k != NULL ? atomic_load_explicit(&k->waits, memory_order_relaxed) : 0;
 }
 
 /* The key's handle: the table's (no lock), or a new one (key_get); 0 or an error code. */

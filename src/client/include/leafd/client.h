@@ -63,6 +63,14 @@ LEAFD_CLIENT_API int leafd_client_key_get(leafd_client *c, const char *key, leaf
 LEAFD_CLIENT_API int leafd_client_key_next(leafd_client_key *k, int64_t *id);
 LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n);
 
+/*
+ * The calls on the key (by name or through k, from any thread) that found its buffer empty and
+ * waited for the refill thread, that is for the network, since the key's first use. A call
+ * served from the buffer never adds to it; at a steady rate with a node up it stays still
+ * (docs/BENCHMARKS.md, "IDs in-process"). Read without a lock, from any thread.
+ */
+LEAFD_CLIENT_API uint64_t leafd_client_key_waits(const leafd_client_key *k);
+
 /* Stops the refill thread and frees the handle; its unused IDs are a gap. */
 LEAFD_CLIENT_API void leafd_client_close(leafd_client *c);
 
