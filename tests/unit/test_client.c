@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "client_chain.h"
+#include "client_lastkey.h"
 #include "client_node.h"
 #include "client_options.h"
 #include "client_prefetch.h"
@@ -166,6 +167,44 @@ static void test_prefetch_steady_rate_never_waits(void) {
     CHECK(prefetch_dry_ms(100000, 20, &ramp) > 1000);
 }
 
+/* The thread's last key by name (client_lastkey.h), with made-up handles and keys. */
+static void test_lastkey(void) {
+    struct client_lastkey m = {0};
+    char h1[1] = {0}, h2[1] = {0}; /* two handles: only their addresses count */
+    int k1a = 0, k1b = 0, k2a = 0; /* keys: only their addresses count */
+    const char *a = "segment:a", *b = "segment:b";
+    CHECK(client_lastkey_find(&m, h1, 1, a) == NULL); /* empty */
+    client_lastkey_put(&m, h1, 1, a, &k1a);
+    CHECK(client_lastkey_find(&m, h1, 1, a) == &k1a);
+    char copy[16];
+    snprintf(copy, sizeof(copy), "%s", a); /* the same name in another buffer */
+    CHECK(client_lastkey_find(&m, h1, 1, copy) == &k1a);
+    snprintf(copy, sizeof(copy), "%s", b); /* another name in the same buffer */
+    CHECK(client_lastkey_find(&m, h1, 1, copy) == NULL);
+    CHECK(client_lastkey_find(&m, h1, 1, "segment:") == NULL);   /* a prefix of it */
+    CHECK(client_lastkey_find(&m, h1, 1, "segment:aa") == NULL); /* longer */
+    CHECK(client_lastkey_find(&m, h2, 2, a) == NULL);            /* another handle */
+    /* Two keys of one handle alternating, then two handles alternating: each miss is looked
+     * up (client.c) and put; every hit is the key of that handle and name. */
+    for (int i = 0; i < 4; i++) {
+        const char *name = i % 2 ? b : a;
+        int *want = i % 2 ? &k1b : &k1a;
+        if (client_lastkey_find(&m, h1, 1, name) == NULL)
+            client_lastkey_put(&m, h1, 1, name, want);
+        CHECK(client_lastkey_find(&m, h1, 1, name) == want);
+        void *other = i % 2 ? (void *)&k2a : (void *)&k1a;
+        void *h = i % 2 ? (void *)h2 : (void *)h1;
+        uint64_t gen = i % 2 ? 2 : 1;
+        if (client_lastkey_find(&m, h, gen, a) == NULL)
+            client_lastkey_put(&m, h, gen, a, other);
+        CHECK(client_lastkey_find(&m, h, gen, a) == other);
+    }
+    /* Handle 1 closed, another opened at the same address: a new generation, no match. */
+    client_lastkey_put(&m, h1, 1, a, &k1a);
+    CHECK(client_lastkey_find(&m, h1, 3, a) == NULL);
+    CHECK(client_lastkey_find(&m, NULL, 0, a) == NULL);
+}
+
 static void test_node_failover_and_backoff(void) {
     struct client_node_set s;
     int64_t wait = 0;
@@ -319,6 +358,7 @@ int main(void) {
     TEST(test_prefetch_follows_the_rate);
     TEST(test_prefetch_want);
     TEST(test_prefetch_steady_rate_never_waits);
+    TEST(test_lastkey);
     TEST(test_node_failover_and_backoff);
     TEST(test_reply_parsing);
     TEST(test_chain_order_and_slots);
