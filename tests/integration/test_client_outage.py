@@ -48,9 +48,13 @@ def main():
         line = p.stdout.readline().split()
         log("nodes back: %r, %.2f s after they were ready" % (line, time.time() - t_back))
         check(line[:1] == ["recovered"], "the client recovered by itself: %r" % line)
-        out, err = p.communicate(timeout=60)
+        # The rest through the same reader: communicate() reads the pipe itself and misses what
+        # readline() already buffered, which held the summary whenever it came in one read with
+        # "recovered" (under TSan, once in a few runs). read() ends when client_load exits.
+        out = p.stdout.read()
+        _, err = p.communicate(timeout=60)
         lines = out.splitlines()
-        # Its summary is the last line; without one, say how it ended (once under TSan, fc21).
+        # Its summary is the last line; without one, say how it ended.
         check(lines != [], "client_load printed its summary (exit %s; stderr: %s)" %
               (p.returncode, " | ".join(err.splitlines()[-5:])))
         s = json.loads(lines[-1]) if lines else {}
