@@ -2,7 +2,8 @@
  * libleafd-client's handle: the keys, the callers' paths and the refill
  * thread (src/client/include/leafd/client.h; the manual page docs/man/leafd_client.3).
  *
- * Threads. Callers (any number) look a key up lock-free, take IDs from its
+ * Threads. Callers (any number) look a key up lock-free (first in their own
+ * thread's last key by name, client_lastkey.h), take IDs from its
  * chain lock-free (client_chain.h) and, only when the chain is empty, take
  * the handle's lock to create a key or to wait for the refill. The refill
  * thread (one per handle) owns the connections, the node set, each key's
@@ -22,6 +23,7 @@
 
 #include "client_chain.h"
 #include "client_http.h"
+#include "client_lastkey.h"
 #include "client_node.h"
 #include "client_options.h"
 #include "client_prefetch.h"
@@ -44,7 +46,8 @@ struct leafd_client_key {
     char name[CLIENT_KEY_MAX]; /* immutable after creation */
     enum client_kind kind;
     const char *tag;         /* into name, after the prefix */
-    _Atomic uint64_t hungry; /* callers that found the chain empty (callers add) */
+    _Atomic uint64_t hungry; /* refill rounds callers waited for (callers add, under lock) */
+    _Atomic uint64_t waits;  /* calls that waited for the refill (leafd_client_key_waits) */
     _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
     /* The refill thread's own: */
     struct client_prefetch pf;
@@ -56,6 +59,7 @@ struct leafd_client_key {
 
 struct leafd_client {
     struct client_options opt;                 /* read-only after open */
+    uint64_t gen;                              /* read-only after open: unique in the process */
     SSL_CTX *tls;                              /* read-only after open (NULL: no https endpoint) */
     char auth[2 * CLIENT_SECRET_MAX + 64];     /* the Authorization line, or "" */
     size_t table_mask;                         /* the lookup table: open addressing, pow2 */
@@ -74,6 +78,12 @@ struct leafd_client {
     int node_down[CLIENT_NODES_MAX]; /* for the log: a line when a node fails or comes back */
     int64_t list[CLIENT_CHAIN_LIST_MAX];
 };
+
+/* The generations of handles: each open takes the next (client_lastkey.h). */
+static _Atomic uint64_t client_generations;
+
+/* Each thread's last key looked up by name (client_lastkey.h): the by-name path's shortcut. */
+static _Thread_local struct client_lastkey client_last;
 
 static const char *const client_errors[] = {
     "ok",
@@ -170,6 +180,7 @@ static struct leafd_client_key *key_new(const struct leafd_client *c, const char
     k->kind = kind;
     k->tag = k->name + prefix;
     atomic_init(&k->hungry, 0);
+    atomic_init(&k->waits, 0);
     atomic_init(&k->err, 0);
     client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
                          c->opt.prefetch_window_ms, now_ms());
@@ -373,6 +384,7 @@ static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64
 /* The slow path: the chain ran dry with n IDs still wanted. */
 static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
     int64_t deadline = now_ms() + c->opt.wait_ms;
+    int waited = 0;
     for (;;) {
         size_t got = client_chain_take(&k->chain, ids, n);
         ids += got;
@@ -384,6 +396,11 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
         if (now_ms() >= deadline)
             return err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE;
+        /* Counted once per call, only here: the path served from the buffer adds nothing. */
+        if (!waited) {
+            atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
+            waited = 1;
+        }
         wait_round(c, k, deadline);
         if (err != 0 && atomic_load_explicit(&k->err, memory_order_acquire) != 0 &&
             client_chain_ahead(&k->chain) == 0)
@@ -398,43 +415,80 @@ int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **ou
     return *out != NULL ? 0 : key_get(c, key, out);
 }
 
-int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
-    if (k == NULL || ids == NULL || n == 0)
-        return LEAFD_CLIENT_EINVAL;
+/* The calls on a key, shared by the by-name and the by-handle doors (a call between two exported
+ * functions of a shared library goes through its PLT: these are inlined into both). */
+static inline int take_many(struct leafd_client_key *k, int64_t *ids, size_t n) {
     size_t got = client_chain_take(&k->chain, ids, n);
     if (got == n)
         return 0;
     return next_slow(k->c, k, ids + got, n - got);
 }
 
-int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
-    if (k == NULL || id == NULL)
-        return LEAFD_CLIENT_EINVAL;
-    if (client_chain_take1(&k->chain, id) == 1)
+/* take_one() past the head's block: out of line, so that the path served from the block saves no
+ * register and stores nothing but the ID around its atomic step. */
+__attribute__((noinline)) static int take_one_past(struct leafd_client_key *k, int64_t *id) {
+    if (client_chain_take(&k->chain, id, 1) == 1)
         return 0;
     return next_slow(k->c, k, id, 1);
 }
 
-/* The key's handle: the table's (no lock), or a new one (key_get); 0 or an error code. */
-static int key_of(leafd_client *c, const char *key, struct leafd_client_key **k) {
-    *k = lookup(c, key);
-    return *k != NULL ? 0 : key_get(c, key, k);
+static inline int take_one(struct leafd_client_key *k, int64_t *id) {
+    return client_chain_take1(&k->chain, id) == 1 ? 0 : take_one_past(k, id);
+}
+
+int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
+    if (k == NULL || ids == NULL || n == 0)
+        return LEAFD_CLIENT_EINVAL;
+    return take_many(k, ids, n);
+}
+
+int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
+    if (k == NULL || id == NULL)
+        return LEAFD_CLIENT_EINVAL;
+    return take_one(k, id);
+}
+
+uint64_t leafd_client_key_waits(const leafd_client_key *k) {
+    return k != NULL ? atomic_load_explicit(&k->waits, memory_order_relaxed) : 0;
+}
+
+/* The key of a name, not this thread's last one of c: the table's (no lock) or a new one
+ * (key_get), which becomes the thread's last. NULL with the error code in *rc. */
+static struct leafd_client_key *key_named(leafd_client *c, const char *key, int *rc) {
+    struct leafd_client_key *k = lookup(c, key);
+    *rc = k != NULL ? 0 : key_get(c, key, &k);
+    if (*rc != 0)
+        return NULL;
+    client_lastkey_put(&client_last, c, c->gen, k->name, k);
+    return k;
+}
+
+/* The by-name calls whose name is not the thread's last: out of line (as take_one_past). */
+__attribute__((noinline)) static int next_many_named(leafd_client *c, const char *key, int64_t *ids,
+                                                     size_t n) {
+    int rc;
+    struct leafd_client_key *k = key_named(c, key, &rc);
+    return k != NULL ? take_many(k, ids, n) : rc;
+}
+
+__attribute__((noinline)) static int next_named(leafd_client *c, const char *key, int64_t *id) {
+    int rc;
+    struct leafd_client_key *k = key_named(c, key, &rc);
+    return k != NULL ? take_one(k, id) : rc;
 }
 
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
     if (c == NULL || key == NULL || ids == NULL || n == 0)
         return LEAFD_CLIENT_EINVAL;
-    struct leafd_client_key *k;
-    int rc = key_of(c, key, &k);
-    return rc != 0 ? rc : leafd_client_key_next_many(k, ids, n);
+    struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
+    return k != NULL ? take_many(k, ids, n) : next_many_named(c, key, ids, n);
 }
 
 int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
     if (c == NULL || key == NULL || id == NULL)
         return LEAFD_CLIENT_EINVAL;
-    struct leafd_client_key *k;
-    int rc = key_of(c, key, &k);
-    return rc != 0 ? rc : leafd_client_key_next(k, id);
+    struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
+    return k != NULL ? take_one(k, id) : next_named(c, key, id);
 }
 
 /* ---- open and close ------------------------------------------------------------------------ */
@@ -493,6 +547,7 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    c->gen = atomic_fetch_add_explicit(&client_generations, 1, memory_order_relaxed) + 1;
     for (int i = 0; i < CLIENT_NODES_MAX; i++)
         client_http_init(&c->conns[i]);
     if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0) {

@@ -63,8 +63,9 @@ int64_t client_chain_ahead(const struct client_chain *ch);
  * is empty. Lock-free; no system call, no allocation. */
 size_t client_chain_take(struct client_chain *ch, int64_t *out, size_t n);
 
-/* Caller side: one ID, inlined into the caller: the head's block has it in nearly every call.
- * 1, or what client_chain_take() answers when the block is used up. */
+/* Caller side: one ID from the head's block, inlined into the caller: the block has it in nearly
+ * every call. 1, or 0 when it does not (used up, being rewritten, the chain empty): then
+ * client_chain_take(), kept out of the caller's fast path, moves on or answers empty. */
 static inline size_t client_chain_take1(struct client_chain *ch, int64_t *out) {
     uint64_t h = atomic_load_explicit(&ch->head, memory_order_acquire);
     struct client_block *b = &ch->slot[h % CLIENT_CHAIN_SLOTS];
@@ -79,7 +80,7 @@ static inline size_t client_chain_take1(struct client_chain *ch, int64_t *out) {
             }
         }
     }
-    return client_chain_take(ch, out, 1);
+    return 0;
 }
 
 #endif

@@ -48,12 +48,11 @@ def main():
         line = p.stdout.readline().split()
         log("nodes back: %r, %.2f s after they were ready" % (line, time.time() - t_back))
         check(line[:1] == ["recovered"], "the client recovered by itself: %r" % line)
-        # Read on through p.stdout's own buffer: readline may have taken the summary in with
-        # "recovered" (a slow reader), and communicate() would read past it from the bare pipe
-        # and lose it (what failed once under TSan). stderr is a few log lines: no deadlock.
+        # The rest through the same reader: communicate() reads the pipe itself and misses what
+        # readline() already buffered, which held the summary whenever it came in one read with
+        # "recovered" (under TSan, once in a few runs). read() ends when client_load exits.
         out = p.stdout.read()
-        err = p.stderr.read()
-        p.wait(timeout=60)
+        _, err = p.communicate(timeout=60)
         lines = out.splitlines()
         # Its summary is the last line; without one, say how it ended.
         check(lines != [], "client_load printed its summary (exit %s; stderr: %s)" %

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "client_chain.h"
+#include "client_lastkey.h"
 #include "client_node.h"
 #include "client_options.h"
 #include "client_prefetch.h"
@@ -111,6 +112,97 @@ static void test_prefetch_want(void) {
     CHECK_EQ_INT(client_prefetch_want(&p, 499, 1000000), 501);
     CHECK_EQ_INT(client_prefetch_want(&p, 500, 1000000), 0);
     CHECK_EQ_INT(client_prefetch_want(&p, 0, 300), 300);
+}
+
+/*
+ * The refill thread's loop over the rule (client.c, refill_key), on an injected clock in 1 ms
+ * steps: callers take `rate` IDs a millisecond; a refill round observes what they took and
+ * whether they found the buffer empty, then fetches what client_prefetch_want() asks, the IDs
+ * arriving `latency` ms later (the thread blocks on the fetch, so no round meanwhile). Returns
+ * the milliseconds after the first second (the ramp from prefetch.min) in which callers found
+ * the buffer empty, that is waited for the network; *ramp: those within the first second.
+ */
+static int64_t prefetch_dry_ms(int64_t rate, int64_t latency, int64_t *ramp) {
+    struct client_prefetch p;
+    client_prefetch_init(&p, 1000, 10000000, 100, 0);
+    int64_t ahead = 0, taken = 0, hungry = 0, inflight = 0, arrive = 0, dry = 0;
+    *ramp = 0;
+    for (int64_t t = 0; t < 10000; t++) {
+        if (inflight > 0 && t >= arrive) {
+            ahead += inflight;
+            inflight = 0;
+        }
+        int64_t take = rate < ahead ? rate : ahead;
+        if (take < rate) {
+            hungry++;
+            *ramp += t < 1000;
+            dry += t >= 1000;
+        }
+        ahead -= take;
+        taken += take;
+        if (inflight > 0)
+            continue;
+        client_prefetch_observe(&p, t, taken, (uint64_t)hungry);
+        taken = hungry = 0;
+        inflight = client_prefetch_want(&p, ahead, 1000000);
+        arrive = t + latency;
+    }
+    return dry;
+}
+
+static void test_prefetch_steady_rate_never_waits(void) {
+    /* From 1,000 IDs/s to 100M/s (the bench's one thread takes up to about 150M/s), each fetch
+     * answered in 1 ms (loopback) or 10 ms (a far node): after the ramp, never empty. */
+    const int64_t rates[] = {1, 10, 100, 1000, 10000, 100000};
+    int64_t ramp;
+    for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+        CHECK_EQ_INT(prefetch_dry_ms(rates[i], 1, &ramp), 0);
+        CHECK_EQ_INT(prefetch_dry_ms(rates[i], 10, &ramp), 0);
+    }
+    /* The ramp does go hungry: the distance starts at prefetch.min, 1,000 IDs, 10 us of 100M/s. */
+    CHECK_EQ_INT(prefetch_dry_ms(100000, 1, &ramp), 0);
+    CHECK(ramp > 0);
+    /* And the model sees a wait when there is one: a node that takes 20 ms per 1,000,000-ID
+     * range (batch.max) serves 50M IDs/s, below a rate of 100M/s, whatever the distance. */
+    CHECK(prefetch_dry_ms(100000, 20, &ramp) > 1000);
+}
+
+/* The thread's last key by name (client_lastkey.h), with made-up handles and keys. */
+static void test_lastkey(void) {
+    struct client_lastkey m = {0};
+    char h1[1] = {0}, h2[1] = {0}; /* two handles: only their addresses count */
+    int k1a = 0, k1b = 0, k2a = 0; /* keys: only their addresses count */
+    const char *a = "segment:a", *b = "segment:b";
+    CHECK(client_lastkey_find(&m, h1, 1, a) == NULL); /* empty */
+    client_lastkey_put(&m, h1, 1, a, &k1a);
+    CHECK(client_lastkey_find(&m, h1, 1, a) == &k1a);
+    char copy[16];
+    snprintf(copy, sizeof(copy), "%s", a); /* the same name in another buffer */
+    CHECK(client_lastkey_find(&m, h1, 1, copy) == &k1a);
+    snprintf(copy, sizeof(copy), "%s", b); /* another name in the same buffer */
+    CHECK(client_lastkey_find(&m, h1, 1, copy) == NULL);
+    CHECK(client_lastkey_find(&m, h1, 1, "segment:") == NULL);   /* a prefix of it */
+    CHECK(client_lastkey_find(&m, h1, 1, "segment:aa") == NULL); /* longer */
+    CHECK(client_lastkey_find(&m, h2, 2, a) == NULL);            /* another handle */
+    /* Two keys of one handle alternating, then two handles alternating: each miss is looked
+     * up (client.c) and put; every hit is the key of that handle and name. */
+    for (int i = 0; i < 4; i++) {
+        const char *name = i % 2 ? b : a;
+        int *want = i % 2 ? &k1b : &k1a;
+        if (client_lastkey_find(&m, h1, 1, name) == NULL)
+            client_lastkey_put(&m, h1, 1, name, want);
+        CHECK(client_lastkey_find(&m, h1, 1, name) == want);
+        void *other = i % 2 ? (void *)&k2a : (void *)&k1a;
+        void *h = i % 2 ? (void *)h2 : (void *)h1;
+        uint64_t gen = i % 2 ? 2 : 1;
+        if (client_lastkey_find(&m, h, gen, a) == NULL)
+            client_lastkey_put(&m, h, gen, a, other);
+        CHECK(client_lastkey_find(&m, h, gen, a) == other);
+    }
+    /* Handle 1 closed, another opened at the same address: a new generation, no match. */
+    client_lastkey_put(&m, h1, 1, a, &k1a);
+    CHECK(client_lastkey_find(&m, h1, 3, a) == NULL);
+    CHECK(client_lastkey_find(&m, NULL, 0, a) == NULL);
 }
 
 static void test_node_failover_and_backoff(void) {
@@ -265,6 +357,8 @@ int main(void) {
     TEST(test_prefetch_doubles_when_hungry);
     TEST(test_prefetch_follows_the_rate);
     TEST(test_prefetch_want);
+    TEST(test_prefetch_steady_rate_never_waits);
+    TEST(test_lastkey);
     TEST(test_node_failover_and_backoff);
     TEST(test_reply_parsing);
     TEST(test_chain_order_and_slots);

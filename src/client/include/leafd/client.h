@@ -46,7 +46,8 @@ typedef struct leafd_client leafd_client;
 LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const char *options,
                                                  char *err, size_t errlen);
 
-/* One ID of key ("segment:<tag>" or "snowflake:<key>") into *id. */
+/* One ID of key ("segment:<tag>" or "snowflake:<key>") into *id. Each thread remembers the last
+ * key it named on a handle: a loop on one key costs one strcmp() more than a key handle's call. */
 LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
 
 /* n IDs of key into ids[0..n-1]; segment IDs ascending. All n or none. */
@@ -62,6 +63,14 @@ typedef struct leafd_client_key leafd_client_key;
 LEAFD_CLIENT_API int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out);
 LEAFD_CLIENT_API int leafd_client_key_next(leafd_client_key *k, int64_t *id);
 LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n);
+
+/*
+ * The calls on the key (by name or through k, from any thread) that found its buffer empty and
+ * waited for the refill thread, that is for the network, since the key's first use. A call
+ * served from the buffer never adds to it; at a steady rate with a node up it stays still
+ * (docs/BENCHMARKS.md, "IDs in-process"). Read without a lock, from any thread.
+ */
+LEAFD_CLIENT_API uint64_t leafd_client_key_waits(const leafd_client_key *k);
 
 /* Stops the refill thread and frees the handle; its unused IDs are a gap. */
 LEAFD_CLIENT_API void leafd_client_close(leafd_client *c);
