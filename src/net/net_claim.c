@@ -43,8 +43,7 @@ static void claim_holder(const struct sockaddr_un *sa, socklen_t len, char *out,
     socklen_t clen = sizeof(cred);
     if (connect(fd, (const struct sockaddr *)sa, len) == 0 &&
         getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid > 0) {
-        snprintf(out, cap, " (leafd pid %ld, uid %ld, claimed it)", (long)cred.pid,
-                 (long)cred.uid);
+        snprintf(out, cap, " (leafd pid %ld, uid %ld, claimed it)", (long)cred.pid, (long)cred.uid);
     }
     close(fd);
 }

@@ -174,7 +174,7 @@ class GaleraCluster:
         # but mariadbd wants a datadir that exists.
         # One joiner at a time: two joining at once on a loaded 2-core machine churned the group
         # membership ("failed to commit for install message, declaring inactive") until the
-        # second gave up on the primary view after 30 s (fc19).
+        # second gave up on the primary view after 30 s.
         for x in self.nodes[1:]:
             os.makedirs(x.datadir, exist_ok=True)
             os.chown(x.datadir, pw.pw_uid, pw.pw_gid)
