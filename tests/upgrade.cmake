@@ -23,3 +23,10 @@ leaf_test_cost(it.test_upgrade_shard_gate 39)
 leaf_integration_test(test_upgrade_users)
 set_tests_properties(it.test_upgrade_users PROPERTIES TIMEOUT 300 LABELS upgrade
   SKIP_RETURN_CODE 77)
+# In-place upgrades (kill -USR2) from the previous release, 1.0.0, and back: one node with
+# sequences and RESP up, down and up again, then a sharded pair (docs/UPGRADING.md, "In place,
+# without a restart"); about 40 s and the first Release build of 1.0.0.
+leaf_integration_test(test_upgrade_inplace)
+set_tests_properties(it.test_upgrade_inplace PROPERTIES TIMEOUT 600 LABELS upgrade
+  SKIP_RETURN_CODE 77)
+leaf_test_cost(it.test_upgrade_inplace 90)

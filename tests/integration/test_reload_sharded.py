@@ -17,14 +17,15 @@ its owner node and leaves the line, and the other node takes every slot within s
 Strict real-time order and no duplicate per sequence across the clients, through all of it.
 The gap the new process logs and the longest pause of the upgraded node's sequences are logged.
 """
-import json
 import os
 import re
 import signal
 import time
 
 from leafdtest import Env, check, http, log, pid_alive, wait_until, zkcli
+from reloadload import upgrade_in_place
 from seqclients import HttpSeqClient, Recorder, RespSeqClient, Target, check_strict_order
+from seqcluster import seq_state, shard_slots
 from zkhelpers import zk_props
 
 NAME = "rsh"
@@ -34,18 +35,6 @@ NAME = "rsh"
 # without a timeout at all; the pause each upgrade caused is logged for the record.
 CLIENT_TIMEOUT_S = 10 + 6 + 3
 SEQS = ["k%d" % i for i in range(12)]
-
-
-def seq_state(node):
-    try:
-        return json.loads(node.get("/ready", timeout=2)[1])["sequence"]
-    except Exception:  # noqa: BLE001
-        return {}
-
-
-def slots(nodes):
-    s = [seq_state(n).get("slots", 0) for n in nodes]
-    return s if sum(s) == 16384 and min(s) > 0 else None
 
 
 def owner_port(node, seq):
@@ -80,24 +69,6 @@ def tree(zk):
     return elect, owners, int(m.group(1)) if m else None
 
 
-def upgrade(node, pid, label):
-    """kill -USR2 pid; waits for the hand-over, the old pid's exit, /ready; returns the new pid."""
-    pat = r"handed over to pid (\d+)"
-    before = len(re.findall(pat, node.log_text()))
-    os.kill(pid, signal.SIGUSR2)
-    ok = wait_until(lambda: len(re.findall(pat, node.log_text())) > before, 30, 0.05)
-    check(ok, "%s: the old process handed over" % label)
-    if not ok:
-        log(node.log_text()[-3000:])
-        return None
-    new = int(re.findall(pat, node.log_text())[-1])
-    check(wait_until(lambda: not pid_alive(pid), 20, 0.05), "%s: the old pid %d is gone"
-          % (label, pid))
-    check(wait_until(lambda: http(node.port, "/ready")[0] == 200, 20, 0.05),
-          "%s: the new process (pid %d) is ready" % (label, new))
-    return new
-
-
 env = Env()
 zk = env.zookeeper()
 props = {"leafd.sequence.enable": "true", "leafd.sequence.batch": "100",
@@ -107,7 +78,7 @@ nodes = [env.leafd("n%d" % i, zk_props(zk.address(), name=NAME, **props), resp=T
                    wait_ready=False) for i in range(2)]
 pids = [[n.proc.p.pid] for n in nodes]
 try:
-    s = wait_until(lambda: slots(nodes), 40, 0.2)
+    s = wait_until(lambda: shard_slots(nodes), 40, 0.2)
     check(bool(s), "two nodes share the 16384 slots: %s" % [seq_state(n) for n in nodes])
     by_port = {n.port: n for n in nodes}
     owner = {q: by_port.get(owner_port(nodes[0], q)) for q in SEQS}
@@ -137,7 +108,7 @@ try:
         taken = seq_state(other).get("slots_taken")
         coords = n.log_text().count("this node coordinates the slot map")
         t_up = time.monotonic()
-        new = upgrade(n, pids[nodes.index(n)][-1], "%s (%s)" % (n.name, label))
+        new = upgrade_in_place(n, pids[nodes.index(n)][-1], "%s (%s)" % (n.name, label))
         if new is None:
             break
         pids[nodes.index(n)].append(new)
@@ -192,7 +163,7 @@ try:
     with open(n.conf, "w") as f:
         f.write(conf.replace("leafd.sequence.sharding = true", "leafd.sequence.sharding = false"))
     t_off = time.monotonic()
-    new = upgrade(n, pids[nodes.index(n)][-1], "%s (sharding off)" % n.name)
+    new = upgrade_in_place(n, pids[nodes.index(n)][-1], "%s (sharding off)" % n.name)
     if new is not None:
         pids[nodes.index(n)].append(new)
         check("(its owner node released)" in n.log_text(),

@@ -32,6 +32,7 @@ from redis.cluster import ClusterNode, RedisCluster
 from leafdtest import Env, check, free_port, http, log, wait_until
 from seqclients import (HttpSeqClient, Recorder, RespSeqClient, Target, check_strict_order,
                         max_unavailable)
+from seqcluster import seq_state
 from tcpproxy import Proxy
 from zkhelpers import zk_props
 
@@ -90,13 +91,6 @@ def ioredis_cluster(env, nodes):
     if r.returncode != 0:
         return {"error": r.stderr[-500:]}
     return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-def seq_state(node):
-    try:
-        return json.loads(node.get("/ready", timeout=2)[1])["sequence"]
-    except Exception:  # noqa: BLE001
-        return {}
 
 
 def balanced(nodes):

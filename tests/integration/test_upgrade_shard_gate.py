@@ -24,6 +24,7 @@ import time
 from leafdtest import LEAFD_BIN, Env, check, log, wait_until
 from releasebuild import release_binary
 from seqclients import HttpSeqClient, Recorder, Target, check_strict_order
+from seqcluster import seq_state
 from upgradehelpers import VLeafd
 from zkhelpers import zk_props
 
@@ -43,13 +44,6 @@ def props(zk_addr, sharding):
     if sharding:
         p["leafd.sequence.sharding"] = "true"
     return p
-
-
-def seq_state(node):
-    try:
-        return json.loads(node.get("/ready", timeout=2)[1]).get("sequence", {})
-    except Exception:  # noqa: BLE001
-        return {}
 
 
 def serving(node):

@@ -14,12 +14,14 @@ Every failure counts: an exception, a refused connection, a short pipeline.
 """
 import http.client
 import os
+import re
 import select
+import signal
 import socket
 import threading
 import time
 
-from leafdtest import check, http as http_get, log
+from leafdtest import check, http as http_get, log, pid_alive, wait_until
 from zkhelpers import worker_of, zk_props
 
 try:
@@ -151,8 +153,10 @@ def start(port, resp_port, key, kinds=("http", "http", "seq", "redis")):
     return st, cl
 
 
-def stop(st, cl, label):
-    """Stops the clients and checks what they saw; returns the snowflake worker IDs seen."""
+def stop(st, cl, label, short_ok=0):
+    """Stops the clients and checks what they saw; returns the snowflake worker IDs seen.
+    short_ok: short pipelines to report but not fail on (at most that many), where the old
+    process is a release whose drain closed a RESP connection after one reply."""
     for c in cl:
         c.stop_flag.set()
     for c in cl:
@@ -164,14 +168,34 @@ def stop(st, cl, label):
         "pause %.0f ms, reconnects %s; errors %s"
         % (label, st.count, st.failed, st.refused, st.short, dups, st.max_pause * 1000,
            [c.reconnects for c in cl], st.errors[:3]))
-    check(st.failed == 0, "%s: 0 failed requests (%d: %s)" % (label, st.failed, st.errors[:3]))
+    check(st.failed - st.short == 0, "%s: 0 failed requests (%d: %s)"
+          % (label, st.failed - st.short, st.errors[:3]))
     check(st.refused == 0, "%s: 0 refused connections" % label)
-    check(st.short == 0, "%s: 0 short pipelines" % label)
+    check(st.short <= short_ok, "%s: at most %d short pipelines (%d)" % (label, short_ok, st.short))
     check(dups == 0, "%s: 0 duplicate snowflake IDs (%d)" % (label, dups))
     check(all(c.order_bad == 0 for c in cl), "%s: IDs increase per client (out of order: %s)"
           % (label, [c.order_bad for c in cl]))
     check(all(a < b for a, b in zip(seq, seq[1:])), "%s: the sequence strictly increases" % label)
     return {worker_of(x) for x in snow}
+
+
+def upgrade_in_place(node, pid, label):
+    """kill -USR2 pid; waits for the hand-over, the old pid's exit and /ready 200; returns the
+    new pid (None, with the log's end printed, when no hand-over came within 30 s)."""
+    pat = r"handed over to pid (\d+)"
+    before = len(re.findall(pat, node.log_text()))
+    os.kill(pid, signal.SIGUSR2)
+    ok = wait_until(lambda: len(re.findall(pat, node.log_text())) > before, 30, 0.05)
+    check(ok, "%s: the old process handed over" % label)
+    if not ok:
+        log(node.log_text()[-3000:])
+        return None
+    new = int(re.findall(pat, node.log_text())[-1])
+    check(wait_until(lambda: not pid_alive(pid), 20, 0.05), "%s: the old pid %d is gone"
+          % (label, pid))
+    check(wait_until(lambda: ready(node.port), 20, 0.05),
+          "%s: the new process (pid %d) is ready" % (label, new))
+    return new
 
 
 def sequence_node(env, zk, name):

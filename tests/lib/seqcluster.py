@@ -54,6 +54,20 @@ def seq_props(zk_address, session_ms=4000, batch=1000, **extra):
     return p
 
 
+def seq_state(node):
+    """/ready's "sequence" object of node ({} when the node does not answer)."""
+    try:
+        return json.loads(node.get("/ready", timeout=2)[1]).get("sequence", {})
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def shard_slots(nodes):
+    """Each node's slot count, when the nodes own all 16384 slots and each owns some; else None."""
+    s = [seq_state(n).get("slots", 0) for n in nodes]
+    return s if sum(s) == 16384 and min(s) > 0 else None
+
+
 def probe(node, timeout=2):
     """(status, code, primary host:port) of one sequence request to node, no redirect followed."""
     st, body, hdr = http(node.port, PROBE, timeout=timeout)

@@ -347,7 +347,7 @@ def rolling(nodes, binary, load, ready, kill9=False, settle=1.0):
         out[n.name] = replace_binary(n, binary, load, ready, kill9=kill9)
         time.sleep(settle)
         log("  %s -> %s after %s: not ready %d ms; %d failed requests meanwhile" %
-            (n.name, "1.0" if binary == LEAFD_BIN else os.path.basename(os.path.dirname(
+            (n.name, "this build" if binary == LEAFD_BIN else os.path.basename(os.path.dirname(
                 os.path.dirname(binary)))[:7], "kill -9" if kill9 else "SIGTERM", out[n.name],
              load.failed_between(t0, time.monotonic())))
     return out
