@@ -25,8 +25,9 @@ struct zk_op_ctx {
     unsigned gen;
     int op;
     uint64_t arg;
-    int64_t sent_mono_ms; /* read before the request is queued */
-    char path[64];        /* for messages (may be cut short) */
+    int64_t sent_mono_ms;          /* read before the request is queued */
+    char path[64];                 /* for messages (may be cut short) */
+    struct zk_op_ctx *prev, *next; /* in s->inflight, under s->mu */
 };
 
 /* The server answered (its answer may be a refusal): it received the request. */
@@ -357,6 +358,41 @@ int64_t zk_session_id(struct zk_session *s) {
     return id;
 }
 
+static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *what);
+
+/*
+ * Owner thread, right after zookeeper_close (the handle's threads have ended): the calls still
+ * in flight will never complete. The client library answers a closed handle's pending calls
+ * with ZCLOSING on its completion thread, but a call it queues for that thread while the thread
+ * is already on its way out is never run (seen in a chaos run as LeakSanitizer reports: the
+ * library's completion entries and these contexts, after a handle replaced on "session
+ * expired"). Each gets the answer the library meant to give: ZCLOSING, queued as its event.
+ */
+static void answer_abandoned(struct zk_session *s) {
+    pthread_mutex_lock(&s->mu);
+    struct zk_op_ctx *c = s->inflight;
+    s->inflight = NULL;
+    pthread_mutex_unlock(&s->mu);
+    int n = 0;
+    while (c != NULL) {
+        struct zk_op_ctx *next = c->next;
+        struct zk_event *ev = op_event(c, ZCLOSING, "a call on the closed handle");
+        if (ev != NULL) {
+            ev->version = -1;
+            push_event(s, ev);
+        }
+        free(c);
+        c = next;
+        n++;
+    }
+    if (n > 0) {
+        log_info("zk",
+                 "%d call(s) on the closed ZooKeeper handle were never answered by the client "
+                 "library: answered as closed",
+                 n);
+    }
+}
+
 static void close_handle(struct zk_session *s) {
     /* Waits for another thread's synchronous call on the handle to return. */
     pthread_rwlock_wrlock(&s->zh_lock);
@@ -364,6 +400,7 @@ static void close_handle(struct zk_session *s) {
         /* Pending completions run now with ZCLOSING; they only queue events. */
         zookeeper_close(s->zh);
         s->zh = NULL;
+        answer_abandoned(s);
     }
     pthread_rwlock_unlock(&s->zh_lock);
     free(s->hctx);
@@ -882,8 +919,30 @@ static struct zk_op_ctx *op_ctx2(struct zk_sub *sub, int op, uint64_t arg, const
         c->arg = arg;
         c->sent_mono_ms = clock_mono_ms();
         snprintf(c->path, sizeof(c->path), "%s", path);
+        pthread_mutex_lock(&c->s->mu);
+        c->next = c->s->inflight;
+        if (c->next != NULL) {
+            c->next->prev = c;
+        }
+        c->s->inflight = c;
+        pthread_mutex_unlock(&c->s->mu);
     }
     return c;
+}
+
+/* Any thread: the call is over (its completion ran, or the library refused it). */
+static void op_free(struct zk_op_ctx *c) {
+    pthread_mutex_lock(&c->s->mu);
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        c->s->inflight = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    pthread_mutex_unlock(&c->s->mu);
+    free(c);
 }
 
 static struct zk_op_ctx *op_ctx(struct zk_sub *sub, int op, const char *path) {
@@ -968,7 +1027,7 @@ static void version_done(int rc, const struct Stat *stat, const void *data) {
         ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
         push_event(c->s, ev);
     }
-    free(c);
+    op_free(c);
 }
 
 static void data_done(int rc, const char *value, int value_len, const struct Stat *stat,
@@ -991,7 +1050,7 @@ static void data_done(int rc, const char *value, int value_len, const struct Sta
         }
         push_event(c->s, ev);
     }
-    free(c);
+    op_free(c);
 }
 
 static void created_done(int rc, const char *value, const void *data) {
@@ -1004,31 +1063,31 @@ static void created_done(int rc, const char *value, const void *data) {
         }
         push_event(c->s, ev);
     }
-    free(c);
+    op_free(c);
 }
 
 static void void_done(int rc, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
     op_done(c, rc, "zoo_adelete", NULL);
-    free(c);
+    op_free(c);
 }
 
 static void stat_done(int rc, const struct Stat *stat, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
     op_done(c, rc, "zoo_aset", NULL);
-    free(c);
+    op_free(c);
 }
 
 static void string_done(int rc, const char *value, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
     op_done(c, rc, "zoo_acreate", NULL);
-    free(c);
+    op_free(c);
 }
 
 static void strings_done(int rc, const struct String_vector *strings, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
     op_done(c, rc, "zoo_aget_children", strings);
-    free(c);
+    op_free(c);
 }
 
 /* A call the library refused to queue: report it like a completion would. */
@@ -1037,7 +1096,7 @@ static leaf_status_t async_refused(struct zk_op_ctx *c, int rc, const char *what
         return LEAF_OK;
     }
     leaf_status_t st = zk_check(rc, what, c->path);
-    free(c);
+    op_free(c);
     return st;
 }
 
@@ -1077,7 +1136,7 @@ static void owner_done(int rc, const struct Stat *stat, const void *data) {
         pthread_mutex_unlock(&c->s->mu);
         push_event(c->s, ev);
     }
-    free(c);
+    op_free(c);
 }
 
 leaf_status_t zk_session_amine(struct zk_sub *sub, int op, const char *path) {

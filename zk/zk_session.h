@@ -128,6 +128,8 @@ struct zk_client_id {
     char passwd[16];
 };
 
+struct zk_op_ctx;
+
 struct zk_session {
     /* Owner (control thread) only. */
     void *hctx;
@@ -160,6 +162,7 @@ struct zk_session {
     int notify_off; /* set by zk_session_close: no more wake-ups */
     int64_t session_id;
     struct zk_event *head, *tail;
+    struct zk_op_ctx *inflight; /* asynchronous calls not yet completed (op_ctx2, op_free) */
 };
 
 /*
