@@ -360,13 +360,31 @@ int64_t zk_session_id(struct zk_session *s) {
 
 static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *what);
 
+/* How long a close waits for the calls in flight to complete (drain_inflight). */
+#define CLOSE_DRAIN_MS 500
+
+/*
+ * Owner thread, before zookeeper_close: waits (at most CLOSE_DRAIN_MS) until every call in
+ * flight on the handle has completed. The client library answers a closed handle's pending
+ * calls with ZCLOSING on its completion thread, but one it queues for that thread while the
+ * thread is already on its way out is never run, and its memory (the library's completion entry
+ * and the call's context) is never freed: seen in a chaos run as a LeakSanitizer report after a
+ * handle was replaced on "session expired". A dead session's calls fail within moments (the
+ * library fails them all when the connection drops), so this wait is short; it is bounded for a
+ * server that stopped answering.
+ */
+static void drain_inflight(struct zk_session *s) {
+    struct timespec dl = deadline_in(CLOSE_DRAIN_MS);
+    pthread_mutex_lock(&s->mu);
+    while (s->inflight != NULL && pthread_cond_timedwait(&s->cv, &s->mu, &dl) != ETIMEDOUT) {
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 /*
  * Owner thread, right after zookeeper_close (the handle's threads have ended): the calls still
- * in flight will never complete. The client library answers a closed handle's pending calls
- * with ZCLOSING on its completion thread, but a call it queues for that thread while the thread
- * is already on its way out is never run (seen in a chaos run as LeakSanitizer reports: the
- * library's completion entries and these contexts, after a handle replaced on "session
- * expired"). Each gets the answer the library meant to give: ZCLOSING, queued as its event.
+ * in flight (drain_inflight gave up on them) will never complete. Each gets the answer the
+ * library meant to give: ZCLOSING, queued as its event, and its context is freed.
  */
 static void answer_abandoned(struct zk_session *s) {
     pthread_mutex_lock(&s->mu);
@@ -397,6 +415,7 @@ static void close_handle(struct zk_session *s) {
     /* Waits for another thread's synchronous call on the handle to return. */
     pthread_rwlock_wrlock(&s->zh_lock);
     if (s->zh != NULL) {
+        drain_inflight(s);
         /* Pending completions run now with ZCLOSING; they only queue events. */
         zookeeper_close(s->zh);
         s->zh = NULL;
@@ -940,6 +959,9 @@ static void op_free(struct zk_op_ctx *c) {
     }
     if (c->next != NULL) {
         c->next->prev = c->prev;
+    }
+    if (c->s->inflight == NULL) {
+        pthread_cond_broadcast(&c->s->cv); /* drain_inflight */
     }
     pthread_mutex_unlock(&c->s->mu);
     free(c);
