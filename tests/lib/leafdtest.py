@@ -328,10 +328,15 @@ def rss_kb(pid):
 
 
 def pid_alive(pid):
-    """Whether pid runs (a zombie, exited but not reaped, does not)."""
+    """Whether pid runs. A zombie (exited but not reaped) does not, once every thread of it has
+    exited: after a kill -9 the main thread of a multi-threaded process turns zombie first, while
+    its other threads still exit, and the process's files (its data dir's lock) close with the
+    last of them."""
     try:
         with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                return True
+        return len(os.listdir("/proc/%d/task" % pid)) > 1
     except OSError:
         return False
 
