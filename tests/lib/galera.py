@@ -100,14 +100,24 @@ wsrep_sst_receive_address=127.0.0.1:{sst}
         if r.returncode != 0:
             raise RuntimeError("mariadb-install-db (%s) failed: %s" % (self.name, r.stderr[-2000:]))
 
+    def log_tail(self, n=12):
+        """The last lines of the server's error.log, one line (a failure's reason outlives the
+        test's temp dir, which the harness removes)."""
+        try:
+            with open(os.path.join(self.dir, "error.log"), errors="replace") as f:
+                lines = [x.strip() for x in f.read().splitlines() if x.strip()]
+        except OSError as e:
+            return "(no error.log: %s)" % e
+        return " | ".join(lines[-n:])
+
     def start(self, new_cluster=False, wait=True):
         argv = ["mariadbd", "--defaults-file=" + os.path.join(self.dir, "my.cnf")]
         if new_cluster:
             argv.append("--wsrep-new-cluster")
         self.proc = Proc(argv, os.path.join(self.dir, "stdout.log"))
         if wait and not self.wait_synced(60):
-            raise RuntimeError("%s did not reach Synced; see %s" % (self.name,
-                                                                   os.path.join(self.dir, "error.log")))
+            raise RuntimeError("%s did not reach Synced; its error.log ends: %s"
+                               % (self.name, self.log_tail()))
 
     def status(self, var):
         out = self.sql("SHOW GLOBAL STATUS LIKE '%s'" % var, db="", check_rc=False, timeout=5)
@@ -180,14 +190,15 @@ class GaleraCluster:
             os.chown(x.datadir, pw.pw_uid, pw.pw_gid)
             x.start(wait=False)
             if not x.wait_synced(90):
-                raise RuntimeError("%s did not join; see %s" % (x.name, os.path.join(x.dir, "error.log")))
+                raise RuntimeError("%s did not join within 90 s; its error.log ends: %s"
+                                   % (x.name, x.log_tail()))
         # The first node was the joiners' donor (rsync SST blocks it): it is Donor/Desynced,
         # then Joined, until it caught up; a statement on it before it is Synced again can be
         # refused. Every member Synced is what "the cluster is up" means to a test.
         for x in self.nodes:
             if not x.wait_synced(60):
-                raise RuntimeError("%s not Synced after the joins; see %s" %
-                                   (x.name, os.path.join(x.dir, "error.log")))
+                raise RuntimeError("%s not Synced after the joins; its error.log ends: %s"
+                                   % (x.name, x.log_tail()))
         env.servers.append(self)
 
     def jdbc_url(self, order):
