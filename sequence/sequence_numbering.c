@@ -132,6 +132,10 @@ static int64_t pow10_of(int width) {
     return p;
 }
 
+int64_t sequence_numbering_room(const struct sequence_numbering *d) {
+    return pow10_of(d->width);
+}
+
 /* The period index of a sequence value, and its counter. */
 static int64_t value_period(const struct sequence_numbering *d, int64_t value) {
     return value / pow10_of(d->width) - 1;

@@ -100,6 +100,9 @@ int64_t sequence_numbering_period_of(const struct sequence_numbering *d, int64_t
 leaf_status_t sequence_numbering_range(const struct sequence_numbering *d, int64_t last,
                                        int64_t period, int64_t n, int64_t *first);
 
+/* 10^width: the values of one period (sequence_state_set_room()). */
+int64_t sequence_numbering_room(const struct sequence_numbering *d);
+
 /*
  * The text of value (NUL-terminated; out holds SEQUENCE_NUMBERING_TEXT_MAX):
  * prefix, the date, the counter padded to width. The date is the value's

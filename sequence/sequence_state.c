@@ -86,6 +86,29 @@ void sequence_state_init(struct sequence_state *s, int64_t base_batch) {
     };
 }
 
+void sequence_state_set_room(struct sequence_state *s, int64_t room) {
+    s->room = room > 0 ? room : 0;
+}
+
+/*
+ * The max a write sets: one batch above `from` (the highest value it must
+ * cover); with a room, clipped to the end of from's period and to room / 10
+ * above from (sequence_state_set_room()).
+ */
+static int64_t state_target(const struct sequence_state *s, int64_t from) {
+    int64_t batch = s->batch;
+    if (s->room > 0) {
+        int64_t cap = s->room / 10 > 0 ? s->room / 10 : 1;
+        batch = batch < cap ? batch : cap;
+    }
+    int64_t target = state_add_sat(from, batch);
+    if (s->room > 0 && from >= 0) {
+        int64_t end = state_add_sat(from - from % s->room, s->room - 1);
+        target = target < end ? target : end;
+    }
+    return target;
+}
+
 leaf_status_t sequence_state_start(struct sequence_state *s, const struct sequence_lease *l,
                                    int64_t create_start) {
     if (!l->primary) {
@@ -247,7 +270,7 @@ static int state_emit_write(struct sequence_state *s, const struct sequence_leas
     /* One batch above what is issued (and what a parked request needs): the
      * headroom, and so the gap a crash leaves, stays within one batch. */
     int64_t from = state_add_sat(s->last, s->need);
-    int64_t target = state_add_sat(from, s->batch);
+    int64_t target = state_target(s, from);
     if (target < s->acked_max) {
         target = s->acked_max; /* never lower (a fence after a lapse rewrites it as is) */
     }
