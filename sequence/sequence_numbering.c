@@ -82,13 +82,15 @@ static int zone_name_ok(const char *z) {
 }
 
 leaf_status_t sequence_numbering_check(const struct sequence_numbering *d, char *why, size_t cap) {
-    if (!validate_sequence_name(d->name, strlen(d->name))) {
-        snprintf(why, cap, "name: 1 to 128 bytes of [A-Za-z0-9._:-], not . or ..");
+    size_t nlen = strlen(d->name);
+    if (nlen > SEQUENCE_NUMBERING_NAME_MAX || !validate_sequence_name(d->name, nlen)) {
+        snprintf(why, cap, "name: 1 to %d bytes of [A-Za-z0-9._:-], not . or ..",
+                 SEQUENCE_NUMBERING_NAME_MAX);
         return LEAF_EINVAL;
     }
     for (const char *p = d->prefix; *p; p++) {
-        if (*p <= ' ' || *p > '~') {
-            snprintf(why, cap, "prefix: printable ASCII without spaces");
+        if (*p <= ' ' || *p > '~' || *p == '"' || *p == '\\') {
+            snprintf(why, cap, "prefix: printable ASCII without spaces, \" or \\");
             return LEAF_EINVAL;
         }
     }

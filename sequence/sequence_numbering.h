@@ -30,7 +30,7 @@
 #define SEQUENCE_NUMBERING_MAX_WIDTH 12 /* (period + 1) * 10^12 stays far below 2^63 */
 #define SEQUENCE_NUMBERING_PREFIX_MAX 32
 #define SEQUENCE_NUMBERING_TZ_MAX 64
-#define SEQUENCE_NUMBERING_NAME_MAX 128
+#define SEQUENCE_NUMBERING_NAME_MAX 120 /* its sequence "@" + name fits VALIDATE_TAG_MAX */
 #define SEQUENCE_NUMBERING_LINE_MAX 320 /* one definition of the table, newline included */
 #define SEQUENCE_NUMBERING_TEXT_MAX                                                                \
     (SEQUENCE_NUMBERING_PREFIX_MAX + 8 + SEQUENCE_NUMBERING_MAX_WIDTH + 1)
