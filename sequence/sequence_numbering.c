@@ -78,7 +78,21 @@ static int zone_name_ok(const char *z) {
         }
         word++;
     }
-    return word > 0;
+    if (word == 0) {
+        return 0;
+    }
+    /* files of the zone directory that are no zone of their own: the host's zone, the POSIX
+     * rules' template, the "unknown zone" placeholder, leap-second variants */
+    static const char *const not_zones[] = {"localtime", "posixrules", "Factory", "right/",
+                                            "posix/"};
+    for (size_t i = 0; i < sizeof(not_zones) / sizeof(not_zones[0]); i++) {
+        size_t k = strlen(not_zones[i]);
+        if (not_zones[i][k - 1] == '/' ? strncmp(z, not_zones[i], k) == 0
+                                       : strcmp(z, not_zones[i]) == 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 leaf_status_t sequence_numbering_check(const struct sequence_numbering *d, char *why, size_t cap) {

@@ -40,3 +40,7 @@ leaf_clock_test(test_sequence_numbers)
 # numbering's counter out of the sequence routes' reach.
 leaf_integration_test(test_sequence_numbers_failover)
 set_property(TEST it.test_sequence_numbers_failover APPEND PROPERTY LABELS sequence)
+# Business numbers' admin calls: what a definition may hold, update, delete, the limit, and a
+# zone cache that only holds zones.
+leaf_integration_test(test_sequence_numbers_admin)
+set_property(TEST it.test_sequence_numbers_admin APPEND PROPERTY LABELS sequence)

@@ -50,8 +50,12 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
     char date[16] = "", period[16] = "", why[256] = "";
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "width");
     memset(d, 0, sizeof(*d));
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (body_has_nul(req)) {
         snprintf(why, sizeof(why), "a string holds \\u0000");
+    } else if (cJSON_IsString(nm) && strlen(nm->valuestring) > SEQUENCE_NUMBERING_NAME_MAX) {
+        snprintf(why, sizeof(why), "name: 1 to %d bytes of [A-Za-z0-9._:-], not . or ..",
+                 SEQUENCE_NUMBERING_NAME_MAX);
     }
     int ok = why[0] == '\0' && cJSON_IsObject(root) && body_string(root, "name", d->name, sizeof(d->name)) &&
              body_string(root, "time_zone", d->time_zone, sizeof(d->time_zone)) &&
@@ -282,7 +286,12 @@ leaf_status_t api_numbering_delete(struct http_request *req, enum ids_mode mode)
         return LEAF_EAGAIN;
     }
     if (rc == LEAF_OK) {
-        http_respond(req, 204, NULL, NULL, 0);
+        struct sbuf b = SBUF_INIT;
+        sbuf_puts(&b, "{\"deleted\":");
+        sbuf_json_str(&b, copy, strlen(copy));
+        sbuf_putc(&b, '}');
+        door_http_respond_sbuf(req, 200, "application/json", &b);
+        sbuf_free(&b);
     } else {
         change_respond(req, rc, copy);
     }

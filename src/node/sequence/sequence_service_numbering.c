@@ -21,7 +21,10 @@
  *           a lost race (bad version, exists) reads and writes again;
  *   read    aget the table into the cache.
  * Time zones are read from Debian's tzdata files (/usr/share/zoneinfo) on
- * first use by an event loop and kept for the process's life (zlock).
+ * first use by an event loop and kept for the process's life (zlock): only
+ * zones that were read, and at most SEQ_ZONES_MAX of them (a zone past that
+ * is read for the call and freed), so names posted that are no zone cost a
+ * failed open each and never memory.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,11 +41,13 @@
 #define ZONEINFO_DIR "/usr/share/zoneinfo/"
 #define ZONE_FILE_MAX (1 << 17)
 
+#define SEQ_ZONES_MAX 64 /* distinct zones cached; the numberings (256 at most) rarely use more */
+
 /* A time zone read from its file; a list, never freed while the service runs. */
 struct seq_zone {
     struct seq_zone *next;
     char name[SEQUENCE_NUMBERING_TZ_MAX];
-    int ok; /* 0: no readable file (remembered, so a bad name costs one read) */
+    int ok; /* 1: read and parsed (only such zones are kept) */
     struct sequence_tz tz;
 };
 
@@ -74,7 +79,7 @@ static void zone_read(struct seq_zone *z) {
     snprintf(path, sizeof(path), ZONEINFO_DIR "%s", z->name);
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        log_warn("numbering", "open(%s) failed: %s", path, strerror(errno));
+        log_debug("numbering", "open(%s) failed: %s", path, strerror(errno));
         return;
     }
     uint8_t *buf = malloc(ZONE_FILE_MAX);
@@ -97,15 +102,19 @@ leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
                                                 int64_t *period, int64_t *day) {
     struct seq_numberings *t = &svc->numberings;
     pthread_mutex_lock(&t->zlock);
-    struct seq_zone *z = t->zones;
+    struct seq_zone *z = t->zones, *fresh = NULL;
     while (z != NULL && strcmp(z->name, d->time_zone) != 0) {
         z = z->next;
     }
-    if (z == NULL && (z = calloc(1, sizeof(*z))) != NULL) {
+    if (z == NULL && (z = fresh = calloc(1, sizeof(*z))) != NULL) {
         snprintf(z->name, sizeof(z->name), "%s", d->time_zone);
         zone_read(z); /* a few KB of a local file, once per zone and process */
-        z->next = t->zones;
-        t->zones = z;
+        if (z->ok && t->nzones < SEQ_ZONES_MAX) {
+            z->next = t->zones;
+            t->zones = z;
+            t->nzones++;
+            fresh = NULL; /* kept */
+        }
     }
     int ok = z != NULL && z->ok;
     if (ok) {
@@ -113,6 +122,7 @@ leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
         *period = sequence_numbering_period_of(d, *day);
     }
     pthread_mutex_unlock(&t->zlock);
+    free(fresh);
     return ok ? LEAF_OK : LEAF_ENOTFOUND;
 }
 
@@ -388,13 +398,32 @@ static void change_step(struct sequence_service *svc, const struct zk_event *ev)
     }
 }
 
+/* The cache after the job's write landed (lock held): this node answers from it at once. */
+static void cache_apply(struct seq_numberings *t, const struct seq_numbering_job *j) {
+    for (int i = 0; i < t->n; i++) {
+        if (strcmp(t->defs[i].name, j->def.name) != 0) {
+            continue;
+        }
+        if (j->kind == SEQ_NUMBERING_DELETE) {
+            t->defs[i] = t->defs[--t->n];
+        } else {
+            t->defs[i] = j->def;
+        }
+        return;
+    }
+    if (j->kind == SEQ_NUMBERING_CREATE && t->n < SEQ_NUMBERINGS_MAX) {
+        t->defs[t->n++] = j->def;
+    }
+}
+
 /* The table written: a delete then deletes the numbering's sequence. */
 static void table_written(struct sequence_service *svc, const struct zk_event *ev) {
     struct seq_numberings *t = &svc->numberings;
     struct seq_numbering_job *j = &t->slots[t->running];
     if (ev->result == ZK_RESULT_OK) {
         pthread_mutex_lock(&svc->lock);
-        t->refresh = 1; /* the cache learns the new table from ZooKeeper */
+        cache_apply(t, j);
+        t->refresh = 1; /* and learns the whole table from ZooKeeper */
         pthread_mutex_unlock(&svc->lock);
         if (j->kind == SEQ_NUMBERING_DELETE) {
             seq_node(svc, OP_NUMBERING_SEQ_DEL, j->def.name);

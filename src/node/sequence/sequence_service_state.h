@@ -143,6 +143,7 @@ struct seq_numberings {
     char path[SEQ_DIR_MAX];
     pthread_mutex_t zlock;
     struct seq_zone *zones;
+    int nzones; /* zones kept (zlock): SEQ_ZONES_MAX at most */
 };
 
 /* An admin create; guarded by svc->lock. */
