@@ -152,6 +152,12 @@ int64_t sequence_numbering_room(const struct sequence_numbering *d) {
     return pow10_of(d->width);
 }
 
+int64_t sequence_numbering_end(const struct sequence_numbering *d, int64_t last, int64_t period) {
+    int64_t mod = pow10_of(d->width);
+    int64_t p = last / mod - 1 > period ? last / mod - 1 : period;
+    return (p + 1) * mod + mod - 1;
+}
+
 /* The period index of a sequence value, and its counter. */
 static int64_t value_period(const struct sequence_numbering *d, int64_t value) {
     return value / pow10_of(d->width) - 1;

@@ -104,6 +104,13 @@ leaf_status_t sequence_numbering_range(const struct sequence_numbering *d, int64
 int64_t sequence_numbering_room(const struct sequence_numbering *d);
 
 /*
+ * The last value of the period sequence_numbering_range() issues in after
+ * `last` at the clock's period `period` (the later of the two): what the
+ * sequence may reserve up to (sequence_state_set_room()).
+ */
+int64_t sequence_numbering_end(const struct sequence_numbering *d, int64_t last, int64_t period);
+
+/*
  * The text of value (NUL-terminated; out holds SEQUENCE_NUMBERING_TEXT_MAX):
  * prefix, the date, the counter padded to width. The date is the value's
  * period's when the date is no finer than the period; a finer date (yyyyMMdd

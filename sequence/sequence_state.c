@@ -86,25 +86,25 @@ void sequence_state_init(struct sequence_state *s, int64_t base_batch) {
     };
 }
 
-void sequence_state_set_room(struct sequence_state *s, int64_t room) {
+void sequence_state_set_room(struct sequence_state *s, int64_t room, int64_t end) {
     s->room = room > 0 ? room : 0;
+    s->room_end = end;
 }
 
 /*
  * The max a write sets: one batch above `from` (the highest value it must
- * cover); with a room, clipped to the end of from's period and to room / 10
- * above from (sequence_state_set_room()).
+ * cover); with a room, at most room / 10 above from and never past room_end
+ * (sequence_state_set_room()).
  */
+static int64_t state_batch(const struct sequence_state *s) {
+    int64_t cap = s->room / 10 > 0 ? s->room / 10 : 1;
+    return s->room > 0 && s->batch > cap ? cap : s->batch;
+}
+
 static int64_t state_target(const struct sequence_state *s, int64_t from) {
-    int64_t batch = s->batch;
-    if (s->room > 0) {
-        int64_t cap = s->room / 10 > 0 ? s->room / 10 : 1;
-        batch = batch < cap ? batch : cap;
-    }
-    int64_t target = state_add_sat(from, batch);
-    if (s->room > 0 && from >= 0) {
-        int64_t end = state_add_sat(from - from % s->room, s->room - 1);
-        target = target < end ? target : end;
+    int64_t target = state_add_sat(from, state_batch(s));
+    if (s->room > 0 && target > s->room_end) {
+        target = s->room_end;
     }
     return target;
 }
@@ -242,10 +242,11 @@ static void state_update_batch(struct sequence_state *s, int64_t now_ms) {
 /* Whether a serving sequence should top up: less than half a batch left, or a parked request. */
 static int state_wants_top_up(const struct sequence_state *s) {
     int64_t left = s->acked_max - s->last;
-    if (s->acked_max == INT64_MAX) {
-        return 0; /* nothing left to persist */
+    if (s->acked_max == INT64_MAX || (s->room > 0 && s->acked_max >= s->room_end)) {
+        return 0; /* nothing left to persist (a numbering: up to its period's end) */
     }
-    return s->need > left || (left < s->batch && 2 * left < s->batch);
+    int64_t batch = state_batch(s);
+    return s->need > left || (left < batch && 2 * left < batch);
 }
 
 static void state_emit(struct sequence_state *s, int64_t now_ms, enum sequence_op op,

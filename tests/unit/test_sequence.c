@@ -1154,6 +1154,8 @@ static leaf_status_t num_take(struct sim *m, const struct sequence_numbering *d,
     leaf_status_t rc = LEAF_EAGAIN;
     for (int i = 0; i < 200 && rc == LEAF_EAGAIN; i++) {
         int64_t start = 0;
+        sequence_state_set_room(&m->s, sequence_numbering_room(d),
+                                sequence_numbering_end(d, m->s.last, period));
         rc = sequence_numbering_range(d, m->s.last, period, n, &start);
         if (rc == LEAF_OK) {
             rc = sequence_state_issue_from(&m->s, &m->l, *t, n, start, first);
@@ -1164,12 +1166,11 @@ static leaf_status_t num_take(struct sim *m, const struct sequence_numbering *d,
     return rc;
 }
 
-/* A primary killed (-9) and a new one on the same record, serving. */
+/* A primary killed (-9) and a new one on the same record. */
 static void num_crash(struct sim *m, struct store *st, int64_t batch, int64_t room, int64_t *t) {
     sim_init(m, st, batch, T_SESSION);
-    sequence_state_set_room(&m->s, room);
-    sim_win(m, *t, 0);
-    *t = sim_settle(m, *t, 20) + 1;
+    sequence_state_set_room(&m->s, room, room - 1); /* the glue sets it on the first request */
+    sim_win(m, *t, 0); /* not settled: the first request parks while it reads and fences */
 }
 
 static int64_t pow10i(int w) {
@@ -1200,7 +1201,7 @@ static void num_crash_case(int width, enum sequence_numbering_period period, int
         num_crash(&m, &st, batch, room, &t);
         leaf_status_t rc = num_take(&m, &d, p, 1, &t, &first);
         if (rc == LEAF_ERANGE) {
-            break; /* the period's room spent by the gap: refused, never wrapped */
+            continue; /* the period's room spent: refused, never wrapped; crash again */
         }
         CHECK_EQ_INT(rc, LEAF_OK);
         CHECK(first > last);                 /* never again */
@@ -1213,6 +1214,12 @@ static void num_crash_case(int width, enum sequence_numbering_period period, int
         }
         last = first;
     }
+    /* a period used up asks for no write: it could only rewrite the same max */
+    int writes = st.writes;
+    for (int i = 0; i < 50; i++) {
+        sim_step(&m, ++t);
+    }
+    CHECK(st.writes - writes <= 1);
 }
 
 static void test_numbering_crash_stays_in_period(void) {
@@ -1222,6 +1229,8 @@ static void test_numbering_crash_stays_in_period(void) {
     num_crash_case(5, NUMBERING_PERIOD_NEVER, 10000, 95000, 0); /* INV-09001 again before */
     num_crash_case(3, NUMBERING_PERIOD_NEVER, 1900, 3, 0);      /* INV-001 again before */
     num_crash_case(6, NUMBERING_PERIOD_DAY, 10000, 42, dec7);
+    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 999, dec7);  /* used up, then crashes */
+    num_crash_case(4, NUMBERING_PERIOD_DAY, 10000, 9990, dec7);
 }
 
 int main(void) {
