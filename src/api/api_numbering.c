@@ -57,7 +57,8 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
         snprintf(why, sizeof(why), "name: 1 to %d bytes of [A-Za-z0-9._:-], not . or ..",
                  SEQUENCE_NUMBERING_NAME_MAX);
     }
-    int ok = why[0] == '\0' && cJSON_IsObject(root) && body_string(root, "name", d->name, sizeof(d->name)) &&
+    int ok = why[0] == '\0' && cJSON_IsObject(root) &&
+             body_string(root, "name", d->name, sizeof(d->name)) &&
              body_string(root, "time_zone", d->time_zone, sizeof(d->time_zone)) &&
              cJSON_IsNumber(w) && floor(w->valuedouble) == w->valuedouble && w->valuedouble >= 1 &&
              w->valuedouble <= 99;

@@ -1185,8 +1185,12 @@ static int64_t pow10i(int w) {
  * a later period (a date ahead of the clock), never back to counters issued before. */
 static void num_crash_case(int width, enum sequence_numbering_period period, int64_t batch,
                            int64_t before, int64_t p) {
-    struct sequence_numbering d = {.name = "n", .prefix = "W", .width = width, .period = period,
-                                   .date = NUMBERING_DATE_YYYYMMDD, .time_zone = "UTC"};
+    struct sequence_numbering d = {.name = "n",
+                                   .prefix = "W",
+                                   .width = width,
+                                   .period = period,
+                                   .date = NUMBERING_DATE_YYYYMMDD,
+                                   .time_zone = "UTC"};
     struct store st = {.exists = 1, .max = 0, .version = 0};
     struct sim m;
     int64_t t = T0, first = 0, room = pow10i(width), last = 0;
@@ -1204,8 +1208,8 @@ static void num_crash_case(int width, enum sequence_numbering_period period, int
             continue; /* the period's room spent: refused, never wrapped; crash again */
         }
         CHECK_EQ_INT(rc, LEAF_OK);
-        CHECK(first > last);                 /* never again */
-        CHECK_EQ_INT(first / room - 1, p);   /* the clock's period, not a later one */
+        CHECK(first > last);               /* never again */
+        CHECK_EQ_INT(first / room - 1, p); /* the clock's period, not a later one */
         if (first / room - 1 != p || first <= last) {
             fprintf(stderr, "width %d batch %lld: %lld after %lld (period %lld, clock %lld)\n",
                     width, (long long)batch, (long long)first, (long long)last,
@@ -1223,13 +1227,13 @@ static void num_crash_case(int width, enum sequence_numbering_period period, int
 }
 
 static void test_numbering_crash_stays_in_period(void) {
-    int64_t dec7 = 20794; /* 2026-12-07, days since 1970 */
-    num_crash_case(4, NUMBERING_PERIOD_DAY, 10000, 7, dec7);   /* W2026120700007 then */
-    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 5, dec7);   /* ten days ahead before */
+    int64_t dec7 = 20794;                                       /* 2026-12-07, days since 1970 */
+    num_crash_case(4, NUMBERING_PERIOD_DAY, 10000, 7, dec7);    /* W2026120700007 then */
+    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 5, dec7);    /* ten days ahead before */
     num_crash_case(5, NUMBERING_PERIOD_NEVER, 10000, 95000, 0); /* INV-09001 again before */
     num_crash_case(3, NUMBERING_PERIOD_NEVER, 1900, 3, 0);      /* INV-001 again before */
     num_crash_case(6, NUMBERING_PERIOD_DAY, 10000, 42, dec7);
-    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 999, dec7);  /* used up, then crashes */
+    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 999, dec7); /* used up, then crashes */
     num_crash_case(4, NUMBERING_PERIOD_DAY, 10000, 9990, dec7);
 }
 

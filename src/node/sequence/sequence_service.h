@@ -75,9 +75,10 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
 
 /*
  * Business numbers (docs/id-shapes.md, "Business numbers"): n values of the numbering d's
- * sequence ("@<name>", out of the sequence routes' reach) at the primary's clock's period (sequence_service_numbering_
- * period), the period kept in the values (sequence/sequence_numbering.h). As
- * sequence_service_next(), and LEAF_ERANGE when the period's counter would pass its width.
+ * sequence ("@<name>", out of the sequence routes' reach) at the primary's clock's period
+ * (sequence_service_numbering_ period), the period kept in the values
+ * (sequence/sequence_numbering.h). As sequence_service_next(), and LEAF_ERANGE when the period's
+ * counter would pass its width.
  */
 leaf_status_t sequence_service_number(struct sequence_service *svc,
                                       const struct sequence_numbering *d, int64_t period, int64_t n,

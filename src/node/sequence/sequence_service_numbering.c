@@ -280,10 +280,9 @@ static void seq_node(struct sequence_service *svc, int op, const char *name) {
     char path[SEQ_PATH_MAX], data[SEQUENCE_RECORD_MAX_LEN];
     snprintf(path, sizeof(path), "%s/" SEQ_NUMBERING_SEQ_PREFIX "%s", svc->dir_seqs, name);
     size_t len = sequence_record_format_max(data, sizeof(data), 0);
-    leaf_status_t rc = op == OP_NUMBERING_SEQ
-                           ? zk_session_acreate2(&svc->zsub, op, 0, path, data, len,
-                                                 ZK_MODE_PERSISTENT)
-                           : zk_session_adelete(&svc->zsub, op, 0, path, -1);
+    leaf_status_t rc = op == OP_NUMBERING_SEQ ? zk_session_acreate2(&svc->zsub, op, 0, path, data,
+                                                                    len, ZK_MODE_PERSISTENT)
+                                              : zk_session_adelete(&svc->zsub, op, 0, path, -1);
     if (rc != LEAF_OK) {
         log_warn("numbering", "%s %s failed: the request could not be sent",
                  op == OP_NUMBERING_SEQ ? "creating" : "deleting", path);
@@ -358,12 +357,11 @@ static void write_table(struct sequence_service *svc, const struct zk_event *ev)
     size_t len = lines_without(ev->result == ZK_RESULT_OK ? ev->data : "", old, j->def.name, data);
     memcpy(data + len, line, add);
     len += add;
-    leaf_status_t rc =
-        t->version >= 0
-            ? zk_session_aset_version(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path, data, len,
-                                      t->version)
-            : zk_session_acreate2(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path, data, len,
-                                  ZK_MODE_PERSISTENT);
+    leaf_status_t rc = t->version >= 0
+                           ? zk_session_aset_version(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path,
+                                                     data, len, t->version)
+                           : zk_session_acreate2(&svc->zsub, OP_NUMBERING_WRITE, 0, t->path, data,
+                                                 len, ZK_MODE_PERSISTENT);
     free(data);
     if (rc != LEAF_OK) {
         log_warn("numbering", "writing %s failed: the request could not be sent", t->path);
@@ -388,8 +386,8 @@ static void change_step(struct sequence_service *svc, const struct zk_event *ev)
                (old->width != j->def.width || old->period != j->def.period)) {
         job_end(svc, LEAF_EINVAL); /* the counter's values would mean other numbers */
     } else if (j->kind == SEQ_NUMBERING_CREATE && t->n >= SEQ_NUMBERINGS_MAX) {
-        log_warn("numbering", "numbering %s refused: %s holds %d numberings, the most",
-                 j->def.name, t->path, SEQ_NUMBERINGS_MAX);
+        log_warn("numbering", "numbering %s refused: %s holds %d numberings, the most", j->def.name,
+                 t->path, SEQ_NUMBERINGS_MAX);
         job_end(svc, LEAF_ERANGE);
     } else if (j->kind == SEQ_NUMBERING_CREATE && !j->seq_done) {
         seq_node(svc, OP_NUMBERING_SEQ, j->def.name);
@@ -468,8 +466,10 @@ void sequence_service_numbering_on_zk(struct sequence_service *svc, const struct
     case OP_NUMBERING_WRITE: table_written(svc, ev); return;
     case OP_NUMBERING_SEQ_DEL:
         if (ev->result != ZK_RESULT_OK && ev->result != ZK_RESULT_NONODE) {
-            log_warn("numbering", "deleting the sequence of numbering %s failed (%s): left "
-                     "behind", t->slots[t->running].def.name, leaf_strstatus(ev->rc));
+            log_warn("numbering",
+                     "deleting the sequence of numbering %s failed (%s): left "
+                     "behind",
+                     t->slots[t->running].def.name, leaf_strstatus(ev->rc));
         }
         job_end(svc, LEAF_OK); /* the definition is gone either way */
         return;
