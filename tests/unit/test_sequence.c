@@ -1128,6 +1128,13 @@ static void test_floor_file_format(void) {
     CHECK_EQ_INT(sequence_floor_parse(buf, n - 1, name, &nlen, &f), LEAF_OK);
     CHECK_EQ_STR(name, "orders");
     CHECK_EQ_INT(f, INT64_MAX);
+    /* a numbering's counter (@<name>) keeps its floor too; the sequence routes refuse the name */
+    n = sequence_floor_format(buf, sizeof(buf), "@orders", 7, 5);
+    CHECK_EQ_STR(buf, "@orders 5\n");
+    CHECK_EQ_INT(sequence_floor_parse(buf, n - 1, name, &nlen, &f), LEAF_OK);
+    CHECK_EQ_STR(name, "@orders");
+    CHECK(!validate_sequence_name("@orders", 7) && validate_stored_sequence_name("@orders", 7));
+    CHECK(!validate_stored_sequence_name("@@orders", 8) && !validate_stored_sequence_name("@", 1));
     CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a b", 3, 1), 0);
     CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a", 1, -1), 0);
     const char *bad[] = {"orders",
