@@ -41,7 +41,7 @@
 #define ZONEINFO_DIR "/usr/share/zoneinfo/"
 #define ZONE_FILE_MAX (1 << 17)
 
-#define SEQ_ZONES_MAX 64 /* distinct zones cached; the numberings (256 at most) rarely use more */
+#define SEQ_ZONES_MAX SEQ_NUMBERINGS_MAX /* one per numbering at most: about 6 MB */
 
 /* A time zone read from its file; a list, never freed while the service runs. */
 struct seq_zone {
