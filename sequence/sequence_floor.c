@@ -20,7 +20,7 @@ int sequence_floor_header_ok(const char *line, size_t len, const char *cluster) 
 
 size_t sequence_floor_format(char *buf, size_t cap, const char *name, size_t nlen, int64_t floor) {
     char digits[24];
-    if (floor < 0 || nlen > VALIDATE_TAG_MAX || !validate_tag(name, nlen)) {
+    if (floor < 0 || nlen > VALIDATE_TAG_MAX || !validate_stored_sequence_name(name, nlen)) {
         return 0;
     }
     size_t d = num_format_i64(digits, floor);
@@ -36,8 +36,8 @@ leaf_status_t sequence_floor_parse(const char *line, size_t len, char *name, siz
     }
     size_t n = (size_t)(sp - line), d = len - n - 1;
     int64_t v;
-    if (n == 0 || n > VALIDATE_TAG_MAX || !validate_tag(line, n) || d == 0 || d > 19 ||
-        num_parse_i64(sp + 1, d, &v) != LEAF_OK || v < 0) {
+    if (n == 0 || n > VALIDATE_TAG_MAX || !validate_stored_sequence_name(line, n) || d == 0 ||
+        d > 19 || num_parse_i64(sp + 1, d, &v) != LEAF_OK || v < 0) {
         return LEAF_EINVAL;
     }
     memcpy(name, line, n);

@@ -78,17 +78,33 @@ static int zone_name_ok(const char *z) {
         }
         word++;
     }
-    return word > 0;
+    if (word == 0) {
+        return 0;
+    }
+    /* files of the zone directory that are no zone of their own: the host's zone, the POSIX
+     * rules' template, the "unknown zone" placeholder, leap-second variants */
+    static const char *const not_zones[] = {"localtime", "posixrules", "Factory", "right/",
+                                            "posix/"};
+    for (size_t i = 0; i < sizeof(not_zones) / sizeof(not_zones[0]); i++) {
+        size_t k = strlen(not_zones[i]);
+        if (not_zones[i][k - 1] == '/' ? strncmp(z, not_zones[i], k) == 0
+                                       : strcmp(z, not_zones[i]) == 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 leaf_status_t sequence_numbering_check(const struct sequence_numbering *d, char *why, size_t cap) {
-    if (!validate_sequence_name(d->name, strlen(d->name))) {
-        snprintf(why, cap, "name: 1 to 128 bytes of [A-Za-z0-9._:-], not . or ..");
+    size_t nlen = strlen(d->name);
+    if (nlen > SEQUENCE_NUMBERING_NAME_MAX || !validate_sequence_name(d->name, nlen)) {
+        snprintf(why, cap, "name: 1 to %d bytes of [A-Za-z0-9._:-], not . or ..",
+                 SEQUENCE_NUMBERING_NAME_MAX);
         return LEAF_EINVAL;
     }
     for (const char *p = d->prefix; *p; p++) {
-        if (*p <= ' ' || *p > '~') {
-            snprintf(why, cap, "prefix: printable ASCII without spaces");
+        if (*p <= ' ' || *p > '~' || *p == '"' || *p == '\\') {
+            snprintf(why, cap, "prefix: printable ASCII without spaces, \" or \\");
             return LEAF_EINVAL;
         }
     }
@@ -130,6 +146,16 @@ static int64_t pow10_of(int width) {
         p *= 10;
     }
     return p;
+}
+
+int64_t sequence_numbering_room(const struct sequence_numbering *d) {
+    return pow10_of(d->width);
+}
+
+int64_t sequence_numbering_end(const struct sequence_numbering *d, int64_t last, int64_t period) {
+    int64_t mod = pow10_of(d->width);
+    int64_t p = last / mod - 1 > period ? last / mod - 1 : period;
+    return (p + 1) * mod + mod - 1;
 }
 
 /* The period index of a sequence value, and its counter. */

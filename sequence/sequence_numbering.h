@@ -30,7 +30,7 @@
 #define SEQUENCE_NUMBERING_MAX_WIDTH 12 /* (period + 1) * 10^12 stays far below 2^63 */
 #define SEQUENCE_NUMBERING_PREFIX_MAX 32
 #define SEQUENCE_NUMBERING_TZ_MAX 64
-#define SEQUENCE_NUMBERING_NAME_MAX 128
+#define SEQUENCE_NUMBERING_NAME_MAX 120 /* its sequence "@" + name fits VALIDATE_TAG_MAX */
 #define SEQUENCE_NUMBERING_LINE_MAX 320 /* one definition of the table, newline included */
 #define SEQUENCE_NUMBERING_TEXT_MAX                                                                \
     (SEQUENCE_NUMBERING_PREFIX_MAX + 8 + SEQUENCE_NUMBERING_MAX_WIDTH + 1)
@@ -99,6 +99,16 @@ int64_t sequence_numbering_period_of(const struct sequence_numbering *d, int64_t
  */
 leaf_status_t sequence_numbering_range(const struct sequence_numbering *d, int64_t last,
                                        int64_t period, int64_t n, int64_t *first);
+
+/* 10^width: the values of one period (sequence_state_set_room()). */
+int64_t sequence_numbering_room(const struct sequence_numbering *d);
+
+/*
+ * The last value of the period sequence_numbering_range() issues in after
+ * `last` at the clock's period `period` (the later of the two): what the
+ * sequence may reserve up to (sequence_state_set_room()).
+ */
+int64_t sequence_numbering_end(const struct sequence_numbering *d, int64_t last, int64_t period);
 
 /*
  * The text of value (NUL-terminated; out holds SEQUENCE_NUMBERING_TEXT_MAX):

@@ -86,6 +86,29 @@ void sequence_state_init(struct sequence_state *s, int64_t base_batch) {
     };
 }
 
+void sequence_state_set_room(struct sequence_state *s, int64_t room, int64_t end) {
+    s->room = room > 0 ? room : 0;
+    s->room_end = end;
+}
+
+/*
+ * The max a write sets: one batch above `from` (the highest value it must
+ * cover); with a room, at most room / 10 above from and never past room_end
+ * (sequence_state_set_room()).
+ */
+static int64_t state_batch(const struct sequence_state *s) {
+    int64_t cap = s->room / 10 > 0 ? s->room / 10 : 1;
+    return s->room > 0 && s->batch > cap ? cap : s->batch;
+}
+
+static int64_t state_target(const struct sequence_state *s, int64_t from) {
+    int64_t target = state_add_sat(from, state_batch(s));
+    if (s->room > 0 && target > s->room_end) {
+        target = s->room_end;
+    }
+    return target;
+}
+
 leaf_status_t sequence_state_start(struct sequence_state *s, const struct sequence_lease *l,
                                    int64_t create_start) {
     if (!l->primary) {
@@ -219,10 +242,11 @@ static void state_update_batch(struct sequence_state *s, int64_t now_ms) {
 /* Whether a serving sequence should top up: less than half a batch left, or a parked request. */
 static int state_wants_top_up(const struct sequence_state *s) {
     int64_t left = s->acked_max - s->last;
-    if (s->acked_max == INT64_MAX) {
-        return 0; /* nothing left to persist */
+    if (s->acked_max == INT64_MAX || (s->room > 0 && s->acked_max >= s->room_end)) {
+        return 0; /* nothing left to persist (a numbering: up to its period's end) */
     }
-    return s->need > left || (left < s->batch && 2 * left < s->batch);
+    int64_t batch = state_batch(s);
+    return s->need > left || (left < batch && 2 * left < batch);
 }
 
 static void state_emit(struct sequence_state *s, int64_t now_ms, enum sequence_op op,
@@ -247,7 +271,7 @@ static int state_emit_write(struct sequence_state *s, const struct sequence_leas
     /* One batch above what is issued (and what a parked request needs): the
      * headroom, and so the gap a crash leaves, stays within one batch. */
     int64_t from = state_add_sat(s->last, s->need);
-    int64_t target = state_add_sat(from, s->batch);
+    int64_t target = state_target(s, from);
     if (target < s->acked_max) {
         target = s->acked_max; /* never lower (a fence after a lapse rewrites it as is) */
     }

@@ -225,6 +225,9 @@ struct sequence_state {
     int64_t need;          /* largest count refused for lack of headroom, 0 when none */
     int64_t base_batch;    /* leafd.sequence.batch */
     int64_t batch;         /* current batch, base_batch..SEQUENCE_MAX_BATCH */
+    int64_t room;          /* > 0: the values count in periods of room (a business numbering,
+                            * sequence_numbering.h): sequence_state_set_room() */
+    int64_t room_end;      /* with room: the last value a write may reserve */
     int64_t retry_at_ms;   /* no request before this (after a failure) */
     int verify;            /* a write's outcome is unknown: read back before anything else */
     int64_t rate_since_ms; /* rate measurement: since when */
@@ -270,6 +273,20 @@ struct sequence_state {
 
 /* Idle; base_batch 1..SEQUENCE_MAX_BATCH (0: SEQUENCE_DEFAULT_BATCH). */
 void sequence_state_init(struct sequence_state *s, int64_t base_batch);
+
+/*
+ * The values of this sequence count in periods of `room` values (a business
+ * numbering of width w: room 10^w, sequence/sequence_numbering.h); 0: none.
+ * end is the last value of the period the numbering issues in now
+ * (sequence_numbering_end()). Then a write never reserves past end (a
+ * batch larger than the room left is clipped, never carried into the next
+ * period, whatever a parked request asks), nor more than room / 10 values
+ * (at least 1) above what it covers, so a crash or failover costs at most a
+ * gap inside the period (docs/id-shapes.md, "Business numbers"). The glue
+ * sets it under the sequence's lock on every request, before the action
+ * that follows; a write never goes below the acknowledged max.
+ */
+void sequence_state_set_room(struct sequence_state *s, int64_t room, int64_t end);
 
 /*
  * Starts the sequence as a new primary in the lease's current term: read,

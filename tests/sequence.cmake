@@ -36,3 +36,11 @@ leaf_integration_test(test_sequence_restart_self)
 set_property(TEST it.test_sequence_restart_self APPEND PROPERTY LABELS sequence)
 leaf_resp_test(test_sequence_numbers)
 leaf_clock_test(test_sequence_numbers)
+# Business numbers through a kill -9 of the primary (no period ahead, no repeat) and a
+# numbering's counter out of the sequence routes' reach.
+leaf_integration_test(test_sequence_numbers_failover)
+set_property(TEST it.test_sequence_numbers_failover APPEND PROPERTY LABELS sequence)
+# Business numbers' admin calls: what a definition may hold, update, delete, the limit, and a
+# zone cache that only holds zones.
+leaf_integration_test(test_sequence_numbers_admin)
+set_property(TEST it.test_sequence_numbers_admin APPEND PROPERTY LABELS sequence)

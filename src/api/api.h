@@ -39,6 +39,8 @@ leaf_status_t api_users_delete(struct http_request *req, enum ids_mode mode);
 /* business numbers' admin API (api_numbering.c) */
 leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_numbering_update(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_numbering_delete(struct http_request *req, enum ids_mode mode);
 
 /* sequences and the cluster (api_sequence.c) */
 leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode);

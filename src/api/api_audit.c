@@ -14,6 +14,7 @@
 #include "log.h"
 
 #define AUDIT_USERS_PREFIX "/api/users/"
+#define AUDIT_NUMBERING_PREFIX "/api/numbering/"
 
 /*
  * Who asked: the Basic user, admin-token, loopback or anonymous (never the
@@ -80,9 +81,14 @@ static void audit_what(const struct http_request *req, const char *route, char *
             n = (size_t)(slash - name);
         }
         log_safe(name, n, object, ocap);
+    } else if (strcmp(route, "numbering_delete") == 0 &&
+               req->path_len > sizeof(AUDIT_NUMBERING_PREFIX) - 1) {
+        size_t np = sizeof(AUDIT_NUMBERING_PREFIX) - 1;
+        log_safe(req->path + np, req->path_len - np, object, ocap);
     } else if (strcmp(route, "cluster_demote") == 0) {
         snprintf(object, ocap, "sequence-primary");
-    } else if (strcmp(route, "users_add") == 0 || strcmp(route, "sequence_create") == 0) {
+    } else if (strcmp(route, "users_add") == 0 || strcmp(route, "sequence_create") == 0 ||
+               strcmp(route, "numbering_create") == 0 || strcmp(route, "numbering_update") == 0) {
         audit_body_field(req, "name", object, ocap);
     } else {
         audit_body_field(req, "biz_tag", object, ocap);

@@ -1,8 +1,10 @@
 /*
  * Business numbers' admin API (docs/id-shapes.md, "Business numbers"):
  * POST /api/numbering {"name","prefix","date","width","period","time_zone"}
- * creates a numbering (201; 409 when it exists), GET /api/numbering lists
- * them. The numbers themselves are an ID mode (GET /api/number/get/{name},
+ * creates a numbering (201; 409 when it exists; 409 numbering_limit when
+ * the cluster holds 256), PUT /api/numbering (the same body) changes its
+ * prefix, date or time zone, DELETE /api/numbering/{name} deletes it, GET
+ * /api/numbering lists them. The numbers themselves are an ID mode (GET /api/number/get/{name},
  * api_ids.c). The definitions live in ZooKeeper (src/node/sequence/
  * sequence_service_numbering.c), so the sequences must be on.
  */
@@ -19,6 +21,18 @@
 
 #define NUMBERING_WAIT_MS 5000
 #define NUMBERING_LIST_MAX 256
+#define NUMBERING_PATH "/api/numbering/"
+
+/* 1 when the raw body holds a \u0000 escape: cJSON would cut the string there, silently. */
+static int body_has_nul(const struct http_request *req) {
+    for (size_t i = 0; i + 6 <= req->body_len; i++) {
+        if (req->body[i] == '\\' && req->body[i + 1] == 'u' &&
+            memcmp(req->body + i + 2, "0000", 4) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* A string member of at most cap - 1 bytes into out: 1, else 0. */
 static int body_string(const cJSON *root, const char *key, char *out, size_t cap) {
@@ -36,7 +50,15 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
     char date[16] = "", period[16] = "", why[256] = "";
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "width");
     memset(d, 0, sizeof(*d));
-    int ok = cJSON_IsObject(root) && body_string(root, "name", d->name, sizeof(d->name)) &&
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (body_has_nul(req)) {
+        snprintf(why, sizeof(why), "a string holds \\u0000");
+    } else if (cJSON_IsString(nm) && strlen(nm->valuestring) > SEQUENCE_NUMBERING_NAME_MAX) {
+        snprintf(why, sizeof(why), "name: 1 to %d bytes of [A-Za-z0-9._:-], not . or ..",
+                 SEQUENCE_NUMBERING_NAME_MAX);
+    }
+    int ok = why[0] == '\0' && cJSON_IsObject(root) &&
+             body_string(root, "name", d->name, sizeof(d->name)) &&
              body_string(root, "time_zone", d->time_zone, sizeof(d->time_zone)) &&
              cJSON_IsNumber(w) && floor(w->valuedouble) == w->valuedouble && w->valuedouble >= 1 &&
              w->valuedouble <= 99;
@@ -70,13 +92,22 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
     return ok;
 }
 
-/* The definition as JSON (the request's shape) into b. */
+/* The definition as JSON (the request's shape) into b; every string escaped (a table written
+ * by an older node may hold a prefix with " or \). */
 static void numbering_json(struct sbuf *b, const struct sequence_numbering *d) {
-    sbuf_printf(b,
-                "{\"name\":\"%s\",\"prefix\":\"%s\",\"date\":\"%s\",\"width\":%d,"
-                "\"period\":\"%s\",\"time_zone\":\"%s\"}",
-                d->name, d->prefix, sequence_numbering_date_name(d->date), d->width,
-                sequence_numbering_period_name(d->period), d->time_zone);
+    const char *date = sequence_numbering_date_name(d->date);
+    const char *period = sequence_numbering_period_name(d->period);
+    sbuf_puts(b, "{\"name\":");
+    sbuf_json_str(b, d->name, strlen(d->name));
+    sbuf_puts(b, ",\"prefix\":");
+    sbuf_json_str(b, d->prefix, strlen(d->prefix));
+    sbuf_puts(b, ",\"date\":");
+    sbuf_json_str(b, date, strlen(date));
+    sbuf_printf(b, ",\"width\":%d,\"period\":", d->width);
+    sbuf_json_str(b, period, strlen(period));
+    sbuf_puts(b, ",\"time_zone\":");
+    sbuf_json_str(b, d->time_zone, strlen(d->time_zone));
+    sbuf_putc(b, '}');
 }
 
 leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode) {
@@ -119,8 +150,11 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
         sbuf_free(&b);
     } else if (rc == LEAF_EEXIST) {
         http_respond_error(req, 409, "numbering_exists", "a numbering of that name exists");
+    } else if (rc == LEAF_ERANGE) {
+        http_respond_error(req, 409, "numbering_limit",
+                           "the cluster holds 256 numberings, the most; delete one first");
     } else if (rc == LEAF_ENOMEM) {
-        http_respond_error(req, 503, "busy", "too many creates in flight, or too many numberings");
+        http_respond_error(req, 503, "busy", "too many creates in flight");
     } else {
         http_respond_error(req, 503, "zookeeper_unavailable",
                            "ZooKeeper could not be reached for the create");
@@ -168,5 +202,99 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
     door_http_respond_sbuf(req, 200, "application/json", &b);
     sbuf_free(&b);
     free(defs);
+    return LEAF_OK;
+}
+
+/* A change's answer: 404 unknown, 400 a change of width or period, 503 ZooKeeper. */
+static void change_respond(struct http_request *req, leaf_status_t rc, const char *name) {
+    char msg[200];
+    if (rc == LEAF_ENOTFOUND) {
+        snprintf(msg, sizeof(msg), "no numbering %s", name);
+        http_respond_error(req, 404, "unknown_numbering", msg);
+    } else if (rc == LEAF_EINVAL) {
+        http_respond_error(req, 400, "bad_request",
+                           "width and period are fixed at creation (the counter's values would "
+                           "mean other numbers): delete the numbering and create it again");
+    } else if (rc == LEAF_ENOMEM) {
+        http_respond_error(req, 503, "busy", "too many changes in flight");
+    } else {
+        http_respond_error(req, 503, "zookeeper_unavailable",
+                           "ZooKeeper could not be reached for the change");
+    }
+}
+
+/* The first call's checks of a change: the sequences on, not waited too long. 0: answered. */
+static int change_ready(struct http_request *req) {
+    if (!sequence_service_enabled(door_ctx(req)->sequence)) {
+        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
+        return 0;
+    }
+    if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > NUMBERING_WAIT_MS) {
+        http_respond_error(req, 503, "zookeeper_unavailable",
+                           "ZooKeeper did not answer the change in time");
+        return 0;
+    }
+    return 1;
+}
+
+leaf_status_t api_numbering_update(struct http_request *req, enum ids_mode mode) {
+    const struct door_ctx *ctx = door_ctx(req);
+    struct sequence_numbering d;
+    int64_t period, day;
+    if (!create_body(req, &d) || !change_ready(req)) {
+        return LEAF_OK;
+    }
+    if (req->ticket < 0 && sequence_service_numbering_period(ctx->sequence, &d, clock_wall_ms(),
+                                                             &period, &day) != LEAF_OK) {
+        http_respond_error(req, 400, "bad_request",
+                           "time_zone names no readable zone of the tz database on this node");
+        return LEAF_OK;
+    }
+    leaf_status_t rc =
+        sequence_service_numbering_update(ctx->sequence, &d, &req->ticket, req->wait);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = NUMBERING_WAIT_MS;
+        return LEAF_EAGAIN;
+    }
+    if (rc == LEAF_OK) {
+        struct sbuf b = SBUF_INIT;
+        numbering_json(&b, &d);
+        door_http_respond_sbuf(req, 200, "application/json", &b);
+        sbuf_free(&b);
+    } else {
+        change_respond(req, rc, d.name);
+    }
+    return LEAF_OK;
+}
+
+leaf_status_t api_numbering_delete(struct http_request *req, enum ids_mode mode) {
+    const char *name = req->path + strlen(NUMBERING_PATH);
+    size_t n = req->path_len - strlen(NUMBERING_PATH);
+    char copy[SEQUENCE_NUMBERING_NAME_MAX + 1];
+    if (n == 0 || n > SEQUENCE_NUMBERING_NAME_MAX || !validate_sequence_name(name, n)) {
+        http_respond_error(req, 400, "bad_request",
+                           "DELETE /api/numbering/{name}: name 1 to 120 bytes of [A-Za-z0-9._:-]");
+        return LEAF_OK;
+    }
+    if (!change_ready(req)) {
+        return LEAF_OK;
+    }
+    snprintf(copy, sizeof(copy), "%.*s", (int)n, name);
+    leaf_status_t rc =
+        sequence_service_numbering_delete(door_ctx(req)->sequence, copy, &req->ticket, req->wait);
+    if (rc == LEAF_EAGAIN) {
+        req->retry_ms = NUMBERING_WAIT_MS;
+        return LEAF_EAGAIN;
+    }
+    if (rc == LEAF_OK) {
+        struct sbuf b = SBUF_INIT;
+        sbuf_puts(&b, "{\"deleted\":");
+        sbuf_json_str(&b, copy, strlen(copy));
+        sbuf_putc(&b, '}');
+        door_http_respond_sbuf(req, 200, "application/json", &b);
+        sbuf_free(&b);
+    } else {
+        change_respond(req, rc, copy);
+    }
     return LEAF_OK;
 }

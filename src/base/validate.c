@@ -32,6 +32,14 @@ int validate_sequence_name(const char *s, size_t len) {
     return validate_tag(s, len) && !(len <= 2 && memcmp(s, "..", len) == 0);
 }
 
+int validate_stored_sequence_name(const char *s, size_t len) {
+    if (len > 1 && s[0] == VALIDATE_NUMBERING_MARK) {
+        s++;
+        len--;
+    }
+    return validate_sequence_name(s, len);
+}
+
 /* Ten digits bound the work; leading zeros are allowed. */
 #define VALIDATE_COUNT_DIGITS 10
 

@@ -24,6 +24,17 @@ int validate_tag(const char *s, size_t len);
 int validate_sequence_name(const char *s, size_t len);
 
 /*
+ * A business numbering's counter is a sequence named VALIDATE_NUMBERING_MARK +
+ * the numbering's name (docs/id-shapes.md, "Business numbers"): a name that
+ * validate_sequence_name() refuses, so no sequence route, RESP command or
+ * admin call can name, move or pre-create it.
+ */
+#define VALIDATE_NUMBERING_MARK '@'
+
+/* 1 when s names a stored sequence: a sequence name, or the mark and a sequence name. */
+int validate_stored_sequence_name(const char *s, size_t len);
+
+/*
  * Parses a count: decimal digits only (no sign, no spaces), at most 10 of
  * them (leading zeros allowed), value 1..10000. LEAF_OK and *out set, or
  * LEAF_EINVAL and *out untouched.

@@ -10,6 +10,7 @@
 
 #include "sequence_elect.h"
 #include "sequence_floor.h"
+#include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_state.h"
 #include "unit.h"
@@ -1127,6 +1128,13 @@ static void test_floor_file_format(void) {
     CHECK_EQ_INT(sequence_floor_parse(buf, n - 1, name, &nlen, &f), LEAF_OK);
     CHECK_EQ_STR(name, "orders");
     CHECK_EQ_INT(f, INT64_MAX);
+    /* a numbering's counter (@<name>) keeps its floor too; the sequence routes refuse the name */
+    n = sequence_floor_format(buf, sizeof(buf), "@orders", 7, 5);
+    CHECK_EQ_STR(buf, "@orders 5\n");
+    CHECK_EQ_INT(sequence_floor_parse(buf, n - 1, name, &nlen, &f), LEAF_OK);
+    CHECK_EQ_STR(name, "@orders");
+    CHECK(!validate_sequence_name("@orders", 7) && validate_stored_sequence_name("@orders", 7));
+    CHECK(!validate_stored_sequence_name("@@orders", 8) && !validate_stored_sequence_name("@", 1));
     CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a b", 3, 1), 0);
     CHECK_EQ_INT(sequence_floor_format(buf, sizeof(buf), "a", 1, -1), 0);
     const char *bad[] = {"orders",
@@ -1144,6 +1152,98 @@ static void test_floor_file_format(void) {
     CHECK(sequence_floor_should_compact(SEQUENCE_FLOOR_SLACK + 1, 0));
 }
 
+/* ---- business numbers through a crash (sequence_numbering.h) -------------------------------- */
+
+/* n numbers of d at the clock's period on m, as the glue does: the range from the last value,
+ * then the issue, parked (stepped) while the headroom is short. */
+static leaf_status_t num_take(struct sim *m, const struct sequence_numbering *d, int64_t period,
+                              int64_t n, int64_t *t, int64_t *first) {
+    leaf_status_t rc = LEAF_EAGAIN;
+    for (int i = 0; i < 200 && rc == LEAF_EAGAIN; i++) {
+        int64_t start = 0;
+        sequence_state_set_room(&m->s, sequence_numbering_room(d),
+                                sequence_numbering_end(d, m->s.last, period));
+        rc = sequence_numbering_range(d, m->s.last, period, n, &start);
+        if (rc == LEAF_OK) {
+            rc = sequence_state_issue_from(&m->s, &m->l, *t, n, start, first);
+        }
+        sim_send(m, *t);
+        sim_step(m, ++*t);
+    }
+    return rc;
+}
+
+/* A primary killed (-9) and a new one on the same record. */
+static void num_crash(struct sim *m, struct store *st, int64_t batch, int64_t room, int64_t *t) {
+    sim_init(m, st, batch, T_SESSION);
+    sequence_state_set_room(&m->s, room, room - 1); /* the glue sets it on the first request */
+    sim_win(m, *t, 0); /* not settled: the first request parks while it reads and fences */
+}
+
+static int64_t pow10i(int w) {
+    int64_t p = 1;
+    while (w-- > 0) {
+        p *= 10;
+    }
+    return p;
+}
+
+/* After a kill -9 the new primary goes on in the clock's period with a gap inside it, never in
+ * a later period (a date ahead of the clock), never back to counters issued before. */
+static void num_crash_case(int width, enum sequence_numbering_period period, int64_t batch,
+                           int64_t before, int64_t p) {
+    struct sequence_numbering d = {.name = "n",
+                                   .prefix = "W",
+                                   .width = width,
+                                   .period = period,
+                                   .date = NUMBERING_DATE_YYYYMMDD,
+                                   .time_zone = "UTC"};
+    struct store st = {.exists = 1, .max = 0, .version = 0};
+    struct sim m;
+    int64_t t = T0, first = 0, room = pow10i(width), last = 0;
+    num_crash(&m, &st, batch, room, &t);
+    for (int64_t left = before; left > 0;) {
+        int64_t n = left > 1000 ? 1000 : left;
+        CHECK_EQ_INT(num_take(&m, &d, p, n, &t, &first), LEAF_OK);
+        last = first + n - 1;
+        left -= n;
+    }
+    for (int crash = 0; crash < 3; crash++) {
+        num_crash(&m, &st, batch, room, &t);
+        leaf_status_t rc = num_take(&m, &d, p, 1, &t, &first);
+        if (rc == LEAF_ERANGE) {
+            continue; /* the period's room spent: refused, never wrapped; crash again */
+        }
+        CHECK_EQ_INT(rc, LEAF_OK);
+        CHECK(first > last);               /* never again */
+        CHECK_EQ_INT(first / room - 1, p); /* the clock's period, not a later one */
+        if (first / room - 1 != p || first <= last) {
+            fprintf(stderr, "width %d batch %lld: %lld after %lld (period %lld, clock %lld)\n",
+                    width, (long long)batch, (long long)first, (long long)last,
+                    (long long)(first / room - 1), (long long)p);
+            return;
+        }
+        last = first;
+    }
+    /* a period used up asks for no write: it could only rewrite the same max */
+    int writes = st.writes;
+    for (int i = 0; i < 50; i++) {
+        sim_step(&m, ++t);
+    }
+    CHECK(st.writes - writes <= 1);
+}
+
+static void test_numbering_crash_stays_in_period(void) {
+    int64_t dec7 = 20794;                                       /* 2026-12-07, days since 1970 */
+    num_crash_case(4, NUMBERING_PERIOD_DAY, 10000, 7, dec7);    /* W2026120700007 then */
+    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 5, dec7);    /* ten days ahead before */
+    num_crash_case(5, NUMBERING_PERIOD_NEVER, 10000, 95000, 0); /* INV-09001 again before */
+    num_crash_case(3, NUMBERING_PERIOD_NEVER, 1900, 3, 0);      /* INV-001 again before */
+    num_crash_case(6, NUMBERING_PERIOD_DAY, 10000, 42, dec7);
+    num_crash_case(3, NUMBERING_PERIOD_DAY, 10000, 999, dec7); /* used up, then crashes */
+    num_crash_case(4, NUMBERING_PERIOD_DAY, 10000, 9990, dec7);
+}
+
 int main(void) {
     TEST(test_new_primary_starts_above_max);
     TEST(test_autocreate_and_missing);
@@ -1155,6 +1255,7 @@ int main(void) {
     TEST(test_restart_drops_old_results);
     TEST(test_range_end);
     TEST(test_issue_from_skips);
+    TEST(test_numbering_crash_stays_in_period);
     TEST(test_liveness_boundaries);
     TEST(test_stop_and_resume);
     TEST(test_two_primaries_partition);

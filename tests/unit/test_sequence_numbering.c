@@ -132,6 +132,34 @@ static void test_checks(void) {
     CHECK_EQ_INT(sequence_numbering_parse_period("week", 4, &pd), LEAF_EINVAL);
 }
 
+/* What a definition may hold: a prefix that stays one JSON string (no " or \), a name whose
+ * sequence ("@" + name) fits a sequence name, zones that are zones (not the host's localtime,
+ * posixrules, Factory, right/ or posix/). */
+static void test_checks_refuse(void) {
+    char why[200];
+    const char *prefixes[] = {"A\"B", "A\\B", "\""};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY);
+        snprintf(d.prefix, sizeof(d.prefix), "%s", prefixes[i]);
+        CHECK_EQ_INT(sequence_numbering_check(&d, why, sizeof(why)), LEAF_EINVAL);
+        CHECK(strstr(why, "prefix") != NULL);
+    }
+    const char *zones[] = {"localtime", "posixrules", "Factory", "right/Asia/Shanghai",
+                           "posix/Europe/Berlin"};
+    for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
+        struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY);
+        snprintf(d.time_zone, sizeof(d.time_zone), "%s", zones[i]);
+        CHECK_EQ_INT(sequence_numbering_check(&d, why, sizeof(why)), LEAF_EINVAL);
+    }
+    struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY);
+    snprintf(d.time_zone, sizeof(d.time_zone), "Etc/UTC");
+    CHECK_EQ_INT(sequence_numbering_check(&d, why, sizeof(why)), LEAF_OK);
+    memset(d.name, 'n', 120);
+    d.name[120] = '\0';
+    CHECK_EQ_INT(sequence_numbering_check(&d, why, sizeof(why)), LEAF_OK);
+    CHECK_EQ_INT(SEQUENCE_NUMBERING_NAME_MAX, 120); /* a longer one does not fit d.name */
+}
+
 static void test_periods_in_values(void) {
     struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY);
     struct sequence_tz *sh = load("Asia/Shanghai");
@@ -223,6 +251,7 @@ int main(void) {
     TEST(test_zones_against_libc);
     TEST(test_shanghai_midnight_and_berlin_dst);
     TEST(test_checks);
+    TEST(test_checks_refuse);
     TEST(test_periods_in_values);
     return unit_done();
 }

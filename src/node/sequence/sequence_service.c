@@ -109,6 +109,11 @@ static leaf_status_t issue(struct sequence_service *svc, const char *name, size_
     struct seq_entry *e = entry_for_issue(svc, name, len, may_create, &rc);
     if (e != NULL) {
         int64_t start = 0;
+        if (d != NULL) {
+            /* before the control thread's next write: a batch stays inside the period */
+            sequence_state_set_room(&e->st, sequence_numbering_room(d),
+                                    sequence_numbering_end(d, e->st.last, period));
+        }
         if (d != NULL && e->st.phase == SEQUENCE_SERVING) {
             rc = sequence_numbering_range(d, e->st.last, period, n, &start);
         }

@@ -75,9 +75,10 @@ leaf_status_t sequence_service_next(struct sequence_service *svc, const char *na
 
 /*
  * Business numbers (docs/id-shapes.md, "Business numbers"): n values of the numbering d's
- * sequence ("numbering:<name>") at the primary's clock's period (sequence_service_numbering_
- * period), the period kept in the values (sequence/sequence_numbering.h). As
- * sequence_service_next(), and LEAF_ERANGE when the period's counter would pass its width.
+ * sequence ("@<name>", out of the sequence routes' reach) at the primary's clock's period
+ * (sequence_service_numbering_ period), the period kept in the values
+ * (sequence/sequence_numbering.h). As sequence_service_next(), and LEAF_ERANGE when the period's
+ * counter would pass its width.
  */
 leaf_status_t sequence_service_number(struct sequence_service *svc,
                                       const struct sequence_numbering *d, int64_t period, int64_t n,
@@ -92,6 +93,11 @@ leaf_status_t sequence_service_number(struct sequence_service *svc,
  * table read since then has no such name.
  * create: adds d (its sequence at 0, then its line) as a parked job (ticket as
  * sequence_service_create_seq): LEAF_OK, LEAF_EEXIST, LEAF_EUNAVAIL, LEAF_ENOMEM.
+ * update: d replaces the definition of d->name, parked as create: LEAF_OK, LEAF_ENOTFOUND,
+ * LEAF_EINVAL (the width or the period differ: its counter's values would mean other
+ * numbers), LEAF_EUNAVAIL. delete: removes the definition, then its sequence: LEAF_OK,
+ * LEAF_ENOTFOUND, LEAF_EUNAVAIL. A create into a full table (SEQ_NUMBERINGS_MAX, 256):
+ * LEAF_ERANGE, nothing created.
  * list: the table read now, as a parked job; *n definitions into out (room for cap).
  * period: the period index and the local day of the wall clock wall_ms in d's time zone
  * (its tzdata file read once per process); LEAF_ENOTFOUND when the zone has no readable file.
@@ -102,6 +108,11 @@ leaf_status_t sequence_service_numbering_find(struct sequence_service *svc, cons
 leaf_status_t sequence_service_numbering_create(struct sequence_service *svc,
                                                 const struct sequence_numbering *d, int *ticket,
                                                 struct leaf_wait *w);
+leaf_status_t sequence_service_numbering_update(struct sequence_service *svc,
+                                                const struct sequence_numbering *d, int *ticket,
+                                                struct leaf_wait *w);
+leaf_status_t sequence_service_numbering_delete(struct sequence_service *svc, const char *name,
+                                                int *ticket, struct leaf_wait *w);
 leaf_status_t sequence_service_numbering_list(struct sequence_service *svc,
                                               struct sequence_numbering *out, int cap, int *n,
                                               int *ticket, struct leaf_wait *w);

@@ -51,15 +51,16 @@ enum {
     OP_PEER_GET,
     OP_SEQ,
     OP_ADMIN_CREATE,
-    OP_SEQ_GIVEBACK,    /* sequence_service_heal.c */
-    OP_PARENT_CREATE,   /* sequence_service_heal.c; the answer is not needed */
-    OP_NUMBERING_SEQ,   /* sequence_service_numbering.c: a new numbering's sequence */
-    OP_NUMBERING_READ,  /* the table of definitions */
-    OP_NUMBERING_WRITE, /* the table with a new line */
-    OP_SHARD_READ,      /* sequence_service_shard.c: the map */
-    OP_SHARD_WRITE,     /* the coordinator's new map */
-    OP_SHARD_HB,        /* this node's owner node: heartbeat and applied epoch */
-    OP_SHARD_HB_LIST,   /* the owner nodes, for the barrier */
+    OP_SEQ_GIVEBACK,      /* sequence_service_heal.c */
+    OP_PARENT_CREATE,     /* sequence_service_heal.c; the answer is not needed */
+    OP_NUMBERING_SEQ,     /* sequence_service_numbering.c: a new numbering's sequence */
+    OP_NUMBERING_READ,    /* the table of definitions */
+    OP_NUMBERING_WRITE,   /* the table with a line added, changed or removed */
+    OP_NUMBERING_SEQ_DEL, /* a deleted numbering's sequence */
+    OP_SHARD_READ,        /* sequence_service_shard.c: the map */
+    OP_SHARD_WRITE,       /* the coordinator's new map */
+    OP_SHARD_HB,          /* this node's owner node: heartbeat and applied epoch */
+    OP_SHARD_HB_LIST,     /* the owner nodes, for the barrier */
     OP_SHARD_HB_GET,
     OP_SHARD_HB_DELETE,
     OP_SHARD_GATE_MEMBERS, /* the gate: the member records' names */
@@ -103,18 +104,28 @@ struct seq_floors {
 };
 
 /* Business numbers (sequence_service_numbering.c). */
-#define SEQ_NUMBERING_SEQ_PREFIX "numbering:" /* + name: the numbering's sequence */
+#define SEQ_NUMBERING_SEQ_PREFIX                                                                   \
+    "@" /* + name: the numbering's sequence (VALIDATE_NUMBERING_MARK) */
 #define SEQ_NUMBERING_SEQ_MAX (sizeof(SEQ_NUMBERING_SEQ_PREFIX) + SEQUENCE_NUMBERING_NAME_MAX)
 #define SEQ_NUMBERINGS_MAX 256
 #define SEQ_NUMBERING_JOBS 16
-#define SEQ_NUMBERING_TRIES 5 /* a create whose write lost a race reads and writes again */
+#define SEQ_NUMBERING_FRESH_MS 2000 /* an older cache is read again in the background */
+#define SEQ_NUMBERING_TRIES 5       /* a create whose write lost a race reads and writes again */
 
-/* A parked numbering job: a create (its definition) or a read of the table. */
+enum seq_numbering_kind {
+    SEQ_NUMBERING_LIST,
+    SEQ_NUMBERING_CREATE,
+    SEQ_NUMBERING_UPDATE,
+    SEQ_NUMBERING_DELETE
+};
+
+/* A parked numbering job: a create, update or delete (its definition) or a read of the table. */
 struct seq_numbering_job {
     struct leaf_job job; /* first: the slot is one of jobs' (src/base/jobs.h) */
-    int create;
+    enum seq_numbering_kind kind;
     int tries;
-    struct sequence_numbering def;
+    int seq_done;                  /* a create: its sequence exists */
+    struct sequence_numbering def; /* a delete: the name only */
 };
 
 struct seq_zone;
@@ -137,6 +148,7 @@ struct seq_numberings {
     char path[SEQ_DIR_MAX];
     pthread_mutex_t zlock;
     struct seq_zone *zones;
+    int nzones; /* zones kept (zlock): SEQ_ZONES_MAX at most */
 };
 
 /* An admin create; guarded by svc->lock. */

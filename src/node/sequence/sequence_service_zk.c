@@ -639,7 +639,8 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_SEQ_GIVEBACK: sequence_service_heal_on_giveback(svc, ev); break;
     case OP_NUMBERING_SEQ:
     case OP_NUMBERING_READ:
-    case OP_NUMBERING_WRITE: sequence_service_numbering_on_zk(svc, ev); break;
+    case OP_NUMBERING_WRITE:
+    case OP_NUMBERING_SEQ_DEL: sequence_service_numbering_on_zk(svc, ev); break;
     default: break;
     }
 }
