@@ -165,6 +165,22 @@ static void test_page_headers(void) {
     CHECK(strstr(out, "<script") == NULL && strstr(out, "javascript:") == NULL);
 }
 
+/*
+ * /ready?mode=: readiness of the modes a Service needs (docs/kubernetes.md, "Probes"). The
+ * fixture runs snowflake (static worker) with segment off: a probe that asks for segment is
+ * answered 503, one that asks for snowflake or any enabled mode 200, a bad name 400 naming it.
+ */
+static void test_ready_modes(void) {
+    CHECK(starts(feed("GET /ready?mode=snowflake HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /ready?mode=any HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /ready?mode=segment HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 503 "));
+    CHECK(strstr(http_feed_out, "segment: disabled") != NULL);
+    CHECK(starts(feed("GET /ready?mode=snowflake,segment HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 503 "));
+    CHECK(starts(feed("GET /ready?mode=snowflak HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(strstr(http_feed_out, "mode") != NULL && strstr(http_feed_out, "snowflak") != NULL);
+}
+
 static void test_views(void) {
     CHECK(starts(feed("GET /ready HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "\"mode\":\"static\"") != NULL);
@@ -193,6 +209,7 @@ int main(void) {
     TEST(test_allow_and_query_edge_cases);
     TEST(test_admin_loopback_rule);
     TEST(test_views);
+    TEST(test_ready_modes);
     TEST(test_state_changes_same_origin);
     TEST(test_page_headers);
     api_fixture_close(conn);

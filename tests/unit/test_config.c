@@ -997,7 +997,8 @@ static void test_env_service_links(void) {
     CHECK_EQ_STR(err, "");
     char *typo[] = {"LEAFD_HTTP_SERVICE_HOST=10.0.0.1", "LEAFD_HTTP_PORT_8080_TCPX=1", NULL};
     CHECK_EQ_INT(config_check_env(typo, err, sizeof(err)), LEAF_EINVAL);
-    char *typo2[] = {"LEAFD_SERVICE_PORT_X_Y=1", "LEAFD_PORT_80_SCTP_PORT=1", "LEAFD_LISTN=1", NULL};
+    char *typo2[] = {"LEAFD_SERVICE_PORT_X_Y=1", "LEAFD_PORT_80_SCTP_PORT=1", "LEAFD_LISTN=1",
+                     NULL};
     CHECK_EQ_INT(config_check_env(typo2, err, sizeof(err)), LEAF_EINVAL);
     CHECK(strstr(err, "LEAFD_LISTN") != NULL);
 }
