@@ -108,6 +108,9 @@ enum config_db_tls {
       "logfmt | json: log lines as logfmt or as JSON objects with the same fields")                \
     X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
       "connections (HTTP and RESP) idle this long are closed")                                     \
+    X("leafd.stop.delay.ms", CONFIG_INT, stop_delay_ms, "0", 0, 10000,                             \
+      "after SIGTERM, serve on this long with /ready 503 (load balancers take the node out) "      \
+      "before the drain; 0 = drain at once")                                                       \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
       "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
       "and a close")                                                                               \
@@ -246,6 +249,7 @@ struct leaf_config {
     char admin_token[256];
     char admin_token_file[512];
     int64_t threads;
+    int64_t stop_delay_ms;
     int log_level;
     char log_format[16];
     int64_t idle_timeout_ms;
