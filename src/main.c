@@ -1110,6 +1110,9 @@ int main(int argc, char **argv) {
         return node_zk_acl_main(&d.cfg, a.zk_acl);
     }
     if (a.check_only) {
+        /* The warnings a start would log (loose secrets, example values) are printed too. */
+        log_set_level(d.cfg.log_level);
+        log_loose_secrets(&d.cfg);
         /* The certificate and key must load, too. */
         struct net_tls_ctx *tls = NULL;
         if (tls_create(&d.cfg, &tls) != LEAF_OK) {

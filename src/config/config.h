@@ -305,7 +305,8 @@ struct leaf_config {
 
     /* Secrets that others (or a group not leafd's own) may read, one warn line each for
      * the start (config_finish): a *.file key's file, or a secret set inline in a
-     * configuration file so readable (config_secret_loose). */
+     * configuration file so readable (config_secret_loose); and secrets still holding the
+     * example Secret's value (deploy/kubernetes/base/secret.yaml). */
     char loose_secret_files[2048];
     int file_loose; /* config_load_file(): others, or a group not leafd's, may read `file` */
 
