@@ -93,6 +93,9 @@ enum config_db_tls {
       "forever mode: this node's identity by name (1-63 of [A-Za-z0-9._-], e.g. a StatefulSet "    \
       "pod's name) instead of ip:port; its worker ID follows the name to any address and data "    \
       "dir (docs/IDENTITY.md, \"Named identity\"); empty = ip:port as Leaf")                       \
+    X("leafd.snowflake.identity.wait.ms", CONFIG_INT, identity_wait_ms, "0", 0, 600000,            \
+      "a named identity held by another session is waited for this long, then refused (exit 1); "  \
+      "0 = twice leafd.zk.session.timeout.ms + 2 s (docs/IDENTITY.md, \"Taking a name over\")")    \
     X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 2147483647LL,                  \
       "static worker ID up to the layout's largest, only with an empty leaf.snowflake.zk.address " \
       "(-1 = unset)")                                                                              \
@@ -244,6 +247,7 @@ struct leaf_config {
     char data_dir[512];
     char advertise_ip[16];
     char snowflake_identity[64];
+    int64_t identity_wait_ms;
     int64_t worker_id;
     int64_t epoch;
     char admin_token[256];

@@ -420,6 +420,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     n->async.data = n->cron.data = n->work.data = n;
     n->worker_id = -1;
     n->idwait_started_ms = -1;
+    n->idwait_logged_ms = -1;
     atomic_init(&n->stats.worker_id, -1);
     pthread_mutex_init(&n->lock, NULL);
     uint64_t seed = (uint64_t)clock_wall_ms() ^ ((uint64_t)getpid() << 32);
@@ -534,6 +535,33 @@ static void node_fail(struct snowflake_node *n) {
     }
 }
 
+/*
+ * The identity is this node's after a wait: the previous holder wrote leaf_forever since this
+ * node read it (its reports, and the time of its last ID at a graceful stop). Read it again, so
+ * the first write is made at its current version and no ID is issued at or below that time
+ * (docs/IDENTITY.md, "Taking a name over").
+ */
+static leaf_status_t node_after_wait(struct snowflake_node *n) {
+    int64_t stored = -1, floor_ms = n->floor_ms;
+    if (snowflake_node_identity_reread(n, &stored) != LEAF_OK) {
+        return LEAF_ERR; /* logged */
+    }
+    if (stored > n->floor_ms) {
+        if (node_check_clock(n, stored, -1, &floor_ms) != LEAF_OK) {
+            return LEAF_ERR; /* logged */
+        }
+        floor_ms = floor_ms > n->floor_ms ? floor_ms : n->floor_ms;
+        pthread_mutex_lock(&n->lock);
+        snowflake_gen_set_floor(&n->gen, floor_ms);
+        snowflake_gen_set_ceiling(&n->gen, floor_ms + 1); /* nothing until reserved */
+        pthread_mutex_unlock(&n->lock);
+        log_info("snowflake", "the previous holder of %s wrote %" PRId64 " to %s: serving above it",
+                 n->layout.identity, stored, n->forever_path);
+        n->floor_ms = floor_ms;
+    }
+    return LEAF_OK;
+}
+
 /* Control loop, while the identity is held by another session: look again. */
 static void node_idwait_tick(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
@@ -549,7 +577,7 @@ static void node_idwait_tick(uv_timer_t *t) {
         log_info("snowflake", "identity %s is this node's now (the holder's session ended)",
                  n->layout.identity);
         n->ephemeral_ok = 1;
-        if (node_serve(n) == LEAF_OK) {
+        if (node_after_wait(n) == LEAF_OK && node_serve(n) == LEAF_OK) {
             return;
         }
     }
