@@ -28,6 +28,9 @@ new = env.leafd("new", named(zk.address(), "leafd-0", "127.0.0.3", base + "/new"
                 wait_ready=False)
 check(wait_until(lambda: "issuing nothing while waiting" in new.log_text(), 10, 0.1),
       "the new leafd-0 waits for its name")
+st, body, _ = new.get("/ready")
+check(st == 503 and "named identity held by another ZooKeeper session" in body and "ip:port" not in body,
+      "/ready says a named identity waits for the previous pod, not for an ip:port: %s" % body[:400])
 last_old = max(last_old, old.get_ids("/api/snowflake/get/t?count=50")[-1])
 check(old.stop() == 0, "the old leafd-0 stops gracefully")
 t0 = time.monotonic()

@@ -102,12 +102,19 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
             return LEAF_OK;
         }
         if (d.verdict == ZK_CLOCK_REFUSE) {
+            /* The stored time is the last reservation, made up to reserve.ms ahead of the
+             * clock of whoever held the identity: a previous holder's (another pod of a name)
+             * as often as a clock of this node's behind. */
             log_error("snowflake",
                       "refusing to start: the clock %s is %" PRId64 " ms behind the "
                       "stored time (ZooKeeper %s, local cache %s), more than "
                       "leafd.snowflake.startup.max.wait.ms = %" PRId64 "; IDs from the past "
-                      "could repeat: correct the clock (NTP), or wait and start again",
-                      tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms);
+                      "could repeat. The stored time is the last reservation of identity %s, "
+                      "made up to leafd.snowflake.reserve.ms = %" PRId64 " ahead of its holder's "
+                      "clock: if that holder's clock was ahead, wait until the stored time "
+                      "passes and start again; if this clock is behind, correct it (NTP)",
+                      tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms, n->layout.identity,
+                      n->cfg->reserve_ms);
             return LEAF_ECLOCK;
         }
         log_warn("snowflake",
