@@ -113,8 +113,17 @@ static void ready_snowflake(const struct door_ctx *ctx, int ready, struct sbuf *
         return;
     }
     snowflake_node_view(ctx->snowflake, &v);
+    /* The identity by which peers and /cluster name the node: the name when it has one. */
+    char ident[96];
+    if (ctx->cfg->snowflake_identity[0] != '\0') {
+        snprintf(ident, sizeof(ident), "%s", ctx->cfg->snowflake_identity);
+    } else {
+        snprintf(ident, sizeof(ident), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
+    }
+    sbuf_puts(b, "\"snowflake\":{\"identity\":");
+    sbuf_json_str(b, ident, strlen(ident));
     sbuf_printf(b,
-                "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
+                ",\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
                 "\"clock_behind_ms\":%" PRId64 ",\"clock_lead_ms\":%" PRId64
                 ",\"max_lead_ms\":%" PRId64 ",\"worker_id\":%d,"
                 "\"mode\":\"%s\",\"coordinated\":%s%s",

@@ -57,4 +57,14 @@ ok = late.wait_ready(SESSION_MS / 1000 * 3 + 5)
 log("late kill: the next leafd-0 served %.1f s after it started" % (time.monotonic() - t0))
 check(ok and late.proc.alive(), "the next leafd-0 waits the killed holder's session out and "
       "serves (no exit 1):\n%s" % late.log_text()[-1500:])
+
+# /ready and /cluster name the identity, not only ip:port.
+st, body, _ = late.get("/ready")
+check('"identity":"leafd-0"' in body, "/ready's snowflake member names the identity leafd-0: %s"
+      % body[:200])
+late.get("/cluster?format=json")  # the first request starts the survey
+ok = wait_until(lambda: '"name":"leafd-0"' in late.get("/cluster?format=json")[1].split('"nodes"', 1)[-1], 10, 0.5)
+st, body, _ = late.get("/cluster?format=json")
+check(ok and body.startswith('{"node":{"identity":') and '"name":"leafd-0"' in body.split('"nodes"', 1)[0],
+      "/cluster names leafd-0 for this node and its row: %s" % body[:600])
 env.finish()
