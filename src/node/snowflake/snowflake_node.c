@@ -737,12 +737,18 @@ static leaf_status_t node_serve(struct snowflake_node *n) {
     node_floor_text(floor_ms, floor_text, sizeof(floor_text));
     char text[64];
     snowflake_layout_format(&n->gen.layout, text, sizeof(text));
+    double years = snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms());
     log_info("snowflake",
              "layout %s, %" PRId64 " ms per tick, %.1f years left from epoch %" PRId64
              ", batches of at most %d IDs",
-             text, n->gen.layout.unit_ms,
-             snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch,
-             snowflake_gen_max_batch(&n->gen));
+             text, n->gen.layout.unit_ms, years, cfg->epoch, snowflake_gen_max_batch(&n->gen));
+    if (years < SNOWFLAKE_HORIZON_YEARS) {
+        /* docs/id-shapes.md, "The horizon": taken, but it runs out soon. */
+        log_warn("snowflake",
+                 "leafd.snowflake.layout %s runs out %.1f years from now (epoch %" PRId64
+                 "): plan a wider time field, a coarser unit or a later epoch (a new cluster)",
+                 text, years, cfg->epoch);
+    }
     log_info("snowflake",
              "serving as %s with worker ID %" PRId64 " (%s%s); %s; reservations %" PRId64
              " ms ahead",
