@@ -83,11 +83,19 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     if (l->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%" PRId64 "\",", p.datacenter_id);
     }
-    char body[320];
+    /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. */
+    const char *foreign =
+        snowflake_uuid_foreign(l, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
+    char body[512];
     int n = snprintf(body, sizeof(body),
                      "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s"
-                     "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\"}",
-                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter);
+                     "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\",\"leafd\":%s%s%s%s}",
+                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter,
+                     foreign ? "false" : "true",
+                     foreign ? ",\"note\":\"not a UUID of this "
+                               "cluster's shape: "
+                             : "",
+                     foreign ? foreign : "", foreign ? "\"" : "");
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }
