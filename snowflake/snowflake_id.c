@@ -265,14 +265,14 @@ double snowflake_layout_years_left(const struct snowflake_layout *l, int64_t epo
 leaf_status_t snowflake_layout_check_horizon(const struct snowflake_layout *l, int64_t epoch,
                                              int64_t now_ms, char *reason, size_t cap) {
     double years = snowflake_layout_years_left(l, epoch, now_ms);
-    if (years >= SNOWFLAKE_HORIZON_YEARS) {
+    if (years >= SNOWFLAKE_HORIZON_MIN_YEARS) {
         return LEAF_OK;
     }
     snprintf(reason, cap,
              "time:%d at %lld ms per tick runs out %.1f years from now (epoch %lld); at least %d "
-             "are required: widen time, raise the unit or move the epoch later",
+             "year is required: widen time, raise the unit or move the epoch later",
              l->bits[SNOWFLAKE_TIME], (long long)l->unit_ms, years, (long long)epoch,
-             SNOWFLAKE_HORIZON_YEARS);
+             SNOWFLAKE_HORIZON_MIN_YEARS);
     return LEAF_EINVAL;
 }
 

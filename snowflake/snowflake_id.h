@@ -36,8 +36,8 @@
  * others at most 31; a sum of at most 63; time above sequence, or a node's
  * IDs would not increase when a tick ends. The worker may sit anywhere;
  * above time, IDs of different nodes no longer sort by time.
- * snowflake_layout_check_horizon() adds: the time field must last 10 years
- * from now.
+ * snowflake_layout_check_horizon() adds: the time field must last a year
+ * from now (a warning at start below 10 years).
  *
  * Ownership: a layout is a value, written once at start-up and then only
  * read, by any thread.
@@ -59,7 +59,8 @@
 #define SNOWFLAKE_MAX_ID_BITS 63                /* the sign bit stays 0 */
 #define SNOWFLAKE_MAX_FIELD_BITS 31             /* worker and sequence are held in an int */
 #define SNOWFLAKE_MAX_UNIT_MS INT64_C(86400000) /* one tick per day at most */
-#define SNOWFLAKE_HORIZON_YEARS 10              /* a layout must last this long from now */
+#define SNOWFLAKE_HORIZON_YEARS 10              /* less than this from now: a warning at start */
+#define SNOWFLAKE_HORIZON_MIN_YEARS 1           /* a layout must last this long from now */
 #define SNOWFLAKE_REASON_MAX 160                /* room enough for every reason written here */
 
 /* The datacenter is optional (width 0 when the layout has none); the other three are required. */
@@ -133,8 +134,10 @@ leaf_status_t snowflake_layout_set_datacenter(struct snowflake_layout *l, int64_
 
 /*
  * LEAF_OK when the time field, counted from epoch, still has
- * SNOWFLAKE_HORIZON_YEARS to run at now_ms; else LEAF_EINVAL and a reason
- * giving the years it has and how to get more.
+ * SNOWFLAKE_HORIZON_MIN_YEARS to run at now_ms; else LEAF_EINVAL and a reason
+ * giving the years it has and how to get more. Any layout that lasts a year is
+ * taken (uid-generator's own 28 bits of seconds last 8.5 years from a recent
+ * epoch); the node warns at start below SNOWFLAKE_HORIZON_YEARS.
  */
 leaf_status_t snowflake_layout_check_horizon(const struct snowflake_layout *l, int64_t epoch,
                                              int64_t now_ms, char *reason, size_t cap);

@@ -122,3 +122,27 @@ leaf_status_t snowflake_uuid_decode(const struct snowflake_uuid_shape *s, const 
     out->random = rand_b & low_bits(s->random_bits);
     return LEAF_OK;
 }
+
+/* A UUID's time is the start of its ID's tick: at most this far past it for a borrowed tick. */
+#define UUID_FOREIGN_SLACK_MS 1000
+
+const char *snowflake_uuid_foreign(const struct snowflake_layout *l,
+                                   const struct snowflake_uuid_parts *p, int64_t epoch,
+                                   int64_t now_ms, int64_t max_lead_ms) {
+    if (p->unix_ms < epoch) {
+        return "its time is before leafd.snowflake.epoch";
+    }
+    if (p->unix_ms > now_ms + max_lead_ms + UUID_FOREIGN_SLACK_MS) {
+        return "its time is ahead of this node's clock by more than leafd.snowflake.max.lead.ms";
+    }
+    if (l->unit_ms > 1 && (p->unix_ms - epoch) % l->unit_ms != 0) {
+        return "its time is not the start of a tick of leafd.snowflake.time.unit.ms";
+    }
+    if (p->counter > snowflake_layout_max(l, SNOWFLAKE_SEQUENCE)) {
+        return "its counter is wider than the layout's sequence field";
+    }
+    if (l->bits[SNOWFLAKE_DATACENTER] > 0 && p->datacenter_id != l->datacenter_id) {
+        return "its datacenter field is not leafd.snowflake.datacenter.id";
+    }
+    return NULL;
+}

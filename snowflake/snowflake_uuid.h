@@ -76,4 +76,15 @@ leaf_status_t snowflake_uuid_parse(const char *text, size_t len, uint8_t out[16]
 leaf_status_t snowflake_uuid_decode(const struct snowflake_uuid_shape *s, const uint8_t u[16],
                                     struct snowflake_uuid_parts *out);
 
+/*
+ * NULL when the parts could be those of a UUID leafd made with layout l (its epoch, unit,
+ * sequence width and datacenter), seen at now_ms with the bounded lead max_lead_ms; else why it
+ * cannot be one of leafd's (a static string). A UUIDv7 from another generator decodes as well,
+ * and passes this check by chance only where its bits happen to fit (docs/id-shapes.md,
+ * "Decoding a UUID").
+ */
+const char *snowflake_uuid_foreign(const struct snowflake_layout *l,
+                                   const struct snowflake_uuid_parts *p, int64_t epoch,
+                                   int64_t now_ms, int64_t max_lead_ms);
+
 #endif

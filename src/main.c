@@ -115,6 +115,11 @@ struct daemon {
     int64_t reload_deadline_ms; /* monotonic */
     int serving;                /* net_server_start succeeded: an upgrade can hand over */
     int usr2_pending;           /* SIGUSR2 came while starting: upgrade once serving */
+    /* SIGTERM's delay (leafd.stop.delay.ms): /ready answers 503 while the node serves on,
+     * then the drain. stop_flag is door_ctx.stopping (read by any loop thread). */
+    atomic_int stop_flag;
+    uv_timer_t stop_delay;
+    int stop_delaying; /* stop_delay runs (its handle is open) */
 };
 
 static void usage(FILE *out) {
@@ -373,6 +378,11 @@ static void daemon_stop(struct daemon *d) {
         return;
     }
     d->stopping = 1;
+    atomic_store(&d->stop_flag, 1);
+    if (d->stop_delaying) {
+        d->stop_delaying = 0;
+        uv_close((uv_handle_t *)&d->stop_delay, NULL);
+    }
     if (d->reloading) {
         notify_ready_handover(&d->notify); /* the new process tells systemd READY=1 */
     } else {
@@ -403,8 +413,31 @@ static void daemon_stop(struct daemon *d) {
     uv_stop(&d->control);
 }
 
+static void on_stop_delay(uv_timer_t *t) {
+    struct daemon *d = t->data;
+    log_info("main", "stop delay over (leafd.stop.delay.ms), draining in-flight requests");
+    daemon_stop(d);
+}
+
+/*
+ * SIGTERM with leafd.stop.delay.ms: the node answers /ready 503 at once and serves on for the
+ * delay, so the Service's endpoints and the load balancers drop it before its listener closes
+ * (docs/kubernetes.md, "Stopping"); a second SIGTERM or SIGINT drains at once.
+ */
 static void on_signal(uv_signal_t *s, int signum) {
     struct daemon *d = s->data;
+    if (signum == SIGTERM && d->cfg.stop_delay_ms > 0 && !d->stopping && !d->stop_delaying) {
+        atomic_store(&d->stop_flag, 1);
+        uv_timer_init(&d->control, &d->stop_delay);
+        d->stop_delay.data = d;
+        uv_timer_start(&d->stop_delay, on_stop_delay, (uint64_t)d->cfg.stop_delay_ms, 0);
+        d->stop_delaying = 1;
+        log_info("main",
+                 "received %s: /ready answers 503, serving on for %lld ms (leafd.stop.delay.ms) "
+                 "before the drain",
+                 strsignal(signum), (long long)d->cfg.stop_delay_ms);
+        return;
+    }
     log_info("main", "received %s, draining in-flight requests", strsignal(signum));
     daemon_stop(d);
 }
@@ -851,6 +884,7 @@ static leaf_status_t wire(struct daemon *d) {
         .cluster = d->cluster,
         .zk = node_zk_session(&d->zk),
         .node_zk = &d->zk,
+        .stopping = &d->stop_flag,
     };
     if (opaque_create(d, resolve_threads(&d->cfg)) != LEAF_OK) {
         return LEAF_ERR;
@@ -1076,6 +1110,9 @@ int main(int argc, char **argv) {
         return node_zk_acl_main(&d.cfg, a.zk_acl);
     }
     if (a.check_only) {
+        /* The warnings a start would log (loose secrets, example values) are printed too. */
+        log_set_level(d.cfg.log_level);
+        log_loose_secrets(&d.cfg);
         /* The certificate and key must load, too. */
         struct net_tls_ctx *tls = NULL;
         if (tls_create(&d.cfg, &tls) != LEAF_OK) {

@@ -42,6 +42,8 @@ set_property(TEST it.test_ops_lint APPEND PROPERTY LABELS lint)
 # systemd Type=notify (READY=1, STATUS=, STOPPING=1) against a stand-in socket; JSON logs;
 # the database outage logged once.
 leaf_integration_test(test_ops_systemd_notify)
+# Kubernetes' probes: /ready?mode= through a ZooKeeper outage, leafd.stop.delay.ms after SIGTERM.
+leaf_integration_test(test_ops_probes)
 # docs/OPERATIONS.md lists exactly the families a node with every mode on exports; the
 # Grafana dashboard and the alert rules use only exported ones.
 leaf_integration_test(test_ops_metrics_families)

@@ -24,7 +24,8 @@ struct zk_identity_decision zk_identity_decide(const struct zk_identity_input *i
         return d;
     }
     int64_t started = in->wait_started_ms >= 0 ? in->wait_started_ms : in->now_ms;
-    d.deadline_ms = started + in->session_timeout_ms + ZK_IDENTITY_GRACE_MS;
+    d.deadline_ms = started + (in->max_wait_ms > 0 ? in->max_wait_ms
+                                                   : in->session_timeout_ms + ZK_IDENTITY_GRACE_MS);
     if (in->now_ms >= d.deadline_ms) {
         d.verdict = ZK_IDENTITY_REFUSE;
         return d;

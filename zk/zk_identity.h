@@ -71,19 +71,26 @@ struct zk_identity_input {
     int64_t cache_written_ms; /* the cache file's last write (wall clock ms), -1 unknown */
     int64_t owner_created_ms; /* the znode's creation on this node's clock (ZooKeeper's ctime
                                  minus the measured offset), -1 unknown */
+    /* How long a held znode is waited for from wait_started_ms; 0: session_timeout_ms +
+     * ZK_IDENTITY_GRACE_MS (an ip:port identity). A named identity waits longer
+     * (leafd.snowflake.identity.wait.ms): its holder may be a pod that still stops when this
+     * one first looks, whose session expires a session timeout after it ends. */
+    int64_t max_wait_ms;
 };
 
 struct zk_identity_decision {
     enum zk_identity_verdict verdict;
     int64_t wait_ms;     /* WAIT: how long until the deadline */
-    int64_t deadline_ms; /* WAIT, REFUSE: wait_started + session timeout + ZK_IDENTITY_GRACE_MS */
+    int64_t deadline_ms; /* WAIT, REFUSE: wait_started + max_wait_ms (or the session timeout +
+                            ZK_IDENTITY_GRACE_MS) */
 };
 
 /*
  * Decides at start (before the first ID), at every new session, and whenever the znode's watch
  * fires while waiting. A znode owned by another session is waited for from the first time it is
- * seen (pass that moment back in wait_started_ms) until the session timeout + 2 s: a holder
- * killed without a graceful stop is gone by then; one still holding it is a live twin.
+ * seen (pass that moment back in wait_started_ms) until the session timeout + 2 s (or
+ * max_wait_ms): a holder killed without a graceful stop is gone by then; one still holding it is
+ * a live twin.
  */
 struct zk_identity_decision zk_identity_decide(const struct zk_identity_input *in);
 

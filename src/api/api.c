@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "door_ready.h"
 #include "num.h"
 #include "snowflake_id.h"
 #include "snowflake_uuid.h"
@@ -82,11 +83,19 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     if (l->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%" PRId64 "\",", p.datacenter_id);
     }
-    char body[320];
+    /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. */
+    const char *foreign =
+        snowflake_uuid_foreign(l, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
+    char body[512];
     int n = snprintf(body, sizeof(body),
                      "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s"
-                     "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\"}",
-                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter);
+                     "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\",\"leafd\":%s%s%s%s}",
+                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter,
+                     foreign ? "false" : "true",
+                     foreign ? ",\"note\":\"not a UUID of this "
+                               "cluster's shape: "
+                             : "",
+                     foreign ? foreign : "", foreign ? "\"" : "");
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
 }
@@ -104,20 +113,29 @@ leaf_status_t api_health(struct http_request *req, enum ids_mode mode) {
     return LEAF_OK;
 }
 
-/* The snowflake member of /ready; returns 1 when snowflake can issue now. */
-static int ready_snowflake(const struct door_ctx *ctx, struct sbuf *b) {
+/* The snowflake member of /ready; `ready` is door_ready_eval's verdict. */
+static void ready_snowflake(const struct door_ctx *ctx, int ready, struct sbuf *b) {
     struct snowflake_node_view v;
     if (!ctx->cfg->snowflake_enable) {
         sbuf_puts(b, "\"snowflake\":{\"enabled\":false}");
-        return 1;
+        return;
     }
     snowflake_node_view(ctx->snowflake, &v);
+    /* The identity by which peers and /cluster name the node: the name when it has one. */
+    char ident[96];
+    if (ctx->cfg->snowflake_identity[0] != '\0') {
+        snprintf(ident, sizeof(ident), "%s", ctx->cfg->snowflake_identity);
+    } else {
+        snprintf(ident, sizeof(ident), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
+    }
+    sbuf_puts(b, "\"snowflake\":{\"identity\":");
+    sbuf_json_str(b, ident, strlen(ident));
     sbuf_printf(b,
-                "\"snowflake\":{\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
+                ",\"enabled\":true,\"ready\":%s,\"reason\":\"%s\","
                 "\"clock_behind_ms\":%" PRId64 ",\"clock_lead_ms\":%" PRId64
                 ",\"max_lead_ms\":%" PRId64 ",\"worker_id\":%d,"
                 "\"mode\":\"%s\",\"coordinated\":%s%s",
-                v.ready ? "true" : "false", v.reason, v.clock_behind_ms, v.clock_lead_ms,
+                ready ? "true" : "false", v.reason, v.clock_behind_ms, v.clock_lead_ms,
                 v.max_lead_ms, v.worker_id,
                 v.is_static ? "static"
                 : v.lease   ? "lease"
@@ -146,7 +164,6 @@ static int ready_snowflake(const struct door_ctx *ctx, struct sbuf *b) {
                     v.lease_last_switch_us);
     }
     sbuf_putc(b, '}');
-    return v.ready;
 }
 
 /* The database hosts of /ready: "db_host" in use ("" when none) and every host's state. */
@@ -168,37 +185,36 @@ static void ready_segment_hosts(const struct segment_hosts *h, struct sbuf *b) {
     sbuf_putc(b, ']');
 }
 
-/* The segment member of /ready; returns 1 when segment IDs can be issued now. */
-static int ready_segment(const struct door_ctx *ctx, struct sbuf *b) {
+/* The segment member of /ready; `ready` is door_ready_eval's verdict. */
+static void ready_segment(const struct door_ctx *ctx, int ready, struct sbuf *b) {
     struct segment_service_stats st;
     segment_service_stats(ctx->segment, &st);
     if (!st.enabled) {
         sbuf_puts(b, "\"segment\":{\"enabled\":false}");
-        return 1;
+        return;
     }
     sbuf_printf(b,
                 "\"segment\":{\"enabled\":true,\"ready\":%s,\"database\":\"%s\","
                 "\"tags\":%zu,\"tags_buffered\":%zu%s",
-                st.ready ? "true" : "false", st.db_up ? "up" : "down", st.tags_by_state[1],
+                ready ? "true" : "false", st.db_up ? "up" : "down", st.tags_by_state[1],
                 st.buffered,
-                st.ready ? ""
-                         : ",\"reason\":\"database unreachable and no tag has a "
-                           "buffered range\"");
+                ready ? ""
+                      : ",\"reason\":\"database unreachable and no tag has a "
+                        "buffered range\"");
     ready_segment_hosts(&st.db_hosts, b);
     sbuf_putc(b, '}');
-    return st.ready;
 }
 
-/* The sequence member of /ready; returns 1 when this node takes part (in line, connected). */
-static int ready_sequence(const struct door_ctx *ctx, struct sbuf *b) {
+/* The sequence member of /ready (ready: this node takes part, in line and connected). */
+static void ready_sequence(const struct door_ctx *ctx, int ready, struct sbuf *b) {
     struct sequence_service_stats st;
     sequence_service_stats(ctx->sequence, &st);
     if (!st.enabled) {
         sbuf_puts(b, "\"sequence\":{\"enabled\":false}");
-        return 1;
+        return;
     }
     sbuf_printf(b, "\"sequence\":{\"enabled\":true,\"ready\":%s,\"role\":\"%s\",\"primary\":",
-                st.connected ? "true" : "false", st.primary ? "primary" : "standby");
+                ready ? "true" : "false", st.primary ? "primary" : "standby");
     if (st.where.known) {
         sbuf_json_str(b, st.where.http, strlen(st.where.http));
     } else {
@@ -224,31 +240,29 @@ static int ready_sequence(const struct door_ctx *ctx, struct sbuf *b) {
         sbuf_putc(b, '}');
     }
     sbuf_putc(b, '}');
-    return st.connected;
 }
 
 /* Users: ready once a table is in use (from ZooKeeper or the local copy). */
-static int ready_auth(const struct door_ctx *ctx, struct sbuf *b) {
+static void ready_auth(const struct door_ctx *ctx, int ready, struct sbuf *b) {
     struct user_service_stats st;
     user_service_stats(ctx->users, &st);
     if (!st.enabled) {
         sbuf_puts(b, "\"auth\":{\"enabled\":false}");
-        return 1;
+        return;
     }
     sbuf_printf(b,
                 "\"auth\":{\"enabled\":true,\"ready\":%s,\"users\":%" PRIu64
                 ",\"source\":\"%s\",\"zookeeper\":\"%s\"",
-                st.loaded_ms ? "true" : "false", st.users,
+                ready ? "true" : "false", st.users,
                 !st.loaded_ms   ? "none"
                 : st.from_local ? "local copy"
                                 : "zookeeper",
                 st.connected ? "connected" : "disconnected");
-    if (!st.loaded_ms) {
+    if (!ready) {
         sbuf_puts(b, ",\"reason\":\"users not loaded yet: ZooKeeper unreachable and no local "
                      "copy\"");
     }
     sbuf_putc(b, '}');
-    return st.loaded_ms != 0;
 }
 
 /*
@@ -268,24 +282,52 @@ static void ready_zk_acl(const struct door_ctx *ctx, struct sbuf *b) {
     sbuf_putc(b, '}');
 }
 
+/*
+ * GET /ready[?mode=M[,M...]]: 200 when what the probe asks for can issue now (every enabled
+ * mode by default; the listed ones, or "any" one of them, with mode=), else 503 naming what is
+ * not; 400 for an unknown mode. The verdict is door_ready_eval's, the one the leafd_ready gauge
+ * and the systemd status use (docs/kubernetes.md, "Probes"; docs/reference/http.md).
+ */
 leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
+    struct door_ready r;
+    unsigned asked = 0;
+    const char *val;
+    size_t len;
+    char bad[64], why[512];
+    if (door_http_query(req, "mode", &val, &len) &&
+        door_ready_parse(val, len, &asked, bad, sizeof(bad)) != LEAF_OK) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "mode: unknown mode '%s' (one of snowflake, segment, sequence, auth, any; "
+                 "comma-separated)",
+                 bad);
+        http_respond_error(req, 400, "bad_mode", msg);
+        return LEAF_OK;
+    }
+    door_ready_eval(ctx, &r);
+    int ok = door_ready_ok(&r, asked);
     struct sbuf b = SBUF_INIT;
     sbuf_putc(&b, '{');
-    int ok = ready_snowflake(ctx, &b);
+    ready_snowflake(ctx, r.ready[DOOR_READY_SNOWFLAKE], &b);
     sbuf_putc(&b, ',');
-    ok &= ready_segment(ctx, &b);
+    ready_segment(ctx, r.ready[DOOR_READY_SEGMENT], &b);
     sbuf_putc(&b, ',');
-    ok &= ready_sequence(ctx, &b);
+    ready_sequence(ctx, r.ready[DOOR_READY_SEQUENCE], &b);
     sbuf_putc(&b, ',');
-    ok &= ready_auth(ctx, &b);
+    ready_auth(ctx, r.ready[DOOR_READY_AUTH], &b);
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
     ready_zk_acl(ctx, &b);
+    if (r.stopping) {
+        sbuf_puts(&b, ",\"stopping\":true");
+    }
     if (ok) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {
-        sbuf_puts(&b, ",\"code\":\"not_ready\",\"message\":\"an enabled mode cannot "
-                      "issue IDs now\"}");
+        door_ready_text_for(&r, asked, why, sizeof(why));
+        sbuf_puts(&b, ",\"code\":\"not_ready\",\"message\":");
+        sbuf_json_str(&b, why, strlen(why));
+        sbuf_putc(&b, '}');
     }
     door_http_respond_sbuf(req, ok ? 200 : 503, "application/json", &b);
     sbuf_free(&b);

@@ -707,6 +707,24 @@ static void config_check_inline(struct leaf_config *c, size_t i) {
 }
 
 /*
+ * Secret i still holding the example Secret's value (deploy/kubernetes/base/secret.yaml writes
+ * "change-me" into each): a warn line naming the key, never the value (docs/kubernetes.md,
+ * "The Secret"). Nothing refuses it: a test cluster may run on the example.
+ */
+static void config_check_example(struct leaf_config *c, size_t i) {
+    const struct config_key *v = &config_keys[config_secret_files[i].value];
+    const char *value = (const char *)c + v->offset;
+
+    if (strstr(value, "change-me") == NULL) {
+        return;
+    }
+    config_warn_loose(c,
+                      "%s: still the example value of deploy/kubernetes/base/secret.yaml; "
+                      "replace it with a secret of your own\n",
+                      v->key);
+}
+
+/*
  * One *.file key: the secret is the file's first line. Setting both the
  * secret and its file is an error (which one wins would be a guess).
  */
@@ -757,6 +775,7 @@ static leaf_status_t config_finish_secrets(struct leaf_config *c, char *err, siz
             return LEAF_EINVAL;
         }
         config_check_inline(c, i);
+        config_check_example(c, i);
     }
     if (c->admin_token[0] != '\0' && strlen(c->admin_token) < CONFIG_ADMIN_TOKEN_MIN) {
         snprintf(why, sizeof(why),

@@ -93,6 +93,9 @@ enum config_db_tls {
       "forever mode: this node's identity by name (1-63 of [A-Za-z0-9._-], e.g. a StatefulSet "    \
       "pod's name) instead of ip:port; its worker ID follows the name to any address and data "    \
       "dir (docs/IDENTITY.md, \"Named identity\"); empty = ip:port as Leaf")                       \
+    X("leafd.snowflake.identity.wait.ms", CONFIG_INT, identity_wait_ms, "0", 0, 600000,            \
+      "a named identity held by another session is waited for this long, then refused (exit 1); "  \
+      "0 = twice leafd.zk.session.timeout.ms + 2 s (docs/IDENTITY.md, \"Taking a name over\")")    \
     X("leafd.snowflake.worker.id", CONFIG_INT, worker_id, "-1", -1, 2147483647LL,                  \
       "static worker ID up to the layout's largest, only with an empty leaf.snowflake.zk.address " \
       "(-1 = unset)")                                                                              \
@@ -108,6 +111,9 @@ enum config_db_tls {
       "logfmt | json: log lines as logfmt or as JSON objects with the same fields")                \
     X("leafd.http.idle.timeout.ms", CONFIG_INT, idle_timeout_ms, "60000", 100, 3600000,            \
       "connections (HTTP and RESP) idle this long are closed")                                     \
+    X("leafd.stop.delay.ms", CONFIG_INT, stop_delay_ms, "0", 0, 10000,                             \
+      "after SIGTERM, serve on this long with /ready 503 (load balancers take the node out) "      \
+      "before the drain; 0 = drain at once")                                                       \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
       "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
       "and a close")                                                                               \
@@ -241,11 +247,13 @@ struct leaf_config {
     char data_dir[512];
     char advertise_ip[16];
     char snowflake_identity[64];
+    int64_t identity_wait_ms;
     int64_t worker_id;
     int64_t epoch;
     char admin_token[256];
     char admin_token_file[512];
     int64_t threads;
+    int64_t stop_delay_ms;
     int log_level;
     char log_format[16];
     int64_t idle_timeout_ms;
@@ -301,7 +309,8 @@ struct leaf_config {
 
     /* Secrets that others (or a group not leafd's own) may read, one warn line each for
      * the start (config_finish): a *.file key's file, or a secret set inline in a
-     * configuration file so readable (config_secret_loose). */
+     * configuration file so readable (config_secret_loose); and secrets still holding the
+     * example Secret's value (deploy/kubernetes/base/secret.yaml). */
     char loose_secret_files[2048];
     int file_loose; /* config_load_file(): others, or a group not leafd's, may read `file` */
 

@@ -7,7 +7,9 @@
  * The rule: every variable whose name starts with LEAF_ or LEAFD_ is taken
  * as a configuration key, except the names leafd's own scripts and tests
  * use for themselves (tools_exact and tools_prefix below; they never name a
- * key). A new tool variable goes into that table, or under LEAFD_TEST_.
+ * key) and the variables Kubernetes injects for the namespace's Services (whose names
+ * start with LEAFD_ for leafd's own Services). A new tool variable goes into that table,
+ * or under LEAFD_TEST_.
  *
  * Pure code (libc only). See config.h for ownership.
  */
@@ -60,6 +62,68 @@ static int env_is_tools(const char *name, size_t n) {
     return 0;
 }
 
+/* 1 when s[0..n) ends with suffix. */
+static int env_ends(const char *s, size_t n, const char *suffix) {
+    size_t p = strlen(suffix);
+    return n >= p && memcmp(s + n - p, suffix, p) == 0;
+}
+
+/* 1 when s[0..n) is "_<digits>_TCP", "_<digits>_UDP" or "_<digits>_SCTP", with an optional
+ * "_PROTO", "_PORT" or "_ADDR" after it (*tail set to 1 then). */
+static int env_port_rest(const char *s, size_t n, int *tail) {
+    size_t i = 1;
+    if (n < 2 || s[0] != '_' || s[1] < '0' || s[1] > '9') {
+        return 0;
+    }
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        i++;
+    }
+    static const char *const protos[] = {"_TCP", "_UDP", "_SCTP"};
+    for (size_t k = 0; k < ENV_COUNT(protos); k++) {
+        size_t p = strlen(protos[k]);
+        if (n - i >= p && memcmp(s + i, protos[k], p) == 0) {
+            size_t r = n - i - p;
+            const char *t = s + i + p;
+            *tail = r > 0;
+            return r == 0 || (r == 6 && (memcmp(t, "_PROTO", 6) == 0)) ||
+                   (r == 5 && (memcmp(t, "_PORT", 5) == 0 || memcmp(t, "_ADDR", 5) == 0));
+        }
+    }
+    return 0;
+}
+
+/*
+ * 1 when the variable is one Kubernetes injects for a Service of the namespace
+ * (docs/kubernetes.md, "Service links"): a Service leafd-http gives LEAFD_HTTP_SERVICE_HOST,
+ * LEAFD_HTTP_SERVICE_PORT[_<port name>], LEAFD_HTTP_PORT=tcp://..., and
+ * LEAFD_HTTP_PORT_8080_TCP[_PROTO|_PORT|_ADDR]. None names a key; the ones a typo could look
+ * like (..._PORT) are taken as links only with a link's value (proto://ip:port).
+ */
+static int env_is_service_link(const char *name, size_t n, const char *value) {
+    if (env_ends(name, n, "_SERVICE_HOST")) {
+        return 1;
+    }
+    for (size_t i = 0; i + 13 <= n; i++) {
+        if (memcmp(name + i, "_SERVICE_PORT", 13) == 0 && (i + 13 == n || name[i + 13] == '_')) {
+            return 1;
+        }
+    }
+    int url = value != NULL && strstr(value, "://") != NULL;
+    for (size_t i = 1; i + 5 <= n; i++) {
+        int tail = 0;
+        if (memcmp(name + i, "_PORT", 5) != 0) {
+            continue;
+        }
+        if (i + 5 == n) {
+            return url;
+        }
+        if (env_port_rest(name + i + 5, n - i - 5, &tail)) {
+            return tail || url;
+        }
+    }
+    return 0;
+}
+
 /* 1 when `name` (n bytes) is a key's variable; else the nearest one within 3 edits in `near`. */
 static int env_known(const char *name, size_t n, char *near, size_t nearlen) {
     char var[ENV_NAME_MAX];
@@ -86,7 +150,8 @@ leaf_status_t config_check_env(char *const *envp, char *err, size_t errlen) {
         const char *eq = strchr(e, '=');
         size_t n = eq != NULL ? (size_t)(eq - e) : strlen(e);
         if (!(env_starts(e, n, "LEAF_") || env_starts(e, n, "LEAFD_")) || env_is_tools(e, n) ||
-            env_known(e, n, near, sizeof(near))) {
+            env_known(e, n, near, sizeof(near)) ||
+            env_is_service_link(e, n, eq != NULL ? eq + 1 : NULL)) {
             continue;
         }
         if (err != NULL && errlen > 0) {

@@ -10,6 +10,7 @@
  * pages (src/pages) and the metrics (src/metrics). It includes the services
  * below it and names no door: the metrics it holds only as an opaque pointer.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "auth_limit.h"
@@ -48,6 +49,9 @@ struct door_ctx {
     struct zk_session *zk;         /* the process's one ZooKeeper session; NULL without it */
     struct node_zk *node_zk;       /* its owner: the trees' ACL stage (node_zk_held_back) */
     struct auth_limit *auth_limit; /* failed authentications per client address (thread-safe) */
+    /* 1 once a stop began (the SIGTERM delay of leafd.stop.delay.ms, then the drain): /ready
+     * answers 503 from then on. Written by the control thread, read by any; NULL: never. */
+    const atomic_int *stopping;
 };
 
 static inline const struct door_ctx *door_ctx(const struct http_request *req) {

@@ -1,8 +1,10 @@
 #include "door_ready.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "door_ctx.h"
+#include "status.h"
 
 static const char *const readiness_names[DOOR_READY_COUNT] = {
 #define DOOR_READY_NAME(e, label) label,
@@ -30,6 +32,7 @@ void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r) {
     struct sequence_service_stats seq;
     struct user_service_stats users;
     r->all = 1;
+    r->stopping = ctx->stopping != NULL && atomic_load(ctx->stopping);
     if (ctx->cfg->snowflake_enable) {
         snowflake_node_view(ctx->snowflake, &sf);
         readiness_set(r, DOOR_READY_SNOWFLAKE, 1, sf.ready,
@@ -46,6 +49,56 @@ void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r) {
     user_service_stats(ctx->users, &users);
     readiness_set(r, DOOR_READY_AUTH, users.enabled, users.loaded_ms != 0,
                   "users not loaded yet: ZooKeeper unreachable and no local copy");
+    if (r->stopping) {
+        r->all = 0;
+    }
+}
+
+int door_ready_parse(const char *s, size_t n, unsigned *mask, char *bad, size_t badlen) {
+    *mask = 0;
+    size_t i = 0;
+    while (i <= n) {
+        size_t j = i;
+        while (j < n && s[j] != ',') {
+            j++;
+        }
+        int found = j - i == 3 && memcmp(s + i, "any", 3) == 0;
+        if (found) {
+            *mask |= DOOR_READY_ANY;
+        }
+        for (int c = 0; c < DOOR_READY_COUNT && !found; c++) {
+            if (strlen(readiness_names[c]) == j - i &&
+                memcmp(readiness_names[c], s + i, j - i) == 0) {
+                *mask |= 1u << c;
+                found = 1;
+            }
+        }
+        if (!found) {
+            if (badlen > 0) {
+                snprintf(bad, badlen, "%.*s", (int)(j - i), s + i);
+            }
+            return LEAF_EINVAL;
+        }
+        i = j + 1;
+    }
+    return LEAF_OK;
+}
+
+int door_ready_ok(const struct door_ready *r, unsigned mask) {
+    if (r->stopping) {
+        return 0;
+    }
+    if (mask == 0) {
+        return r->all;
+    }
+    int any = 0, every = 1;
+    for (int c = 0; c < DOOR_READY_COUNT; c++) {
+        any |= r->ready[c];
+        if (mask & (1u << c)) {
+            every &= r->ready[c]; /* a disabled component is never ready */
+        }
+    }
+    return (mask & DOOR_READY_ANY) ? any && every : every;
 }
 
 /* Appends to buf[*pos..cap), cutting at cap - 1 bytes. */
@@ -57,19 +110,30 @@ static void readiness_put(char *buf, size_t cap, size_t *pos, const char *a, con
 }
 
 size_t door_ready_text(const struct door_ready *r, char *buf, size_t cap) {
+    return door_ready_text_for(r, 0, buf, cap);
+}
+
+size_t door_ready_text_for(const struct door_ready *r, unsigned mask, char *buf, size_t cap) {
     size_t pos = 0;
+    int ok = door_ready_ok(r, mask);
     if (cap == 0) {
         return 0;
     }
     buf[0] = '\0';
-    readiness_put(buf, cap, &pos, r->all ? "ready" : "not ready:", "");
+    readiness_put(buf, cap, &pos, ok ? "ready" : "not ready:", "");
+    if (!ok && r->stopping) {
+        readiness_put(buf, cap, &pos, " stopping", "");
+        return pos;
+    }
     const char *sep = " ";
-    for (int c = 0; c < DOOR_READY_COUNT && !r->all; c++) {
-        if (r->enabled[c] && !r->ready[c]) {
-            readiness_put(buf, cap, &pos, sep, readiness_names[c]);
-            readiness_put(buf, cap, &pos, ": ", r->reason[c]);
-            sep = "; ";
+    for (int c = 0; c < DOOR_READY_COUNT && !ok; c++) {
+        int asked = mask == 0 || (mask & ~DOOR_READY_ANY) == 0 || (mask & (1u << c));
+        if (!asked || r->ready[c] || (!r->enabled[c] && !(mask & (1u << c)))) {
+            continue;
         }
+        readiness_put(buf, cap, &pos, sep, readiness_names[c]);
+        readiness_put(buf, cap, &pos, ": ", r->enabled[c] ? r->reason[c] : "disabled");
+        sep = "; ";
     }
     return pos;
 }

@@ -2,14 +2,16 @@
 #define LEAF_DOOR_READY_H
 
 /*
- * Readiness in one place, for those who need it as a value rather than as
- * /ready's JSON: the leafd_ready gauge (src/pages/page_metrics.c) and the systemd
- * notification (src/notify_ready.c). A component is ready under the same rule
- * as its member of /ready (src/api/api.c): snowflake when its view says so, segment
- * when the database is up or a tag has a buffered range, sequence while the
- * node takes part (a ZooKeeper session), auth once a user table is in use.
- * A disabled component is not counted; "all" is 1 when every enabled one
- * is ready, exactly when /ready answers 200.
+ * Readiness in one place: /ready (src/api/api.c), the leafd_ready gauge
+ * (src/pages/page_metrics.c) and the systemd notification (src/notify_ready.c)
+ * all take their verdict from door_ready_eval. A component is ready when its
+ * mode can issue now: snowflake when its view says so, segment when the
+ * database is up or a tag has a buffered range, sequence while the node takes
+ * part (a ZooKeeper session), auth once a user table is in use. A disabled
+ * component is not counted; "all" is 1 when every enabled one is ready and the
+ * node is not stopping, exactly when a plain /ready answers 200. A probe may ask
+ * for some modes only (door_ready_ok): segment stays ready while ZooKeeper is
+ * gone (docs/kubernetes.md, "Probes").
  *
  * Reads the services' thread-safe views: any thread may call it.
  */
@@ -36,9 +38,31 @@ struct door_ready {
     int ready[DOOR_READY_COUNT];
     const char *reason[DOOR_READY_COUNT]; /* why not ready (static text or the view's); "" */
     int all;                              /* every enabled component is ready */
+    int stopping; /* a stop began: the drain's delay (leafd.stop.delay.ms) or the drain */
 };
 
 void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r);
+
+/*
+ * What a probe asks for (/ready?mode=, docs/kubernetes.md, "Probes"): a set of components,
+ * one bit each (1u << component), or DOOR_READY_ANY, or 0 for every enabled component (plain
+ * /ready). A Service that needs segment IDs only keeps a pod whose ZooKeeper session is gone.
+ */
+#define DOOR_READY_ANY (1u << DOOR_READY_COUNT)
+
+/*
+ * Parses a comma-separated list of component labels or "any" ("segment", "snowflake,segment")
+ * into *mask. LEAF_EINVAL for an empty list or an unknown name, copied into bad (cut at
+ * badlen - 1 bytes). Pure: any thread.
+ */
+int door_ready_parse(const char *s, size_t n, unsigned *mask, char *bad, size_t badlen);
+
+/*
+ * 1 when the probe's set can issue now: 0 asks for r->all; DOOR_READY_ANY for one enabled
+ * component at least; otherwise every component named, which must be enabled (a disabled one
+ * cannot issue). Always 0 while the node stops (r->stopping).
+ */
+int door_ready_ok(const struct door_ready *r, unsigned mask);
 
 /* The component's label ("snowflake"), or NULL when out of range. */
 const char *door_ready_name(enum door_ready_component c);
@@ -49,5 +73,9 @@ const char *door_ready_name(enum door_ready_component c);
  * cap - 1 bytes; returns the length.
  */
 size_t door_ready_text(const struct door_ready *r, char *buf, size_t cap);
+
+/* The same for a probe's set (door_ready_ok's mask): names the asked components that are not
+ * ready, "disabled" for one that is off. */
+size_t door_ready_text_for(const struct door_ready *r, unsigned mask, char *buf, size_t cap);
 
 #endif

@@ -98,6 +98,9 @@ static void survey_temporary(struct node_survey *s, const char *dir, const char 
     struct cluster_peer *p = survey_peer(s->work, id);
     if (p != NULL) {
         p->temporary = 1;
+        if (strchr(name, ':') == NULL) { /* a named identity: /cluster shows the name */
+            snprintf(p->name, sizeof(p->name), "%s", name);
+        }
     }
 }
 
@@ -141,6 +144,10 @@ static void survey_ready(struct cluster_peer *p, const char *body) {
     p->snowflake = json_true(r, "snowflake", "enabled");
     p->segment = json_true(r, "segment", "enabled");
     p->sequence = json_true(r, "sequence", "enabled");
+    const cJSON *ident = json_at(r, "snowflake", "identity");
+    if (cJSON_IsString(ident) && strchr(ident->valuestring, ':') == NULL) {
+        snprintf(p->name, sizeof(p->name), "%s", ident->valuestring);
+    }
     const cJSON *w = json_at(r, "snowflake", "worker_id");
     if (cJSON_IsNumber(w)) {
         p->worker_id = w->valueint;

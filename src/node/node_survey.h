@@ -27,7 +27,8 @@
 #define CLUSTER_SURVEY_IDLE_MS 60000
 
 struct cluster_peer {
-    char id[64];   /* ip:port as registered (the identity) */
+    char id[64];   /* ip:port as registered (the address peers are asked at) */
+    char name[64]; /* its named identity (leafd.snowflake.identity, its /ready), "" none */
     int temporary; /* listed under leaf_temporary */
     int in_line;   /* in the sequence election line */
     int reachable; /* answered both questions */

@@ -149,6 +149,10 @@ static void cluster_nodes(struct sbuf *p, const struct door_ctx *ctx,
     for (int i = 0; i < s->npeers; i++) {
         const struct cluster_peer *n = &s->peers[i];
         sbuf_puts(p, "<tr><td>");
+        if (n->name[0] != '\0') { /* a named identity first, its address after it */
+            cluster_text(p, n->name);
+            sbuf_putc(p, ' ');
+        }
         cluster_link(p, n->id);
         sbuf_printf(p, "%s</td>", strcmp(n->id, self) == 0 ? " <b>(this node)</b>" : "");
         if (!n->reachable) {
@@ -327,6 +331,8 @@ static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
     snprintf(self, sizeof(self), "%s:%d", ctx->cfg->advertise_ip, ctx->cfg->identity_port);
     sbuf_puts(&b, "{\"node\":{\"identity\":");
     sbuf_json_str(&b, self, strlen(self));
+    sbuf_puts(&b, ",\"name\":");
+    sbuf_json_str(&b, ctx->cfg->snowflake_identity, strlen(ctx->cfg->snowflake_identity));
     sbuf_printf(&b,
                 ",\"version\":\"%s\",\"revision\":\"%s\"},\"surveyed_ms\":%" PRId64 ",\"error\":",
                 leafd_version(), leafd_revision(), s->taken_ms);
@@ -352,6 +358,8 @@ static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
         const struct cluster_peer *n = &s->peers[i];
         sbuf_puts(&b, i ? ",{\"identity\":" : "{\"identity\":");
         sbuf_json_str(&b, n->id, strlen(n->id));
+        sbuf_puts(&b, ",\"name\":");
+        sbuf_json_str(&b, n->name, strlen(n->name));
         sbuf_printf(&b, ",\"reachable\":%s", n->reachable ? "true" : "false");
         if (!n->reachable) {
             sbuf_puts(&b, ",\"error\":");

@@ -21,7 +21,10 @@ static const struct index_link index_links[] = {
     {"/cluster", "the live nodes: worker IDs, clock offsets, readiness; sequences; runway", -1},
     {"/cache", "segment buffers of every tag in memory (Leaf's page)", IDS_SEGMENT},
     {"/db", "the leaf_alloc rows (an admin page)", IDS_SEGMENT},
-    {"/ready", "200 when every enabled mode can issue IDs now, else 503 with the reasons", -1},
+    {"/ready",
+     "200 when every enabled mode (or ?mode=segment,...) can issue IDs now, else 503 with the "
+     "reasons",
+     -1},
     {"/health", "200 while the process serves", -1},
     {"/metrics", "Prometheus text format", -1},
     {"/api/snowflake/get/example?count=5", "five snowflake IDs", IDS_SNOWFLAKE},

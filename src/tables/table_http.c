@@ -85,7 +85,7 @@ static const struct route routes[] = {
     {HTTP_GET, 0, "/health", api_health, "health", OPEN, RK_NONE, SF, 0, 0,
      "200 while the process serves"},
     {HTTP_GET, 0, "/ready", api_ready, "ready", OPEN, RK_NONE, SF, 0, 0,
-     "200 when every enabled mode can issue IDs now, else 503"},
+     "200 when every enabled mode (or ?mode=) can issue IDs now, else 503"},
     {HTTP_GET, 0, "/metrics", page_metrics, "metrics", OPEN, RK_NONE, SF, 0, 0,
      "Prometheus text format"},
     {HTTP_GET, 0, "/api/users", api_users_list, "users_list", ADMIN, RK_NONE, SF, 0, 0,

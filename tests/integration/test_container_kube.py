@@ -93,7 +93,7 @@ def render_pod_spec(template, cm, secrets_dir, listen, resp, pod, pm):
         {"name": "LEAFD_RESP_LISTEN", "value": "127.0.0.1:%d" % resp},
         {"name": "LEAFD_SNOWFLAKE_ADVERTISE_IP", "value": "127.0.0.1"}]
     # The probes' named port is the container's 8080; on the host's network it is this pod's.
-    for probe in ("livenessProbe", "readinessProbe"):
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         if probe in c:
             c[probe]["httpGet"]["port"] = listen
     # Declared ports are published ports to podman, which it refuses on the host's network.

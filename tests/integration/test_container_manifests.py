@@ -6,11 +6,16 @@ manifest and the image's version, and the workloads are what docs/kubernetes.md 
 - the StatefulSet: LEAFD_SNOWFLAKE_IDENTITY from the pod's name (the downward API), a volume
   claim per pod at /var/lib/leafd, a headless Service as its serviceName;
 - the Deployment: lease mode (LEAFD_SNOWFLAKE_WORKER_MODE=lease), its data dir an emptyDir;
-- both: liveness /health and readiness /ready on the HTTP port, a grace period of 30 s, a
+- both: startup and liveness /health, readiness /ready?mode=any on the HTTP port (docs/kubernetes.md,
+  "Probes"), enableServiceLinks false with a comment saying why, the recommended labels, a spread
+  over zones, a grace period of 30 s, a
   non-root (10001) read-only container with every capability dropped and no privilege
   escalation, requests and a memory limit, pod anti-affinity, the ConfigMap mounted at
   /etc/leafd and given with -c, the Secret mounted where the ConfigMap's *.file keys point;
 - the Services and the PodDisruptionBudget select the pods, by port names the pods have;
+- the example Secret is in no kustomization (docs/kubernetes.md says how to create it), and
+  --check-config warns about its values naming each key; the ConfigMap sets a stop delay and a
+  named identity's wait, and says that namespaces sharing a ZooKeeper need their own leaf.name;
 - the ConfigMap's leafd.properties, with the Secret's example values as its files and each
   workload's environment, passes `leafd --check-config`. The StatefulSet's environment names
   leafd.snowflake.identity: while the binary has no such key (leafd --print-reference config),
@@ -34,6 +39,8 @@ DEPLOY = os.path.join(ROOT, "deploy", "kubernetes")
 VALIDATE = os.path.join(ROOT, "tests", "support", "k8s-validate.js")
 PACKAGES = ["kubernetes-models@4.5.1", "yaml@2"]
 UID = 10001
+RECOMMENDED = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component",
+               "app.kubernetes.io/part-of")
 VERSION = re.search(r"project\(leafd VERSION (\d+\.\d+\.\d+)",
                     open(os.path.join(ROOT, "CMakeLists.txt")).read()).group(1)
 
@@ -89,8 +96,25 @@ def check_workload(doc, secrets, config):
     live, ready = c.get("livenessProbe", {}), c.get("readinessProbe", {})
     check(live.get("httpGet", {}).get("path") == "/health" and live["httpGet"].get("port") == "http",
           "%s: liveness probe GET /health on http: %s" % (name, live))
-    check(ready.get("httpGet", {}).get("path") == "/ready" and ready["httpGet"].get("port") == "http",
-          "%s: readiness probe GET /ready on http: %s" % (name, ready))
+    # Per mode (docs/kubernetes.md, "Probes"): a pod that can issue one of its modes stays in
+    # the Services, so losing ZooKeeper (snowflake) or the database (segment) for a while does
+    # not empty them.
+    check(ready.get("httpGet", {}).get("path") == "/ready?mode=any" and ready["httpGet"].get("port") == "http",
+          "%s: readiness probe GET /ready?mode=any on http: %s" % (name, ready))
+    start = c.get("startupProbe", {})
+    check(start.get("httpGet", {}).get("path") == "/health" and start["httpGet"].get("port") == "http"
+          and start.get("periodSeconds", 10) * start.get("failureThreshold", 3) >= 120,
+          "%s: a startupProbe on /health allowing 120 s or more (five unreachable database "
+          "hosts delay the listener by 37 s; liveness waits for it): %s" % (name, start))
+    check(spec.get("enableServiceLinks") is False,
+          "%s: enableServiceLinks: false (no LEAFD_HTTP_SERVICE_* variables)" % name)
+    labels = doc["spec"]["template"]["metadata"]["labels"]
+    check(all(k in labels for k in RECOMMENDED) and all(k in doc["metadata"]["labels"] for k in RECOMMENDED),
+          "%s: the recommended labels %s on it and its pods: %s" % (name, RECOMMENDED, labels))
+    spread = spec.get("topologySpreadConstraints", [])
+    check(any(t.get("topologyKey") == "topology.kubernetes.io/zone" and t.get("maxSkew") == 1
+              and t.get("whenUnsatisfiable") == "ScheduleAnyway" for t in spread),
+          "%s: pods spread over zones (topologySpreadConstraints): %s" % (name, spread))
     check(spec.get("terminationGracePeriodSeconds") == 30,
           "%s: terminationGracePeriodSeconds 30 (the drain's 15 s and the stop's writes fit)" % name)
     psc, csc = spec.get("securityContext", {}), c.get("securityContext", {})
@@ -150,6 +174,10 @@ def check_config(text, secrets, env, what):
                            text=True, timeout=30)
         check(r.returncode == 0, "leafd --check-config accepts leafd-config with %s (%s): %s"
               % (what, env, (r.stdout + r.stderr)[-800:]))
+        for key in ("leaf.jdbc.password", "leafd.admin.token", "leafd.zk.auth"):
+            check("%s: still the example value" % key in r.stderr,
+                  "--check-config warns that %s holds the example Secret's value: %s"
+                  % (key, r.stderr[-800:]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -207,8 +235,14 @@ def main():
     for k in (top, lease):
         if check(k in kdocs, "%s exists" % os.path.relpath(k, ROOT)):
             reach(k)
-    check(set(manifests) <= reached, "every manifest is in a kustomization: not %s"
-          % sorted(os.path.relpath(m, ROOT) for m in set(manifests) - reached))
+    example = os.path.join(DEPLOY, "base", "secret.yaml")
+    check(example not in reached, "the example Secret is in no kustomization: `kubectl apply -k` "
+          "never writes change-me over a real Secret")
+    check(set(manifests) - {example} <= reached, "every other manifest is in a kustomization: not %s"
+          % sorted(os.path.relpath(m, ROOT) for m in set(manifests) - reached - {example}))
+    kdoc = open(os.path.join(ROOT, "docs", "kubernetes.md")).read()
+    check("kubectl create secret generic leafd-secrets" in kdoc,
+          "docs/kubernetes.md says how to create the Secret (kubectl create secret generic leafd-secrets)")
 
     cm, secret = by_kind["ConfigMap"][0], by_kind["Secret"][0]
     sts, dep = by_kind["StatefulSet"][0], by_kind["Deployment"][0]
@@ -221,6 +255,22 @@ def main():
     check(not any(k in config for k in ("leaf.jdbc.password", "leafd.admin.token", "leafd.zk.auth",
                                         "leafd.opaque.key")),
           "leafd-config holds no secret inline (the *.file keys name the Secret's files)")
+    delay = int(config.get("leafd.stop.delay.ms", "0"))
+    check(1000 <= delay <= 10000,
+          "leafd-config: leafd.stop.delay.ms keeps the listener open while the endpoints update "
+          "(1-10 s; the drain's 15 s still fit in the 30 s grace period): %s" % delay)
+    check(int(config.get("leafd.snowflake.identity.wait.ms", "0")) >= 40000,
+          "leafd-config: leafd.snowflake.identity.wait.ms covers the grace period (30 s) and a "
+          "session timeout (10 s), so a new leafd-0 waits out the old pod's session")
+    raw = open(os.path.join(DEPLOY, "base", "configmap.yaml")).read()
+    check(re.search(r"namespace", raw[:raw.index("leaf.name =")].rsplit("data:", 1)[-1]),
+          "leafd-config: the comment on leaf.name says namespaces sharing one ZooKeeper need "
+          "their own leaf.name (the identities leafd-0... would collide)")
+    for f in ("statefulset.yaml", os.path.join("lease", "deployment.yaml")):
+        raw = open(os.path.join(DEPLOY, f)).read()
+        at = re.search(r"^ +enableServiceLinks: false$", raw, re.M).start()
+        check("LEAFD_HTTP_SERVICE" in raw[max(0, at - 600):at],
+              "%s: a comment says why enableServiceLinks is false" % f)
 
     # The StatefulSet: names from the pods, a claim per pod, a headless Service.
     sm, sv = check_workload(sts, secrets, config)

@@ -129,6 +129,13 @@ for layout, unit, want in (
                                           "leafd.snowflake.time.unit.ms": unit}))
     check(rc == 1 and "check.properties:5: " + want in err,
           "%s: --check-config exits 1 naming the key: %r" % (layout, err))
+# Any layout that lasts a year is taken: uid-generator's default (28/22/13) from an epoch of
+# 2026, and its README's 29/21/13 (docs/id-shapes.md, "The horizon").
+for layout in ("time:28,worker:22,sequence:13", "time:29,worker:21,sequence:13"):
+    rc, err = env.check_config(static_props(**{"leafd.snowflake.layout": layout,
+                                               "leafd.snowflake.time.unit.ms": "1000",
+                                               "leafd.snowflake.epoch": "1767225600000"}))
+    check(rc == 0, "%s at 1000 ms from 2026-01-01: --check-config takes it: %r" % (layout, err))
 rc, err = env.check_config(static_props(worker=16, **{"leafd.snowflake.layout": "time:41,worker:4,sequence:8"}))
 check(rc == 1 and "leafd.snowflake.worker.id: 16 does not fit" in err, "static worker ID too wide: %r" % err)
 

@@ -73,6 +73,14 @@ for n, w in zip(nodes, workers):
     v = uuid.UUID(u).int
     check(v >> 80 == int(j.get("timestamp", -1)) and (v >> 64) & 0xFFF == int(j.get("counter", -1))
           and (v >> 52) & 0x3FF == w, "%s: the bits sit where documented" % n.name)
+    check(j.get("leafd") is True and "note" not in j, "%s: /decodeUuid says it is leafd's shape" % n.name)
+# A UUIDv7 of another generator decodes too, and /decodeUuid says it is not leafd's: its time in
+# 2100 is far ahead of the clock (docs/id-shapes.md, "Decoding a UUID").
+alien = uuid.UUID(int=(4102444800000 << 80) | (7 << 76) | (0xABC << 64) | (2 << 62) | 12345)
+st, body, _ = nodes[0].get("/decodeUuid?uuid=%s" % alien)
+j = json.loads(body) if st == 200 else {}
+check(st == 200 and j.get("leafd") is False and "ahead of this node's clock" in j.get("note", ""),
+      "a UUIDv7 from elsewhere: decoded, with leafd false and a note why: %d %s" % (st, body))
 st, body, _ = nodes[0].get("/decodeUuid?uuid=%s" % uuid.uuid4())
 check(st == 400 and "bad_uuid" in body, "a version 4 UUID: 400 bad_uuid (%d %s)" % (st, body))
 st, body, _ = nodes[0].get("/decodeUuid?uuid=nope")

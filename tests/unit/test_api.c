@@ -165,6 +165,49 @@ static void test_page_headers(void) {
     CHECK(strstr(out, "<script") == NULL && strstr(out, "javascript:") == NULL);
 }
 
+/*
+ * /ready?mode=: readiness of the modes a Service needs (docs/kubernetes.md, "Probes"). The
+ * fixture runs snowflake (static worker) with segment off: a probe that asks for segment is
+ * answered 503, one that asks for snowflake or any enabled mode 200, a bad name 400 naming it.
+ */
+static void test_ready_modes(void) {
+    CHECK(starts(feed("GET /ready?mode=snowflake HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /ready?mode=any HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
+    CHECK(starts(feed("GET /ready?mode=segment HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 503 "));
+    CHECK(strstr(http_feed_out, "segment: disabled") != NULL);
+    CHECK(starts(feed("GET /ready?mode=snowflake,segment HTTP/1.1\r\nHost: x\r\n\r\n"),
+                 "HTTP/1.1 503 "));
+    CHECK(starts(feed("GET /ready?mode=snowflak HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 "));
+    CHECK(strstr(http_feed_out, "mode") != NULL && strstr(http_feed_out, "snowflak") != NULL);
+}
+
+/* A 400 of the shapes' and decoding routes names the parameter it refuses. */
+static void test_bad_request_names_field(void) {
+    static const struct {
+        const char *path, *field;
+    } cases[] = {
+        {"/decodeSnowflakeId?snowflakeId=x", "snowflakeId"},
+        {"/decodeSnowflakeId", "snowflakeId"},
+        {"/decodeUuid?uuid=nope", "uuid"},
+        {"/decodeUuid", "uuid"},
+        {"/api/uuid/get/k?count=0", "count"},
+        {"/api/snowflake/get/k?count=x", "count"},
+        {"/ready?mode=", "mode"},
+    };
+    char req[256], want[64];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", cases[i].path);
+        snprintf(want, sizeof(want), "\"message\":\"%s", cases[i].field);
+        const char *out = feed(req);
+        CHECK(starts(out, "HTTP/1.1 400 "));
+        if (strstr(out, want) == NULL) {
+            fprintf(stderr, "%s: the 400 does not start its message with %s: %s\n", cases[i].path,
+                    cases[i].field, out);
+            CHECK(0);
+        }
+    }
+}
+
 static void test_views(void) {
     CHECK(starts(feed("GET /ready HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 "));
     CHECK(strstr(http_feed_out, "\"mode\":\"static\"") != NULL);
@@ -193,6 +236,8 @@ int main(void) {
     TEST(test_allow_and_query_edge_cases);
     TEST(test_admin_loopback_rule);
     TEST(test_views);
+    TEST(test_ready_modes);
+    TEST(test_bad_request_names_field);
     TEST(test_state_changes_same_origin);
     TEST(test_page_headers);
     api_fixture_close(conn);

@@ -250,6 +250,26 @@ static leaf_status_t load_file(const char *text, int mode, char *path, size_t ca
 }
 
 /*
+ * A secret left at the example Secret's value (deploy/kubernetes/base/secret.yaml: "change-me")
+ * gets a warn line naming the key, never the value (docs/kubernetes.md, "The Secret").
+ */
+static void test_example_secret_warned(void) {
+    char path[256];
+    const char *text = "leaf.name=n\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=1\n"
+                       "leafd.admin.token=change-me-to-a-long-random-string\n"
+                       "leafd.zk.auth=digest:leafd:change-me\n";
+    CHECK_EQ_INT(load_file(text, 0600, path, sizeof(path)), LEAF_OK);
+    CHECK(strstr(cfg.loose_secret_files, "leafd.admin.token: still the example value") != NULL);
+    CHECK(strstr(cfg.loose_secret_files, "leafd.zk.auth: still the example value") != NULL);
+    CHECK(strstr(cfg.loose_secret_files, "digest:leafd") == NULL);
+    CHECK_EQ_INT(load_file("leaf.name=n\nleaf.snowflake.enable=true\nleafd.snowflake.worker.id=1\n"
+                           "leafd.admin.token=0123456789abcdef0123\n",
+                           0600, path, sizeof(path)),
+                 LEAF_OK);
+    CHECK_EQ_STR(cfg.loose_secret_files, "");
+}
+
+/*
  * A secret set inline in a configuration that others (or another group) may read gets a warn
  * line naming the key and the line, never the value (docs/SECURITY.md, "Files and permissions").
  */
@@ -431,6 +451,7 @@ int main(void) {
     TEST(test_secret_keys);
     TEST(test_admin_token_length);
     TEST(test_inline_secret_loose);
+    TEST(test_example_secret_warned);
     TEST(test_jdbc_credentials);
     TEST(test_auth_limit);
     char cmd[128];

@@ -169,10 +169,49 @@ static void test_nodes_never_share(void) {
     CHECK(memcmp(a, b, 16) != 0);
 }
 
+/*
+ * A UUIDv7 made elsewhere decodes too; snowflake_uuid_foreign says when it cannot be one of
+ * leafd's for this layout (docs/id-shapes.md, "Decoding a UUID"): a time before the epoch or
+ * ahead of the clock beyond the lead, a time not at a tick's start, a counter wider than the
+ * sequence, another datacenter.
+ */
+static void test_foreign(void) {
+    struct snowflake_layout l;
+    struct snowflake_uuid_shape s;
+    struct snowflake_uuid_parts d = {A6_MS, 0xCC3, 0x18C, 0, 0};
+    snowflake_layout_default(&l);
+    snowflake_uuid_shape(&l, &s);
+    /* A6 (2022) fits the default layout: nothing says it is not leafd's */
+    CHECK(snowflake_uuid_foreign(&l, &d, SNOWFLAKE_DEFAULT_EPOCH, NOW_2026, 5000) == NULL);
+    const char *why = snowflake_uuid_foreign(&l, &d, NOW_2026, NOW_2026, 5000);
+    CHECK(why != NULL && strstr(why, "before leafd.snowflake.epoch") != NULL);
+    d.unix_ms = NOW_2026 + 60000;
+    why = snowflake_uuid_foreign(&l, &d, SNOWFLAKE_DEFAULT_EPOCH, NOW_2026, 5000);
+    CHECK(why != NULL && strstr(why, "ahead of this node's clock") != NULL);
+    /* Sonyflake: 8-bit sequence at 10 ms ticks */
+    l = layout_of("time:39,sequence:8,worker:16");
+    CHECK_EQ_INT(snowflake_layout_set_unit(&l, 10, NULL, 0), LEAF_OK);
+    d = (struct snowflake_uuid_parts){SNOWFLAKE_DEFAULT_EPOCH + 1000, 0xCC3, 7, 0, 0};
+    why = snowflake_uuid_foreign(&l, &d, SNOWFLAKE_DEFAULT_EPOCH, NOW_2026, 5000);
+    CHECK(why != NULL && strstr(why, "counter") != NULL);
+    d.counter = 200;
+    CHECK(snowflake_uuid_foreign(&l, &d, SNOWFLAKE_DEFAULT_EPOCH, NOW_2026, 5000) == NULL);
+    d.unix_ms += 3; /* not the start of a 10 ms tick */
+    why = snowflake_uuid_foreign(&l, &d, SNOWFLAKE_DEFAULT_EPOCH, NOW_2026, 5000);
+    CHECK(why != NULL && strstr(why, "tick") != NULL);
+    /* twitter: a datacenter field of another value */
+    l = layout_of("time:41,datacenter:5,worker:5,sequence:12");
+    CHECK_EQ_INT(snowflake_layout_set_datacenter(&l, 3, NULL, 0), LEAF_OK);
+    d = (struct snowflake_uuid_parts){SNOWFLAKE_DEFAULT_EPOCH + 1000, 5, 7, 4, 0};
+    why = snowflake_uuid_foreign(&l, &d, SNOWFLAKE_DEFAULT_EPOCH, NOW_2026, 5000);
+    CHECK(why != NULL && strstr(why, "datacenter") != NULL);
+}
+
 int main(void) {
     TEST(test_rfc9562_a6_vector);
     TEST(test_parse_and_decode_errors);
     TEST(test_ascending_per_node);
     TEST(test_nodes_never_share);
+    TEST(test_foreign);
     return unit_done();
 }

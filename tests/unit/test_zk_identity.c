@@ -116,7 +116,7 @@ static void test_cache_use(void) {
 /* ----- identity lock ----- */
 
 static void test_identity_lock(void) {
-    struct zk_identity_input in = {0, 0, 0x10, 0x05, 1000, -1, 10000, 0, 0, -1, -1};
+    struct zk_identity_input in = {0, 0, 0x10, 0x05, 1000, -1, 10000, 0, 0, -1, -1, 0};
     struct zk_identity_decision d = zk_identity_decide(&in);
     CHECK_EQ_INT(d.verdict, ZK_IDENTITY_CREATE);
     in.exists = 1;
@@ -150,10 +150,29 @@ static void test_identity_lock(void) {
     CHECK(strstr(msg, "0x77") != NULL);
 }
 
+/*
+ * A named identity's wait is longer (max_wait_ms): the holder may be a pod whose container
+ * still stops (a force-deleted pod) when the new one first looks, and its session then takes a
+ * session timeout more to expire (docs/IDENTITY.md, "Taking a name over").
+ */
+static void test_identity_lock_named_wait(void) {
+    struct zk_identity_input in = {1, 0x77, 0x10, 0, 1000, 1000, 10000, 0, 0, -1, -1, 0};
+    in.max_wait_ms = 2 * 10000 + ZK_IDENTITY_GRACE_MS;
+    in.now_ms = 13000; /* past the ip:port bound */
+    struct zk_identity_decision d = zk_identity_decide(&in);
+    CHECK_EQ_INT(d.verdict, ZK_IDENTITY_WAIT);
+    CHECK_EQ_INT(d.deadline_ms, 1000 + 22000);
+    in.now_ms = 23000;
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_REFUSE);
+    in.max_wait_ms = 0; /* ip:port: the session timeout + 2 s */
+    in.now_ms = 13000;
+    CHECK_EQ_INT(zk_identity_decide(&in).verdict, ZK_IDENTITY_REFUSE);
+}
+
 /* An older leafd recorded no session: its killed process's znode is told apart from a twin's
  * by the data dir's lock, whose cache it is, and the cache's write after the znode's creation. */
 static void test_identity_lock_older_cache(void) {
-    struct zk_identity_input in = {1, 0x77, 0x10, 0, 1000, -1, 10000, 0, 0, -1, -1};
+    struct zk_identity_input in = {1, 0x77, 0x10, 0, 1000, -1, 10000, 0, 0, -1, -1, 0};
     in.dir_locked = 1;
     in.cache_ours = 1;
     in.cache_written_ms = 50000;
@@ -469,6 +488,7 @@ int main(void) {
     TEST(test_cache_old_format);
     TEST(test_cache_use);
     TEST(test_identity_lock);
+    TEST(test_identity_lock_named_wait);
     TEST(test_identity_lock_older_cache);
     TEST(test_marker_record);
     TEST(test_marker_decide);

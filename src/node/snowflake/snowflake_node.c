@@ -102,12 +102,19 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
             return LEAF_OK;
         }
         if (d.verdict == ZK_CLOCK_REFUSE) {
+            /* The stored time is the last reservation, made up to reserve.ms ahead of the
+             * clock of whoever held the identity: a previous holder's (another pod of a name)
+             * as often as a clock of this node's behind. */
             log_error("snowflake",
                       "refusing to start: the clock %s is %" PRId64 " ms behind the "
                       "stored time (ZooKeeper %s, local cache %s), more than "
                       "leafd.snowflake.startup.max.wait.ms = %" PRId64 "; IDs from the past "
-                      "could repeat: correct the clock (NTP), or wait and start again",
-                      tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms);
+                      "could repeat. The stored time is the last reservation of identity %s, "
+                      "made up to leafd.snowflake.reserve.ms = %" PRId64 " ahead of its holder's "
+                      "clock: if that holder's clock was ahead, wait until the stored time "
+                      "passes and start again; if this clock is behind, correct it (NTP)",
+                      tnow, d.wait_ms, tzk, tcache, n->cfg->startup_max_wait_ms, n->layout.identity,
+                      n->cfg->reserve_ms);
             return LEAF_ECLOCK;
         }
         log_warn("snowflake",
@@ -420,6 +427,7 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     n->async.data = n->cron.data = n->work.data = n;
     n->worker_id = -1;
     n->idwait_started_ms = -1;
+    n->idwait_logged_ms = -1;
     atomic_init(&n->stats.worker_id, -1);
     pthread_mutex_init(&n->lock, NULL);
     uint64_t seed = (uint64_t)clock_wall_ms() ^ ((uint64_t)getpid() << 32);
@@ -534,6 +542,33 @@ static void node_fail(struct snowflake_node *n) {
     }
 }
 
+/*
+ * The identity is this node's after a wait: the previous holder wrote leaf_forever since this
+ * node read it (its reports, and the time of its last ID at a graceful stop). Read it again, so
+ * the first write is made at its current version and no ID is issued at or below that time
+ * (docs/IDENTITY.md, "Taking a name over").
+ */
+static leaf_status_t node_after_wait(struct snowflake_node *n) {
+    int64_t stored = -1, floor_ms = n->floor_ms;
+    if (snowflake_node_identity_reread(n, &stored) != LEAF_OK) {
+        return LEAF_ERR; /* logged */
+    }
+    if (stored > n->floor_ms) {
+        if (node_check_clock(n, stored, -1, &floor_ms) != LEAF_OK) {
+            return LEAF_ERR; /* logged */
+        }
+        floor_ms = floor_ms > n->floor_ms ? floor_ms : n->floor_ms;
+        pthread_mutex_lock(&n->lock);
+        snowflake_gen_set_floor(&n->gen, floor_ms);
+        snowflake_gen_set_ceiling(&n->gen, floor_ms + 1); /* nothing until reserved */
+        pthread_mutex_unlock(&n->lock);
+        log_info("snowflake", "the previous holder of %s wrote %" PRId64 " to %s: serving above it",
+                 n->layout.identity, stored, n->forever_path);
+        n->floor_ms = floor_ms;
+    }
+    return LEAF_OK;
+}
+
 /* Control loop, while the identity is held by another session: look again. */
 static void node_idwait_tick(uv_timer_t *t) {
     struct snowflake_node *n = t->data;
@@ -549,7 +584,7 @@ static void node_idwait_tick(uv_timer_t *t) {
         log_info("snowflake", "identity %s is this node's now (the holder's session ended)",
                  n->layout.identity);
         n->ephemeral_ok = 1;
-        if (node_serve(n) == LEAF_OK) {
+        if (node_after_wait(n) == LEAF_OK && node_serve(n) == LEAF_OK) {
             return;
         }
     }
@@ -702,12 +737,18 @@ static leaf_status_t node_serve(struct snowflake_node *n) {
     node_floor_text(floor_ms, floor_text, sizeof(floor_text));
     char text[64];
     snowflake_layout_format(&n->gen.layout, text, sizeof(text));
+    double years = snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms());
     log_info("snowflake",
              "layout %s, %" PRId64 " ms per tick, %.1f years left from epoch %" PRId64
              ", batches of at most %d IDs",
-             text, n->gen.layout.unit_ms,
-             snowflake_layout_years_left(&n->gen.layout, cfg->epoch, clock_wall_ms()), cfg->epoch,
-             snowflake_gen_max_batch(&n->gen));
+             text, n->gen.layout.unit_ms, years, cfg->epoch, snowflake_gen_max_batch(&n->gen));
+    if (years < SNOWFLAKE_HORIZON_YEARS) {
+        /* docs/id-shapes.md, "The horizon": taken, but it runs out soon. */
+        log_warn("snowflake",
+                 "leafd.snowflake.layout %s runs out %.1f years from now (epoch %" PRId64
+                 "): plan a wider time field, a coarser unit or a later epoch (a new cluster)",
+                 text, years, cfg->epoch);
+    }
     log_info("snowflake",
              "serving as %s with worker ID %" PRId64 " (%s%s); %s; reservations %" PRId64
              " ms ahead",

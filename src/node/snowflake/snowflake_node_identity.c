@@ -271,6 +271,36 @@ leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
+/*
+ * How long a held identity is waited for: an ip:port identity the session timeout + 2 s
+ * (zk_identity's default, 0); a named one leafd.snowflake.identity.wait.ms, by default twice
+ * the session timeout + 2 s: a replaced pod may still run (and hold its session) when the new
+ * one first looks, and its session ends a session timeout after it does (docs/IDENTITY.md,
+ * "Taking a name over").
+ */
+static int64_t identity_max_wait(const struct snowflake_node *n) {
+    int64_t timeout = zk_session_negotiated_timeout_ms(n->zk);
+    if (!n->named) {
+        return 0;
+    }
+    return n->cfg->identity_wait_ms > 0 ? n->cfg->identity_wait_ms
+                                        : 2 * timeout + ZK_IDENTITY_GRACE_MS;
+}
+
+/* While waiting: a line every IDENTITY_WAIT_LOG_MS saying how long is left. */
+#define IDENTITY_WAIT_LOG_MS 5000
+static void identity_wait_progress(struct snowflake_node *n, int64_t now, int64_t deadline) {
+    if (now - n->idwait_logged_ms < IDENTITY_WAIT_LOG_MS) {
+        return;
+    }
+    n->idwait_logged_ms = now;
+    log_info("snowflake",
+             "still waiting for identity %s: held by ZooKeeper session 0x%" PRIx64 " for %" PRId64
+             " ms; giving up (exit 1) in %" PRId64 " ms",
+             n->layout.identity, (uint64_t)n->idwait_owner, now - n->idwait_started_ms,
+             deadline - now);
+}
+
 leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char *data, size_t len) {
     const char *path = n->layout.ephemeral;
     for (int attempt = 0; attempt < 4; attempt++) {
@@ -298,6 +328,7 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
             .owner_created_ms = st == LEAF_OK && n->zk_offset_known && stat.ctime > 0
                                     ? stat.ctime - n->zk_offset_ms
                                     : -1,
+            .max_wait_ms = identity_max_wait(n),
         };
         struct zk_identity_decision d = zk_identity_decide(&in);
         if (d.verdict == ZK_IDENTITY_HELD) {
@@ -306,6 +337,7 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
         if (d.verdict == ZK_IDENTITY_WAIT) {
             if (n->idwait_started_ms < 0) {
                 n->idwait_started_ms = now;
+                n->idwait_logged_ms = now;
                 n->idwait_owner = stat.owner;
                 log_warn("snowflake",
                          "identity %s is held by ZooKeeper session 0x%" PRIx64
@@ -313,6 +345,7 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
                          " ms for that session to end",
                          n->layout.identity, (uint64_t)stat.owner, path, d.wait_ms);
             }
+            identity_wait_progress(n, now, d.deadline_ms);
             return LEAF_EAGAIN;
         }
         if (d.verdict == ZK_IDENTITY_REFUSE) {
@@ -348,4 +381,23 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
         /* Created by someone else meanwhile: look again. */
     }
     return LEAF_EUNAVAIL;
+}
+
+leaf_status_t snowflake_node_identity_reread(struct snowflake_node *n, int64_t *stored_ms) {
+    char buf[512];
+    size_t len = 0;
+    struct zk_stat stat;
+    struct zk_node_data d;
+    *stored_ms = -1;
+    leaf_status_t st = zk_session_get_stat(n->zk, n->forever_path, buf, sizeof(buf), &len, &stat);
+    if (st != LEAF_OK) {
+        log_error("snowflake", "reading %s again after the wait for identity %s failed: %s",
+                  n->forever_path, n->layout.identity, leaf_strstatus(st));
+        return st;
+    }
+    n->forever_version = stat.version;
+    if (zk_record_parse_node(buf, len, &d) == LEAF_OK) {
+        *stored_ms = d.timestamp;
+    }
+    return LEAF_OK;
 }

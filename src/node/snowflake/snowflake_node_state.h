@@ -121,6 +121,7 @@ struct snowflake_node {
     int64_t forever_maybe_ms;  /* the time of a write whose answer was lost (it may have landed) */
     int64_t idwait_started_ms; /* monotonic: the identity was first seen held; -1 none */
     int64_t idwait_owner;      /* the session holding it */
+    int64_t idwait_logged_ms;  /* monotonic: the last "still waiting" line */
     uv_timer_t idwait;         /* re-checks the identity while it is held */
     int idwait_armed;          /* idwait was initialised (closed at shutdown) */
     int64_t floor_ms;          /* the start-up floor: no ID at or below it */
@@ -180,6 +181,9 @@ leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_
 leaf_status_t snowflake_node_identity_cluster(struct snowflake_node *n);
 leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n);
 leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char *data, size_t len);
+/* After a wait for the identity: leaf_forever read again (its version, and the time the
+ * previous holder wrote at its stop) into n->forever_version and *stored_ms (-1 none). */
+leaf_status_t snowflake_node_identity_reread(struct snowflake_node *n, int64_t *stored_ms);
 
 /* snowflake_node_forever.c: forever mode's ZooKeeper upkeep, and the JSON a
  * leaf_forever/leaf_temporary node holds (control thread) */

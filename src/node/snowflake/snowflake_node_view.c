@@ -98,6 +98,10 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
                 : fenced && atomic_load(&n->ready)
                     ? "named identity: ZooKeeper has answered nothing for a session timeout, so "
                       "it may have given the identity to another process"
+                : atomic_load(&n->stats.identity_wait) && n->named
+                    ? "named identity held by another ZooKeeper session (the previous pod of "
+                      "this name, still stopping or not yet expired, or a live twin): waiting "
+                      "for it to end (leafd.snowflake.identity.wait.ms)"
                 : atomic_load(&n->stats.identity_wait)
                     ? "identity held by another ZooKeeper session (another live node with this "
                       "ip:port?): waiting for it to end"
