@@ -9,6 +9,13 @@
  * thread (one per handle) owns the connections, the node set, each key's
  * prefetch state and every push; it wakes every few milliseconds, or at once
  * when a caller goes hungry.
+ *
+ * Fork. A child of fork() has one thread and a copy of its parent's buffers,
+ * which the parent hands out itself. Every call first compares the handle's
+ * fork generation with the process's (client_fork.h: two loads, no lock, no
+ * system call); in a child they differ, and the first call renews the handle
+ * (renew()): its buffers dropped (a gap), its locks, connections and node set
+ * fresh, its own refill thread started.
  */
 #include <errno.h>
 #include <leafd/client.h>
@@ -22,6 +29,7 @@
 #include <time.h>
 
 #include "client_chain.h"
+#include "client_fork.h"
 #include "client_http.h"
 #include "client_lastkey.h"
 #include "client_node.h"
@@ -57,11 +65,20 @@ struct leafd_client_key {
     int64_t retry_at;           /* ms: a key the nodes refused is not asked before */
 };
 
+/* The Authorization line: "Authorization: Basic " and the base64 of "user:secret", each up to
+ * CLIENT_SECRET_MAX - 1 bytes (4 bytes out for every 3 in), or of "Bearer " and a token. */
+#define CLIENT_AUTH_PLAIN (2 * CLIENT_SECRET_MAX)
+#define CLIENT_AUTH_B64 (4 * ((CLIENT_AUTH_PLAIN + 2) / 3) + 1)
+#define CLIENT_AUTH_MAX (CLIENT_AUTH_B64 + 64)
+
 struct leafd_client {
+    /* The process's fork generation this handle's buffers and refill thread belong to
+     * (client_fork.h): read by every call, written once per fork by renew() in the child. */
+    _Atomic uint64_t forks;
     struct client_options opt;                 /* read-only after open */
     uint64_t gen;                              /* read-only after open: unique in the process */
     SSL_CTX *tls;                              /* read-only after open (NULL: no https endpoint) */
-    char auth[2 * CLIENT_SECRET_MAX + 64];     /* the Authorization line, or "" */
+    char auth[CLIENT_AUTH_MAX];                /* the Authorization line, or "" */
     size_t table_mask;                         /* the lookup table: open addressing, pow2 */
     _Atomic(struct leafd_client_key *) *table; /* set once per key under lock, read lock-free */
     struct leafd_client_key **keys;            /* creation order, for the refill */
@@ -221,7 +238,7 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
 
 /* One answer of node `node` for key k: 0 (pushed, or a range below what is held: dropped), a
  * LEAFD_CLIENT_E* the key gets, or 1 when the node failed (5xx, a malformed answer). */
-static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node,
+static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node, int64_t want,
                        const struct client_answer *a) {
     const struct client_endpoint *e = &c->opt.nodes[node];
     if (a->status >= 500 || (a->status >= 300 && a->status < 400)) {
@@ -241,7 +258,7 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
         return rc;
     }
     if (k->kind == CLIENT_SNOWFLAKE) {
-        int64_t n = client_reply_list(a->body, a->body_len, c->list, CLIENT_CHAIN_LIST_MAX);
+        int64_t n = client_reply_list(a->body, a->body_len, c->list, want);
         if (n <= 0)
             goto malformed;
         client_chain_push(&k->chain, 0, c->list, n);
@@ -249,7 +266,7 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
         return 0;
     }
     int64_t start, end;
-    if (client_reply_range(a->body, a->body_len, &start, &end) != 0)
+    if (client_reply_range(a->body, a->body_len, want, &start, &end) != 0)
         goto malformed;
     /* Segment IDs ascend per handle and key: a range from another node that starts at or
      * below what this handle already holds is clipped (or dropped whole), never handed out. */
@@ -269,9 +286,10 @@ malformed:
 /* Asks the nodes, in turn, for `want` IDs of k: 0 when one served, else the key's error. */
 static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
     char path[CLIENT_KEY_MAX + 64], err[512];
+    if (k->kind == CLIENT_SNOWFLAKE && want > CLIENT_CHAIN_LIST_MAX)
+        want = CLIENT_CHAIN_LIST_MAX;
     if (k->kind == CLIENT_SNOWFLAKE)
-        snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag,
-                 (long long)(want > CLIENT_CHAIN_LIST_MAX ? CLIENT_CHAIN_LIST_MAX : want));
+        snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag, (long long)want);
     else
         snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
     for (int tries = 0; tries < c->nodes.n; tries++) {
@@ -284,7 +302,7 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
         int rc = 1;
         if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
                             sizeof(err)) == 0)
-            rc = take_answer(c, k, node, &a);
+            rc = take_answer(c, k, node, want, &a);
         else if (!c->node_down[node])
             say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
         if (rc == 0 || rc < 0) {
@@ -408,9 +426,78 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
     }
 }
 
+/* ---- fork ---------------------------------------------------------------------------------- */
+
+static int start_refill(struct leafd_client *c);
+static void sync_init(struct leafd_client *c);
+
+/* 1 when the handle's buffers and refill thread are another process's: this is a child of fork()
+ * and the handle was opened before it. Two loads; no lock, no system call. */
+static inline int forked(struct leafd_client *c) {
+    return __builtin_expect(
+        client_fork_now() != atomic_load_explicit(&c->forks, memory_order_acquire), 0);
+}
+
+/* In a child of fork(), before any other use of the handle: every key's buffer dropped (the
+ * parent hands those IDs out; here they are a gap), fresh locks (a thread of the parent may have
+ * held one at the fork), connections and node set, and a refill thread of the child's own. The
+ * parent's connections are let go, not freed: its refill thread may have been inside OpenSSL or
+ * a realloc() of the buffer at the fork, so what they point to is not known to be whole. */
+static int renew_state(struct leafd_client *c) {
+    sync_init(c);
+    int n = atomic_load_explicit(&c->n_keys, memory_order_acquire);
+    int64_t now = now_ms();
+    for (int i = 0; i < n; i++) {
+        struct leafd_client_key *k = c->keys[i];
+        client_chain_drop(&k->chain);
+        k->pushed = k->taken_seen = 0;
+        k->hungry_seen = atomic_load_explicit(&k->hungry, memory_order_relaxed);
+        k->retry_at = 0;
+        atomic_store_explicit(&k->err, 0, memory_order_relaxed);
+        client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
+                             c->opt.prefetch_window_ms, now);
+    }
+    for (int i = 0; i < CLIENT_NODES_MAX; i++)
+        client_http_forget(&c->conns[i]);
+    client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
+    memset(c->node_down, 0, sizeof(c->node_down));
+    c->stop = c->kick = 0;
+    if (start_refill(c) != 0) {
+        say(c, "pthread_create(refill) failed in a child of fork(); its calls fail");
+        return LEAFD_CLIENT_EUNAVAILABLE;
+    }
+    return 0;
+}
+
+/* The first call of a child of fork() on a handle renews it, once (client_fork_lock() keeps
+ * two threads of the child from doing it twice). 0, or LEAFD_CLIENT_EUNAVAILABLE. */
+__attribute__((noinline)) static int renew(struct leafd_client *c) {
+    client_fork_lock();
+    uint64_t gen = client_fork_now();
+    int rc = 0;
+    if (atomic_load_explicit(&c->forks, memory_order_relaxed) != gen) {
+        rc = renew_state(c);
+        if (rc == 0)
+            atomic_store_explicit(&c->forks, gen, memory_order_release);
+    }
+    client_fork_unlock();
+    return rc;
+}
+
+/* ---- the doors ------------------------------------------------------------------------------ */
+
+/* A count the library serves: 1 to LEAFD_CLIENT_MANY_MAX (<leafd/client.h>). A larger one, such
+ * as a negative int passed as size_t, is refused before it becomes arithmetic on a counter. */
+static inline int count_ok(size_t n) {
+    return n >= 1 && n <= LEAFD_CLIENT_MANY_MAX;
+}
+
 int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out) {
     if (c == NULL || key == NULL || out == NULL)
         return LEAFD_CLIENT_EINVAL;
+    int rc = forked(c) ? renew(c) : 0;
+    if (rc != 0)
+        return rc;
     *out = lookup(c, key);
     return *out != NULL ? 0 : key_get(c, key, out);
 }
@@ -437,15 +524,17 @@ static inline int take_one(struct leafd_client_key *k, int64_t *id) {
 }
 
 int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
-    if (k == NULL || ids == NULL || n == 0)
+    if (k == NULL || ids == NULL || !count_ok(n))
         return LEAFD_CLIENT_EINVAL;
-    return take_many(k, ids, n);
+    int rc = forked(k->c) ? renew(k->c) : 0;
+    return rc != 0 ? rc : take_many(k, ids, n);
 }
 
 int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
     if (k == NULL || id == NULL)
         return LEAFD_CLIENT_EINVAL;
-    return take_one(k, id);
+    int rc = forked(k->c) ? renew(k->c) : 0;
+    return rc != 0 ? rc : take_one(k, id);
 }
 
 uint64_t leafd_client_key_waits(const leafd_client_key *k) {
@@ -478,8 +567,11 @@ __attribute__((noinline)) static int next_named(leafd_client *c, const char *key
 }
 
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
-    if (c == NULL || key == NULL || ids == NULL || n == 0)
+    if (c == NULL || key == NULL || ids == NULL || !count_ok(n))
         return LEAFD_CLIENT_EINVAL;
+    int rc = forked(c) ? renew(c) : 0;
+    if (rc != 0)
+        return rc;
     struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
     return k != NULL ? take_many(k, ids, n) : next_many_named(c, key, ids, n);
 }
@@ -487,6 +579,9 @@ int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_
 int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
     if (c == NULL || key == NULL || id == NULL)
         return LEAFD_CLIENT_EINVAL;
+    int rc = forked(c) ? renew(c) : 0;
+    if (rc != 0)
+        return rc;
     struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
     return k != NULL ? take_one(k, id) : next_named(c, key, id);
 }
@@ -500,8 +595,10 @@ static void auth_line(struct leafd_client *c) {
     if (o->token[0] != '\0') {
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %s\r\n", o->token);
     } else if (o->user[0] != '\0') {
-        char plain[2 * CLIENT_SECRET_MAX + 2];
-        unsigned char b64[sizeof(c->auth) - 64];
+        char plain[CLIENT_AUTH_PLAIN];
+        unsigned char b64[CLIENT_AUTH_B64];
+        /* user= and secret= hold at most CLIENT_SECRET_MAX - 1 bytes each: the two and the
+         * colon fit plain, and their base64 fits b64 and c->auth whole. */
         int n = snprintf(plain, sizeof(plain), "%s:%s", o->user, o->secret);
         EVP_EncodeBlock(b64, (const unsigned char *)plain, n);
         snprintf(c->auth, sizeof(c->auth), "Authorization: Basic %s\r\n", (const char *)b64);
@@ -534,6 +631,17 @@ static void client_free(struct leafd_client *c) {
     free(c);
 }
 
+/* The handle's lock and conditions, fresh (at open, and in a child of fork()). */
+static void sync_init(struct leafd_client *c) {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->wake, &ca);
+    pthread_cond_init(&c->filled, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&c->lock, NULL);
+}
+
 leafd_client *leafd_client_open(const char *endpoints, const char *options, char *err,
                                 size_t errlen) {
     char scratch[256];
@@ -548,6 +656,12 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
         return NULL;
     }
     c->gen = atomic_fetch_add_explicit(&client_generations, 1, memory_order_relaxed) + 1;
+    if (client_fork_watch() != 0) {
+        snprintf(err, errlen, "pthread_atfork() failed");
+        free(c);
+        return NULL;
+    }
+    atomic_init(&c->forks, client_fork_now());
     for (int i = 0; i < CLIENT_NODES_MAX; i++)
         client_http_init(&c->conns[i]);
     if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0) {
@@ -572,13 +686,7 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
     }
     auth_line(c);
     client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &ca);
-    pthread_cond_init(&c->filled, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&c->lock, NULL);
+    sync_init(c);
     if (start_refill(c) != 0) {
         snprintf(err, errlen, "pthread_create(refill) failed");
         pthread_cond_destroy(&c->wake);
@@ -593,6 +701,14 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
 void leafd_client_close(leafd_client *c) {
     if (c == NULL)
         return;
+    if (forked(c)) {
+        /* A child of fork() that never used the handle: its refill thread is the parent's (none
+         * here to stop), its locks and connections are as the fork left them (renew_state()). */
+        for (int i = 0; i < CLIENT_NODES_MAX; i++)
+            client_http_forget(&c->conns[i]);
+        client_free(c);
+        return;
+    }
     pthread_mutex_lock(&c->lock);
     c->stop = 1;
     pthread_cond_signal(&c->wake);

@@ -34,6 +34,17 @@ void client_chain_free(struct client_chain *ch) {
     }
 }
 
+void client_chain_drop(struct client_chain *ch) {
+    uint64_t tail = atomic_load_explicit(&ch->tail, memory_order_relaxed);
+    for (int i = 0; i < CLIENT_CHAIN_SLOTS; i++) {
+        atomic_store_explicit(&ch->slot[i].seq, CLIENT_CHAIN_WRITING, memory_order_relaxed);
+        atomic_store_explicit(&ch->slot[i].count, 0, memory_order_relaxed);
+        atomic_store_explicit(&ch->slot[i].taken, 0, memory_order_relaxed);
+    }
+    /* Block tail is the next pushed: its slot reads as empty (WRITING) until then. */
+    atomic_store_explicit(&ch->head, tail, memory_order_release);
+}
+
 int client_chain_room(const struct client_chain *ch) {
     uint64_t tail = atomic_load_explicit(&ch->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&ch->head, memory_order_acquire);
@@ -95,7 +106,9 @@ size_t client_chain_take(struct client_chain *ch, int64_t *out, size_t n) {
                 continue; /* this caller's head was old: read it again */
             break;        /* nothing published: empty */
         }
-        int64_t want = (int64_t)(n - got);
+        /* Bounded before it becomes a signed step of the block's counter. */
+        int64_t want =
+            n - got > (size_t)CLIENT_CHAIN_TAKE_MAX ? CLIENT_CHAIN_TAKE_MAX : (int64_t)(n - got);
         int64_t i = atomic_fetch_add_explicit(&b->taken, want, memory_order_acq_rel);
         int64_t count = atomic_load_explicit(&b->count, memory_order_acquire);
         int64_t avail = i >= count ? 0 : count - i;

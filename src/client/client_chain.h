@@ -26,6 +26,8 @@
 #define CLIENT_CHAIN_SLOTS 16
 /* The most IDs of a listed block (leafd's largest batch: ?count= up to 10000). */
 #define CLIENT_CHAIN_LIST_MAX 10000
+/* The most IDs one take asks a block for: a count is never a negative step of a counter. */
+#define CLIENT_CHAIN_TAKE_MAX ((int64_t)1 << 30)
 /* A slot being rewritten holds this sequence number. */
 #define CLIENT_CHAIN_WRITING UINT64_MAX
 
@@ -49,6 +51,11 @@ struct client_chain {
 /* listed: blocks are lists of up to CLIENT_CHAIN_LIST_MAX IDs (allocated here). 0 or -1. */
 int client_chain_init(struct client_chain *ch, int listed);
 void client_chain_free(struct client_chain *ch);
+
+/* Drops every published block (their IDs are a gap) and whatever push was under way: a child of
+ * fork() does it before anything else touches the chain (client.c), so no thread takes or pushes
+ * meanwhile. */
+void client_chain_drop(struct client_chain *ch);
 
 /* Refill side: 1 when a block can be pushed (a slot is free). */
 int client_chain_room(const struct client_chain *ch);

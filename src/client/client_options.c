@@ -47,6 +47,15 @@ static int parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t 
     return 0;
 }
 
+/* A CR or LF in a credential would end the Authorization line and start a header line of the
+ * value's own in every request: refused at open (naming the option, never quoting the value). */
+static int has_control(const char *v, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return 1;
+    return 0;
+}
+
 /* One "key=value" of the options string. */
 static int parse_pair(struct client_options *o, const char *s, size_t len, char *err,
                       size_t errlen) {
@@ -68,6 +77,9 @@ static int parse_pair(struct client_options *o, const char *s, size_t len, char 
     if (klen == sizeof(name) - 1 && memcmp(s, name, klen) == 0) {                                  \
         if (vlen >= sizeof(o->field))                                                              \
             return fail(err, errlen, "option %.*s: too long", s, klen);                            \
+        if (has_control(v, vlen))                                                                  \
+            return fail(err, errlen, "option %.*s: holds a control character (CR, LF, ...)", s,    \
+                        klen);                                                                     \
         memcpy(o->field, v, vlen);                                                                 \
         o->field[vlen] = '\0';                                                                     \
         return 0;                                                                                  \

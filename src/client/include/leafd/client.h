@@ -28,6 +28,10 @@ extern "C" {
 #define LEAFD_CLIENT_ENOMEM (-5)       /* out of memory, or more keys than keys.max */
 #define LEAFD_CLIENT_EREFUSED (-6)     /* the nodes refused the request (another 4xx) */
 
+/* The most IDs of one leafd_client_next_many() call (the largest range a node hands out in one
+ * request, /api/segment/range's count); a larger n is refused with LEAFD_CLIENT_EINVAL. */
+#define LEAFD_CLIENT_MANY_MAX 1000000
+
 typedef struct leafd_client leafd_client;
 
 /* The library exports these functions only. */
@@ -50,7 +54,8 @@ LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const ch
  * key it named on a handle: a loop on one key costs one strcmp() more than a key handle's call. */
 LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
 
-/* n IDs of key into ids[0..n-1]; segment IDs ascending. All n or none. */
+/* n IDs of key into ids[0..n-1], 1 <= n <= LEAFD_CLIENT_MANY_MAX; segment IDs ascending. All n
+ * or none. */
 LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids,
                                             size_t n);
 
