@@ -10,10 +10,11 @@ static int head_length(const char *s, size_t n, size_t max, size_t *out) {
     while (i < n && (s[i] == ' ' || s[i] == '\t'))
         i++;
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-        /* Compared before it grows: no arithmetic here can wrap. */
-        if (digits == 19 || v > (max - (size_t)(s[i] - '0')) / 10)
+        /* Compared before it grows (v * 10 + d <= max), so no arithmetic here can wrap. */
+        size_t d = (size_t)(s[i] - '0');
+        if (digits == 19 || d > max || v > (max - d) / 10)
             return -1;
-        v = v * 10 + (size_t)(s[i] - '0');
+        v = v * 10 + d;
     }
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
         i++;

@@ -9,7 +9,9 @@
 The semantics are the C library's (docs/man/leafd_client.3): IDs are taken from ranges the
 library fetched ahead, never one twice across all clients and nodes; segment IDs ascend per
 handle and key (per thread); with every node down the buffer is served, then leafd.Error with
-code EUNAVAILABLE. The library is found as $LIBLEAFD_CLIENT, else libleafd-client.so.1
+code EUNAVAILABLE. A child made by fork() (multiprocessing's fork start method, a pre-fork
+server) may go on using its parent's Client: it drops the IDs its parent had buffered and fetches
+its own. The library is found as $LIBLEAFD_CLIENT, else libleafd-client.so.1
 where the dynamic loader looks. A Client may be shared by threads; the C calls release the GIL.
 """
 import ctypes
@@ -18,7 +20,7 @@ import os
 import threading
 
 __all__ = ["Client", "Error", "EINVAL", "EUNAVAILABLE", "EAUTH", "ENOTFOUND", "ENOMEM",
-           "EREFUSED"]
+           "EREFUSED", "MANY_MAX"]
 
 # The error codes of <leafd/client.h>.
 EINVAL = -1
@@ -27,6 +29,8 @@ EAUTH = -3
 ENOTFOUND = -4
 ENOMEM = -5
 EREFUSED = -6
+# LEAFD_CLIENT_MANY_MAX: the most IDs of one next_many() call.
+MANY_MAX = 1000000
 
 
 class Error(Exception):
@@ -119,13 +123,13 @@ class Client:
         h = self._h
         if h is None:
             raise Error(EINVAL, "closed")
-        if n <= 0:
-            raise Error(EINVAL, "n must be at least 1")
+        if not 1 <= n <= MANY_MAX:
+            raise Error(EINVAL, "n must be from 1 to %d" % MANY_MAX)
         buf = (ctypes.c_int64 * n)()
         rc = self._lib.leafd_client_next_many(h, self._key(key), buf, n)
         if rc != 0:
             raise _error(self._lib, rc, key)
-        return list(buf)
+        return buf[:]  # a list of ints, built in C (list(buf) goes through the iterator)
 
     def close(self):
         """Stops the refill and frees the handle; its unused IDs are a gap. Calls after it
