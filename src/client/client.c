@@ -236,15 +236,24 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
 
 /* ---- the refill thread -------------------------------------------------------------------- */
 
+/* What take_answer() says besides 0 (pushed) and a LEAFD_CLIENT_E* refusal of the key. */
+#define ANSWER_NODE_FAILED 1 /* no answer a node gives: malformed, a redirect; the node is down */
+#define ANSWER_KEY_BUSY 2    /* a 5xx about this key (a locked row, not ready): the node is up */
+
 /* One answer of node `node` for key k: 0 (pushed, or a range below what is held: dropped), a
- * LEAFD_CLIENT_E* the key gets, or 1 when the node failed (5xx, a malformed answer). */
+ * LEAFD_CLIENT_E* the key gets, ANSWER_KEY_BUSY or ANSWER_NODE_FAILED. */
 static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node, int64_t want,
                        const struct client_answer *a) {
     const struct client_endpoint *e = &c->opt.nodes[node];
-    if (a->status >= 500 || (a->status >= 300 && a->status < 400)) {
+    if (a->status >= 500) {
+        say(c, "%s:%d answered %d for %s; asking the next node", e->host, e->port, a->status,
+            k->name);
+        return ANSWER_KEY_BUSY;
+    }
+    if (a->status >= 300 && a->status < 400) {
         say(c, "%s:%d answered %d for %s; skipping it for a while", e->host, e->port, a->status,
             k->name);
-        return 1;
+        return ANSWER_NODE_FAILED;
     }
     if (a->status != 200) {
         int rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
@@ -280,42 +289,63 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     return 0;
 malformed:
     say(c, "%s:%d answered something that is not IDs for %s", e->host, e->port, k->name);
-    return 1;
+    return ANSWER_NODE_FAILED;
 }
 
 /* Asks the nodes, in turn, for `want` IDs of k: 0 when one served, else the key's error. */
+/* Asks node `node` for the IDs of path: take_answer()'s outcome, the node marked up or down. */
+static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node, const char *path,
+                    int64_t want) {
+    const struct client_endpoint *e = &c->opt.nodes[node];
+    struct client_answer a;
+    char err[512];
+    int rc = ANSWER_NODE_FAILED;
+    if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
+                        sizeof(err)) == 0)
+        rc = take_answer(c, k, node, want, &a);
+    else if (!c->node_down[node])
+        say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
+    if (rc == ANSWER_NODE_FAILED) {
+        c->node_down[node] = 1;
+        client_node_failed(&c->nodes, node, now_ms());
+        return rc;
+    }
+    /* It answered: up, whatever it said about this key. */
+    if (c->node_down[node])
+        say(c, "%s:%d serves again", e->host, e->port);
+    c->node_down[node] = 0;
+    client_node_served(&c->nodes, node, rc == 0);
+    return rc;
+}
+
+/*
+ * Asks the nodes, in turn from the one that served last, for `want` IDs of k: 0 when one served.
+ * A refusal (404 from a stale endpoint, 401 from a node with other credentials) or a 503 about
+ * this key from one node sends the request on to the next, and marks no node down for the other
+ * keys. The key's error: the refusal when every node asked refused it, else EUNAVAILABLE.
+ */
 static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
-    char path[CLIENT_KEY_MAX + 64], err[512];
+    char path[CLIENT_KEY_MAX + 64];
     if (k->kind == CLIENT_SNOWFLAKE && want > CLIENT_CHAIN_LIST_MAX)
         want = CLIENT_CHAIN_LIST_MAX;
     if (k->kind == CLIENT_SNOWFLAKE)
         snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag, (long long)want);
     else
         snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
-    for (int tries = 0; tries < c->nodes.n; tries++) {
-        int64_t wait;
-        int node = client_node_pick(&c->nodes, now_ms(), &wait);
-        if (node < 0)
-            break;
-        struct client_answer a;
-        const struct client_endpoint *e = &c->opt.nodes[node];
-        int rc = 1;
-        if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
-                            sizeof(err)) == 0)
-            rc = take_answer(c, k, node, want, &a);
-        else if (!c->node_down[node])
-            say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
-        if (rc == 0 || rc < 0) {
-            if (c->node_down[node])
-                say(c, "%s:%d serves again", e->host, e->port);
-            c->node_down[node] = 0;
-            client_node_served(&c->nodes, node);
-            return rc;
-        }
-        c->node_down[node] = 1;
-        client_node_failed(&c->nodes, node, now_ms());
+    int64_t wait;
+    int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0, unavailable = 0;
+    for (int t = 0; first >= 0 && t < c->nodes.n; t++) {
+        int node = (first + t) % c->nodes.n;
+        if (!client_node_up(&c->nodes, node, now_ms()))
+            continue;
+        int rc = ask_node(c, k, node, path, want);
+        if (rc == 0)
+            return 0;
+        if (rc < 0 && refused == 0)
+            refused = rc;
+        unavailable |= rc > 0;
     }
-    return LEAFD_CLIENT_EUNAVAILABLE;
+    return refused != 0 && !unavailable ? refused : LEAFD_CLIENT_EUNAVAILABLE;
 }
 
 /* Tops k up to its prefetch distance; 1 when the callers took IDs since the last look. */

@@ -220,7 +220,7 @@ static void test_node_failover_and_backoff(void) {
     client_node_failed(&s, 0, 100);                    /* second failure: 200 ms */
     CHECK_EQ_INT(client_node_pick(&s, 299, &wait), 1);
     CHECK_EQ_INT(client_node_pick(&s, 300, &wait), 1); /* the current one is kept */
-    client_node_served(&s, 1);
+    client_node_served(&s, 1, 1);
     for (int i = 0; i < 10; i++)
         client_node_failed(&s, 0, 1000);
     CHECK_EQ_INT(s.retry_at[0], 2000); /* capped at retry.max.ms */

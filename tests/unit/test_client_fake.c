@@ -26,10 +26,19 @@
 
 #include "unit.h"
 
-static char endpoint[64];
+/* A fake node: its answers are honest ranges and batches of the one counter below, or `hostile`
+ * for the requests whose line holds `match` (NULL: every request). Set by the tests between
+ * handles; read by the node's threads. */
+struct fake_node {
+    char endpoint[64];
+    const char *_Atomic hostile;
+    const char *_Atomic match;
+};
+
+static struct fake_node node_a, node_b;
+static char *endpoint = node_a.endpoint;
 static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
-static int64_t node_next = 1000; /* the fake node's counter: every answer takes from it */
-static const char *node_hostile; /* NULL: honest answers; else this answer, whatever is asked */
+static int64_t node_next = 1000; /* the nodes' counter: every honest answer takes from it */
 
 /* The count=N of a request line (1 when absent). */
 static int64_t request_count(const char *req) {
@@ -60,8 +69,15 @@ static size_t honest_answer(const char *req, char *out, size_t cap) {
                             (int)len, body);
 }
 
+struct conn_arg {
+    struct fake_node *node;
+    int fd;
+};
+
 static void *serve_conn(void *arg) {
-    int fd = (int)(intptr_t)arg;
+    struct conn_arg ca = *(struct conn_arg *)arg;
+    free(arg);
+    int fd = ca.fd;
     char req[4096], out[70000];
     for (;;) {
         size_t got = 0;
@@ -74,7 +90,9 @@ static void *serve_conn(void *arg) {
             if (strstr(req, "\r\n\r\n") != NULL)
                 break;
         }
-        const char *hostile = node_hostile;
+        const char *hostile = ca.node->hostile, *match = ca.node->match;
+        if (match != NULL && strstr(req, match) == NULL)
+            hostile = NULL;
         size_t len = hostile ? strlen(hostile) : honest_answer(req, out, sizeof(out));
         if (send(fd, hostile ? hostile : out, len, MSG_NOSIGNAL) != (ssize_t)len)
             break;
@@ -84,31 +102,44 @@ done:
     return NULL;
 }
 
+struct listener {
+    struct fake_node *node;
+    int fd;
+};
+
 static void *serve(void *arg) {
-    int lfd = (int)(intptr_t)arg;
+    struct listener *l = arg;
     for (;;) {
-        int fd = accept(lfd, NULL, NULL);
+        int fd = accept(l->fd, NULL, NULL);
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
             return NULL;
         }
+        struct conn_arg *ca = malloc(sizeof(*ca));
+        ca->node = l->node;
+        ca->fd = fd;
         pthread_t t;
-        pthread_create(&t, NULL, serve_conn, (void *)(intptr_t)fd);
+        pthread_create(&t, NULL, serve_conn, ca);
         pthread_detach(t);
     }
 }
 
-static int fake_node(void) {
+static int fake_node(struct fake_node *node) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(a);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0)
         return -1;
-    snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", ntohs(a.sin_port));
+    snprintf(node->endpoint, sizeof(node->endpoint), "http://127.0.0.1:%d", ntohs(a.sin_port));
+    static struct listener ls[2];
+    static int n_ls;
+    struct listener *l = &ls[n_ls++];
+    l->node = node;
+    l->fd = fd;
     pthread_t t;
-    pthread_create(&t, NULL, serve, (void *)(intptr_t)fd);
+    pthread_create(&t, NULL, serve, l);
     pthread_detach(t);
     return 0;
 }
@@ -261,7 +292,7 @@ static void test_counts_a_caller_cannot_have(void) {
 /* One call on key against a node that answers only `answer`: refused, and no ID comes out. */
 static void check_hostile(const char *key, const char *answer) {
     char err[256];
-    node_hostile = answer;
+    node_a.hostile = answer;
     leafd_client *c = leafd_client_open(endpoint, "log=0;wait.ms=300;prefetch.min=5;prefetch.max=5",
                                         err, sizeof(err));
     CHECK(c != NULL);
@@ -271,7 +302,7 @@ static void check_hostile(const char *key, const char *answer) {
         fprintf(stderr, "  %s: took %lld from %.40s...\n", key, (long long)id, answer);
     CHECK(rc != 0);
     leafd_client_close(c);
-    node_hostile = NULL;
+    node_a.hostile = NULL;
 }
 
 static void test_hostile_answers(void) {
@@ -311,6 +342,52 @@ static void test_hostile_answers(void) {
     }
 }
 
+/* ---- one node's answer about one key ------------------------------------------------------- */
+
+#define NOT_FOUND                                                                                  \
+    "HTTP/1.1 404 Not Found\r\nContent-Length: 42\r\n\r\n"                                         \
+    "{\"code\":\"unknown_tag\",\"message\":\"no such\"}"
+#define BUSY_503                                                                                   \
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 38\r\n\r\n"                               \
+    "{\"code\":\"overloaded\",\"message\":\"busy\"}"
+
+/* A stale first endpoint (a node of another cluster, that does not know the tag) and a second
+ * that serves: the calls are served. */
+static void test_404_from_one_node_tries_the_next(void) {
+    char eps[160], err[256];
+    snprintf(eps, sizeof(eps), "%s,%s", node_a.endpoint, node_b.endpoint);
+    node_a.hostile = NOT_FOUND;
+    leafd_client *c = leafd_client_open(eps, "log=0;wait.ms=1000", err, sizeof(err));
+    CHECK(c != NULL);
+    int64_t ids[100];
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ_INT(leafd_client_next_many(c, "segment:stale", ids, 100), 0);
+    leafd_client_close(c);
+    /* Every node says 404: the key is unknown. */
+    node_b.hostile = NOT_FOUND;
+    c = leafd_client_open(eps, "log=0;wait.ms=1000", err, sizeof(err));
+    CHECK_EQ_INT(leafd_client_next(c, "segment:stale", ids), LEAFD_CLIENT_ENOTFOUND);
+    leafd_client_close(c);
+    node_a.hostile = node_b.hostile = NULL;
+}
+
+/* One node, a 503 about one key (a locked row of its tag): the node's other keys are served. */
+static void test_503_about_one_key_spares_the_others(void) {
+    char err[256];
+    node_a.match = "/locked";
+    node_a.hostile = BUSY_503;
+    leafd_client *c = leafd_client_open(
+        endpoint, "log=0;wait.ms=300;retry.min.ms=2000;retry.max.ms=4000", err, sizeof(err));
+    CHECK(c != NULL);
+    int64_t id;
+    CHECK_EQ_INT(leafd_client_next(c, "segment:locked", &id), LEAFD_CLIENT_EUNAVAILABLE);
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(leafd_client_next(c, "segment:ok", &id), 0);
+    leafd_client_close(c);
+    node_a.hostile = NULL;
+    node_a.match = NULL;
+}
+
 /* ---- credentials ---------------------------------------------------------------------------- */
 
 static void test_credentials(void) {
@@ -339,10 +416,12 @@ static void test_credentials(void) {
     TEST(fn)
 
 int main(int argc, char **argv) {
-    CHECK(fake_node() == 0);
+    CHECK(fake_node(&node_a) == 0 && fake_node(&node_b) == 0);
     ONE(test_counts_a_caller_cannot_have);
     ONE(test_hostile_answers);
     ONE(test_credentials);
+    ONE(test_404_from_one_node_tries_the_next);
+    ONE(test_503_about_one_key_spares_the_others);
     ONE(test_fork_child_never_hands_out_the_parents_ids);
     return unit_done();
 }
