@@ -8,7 +8,7 @@
 
 /* The numeric keys: name, field, default, least, most. One row per key. */
 #define CLIENT_OPTIONS_MAP(X)                                                                      \
-    X("timeout.ms", timeout_ms, 2000, 1, 600000)                                                   \
+    X("timeout.ms", timeout_ms, 300, 1, 600000)                                                    \
     X("wait.ms", wait_ms, 1000, 0, 600000)                                                         \
     X("prefetch.min", prefetch_min, 1000, 1, 100000000)                                            \
     X("prefetch.max", prefetch_max, 10000000, 1, 100000000)                                        \

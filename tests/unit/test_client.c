@@ -24,7 +24,7 @@ static void test_options_defaults_and_keys(void) {
     CHECK_EQ_INT(o.n_nodes, 1);
     CHECK_EQ_INT(o.nodes[0].port, 8080);
     CHECK_EQ_INT(o.nodes[0].tls, 0);
-    CHECK_EQ_INT(o.timeout_ms, 2000);
+    CHECK_EQ_INT(o.timeout_ms, 300);
     CHECK_EQ_INT(o.prefetch_min, 1000);
     CHECK_EQ_INT(client_options_parse(&o, " http://a:1 , https://[::1]:8443/,https://b.example",
                                       "user=app; secret=s3;timeout.ms=50;prefetch.max=5000;"

@@ -36,6 +36,7 @@ struct fake_node {
 };
 
 static struct fake_node node_a, node_b;
+static const char HANG[] = "hang";
 static char *endpoint = node_a.endpoint;
 static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t node_next = 1000; /* the nodes' counter: every honest answer takes from it */
@@ -93,6 +94,9 @@ static void *serve_conn(void *arg) {
         const char *hostile = ca.node->hostile, *match = ca.node->match;
         if (match != NULL && strstr(req, match) == NULL)
             hostile = NULL;
+        /* A hung node (SIGSTOP): the connection is taken, no answer ever comes. */
+        while (hostile == HANG && ca.node->hostile == HANG)
+            usleep(10000);
         size_t len = hostile ? strlen(hostile) : honest_answer(req, out, sizeof(out));
         if (send(fd, hostile ? hostile : out, len, MSG_NOSIGNAL) != (ssize_t)len)
             break;
@@ -388,6 +392,23 @@ static void test_503_about_one_key_spares_the_others(void) {
     node_a.match = NULL;
 }
 
+/* The first node hung, the second serving: with the default options, no call fails. */
+static void test_hung_node_fails_no_call_by_default(void) {
+    char eps[160], err[256];
+    snprintf(eps, sizeof(eps), "%s,%s", node_a.endpoint, node_b.endpoint);
+    node_a.hostile = HANG;
+    leafd_client *c = leafd_client_open(eps, "log=0", err, sizeof(err));
+    CHECK(c != NULL);
+    char key[32];
+    int64_t id;
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof(key), "segment:hung%d", i);
+        CHECK_EQ_INT(leafd_client_next(c, key, &id), 0);
+    }
+    node_a.hostile = NULL;
+    leafd_client_close(c);
+}
+
 /* ---- credentials ---------------------------------------------------------------------------- */
 
 static void test_credentials(void) {
@@ -422,6 +443,7 @@ int main(int argc, char **argv) {
     ONE(test_credentials);
     ONE(test_404_from_one_node_tries_the_next);
     ONE(test_503_about_one_key_spares_the_others);
+    ONE(test_hung_node_fails_no_call_by_default);
     ONE(test_fork_child_never_hands_out_the_parents_ids);
     return unit_done();
 }
