@@ -41,7 +41,7 @@
 #define CLIENT_TAG_MAX 128
 /* How long the refill sleeps at most while nothing moves, and at least while IDs flow. */
 #define CLIENT_POLL_MIN_MS 1
-#define CLIENT_POLL_MAX_MS 64
+#define CLIENT_POLL_MAX_MS 256
 /* Fetches of one key per refill round: a round never dwells on one key. */
 #define CLIENT_FETCHES_PER_ROUND 4
 
@@ -270,7 +270,10 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
         int64_t n = client_reply_list(a->body, a->body_len, c->list, want);
         if (n <= 0)
             goto malformed;
-        client_chain_push(&k->chain, 0, c->list, n);
+        if (client_chain_push(&k->chain, 0, c->list, n) != 0) {
+            say(c, "out of memory for a batch of %lld IDs of %s", (long long)n, k->name);
+            return ANSWER_KEY_BUSY;
+        }
         k->pushed += n;
         return 0;
     }

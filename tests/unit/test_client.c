@@ -5,6 +5,7 @@
  * chain of ranges: order, recycling of slots, and four threads taking while
  * one pushes (every index handed out once). No network.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -356,6 +357,41 @@ static void test_chain_order_and_slots(void) {
     client_chain_free(&ch);
 }
 
+/* The heap in use now: the sanitizer's count in the sanitized build, else glibc's. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+static size_t heap_bytes(void) {
+    if (__sanitizer_get_current_allocated_bytes != NULL)
+        return __sanitizer_get_current_allocated_bytes();
+    return mallinfo2().uordblks;
+}
+
+/* A snowflake key's chain holds what its batches need, not 16 batches of the largest size: an
+ * idle key (batches of prefetch.min, 1000) costs 16 x 1024 IDs at most, 128 KiB. */
+static void test_chain_list_memory(void) {
+    static struct client_chain ch;
+    int64_t list[1000], out[1000];
+    for (int i = 0; i < 1000; i++)
+        list[i] = 100 + i;
+    size_t before = heap_bytes();
+    CHECK_EQ_INT(client_chain_init(&ch, 1), 0);
+    for (int round = 0; round < 40; round++) {
+        CHECK_EQ_INT(client_chain_push(&ch, 0, list, 1000), 0);
+        CHECK_EQ_INT(client_chain_take(&ch, out, 1000), 1000);
+    }
+    size_t used = heap_bytes() - before;
+    printf("  a listed chain after 40 batches of 1000: %zu bytes\n", used);
+    CHECK(used <= 16 * 1024 * sizeof(int64_t));
+    /* A batch larger than its slot holds grows the slot; what callers took stays whole. */
+    int64_t big[10000], got[10000];
+    for (int i = 0; i < 10000; i++)
+        big[i] = 5000000 + i;
+    CHECK_EQ_INT(client_chain_push(&ch, 0, big, 10000), 0);
+    CHECK_EQ_INT(client_chain_take(&ch, got, 10000), 10000);
+    CHECK(got[0] == 5000000 && got[9999] == 5009999);
+    client_chain_free(&ch);
+}
+
 static void test_chain_lists(void) {
     struct client_chain ch;
     int64_t out[4], list[3] = {7, 9, 30};
@@ -448,6 +484,7 @@ int main(void) {
     TEST(test_options_control_characters);
     TEST(test_chain_order_and_slots);
     TEST(test_chain_lists);
+    TEST(test_chain_list_memory);
     TEST(test_chain_threads);
     return unit_done();
 }
