@@ -39,6 +39,8 @@
 
 #define CLIENT_KEY_MAX 160
 #define CLIENT_TAG_MAX 128
+/* The text of a key's last failure (leafd_client_error()). */
+#define CLIENT_DETAIL_MAX 384
 /* How long the refill sleeps at most while nothing moves, and at least while IDs flow. */
 #define CLIENT_POLL_MIN_MS 1
 #define CLIENT_POLL_MAX_MS 256
@@ -60,9 +62,10 @@ struct leafd_client_key {
     /* The refill thread's own: */
     struct client_prefetch pf;
     uint64_t hungry_seen;
-    int64_t pushed, taken_seen; /* IDs pushed; pushed - ahead at the last look */
-    int64_t high;               /* segment: the highest ID pushed (ranges are clipped above) */
-    int64_t retry_at;           /* ms: a key the nodes refused is not asked before */
+    int64_t pushed, taken_seen;     /* IDs pushed; pushed - ahead at the last look */
+    int64_t high;                   /* segment: the highest ID pushed (ranges are clipped above) */
+    int64_t retry_at;               /* ms: a key the nodes refused is not asked before */
+    char detail[CLIENT_DETAIL_MAX]; /* the refill's last failure for the key; under the lock */
 };
 
 /* The Authorization line: "Authorization: Basic " and the base64 of "user:secret", each up to
@@ -83,7 +86,9 @@ struct leafd_client {
     _Atomic(struct leafd_client_key *) *table; /* set once per key under lock, read lock-free */
     struct leafd_client_key **keys;            /* creation order, for the refill */
     _Atomic int n_keys;
-    pthread_mutex_t lock;  /* guards creating keys, stop, kick, round */
+    pthread_mutex_t lock;       /* guards creating keys, stop, kick, round, log_fn, keys' detail */
+    leafd_client_log_fn log_fn; /* leafd_client_set_log(); NULL: stderr */
+    void *log_arg;
     pthread_cond_t wake;   /* the refill sleeps on it; hungry callers signal */
     pthread_cond_t filled; /* callers waiting for a refill round sleep on it */
     int stop, kick;
@@ -124,15 +129,92 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void say(const struct leafd_client *c, const char *fmt, ...) {
+/* A line for the program: to its log callback (leafd_client_set_log), else to stderr; none with
+ * log=0. Called by the refill thread, never under the handle's lock. */
+static void emit(struct leafd_client *c, const char *line) {
     if (!c->opt.log)
         return;
+    pthread_mutex_lock(&c->lock);
+    leafd_client_log_fn fn = c->log_fn;
+    void *arg = c->log_arg;
+    pthread_mutex_unlock(&c->lock);
+    if (fn != NULL)
+        fn(arg, line);
+    else
+        fprintf(stderr, "leafd-client: %s\n", line);
+}
+
+static void say(struct leafd_client *c, const char *fmt, ...) {
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "leafd-client: %s\n", line);
+    emit(c, line);
+}
+
+/* The refill's last failure for key k, kept for the callers' leafd_client_error(); logged when
+ * loud (once per change of the node's or the key's state, as the calls below decide). */
+static void key_note(struct leafd_client *c, struct leafd_client_key *k, int loud, const char *fmt,
+                     ...) {
+    char line[CLIENT_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&c->lock);
+    memcpy(k->detail, line, sizeof(line));
+    pthread_mutex_unlock(&c->lock);
+    if (loud)
+        emit(c, line);
+}
+
+/* The text of this thread's last failed call (leafd_client_error()): the handle it was made on,
+ * by address and generation, as client_lastkey.h names a handle. Owned by the thread. */
+struct client_error_text {
+    const void *handle;
+    uint64_t gen;
+    char text[CLIENT_DETAIL_MAX + CLIENT_KEY_MAX + 64];
+};
+
+static _Thread_local struct client_error_text client_error_text;
+
+/* A call on k failed with rc: its text is the key, the code's and the refill's last failure. */
+static int call_failed(struct leafd_client *c, struct leafd_client_key *k, int rc) {
+    struct client_error_text *t = &client_error_text;
+    t->handle = c;
+    t->gen = c->gen;
+    pthread_mutex_lock(&c->lock);
+    snprintf(t->text, sizeof(t->text), "%s: %s%s%s", k->name, leafd_client_strerror(rc),
+             k->detail[0] ? ": " : "", k->detail);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* A call on c refused before any key (an argument): rc, with its text. */
+static int arg_failed(struct leafd_client *c, int rc, const char *fmt, ...) {
+    struct client_error_text *t = &client_error_text;
+    t->handle = c;
+    t->gen = c->gen;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->text, sizeof(t->text), fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+const char *leafd_client_error(const leafd_client *c) {
+    const struct client_error_text *t = &client_error_text;
+    return c != NULL && t->handle == c && t->gen == c->gen ? t->text : "";
+}
+
+void leafd_client_set_log(leafd_client *c, leafd_client_log_fn fn, void *arg) {
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->log_fn = fn;
+    c->log_arg = arg;
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
@@ -245,25 +327,26 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
 static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node, int64_t want,
                        const struct client_answer *a) {
     const struct client_endpoint *e = &c->opt.nodes[node];
+    char code[64];
+    client_reply_code(a->body, a->body_len, code, sizeof(code));
     if (a->status >= 500) {
-        say(c, "%s:%d answered %d for %s; asking the next node", e->host, e->port, a->status,
-            k->name);
+        key_note(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) == 0,
+                 "%s:%d answered %d %s for %s; asking the next node", e->host, e->port, a->status,
+                 code, k->name);
         return ANSWER_KEY_BUSY;
     }
     if (a->status >= 300 && a->status < 400) {
-        say(c, "%s:%d answered %d for %s; skipping it for a while", e->host, e->port, a->status,
-            k->name);
+        key_note(c, k, !c->node_down[node], "%s:%d answered %d for %s; skipping it for a while",
+                 e->host, e->port, a->status, k->name);
         return ANSWER_NODE_FAILED;
     }
     if (a->status != 200) {
         int rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
                  : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
                                                       : LEAFD_CLIENT_EREFUSED;
-        char code[64];
-        client_reply_code(a->body, a->body_len, code, sizeof(code));
-        /* Once per change: a refused key is asked again every retry.min.ms. */
-        if (atomic_load_explicit(&k->err, memory_order_relaxed) != rc)
-            say(c, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+        /* Logged once per change: a refused key is asked again every retry.max.ms. */
+        key_note(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) != rc,
+                 "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
         return rc;
     }
     if (k->kind == CLIENT_SNOWFLAKE) {
@@ -271,7 +354,7 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
         if (n <= 0)
             goto malformed;
         if (client_chain_push(&k->chain, 0, c->list, n) != 0) {
-            say(c, "out of memory for a batch of %lld IDs of %s", (long long)n, k->name);
+            key_note(c, k, 1, "out of memory for a batch of %lld IDs of %s", (long long)n, k->name);
             return ANSWER_KEY_BUSY;
         }
         k->pushed += n;
@@ -291,11 +374,11 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     k->high = end;
     return 0;
 malformed:
-    say(c, "%s:%d answered something that is not IDs for %s", e->host, e->port, k->name);
+    key_note(c, k, !c->node_down[node], "%s:%d answered %d with something that is not IDs for %s",
+             e->host, e->port, a->status, k->name);
     return ANSWER_NODE_FAILED;
 }
 
-/* Asks the nodes, in turn, for `want` IDs of k: 0 when one served, else the key's error. */
 /* Asks node `node` for the IDs of path: take_answer()'s outcome, the node marked up or down. */
 static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node, const char *path,
                     int64_t want) {
@@ -306,8 +389,9 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
     if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
                         sizeof(err)) == 0)
         rc = take_answer(c, k, node, want, &a);
-    else if (!c->node_down[node])
-        say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
+    else
+        key_note(c, k, !c->node_down[node], "%s; skipping %s:%d for a while", err, e->host,
+                 e->port);
     if (rc == ANSWER_NODE_FAILED) {
         c->node_down[node] = 1;
         client_node_failed(&c->nodes, node, now_ms());
@@ -325,7 +409,8 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
  * Asks the nodes, in turn from the one that served last, for `want` IDs of k: 0 when one served.
  * A refusal (404 from a stale endpoint, 401 from a node with other credentials) or a 503 about
  * this key from one node sends the request on to the next, and marks no node down for the other
- * keys. The key's error: the refusal when every node asked refused it, else EUNAVAILABLE.
+ * keys. The key's error when none served: a refusal when a node that answered refused it (a
+ * node down may not know the key either), else EUNAVAILABLE.
  */
 static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
     char path[CLIENT_KEY_MAX + 64];
@@ -336,7 +421,7 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
     else
         snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
     int64_t wait;
-    int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0, unavailable = 0;
+    int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0;
     for (int t = 0; first >= 0 && t < c->nodes.n; t++) {
         int node = (first + t) % c->nodes.n;
         if (!client_node_up(&c->nodes, node, now_ms()))
@@ -346,9 +431,8 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
             return 0;
         if (rc < 0 && refused == 0)
             refused = rc;
-        unavailable |= rc > 0;
     }
-    return refused != 0 && !unavailable ? refused : LEAFD_CLIENT_EUNAVAILABLE;
+    return refused != 0 ? refused : LEAFD_CLIENT_EUNAVAILABLE;
 }
 
 /* Tops k up to its prefetch distance; 1 when the callers took IDs since the last look. */
@@ -446,7 +530,7 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
          * rather than make every caller wait, after one more round for a node back. */
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
         if (now_ms() >= deadline)
-            return err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE;
+            return call_failed(c, k, err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE);
         /* Counted once per call, only here: the path served from the buffer adds nothing. */
         if (!waited) {
             atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
@@ -455,7 +539,7 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         wait_round(c, k, deadline);
         if (err != 0 && atomic_load_explicit(&k->err, memory_order_acquire) != 0 &&
             client_chain_ahead(&k->chain) == 0)
-            return atomic_load_explicit(&k->err, memory_order_acquire);
+            return call_failed(c, k, atomic_load_explicit(&k->err, memory_order_acquire));
     }
 }
 
@@ -512,6 +596,8 @@ __attribute__((noinline)) static int renew(struct leafd_client *c) {
         rc = renew_state(c);
         if (rc == 0)
             atomic_store_explicit(&c->forks, gen, memory_order_release);
+        else
+            arg_failed(c, rc, "a child of fork() could not start its refill thread");
     }
     client_fork_unlock();
     return rc;
@@ -523,6 +609,11 @@ __attribute__((noinline)) static int renew(struct leafd_client *c) {
  * as a negative int passed as size_t, is refused before it becomes arithmetic on a counter. */
 static inline int count_ok(size_t n) {
     return n >= 1 && n <= LEAFD_CLIENT_MANY_MAX;
+}
+
+__attribute__((noinline)) static int count_refused(struct leafd_client *c, size_t n) {
+    return arg_failed(c, LEAFD_CLIENT_EINVAL, "count %zu: from 1 to %d (LEAFD_CLIENT_MANY_MAX)", n,
+                      LEAFD_CLIENT_MANY_MAX);
 }
 
 int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out) {
@@ -557,8 +648,10 @@ static inline int take_one(struct leafd_client_key *k, int64_t *id) {
 }
 
 int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
-    if (k == NULL || ids == NULL || !count_ok(n))
+    if (k == NULL || ids == NULL)
         return LEAFD_CLIENT_EINVAL;
+    if (!count_ok(n))
+        return count_refused(k->c, n);
     int rc = forked(k->c) ? renew(k->c) : 0;
     return rc != 0 ? rc : take_many(k, ids, n);
 }
@@ -579,6 +672,14 @@ uint64_t leafd_client_key_waits(const leafd_client_key *k) {
 static struct leafd_client_key *key_named(leafd_client *c, const char *key, int *rc) {
     struct leafd_client_key *k = lookup(c, key);
     *rc = k != NULL ? 0 : key_get(c, key, &k);
+    if (*rc == LEAFD_CLIENT_EINVAL)
+        arg_failed(c, *rc,
+                   "key \"%.160s\": not segment:<tag> or snowflake:<key> (a tag: 1 to 128 "
+                   "of [A-Za-z0-9._:-])",
+                   key);
+    else if (*rc != 0)
+        arg_failed(c, *rc, "key \"%.160s\": out of memory, or keys.max (%lld) keys already", key,
+                   (long long)c->opt.keys_max);
     if (*rc != 0)
         return NULL;
     client_lastkey_put(&client_last, c, c->gen, k->name, k);
@@ -600,8 +701,10 @@ __attribute__((noinline)) static int next_named(leafd_client *c, const char *key
 }
 
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
-    if (c == NULL || key == NULL || ids == NULL || !count_ok(n))
+    if (c == NULL || key == NULL || ids == NULL)
         return LEAFD_CLIENT_EINVAL;
+    if (!count_ok(n))
+        return count_refused(c, n);
     int rc = forked(c) ? renew(c) : 0;
     if (rc != 0)
         return rc;

@@ -6,7 +6,7 @@ answer. No leafd, no database: a few seconds.
 - next_many with a count the library cannot serve (negative, above leafd.MANY_MAX) raises
   leafd.Error(EINVAL), and later IDs still ascend;
 - an answer with Content-Length: -8 (or 2^64 - 1) is refused: leafd.Error, not a crash of the
-  interpreter."""
+  interpreter; an error's text says what the node said (leafd_client_error)."""
 import multiprocessing
 import socket
 import sys
@@ -126,6 +126,16 @@ def check_hostile(node):
                 check(False, "%s refused" % head.decode())
             except leafd.Error as e:
                 check(e.code == leafd.EUNAVAILABLE, "%s: %s" % (head.decode(), e))
+                check(node.endpoint[7:] in str(e), "the error names the node: %s" % e)
+    # A refusal: the error says what the node said (leafd_client_error).
+    body = b'{"code":"unknown_tag","message":"no such tag"}'
+    node.hostile = b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    with leafd.Client(node.endpoint, options="log=0;wait.ms=1000") as c:
+        try:
+            c.next("segment:gone")
+            check(False, "a 404 refused")
+        except leafd.Error as e:
+            check(e.code == leafd.ENOTFOUND and "404 unknown_tag" in str(e), "404: %s" % e)
     node.hostile = None
 
 

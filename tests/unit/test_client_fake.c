@@ -409,6 +409,49 @@ static void test_hung_node_fails_no_call_by_default(void) {
     leafd_client_close(c);
 }
 
+/* ---- what a failed call says ------------------------------------------------------------- */
+
+struct lines {
+    pthread_mutex_t lock;
+    char last[512];
+    int n;
+};
+
+static void log_line(void *arg, const char *line) {
+    struct lines *l = arg;
+    pthread_mutex_lock(&l->lock);
+    snprintf(l->last, sizeof(l->last), "%s", line);
+    l->n++;
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void test_error_text_and_log_callback(void) {
+    char err[256], want[128];
+    static struct lines lines = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    node_a.hostile = NOT_FOUND;
+    leafd_client *c =
+        leafd_client_open(endpoint, "wait.ms=1000;secret=hunter2;user=app", err, sizeof(err));
+    CHECK(c != NULL);
+    leafd_client_set_log(c, log_line, &lines);
+    CHECK_EQ_STR(leafd_client_error(c), "");
+    int64_t id, ids[2];
+    CHECK_EQ_INT(leafd_client_next(c, "segment:gone", &id), LEAFD_CLIENT_ENOTFOUND);
+    const char *text = leafd_client_error(c);
+    printf("  leafd_client_error: %s\n", text);
+    snprintf(want, sizeof(want), "%s refused segment:gone: 404 unknown_tag", endpoint + 7);
+    CHECK(strstr(text, "segment:gone: unknown key") == text && strstr(text, want) != NULL);
+    CHECK(strstr(text, "hunter2") == NULL);
+    pthread_mutex_lock(&lines.lock);
+    CHECK(lines.n >= 1 && strstr(lines.last, want) != NULL);
+    pthread_mutex_unlock(&lines.lock);
+    CHECK_EQ_INT(leafd_client_next_many(c, "segment:gone", ids, (size_t)-1), LEAFD_CLIENT_EINVAL);
+    CHECK(strstr(leafd_client_error(c), "LEAFD_CLIENT_MANY_MAX") != NULL);
+    CHECK_EQ_INT(leafd_client_next(c, "nokind:x", &id), LEAFD_CLIENT_EINVAL);
+    CHECK(strstr(leafd_client_error(c), "\"nokind:x\"") != NULL);
+    node_a.hostile = NULL;
+    leafd_client_close(c);
+}
+
 /* ---- credentials ---------------------------------------------------------------------------- */
 
 static void test_credentials(void) {
@@ -444,6 +487,7 @@ int main(int argc, char **argv) {
     ONE(test_404_from_one_node_tries_the_next);
     ONE(test_503_about_one_key_spares_the_others);
     ONE(test_hung_node_fails_no_call_by_default);
+    ONE(test_error_text_and_log_callback);
     ONE(test_fork_child_never_hands_out_the_parents_ids);
     return unit_done();
 }

@@ -77,6 +77,23 @@ LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *id
  */
 LEAFD_CLIENT_API uint64_t leafd_client_key_waits(const leafd_client_key *k);
 
+/*
+ * The text of the calling thread's last failed call on c, as libpq's PQerrorMessage(): the key,
+ * the code's text and what the nodes said ("segment:order: no node available and the buffer is
+ * empty: connect(127.0.0.1:8080) failed: Connection refused; skipping 127.0.0.1:8080 for a
+ * while"); "" when none. Valid until the thread's next call on the library. Never holds a
+ * secret.
+ */
+LEAFD_CLIENT_API const char *leafd_client_error(const leafd_client *c);
+
+/*
+ * Where the refill thread's lines go (a node fails or serves again, a key is refused): fn(arg,
+ * line) from the refill thread, instead of standard error (log=0: nowhere). fn NULL: standard
+ * error again. fn must not call the library on c.
+ */
+typedef void (*leafd_client_log_fn)(void *arg, const char *line);
+LEAFD_CLIENT_API void leafd_client_set_log(leafd_client *c, leafd_client_log_fn fn, void *arg);
+
 /* Stops the refill thread and frees the handle; its unused IDs are a gap. */
 LEAFD_CLIENT_API void leafd_client_close(leafd_client *c);
 

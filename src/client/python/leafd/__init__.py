@@ -76,12 +76,17 @@ def _load():
         lib.leafd_client_close.argtypes = [ctypes.c_void_p]
         lib.leafd_client_strerror.restype = ctypes.c_char_p
         lib.leafd_client_strerror.argtypes = [ctypes.c_int]
+        lib.leafd_client_error.restype = ctypes.c_char_p
+        lib.leafd_client_error.argtypes = [ctypes.c_void_p]
         _lib = lib
         return lib
 
 
-def _error(lib, code, key):
-    return Error(code, "%s: %s" % (key, lib.leafd_client_strerror(code).decode()))
+def _error(lib, h, code, key):
+    # The C library's text of this thread's failed call (leafd_client_error: what the nodes
+    # said), read on the same thread right after the call; the code's name when it has none.
+    text = lib.leafd_client_error(h).decode(errors="replace")
+    return Error(code, text or "%s: %s" % (key, lib.leafd_client_strerror(code).decode()))
 
 
 class Client:
@@ -115,7 +120,7 @@ class Client:
             slot = self._one.v = ctypes.c_int64()
         rc = self._lib.leafd_client_next(h, self._key(key), ctypes.byref(slot))
         if rc != 0:
-            raise _error(self._lib, rc, key)
+            raise _error(self._lib, h, rc, key)
         return slot.value
 
     def next_many(self, key, n):
@@ -128,7 +133,7 @@ class Client:
         buf = (ctypes.c_int64 * n)()
         rc = self._lib.leafd_client_next_many(h, self._key(key), buf, n)
         if rc != 0:
-            raise _error(self._lib, rc, key)
+            raise _error(self._lib, h, rc, key)
         return buf[:]  # a list of ints, built in C (list(buf) goes through the iterator)
 
     def close(self):
