@@ -9,7 +9,7 @@ frequent. Every ID the processes wrote (--flush 64: a kill loses at most 64 per 
 duplicate check beside the HTTP clients' IDs of the same mode and tag: a buffer handed out by a
 parent and its child, or a range reissued after a kill, is a repeat.
 
-The run uses the client_load beside leafd (LEAFD_BIN's build: tests/client_load), or
+The run uses the client_load program of LEAFD_BIN's build (in its tests folder), or
 $CLIENT_LOAD_BIN; without one it says so and checks nothing here.
 """
 import collections
