@@ -741,6 +741,39 @@ static void auth_line(struct leafd_client *c) {
     }
 }
 
+/* secret.file=: the secret is the file's content, one trailing newline dropped, so that a ';' in
+ * it needs no escape. The error names the file, never what it holds. 0 or -1. */
+static int read_secret(struct client_options *o, char *err, size_t errlen) {
+    if (o->secret_file[0] == '\0')
+        return 0;
+    FILE *f = fopen(o->secret_file, "re");
+    if (f == NULL) {
+        snprintf(err, errlen, "secret.file %s: %s", o->secret_file, strerror(errno));
+        return -1;
+    }
+    size_t n = fread(o->secret, 1, sizeof(o->secret), f);
+    int bad = ferror(f);
+    fclose(f);
+    if (n > 0 && o->secret[n - 1] == '\n')
+        n--;
+    if (n > 0 && o->secret[n - 1] == '\r')
+        n--;
+    int ctl = 0;
+    for (size_t i = 0; i < n; i++)
+        ctl |= (unsigned char)o->secret[i] < 0x20 || o->secret[i] == 0x7f;
+    if (bad || n == 0 || n >= sizeof(o->secret) || ctl) {
+        snprintf(err, errlen, "secret.file %s: %s", o->secret_file,
+                 bad      ? "read failed"
+                 : n == 0 ? "empty"
+                 : ctl    ? "holds a control character (CR, LF, ...) besides a last newline"
+                          : "longer than 511 bytes");
+        memset(o->secret, 0, sizeof(o->secret));
+        return -1;
+    }
+    o->secret[n] = '\0';
+    return 0;
+}
+
 /* Starts the refill thread with every signal blocked: a library's thread takes none of the
  * program's signals, and a write to a closed connection is an error, not a SIGPIPE. */
 static int start_refill(struct leafd_client *c) {
@@ -800,7 +833,8 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
     atomic_init(&c->forks, client_fork_now());
     for (int i = 0; i < CLIENT_NODES_MAX; i++)
         client_http_init(&c->conns[i]);
-    if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0) {
+    if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0 ||
+        read_secret(&c->opt, err, errlen) != 0) {
         client_free(c);
         return NULL;
     }

@@ -312,6 +312,24 @@ static void test_http_head(void) {
     CHECK_EQ_INT(client_head_parse(big, strlen(big), SIZE_MAX, &h), 0);
 }
 
+/* An error about the options never quotes a value: "secret=ab;cd" leaves a piece "cd" that is
+ * part of the secret. */
+static void test_options_errors_quote_no_value(void) {
+    struct client_options o;
+    char err[256];
+    CHECK_EQ_INT(
+        client_options_parse(&o, "http://a:1", "user=u;secret=ab;cd5ecret", err, sizeof(err)), -1);
+    CHECK(err[0] != '\0' && strstr(err, "cd5ecret") == NULL);
+    CHECK_EQ_INT(
+        client_options_parse(&o, "http://a:1", "user=u;secret.file=/run/s", err, sizeof(err)), 0);
+    CHECK_EQ_STR(o.secret_file, "/run/s");
+    CHECK_EQ_INT(client_options_parse(&o, "http://a:1", "user=u;secret=s;secret.file=/run/s", err,
+                                      sizeof(err)),
+                 -1);
+    CHECK_EQ_INT(client_options_parse(&o, "http://a:1", "secret.file=/run/s", err, sizeof(err)),
+                 -1);
+}
+
 static void test_options_control_characters(void) {
     struct client_options o;
     char err[256];
@@ -482,6 +500,7 @@ int main(void) {
     TEST(test_reply_shapes_refused);
     TEST(test_http_head);
     TEST(test_options_control_characters);
+    TEST(test_options_errors_quote_no_value);
     TEST(test_chain_order_and_slots);
     TEST(test_chain_lists);
     TEST(test_chain_list_memory);

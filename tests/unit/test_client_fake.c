@@ -40,6 +40,7 @@ static const char HANG[] = "hang";
 static char *endpoint = node_a.endpoint;
 static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t node_next = 1000; /* the nodes' counter: every honest answer takes from it */
+static char node_last_auth[256]; /* the last Authorization line a node received (node_lock) */
 
 /* The count=N of a request line (1 when absent). */
 static int64_t request_count(const char *req) {
@@ -91,6 +92,11 @@ static void *serve_conn(void *arg) {
             if (strstr(req, "\r\n\r\n") != NULL)
                 break;
         }
+        const char *auth = strstr(req, "Authorization: ");
+        pthread_mutex_lock(&node_lock);
+        snprintf(node_last_auth, sizeof(node_last_auth), "%.*s",
+                 auth ? (int)strcspn(auth, "\r") : 0, auth ? auth : "");
+        pthread_mutex_unlock(&node_lock);
         const char *hostile = ca.node->hostile, *match = ca.node->match;
         if (match != NULL && strstr(req, match) == NULL)
             hostile = NULL;
@@ -462,6 +468,25 @@ static void test_credentials(void) {
     int64_t id;
     CHECK_EQ_INT(leafd_client_next(c, "segment:cred", &id), 0);
     leafd_client_close(c);
+    /* secret.file=: the secret read from a file (a ';' in it needs no escape), one trailing
+     * newline dropped; "app:s3;cr=t" in base64. */
+    char path[] = "/tmp/leafd-client-secret-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, "s3;cr=t\n", 8) == 8);
+    close(fd);
+    snprintf(opts, sizeof(opts), "log=0;wait.ms=1000;user=app;secret.file=%s", path);
+    c = leafd_client_open(endpoint, opts, err, sizeof(err));
+    CHECK(c != NULL);
+    if (c != NULL) {
+        CHECK_EQ_INT(leafd_client_next(c, "segment:credfile", &id), 0);
+        pthread_mutex_lock(&node_lock);
+        CHECK_EQ_STR(node_last_auth, "Authorization: Basic YXBwOnMzO2NyPXQ=");
+        pthread_mutex_unlock(&node_lock);
+        leafd_client_close(c);
+    }
+    unlink(path);
+    c = leafd_client_open(endpoint, opts, err, sizeof(err));
+    CHECK(c == NULL && strstr(err, path) != NULL);
     static const char *bad[] = {"token=abc\r\nX-Injected: 1", "token=abc\nX: 1",
                                 "user=u\r\nX: 1;secret=s", "user=u;secret=s\r"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -1,7 +1,7 @@
 """leafd's IDs in-process, for Python: a binding of libleafd-client over ctypes.
 
     import leafd
-    c = leafd.Client("http://10.0.0.5:8080,http://10.0.0.6:8080", options="log=0")
+    c = leafd.Client("http://127.0.0.1:8080", options="log=0")
     order_id = c.next("segment:order")
     ids = c.next_many("snowflake:event", 100)
     c.close()
