@@ -8,7 +8,9 @@ answer. No leafd, no database: a few seconds.
 - an answer with Content-Length: -8 (or 2^64 - 1) is refused: leafd.Error, not a crash of the
   interpreter; an error's text says what the node said (leafd_client_error)."""
 import multiprocessing
+import os
 import socket
+import subprocess
 import sys
 import threading
 
@@ -143,7 +145,13 @@ def main():
     node = FakeNode()
     check_counts(node)
     check_hostile(node)
-    check_fork(node)
+    lib = os.environ.get("LIBLEAFD_CLIENT", "")
+    if lib and "libtsan" in subprocess.run(["ldd", lib], capture_output=True, text=True).stdout:
+        # ThreadSanitizer stops a child of a multi-threaded fork that starts a thread
+        # (die_after_fork): the fork is checked in the other builds.
+        log("fork: skipped under ThreadSanitizer")
+    else:
+        check_fork(node)
     c = leafdtest._checks
     print("%d passed, %d failed" % (c["passed"], c["failed"]))
     sys.exit(1 if c["failed"] else 0)
