@@ -336,7 +336,7 @@ static void test_hostile_answers(void) {
         check_hostile("snowflake:h", lengths[i]);
     }
     /* prefetch.min=prefetch.max=5: the library asks for 5; anything else is not the node's. */
-    char a[256];
+    static char a[16][256];
     static const struct {
         const char *key, *body;
         int clen_delta; /* the Content-Length announced: the body's length plus this */
@@ -352,9 +352,10 @@ static void test_hostile_answers(void) {
     };
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
         int len = (int)strlen(shapes[i].body);
-        snprintf(a, sizeof(a), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s",
+        /* One buffer per answer: a connection of the previous handle may still be sending. */
+        snprintf(a[i], sizeof(a[i]), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s",
                  len + shapes[i].clen_delta, shapes[i].body);
-        check_hostile(shapes[i].key, a);
+        check_hostile(shapes[i].key, a[i]);
     }
 }
 
