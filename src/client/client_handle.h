@@ -78,6 +78,7 @@ struct leafd_client {
     struct client_conn conns[CLIENT_NODES_MAX];
     struct client_node_set nodes;
     int node_down[CLIENT_NODES_MAX]; /* for the log: a line when a node fails or comes back */
+    int others_next; /* the key the next round's look at the not-serving keys starts from */
     int64_t list[CLIENT_CHAIN_LIST_MAX];
 };
 

@@ -22,6 +22,9 @@
 #define CLIENT_POLL_MAX_MS 256
 /* Fetches of one key per refill round: a round never dwells on one key. */
 #define CLIENT_FETCHES_PER_ROUND 4
+/* A round's time for the keys not yet served or failing (new keys, unknown tags): the keys that
+ * serve are refilled first, and a flood of the others waits for the next rounds. */
+#define CLIENT_OTHERS_MS 20
 
 static int64_t now_ms(void) {
     struct timespec ts;
@@ -220,16 +223,37 @@ static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_
     return moved;
 }
 
+/* A key that served and whose last fetch succeeded: refilled first in every round. */
+static int serving(const struct leafd_client_key *k) {
+    return k->pushed > 0 && atomic_load_explicit(&k->err, memory_order_relaxed) == 0;
+}
+
+/* One round: the serving keys, then the others from where the last round stopped, for at most
+ * CLIENT_OTHERS_MS. 1 when the callers took IDs since the last look. */
+static int refill_round(struct leafd_client *c) {
+    int64_t now = now_ms();
+    int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
+    for (int i = 0; i < n; i++)
+        if (serving(c->keys[i]))
+            moved |= refill_key(c, c->keys[i], now);
+    int64_t end = now_ms() + CLIENT_OTHERS_MS;
+    int start = n > 0 ? c->others_next % n : 0, i = 0;
+    for (; i < n && now_ms() < end; i++) {
+        struct leafd_client_key *k = c->keys[(start + i) % n];
+        if (!serving(k))
+            moved |= refill_key(c, k, now_ms());
+    }
+    c->others_next = n > 0 ? (start + i) % n : 0;
+    return moved;
+}
+
 static void *refill_main(void *arg) {
     struct leafd_client *c = arg;
     int64_t poll = CLIENT_POLL_MIN_MS;
     pthread_mutex_lock(&c->lock);
     while (!c->stop) {
         pthread_mutex_unlock(&c->lock);
-        int64_t now = now_ms();
-        int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
-        for (int i = 0; i < n; i++)
-            moved |= refill_key(c, c->keys[i], now);
+        int moved = refill_round(c);
         /* IDs flowing: look again soon; nothing moving: sleep longer, up to the cap. */
         poll = moved                           ? CLIENT_POLL_MIN_MS
                : poll * 2 > CLIENT_POLL_MAX_MS ? CLIENT_POLL_MAX_MS

@@ -33,6 +33,7 @@ struct fake_node {
     char endpoint[64];
     const char *_Atomic hostile;
     const char *_Atomic match;
+    _Atomic int delay_us; /* before each hostile answer: a node far away */
 };
 
 static struct fake_node node_a, node_b;
@@ -104,6 +105,8 @@ static void *serve_conn(void *arg) {
         while (hostile == HANG && ca.node->hostile == HANG)
             usleep(10000);
         size_t len = hostile ? strlen(hostile) : honest_answer(req, out, sizeof(out));
+        if (hostile != NULL && ca.node->delay_us > 0)
+            usleep((useconds_t)ca.node->delay_us);
         if (send(fd, hostile ? hostile : out, len, MSG_NOSIGNAL) != (ssize_t)len)
             break;
     }
@@ -422,6 +425,60 @@ static void test_hung_node_fails_no_call_by_default(void) {
     leafd_client_close(c);
 }
 
+/* A flood of unknown tags (1,000 keys the node answers 404 about, 2 ms each) beside one key
+ * taken at a steady rate: the steady key's calls never fail while the refill asks about the
+ * others. */
+struct steady {
+    leafd_client *c;
+    _Atomic int stop;
+    long ok, failed;
+};
+
+static void *steady_taker(void *arg) {
+    struct steady *st = arg;
+    int64_t id;
+    while (!st->stop) {
+        for (int i = 0; i < 20; i++) {
+            if (leafd_client_next(st->c, "segment:steady", &id) == 0)
+                st->ok++;
+            else
+                st->failed++;
+        }
+        usleep(1000);
+    }
+    return NULL;
+}
+
+static void test_unknown_tags_flood_spares_a_served_key(void) {
+    char err[256], name[32];
+    node_a.match = "/unk";
+    node_a.hostile = NOT_FOUND;
+    node_a.delay_us = 2000;
+    leafd_client *c = leafd_client_open(
+        endpoint, "log=0;wait.ms=300;prefetch.min=100;prefetch.max=400", err, sizeof(err));
+    CHECK(c != NULL);
+    struct steady st = {.c = c};
+    int64_t id;
+    CHECK_EQ_INT(leafd_client_next(c, "segment:steady", &id), 0);
+    pthread_t t;
+    pthread_create(&t, NULL, steady_taker, &st);
+    usleep(200 * 1000);
+    leafd_client_key *k;
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "segment:unk%d", i);
+        CHECK_EQ_INT(leafd_client_key_get(c, name, &k), 0);
+    }
+    usleep(2500 * 1000);
+    st.stop = 1;
+    pthread_join(t, NULL);
+    printf("  steady key beside 1,000 unknown tags: %ld IDs, %ld failed calls\n", st.ok, st.failed);
+    CHECK_EQ_INT(st.failed, 0);
+    leafd_client_close(c);
+    node_a.hostile = NULL;
+    node_a.match = NULL;
+    node_a.delay_us = 0;
+}
+
 /* ---- what a failed call says ------------------------------------------------------------- */
 
 struct lines {
@@ -520,6 +577,7 @@ int main(int argc, char **argv) {
     ONE(test_503_about_one_key_spares_the_others);
     ONE(test_hung_node_fails_no_call_by_default);
     ONE(test_error_text_and_log_callback);
+    ONE(test_unknown_tags_flood_spares_a_served_key);
     ONE(test_fork_child_never_hands_out_the_parents_ids);
     return unit_done();
 }
