@@ -4,7 +4,10 @@
 leaf_unit_test(test_client leaf_client_core Threads::Threads)
 # The by-name calls on the real library, against a loopback port that refuses connections.
 leaf_unit_test(test_client_names leafd_client_static)
-set_property(TEST unit.test_client unit.test_client_names APPEND PROPERTY LABELS client)
+# The real library against a fake node in a thread of the test: fork, counts, hostile answers.
+leaf_unit_test(test_client_fake leafd_client_static)
+set_property(TEST unit.test_client unit.test_client_names unit.test_client_fake
+             APPEND PROPERTY LABELS client)
 add_executable(client_load tools/client_load.c)
 target_link_libraries(client_load PRIVATE leafd_client)
 function(leaf_client_test name)
@@ -18,3 +21,4 @@ leaf_client_test(test_client_restart)
 leaf_client_test(test_client_outage)
 leaf_client_test(test_client_python)
 leaf_client_test(test_client_auth)
+leaf_client_test(test_client_fakenode)

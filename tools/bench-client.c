@@ -228,6 +228,11 @@ static int run_latency(int64_t n) {
     return failed ? 1 : 0;
 }
 
+static void log_line(void *arg, const char *line) {
+    (void)arg;
+    fprintf(stderr, "bench-client: %.3f s: %s\n", now_s() - key_born, line);
+}
+
 int main(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: bench-client ENDPOINTS OPTIONS KEY THREADS SECONDS "
@@ -242,12 +247,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "leafd_client_open: %s\n", err);
         return 2;
     }
+    /* The library's lines (a node fails or comes back) marked as the run's, with its time. */
+    leafd_client_set_log(client, log_line, NULL);
     /* Warm: the key exists and its first range is in before the clock starts. */
     int64_t id;
     key_born = now_s();
     int first = leafd_client_next(client, key, &id);
     if (first != 0) {
-        fprintf(stderr, "first ID of %s: %s\n", key, leafd_client_strerror(first));
+        fprintf(stderr, "first ID of %s: %s (%s)\n", key, leafd_client_strerror(first),
+                leafd_client_error(client));
         return 1;
     }
     if (leafd_client_key_get(client, key, &counted) != 0)

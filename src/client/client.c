@@ -1,83 +1,26 @@
 /*
- * libleafd-client's handle: the keys, the callers' paths and the refill
- * thread (src/client/include/leafd/client.h; the manual page docs/man/leafd_client.3).
+ * libleafd-client's handle: the callers' doors, the keys, open and close
+ * (src/client/include/leafd/client.h; the manual page docs/man/leafd_client.3). The refill
+ * thread is client_refill.c; what both share, and which thread owns what, client_handle.h.
  *
- * Threads. Callers (any number) look a key up lock-free (first in their own
- * thread's last key by name, client_lastkey.h), take IDs from its
- * chain lock-free (client_chain.h) and, only when the chain is empty, take
- * the handle's lock to create a key or to wait for the refill. The refill
- * thread (one per handle) owns the connections, the node set, each key's
- * prefetch state and every push; it wakes every few milliseconds, or at once
- * when a caller goes hungry.
+ * Fork. A child of fork() has one thread and a copy of its parent's buffers,
+ * which the parent hands out itself. Every call first compares the handle's
+ * fork generation with the process's (client_fork.h: two loads, no lock, no
+ * system call); in a child they differ, and the first call renews the handle
+ * (renew(), client_refill_renew()): its buffers dropped (a gap), its locks,
+ * connections and node set fresh, its own refill thread started.
  */
 #include <errno.h>
-#include <leafd/client.h>
 #include <openssl/evp.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "client_chain.h"
-#include "client_http.h"
+#include "client_fork.h"
+#include "client_handle.h"
 #include "client_lastkey.h"
-#include "client_node.h"
-#include "client_options.h"
-#include "client_prefetch.h"
-#include "client_reply.h"
-
-#define CLIENT_KEY_MAX 160
-#define CLIENT_TAG_MAX 128
-/* How long the refill sleeps at most while nothing moves, and at least while IDs flow. */
-#define CLIENT_POLL_MIN_MS 1
-#define CLIENT_POLL_MAX_MS 64
-/* Fetches of one key per refill round: a round never dwells on one key. */
-#define CLIENT_FETCHES_PER_ROUND 4
-
-enum client_kind { CLIENT_SEGMENT, CLIENT_SNOWFLAKE };
-
-/* One key of a handle. Created by a caller under the handle's lock, freed at close. */
-struct leafd_client_key {
-    struct client_chain chain; /* callers take, the refill pushes (client_chain.h) */
-    struct leafd_client *c;    /* its handle */
-    char name[CLIENT_KEY_MAX]; /* immutable after creation */
-    enum client_kind kind;
-    const char *tag;         /* into name, after the prefix */
-    _Atomic uint64_t hungry; /* refill rounds callers waited for (callers add, under lock) */
-    _Atomic uint64_t waits;  /* calls that waited for the refill (leafd_client_key_waits) */
-    _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
-    /* The refill thread's own: */
-    struct client_prefetch pf;
-    uint64_t hungry_seen;
-    int64_t pushed, taken_seen; /* IDs pushed; pushed - ahead at the last look */
-    int64_t high;               /* segment: the highest ID pushed (ranges are clipped above) */
-    int64_t retry_at;           /* ms: a key the nodes refused is not asked before */
-};
-
-struct leafd_client {
-    struct client_options opt;                 /* read-only after open */
-    uint64_t gen;                              /* read-only after open: unique in the process */
-    SSL_CTX *tls;                              /* read-only after open (NULL: no https endpoint) */
-    char auth[2 * CLIENT_SECRET_MAX + 64];     /* the Authorization line, or "" */
-    size_t table_mask;                         /* the lookup table: open addressing, pow2 */
-    _Atomic(struct leafd_client_key *) *table; /* set once per key under lock, read lock-free */
-    struct leafd_client_key **keys;            /* creation order, for the refill */
-    _Atomic int n_keys;
-    pthread_mutex_t lock;  /* guards creating keys, stop, kick, round */
-    pthread_cond_t wake;   /* the refill sleeps on it; hungry callers signal */
-    pthread_cond_t filled; /* callers waiting for a refill round sleep on it */
-    int stop, kick;
-    uint64_t round;
-    pthread_t thread;
-    /* The refill thread's own: */
-    struct client_conn conns[CLIENT_NODES_MAX];
-    struct client_node_set nodes;
-    int node_down[CLIENT_NODES_MAX]; /* for the log: a line when a node fails or comes back */
-    int64_t list[CLIENT_CHAIN_LIST_MAX];
-};
 
 /* The generations of handles: each open takes the next (client_lastkey.h). */
 static _Atomic uint64_t client_generations;
@@ -107,15 +50,52 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void say(const struct leafd_client *c, const char *fmt, ...) {
-    if (!c->opt.log)
-        return;
-    char line[1024];
+/* The text of this thread's last failed call (leafd_client_error()): the handle it was made on,
+ * by address and generation, as client_lastkey.h names a handle. Owned by the thread. */
+struct client_error_text {
+    const void *handle;
+    uint64_t gen;
+    char text[CLIENT_DETAIL_MAX + CLIENT_KEY_MAX + 64];
+};
+
+static _Thread_local struct client_error_text client_error_text;
+
+/* A call on k failed with rc: its text is the key, the code's and the refill's last failure. */
+static int call_failed(struct leafd_client *c, struct leafd_client_key *k, int rc) {
+    struct client_error_text *t = &client_error_text;
+    t->handle = c;
+    t->gen = c->gen;
+    pthread_mutex_lock(&c->lock);
+    snprintf(t->text, sizeof(t->text), "%s: %s%s%s", k->name, leafd_client_strerror(rc),
+             k->detail[0] ? ": " : "", k->detail);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* A call on c refused before any key (an argument): rc, with its text. */
+static int arg_failed(struct leafd_client *c, int rc, const char *fmt, ...) {
+    struct client_error_text *t = &client_error_text;
+    t->handle = c;
+    t->gen = c->gen;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vsnprintf(t->text, sizeof(t->text), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "leafd-client: %s\n", line);
+    return rc;
+}
+
+const char *leafd_client_error(const leafd_client *c) {
+    const struct client_error_text *t = &client_error_text;
+    return c != NULL && t->handle == c && t->gen == c->gen ? t->text : "";
+}
+
+void leafd_client_set_log(leafd_client *c, leafd_client_log_fn fn, void *arg) {
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->log_fn = fn;
+    c->log_arg = arg;
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* ---- keys ------------------------------------------------------------------------------- */
@@ -217,152 +197,6 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
     return rc;
 }
 
-/* ---- the refill thread -------------------------------------------------------------------- */
-
-/* One answer of node `node` for key k: 0 (pushed, or a range below what is held: dropped), a
- * LEAFD_CLIENT_E* the key gets, or 1 when the node failed (5xx, a malformed answer). */
-static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int node,
-                       const struct client_answer *a) {
-    const struct client_endpoint *e = &c->opt.nodes[node];
-    if (a->status >= 500 || (a->status >= 300 && a->status < 400)) {
-        say(c, "%s:%d answered %d for %s; skipping it for a while", e->host, e->port, a->status,
-            k->name);
-        return 1;
-    }
-    if (a->status != 200) {
-        int rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
-                 : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
-                                                      : LEAFD_CLIENT_EREFUSED;
-        char code[64];
-        client_reply_code(a->body, a->body_len, code, sizeof(code));
-        /* Once per change: a refused key is asked again every retry.min.ms. */
-        if (atomic_load_explicit(&k->err, memory_order_relaxed) != rc)
-            say(c, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
-        return rc;
-    }
-    if (k->kind == CLIENT_SNOWFLAKE) {
-        int64_t n = client_reply_list(a->body, a->body_len, c->list, CLIENT_CHAIN_LIST_MAX);
-        if (n <= 0)
-            goto malformed;
-        client_chain_push(&k->chain, 0, c->list, n);
-        k->pushed += n;
-        return 0;
-    }
-    int64_t start, end;
-    if (client_reply_range(a->body, a->body_len, &start, &end) != 0)
-        goto malformed;
-    /* Segment IDs ascend per handle and key: a range from another node that starts at or
-     * below what this handle already holds is clipped (or dropped whole), never handed out. */
-    if (end <= k->high)
-        return 0;
-    if (start <= k->high)
-        start = k->high + 1;
-    client_chain_push(&k->chain, start, NULL, end - start + 1);
-    k->pushed += end - start + 1;
-    k->high = end;
-    return 0;
-malformed:
-    say(c, "%s:%d answered something that is not IDs for %s", e->host, e->port, k->name);
-    return 1;
-}
-
-/* Asks the nodes, in turn, for `want` IDs of k: 0 when one served, else the key's error. */
-static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
-    char path[CLIENT_KEY_MAX + 64], err[512];
-    if (k->kind == CLIENT_SNOWFLAKE)
-        snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag,
-                 (long long)(want > CLIENT_CHAIN_LIST_MAX ? CLIENT_CHAIN_LIST_MAX : want));
-    else
-        snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
-    for (int tries = 0; tries < c->nodes.n; tries++) {
-        int64_t wait;
-        int node = client_node_pick(&c->nodes, now_ms(), &wait);
-        if (node < 0)
-            break;
-        struct client_answer a;
-        const struct client_endpoint *e = &c->opt.nodes[node];
-        int rc = 1;
-        if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
-                            sizeof(err)) == 0)
-            rc = take_answer(c, k, node, &a);
-        else if (!c->node_down[node])
-            say(c, "%s; skipping %s:%d for a while", err, e->host, e->port);
-        if (rc == 0 || rc < 0) {
-            if (c->node_down[node])
-                say(c, "%s:%d serves again", e->host, e->port);
-            c->node_down[node] = 0;
-            client_node_served(&c->nodes, node);
-            return rc;
-        }
-        c->node_down[node] = 1;
-        client_node_failed(&c->nodes, node, now_ms());
-    }
-    return LEAFD_CLIENT_EUNAVAILABLE;
-}
-
-/* Tops k up to its prefetch distance; 1 when the callers took IDs since the last look. */
-static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_t now) {
-    int64_t ahead = client_chain_ahead(&k->chain);
-    int64_t taken = k->pushed - ahead - k->taken_seen;
-    uint64_t hungry = atomic_load_explicit(&k->hungry, memory_order_acquire);
-    k->taken_seen += taken;
-    client_prefetch_observe(&k->pf, now, taken, hungry - k->hungry_seen);
-    int moved = taken > 0 || hungry != k->hungry_seen;
-    k->hungry_seen = hungry;
-    if (k->retry_at > now)
-        return moved;
-    int64_t max = k->kind == CLIENT_SNOWFLAKE ? CLIENT_CHAIN_LIST_MAX : c->opt.batch_max;
-    for (int i = 0; i < CLIENT_FETCHES_PER_ROUND && client_chain_room(&k->chain); i++) {
-        int64_t want = client_prefetch_want(&k->pf, ahead, max);
-        if (want == 0)
-            break;
-        int64_t before = k->pushed;
-        int rc = fetch(c, k, want);
-        atomic_store_explicit(&k->err, rc, memory_order_release);
-        if (rc != 0) {
-            /* Every node down: asked again soon (the node set spaces the tries). A key the
-             * nodes refused (credentials, an unknown tag): not before retry.max.ms, so a
-             * wrong secret does not run into the nodes' limit on failed authentications. */
-            k->retry_at =
-                now + (rc == LEAFD_CLIENT_EUNAVAILABLE ? c->opt.retry_min_ms : c->opt.retry_max_ms);
-            break;
-        }
-        ahead += k->pushed - before;
-    }
-    return moved;
-}
-
-static void *refill_main(void *arg) {
-    struct leafd_client *c = arg;
-    int64_t poll = CLIENT_POLL_MIN_MS;
-    pthread_mutex_lock(&c->lock);
-    while (!c->stop) {
-        pthread_mutex_unlock(&c->lock);
-        int64_t now = now_ms();
-        int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
-        for (int i = 0; i < n; i++)
-            moved |= refill_key(c, c->keys[i], now);
-        /* IDs flowing: look again soon; nothing moving: sleep longer, up to the cap. */
-        poll = moved                           ? CLIENT_POLL_MIN_MS
-               : poll * 2 > CLIENT_POLL_MAX_MS ? CLIENT_POLL_MAX_MS
-                                               : poll * 2;
-        pthread_mutex_lock(&c->lock);
-        c->round++;
-        pthread_cond_broadcast(&c->filled);
-        if (!c->stop && !c->kick) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_nsec += poll * 1000000;
-            ts.tv_sec += ts.tv_nsec / 1000000000;
-            ts.tv_nsec %= 1000000000;
-            pthread_cond_timedwait(&c->wake, &c->lock, &ts);
-        }
-        c->kick = 0;
-    }
-    pthread_mutex_unlock(&c->lock);
-    return NULL;
-}
-
 /* ---- callers -------------------------------------------------------------------------------- */
 
 /* A caller with an empty chain wakes the refill and waits for its next round, until deadline. */
@@ -395,7 +229,7 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
          * rather than make every caller wait, after one more round for a node back. */
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
         if (now_ms() >= deadline)
-            return err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE;
+            return call_failed(c, k, err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE);
         /* Counted once per call, only here: the path served from the buffer adds nothing. */
         if (!waited) {
             atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
@@ -404,13 +238,55 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         wait_round(c, k, deadline);
         if (err != 0 && atomic_load_explicit(&k->err, memory_order_acquire) != 0 &&
             client_chain_ahead(&k->chain) == 0)
-            return atomic_load_explicit(&k->err, memory_order_acquire);
+            return call_failed(c, k, atomic_load_explicit(&k->err, memory_order_acquire));
     }
+}
+
+/* ---- fork ---------------------------------------------------------------------------------- */
+
+/* 1 when the handle's buffers and refill thread are another process's: this is a child of fork()
+ * and the handle was opened before it. Two loads; no lock, no system call. */
+static inline int forked(struct leafd_client *c) {
+    return __builtin_expect(
+        client_fork_now() != atomic_load_explicit(&c->forks, memory_order_acquire), 0);
+}
+
+/* The first call of a child of fork() on a handle renews it, once (client_fork_lock() keeps
+ * two threads of the child from doing it twice). 0, or LEAFD_CLIENT_EUNAVAILABLE. */
+__attribute__((noinline)) static int renew(struct leafd_client *c) {
+    client_fork_lock();
+    uint64_t gen = client_fork_now();
+    int rc = 0;
+    if (atomic_load_explicit(&c->forks, memory_order_relaxed) != gen) {
+        rc = client_refill_renew(c);
+        if (rc == 0)
+            atomic_store_explicit(&c->forks, gen, memory_order_release);
+        else
+            arg_failed(c, rc, "a child of fork() could not start its refill thread");
+    }
+    client_fork_unlock();
+    return rc;
+}
+
+/* ---- the doors ------------------------------------------------------------------------------ */
+
+/* A count the library serves: 1 to LEAFD_CLIENT_MANY_MAX (<leafd/client.h>). A larger one, such
+ * as a negative int passed as size_t, is refused before it becomes arithmetic on a counter. */
+static inline int count_ok(size_t n) {
+    return n >= 1 && n <= LEAFD_CLIENT_MANY_MAX;
+}
+
+__attribute__((noinline)) static int count_refused(struct leafd_client *c, size_t n) {
+    return arg_failed(c, LEAFD_CLIENT_EINVAL, "count %zu: from 1 to %d (LEAFD_CLIENT_MANY_MAX)", n,
+                      LEAFD_CLIENT_MANY_MAX);
 }
 
 int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out) {
     if (c == NULL || key == NULL || out == NULL)
         return LEAFD_CLIENT_EINVAL;
+    int rc = forked(c) ? renew(c) : 0;
+    if (rc != 0)
+        return rc;
     *out = lookup(c, key);
     return *out != NULL ? 0 : key_get(c, key, out);
 }
@@ -437,15 +313,19 @@ static inline int take_one(struct leafd_client_key *k, int64_t *id) {
 }
 
 int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
-    if (k == NULL || ids == NULL || n == 0)
+    if (k == NULL || ids == NULL)
         return LEAFD_CLIENT_EINVAL;
-    return take_many(k, ids, n);
+    if (!count_ok(n))
+        return count_refused(k->c, n);
+    int rc = forked(k->c) ? renew(k->c) : 0;
+    return rc != 0 ? rc : take_many(k, ids, n);
 }
 
 int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
     if (k == NULL || id == NULL)
         return LEAFD_CLIENT_EINVAL;
-    return take_one(k, id);
+    int rc = forked(k->c) ? renew(k->c) : 0;
+    return rc != 0 ? rc : take_one(k, id);
 }
 
 uint64_t leafd_client_key_waits(const leafd_client_key *k) {
@@ -457,6 +337,14 @@ uint64_t leafd_client_key_waits(const leafd_client_key *k) {
 static struct leafd_client_key *key_named(leafd_client *c, const char *key, int *rc) {
     struct leafd_client_key *k = lookup(c, key);
     *rc = k != NULL ? 0 : key_get(c, key, &k);
+    if (*rc == LEAFD_CLIENT_EINVAL)
+        arg_failed(c, *rc,
+                   "key \"%.160s\": not segment:<tag> or snowflake:<key> (a tag: 1 to 128 "
+                   "of [A-Za-z0-9._:-])",
+                   key);
+    else if (*rc != 0)
+        arg_failed(c, *rc, "key \"%.160s\": out of memory, or keys.max (%lld) keys already", key,
+                   (long long)c->opt.keys_max);
     if (*rc != 0)
         return NULL;
     client_lastkey_put(&client_last, c, c->gen, k->name, k);
@@ -478,8 +366,13 @@ __attribute__((noinline)) static int next_named(leafd_client *c, const char *key
 }
 
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
-    if (c == NULL || key == NULL || ids == NULL || n == 0)
+    if (c == NULL || key == NULL || ids == NULL)
         return LEAFD_CLIENT_EINVAL;
+    if (!count_ok(n))
+        return count_refused(c, n);
+    int rc = forked(c) ? renew(c) : 0;
+    if (rc != 0)
+        return rc;
     struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
     return k != NULL ? take_many(k, ids, n) : next_many_named(c, key, ids, n);
 }
@@ -487,6 +380,9 @@ int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_
 int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
     if (c == NULL || key == NULL || id == NULL)
         return LEAFD_CLIENT_EINVAL;
+    int rc = forked(c) ? renew(c) : 0;
+    if (rc != 0)
+        return rc;
     struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
     return k != NULL ? take_one(k, id) : next_named(c, key, id);
 }
@@ -500,23 +396,47 @@ static void auth_line(struct leafd_client *c) {
     if (o->token[0] != '\0') {
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %s\r\n", o->token);
     } else if (o->user[0] != '\0') {
-        char plain[2 * CLIENT_SECRET_MAX + 2];
-        unsigned char b64[sizeof(c->auth) - 64];
+        char plain[CLIENT_AUTH_PLAIN];
+        unsigned char b64[CLIENT_AUTH_B64];
+        /* user= and secret= hold at most CLIENT_SECRET_MAX - 1 bytes each: the two and the
+         * colon fit plain, and their base64 fits b64 and c->auth whole. */
         int n = snprintf(plain, sizeof(plain), "%s:%s", o->user, o->secret);
         EVP_EncodeBlock(b64, (const unsigned char *)plain, n);
         snprintf(c->auth, sizeof(c->auth), "Authorization: Basic %s\r\n", (const char *)b64);
     }
 }
 
-/* Starts the refill thread with every signal blocked: a library's thread takes none of the
- * program's signals, and a write to a closed connection is an error, not a SIGPIPE. */
-static int start_refill(struct leafd_client *c) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&c->thread, NULL, refill_main, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+/* secret.file=: the secret is the file's content, one trailing newline dropped, so that a ';' in
+ * it needs no escape. The error names the file, never what it holds. 0 or -1. */
+static int read_secret(struct client_options *o, char *err, size_t errlen) {
+    if (o->secret_file[0] == '\0')
+        return 0;
+    FILE *f = fopen(o->secret_file, "re");
+    if (f == NULL) {
+        snprintf(err, errlen, "secret.file %s: %s", o->secret_file, strerror(errno));
+        return -1;
+    }
+    size_t n = fread(o->secret, 1, sizeof(o->secret), f);
+    int bad = ferror(f);
+    fclose(f);
+    if (n > 0 && o->secret[n - 1] == '\n')
+        n--;
+    if (n > 0 && o->secret[n - 1] == '\r')
+        n--;
+    int ctl = 0;
+    for (size_t i = 0; i < n; i++)
+        ctl |= (unsigned char)o->secret[i] < 0x20 || o->secret[i] == 0x7f;
+    if (bad || n == 0 || n >= sizeof(o->secret) || ctl) {
+        snprintf(err, errlen, "secret.file %s: %s", o->secret_file,
+                 bad      ? "read failed"
+                 : n == 0 ? "empty"
+                 : ctl    ? "holds a control character (CR, LF, ...) besides a last newline"
+                          : "longer than 511 bytes");
+        memset(o->secret, 0, sizeof(o->secret));
+        return -1;
+    }
+    o->secret[n] = '\0';
+    return 0;
 }
 
 static void client_free(struct leafd_client *c) {
@@ -548,9 +468,16 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
         return NULL;
     }
     c->gen = atomic_fetch_add_explicit(&client_generations, 1, memory_order_relaxed) + 1;
+    if (client_fork_watch() != 0) {
+        snprintf(err, errlen, "pthread_atfork() failed");
+        free(c);
+        return NULL;
+    }
+    atomic_init(&c->forks, client_fork_now());
     for (int i = 0; i < CLIENT_NODES_MAX; i++)
         client_http_init(&c->conns[i]);
-    if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0) {
+    if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0 ||
+        read_secret(&c->opt, err, errlen) != 0) {
         client_free(c);
         return NULL;
     }
@@ -572,14 +499,8 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
     }
     auth_line(c);
     client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &ca);
-    pthread_cond_init(&c->filled, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&c->lock, NULL);
-    if (start_refill(c) != 0) {
+    client_refill_sync_init(c);
+    if (client_refill_start(c) != 0) {
         snprintf(err, errlen, "pthread_create(refill) failed");
         pthread_cond_destroy(&c->wake);
         pthread_cond_destroy(&c->filled);
@@ -593,6 +514,15 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
 void leafd_client_close(leafd_client *c) {
     if (c == NULL)
         return;
+    if (forked(c)) {
+        /* A child of fork() that never used the handle: its refill thread is the parent's (none
+         * here to stop), its locks and connections are as the fork left them
+         * (client_refill_renew()). */
+        for (int i = 0; i < CLIENT_NODES_MAX; i++)
+            client_http_forget(&c->conns[i]);
+        client_free(c);
+        return;
+    }
     pthread_mutex_lock(&c->lock);
     c->stop = 1;
     pthread_cond_signal(&c->wake);

@@ -71,6 +71,12 @@ void client_http_free(struct client_conn *c) {
     c->cap = c->len = 0;
 }
 
+void client_http_forget(struct client_conn *c) {
+    if (c->fd >= 0)
+        close(c->fd);
+    client_http_init(c);
+}
+
 static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -237,27 +243,9 @@ static ssize_t recv_some(struct client_conn *c, int64_t deadline) {
     }
 }
 
-/* The head's status and Content-Length; -1 when malformed. Reads only head[0..len). */
-static int parse_head(const char *head, size_t len, int *status, size_t *clen, int *close_after) {
-    if (len < 12 || memcmp(head, "HTTP/1.", 7) != 0)
-        return -1;
-    *status = atoi(head + 9);
-    *clen = (size_t)-1;
-    *close_after = head[7] == '0';
-    const char *end = head + len, *p = memchr(head, '\n', len);
-    while (p != NULL && ++p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        size_t n = (size_t)((eol ? eol : end) - p);
-        if (n > 15 && strncasecmp(p, "Content-Length:", 15) == 0)
-            *clen = (size_t)strtoull(p + 15, NULL, 10);
-        else if (n > 11 && strncasecmp(p, "Connection:", 11) == 0 && memmem(p, n, "close", 5))
-            *close_after = 1;
-        p = eol;
-    }
-    return *status >= 100 && *status < 600 && *clen != (size_t)-1 ? 0 : -1;
-}
-
-/* Reads one answer into c->buf. */
+/* Reads one answer into c->buf. The body fits the buffer's cap (client_head.h bounds the length
+ * before any sum of it); bytes past the answer are refused: the refill sends one request at a
+ * time, so more than announced is a node out of step, or an answer not from a node. */
 static int read_answer(struct client_conn *c, int64_t deadline, struct client_answer *a,
                        int *close_after) {
     c->len = 0;
@@ -268,14 +256,19 @@ static int read_answer(struct client_conn *c, int64_t deadline, struct client_an
         if (recv_some(c, deadline) <= 0)
             return -1;
     }
-    size_t head_len = (size_t)(end - c->buf) + 4, clen;
-    if (parse_head(c->buf, head_len, &a->status, &clen, close_after) != 0)
+    size_t head_len = (size_t)(end - c->buf) + 4;
+    struct client_head h;
+    if (client_head_parse(c->buf, head_len - 2, CLIENT_HTTP_ANSWER_MAX - head_len, &h) != 0)
         return -1;
-    while (c->len < head_len + clen)
+    while (c->len - head_len < h.body_len)
         if (recv_some(c, deadline) <= 0)
             return -1;
+    if (c->len - head_len != h.body_len)
+        return -1;
+    a->status = h.status;
     a->body = c->buf + head_len;
-    a->body_len = clen;
+    a->body_len = h.body_len;
+    *close_after = h.close_after;
     return 0;
 }
 

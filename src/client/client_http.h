@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client_head.h"
 #include "client_options.h"
 
 struct client_conn {
@@ -37,6 +38,9 @@ SSL_CTX *client_http_tls(const struct client_options *o, char *err, size_t errle
 void client_http_init(struct client_conn *c);
 /* Closes it and frees the buffer. */
 void client_http_free(struct client_conn *c);
+/* In a child of fork(): closes the child's copy of the socket and lets the TLS state and the
+ * buffer go unfreed (the parent's thread may have been changing them at the fork). */
+void client_http_forget(struct client_conn *c);
 
 /*
  * GET path from node e over c (connecting first when closed), with the header

@@ -40,7 +40,13 @@ void client_node_failed(struct client_node_set *s, int node, int64_t now_ms) {
         s->cur = (node + 1) % s->n;
 }
 
-void client_node_served(struct client_node_set *s, int node) {
+int client_node_up(const struct client_node_set *s, int node, int64_t now_ms) {
+    return s->retry_at[node] <= now_ms;
+}
+
+void client_node_served(struct client_node_set *s, int node, int ids) {
     s->fails[node] = 0;
     s->retry_at[node] = 0;
+    if (ids)
+        s->cur = node;
 }

@@ -29,6 +29,9 @@ void client_node_init(struct client_node_set *s, int n, int64_t min_ms, int64_t 
 int client_node_pick(struct client_node_set *s, int64_t now_ms, int64_t *wait_ms);
 
 void client_node_failed(struct client_node_set *s, int node, int64_t now_ms);
-void client_node_served(struct client_node_set *s, int node);
+/* The node answered (ids: with IDs, so it becomes the one asked first). */
+void client_node_served(struct client_node_set *s, int node, int ids);
+/* 1 when the node is not skipped now. */
+int client_node_up(const struct client_node_set *s, int node, int64_t now_ms);
 
 #endif

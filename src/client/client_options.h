@@ -27,19 +27,20 @@ struct client_endpoint {
 struct client_options {
     struct client_endpoint nodes[CLIENT_NODES_MAX];
     int n_nodes;
-    char user[CLIENT_SECRET_MAX];   /* user= (Basic, with secret=) */
-    char secret[CLIENT_SECRET_MAX]; /* secret= */
-    char token[CLIENT_SECRET_MAX];  /* token= (Bearer: the admin token) */
-    char ca_file[CLIENT_PATH_MAX];  /* ca= (TLS: the CA to trust; else the system's) */
-    int64_t timeout_ms;             /* timeout.ms: one request, connect to answer */
-    int64_t wait_ms;                /* wait.ms: how long a caller waits on an empty buffer */
-    int64_t prefetch_min;           /* prefetch.min: IDs kept ahead at the least */
-    int64_t prefetch_max;           /* prefetch.max: IDs kept ahead at the most */
-    int64_t prefetch_window_ms;     /* prefetch.window.ms: the rate is measured over this */
-    int64_t retry_min_ms;           /* retry.min.ms: a failed node is skipped this long first */
-    int64_t retry_max_ms;           /* retry.max.ms: ... doubling up to this */
-    int64_t keys_max;               /* keys.max: distinct keys per handle */
-    int64_t batch_max;              /* batch.max: the most IDs of one segment range request */
+    char user[CLIENT_SECRET_MAX];      /* user= (Basic, with secret=) */
+    char secret[CLIENT_SECRET_MAX];    /* secret=, or read from secret.file= at open (client.c) */
+    char secret_file[CLIENT_PATH_MAX]; /* secret.file=: a file holding the secret */
+    char token[CLIENT_SECRET_MAX];     /* token= (Bearer: the admin token) */
+    char ca_file[CLIENT_PATH_MAX];     /* ca= (TLS: the CA to trust; else the system's) */
+    int64_t timeout_ms;                /* timeout.ms: one request, connect to answer */
+    int64_t wait_ms;                   /* wait.ms: how long a caller waits on an empty buffer */
+    int64_t prefetch_min;              /* prefetch.min: IDs kept ahead at the least */
+    int64_t prefetch_max;              /* prefetch.max: IDs kept ahead at the most */
+    int64_t prefetch_window_ms;        /* prefetch.window.ms: the rate is measured over this */
+    int64_t retry_min_ms;              /* retry.min.ms: a failed node is skipped this long first */
+    int64_t retry_max_ms;              /* retry.max.ms: ... doubling up to this */
+    int64_t keys_max;                  /* keys.max: distinct keys per handle */
+    int64_t batch_max;                 /* batch.max: the most IDs of one segment range request */
     int64_t log; /* log: 1 writes a line to stderr when a node fails or comes back */
 };
 

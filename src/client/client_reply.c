@@ -41,33 +41,46 @@ static int json_string(const char *body, size_t len, const char *name, const cha
     return -1;
 }
 
-int client_reply_range(const char *body, size_t len, int64_t *start, int64_t *end) {
+/* body, blanks at its ends aside, is one JSON object: "{...}". */
+static int json_object(const char *body, size_t len) {
+    size_t i = 0;
+    while (i < len && (body[i] == ' ' || body[i] == '\r' || body[i] == '\n'))
+        i++;
+    while (len > i && (body[len - 1] == ' ' || body[len - 1] == '\r' || body[len - 1] == '\n'))
+        len--;
+    return len - i >= 2 && body[i] == '{' && body[len - 1] == '}' ? 0 : -1;
+}
+
+int client_reply_range(const char *body, size_t len, int64_t want, int64_t *start, int64_t *end) {
     const char *v;
     size_t vlen;
+    if (json_object(body, len) != 0)
+        return -1;
     if (json_string(body, len, "start", &v, &vlen) != 0 || parse_id(v, vlen, start) != 0)
         return -1;
     if (json_string(body, len, "end", &v, &vlen) != 0 || parse_id(v, vlen, end) != 0)
         return -1;
-    return *end >= *start ? 0 : -1;
+    /* IDs are positive; a range is never larger than asked (end - start cannot wrap: both are
+     * at most INT64_MAX and end >= start). */
+    return *start >= 1 && *end >= *start && *end - *start < want ? 0 : -1;
 }
 
-int64_t client_reply_list(const char *body, size_t len, int64_t *ids, int64_t max) {
+int64_t client_reply_list(const char *body, size_t len, int64_t *ids, int64_t want) {
     int64_t n = 0;
     size_t i = 0;
-    while (i < len && n < max) {
+    while (i < len) {
         const char *nl = memchr(body + i, '\n', len - i);
         size_t e = nl ? (size_t)(nl - body) : len;
-        size_t le = e;
-        if (le > i && body[le - 1] == '\r')
-            le--;
-        if (le > i) {
-            if (parse_id(body + i, le - i, &ids[n]) != 0)
-                return -1;
-            n++;
-        }
+        size_t le = e > i && body[e - 1] == '\r' ? e - 1 : e;
+        /* One ID a line, no empty line, at most want, each above the one before (a batch of
+         * one node ascends): a cut answer or another's bytes are refused, never IDs. */
+        if (n == want || parse_id(body + i, le - i, &ids[n]) != 0 || ids[n] < 1 ||
+            (n > 0 && ids[n] <= ids[n - 1]))
+            return -1;
+        n++;
         i = e + 1;
     }
-    return n;
+    return n > 0 ? n : -1;
 }
 
 void client_reply_code(const char *body, size_t len, char *out, size_t outlen) {

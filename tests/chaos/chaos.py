@@ -100,6 +100,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 
 import leafdtest  # noqa: E402
+import chaos_client_lib  # noqa: E402
 from chaos_clients import Client  # noqa: E402
 from chaos_cluster import Cluster  # noqa: E402
 from chaos_faults import FaultLog, Scheduler, kinds_of, make_schedule  # noqa: E402
@@ -221,6 +222,7 @@ def main():
         clients = [Client(i, cluster.nodes, cluster.fresh_tags, args.seed, stop) for i in range(args.clients)]
         for c in clients:
             c.start()
+        lib = chaos_client_lib.start(cluster, args.seed, stop, say)
         sched = Scheduler(cluster, schedule, t_start, args.seconds, flog)
         sched.start()
         while time.time() - t_start < args.seconds:
@@ -258,6 +260,7 @@ def main():
         verdict, stats = verify(clients, cluster.nodes, sched.windows, cluster.reserve_ms,
                                 (q0, q1), verdict, opaque_plain,
                                 lease=sched if args.lease else None, extra=sched)
+        chaos_client_lib.check(lib, clients, verdict, say)
         say("checks took %.1f s" % (time.time() - t_v))
         summary(args, sched, stats, t_end - t_start)
         small_steps_summary(sched, clients, verdict)

@@ -3,7 +3,7 @@
  * integration tests (tests/integration/test_client_*.py):
  *
  *   client_load ENDPOINTS OPTIONS KEY THREADS COUNT [--batch N] [--pace N US] [--out PREFIX]
- *               [--progress] [--outage]
+ *               [--progress] [--outage] [--flush N] [--fork MS]
  *
  * Each thread takes COUNT IDs (one per call, or N per call with --batch), sleeping US
  * microseconds after every N IDs with --pace, and writes them as it goes to PREFIX.<thread>
@@ -14,6 +14,12 @@
  * --outage (one thread): takes IDs until stdin says "stopped" (the test stopped every node),
  * then until the first error, printing "error <code> served <ids since stopped>"; then tries
  * every 20 ms until stdin says "started" and a call succeeds: "recovered <ms>". Bounded: 90 s.
+ *
+ * --flush N writes the IDs every N instead of 4096 (a process killed with -9 loses fewer).
+ * --fork MS: MS milliseconds in, a thread forks while the workers take IDs; the child goes on
+ * with the parent's handle (docs/man/leafd_client.3, "FORK") in THREADS workers of its own,
+ * writing to PREFIX.child<pid>.<thread>, and the parent waits for it at the end. The chaos test
+ * (tests/chaos/chaos_client_lib.py) kills both with -9 at random and checks every ID written.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,12 +29,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static leafd_client *client;
 static const char *key, *out_prefix;
-static int64_t count, batch = 1, pace_every, pace_us, progress_step;
+static int64_t count, batch = 1, pace_every, pace_us, progress_step, flush_every = 4096;
+static int fork_threads;
+static _Atomic pid_t forked_child;
 static _Atomic int64_t total;
 static _Atomic int stopped, started;
 
@@ -81,7 +90,7 @@ static void *work(void *arg) {
             printf("progress %" PRId64 "\n", t);
             fflush(stdout);
         }
-        if (w->n - flushed >= 4096) {
+        if (w->n - flushed >= flush_every) {
             flush_ids(fd, w->ids + flushed, w->n - flushed);
             flushed = w->n;
         }
@@ -189,12 +198,33 @@ static int run_outage(void) {
     return phase == 3 ? 0 : 1;
 }
 
+/* --fork: the child's workers on the parent's handle, writing under a prefix of their own. */
+static void *fork_after(void *arg) {
+    usleep((useconds_t)(intptr_t)arg * 1000);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return NULL;
+    }
+    if (pid > 0) {
+        atomic_store(&forked_child, pid);
+        return NULL;
+    }
+    static char prefix[512];
+    snprintf(prefix, sizeof(prefix), "%s.child%d", out_prefix ? out_prefix : "ids", (int)getpid());
+    out_prefix = prefix;
+    atomic_store(&total, 0);
+    run_load(fork_threads);
+    fflush(stdout);
+    _exit(0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: client_load ENDPOINTS OPTIONS KEY THREADS COUNT [flags]\n");
         return 2;
     }
-    int threads = atoi(argv[4]), outage = 0;
+    int threads = atoi(argv[4]), outage = 0, fork_ms = 0;
     key = argv[3];
     count = atoll(argv[5]);
     for (int i = 6; i < argc; i++) {
@@ -209,6 +239,10 @@ int main(int argc, char **argv) {
             progress_step = count * threads / 10;
         else if (strcmp(argv[i], "--outage") == 0)
             outage = 1;
+        else if (strcmp(argv[i], "--flush") == 0 && i + 1 < argc)
+            flush_every = atoll(argv[++i]);
+        else if (strcmp(argv[i], "--fork") == 0 && i + 1 < argc)
+            fork_ms = atoi(argv[++i]);
     }
     char err[256];
     client = leafd_client_open(argv[1], argv[2], err, sizeof(err));
@@ -216,7 +250,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "leafd_client_open failed: %s\n", err);
         return 2;
     }
+    fork_threads = threads;
+    pthread_t ft;
+    if (fork_ms > 0 && pthread_create(&ft, NULL, fork_after, (void *)(intptr_t)fork_ms) == 0)
+        pthread_detach(ft);
     int rc = outage ? run_outage() : run_load(threads);
+    pid_t child = atomic_load(&forked_child);
+    int status;
+    if (child > 0 && waitpid(child, &status, 0) == child &&
+        !(WIFEXITED(status) && !WEXITSTATUS(status)))
+        rc = 1;
     leafd_client_close(client);
     return rc;
 }

@@ -5,10 +5,12 @@
  * chain of ranges: order, recycling of slots, and four threads taking while
  * one pushes (every index handed out once). No network.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "client_chain.h"
+#include "client_head.h"
 #include "client_lastkey.h"
 #include "client_node.h"
 #include "client_options.h"
@@ -23,7 +25,7 @@ static void test_options_defaults_and_keys(void) {
     CHECK_EQ_INT(o.n_nodes, 1);
     CHECK_EQ_INT(o.nodes[0].port, 8080);
     CHECK_EQ_INT(o.nodes[0].tls, 0);
-    CHECK_EQ_INT(o.timeout_ms, 2000);
+    CHECK_EQ_INT(o.timeout_ms, 300);
     CHECK_EQ_INT(o.prefetch_min, 1000);
     CHECK_EQ_INT(client_options_parse(&o, " http://a:1 , https://[::1]:8443/,https://b.example",
                                       "user=app; secret=s3;timeout.ms=50;prefetch.max=5000;"
@@ -219,7 +221,7 @@ static void test_node_failover_and_backoff(void) {
     client_node_failed(&s, 0, 100);                    /* second failure: 200 ms */
     CHECK_EQ_INT(client_node_pick(&s, 299, &wait), 1);
     CHECK_EQ_INT(client_node_pick(&s, 300, &wait), 1); /* the current one is kept */
-    client_node_served(&s, 1);
+    client_node_served(&s, 1, 1);
     for (int i = 0; i < 10; i++)
         client_node_failed(&s, 0, 1000);
     CHECK_EQ_INT(s.retry_at[0], 2000); /* capped at retry.max.ms */
@@ -229,16 +231,115 @@ static void test_reply_parsing(void) {
     int64_t a, b, ids[4];
     const char *r = "{\"biz_tag\":\"t\",\"start\":\"9223372036854775000\",\"end\":"
                     "\"9223372036854775807\"}";
-    CHECK_EQ_INT(client_reply_range(r, strlen(r), &a, &b), 0);
+    CHECK_EQ_INT(client_reply_range(r, strlen(r), 808, &a, &b), 0);
     CHECK(a == 9223372036854775000LL && b == INT64_MAX);
     const char *bad = "{\"start\":1,\"end\":\"2\"}";
-    CHECK_EQ_INT(client_reply_range(bad, strlen(bad), &a, &b), -1);
+    CHECK_EQ_INT(client_reply_range(bad, strlen(bad), 10, &a, &b), -1);
     const char *over = "{\"start\":\"9223372036854775808\",\"end\":\"9223372036854775809\"}";
-    CHECK_EQ_INT(client_reply_range(over, strlen(over), &a, &b), -1);
+    CHECK_EQ_INT(client_reply_range(over, strlen(over), 10, &a, &b), -1);
     const char *list = "1\n22\r\n9007199254740993\n";
     CHECK_EQ_INT(client_reply_list(list, strlen(list), ids, 4), 3);
     CHECK(ids[2] == 9007199254740993LL); /* 2^53 + 1: a double would round it */
     CHECK_EQ_INT(client_reply_list("1\nx\n", 4, ids, 4), -1);
+}
+
+/* An answer is checked whole before any of its IDs is used (client_reply.h). */
+static void test_reply_shapes_refused(void) {
+    int64_t a, b, ids[4];
+    const char *r = "{\"biz_tag\":\"t\",\"start\":\"5\",\"end\":\"9\"}";
+    CHECK_EQ_INT(client_reply_range(r, strlen(r), 5, &a, &b), 0);
+    CHECK_EQ_INT(client_reply_range(r, strlen(r), 4, &a, &b), -1);     /* larger than asked */
+    CHECK_EQ_INT(client_reply_range(r, strlen(r) - 1, 5, &a, &b), -1); /* cut: no closing } */
+    const char *zero = "{\"start\":\"0\",\"end\":\"3\"}";
+    CHECK_EQ_INT(client_reply_range(zero, strlen(zero), 5, &a, &b), -1);
+    const char *good[] = {"7\n8\n9", "7\n8\n9\n", "7\r\n8\r\n"};
+    for (size_t i = 0; i < 3; i++)
+        CHECK(client_reply_list(good[i], strlen(good[i]), ids, 4) >= 2);
+    const char *badl[] = {"",     "7\n8\n9\n10\n11", "7\n9\n8", "7\n7", "7\n\n8", "0\n1", "-1",
+                          "7 \n8"};
+    for (size_t i = 0; i < sizeof(badl) / sizeof(badl[0]); i++)
+        CHECK_EQ_INT(client_reply_list(badl[i], strlen(badl[i]), ids, 4), -1);
+}
+
+/* The head of an answer (client_head.h, read by client_http.c): lengths are digits only,
+ * bounded, never wrapped. */
+static void test_http_head(void) {
+    struct client_head h;
+    const char *ok = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\ncontent-length:  42 \r\n";
+    CHECK_EQ_INT(client_head_parse(ok, strlen(ok), 65536, &h), 0);
+    CHECK_EQ_INT(h.status, 200);
+    CHECK_EQ_INT(h.body_len, 42);
+    CHECK_EQ_INT(h.close_after, 0);
+    const char *c10 = "HTTP/1.0 503 Busy\r\nContent-Length: 0\r\n";
+    CHECK_EQ_INT(client_head_parse(c10, strlen(c10), 10, &h), 0);
+    CHECK(h.status == 503 && h.body_len == 0 && h.close_after == 1);
+    const char *cl = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 10\r\n";
+    CHECK_EQ_INT(client_head_parse(cl, strlen(cl), 10, &h), 0);
+    CHECK_EQ_INT(h.close_after, 1);
+    static const char *bad[] = {
+        "HTTP/1.1 200 OK\r\nContent-Length: -8\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: +8\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 65537\r\n", /* over max_body */
+        "HTTP/1.1 200 OK\r\nContent-Length: 8 8\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 0x10\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length:\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 5\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n",
+        "HTTP/1.1 200 OK\r\n",
+        "HTTP/1.1 2000 OK\r\nContent-Length: 1\r\n",
+        "HTTP/1.1 099 OK\r\nContent-Length: 1\r\n",
+        "HTTP/2.0 200 OK\r\nContent-Length: 1\r\n",
+        "HTTP/1.1 -20 OK\r\nContent-Length: 1\r\n",
+        "HTTP/1.1",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (client_head_parse(bad[i], strlen(bad[i]), 65536, &h) != -1)
+            fprintf(stderr, "  taken: %s\n", bad[i]);
+        CHECK_EQ_INT(client_head_parse(bad[i], strlen(bad[i]), 65536, &h), -1);
+    }
+    /* A bound below one digit (found by tests/fuzz/fuzz_client_reply.c: max - digit wrapped). */
+    const char *six = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n";
+    CHECK_EQ_INT(client_head_parse(six, strlen(six), 3, &h), -1);
+    CHECK_EQ_INT(client_head_parse(six, strlen(six), 6, &h), 0);
+    /* The same length twice is one length. */
+    const char *twice = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 4\r\n";
+    CHECK_EQ_INT(client_head_parse(twice, strlen(twice), 65536, &h), 0);
+    CHECK_EQ_INT(h.body_len, 4);
+    /* max_body SIZE_MAX: the longest length is 19 digits, and the bound still holds. */
+    const char *big = "HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n";
+    CHECK_EQ_INT(client_head_parse(big, strlen(big), SIZE_MAX, &h), 0);
+}
+
+/* An error about the options never quotes a value: "secret=ab;cd" leaves a piece "cd" that is
+ * part of the secret. */
+static void test_options_errors_quote_no_value(void) {
+    struct client_options o;
+    char err[256];
+    CHECK_EQ_INT(
+        client_options_parse(&o, "http://a:1", "user=u;secret=ab;cd5ecret", err, sizeof(err)), -1);
+    CHECK(err[0] != '\0' && strstr(err, "cd5ecret") == NULL);
+    CHECK_EQ_INT(
+        client_options_parse(&o, "http://a:1", "user=u;secret.file=/run/s", err, sizeof(err)), 0);
+    CHECK_EQ_STR(o.secret_file, "/run/s");
+    CHECK_EQ_INT(client_options_parse(&o, "http://a:1", "user=u;secret=s;secret.file=/run/s", err,
+                                      sizeof(err)),
+                 -1);
+    CHECK_EQ_INT(client_options_parse(&o, "http://a:1", "secret.file=/run/s", err, sizeof(err)),
+                 -1);
+}
+
+static void test_options_control_characters(void) {
+    struct client_options o;
+    char err[256];
+    const char *bad[] = {"token=a\r\nX-Injected: 1", "user=u\n;secret=s", "user=u;secret=s\x7f",
+                         "ca=/tmp/x\r"};
+    for (size_t i = 0; i < 4; i++) {
+        err[0] = '\0';
+        CHECK_EQ_INT(client_options_parse(&o, "http://a:1", bad[i], err, sizeof(err)), -1);
+        CHECK(strstr(err, "control character") != NULL && strstr(err, "X-") == NULL);
+    }
     char code[32];
     const char *e = "{\"code\":\"unknown_tag\",\"message\":\"no\"}";
     client_reply_code(e, strlen(e), code, sizeof(code));
@@ -271,6 +372,41 @@ static void test_chain_order_and_slots(void) {
             CHECK_EQ_INT(id, expect++);
     }
     CHECK_EQ_INT(expect, next);
+    client_chain_free(&ch);
+}
+
+/* The heap in use now: the sanitizer's count in the sanitized build, else glibc's. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+static size_t heap_bytes(void) {
+    if (__sanitizer_get_current_allocated_bytes != NULL)
+        return __sanitizer_get_current_allocated_bytes();
+    return mallinfo2().uordblks;
+}
+
+/* A snowflake key's chain holds what its batches need, not 16 batches of the largest size: an
+ * idle key (batches of prefetch.min, 1000) costs 16 x 1024 IDs at most, 128 KiB. */
+static void test_chain_list_memory(void) {
+    static struct client_chain ch;
+    int64_t list[1000], out[1000];
+    for (int i = 0; i < 1000; i++)
+        list[i] = 100 + i;
+    size_t before = heap_bytes();
+    CHECK_EQ_INT(client_chain_init(&ch, 1), 0);
+    for (int round = 0; round < 40; round++) {
+        CHECK_EQ_INT(client_chain_push(&ch, 0, list, 1000), 0);
+        CHECK_EQ_INT(client_chain_take(&ch, out, 1000), 1000);
+    }
+    size_t used = heap_bytes() - before;
+    printf("  a listed chain after 40 batches of 1000: %zu bytes\n", used);
+    CHECK(used <= 16 * 1024 * sizeof(int64_t));
+    /* A batch larger than its slot holds grows the slot; what callers took stays whole. */
+    int64_t big[10000], got[10000];
+    for (int i = 0; i < 10000; i++)
+        big[i] = 5000000 + i;
+    CHECK_EQ_INT(client_chain_push(&ch, 0, big, 10000), 0);
+    CHECK_EQ_INT(client_chain_take(&ch, got, 10000), 10000);
+    CHECK(got[0] == 5000000 && got[9999] == 5009999);
     client_chain_free(&ch);
 }
 
@@ -361,8 +497,13 @@ int main(void) {
     TEST(test_lastkey);
     TEST(test_node_failover_and_backoff);
     TEST(test_reply_parsing);
+    TEST(test_reply_shapes_refused);
+    TEST(test_http_head);
+    TEST(test_options_control_characters);
+    TEST(test_options_errors_quote_no_value);
     TEST(test_chain_order_and_slots);
     TEST(test_chain_lists);
+    TEST(test_chain_list_memory);
     TEST(test_chain_threads);
     return unit_done();
 }

@@ -28,6 +28,10 @@ extern "C" {
 #define LEAFD_CLIENT_ENOMEM (-5)       /* out of memory, or more keys than keys.max */
 #define LEAFD_CLIENT_EREFUSED (-6)     /* the nodes refused the request (another 4xx) */
 
+/* The most IDs of one leafd_client_next_many() call (the largest range a node hands out in one
+ * request, /api/segment/range's count); a larger n is refused with LEAFD_CLIENT_EINVAL. */
+#define LEAFD_CLIENT_MANY_MAX 1000000
+
 typedef struct leafd_client leafd_client;
 
 /* The library exports these functions only. */
@@ -50,7 +54,8 @@ LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const ch
  * key it named on a handle: a loop on one key costs one strcmp() more than a key handle's call. */
 LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
 
-/* n IDs of key into ids[0..n-1]; segment IDs ascending. All n or none. */
+/* n IDs of key into ids[0..n-1], 1 <= n <= LEAFD_CLIENT_MANY_MAX; segment IDs ascending. All n
+ * or none. */
 LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids,
                                             size_t n);
 
@@ -71,6 +76,23 @@ LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *id
  * (docs/BENCHMARKS.md, "IDs in-process"). Read without a lock, from any thread.
  */
 LEAFD_CLIENT_API uint64_t leafd_client_key_waits(const leafd_client_key *k);
+
+/*
+ * The text of the calling thread's last failed call on c, as libpq's PQerrorMessage(): the key,
+ * the code's text and what the nodes said ("segment:order: no node available and the buffer is
+ * empty: connect(127.0.0.1:8080) failed: Connection refused; skipping 127.0.0.1:8080 for a
+ * while"); "" when none. Valid until the thread's next call on the library. Never holds a
+ * secret.
+ */
+LEAFD_CLIENT_API const char *leafd_client_error(const leafd_client *c);
+
+/*
+ * Where the refill thread's lines go (a node fails or serves again, a key is refused): fn(arg,
+ * line) from the refill thread, instead of standard error (log=0: nowhere). fn NULL: standard
+ * error again. fn must not call the library on c.
+ */
+typedef void (*leafd_client_log_fn)(void *arg, const char *line);
+LEAFD_CLIENT_API void leafd_client_set_log(leafd_client *c, leafd_client_log_fn fn, void *arg);
 
 /* Stops the refill thread and frees the handle; its unused IDs are a gap. */
 LEAFD_CLIENT_API void leafd_client_close(leafd_client *c);

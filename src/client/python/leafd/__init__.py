@@ -1,7 +1,7 @@
 """leafd's IDs in-process, for Python: a binding of libleafd-client over ctypes.
 
     import leafd
-    c = leafd.Client("http://10.0.0.5:8080,http://10.0.0.6:8080", options="log=0")
+    c = leafd.Client("http://127.0.0.1:8080", options="log=0")
     order_id = c.next("segment:order")
     ids = c.next_many("snowflake:event", 100)
     c.close()
@@ -9,7 +9,9 @@
 The semantics are the C library's (docs/man/leafd_client.3): IDs are taken from ranges the
 library fetched ahead, never one twice across all clients and nodes; segment IDs ascend per
 handle and key (per thread); with every node down the buffer is served, then leafd.Error with
-code EUNAVAILABLE. The library is found as $LIBLEAFD_CLIENT, else libleafd-client.so.1
+code EUNAVAILABLE. A child made by fork() (multiprocessing's fork start method, a pre-fork
+server) may go on using its parent's Client: it drops the IDs its parent had buffered and fetches
+its own. The library is found as $LIBLEAFD_CLIENT, else libleafd-client.so.1
 where the dynamic loader looks. A Client may be shared by threads; the C calls release the GIL.
 """
 import ctypes
@@ -18,7 +20,7 @@ import os
 import threading
 
 __all__ = ["Client", "Error", "EINVAL", "EUNAVAILABLE", "EAUTH", "ENOTFOUND", "ENOMEM",
-           "EREFUSED"]
+           "EREFUSED", "MANY_MAX"]
 
 # The error codes of <leafd/client.h>.
 EINVAL = -1
@@ -27,6 +29,8 @@ EAUTH = -3
 ENOTFOUND = -4
 ENOMEM = -5
 EREFUSED = -6
+# LEAFD_CLIENT_MANY_MAX: the most IDs of one next_many() call.
+MANY_MAX = 1000000
 
 
 class Error(Exception):
@@ -72,12 +76,17 @@ def _load():
         lib.leafd_client_close.argtypes = [ctypes.c_void_p]
         lib.leafd_client_strerror.restype = ctypes.c_char_p
         lib.leafd_client_strerror.argtypes = [ctypes.c_int]
+        lib.leafd_client_error.restype = ctypes.c_char_p
+        lib.leafd_client_error.argtypes = [ctypes.c_void_p]
         _lib = lib
         return lib
 
 
-def _error(lib, code, key):
-    return Error(code, "%s: %s" % (key, lib.leafd_client_strerror(code).decode()))
+def _error(lib, h, code, key):
+    # The C library's text of this thread's failed call (leafd_client_error: what the nodes
+    # said), read on the same thread right after the call; the code's name when it has none.
+    text = lib.leafd_client_error(h).decode(errors="replace")
+    return Error(code, text or "%s: %s" % (key, lib.leafd_client_strerror(code).decode()))
 
 
 class Client:
@@ -111,7 +120,7 @@ class Client:
             slot = self._one.v = ctypes.c_int64()
         rc = self._lib.leafd_client_next(h, self._key(key), ctypes.byref(slot))
         if rc != 0:
-            raise _error(self._lib, rc, key)
+            raise _error(self._lib, h, rc, key)
         return slot.value
 
     def next_many(self, key, n):
@@ -119,13 +128,13 @@ class Client:
         h = self._h
         if h is None:
             raise Error(EINVAL, "closed")
-        if n <= 0:
-            raise Error(EINVAL, "n must be at least 1")
+        if not 1 <= n <= MANY_MAX:
+            raise Error(EINVAL, "n must be from 1 to %d" % MANY_MAX)
         buf = (ctypes.c_int64 * n)()
         rc = self._lib.leafd_client_next_many(h, self._key(key), buf, n)
         if rc != 0:
-            raise _error(self._lib, rc, key)
-        return list(buf)
+            raise _error(self._lib, h, rc, key)
+        return buf[:]  # a list of ints, built in C (list(buf) goes through the iterator)
 
     def close(self):
         """Stops the refill and frees the handle; its unused IDs are a gap. Calls after it
