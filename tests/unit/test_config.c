@@ -980,22 +980,22 @@ static void test_env_unknown(void) {
  * They name no key, and they are skipped; a typo beside them still stops start-up.
  */
 static void test_env_service_links(void) {
-    char *links[] = {"LEAFD_HTTP_SERVICE_HOST=10.0.0.1",
+    char *links[] = {"LEAFD_HTTP_SERVICE_HOST=127.0.10.1",
                      "LEAFD_HTTP_SERVICE_PORT=8080",
                      "LEAFD_HTTP_SERVICE_PORT_HTTP=8080",
-                     "LEAFD_HTTP_PORT=tcp://10.0.0.1:8080",
-                     "LEAFD_HTTP_PORT_8080_TCP=tcp://10.0.0.1:8080",
+                     "LEAFD_HTTP_PORT=tcp://127.0.10.1:8080",
+                     "LEAFD_HTTP_PORT_8080_TCP=tcp://127.0.10.1:8080",
                      "LEAFD_HTTP_PORT_8080_TCP_PROTO=tcp",
                      "LEAFD_HTTP_PORT_8080_TCP_PORT=8080",
-                     "LEAFD_HTTP_PORT_8080_TCP_ADDR=10.0.0.1",
-                     "LEAFD_RESP_SERVICE_HOST=10.0.0.2",
-                     "LEAFD_RESP_PORT_6379_UDP=udp://10.0.0.2:6379",
-                     "LEAF_SERVICE_HOST=10.0.0.3",
+                     "LEAFD_HTTP_PORT_8080_TCP_ADDR=127.0.10.1",
+                     "LEAFD_RESP_SERVICE_HOST=127.0.10.2",
+                     "LEAFD_RESP_PORT_6379_UDP=udp://127.0.10.2:6379",
+                     "LEAF_SERVICE_HOST=127.0.10.3",
                      NULL};
     err[0] = '\0';
     CHECK_EQ_INT(config_check_env(links, err, sizeof(err)), LEAF_OK);
     CHECK_EQ_STR(err, "");
-    char *typo[] = {"LEAFD_HTTP_SERVICE_HOST=10.0.0.1", "LEAFD_HTTP_PORT_8080_TCPX=1", NULL};
+    char *typo[] = {"LEAFD_HTTP_SERVICE_HOST=127.0.10.1", "LEAFD_HTTP_PORT_8080_TCPX=1", NULL};
     CHECK_EQ_INT(config_check_env(typo, err, sizeof(err)), LEAF_EINVAL);
     char *typo2[] = {"LEAFD_SERVICE_PORT_X_Y=1", "LEAFD_PORT_80_SCTP_PORT=1", "LEAFD_LISTN=1",
                      NULL};
