@@ -864,7 +864,8 @@ static leaf_status_t wire(struct daemon *d) {
     d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){table_http_dispatch, table_http_done, &d->api};
     d->resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &d->api, 0,
-                                        command_client_size(), command_client_close};
+                                        command_client_size(), command_client_close,
+                                        d->cfg.auth_enable ? RESP_OUT_ANONYMOUS : 0};
     add_listener(d, DOOR_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {

@@ -37,6 +37,8 @@
 #define NET_LINGER_MS 1000
 /* Out of descriptors: a listener stops accepting this long, then tries again. */
 #define NET_ACCEPT_PAUSE_MS 100
+/* Draining, a write that moved nothing for this long is a client that does not read: closed. */
+#define NET_DRAIN_STALL_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
 #define NET_ACCEPT_BATCH 64
 /* Descriptors kept free of connections at start, beyond those already open. */
@@ -86,6 +88,8 @@ struct net_conn {
     int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
     int64_t linger_ms;   /* since then */
     uint64_t peer_slot;  /* counted under its address (peercount_take); 0 = not counted */
+    size_t write_left;    /* while writing: bytes uv_write had left when last looked at */
+    int64_t write_moved_ms; /* while writing: when it last saw bytes leave (conn_write_stalled) */
 };
 
 /*
@@ -141,6 +145,8 @@ struct net_server {
     struct peercount peers;   /* connections per client address; slots NULL = no such limit */
     atomic_llong fd_log_ms;   /* the same for "out of descriptors" */
     atomic_ullong fd_pauses;  /* accept pauses for lack of descriptors */
+    atomic_ullong stalled;    /* connections closed because their client read nothing */
+    atomic_llong stall_log_ms; /* the same for those */
     int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };
 
@@ -311,7 +317,7 @@ static void conn_update_reading(struct net_conn *c) {
     const struct session *s = c->s;
     int room = c->in == NULL || c->in_len < c->in_cap;
     int want = !c->closing && !s->close_after && !s->waiting && room &&
-               s->out.len + c->wbuf.len < SESSION_MAX_OUTPUT;
+               s->out.len + c->wbuf.len < session_out_max(s);
     if (want && !c->reading) {
         if (c->tls == NULL) {
             uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
@@ -470,6 +476,8 @@ static int conn_queue_rest(struct net_conn *c, size_t done) {
         return -1;
     }
     c->writing = 1;
+    c->write_left = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    c->write_moved_ms = loop_now(c->nl);
     return 0;
 }
 
@@ -630,7 +638,7 @@ static void conn_flush(struct net_conn *c) {
         return;
     }
     if (!c->writing && c->in_len > 0 && !s->waiting && !s->close_after &&
-        s->out.len < SESSION_MAX_OUTPUT) {
+        s->out.len < session_out_max(s)) {
         /* Input held back by the output limit, and the output went out at once
          * (no write callback will come): go on with it from the loop, as the
          * client may send nothing more to trigger a read. */
@@ -942,6 +950,44 @@ static void conn_release_idle(struct net_conn *c) {
     sbuf_free(&c->wbuf);
 }
 
+/*
+ * 1 when a write in progress moved no byte for limit_ms: its client reads nothing (or is gone
+ * without a word). What libuv has left to write is looked at on each sweep; less than last time
+ * is progress.
+ */
+static int conn_write_stalled(struct net_conn *c, int64_t now, int64_t limit_ms) {
+    if (!c->writing) {
+        return 0;
+    }
+    size_t left = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    if (left < c->write_left) {
+        c->write_left = left;
+        c->write_moved_ms = now;
+        return 0;
+    }
+    return now - c->write_moved_ms >= limit_ms;
+}
+
+/*
+ * Closes a connection whose client reads nothing: its replies would hold the connection's output
+ * buffers, and a drain, for as long as the client likes (docs/OPERATIONS.md, "Clients that do not
+ * read"). One line a second for the whole process.
+ */
+static void conn_close_stalled(struct net_conn *c, int64_t limit_ms) {
+    struct net_server *srv = c->nl->srv;
+    unsigned long long n = atomic_fetch_add(&srv->stalled, 1) + 1;
+    if (log_once_a_second(c->nl, &srv->stall_log_ms)) {
+        log_warn("net",
+                 "closing the connection of %s on %s: its client read none of %zu bytes of "
+                 "replies for %" PRId64 " ms (%s; %llu such connections closed so far)",
+                 c->s->peer, c->ls->cfg->addr, c->write_left + c->s->out.len, limit_ms,
+                 c->nl->draining ? "the drain does not wait for it"
+                                 : "leafd.http.request.timeout.ms",
+                 n);
+    }
+    conn_close(c);
+}
+
 static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     const struct net_limits *lim = &nl->srv->limits;
     const struct session *s = c->s;
@@ -950,6 +996,11 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
         log_debug("net", "TLS handshake with %s on %s not done in time; closing", s->peer,
                   c->ls->cfg->addr);
         conn_close(c);
+        return;
+    }
+    int64_t stall_ms = nl->draining ? NET_DRAIN_STALL_MS : lim->request_timeout_ms;
+    if (conn_write_stalled(c, now, stall_ms)) {
+        conn_close_stalled(c, stall_ms);
         return;
     }
     if (c->lingering) {
@@ -1041,6 +1092,10 @@ static void loop_drain(struct net_loop *nl, int hold) {
     struct net_conn *c = nl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
+        if (conn_write_stalled(c, nl->drain_started_ms, NET_DRAIN_STALL_MS)) {
+            conn_close_stalled(c, NET_DRAIN_STALL_MS); /* an upgrade never waits for it */
+            continue;
+        }
         if (nl->polite) {
             c->s->close_soon = 1;
         }

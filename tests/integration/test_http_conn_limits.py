@@ -11,13 +11,17 @@ connection the node allows.
 - The key set to leafd.http.max.connections (no limit per address): the same client takes all
   40 slots and /health from 127.0.0.2 is refused (503 from the limit for the whole process):
   what the default prevents.
+- Clients that never read (docs/OPERATIONS.md, "Clients that do not read"): 8 HTTP connections
+  pipelining GET /metrics and 8 RESP connections pipelining COMMAND DOCS, none reading a byte,
+  with leafd.http.request.timeout.ms = 2000: their writes make no progress, so the node closes
+  every one of them (leafd_http_connections falls back) within 15 s, while /health is served.
 """
 import json
 import socket
 import time
 
-from leafdtest import (Env, HttpStream, check, get_request, log, resp_command, static_props,
-                       wait_until)
+from leafdtest import (Env, HttpStream, check, get_request, http, log, resp_command,
+                       static_props, wait_until)
 
 LIMIT = 40
 CLIENT, OTHER = "127.0.0.1", "127.0.0.2"
@@ -83,6 +87,45 @@ def health(port, source):
         return 0
     finally:
         st.close()
+
+
+def unread(port, payload):
+    """A connection that sends what the socket takes of payload at once and never reads."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.setblocking(False)
+    sent = 0
+    try:
+        while sent < len(payload):
+            sent += s.send(payload[sent:sent + 65536])
+    except (BlockingIOError, OSError):
+        pass
+    return s
+
+
+def open_conns(port):
+    """leafd_http_connections summed over the protocols (this request's own one included)."""
+    _, body, _ = http(port, "/metrics")
+    return sum(int(float(l.split()[-1])) for l in body.splitlines()
+               if l.startswith("leafd_http_connections{"))
+
+
+def non_readers(env):
+    node = env.leafd("unread", static_props(13, **{"leafd.http.request.timeout.ms": "2000",
+                                                    "leafd.threads": "2"}), resp=True)
+    base = open_conns(node.port)
+    held = [unread(node.port, get_request("/metrics") * 4000) for _ in range(8)]
+    held += [unread(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
+    check(wait_until(lambda: open_conns(node.port) >= base + 16, 5),
+          "16 clients that never read are connected")
+    t = time.monotonic()
+    gone = wait_until(lambda: open_conns(node.port) <= base, 15, 0.25)
+    log("clients that never read: closed by the node after %.1f s (%d open now)"
+        % (time.monotonic() - t, open_conns(node.port) - base))
+    check(gone, "every connection whose client reads nothing is closed within 15 s")
+    check(health(node.port, OTHER) == 200, "/health is served meanwhile")
+    for s in held:
+        s.close()
+    node.stop()
 
 
 def body_of(response):
@@ -156,5 +199,6 @@ with Env() as env:
         s.close()
     check(wait_until(lambda: health(node.port, OTHER) == 200, 5), "served again once they close")
     node.stop()
+    non_readers(env)
     log("done in %.1f s" % (time.monotonic() - t0))
     env.finish()
