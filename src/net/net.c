@@ -41,6 +41,11 @@
 #define NET_DRAIN_STALL_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
 #define NET_ACCEPT_BATCH 64
+/*
+ * With a limit per address, the last 1/8 of max_connections are for addresses holding fewer than
+ * PEERCOUNT_FEW connections (docs/OPERATIONS.md, "Connection slots").
+ */
+#define NET_RESERVE_DIV 8
 /* Descriptors kept free of connections at start, beyond those already open. */
 #define NET_FD_MARGIN 64
 
@@ -1359,8 +1364,10 @@ static void limits_fit_nofile(struct net_limits *lim, int nsockets) {
 
 /*
  * The limit per client address, once max_connections is fitted: 0 takes
- * half of it, so one client leaves the other half to the rest; at or above
- * it, no table is kept (no lock at accept). 0, or -1 out of memory (logged).
+ * half of it, so one client leaves the other half to the rest, and the last
+ * eighth is kept for addresses with few connections, so two clients cannot
+ * take everything either; at or above it, no table is kept (no lock at
+ * accept). 0, or -1 out of memory (logged).
  */
 static int limits_per_address(struct net_server *srv) {
     struct net_limits *lim = &srv->limits;
@@ -1370,8 +1377,8 @@ static int limits_per_address(struct net_server *srv) {
     if (lim->max_per_address >= lim->max_connections) {
         return 0;
     }
-    if (peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address) !=
-        LEAF_OK) {
+    if (peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address,
+                       lim->max_connections / NET_RESERVE_DIV) != LEAF_OK) {
         log_error("net", "out of memory for the connection count of %" PRId64 " addresses",
                   lim->max_connections);
         return -1;

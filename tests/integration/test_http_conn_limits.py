@@ -8,6 +8,10 @@ connection the node allows.
   next RESP one "-ERR max number of clients reached ..." and a close; meanwhile /health from
   127.0.0.2 answers 200, on 15 connections at once. One line a second names the key and the
   address. When the client closes one, it may open one again.
+- Two addresses cannot take every slot (docs/OPERATIONS.md, "Connection slots"): with 127.0.0.1
+  holding its 20, 127.0.0.2 gets 15 (the last 5 slots, the reserve, are only for addresses that
+  hold fewer than 4 connections); then 127.0.0.3 and 127.0.0.4 are still served (/health 200,
+  four and one connections), and the next connection of 127.0.0.2 is refused.
 - The key set to leafd.http.max.connections (no limit per address): the same client takes all
   40 slots and /health from 127.0.0.2 is refused (503 from the limit for the whole process):
   what the default prevents.
@@ -161,15 +165,27 @@ with Env() as env:
     check(got.startswith(b"-ERR max number of clients reached") and b"per.address" in got,
           "the next RESP connection from %s: -ERR and a close (%r)" % (CLIENT, got[:160]))
 
-    others = [SourceStream(node.port, OTHER) for _ in range(15)]
-    statuses = []
-    for st in others:
-        st.send(get_request("/health"))
-        r = st.read_response()
-        statuses.append(r[0] if r else 0)
-    check(statuses == [200] * 15, "/health from %s on 15 connections at once: %r" % (OTHER, statuses))
-    for st in others:
-        st.close()
+    others = []
+    for _ in range(LIMIT // 2):
+        s, got = open_held(node.port, OTHER, False)
+        if not got.startswith(b"HTTP/1.1 200 "):
+            s.close()
+            break
+        others.append(s)
+    check(len(others) == 15, "%s holds 15 connections beside %s's 20 (got %d)"
+          % (OTHER, CLIENT, len(others)))
+    third = []
+    for source, n in (("127.0.0.3", 4), ("127.0.0.4", 1)):
+        for _ in range(n):
+            s, got = open_held(node.port, source, False)
+            third.append(s)
+            check(got.startswith(b"HTTP/1.1 200 "),
+                  "with two addresses holding 35 of 40: /health from %s is served (%r)"
+                  % (source, got[:40]))
+    got = refusal(node.port, OTHER)
+    check(got.startswith(b"HTTP/1.1 503 "), "%s's next connection is refused (%r)" % (OTHER, got[:40]))
+    for s in others + third:
+        s.close()
 
     text = node.log_text()
     lines = [l for l in text.splitlines() if "max.connections.per.address" in l]
