@@ -4,8 +4,7 @@ read").
 
 A forever-mode node on ZooKeeper, its pid file as tools/leafctl writes it. Each round holds the old
 process's drain for about a second with a request that never completes (its 408 comes after the
-drain's grace), and acts once the new process has adopted the listeners (its log says the pid
-file names it):
+drain's grace), and acts once the new process has adopted the listeners (the old one says so):
 1. SIGTERM to the old process: it ends its drain, hands its ZooKeeper session over and exits 0;
    the new process serves and the pid file names it.
 2. SIGHUP to both processes: both ignore it; the hand-over completes, the new one serves, and no
@@ -94,8 +93,9 @@ def read_pid(data_dir):
 
 
 def usr2_until_adopted(node, pid):
-    """SIGUSR2 to pid; returns the new process's pid once it says the pid file names it."""
-    pat = r"leafd\.pid now names this process \(pid (\d+)\)"
+    """SIGUSR2 to pid; returns the new process's pid once the old one says it adopted the
+    listeners (the old one drains from then on)."""
+    pat = r"in-place upgrade: the new process \(pid (\d+)\) adopted the listeners"
     before = len(re.findall(pat, node.log_text()))
     os.kill(pid, signal.SIGUSR2)
     ok = wait_until(lambda: len(re.findall(pat, node.log_text())) > before, 30, 0.002)
