@@ -319,7 +319,8 @@ static void on_reload_drained(uv_timer_t *t) {
         daemon_resume(d);
         return;
     }
-    if (!gone && proto_connections(d, DOOR_PROTO_HTTP) + proto_connections(d, DOOR_PROTO_RESP) > 0 &&
+    if (!gone &&
+        proto_connections(d, DOOR_PROTO_HTTP) + proto_connections(d, DOOR_PROTO_RESP) > 0 &&
         clock_mono_ms() < d->reload_deadline_ms) {
         return;
     }
@@ -651,8 +652,9 @@ static void on_sighup(uv_signal_t *s, int signum) {
     struct daemon *d = s->data;
     char why[1024];
     if (d->stopping) {
-        log_info("reload", "received SIGHUP during an in-place upgrade's drain: ignored (the new "
-                           "process, pid %d, loaded the certificate at its start)",
+        log_info("reload",
+                 "received SIGHUP during an in-place upgrade's drain: ignored (the new "
+                 "process, pid %d, loaded the certificate at its start)",
                  d->reload.pid);
         return;
     }
@@ -926,8 +928,12 @@ static leaf_status_t wire(struct daemon *d) {
     auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
     d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){table_http_dispatch, table_http_done, &d->api};
-    d->resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &d->api, 0,
-                                        command_client_size(), command_client_close,
+    d->resp = (struct resp_conn_config){table_resp_dispatch,
+                                        table_resp_done,
+                                        &d->api,
+                                        0,
+                                        command_client_size(),
+                                        command_client_close,
                                         d->cfg.auth_enable ? RESP_OUT_ANONYMOUS : 0};
     add_listener(d, DOOR_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
@@ -1038,8 +1044,9 @@ static int daemon_start(struct daemon *d) {
     signals_start(d); /* the control loop handles them once it runs */
     reload_init(&d->reload, &d->control, d->argv, on_reload_adopted, d);
     if (stop_early) {
-        log_info("main", "received %s while taking over from the previous process: stopping "
-                         "before accepting",
+        log_info("main",
+                 "received %s while taking over from the previous process: stopping "
+                 "before accepting",
                  strsignal(stop_early));
         daemon_stop(d);
     }

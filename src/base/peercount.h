@@ -44,7 +44,7 @@ struct peercount {
     int64_t limit;  /* connections one address may hold */
     int64_t shared; /* counted in all beyond this, only addresses under PEERCOUNT_FEW get one */
     int64_t total;  /* counted now, every address (under mu) */
-    size_t mask;   /* slots - 1 (a power of two) */
+    size_t mask;    /* slots - 1 (a power of two) */
     struct peercount_slot *slots;
 };
 

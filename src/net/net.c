@@ -93,7 +93,7 @@ struct net_conn {
     int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
     int64_t linger_ms;   /* since then */
     uint64_t peer_slot;  /* counted under its address (peercount_take); 0 = not counted */
-    size_t write_left;    /* while writing: bytes uv_write had left when last looked at */
+    size_t write_left;   /* while writing: bytes uv_write had left when last looked at */
     int64_t write_moved_ms; /* while writing: when it last saw bytes leave (conn_write_stalled) */
 };
 
@@ -146,11 +146,11 @@ struct net_server {
     atomic_ullong rejected;
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
     atomic_ullong rejected_per_address;
-    atomic_llong addr_log_ms; /* the same for the limit per address */
-    struct peercount peers;   /* connections per client address; slots NULL = no such limit */
-    atomic_llong fd_log_ms;   /* the same for "out of descriptors" */
-    atomic_ullong fd_pauses;  /* accept pauses for lack of descriptors */
-    atomic_ullong stalled;    /* connections closed because their client read nothing */
+    atomic_llong addr_log_ms;  /* the same for the limit per address */
+    struct peercount peers;    /* connections per client address; slots NULL = no such limit */
+    atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
+    atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
+    atomic_ullong stalled;     /* connections closed because their client read nothing */
     atomic_llong stall_log_ms; /* the same for those */
     int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };

@@ -57,7 +57,7 @@ struct door_ctx *api_fixture_init(void) {
     }
     fx.api = (struct door_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
     fx.http = (struct http_proto_config){table_http_dispatch, table_http_done, &fx.api};
-    fx.resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &fx.api, 0,
+    fx.resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,      &fx.api, 0,
                                         command_client_size(), command_client_close, 0};
     fx.ready = 1;
     return &fx.api;
