@@ -37,7 +37,11 @@
 #define NET_LINGER_MS 1000
 /* Out of descriptors: a listener stops accepting this long, then tries again. */
 #define NET_ACCEPT_PAUSE_MS 100
-/* Draining, a write that moved nothing for this long is a client that does not read: closed. */
+/*
+ * An in-place upgrade's drain: a write that moved nothing for this long is a client that does not
+ * read, closed (its client reconnects to the new process). A stop's drain gives such a client
+ * NET_DRAIN_GRACE_MS from the drain's start to begin reading: it may be reading only now.
+ */
 #define NET_DRAIN_STALL_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
 #define NET_ACCEPT_BATCH 64
@@ -1003,7 +1007,9 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
         conn_close(c);
         return;
     }
-    int64_t stall_ms = nl->draining ? NET_DRAIN_STALL_MS : lim->request_timeout_ms;
+    int64_t stall_ms = !nl->draining ? lim->request_timeout_ms
+                       : nl->polite  ? NET_DRAIN_STALL_MS
+                                     : NET_DRAIN_GRACE_MS;
     if (conn_write_stalled(c, now, stall_ms)) {
         conn_close_stalled(c, stall_ms);
         return;
@@ -1097,9 +1103,12 @@ static void loop_drain(struct net_loop *nl, int hold) {
     struct net_conn *c = nl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
-        if (conn_write_stalled(c, nl->drain_started_ms, NET_DRAIN_STALL_MS)) {
+        if (nl->polite && conn_write_stalled(c, nl->drain_started_ms, NET_DRAIN_STALL_MS)) {
             conn_close_stalled(c, NET_DRAIN_STALL_MS); /* an upgrade never waits for it */
             continue;
+        }
+        if (c->writing && c->write_moved_ms < nl->drain_started_ms) {
+            c->write_moved_ms = nl->drain_started_ms; /* a stop: its grace starts now */
         }
         if (nl->polite) {
             c->s->close_soon = 1;
