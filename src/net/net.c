@@ -39,7 +39,8 @@
 #define NET_ACCEPT_PAUSE_MS 100
 /*
  * An in-place upgrade's drain: a write that moved nothing for this long is a client that does not
- * read, closed (its client reconnects to the new process). A stop's drain gives such a client
+ * read, closed (its client reconnects to the new process), and one still writing
+ * NET_DRAIN_GRACE_MS after the drain's start is closed too. A stop's drain gives such a client
  * NET_DRAIN_GRACE_MS from the drain's start to begin reading: it may be reading only now.
  */
 #define NET_DRAIN_STALL_MS 100
@@ -987,8 +988,8 @@ static void conn_close_stalled(struct net_conn *c, int64_t limit_ms) {
     unsigned long long n = atomic_fetch_add(&srv->stalled, 1) + 1;
     if (log_once_a_second(c->nl, &srv->stall_log_ms)) {
         log_warn("net",
-                 "closing the connection of %s on %s: its client read none of %zu bytes of "
-                 "replies for %" PRId64 " ms (%s; %llu such connections closed so far)",
+                 "closing the connection of %s on %s: its client left %zu bytes of replies "
+                 "unread for %" PRId64 " ms (%s; %llu such connections closed so far)",
                  c->s->peer, c->ls->cfg->addr, c->write_left + c->s->out.len, limit_ms,
                  c->nl->draining ? "the drain does not wait for it"
                                  : "leafd.http.request.timeout.ms",
@@ -1012,6 +1013,12 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
                                      : NET_DRAIN_GRACE_MS;
     if (conn_write_stalled(c, now, stall_ms)) {
         conn_close_stalled(c, stall_ms);
+        return;
+    }
+    if (nl->polite && c->writing && now - nl->drain_started_ms >= NET_DRAIN_GRACE_MS) {
+        /* A client that only trickles (the kernel frees a little of a full receive buffer now
+         * and then) does not hold an upgrade either: the grace is the drain's. */
+        conn_close_stalled(c, now - nl->drain_started_ms);
         return;
     }
     if (c->lingering) {
