@@ -119,13 +119,14 @@ def non_readers(env):
     base = open_conns(node.port)
     held = [unread(node.port, get_request("/metrics") * 4000) for _ in range(8)]
     held += [unread(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
-    check(wait_until(lambda: open_conns(node.port) >= base + 16, 15),
-          "16 clients that never read are connected")
     t = time.monotonic()
+    # (A loaded machine may close some before a /metrics request sees all 16: not checked.)
+    peak = open_conns(node.port) - base
     gone = wait_until(lambda: open_conns(node.port) <= base, 20, 0.25)
-    log("clients that never read: closed by the node after %.1f s (%d open now)"
-        % (time.monotonic() - t, open_conns(node.port) - base))
+    log("clients that never read: %d seen open, all closed by the node after %.1f s (%d open now)"
+        % (peak, time.monotonic() - t, open_conns(node.port) - base))
     check(gone, "every connection whose client reads nothing is closed within 20 s")
+    check("bytes of replies unread for" in node.log_text(), "the node says why it closed them")
     check(health(node.port, OTHER) == 200, "/health is served meanwhile")
     for s in held:
         s.close()
