@@ -66,7 +66,7 @@ void leaf_wait_cancel(struct leaf_wait *w);
  * always goes out whole. A client that reads nothing for the request timeout is closed
  * (docs/OPERATIONS.md, "Clients that do not read").
  */
-#define SESSION_MAX_OUTPUT (1u << 20)
+#define SESSION_MAX_OUTPUT (256u << 10)
 
 struct session {
     struct sbuf out;         /* replies not yet handed to the socket */
