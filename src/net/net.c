@@ -1485,8 +1485,11 @@ leaf_status_t net_server_resume(struct net_server *srv) {
 }
 
 void net_server_join(struct net_server *srv) {
+    if (srv == NULL) {
+        return; /* never started (a stop before accepting) */
+    }
     net_server_stop(srv); /* a held drain ends too: nothing else would end its loop */
-    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
+    for (int i = 0; i < srv->nloops; i++) {
         struct net_loop *nl = srv->loops[i];
         uv_thread_join(&nl->thread);
         uv_loop_close(&nl->loop);

@@ -202,8 +202,11 @@ def round_stop_new(node, serving):
     hold.close()
     log("SIGTERM to the new process %s while it takes over: both gone: %s" % (new, bool(gone)))
     check(gone, "SIGTERM to the adopting new process: both processes end")
-    check("stopping before accepting" in leafctl_log(node),
+    text = leafctl_log(node)
+    check("stopping before accepting" in text,
           "the new process took over, then stopped before accepting")
+    check("stopped cleanly" in text.split("stopping before accepting")[-1],
+          "and it stopped cleanly (its last line)")
     check(not port_open(node.port), "nothing listens on the node's port")
 
 
