@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -998,6 +1000,37 @@ static void conn_close_stalled(struct net_conn *c, int64_t limit_ms) {
     conn_close(c);
 }
 
+/* Bytes the kernel holds for the client, sent or not, that it has not acknowledged. */
+static size_t conn_kernel_unread(struct net_conn *c) {
+    uv_os_fd_t fd;
+    int n = 0;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0 || ioctl(fd, SIOCOUTQ, &n) != 0 || n < 0) {
+        return 0;
+    }
+    return (size_t)n;
+}
+
+/*
+ * An upgrade's drain, since_ms into it: 1 when the connection's client is too far behind to wait
+ * for. Still writing after NET_DRAIN_GRACE_MS (a client that only trickles: the kernel frees a
+ * little of a full receive buffer now and then); or, after NET_DRAIN_STALL_MS, replies still to
+ * make while the kernel holds the output limit's worth the client has not read (a RESP pipeline
+ * is answered to its end, and a slow machine can take longer to fill the kernel's buffers than
+ * the drain may last).
+ */
+static int conn_drain_behind(struct net_conn *c, int64_t since_ms) {
+    const struct session *s = c->s;
+    if (c->writing && since_ms >= NET_DRAIN_GRACE_MS) {
+        return 1;
+    }
+    if (since_ms < NET_DRAIN_STALL_MS || c->lingering ||
+        conn_kernel_unread(c) < SESSION_MAX_OUTPUT) {
+        return 0;
+    }
+    return c->writing || s->out.len > 0 || c->in_len > 0 || s->head_started_ms != 0 ||
+           socket_has_input(c);
+}
+
 static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     const struct net_limits *lim = &nl->srv->limits;
     const struct session *s = c->s;
@@ -1015,9 +1048,7 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
         conn_close_stalled(c, stall_ms);
         return;
     }
-    if (nl->polite && c->writing && now - nl->drain_started_ms >= NET_DRAIN_GRACE_MS) {
-        /* A client that only trickles (the kernel frees a little of a full receive buffer now
-         * and then) does not hold an upgrade either: the grace is the drain's. */
+    if (nl->polite && conn_drain_behind(c, now - nl->drain_started_ms)) {
         conn_close_stalled(c, now - nl->drain_started_ms);
         return;
     }
