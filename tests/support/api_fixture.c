@@ -72,6 +72,10 @@ void api_fixture_close(struct session *s) {
     http_proto_ops.close(s);
 }
 
+void api_fixture_resp_anonymous_out(size_t max) {
+    fx.resp.anonymous_out_max = max;
+}
+
 struct session *api_fixture_resp_conn(int loopback) {
     return resp_proto_ops.open(&fx.resp, loopback, 0);
 }
