@@ -1023,12 +1023,11 @@ static int conn_drain_behind(struct net_conn *c, int64_t since_ms) {
     if (c->writing && since_ms >= NET_DRAIN_GRACE_MS) {
         return 1;
     }
-    if (since_ms < NET_DRAIN_STALL_MS || c->lingering ||
-        conn_kernel_unread(c) < SESSION_MAX_OUTPUT) {
+    if (since_ms < NET_DRAIN_STALL_MS || c->lingering) {
         return 0;
     }
-    return c->writing || s->out.len > 0 || c->in_len > 0 || s->head_started_ms != 0 ||
-           socket_has_input(c);
+    int busy = c->writing || s->out.len > 0 || c->in_len > 0 || s->head_started_ms != 0;
+    return (busy || socket_has_input(c)) && conn_kernel_unread(c) >= SESSION_MAX_OUTPUT;
 }
 
 static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
