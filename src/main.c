@@ -607,6 +607,12 @@ static uint64_t proto_connections(void *arg, enum door_proto proto) {
     return n;
 }
 
+/* Connections closed because their client left its replies unread (a metric). */
+static uint64_t proto_closed_unread(void *arg) {
+    struct daemon *d = arg;
+    return net_server_closed_unread(d->server);
+}
+
 static void add_listener(struct daemon *d, enum door_proto proto, const char *what,
                          const char *addr, const char *host, int port, const struct proto_ops *ops,
                          void *arg, struct net_tls_ctx *tls) {
@@ -912,6 +918,7 @@ static leaf_status_t wire(struct daemon *d) {
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
         .connections = proto_connections,
+        .closed_unread = proto_closed_unread,
         .conn_arg = d,
         .cluster = d->cluster,
         .zk = node_zk_session(&d->zk),

@@ -1542,6 +1542,10 @@ int net_server_listener_fds(const struct net_server *srv, int listener, int *fds
     return n;
 }
 
+uint64_t net_server_closed_unread(const struct net_server *srv) {
+    return srv != NULL ? atomic_load_explicit(&srv->stalled, memory_order_relaxed) : 0;
+}
+
 uint64_t net_server_connections(const struct net_server *srv, int listener) {
     if (srv == NULL || listener < 0 || listener >= srv->nlisteners) {
         return 0;

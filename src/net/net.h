@@ -132,6 +132,10 @@ void net_server_join(struct net_server *srv); /* NULL: nothing */
  */
 int net_server_listener_fds(const struct net_server *srv, int listener, int *fds, int cap);
 
+/* Connections closed because their client left its replies unread
+ * (docs/OPERATIONS.md, "Clients that do not read"), since start. Any thread; NULL: 0. */
+uint64_t net_server_closed_unread(const struct net_server *srv);
+
 /* Open connections on listener i (0..nlisteners-1), summed over loops. Any thread. */
 uint64_t net_server_connections(const struct net_server *srv, int listener);
 

@@ -18,7 +18,8 @@ connection the node allows.
 - Clients that never read (docs/OPERATIONS.md, "Clients that do not read"): 8 HTTP connections
   pipelining GET /metrics and 8 RESP connections pipelining COMMAND DOCS, none reading a byte,
   with leafd.http.request.timeout.ms = 2000: their writes make no progress, so the node closes
-  every one of them (leafd_http_connections falls back) within 20 s, while /health is served.
+  every one of them (leafd_http_connections falls back) within 20 s, counted by
+  leafd_http_connections_closed_unread_total, while /health is served.
 """
 import json
 import socket
@@ -127,6 +128,11 @@ def non_readers(env):
         % (peak, time.monotonic() - t, open_conns(node.port) - base))
     check(gone, "every connection whose client reads nothing is closed within 20 s")
     check("bytes of replies unread for" in node.log_text(), "the node says why it closed them")
+    _, body, _ = http(node.port, "/metrics")
+    closed = [l for l in body.splitlines()
+              if l.startswith("leafd_http_connections_closed_unread_total ")]
+    check(closed and int(float(closed[0].split()[-1])) == 16,
+          "leafd_http_connections_closed_unread_total counts the 16: %s" % closed)
     check(health(node.port, OTHER) == 200, "/health is served meanwhile")
     for s in held:
         s.close()
