@@ -120,6 +120,9 @@ struct daemon {
     atomic_int stop_flag;
     uv_timer_t stop_delay;
     int stop_delaying; /* stop_delay runs (its handle is open) */
+    int stop_asked;    /* SIGTERM/SIGINT during an upgrade's drain: end it now and
+                        * never serve on (docs/UPGRADING.md, "Signals during a
+                        * hand-over") */
 };
 
 static void usage(FILE *out) {
@@ -274,6 +277,24 @@ static void on_usr2_early(int signum) {
     usr2_early = 1;
 }
 
+/*
+ * The new process of an in-place upgrade, until the control loop catches its signals
+ * (docs/UPGRADING.md, "Signals during a hand-over"): SIGTERM and SIGINT are remembered and the
+ * process stops cleanly before it accepts (it takes the session over first, so the previous
+ * process's hand-over is not wasted); SIGHUP is ignored (the certificate is loaded at start).
+ */
+static volatile sig_atomic_t stop_early;
+
+static void on_stop_early(int signum) {
+    stop_early = signum;
+}
+
+static void signals_early_child(void) {
+    signal(SIGTERM, on_stop_early);
+    signal(SIGINT, on_stop_early);
+    signal(SIGHUP, SIG_IGN);
+}
+
 static void on_usr2_stopping(int signum) {
     static const char msg[] = "level=warn component=reload msg=\"received SIGUSR2 while "
                               "stopping: ignored (after an in-place upgrade the new process "
@@ -293,23 +314,35 @@ static void on_usr2_stopping(int signum) {
  */
 static uint64_t proto_connections(void *arg, enum door_proto proto);
 static void daemon_resume(struct daemon *d);
+static void signals_stop(struct daemon *d);
+static void signals_ignore_stopping(void);
 
 static void on_reload_drained(uv_timer_t *t) {
     struct daemon *d = t->data;
-    if (reload_new_gone(&d->reload) && d->exit_code == 0) {
-        if (d->signals_closing == 0) { /* the next tick otherwise (a signal still queued) */
-            daemon_resume(d);
-        }
+    int gone = reload_new_gone(&d->reload) && d->exit_code == 0;
+    if (gone && !d->stop_asked) {
+        daemon_resume(d);
         return;
     }
-    if (proto_connections(d, DOOR_PROTO_HTTP) + proto_connections(d, DOOR_PROTO_RESP) > 0 &&
+    if (!gone &&
+        proto_connections(d, DOOR_PROTO_HTTP) + proto_connections(d, DOOR_PROTO_RESP) > 0 &&
         clock_mono_ms() < d->reload_deadline_ms) {
         return;
     }
     /* The point of no return: from here the services stop and the session goes over. */
     uv_close((uv_handle_t *)t, NULL);
+    signals_stop(d);
+    signals_ignore_stopping();
     net_server_stop(d->server); /* the listeners close; each loop ends with its last connection */
-    sequence_service_stop_handover(d->sequence); /* stays in line: the new process keeps it */
+    if (gone) {
+        /* Asked to stop, and the new process is gone too: a plain stop (the drain bounded it). */
+        log_info("reload", "the new process (pid %d) ended during the drain; stopping as asked",
+                 d->reload.pid);
+        d->reloading = 0;
+        sequence_service_stop(d->sequence);
+    } else {
+        sequence_service_stop_handover(d->sequence); /* stays in line: the new process keeps it */
+    }
     uv_stop(&d->control);
 }
 
@@ -358,6 +391,17 @@ static void signals_start(struct daemon *d) {
     }
 }
 
+/*
+ * After an upgrade's point of no return the process only hands over and exits: a stop or a
+ * SIGHUP then changes nothing, and their default action would lose the hand-over.
+ */
+static void signals_ignore_stopping(void) {
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGUSR2, on_usr2_stopping); /* a second upgrade while this one stops: logged */
+}
+
 static void on_signal_closed(uv_handle_t *h) {
     struct daemon *d = h->data;
     d->signals_closing--;
@@ -399,16 +443,17 @@ static void daemon_stop(struct daemon *d) {
         sequence_service_stop(d->sequence);
         net_server_stop(d->server);
     }
-    signals_stop(d);                   /* the services run the loop until it is empty */
-    signal(SIGUSR2, on_usr2_stopping); /* a second upgrade while this one stops: logged */
     if (d->reloading) {
-        /* The loops drain on their own; the control loop serves them until then. */
+        /* The loops drain on their own; the control loop serves them until then, and keeps
+         * catching the signals (on_signal, on_sighup) until the point of no return. */
         d->reload_deadline_ms = clock_mono_ms() + 10000;
         uv_timer_init(&d->control, &d->reload_timer);
         d->reload_timer.data = d;
         uv_timer_start(&d->reload_timer, on_reload_drained, 10, 10);
         return;
     }
+    signals_stop(d);                   /* the services run the loop until it is empty */
+    signal(SIGUSR2, on_usr2_stopping); /* a second upgrade while this one stops: logged */
     /* Leave the control loop now; the services are shut down in order in main(). */
     uv_stop(&d->control);
 }
@@ -426,6 +471,18 @@ static void on_stop_delay(uv_timer_t *t) {
  */
 static void on_signal(uv_signal_t *s, int signum) {
     struct daemon *d = s->data;
+    if (d->stopping && d->reloading) {
+        /* The old process of an upgrade, draining: the new one serves and owns the pid file. */
+        if (!d->stop_asked) {
+            log_info("reload",
+                     "received %s during an in-place upgrade's drain: ending the drain now and "
+                     "handing over; the new process (pid %d) serves on (stop it to stop the node)",
+                     strsignal(signum), d->reload.pid);
+        }
+        d->stop_asked = 1;
+        d->reload_deadline_ms = clock_mono_ms();
+        return;
+    }
     if (signum == SIGTERM && d->cfg.stop_delay_ms > 0 && !d->stopping && !d->stop_delaying) {
         atomic_store(&d->stop_flag, 1);
         uv_timer_init(&d->control, &d->stop_delay);
@@ -583,6 +640,12 @@ static uint64_t proto_connections(void *arg, enum door_proto proto) {
     return n;
 }
 
+/* Connections closed because their client left its replies unread (a metric). */
+static uint64_t proto_closed_unread(void *arg) {
+    struct daemon *d = arg;
+    return net_server_closed_unread(d->server);
+}
+
 static void add_listener(struct daemon *d, enum door_proto proto, const char *what,
                          const char *addr, const char *host, int port, const struct proto_ops *ops,
                          void *arg, struct net_tls_ctx *tls) {
@@ -627,6 +690,13 @@ static leaf_status_t tls_create(const struct leaf_config *cfg, struct net_tls_ct
 static void on_sighup(uv_signal_t *s, int signum) {
     struct daemon *d = s->data;
     char why[1024];
+    if (d->stopping) {
+        log_info("reload",
+                 "received SIGHUP during an in-place upgrade's drain: ignored (the new "
+                 "process, pid %d, loaded the certificate at its start)",
+                 d->reload.pid);
+        return;
+    }
     if (d->tls == NULL) {
         log_info("main", "received SIGHUP: nothing to reload (no TLS listener)");
         return;
@@ -647,7 +717,7 @@ static void on_sigusr2(uv_signal_t *s, int signum) {
     struct daemon *d = s->data;
     struct reload_listener ls[NET_MAX_LISTENERS];
     (void)signum;
-    if (d->stopping) {
+    if (d->stopping || d->stop_delaying) {
         log_warn("reload", "received SIGUSR2 while stopping: ignored");
         return;
     }
@@ -716,8 +786,8 @@ static void daemon_resume(struct daemon *d) {
     signal(SIGALRM, SIG_DFL);
     uv_close((uv_handle_t *)&d->reload_timer, NULL);
     d->stopping = 0;
-    d->reloading = 0;
-    signals_start(d);
+    atomic_store(&d->stop_flag, 0); /* /ready answers for this process again */
+    d->reloading = 0; /* the signal handles stayed open through the drain (daemon_stop) */
     notify_ready_resume(&d->notify);
     if (dirlock_pidfile_follow(d->cfg.data_dir, d->reload.pid) < 0) {
         log_warn("reload", "%s/leafd.pid cannot be rewritten to name this process (pid %ld): %s",
@@ -774,10 +844,9 @@ static int reload_adopt(struct daemon *d) {
         return -1;
     }
     net_tls_ctx_free(tls);
-    if (reload_child_take(&d->child, &d->zk.adopt) != LEAF_OK) {
-        return -1;
-    }
-    /* leafctl finds the node by its pid file: it names the process that serves now. */
+    /* leafctl finds the node by its pid file: from ADOPTED on it names this process, which
+     * serves from then (should this one end before the hand-over, the previous process takes it
+     * back: daemon_resume), so a stop during the drain reaches the process that will serve. */
     int pf = dirlock_pidfile_follow(d->cfg.data_dir, d->child.parent);
     if (pf < 0) {
         log_warn("reload",
@@ -787,6 +856,9 @@ static int reload_adopt(struct daemon *d) {
     } else if (pf > 0) {
         log_info("reload", "%s/leafd.pid now names this process (pid %ld)", d->cfg.data_dir,
                  (long)getpid());
+    }
+    if (reload_child_take(&d->child, &d->zk.adopt) != LEAF_OK) {
+        return -1;
     }
     return 0;
 }
@@ -880,6 +952,7 @@ static leaf_status_t wire(struct daemon *d) {
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
         .connections = proto_connections,
+        .closed_unread = proto_closed_unread,
         .conn_arg = d,
         .cluster = d->cluster,
         .zk = node_zk_session(&d->zk),
@@ -897,8 +970,13 @@ static leaf_status_t wire(struct daemon *d) {
     auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
     d->api.auth_limit = d->auth_limit;
     d->http = (struct http_proto_config){table_http_dispatch, table_http_done, &d->api};
-    d->resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &d->api, 0,
-                                        command_client_size(), command_client_close};
+    d->resp = (struct resp_conn_config){table_resp_dispatch,
+                                        table_resp_done,
+                                        &d->api,
+                                        0,
+                                        command_client_size(),
+                                        command_client_close,
+                                        d->cfg.auth_enable ? RESP_OUT_ANONYMOUS : 0};
     add_listener(d, DOOR_PROTO_HTTP, "leafd.listen", d->cfg.listen, d->cfg.listen_host,
                  d->cfg.listen_port, &http_proto_ops, &d->http, NULL);
     if (d->cfg.resp_port != 0) {
@@ -1007,7 +1085,14 @@ static int daemon_start(struct daemon *d) {
                                 d->cfg.max_connections, d->cfg.max_connections_per_address};
     signals_start(d); /* the control loop handles them once it runs */
     reload_init(&d->reload, &d->control, d->argv, on_reload_adopted, d);
-    if (d->child.on) {
+    if (stop_early) {
+        log_info("main",
+                 "received %s while taking over from the previous process: stopping "
+                 "before accepting",
+                 strsignal(stop_early));
+        daemon_stop(d);
+    }
+    if (d->child.on && !d->stopping) {
         reload_settle(d);
     }
     if (d->stopping) {
@@ -1087,6 +1172,9 @@ int main(int argc, char **argv) {
      * (SIGUSR2's default action ends the process; systemd sends it to MAINPID, which the
      * previous process of an upgrade names once this one runs). */
     signal(SIGUSR2, on_usr2_early);
+    if (reload_child_pending()) {
+        signals_early_child();
+    }
     struct args a = {0};
     struct daemon d;
     memset(&d, 0, sizeof(d));

@@ -426,6 +426,10 @@ static void close_strays(const struct reload_child *c) {
     }
 }
 
+int reload_child_pending(void) {
+    return getenv(RELOAD_ENV) != NULL;
+}
+
 int reload_child_parse(struct reload_child *c, char *err, size_t errlen) {
     memset(c, 0, sizeof(*c));
     c->ctl = c->err = c->lock = -1;

@@ -111,6 +111,9 @@ struct reload_child {
     long parent;             /* the previous process's pid (its child until it exits) */
 };
 
+/* 1 when this process is the new one of an in-place upgrade (LEAFD_INHERIT_FDS is set). */
+int reload_child_pending(void);
+
 /* Reads and removes LEAFD_INHERIT_FDS; -1 (message in err) when malformed. */
 int reload_child_parse(struct reload_child *c, char *err, size_t errlen);
 

@@ -43,3 +43,6 @@ leaf_resp_test(test_reload_old_killed)
 # The new process killed after it adopted the listeners, before the hand-over: the old one serves on,
 # says so, and a later upgrade goes through.
 leaf_resp_test(test_reload_new_killed)
+# Signals during an upgrade's hand-over (SIGTERM and SIGHUP to the draining old process, leafctl
+# stop) and clients that never read during one: the accept gap stays short.
+leaf_resp_test(test_reload_signals)

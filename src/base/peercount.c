@@ -2,7 +2,8 @@
 
 #include <stdlib.h>
 
-leaf_status_t peercount_init(struct peercount *pc, size_t max_addresses, int64_t limit) {
+leaf_status_t peercount_init(struct peercount *pc, size_t max_addresses, int64_t limit,
+                             int64_t reserve) {
     size_t slots = 16;
     while (slots < max_addresses * 2) { /* at most half full: short probe runs */
         slots *= 2;
@@ -13,6 +14,8 @@ leaf_status_t peercount_init(struct peercount *pc, size_t max_addresses, int64_t
     }
     pc->mask = slots - 1;
     pc->limit = limit < 1 ? 1 : limit;
+    pc->shared = reserve > 0 ? (int64_t)max_addresses - reserve : INT64_MAX;
+    pc->total = 0;
     siphash_key_random(&pc->key);
     pthread_mutex_init(&pc->mu, NULL);
     return LEAF_OK;
@@ -47,10 +50,12 @@ uint64_t peercount_take(struct peercount *pc, const void *addr, size_t n) {
     uint64_t h = peercount_hash(pc, addr, n);
     pthread_mutex_lock(&pc->mu);
     size_t i = peercount_find(pc, h);
-    int ok = i != SIZE_MAX && pc->slots[i].n < pc->limit;
+    int64_t held = i != SIZE_MAX && pc->slots[i].hash == h ? pc->slots[i].n : 0;
+    int ok = i != SIZE_MAX && held < pc->limit && (pc->total < pc->shared || held < PEERCOUNT_FEW);
     if (ok) {
         pc->slots[i].hash = h;
         pc->slots[i].n++;
+        pc->total++;
     }
     pthread_mutex_unlock(&pc->mu);
     return ok ? h : 0;
@@ -78,8 +83,11 @@ void peercount_release(struct peercount *pc, uint64_t h) {
     }
     pthread_mutex_lock(&pc->mu);
     size_t i = peercount_find(pc, h);
-    if (i != SIZE_MAX && pc->slots[i].hash == h && --pc->slots[i].n <= 0) {
-        peercount_free_slot(pc, i);
+    if (i != SIZE_MAX && pc->slots[i].hash == h) {
+        pc->total--;
+        if (--pc->slots[i].n <= 0) {
+            peercount_free_slot(pc, i);
+        }
     }
     pthread_mutex_unlock(&pc->mu);
 }

@@ -8,6 +8,11 @@
  * connection the node allows, so others (health checks, operators) keep
  * room.
  *
+ * And a few addresses cannot either, whatever their number: the last `reserve` of the
+ * connections the node allows are only for addresses that hold fewer than PEERCOUNT_FEW
+ * (docs/OPERATIONS.md, "Connection slots"). Two clients at their limit of half each leave that
+ * reserve to everyone else, as nginx's limit_conn leaves a server's own reserve.
+ *
  * A fixed open-addressing table, sized at init for the most addresses that
  * can be counted at once (every connection from another address), so it
  * never fills. An address is known by its SipHash under a random key: a
@@ -30,22 +35,33 @@ struct peercount_slot {
     int64_t n;     /* its open connections */
 };
 
+/* An address holding fewer connections than this may use the reserve. */
+#define PEERCOUNT_FEW 4
+
 struct peercount {
     pthread_mutex_t mu;
     struct siphash_key key;
-    int64_t limit; /* connections one address may hold */
-    size_t mask;   /* slots - 1 (a power of two) */
+    int64_t limit;  /* connections one address may hold */
+    int64_t shared; /* counted in all beyond this, only addresses under PEERCOUNT_FEW get one */
+    int64_t total;  /* counted now, every address (under mu) */
+    size_t mask;    /* slots - 1 (a power of two) */
     struct peercount_slot *slots;
 };
 
-/* Room for max_addresses addresses at once, each with at most limit connections (>= 1). */
-leaf_status_t peercount_init(struct peercount *pc, size_t max_addresses, int64_t limit);
+/*
+ * Room for max_addresses addresses at once (the connections the node allows), each with at most
+ * limit connections (>= 1), the last reserve of them (0: none) for addresses that hold fewer than
+ * PEERCOUNT_FEW.
+ */
+leaf_status_t peercount_init(struct peercount *pc, size_t max_addresses, int64_t limit,
+                             int64_t reserve);
 void peercount_destroy(struct peercount *pc);
 
 /*
  * Counts a connection from addr (n bytes: the address, no port). Returns the
  * handle to release it with (never 0), or 0 when addr holds limit
- * connections already: then nothing is counted.
+ * connections already, or the reserve is all that is left and addr holds PEERCOUNT_FEW or more:
+ * then nothing is counted.
  */
 uint64_t peercount_take(struct peercount *pc, const void *addr, size_t n);
 

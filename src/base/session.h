@@ -60,8 +60,13 @@ void leaf_wait_wake_all(struct leaf_wait_list *l);
 /* The request no longer waits: calls cancel() once if a producer holds it. */
 void leaf_wait_cancel(struct leaf_wait *w);
 
-/* Replies waiting for the socket beyond this stop the reading of more requests. */
-#define SESSION_MAX_OUTPUT (4u << 20)
+/*
+ * Replies waiting for the socket beyond this stop the reading and parsing of more requests
+ * (back-pressure), unless the protocol sets a smaller budget in session.out_max; one reply
+ * always goes out whole. A client that reads nothing for the request timeout is closed
+ * (docs/OPERATIONS.md, "Clients that do not read").
+ */
+#define SESSION_MAX_OUTPUT (256u << 10)
 
 struct session {
     struct sbuf out;         /* replies not yet handed to the socket */
@@ -70,6 +75,8 @@ struct session {
     int64_t now_ns;          /* monotonic ns, read once per loop iteration (see below) */
     int64_t resume_after_ms; /* parked: resume after this long even if not woken */
     int64_t head_started_ms; /* a request is partly received since then; 0 = none */
+    size_t out_max;          /* set by the protocol: its output budget now (e.g. RESP before
+                              * AUTH); 0 = SESSION_MAX_OUTPUT. session_out_max() reads it */
     int waiting;             /* a request is parked: feed no input, write what is ready */
     int close_after;         /* close once out is written */
     int close_soon;          /* close after the next answer (set by the server: an in-place
@@ -83,6 +90,11 @@ struct session {
     int loop;                /* index of the serving loop (per-loop counters) */
     void *conn;              /* the server's connection (set by the server; read by wake) */
 };
+
+/* Replies waiting beyond this stop the parsing of more requests (session.out_max). */
+static inline size_t session_out_max(const struct session *s) {
+    return s->out_max > 0 && s->out_max < SESSION_MAX_OUTPUT ? s->out_max : SESSION_MAX_OUTPUT;
+}
 
 /*
  * A protocol module, as the server sees it. Every call is made on the

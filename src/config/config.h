@@ -116,7 +116,7 @@ enum config_db_tls {
       "before the drain; 0 = drain at once")                                                       \
     X("leafd.http.request.timeout.ms", CONFIG_INT, request_timeout_ms, "10000", 100, 3600000,      \
       "a request head (RESP: a command) not complete in this time gets 408 (RESP: an error) "      \
-      "and a close")                                                                               \
+      "and a close; a reply write that moves no byte in this time closes the connection")          \
     X("leafd.http.max.connections", CONFIG_INT, max_connections, "10000", 1, 1000000,              \
       "open connections per process, HTTP and RESP together; more get 503 (RESP: an error) and a " \
       "close; lowered at start to fit RLIMIT_NOFILE, with a warning")                              \
@@ -124,7 +124,8 @@ enum config_db_tls {
       1000000,                                                                                     \
       "open connections one client address may hold, HTTP and RESP together, so others (health "   \
       "checks, operators) keep room; more get 503 (RESP: an error) and a close (0 = half of "      \
-      "leafd.http.max.connections; that limit or more = none per address)")                        \
+      "leafd.http.max.connections; that limit or more = none per address). The last eighth of "    \
+      "leafd.http.max.connections is kept for addresses holding fewer than 4 connections")         \
     X("leafd.http.allowed.hosts", CONFIG_STR, http_allowed_hosts, "", 0, 0,                        \
       "more Host names state changes (POST, PUT, DELETE) may use, comma-separated, * = any; IP "   \
       "addresses, localhost and the machine's host name always pass")                              \

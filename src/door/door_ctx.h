@@ -44,6 +44,8 @@ struct door_ctx {
     long pid;
     /* Open connections of a protocol's listener (the server's count). */
     uint64_t (*connections)(void *arg, enum door_proto proto);
+    /* Connections closed because their client left its replies unread (conn_arg too). */
+    uint64_t (*closed_unread)(void *arg);
     void *conn_arg;
     struct node_survey *cluster;   /* the /cluster page's survey of the live nodes */
     struct zk_session *zk;         /* the process's one ZooKeeper session; NULL without it */

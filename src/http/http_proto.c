@@ -642,7 +642,7 @@ static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
 static size_t http_input_batch(struct session *s, const char *data, size_t len) {
     struct http_proto *p = (struct http_proto *)s;
     size_t used = 0;
-    while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
+    while (!s->waiting && !s->close_after && used < len && s->out.len < session_out_max(s)) {
         p->exec_start = data + used;
         llhttp_errno_t err = llhttp_execute(&p->parser, data + used, len - used);
         if (err == HPE_OK) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,8 +39,20 @@
 #define NET_LINGER_MS 1000
 /* Out of descriptors: a listener stops accepting this long, then tries again. */
 #define NET_ACCEPT_PAUSE_MS 100
+/*
+ * An in-place upgrade's drain: a write that moved nothing for this long is a client that does not
+ * read, closed (its client reconnects to the new process), and one still writing
+ * NET_DRAIN_GRACE_MS after the drain's start is closed too. A stop's drain gives such a client
+ * NET_DRAIN_GRACE_MS from the drain's start to begin reading: it may be reading only now.
+ */
+#define NET_DRAIN_STALL_MS 100
 /* Connections one wake-up of a listener accepts at most (the others wait for the next turn). */
 #define NET_ACCEPT_BATCH 64
+/*
+ * With a limit per address, the last 1/8 of max_connections are for addresses holding fewer than
+ * PEERCOUNT_FEW connections (docs/OPERATIONS.md, "Connection slots").
+ */
+#define NET_RESERVE_DIV 8
 /* Descriptors kept free of connections at start, beyond those already open. */
 #define NET_FD_MARGIN 64
 
@@ -86,6 +100,8 @@ struct net_conn {
     int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
     int64_t linger_ms;   /* since then */
     uint64_t peer_slot;  /* counted under its address (peercount_take); 0 = not counted */
+    size_t write_left;   /* while writing: bytes uv_write had left when last looked at */
+    int64_t write_moved_ms; /* while writing: when it last saw bytes leave (conn_write_stalled) */
 };
 
 /*
@@ -137,10 +153,12 @@ struct net_server {
     atomic_ullong rejected;
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
     atomic_ullong rejected_per_address;
-    atomic_llong addr_log_ms; /* the same for the limit per address */
-    struct peercount peers;   /* connections per client address; slots NULL = no such limit */
-    atomic_llong fd_log_ms;   /* the same for "out of descriptors" */
-    atomic_ullong fd_pauses;  /* accept pauses for lack of descriptors */
+    atomic_llong addr_log_ms;  /* the same for the limit per address */
+    struct peercount peers;    /* connections per client address; slots NULL = no such limit */
+    atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
+    atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
+    atomic_ullong stalled;     /* connections closed because their client read nothing */
+    atomic_llong stall_log_ms; /* the same for those */
     int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };
 
@@ -311,7 +329,7 @@ static void conn_update_reading(struct net_conn *c) {
     const struct session *s = c->s;
     int room = c->in == NULL || c->in_len < c->in_cap;
     int want = !c->closing && !s->close_after && !s->waiting && room &&
-               s->out.len + c->wbuf.len < SESSION_MAX_OUTPUT;
+               s->out.len + c->wbuf.len < session_out_max(s);
     if (want && !c->reading) {
         if (c->tls == NULL) {
             uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
@@ -470,6 +488,8 @@ static int conn_queue_rest(struct net_conn *c, size_t done) {
         return -1;
     }
     c->writing = 1;
+    c->write_left = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    c->write_moved_ms = loop_now(c->nl);
     return 0;
 }
 
@@ -630,7 +650,7 @@ static void conn_flush(struct net_conn *c) {
         return;
     }
     if (!c->writing && c->in_len > 0 && !s->waiting && !s->close_after &&
-        s->out.len < SESSION_MAX_OUTPUT) {
+        s->out.len < session_out_max(s)) {
         /* Input held back by the output limit, and the output went out at once
          * (no write callback will come): go on with it from the loop, as the
          * client may send nothing more to trigger a read. */
@@ -942,6 +962,74 @@ static void conn_release_idle(struct net_conn *c) {
     sbuf_free(&c->wbuf);
 }
 
+/*
+ * 1 when a write in progress moved no byte for limit_ms: its client reads nothing (or is gone
+ * without a word). What libuv has left to write is looked at on each sweep; less than last time
+ * is progress.
+ */
+static int conn_write_stalled(struct net_conn *c, int64_t now, int64_t limit_ms) {
+    if (!c->writing) {
+        return 0;
+    }
+    size_t left = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    if (left < c->write_left) {
+        c->write_left = left;
+        c->write_moved_ms = now;
+        return 0;
+    }
+    return now - c->write_moved_ms >= limit_ms;
+}
+
+/*
+ * Closes a connection whose client reads nothing: its replies would hold the connection's output
+ * buffers, and a drain, for as long as the client likes (docs/OPERATIONS.md, "Clients that do not
+ * read"). One line a second for the whole process.
+ */
+static void conn_close_stalled(struct net_conn *c, int64_t limit_ms) {
+    struct net_server *srv = c->nl->srv;
+    unsigned long long n = atomic_fetch_add(&srv->stalled, 1) + 1;
+    if (log_once_a_second(c->nl, &srv->stall_log_ms)) {
+        log_warn("net",
+                 "closing the connection of %s on %s: its client left %zu bytes of replies "
+                 "unread for %" PRId64 " ms (%s; %llu such connections closed so far)",
+                 c->s->peer, c->ls->cfg->addr, c->write_left + c->s->out.len, limit_ms,
+                 c->nl->draining ? "the drain does not wait for it"
+                                 : "leafd.http.request.timeout.ms",
+                 n);
+    }
+    conn_close(c);
+}
+
+/* Bytes the kernel holds for the client, sent or not, that it has not acknowledged. */
+static size_t conn_kernel_unread(struct net_conn *c) {
+    uv_os_fd_t fd;
+    int n = 0;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0 || ioctl(fd, SIOCOUTQ, &n) != 0 || n < 0) {
+        return 0;
+    }
+    return (size_t)n;
+}
+
+/*
+ * An upgrade's drain, since_ms into it: 1 when the connection's client is too far behind to wait
+ * for. Still writing after NET_DRAIN_GRACE_MS (a client that only trickles: the kernel frees a
+ * little of a full receive buffer now and then); or, after NET_DRAIN_STALL_MS, replies still to
+ * make while the kernel holds the output limit's worth the client has not read (a RESP pipeline
+ * is answered to its end, and a slow machine can take longer to fill the kernel's buffers than
+ * the drain may last).
+ */
+static int conn_drain_behind(struct net_conn *c, int64_t since_ms) {
+    const struct session *s = c->s;
+    if (c->writing && since_ms >= NET_DRAIN_GRACE_MS) {
+        return 1;
+    }
+    if (since_ms < NET_DRAIN_STALL_MS || c->lingering) {
+        return 0;
+    }
+    int busy = c->writing || s->out.len > 0 || c->in_len > 0 || s->head_started_ms != 0;
+    return (busy || socket_has_input(c)) && conn_kernel_unread(c) >= SESSION_MAX_OUTPUT;
+}
+
 static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
     const struct net_limits *lim = &nl->srv->limits;
     const struct session *s = c->s;
@@ -950,6 +1038,17 @@ static void conn_sweep(struct net_loop *nl, struct net_conn *c, int64_t now) {
         log_debug("net", "TLS handshake with %s on %s not done in time; closing", s->peer,
                   c->ls->cfg->addr);
         conn_close(c);
+        return;
+    }
+    int64_t stall_ms = !nl->draining ? lim->request_timeout_ms
+                       : nl->polite  ? NET_DRAIN_STALL_MS
+                                     : NET_DRAIN_GRACE_MS;
+    if (conn_write_stalled(c, now, stall_ms)) {
+        conn_close_stalled(c, stall_ms);
+        return;
+    }
+    if (nl->polite && conn_drain_behind(c, now - nl->drain_started_ms)) {
+        conn_close_stalled(c, now - nl->drain_started_ms);
         return;
     }
     if (c->lingering) {
@@ -1041,6 +1140,13 @@ static void loop_drain(struct net_loop *nl, int hold) {
     struct net_conn *c = nl->conns, *next;
     for (; c != NULL; c = next) {
         next = c->next;
+        if (nl->polite && conn_write_stalled(c, nl->drain_started_ms, NET_DRAIN_STALL_MS)) {
+            conn_close_stalled(c, NET_DRAIN_STALL_MS); /* an upgrade never waits for it */
+            continue;
+        }
+        if (c->writing && c->write_moved_ms < nl->drain_started_ms) {
+            c->write_moved_ms = nl->drain_started_ms; /* a stop: its grace starts now */
+        }
         if (nl->polite) {
             c->s->close_soon = 1;
         }
@@ -1304,8 +1410,10 @@ static void limits_fit_nofile(struct net_limits *lim, int nsockets) {
 
 /*
  * The limit per client address, once max_connections is fitted: 0 takes
- * half of it, so one client leaves the other half to the rest; at or above
- * it, no table is kept (no lock at accept). 0, or -1 out of memory (logged).
+ * half of it, so one client leaves the other half to the rest, and the last
+ * eighth is kept for addresses with few connections, so two clients cannot
+ * take everything either; at or above it, no table is kept (no lock at
+ * accept). 0, or -1 out of memory (logged).
  */
 static int limits_per_address(struct net_server *srv) {
     struct net_limits *lim = &srv->limits;
@@ -1315,8 +1423,8 @@ static int limits_per_address(struct net_server *srv) {
     if (lim->max_per_address >= lim->max_connections) {
         return 0;
     }
-    if (peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address) !=
-        LEAF_OK) {
+    if (peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address,
+                       lim->max_connections / NET_RESERVE_DIV) != LEAF_OK) {
         log_error("net", "out of memory for the connection count of %" PRId64 " addresses",
                   lim->max_connections);
         return -1;
@@ -1407,8 +1515,11 @@ leaf_status_t net_server_resume(struct net_server *srv) {
 }
 
 void net_server_join(struct net_server *srv) {
+    if (srv == NULL) {
+        return; /* never started (a stop before accepting) */
+    }
     net_server_stop(srv); /* a held drain ends too: nothing else would end its loop */
-    for (int i = 0; srv != NULL && i < srv->nloops; i++) {
+    for (int i = 0; i < srv->nloops; i++) {
         struct net_loop *nl = srv->loops[i];
         uv_thread_join(&nl->thread);
         uv_loop_close(&nl->loop);
@@ -1429,6 +1540,10 @@ int net_server_listener_fds(const struct net_server *srv, int listener, int *fds
         fds[n++] = srv->fds[listener][i];
     }
     return n;
+}
+
+uint64_t net_server_closed_unread(const struct net_server *srv) {
+    return srv != NULL ? atomic_load_explicit(&srv->stalled, memory_order_relaxed) : 0;
 }
 
 uint64_t net_server_connections(const struct net_server *srv, int listener) {

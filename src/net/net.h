@@ -30,13 +30,16 @@
  * functions as before TLS existed, and a plain connection's only extra cost
  * is one pointer test per flush with nothing to write.
  *
- * Limits: output over SESSION_MAX_OUTPUT stops reading from that client until it
- * drains; a request that takes longer than request_timeout_ms to arrive gets
- * the protocol's timeout answer; idle connections close after
- * idle_timeout_ms; beyond max_connections (process-wide), or beyond
- * max_per_address from its client's address, a new connection is told so
- * (proto_ops.refusal, on a plain listener) and closed at once, with a log
- * line at most once a second.
+ * Limits: output over session_out_max() stops reading from that client until it
+ * drains, and a write that moves no byte for request_timeout_ms (a drain: 100 ms)
+ * closes the connection (docs/OPERATIONS.md, "Clients that do not read"); a
+ * request that takes longer than request_timeout_ms to arrive gets the
+ * protocol's timeout answer; idle connections close after idle_timeout_ms;
+ * beyond max_connections (process-wide), or beyond max_per_address from its
+ * client's address, or in the reserve (the last eighth of max_connections) from
+ * an address holding a few already, a new connection is told so
+ * (proto_ops.refusal, on a plain listener) and closed at once, with a log line
+ * at most once a second.
  *
  * Ownership: a loop and all its connections belong to the loop's thread.
  * Other threads reach a loop only through net_server_stop(), _stop_polite(),
@@ -128,6 +131,10 @@ void net_server_join(struct net_server *srv); /* NULL: nothing */
  * drain keeps them).
  */
 int net_server_listener_fds(const struct net_server *srv, int listener, int *fds, int cap);
+
+/* Connections closed because their client left its replies unread
+ * (docs/OPERATIONS.md, "Clients that do not read"), since start. Any thread; NULL: 0. */
+uint64_t net_server_closed_unread(const struct net_server *srv);
 
 /* Open connections on listener i (0..nlisteners-1), summed over loops. Any thread. */
 uint64_t net_server_connections(const struct net_server *srv, int listener);

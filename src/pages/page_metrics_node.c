@@ -38,6 +38,11 @@ static void f_http_connections(struct metrics_out *o, const struct metrics_snap 
     }
 }
 
+static void f_http_closed_unread(struct metrics_out *o, const struct metrics_snap *s) {
+    const struct door_ctx *c = s->ctx;
+    metrics_sample_u(o, "", NULL, c->closed_unread ? c->closed_unread(c->conn_arg) : 0);
+}
+
 /* ---- snowflake families ---- */
 
 static void f_clock_backwards(struct metrics_out *o, const struct metrics_snap *s) {
@@ -431,6 +436,8 @@ static void f_auth_age(struct metrics_out *o, const struct metrics_snap *s) {
     X(f_years_left, "leafd_snowflake_timestamp_years_left", "gauge",                               \
       "Years before the time field of leafd.snowflake.layout runs out.")                           \
     X(f_http_connections, "leafd_http_connections", "gauge", "Open connections, by protocol.")     \
+    X(f_http_closed_unread, "leafd_http_connections_closed_unread_total", "counter",               \
+      "Connections closed because their client left its replies unread.")                          \
     X(f_zk_connected, "leafd_zk_session_connected", "gauge",                                       \
       "1 while the ZooKeeper session is connected.")                                               \
     X(f_zk_reconnects, "leafd_zk_session_reconnects_total", "counter",                             \

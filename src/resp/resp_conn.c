@@ -130,12 +130,13 @@ static void conn_dispatch(struct resp_conn *c) {
                                * every command received is answered (close_idle) */
     }
     conn_done(c);
+    c->s.out_max = c->client.logged_in ? 0 : c->cfg->anonymous_out_max; /* AUTH changes it */
 }
 
 static size_t resp_input_batch(struct session *s, const char *data, size_t len) {
     struct resp_conn *c = (struct resp_conn *)s;
     size_t used = 0;
-    while (!s->waiting && !s->close_after && used < len && s->out.len < SESSION_MAX_OUTPUT) {
+    while (!s->waiting && !s->close_after && used < len && s->out.len < session_out_max(s)) {
         size_t n = 0;
         struct resp_cmd cmd;
         const char *err = NULL;
@@ -225,6 +226,7 @@ static struct session *resp_open(void *arg, int loopback, int loop) {
     c->s.loopback = loopback;
     c->s.loop = loop;
     c->s.close_idle = 1; /* a pipeline's commands are all answered before an upgrade's close */
+    c->s.out_max = cfg->anonymous_out_max;
     sbuf_init(&c->s.out, 0);
     resp_parser_init(&c->parser);
     c->client.id = __atomic_add_fetch(&c->cfg->next_client_id, 1, __ATOMIC_RELAXED);

@@ -42,6 +42,13 @@
  */
 #define RESP_MAX_COMMAND_ANONYMOUS (4u << 10)
 #define RESP_MAX_COMMAND_USER (16u << 10)
+/*
+ * Replies waiting for a client before AUTH (authentication on) beyond this stop the parsing of
+ * its next command (session.out_max): COMMAND DOCS answers 6 KB to 30 bytes, and a client that
+ * does not read must not make an anonymous connection hold megabytes (docs/OPERATIONS.md,
+ * "Clients that do not read").
+ */
+#define RESP_OUT_ANONYMOUS (16u << 10)
 
 /* What commands may change about their connection (HELLO, CLIENT, AUTH). */
 struct resp_client {
@@ -115,6 +122,9 @@ struct resp_conn_config {
 
     /* Releases what app holds when the connection closes; may be NULL. */
     void (*app_close)(void *app);
+    /* The output budget of a connection no user has logged in on (session.out_max): main sets
+     * RESP_OUT_ANONYMOUS with authentication on; 0 = SESSION_MAX_OUTPUT. */
+    size_t anonymous_out_max;
 };
 
 /* req->command of a reply the protocol wrote itself (protocol error, timeout). */

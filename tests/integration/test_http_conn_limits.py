@@ -8,16 +8,25 @@ connection the node allows.
   next RESP one "-ERR max number of clients reached ..." and a close; meanwhile /health from
   127.0.0.2 answers 200, on 15 connections at once. One line a second names the key and the
   address. When the client closes one, it may open one again.
+- Two addresses cannot take every slot (docs/OPERATIONS.md, "Connection slots"): with 127.0.0.1
+  holding its 20, 127.0.0.2 gets 15 (the last 5 slots, the reserve, are only for addresses that
+  hold fewer than 4 connections); then 127.0.0.3 and 127.0.0.4 are still served (/health 200,
+  four and one connections), and the next connection of 127.0.0.2 is refused.
 - The key set to leafd.http.max.connections (no limit per address): the same client takes all
   40 slots and /health from 127.0.0.2 is refused (503 from the limit for the whole process):
   what the default prevents.
+- Clients that never read (docs/OPERATIONS.md, "Clients that do not read"): 8 HTTP connections
+  pipelining GET /metrics and 8 RESP connections pipelining COMMAND DOCS, none reading a byte,
+  with leafd.http.request.timeout.ms = 2000: their writes make no progress, so the node closes
+  every one of them (leafd_http_connections falls back) within 30 s, counted by
+  leafd_http_connections_closed_unread_total, while /health is served.
 """
 import json
 import socket
 import time
 
-from leafdtest import (Env, HttpStream, check, get_request, log, resp_command, static_props,
-                       wait_until)
+from leafdtest import (Env, HttpStream, check, get_request, http, log, resp_command,
+                       static_props, wait_until)
 
 LIMIT = 40
 CLIENT, OTHER = "127.0.0.1", "127.0.0.2"
@@ -85,6 +94,56 @@ def health(port, source):
         st.close()
 
 
+def unread(port, payload):
+    """A connection that sends what the socket takes of payload at once and never reads. Its
+    receive buffer is small, so the node's replies fill the kernel's buffers soon even on a slow
+    machine (ThreadSanitizer), and the writes stall."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    s.setblocking(False)
+    sent = 0
+    try:
+        while sent < len(payload):
+            sent += s.send(payload[sent:sent + 65536])
+    except (BlockingIOError, OSError):
+        pass
+    return s
+
+
+def open_conns(port):
+    """leafd_http_connections summed over the protocols (this request's own one included)."""
+    _, body, _ = http(port, "/metrics")
+    return sum(int(float(l.split()[-1])) for l in body.splitlines()
+               if l.startswith("leafd_http_connections{"))
+
+
+def non_readers(env):
+    node = env.leafd("unread", static_props(13, **{"leafd.http.request.timeout.ms": "2000",
+                                                    "leafd.threads": "2"}), resp=True)
+    base = open_conns(node.port)
+    held = [unread(node.port, get_request("/metrics") * 4000) for _ in range(8)]
+    held += [unread(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
+    t = time.monotonic()
+    # (A loaded machine may close some before a /metrics request sees all 16: not checked.)
+    peak = open_conns(node.port) - base
+    gone = wait_until(lambda: open_conns(node.port) <= base, 30, 0.25)
+    log("clients that never read: %d seen open, all closed by the node after %.1f s (%d open now)"
+        % (peak, time.monotonic() - t, open_conns(node.port) - base))
+    check(gone, "every connection whose client reads nothing is closed within 30 s")
+    check("bytes of replies unread for" in node.log_text(), "the node says why it closed them")
+    _, body, _ = http(node.port, "/metrics")
+    closed = [l for l in body.splitlines()
+              if l.startswith("leafd_http_connections_closed_unread_total ")]
+    check(closed and int(float(closed[0].split()[-1])) == 16,
+          "leafd_http_connections_closed_unread_total counts the 16: %s" % closed)
+    check(health(node.port, OTHER) == 200, "/health is served meanwhile")
+    for s in held:
+        s.close()
+    node.stop()
+
+
 def body_of(response):
     return json.loads(response.split(b"\r\n\r\n", 1)[1]) if b"\r\n\r\n" in response else {}
 
@@ -118,15 +177,27 @@ with Env() as env:
     check(got.startswith(b"-ERR max number of clients reached") and b"per.address" in got,
           "the next RESP connection from %s: -ERR and a close (%r)" % (CLIENT, got[:160]))
 
-    others = [SourceStream(node.port, OTHER) for _ in range(15)]
-    statuses = []
-    for st in others:
-        st.send(get_request("/health"))
-        r = st.read_response()
-        statuses.append(r[0] if r else 0)
-    check(statuses == [200] * 15, "/health from %s on 15 connections at once: %r" % (OTHER, statuses))
-    for st in others:
-        st.close()
+    others = []
+    for _ in range(LIMIT // 2):
+        s, got = open_held(node.port, OTHER, False)
+        if not got.startswith(b"HTTP/1.1 200 "):
+            s.close()
+            break
+        others.append(s)
+    check(len(others) == 15, "%s holds 15 connections beside %s's 20 (got %d)"
+          % (OTHER, CLIENT, len(others)))
+    third = []
+    for source, n in (("127.0.0.3", 4), ("127.0.0.4", 1)):
+        for _ in range(n):
+            s, got = open_held(node.port, source, False)
+            third.append(s)
+            check(got.startswith(b"HTTP/1.1 200 "),
+                  "with two addresses holding 35 of 40: /health from %s is served (%r)"
+                  % (source, got[:40]))
+    got = refusal(node.port, OTHER)
+    check(got.startswith(b"HTTP/1.1 503 "), "%s's next connection is refused (%r)" % (OTHER, got[:40]))
+    for s in others + third:
+        s.close()
 
     text = node.log_text()
     lines = [l for l in text.splitlines() if "max.connections.per.address" in l]
@@ -156,5 +227,6 @@ with Env() as env:
         s.close()
     check(wait_until(lambda: health(node.port, OTHER) == 200, 5), "served again once they close")
     node.stop()
+    non_readers(env)
     log("done in %.1f s" % (time.monotonic() - t0))
     env.finish()

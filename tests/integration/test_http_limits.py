@@ -272,7 +272,7 @@ def back_pressure(node):
         % (flood.sent, len(flood.data), before, mid, after))
     # (The 345 kB of requests fit in the kernel's socket buffers, so whether
     # the server stopped reading shows in its memory, not in flood.sent.)
-    # Unbounded output would be ~100 MB (5000 x 20 kB); the cap is 4 MB.
+    # Unbounded output would be ~100 MB (5000 x 20 kB); the cap is 256 KiB.
     check(after - before < 64 * 1024, "non-reader: server RSS grew by %d kB (< 64 MB)" % (after - before))
     check(node.proc.alive(), "non-reader: server alive")
     flood.stop = True

@@ -11,7 +11,11 @@ stay under the documented bound:
   bytes; the command limit stays 4 KiB, so the first is "command too large" and a close;
 - authentication on, before AUTH: MULTI is -NOAUTH; the ECHOs are answered one by one;
 - authentication on, after AUTH as a user: MULTI, 999 x ECHO of 16,000 bytes, EXEC (as the first);
-- a queue held just under its limit (no EXEC) on each connection; then EXEC answers each.
+- a queue held just under its limit (no EXEC) on each connection; then EXEC answers each;
+- authentication on, before AUTH, a client that never reads: COMMAND DOCS (6 KB of reply for
+  30 bytes) pipelined 8000 times on each of 20 connections, not a byte read: the node stops
+  reading such a client once the small budget of output before AUTH waits (docs/OPERATIONS.md,
+  "Clients that do not read"), so it holds under the same bound per connection.
 AddressSanitizer's quarantine would count freed memory as RSS: it is kept to 1 MB here.
 """
 import json
@@ -121,6 +125,33 @@ def measure(node, what, conns, pattern):
     return cs
 
 
+def unread_docs(node, conns):
+    """conns connections that pipeline COMMAND DOCS before AUTH and never read; the RSS growth
+    per connection after 1.5 s must stay under the bound."""
+    pid = node.proc.p.pid
+    before = rss_kb(pid)
+    cs = []
+    payload = resp_command("COMMAND", "DOCS") * 8000
+    for _ in range(conns):
+        s = socket.create_connection(("127.0.0.1", node.resp_port), timeout=5)
+        s.setblocking(False)
+        sent = 0
+        try:
+            while sent < len(payload):
+                sent += s.send(payload[sent:sent + 65536])
+        except (BlockingIOError, OSError):
+            pass
+        cs.append(s)
+    time.sleep(1.5)
+    per = (rss_kb(pid) - before) / conns
+    log("auth on, before AUTH, COMMAND DOCS x 8000 never read: %d connections, RSS %d -> %d kB, "
+        "%.0f KiB per connection" % (conns, before, rss_kb(pid), per))
+    check(per < BOUND_KB, "a client that never reads, before AUTH: %.0f KiB per connection, under %d"
+          % (per, BOUND_KB))
+    for s in cs:
+        s.close()
+
+
 def close_all(cs):
     for c in cs:
         c.s.close()
@@ -197,6 +228,7 @@ def auth_on(env):
               "conn %d: MULTI before AUTH is -NOAUTH; ECHO answers (%.80r %.80r)" % (i, got[:1], got[-1:]))
     cs = measure(node, "auth on, before AUTH: MULTI + 999 x ECHO 4000 B + EXEC", 20, before_auth)
     close_all(cs)
+    unread_docs(node, 20)
 
     cs = measure(node, "auth on, after AUTH: MULTI + 999 x ECHO 16000 B + EXEC", 10,
                  multi_echo(16000, auth=user))

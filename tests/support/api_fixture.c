@@ -57,8 +57,8 @@ struct door_ctx *api_fixture_init(void) {
     }
     fx.api = (struct door_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
     fx.http = (struct http_proto_config){table_http_dispatch, table_http_done, &fx.api};
-    fx.resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,     &fx.api, 0,
-                                        command_client_size(), command_client_close};
+    fx.resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,      &fx.api, 0,
+                                        command_client_size(), command_client_close, 0};
     fx.ready = 1;
     return &fx.api;
 }
@@ -70,6 +70,10 @@ struct session *api_fixture_conn(int loopback) {
 void api_fixture_close(struct session *s) {
     leaf_wait_cancel(&s->wait);
     http_proto_ops.close(s);
+}
+
+void api_fixture_resp_anonymous_out(size_t max) {
+    fx.resp.anonymous_out_max = max;
 }
 
 struct session *api_fixture_resp_conn(int loopback) {

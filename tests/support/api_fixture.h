@@ -17,6 +17,8 @@
 struct door_ctx *api_fixture_init(void);
 struct session *api_fixture_conn(int loopback);
 void api_fixture_close(struct session *s);
+/* The RESP output budget before AUTH of the connections opened next (resp_conn_config). */
+void api_fixture_resp_anonymous_out(size_t max);
 struct session *api_fixture_resp_conn(int loopback);
 void api_fixture_resp_close(struct session *s);
 void api_fixture_done(void);

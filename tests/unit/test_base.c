@@ -168,7 +168,7 @@ static int64_t peercount_of(const struct peercount *pc, const void *addr, size_t
 /* A limit per address: each address on its own, freed slots reused, runs closed up. */
 static void test_peercount(void) {
     struct peercount pc;
-    CHECK(peercount_init(&pc, 100, 3) == LEAF_OK);
+    CHECK(peercount_init(&pc, 100, 3, 0) == LEAF_OK);
     uint64_t a[3], b;
     for (int i = 0; i < 3; i++) {
         a[i] = peercount_take(&pc, "\x7f\0\0\x01", 4);
@@ -204,6 +204,31 @@ static void test_peercount(void) {
         }
     }
     CHECK_EQ_INT(peercount_of(&pc, "\x7f\0\0\x01", 4), 3);
+    peercount_destroy(&pc);
+}
+
+/*
+ * The reserve (docs/OPERATIONS.md, "Connection slots"): 40 connections, half per address, the
+ * last 5 for addresses holding fewer than PEERCOUNT_FEW. Two addresses get 20 and 15; then four
+ * from a third and one from a fourth; nothing more for any of them.
+ */
+static void test_peercount_reserve(void) {
+    struct peercount pc;
+    CHECK(peercount_init(&pc, 40, 20, 5) == LEAF_OK);
+    int got[4] = {0, 0, 0, 0};
+    const char *addr[4] = {"\x7f\0\0\x01", "\x7f\0\0\x02", "\x7f\0\0\x03", "\x7f\0\0\x04"};
+    for (int a = 0; a < 4; a++) {
+        for (int i = 0; i < 40 && pc.total < 40; i++) { /* 40: the node's limit (net.c) */
+            got[a] += peercount_take(&pc, addr[a], 4) != 0;
+        }
+    }
+    CHECK_EQ_INT(got[0], 20);
+    CHECK_EQ_INT(got[1], 15);
+    CHECK_EQ_INT(got[2], PEERCOUNT_FEW);
+    CHECK_EQ_INT(got[3], 1);
+    CHECK_EQ_INT(pc.total, 40);
+    CHECK(peercount_take(&pc, addr[1], 4) == 0); /* 15 held: the reserve is not for it */
+    CHECK(peercount_take(&pc, addr[2], 4) == 0); /* PEERCOUNT_FEW held: nor for it */
     peercount_destroy(&pc);
 }
 
@@ -402,5 +427,6 @@ int main(void) {
     TEST(test_clocks);
     TEST(test_siphash);
     TEST(test_peercount);
+    TEST(test_peercount_reserve);
     return unit_done();
 }

@@ -276,6 +276,30 @@ static void test_memory_limits(void) {
     sbuf_free(&req);
 }
 
+/*
+ * The output budget before AUTH (docs/OPERATIONS.md, "Clients that do not read"): 30 pipelined
+ * COMMAND DOCS (6 KB of reply each) stop being parsed once 16 KiB of replies wait, and the rest
+ * of the input is left for later; without the budget all 30 are answered (180 KB, under the
+ * output limit).
+ */
+static void test_anonymous_output_budget(void) {
+    static char in[30 * 14 + 1];
+    for (int i = 0; i < 30; i++) {
+        memcpy(in + i * 14, "COMMAND DOCS\r\n", 14);
+    }
+    api_fixture_resp_anonymous_out(16u << 10);
+    struct session *s = api_fixture_resp_conn(1);
+    size_t used = resp_proto_ops.input(s, in, 30 * 14);
+    CHECK(used < 30 * 14 && used % 14 == 0);
+    CHECK(s->out.len >= (16u << 10) && s->out.len < (16u << 10) + 7000);
+    api_fixture_resp_close(s);
+    api_fixture_resp_anonymous_out(0);
+    s = api_fixture_resp_conn(1);
+    CHECK_EQ_INT(resp_proto_ops.input(s, in, 30 * 14), 30 * 14);
+    CHECK(s->out.len > 30 * 6000);
+    api_fixture_resp_close(s);
+}
+
 static void test_idle_gives_memory_back(void) {
     struct session *s = api_fixture_resp_conn(1);
     s->now_ms = 1;
@@ -298,6 +322,7 @@ int main(void) {
     TEST(test_multi_exec);
     TEST(test_protocol_error_closes);
     TEST(test_tooling_commands);
+    TEST(test_anonymous_output_budget);
     TEST(test_command_docs);
     TEST(test_memory_limits);
     TEST(test_idle_gives_memory_back);
