@@ -248,7 +248,7 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
  * and the handle was opened before it. Two loads; no lock, no system call. */
 static inline int forked(struct leafd_client *c) {
     return __builtin_expect(
-        client_fork_now() != atomic_load_explicit(&c->forks, memory_order_acquire), 0);
+               client_fork_now() != atomic_load_explicit(&c->forks, memory_order_acquire), 0) != 0;
 }
 
 /* The first call of a child of fork() on a handle renews it, once (client_fork_lock() keeps
