@@ -25,7 +25,7 @@ import json
 import socket
 import time
 
-from leafdtest import (Env, HttpStream, check, get_request, http, log, resp_command,
+from leafdtest import (unread_socket, Env, HttpStream, check, get_request, http, log, resp_command,
                        static_props, wait_until)
 
 LIMIT = 40
@@ -94,23 +94,6 @@ def health(port, source):
         st.close()
 
 
-def unread(port, payload):
-    """A connection that sends what the socket takes of payload at once and never reads. Its
-    receive buffer is small, so the node's replies fill the kernel's buffers soon even on a slow
-    machine (ThreadSanitizer), and the writes stall."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
-    s.settimeout(5)
-    s.connect(("127.0.0.1", port))
-    s.setblocking(False)
-    sent = 0
-    try:
-        while sent < len(payload):
-            sent += s.send(payload[sent:sent + 65536])
-    except (BlockingIOError, OSError):
-        pass
-    return s
-
 
 def open_conns(port):
     """leafd_http_connections summed over the protocols (this request's own one included)."""
@@ -123,8 +106,8 @@ def non_readers(env):
     node = env.leafd("unread", static_props(13, **{"leafd.http.request.timeout.ms": "2000",
                                                     "leafd.threads": "2"}), resp=True)
     base = open_conns(node.port)
-    held = [unread(node.port, get_request("/metrics") * 4000) for _ in range(8)]
-    held += [unread(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
+    held = [unread_socket(node.port, get_request("/metrics") * 4000) for _ in range(8)]
+    held += [unread_socket(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
     t = time.monotonic()
     # (A loaded machine may close some before a /metrics request sees all 16: not checked.)
     peak = open_conns(node.port) - base

@@ -29,7 +29,7 @@ import subprocess
 import time
 
 import reloadload
-from leafdtest import (Env, check, get_request, log, pid_alive, port_open, resp_command,
+from leafdtest import (unread_socket, Env, check, get_request, log, pid_alive, port_open, resp_command,
                        wait_until)
 from zkhelpers import zk_props
 
@@ -43,23 +43,6 @@ def partial(port):
     s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     return s
 
-
-def unread(port, payload):
-    """A connection that sends what the socket takes of payload at once and never reads. Its
-    receive buffer is small, so the node's replies fill the kernel's buffers soon even on a slow
-    machine (ThreadSanitizer), and the writes stall."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
-    s.settimeout(5)
-    s.connect(("127.0.0.1", port))
-    s.setblocking(False)
-    sent = 0
-    try:
-        while sent < len(payload):
-            sent += s.send(payload[sent:sent + 65536])
-    except (BlockingIOError, OSError):
-        pass
-    return s
 
 
 def cpu_ticks(pid):
@@ -159,8 +142,8 @@ def round_sighup(node, serving):
 
 
 def round_unread(node, serving):
-    held = [unread(node.port, get_request("/metrics") * 4000) for _ in range(8)]
-    held += [unread(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
+    held = [unread_socket(node.port, get_request("/metrics") * 4000) for _ in range(8)]
+    held += [unread_socket(node.resp_port, resp_command("COMMAND", "DOCS") * 8000) for _ in range(8)]
     check(quiet(serving), "the replies to the clients that never read stop moving")
     pat = r"accepting again (\d+) ms after the previous process stopped"
     before = len(re.findall(pat, node.log_text()))

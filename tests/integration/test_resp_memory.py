@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 
-from leafdtest import check, Env, http, log, resp_command, rss_kb, static_props
+from leafdtest import check, Env, http, log, resp_command, rss_kb, static_props, unread_socket
 from zkhelpers import zk_props
 
 BOUND_KB = 512  # docs/reference/resp.md, "Memory per connection"
@@ -133,15 +133,7 @@ def unread_docs(node, conns):
     cs = []
     payload = resp_command("COMMAND", "DOCS") * 8000
     for _ in range(conns):
-        s = socket.create_connection(("127.0.0.1", node.resp_port), timeout=5)
-        s.setblocking(False)
-        sent = 0
-        try:
-            while sent < len(payload):
-                sent += s.send(payload[sent:sent + 65536])
-        except (BlockingIOError, OSError):
-            pass
-        cs.append(s)
+        cs.append(unread_socket(node.resp_port, payload, rcvbuf=None))
     time.sleep(1.5)
     per = (rss_kb(pid) - before) / conns
     log("auth on, before AUTH, COMMAND DOCS x 8000 never read: %d connections, RSS %d -> %d kB, "

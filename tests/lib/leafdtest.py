@@ -775,3 +775,23 @@ class RespStream(HttpStream):
         if kind == b",":
             return float(rest)
         raise ValueError("not a RESP reply: %r" % line[:80])
+
+
+def unread_socket(port, payload, rcvbuf=8192):
+    """A connection that sends what the socket takes of payload at once and never reads. Its
+    receive buffer is small (rcvbuf bytes; None: the kernel's default), so the node's replies
+    fill the kernel's buffers soon even on a slow machine (ThreadSanitizer), and the writes
+    stall."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    s.setblocking(False)
+    sent = 0
+    try:
+        while sent < len(payload):
+            sent += s.send(payload[sent:sent + 65536])
+    except (BlockingIOError, OSError):
+        pass
+    return s
