@@ -110,6 +110,15 @@ static void numbering_json(struct sbuf *b, const struct sequence_numbering *d) {
     sbuf_putc(b, '}');
 }
 
+/* Answers one numbering's definition as JSON with the given status. */
+static void numbering_respond(struct http_request *req, int status,
+                              const struct sequence_numbering *d) {
+    struct sbuf b = SBUF_INIT;
+    numbering_json(&b, d);
+    door_http_respond_sbuf(req, status, "application/json", &b);
+    sbuf_free(&b);
+}
+
 leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     struct sequence_numbering d;
@@ -144,10 +153,7 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
         return LEAF_EAGAIN;
     }
     if (rc == LEAF_OK) {
-        struct sbuf b = SBUF_INIT;
-        numbering_json(&b, &d);
-        door_http_respond_sbuf(req, 201, "application/json", &b);
-        sbuf_free(&b);
+        numbering_respond(req, 201, &d);
     } else if (rc == LEAF_EEXIST) {
         http_respond_error(req, 409, "numbering_exists", "a numbering of that name exists");
     } else if (rc == LEAF_ERANGE) {
@@ -257,10 +263,7 @@ leaf_status_t api_numbering_update(struct http_request *req, enum ids_mode mode)
         return LEAF_EAGAIN;
     }
     if (rc == LEAF_OK) {
-        struct sbuf b = SBUF_INIT;
-        numbering_json(&b, &d);
-        door_http_respond_sbuf(req, 200, "application/json", &b);
-        sbuf_free(&b);
+        numbering_respond(req, 200, &d);
     } else {
         change_respond(req, rc, d.name);
     }
