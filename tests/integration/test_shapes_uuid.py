@@ -81,6 +81,13 @@ st, body, _ = nodes[0].get("/decodeUuid?uuid=%s" % alien)
 j = json.loads(body) if st == 200 else {}
 check(st == 200 and j.get("leafd") is False and "ahead of this node's clock" in j.get("note", ""),
       "a UUIDv7 from elsewhere: decoded, with leafd false and a note why: %d %s" % (st, body))
+# The choice of version 7 over RFC 9562's UUIDv8 for an embedded node ID is the docs' to explain
+# (docs/id-shapes.md, "Why version 7, with a node ID inside").
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                       "id-shapes.md")) as f:
+    shapes_doc = f.read()
+check("Why version 7, with a node ID inside" in shapes_doc and "section 6.4" in shapes_doc and
+      "UUIDv8" in shapes_doc, "docs/id-shapes.md says why UUIDv7 carries the worker ID, not UUIDv8")
 st, body, _ = nodes[0].get("/decodeUuid?uuid=%s" % uuid.uuid4())
 check(st == 400 and "bad_uuid" in body, "a version 4 UUID: 400 bad_uuid (%d %s)" % (st, body))
 st, body, _ = nodes[0].get("/decodeUuid?uuid=nope")
