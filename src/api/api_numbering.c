@@ -119,10 +119,22 @@ static void numbering_respond(struct http_request *req, int status,
     sbuf_free(&b);
 }
 
+/* 1 when the definition's time_zone can be read on this node; else answers 400 and 0. */
+static int zone_readable(struct http_request *req, const struct door_ctx *ctx,
+                         const struct sequence_numbering *d) {
+    int64_t period, day;
+    if (sequence_service_numbering_period(ctx->sequence, d, clock_wall_ms(), &period, &day) ==
+        LEAF_OK) {
+        return 1;
+    }
+    http_respond_error(req, 400, "bad_request",
+                       "time_zone names no readable zone of the tz database on this node");
+    return 0;
+}
+
 leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     struct sequence_numbering d;
-    int64_t period, day;
     if (!create_body(req, &d)) {
         return LEAF_OK;
     }
@@ -135,10 +147,7 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
         api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
         return LEAF_OK;
     }
-    if (req->ticket < 0 && sequence_service_numbering_period(ctx->sequence, &d, clock_wall_ms(),
-                                                             &period, &day) != LEAF_OK) {
-        http_respond_error(req, 400, "bad_request",
-                           "time_zone names no readable zone of the tz database on this node");
+    if (req->ticket < 0 && !zone_readable(req, ctx, &d)) {
         return LEAF_OK;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > NUMBERING_WAIT_MS) {
@@ -246,14 +255,10 @@ static int change_ready(struct http_request *req) {
 leaf_status_t api_numbering_update(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     struct sequence_numbering d;
-    int64_t period, day;
     if (!create_body(req, &d) || !change_ready(req)) {
         return LEAF_OK;
     }
-    if (req->ticket < 0 && sequence_service_numbering_period(ctx->sequence, &d, clock_wall_ms(),
-                                                             &period, &day) != LEAF_OK) {
-        http_respond_error(req, 400, "bad_request",
-                           "time_zone names no readable zone of the tz database on this node");
+    if (req->ticket < 0 && !zone_readable(req, ctx, &d)) {
         return LEAF_OK;
     }
     leaf_status_t rc =
