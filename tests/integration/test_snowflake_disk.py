@@ -10,13 +10,22 @@ read-only or full disk. Checked:
 - the failure is logged once, not once per attempt (every 3 s);
 - once the directory is back, the node resumes by itself and says so.
 """
+import ctypes
 import os
-import shutil
 import time
 
 from leafdtest import Env, check, log, static_props, wait_until
 
 RESERVE_MS = 2000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def swap(a, b):
+    """Exchanges the paths a and b in one step (renameat2 RENAME_EXCHANGE): the node, which makes
+    its cache directory again when it is missing, never sees a moment with neither."""
+    if _libc.renameat2(-100, a.encode(), -100, b.encode(), 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
+        e = ctypes.get_errno()
+        raise OSError(e, "renameat2(%s, %s, RENAME_EXCHANGE): %s" % (a, b, os.strerror(e)))
 
 
 def main():
@@ -26,9 +35,10 @@ def main():
     check(os.path.exists(os.path.join(cache_dir, "workerID.properties")), "the cache file exists")
     check(n.get("/api/snowflake/get/d")[0] == 200, "serving before")
 
-    os.rename(cache_dir, cache_dir + ".away")
-    with open(cache_dir, "w") as f:
+    away = cache_dir + ".away"
+    with open(away, "w") as f:
         f.write("not a directory\n")
+    swap(cache_dir, away)  # the file where the directory was; the directory kept at away
     t0 = time.monotonic()
     log("cache directory replaced by a file")
     last_ok = [None]
@@ -50,8 +60,8 @@ def main():
     check(len(lines) == 1, "the failure is logged once, not per attempt (%d lines)" % len(lines))
     check(n.get("/api/snowflake/get/d")[0] == 503, "still stopped while the disk is bad")
 
-    os.remove(cache_dir)
-    os.rename(cache_dir + ".away", cache_dir)
+    swap(cache_dir, away)
+    os.remove(away)
     t1 = time.monotonic()
     ok = wait_until(lambda: n.get("/api/snowflake/get/d")[0] == 200, 10, 0.05)
     log("resumed %.2f s after the disk came back" % (time.monotonic() - t1))
