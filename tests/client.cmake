@@ -6,8 +6,12 @@ leaf_unit_test(test_client leaf_client_core Threads::Threads)
 leaf_unit_test(test_client_names leafd_client_static)
 # The real library against a fake node in a thread of the test: fork, counts, hostile answers.
 leaf_unit_test(test_client_fake leafd_client_static)
+# The error codes: one table in <leafd/client.h>; the Python binding and the manual page list the
+# same codes with the same numbers (read from the source tree).
+leaf_unit_test(test_client_codes leafd_client_static)
+target_compile_definitions(test_client_codes PRIVATE LEAF_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 set_property(TEST unit.test_client unit.test_client_names unit.test_client_fake
-             APPEND PROPERTY LABELS client)
+             unit.test_client_codes APPEND PROPERTY LABELS client)
 add_executable(client_load tools/client_load.c)
 target_link_libraries(client_load PRIVATE leafd_client)
 function(leaf_client_test name)

@@ -28,20 +28,16 @@ static _Atomic uint64_t client_generations;
 /* Each thread's last key looked up by name (client_lastkey.h): the by-name path's shortcut. */
 static _Thread_local struct client_lastkey client_last;
 
-static const char *const client_errors[] = {
-    "ok",
-    "invalid argument",
-    "no node available and the buffer is empty",
-    "credentials refused",
-    "unknown key",
-    "out of memory or too many keys",
-    "refused by the nodes",
-};
-
+/* The text of each code, from the one table of <leafd/client.h>. */
 const char *leafd_client_strerror(int code) {
-    if (code > 0 || code < LEAFD_CLIENT_EREFUSED)
-        return "unknown error";
-    return client_errors[-code];
+    switch (code) {
+    case 0: return "ok";
+#define CLIENT_ERRNO_TEXT(name, value, text)                                                       \
+    case LEAFD_CLIENT_##name: return text;
+        LEAFD_CLIENT_ERRNO_MAP(CLIENT_ERRNO_TEXT)
+#undef CLIENT_ERRNO_TEXT
+    default: return "unknown error";
+    }
 }
 
 static int64_t now_ms(void) {

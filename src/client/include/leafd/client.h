@@ -20,13 +20,32 @@
 extern "C" {
 #endif
 
-/* The error codes, stable (the Python binding and the manual page list them too). */
-#define LEAFD_CLIENT_EINVAL (-1)       /* a bad argument: key, count, handle */
-#define LEAFD_CLIENT_EUNAVAILABLE (-2) /* buffer empty and no node served in time */
-#define LEAFD_CLIENT_EAUTH (-3)        /* the nodes refused the credentials (401/403) */
-#define LEAFD_CLIENT_ENOTFOUND (-4)    /* the nodes do not know the key (404 unknown_tag) */
-#define LEAFD_CLIENT_ENOMEM (-5)       /* out of memory, or more keys than keys.max */
-#define LEAFD_CLIENT_EREFUSED (-6)     /* the nodes refused the request (another 4xx) */
+/*
+ * The error codes, one row each, as libuv's UV_ERRNO_MAP: XX(name, value, text). The values are
+ * stable (the ABI: a code keeps its number for ever; a new code takes the next one down), the text
+ * is leafd_client_strerror()'s. The Python binding (src/client/python/leafd/__init__.py) and the
+ * manual page (docs/man/leafd_client.3) list the same rows, which tests/unit/test_client_codes.c
+ * checks against this table.
+ *   EINVAL        a bad argument: key, count, handle
+ *   EUNAVAILABLE  buffer empty and no node served in time
+ *   EAUTH         the nodes refused the credentials (401/403)
+ *   ENOTFOUND     the nodes do not know the key (404 unknown_tag)
+ *   ENOMEM        out of memory, or more keys than keys.max
+ *   EREFUSED      the nodes refused the request (another 4xx)
+ */
+#define LEAFD_CLIENT_ERRNO_MAP(XX)                                                                 \
+    XX(EINVAL, -1, "invalid argument")                                                             \
+    XX(EUNAVAILABLE, -2, "no node available and the buffer is empty")                              \
+    XX(EAUTH, -3, "credentials refused")                                                           \
+    XX(ENOTFOUND, -4, "unknown key")                                                               \
+    XX(ENOMEM, -5, "out of memory or too many keys")                                               \
+    XX(EREFUSED, -6, "refused by the nodes")
+
+typedef enum {
+#define LEAFD_CLIENT_ERRNO_ENUM(name, value, text) LEAFD_CLIENT_##name = (value),
+    LEAFD_CLIENT_ERRNO_MAP(LEAFD_CLIENT_ERRNO_ENUM)
+#undef LEAFD_CLIENT_ERRNO_ENUM
+} leafd_client_errno_t;
 
 /* The most IDs of one leafd_client_next_many() call (the largest range a node hands out in one
  * request, /api/segment/range's count); a larger n is refused with LEAFD_CLIENT_EINVAL. */

@@ -22,7 +22,8 @@ import threading
 __all__ = ["Client", "Error", "EINVAL", "EUNAVAILABLE", "EAUTH", "ENOTFOUND", "ENOMEM",
            "EREFUSED", "MANY_MAX"]
 
-# The error codes of <leafd/client.h>.
+# The error codes of <leafd/client.h> (its table LEAFD_CLIENT_ERRNO_MAP): the same names and
+# numbers, which tests/unit/test_client_codes.c checks.
 EINVAL = -1
 EUNAVAILABLE = -2
 EAUTH = -3
