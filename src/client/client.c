@@ -21,6 +21,7 @@
 #include "client_fork.h"
 #include "client_handle.h"
 #include "client_lastkey.h"
+#include "validate.h"
 
 /* The generations of handles: each open takes the next (client_lastkey.h). */
 static _Atomic uint64_t client_generations;
@@ -120,7 +121,12 @@ static struct leafd_client_key *lookup(struct leafd_client *c, const char *key) 
     }
 }
 
-/* "segment:<tag>" or "snowflake:<tag>", the tag as leafd takes it: 1 to 128 of [A-Za-z0-9._:-]. */
+/* "segment:<tag>" or "snowflake:<tag>", the tag as leafd takes it: the daemon's own rule,
+ * validate_tag() of src/base/validate.c, compiled into the library (a tag: 1 to 128 of
+ * [A-Za-z0-9._:-]), so the library refuses exactly the keys a node would. */
+_Static_assert(sizeof("snowflake:") + VALIDATE_TAG_MAX <= CLIENT_KEY_MAX,
+               "a key fits CLIENT_KEY_MAX");
+
 static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
     if (strncmp(key, "segment:", 8) == 0) {
         *kind = CLIENT_SEGMENT;
@@ -131,14 +137,7 @@ static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
     } else {
         return -1;
     }
-    size_t len = strlen(key + *prefix);
-    if (len == 0 || len > CLIENT_TAG_MAX)
-        return -1;
-    for (const char *p = key + *prefix; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '.' || *p == '_' || *p == ':' || *p == '-'))
-            return -1;
-    return 0;
+    return validate_tag(key + *prefix, strlen(key + *prefix)) ? 0 : -1;
 }
 
 static struct leafd_client_key *key_new(const struct leafd_client *c, const char *key,

@@ -22,8 +22,8 @@
 #include "client_options.h"
 #include "client_prefetch.h"
 
+/* A key's name: "snowflake:" and a tag of VALIDATE_TAG_MAX bytes fit (client.c checks). */
 #define CLIENT_KEY_MAX 160
-#define CLIENT_TAG_MAX 128
 /* The text of a key's last failure (leafd_client_error()). */
 #define CLIENT_DETAIL_MAX 384
 
