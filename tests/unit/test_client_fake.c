@@ -10,7 +10,9 @@
  * - a hostile answer (a negative or huge Content-Length, a short one, a batch of another size than
  *   asked, a range larger than asked) is refused: no crash, no read past a buffer, no ID from it;
  * - credentials that would overflow the Authorization line are taken whole, and a CR or LF in
- *   them is refused at open.
+ *   them is refused at open;
+ * - every call on a key handle (leafd_client_key_get, _next, _next_many, _waits) serves and
+ *   refuses as the header says.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -563,6 +565,112 @@ static void test_credentials(void) {
     }
 }
 
+/* ---- key handles ----------------------------------------------------------------------------- */
+
+/* n IDs strictly ascending, all above *last (segment: one handle, one thread); *last the top. */
+static void check_ascending(const int64_t *ids, size_t n, int64_t *last) {
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] <= *last) {
+            CHECK(ids[i] > *last);
+            return;
+        }
+        *last = ids[i];
+    }
+}
+
+/* Every call of <leafd/client.h> on a key handle: leafd_client_key_get() (the same handle for
+ * the same name, EINVAL for a malformed key or a NULL, ENOMEM past keys.max),
+ * leafd_client_key_next() and leafd_client_key_next_many() (IDs from the key's own buffer, shared
+ * with the calls by name; EINVAL for a NULL or a count out of range; the nodes' refusal as by
+ * name), leafd_client_key_waits() (0 before the first call, counted per key). */
+static void test_key_handles(void) {
+    char err[256];
+    node_a.match = "/gonek";
+    node_a.hostile = NOT_FOUND;
+    leafd_client *c =
+        leafd_client_open(endpoint, "log=0;wait.ms=2000;keys.max=4", err, sizeof(err));
+    CHECK(c != NULL);
+    if (c == NULL) {
+        return;
+    }
+    leafd_client_key *k = NULL, *again = NULL, *sf = NULL, *gone = NULL, *other = NULL;
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:handle", &k), 0);
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:handle", &again), 0);
+    CHECK(k != NULL && again == k);
+    CHECK_EQ_INT(leafd_client_key_get(c, "snowflake:handle", &sf), 0);
+    CHECK(sf != NULL && sf != k);
+    static const char *const bad[] = {"nokind:x", "segment:", "segment:a b", "snowflake:a/b", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_EQ_INT(leafd_client_key_get(c, bad[i], &other), LEAFD_CLIENT_EINVAL);
+    }
+    CHECK_EQ_INT(leafd_client_key_get(NULL, "segment:handle", &other), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_get(c, NULL, &other), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:handle", NULL), LEAFD_CLIENT_EINVAL);
+
+    /* Nothing taken yet: no call waited. */
+    CHECK_EQ_INT(leafd_client_key_waits(k), 0);
+    CHECK_EQ_INT(leafd_client_key_waits(sf), 0);
+    CHECK_EQ_INT(leafd_client_key_waits(NULL), 0);
+
+    /* The first call waits at most once (key_get already woke the refill, which may have filled
+     * the buffer first); the IDs ascend across the handle's calls and the calls by name on the
+     * same key, which share its buffer. */
+    int64_t id = 0, last = 0, ids[50];
+    CHECK_EQ_INT(leafd_client_key_next(k, &id), 0);
+    check_ascending(&id, 1, &last);
+    CHECK(leafd_client_key_waits(k) <= 1);
+    CHECK_EQ_INT(leafd_client_key_waits(sf), 0);
+    for (int i = 0; i < 100; i++) {
+        CHECK_EQ_INT(leafd_client_key_next(k, &id), 0);
+        check_ascending(&id, 1, &last);
+    }
+    CHECK_EQ_INT(leafd_client_key_next_many(k, ids, 50), 0);
+    check_ascending(ids, 50, &last);
+    CHECK_EQ_INT(leafd_client_next(c, "segment:handle", &id), 0);
+    check_ascending(&id, 1, &last);
+    CHECK_EQ_INT(leafd_client_key_next(k, &id), 0);
+    check_ascending(&id, 1, &last);
+    CHECK(leafd_client_key_waits(k) >= 1 && leafd_client_key_waits(k) <= 4);
+
+    /* A snowflake key: its IDs are the node's batches, each once. */
+    CHECK_EQ_INT(leafd_client_key_next(sf, &id), 0);
+    CHECK_EQ_INT(leafd_client_key_next_many(sf, ids, 50), 0);
+    for (int i = 0; i < 50; i++) {
+        CHECK(ids[i] != id);
+    }
+    CHECK(leafd_client_key_waits(sf) <= 2);
+
+    /* Refused arguments, before anything is taken. */
+    CHECK_EQ_INT(leafd_client_key_next(NULL, &id), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_next(k, NULL), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_next_many(NULL, ids, 1), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_next_many(k, NULL, 1), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_next_many(k, ids, 0), LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_next_many(k, ids, LEAFD_CLIENT_MANY_MAX + 1),
+                 LEAFD_CLIENT_EINVAL);
+    CHECK_EQ_INT(leafd_client_key_next(k, &id), 0);
+    check_ascending(&id, 1, &last);
+
+    /* A key the nodes do not know: the handle's calls answer what the calls by name do. */
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:gonek", &gone), 0);
+    CHECK_EQ_INT(leafd_client_key_next(gone, &id), LEAFD_CLIENT_ENOTFOUND);
+    CHECK_EQ_INT(leafd_client_key_next_many(gone, ids, 5), LEAFD_CLIENT_ENOTFOUND);
+    CHECK(strstr(leafd_client_error(c), "segment:gonek: unknown key") != NULL);
+    /* Each of the two calls found the buffer empty and waited for the refill: counted once. */
+    CHECK_EQ_INT(leafd_client_key_waits(gone), 2);
+
+    /* keys.max=4: a fourth key is taken, a fifth refused; the keys already held still serve. */
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:fourth", &other), 0);
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:fifth", &other), LEAFD_CLIENT_ENOMEM);
+    CHECK_EQ_INT(leafd_client_key_get(c, "segment:handle", &again), 0);
+    CHECK(again == k);
+    CHECK_EQ_INT(leafd_client_key_next(k, &id), 0);
+    check_ascending(&id, 1, &last);
+    leafd_client_close(c);
+    node_a.hostile = NULL;
+    node_a.match = NULL;
+}
+
 /* Every test, or the one named on the command line (a name's start is enough). */
 #define ONE(fn)                                                                                    \
     if (argc < 2 || strncmp(#fn, argv[1], strlen(argv[1])) == 0)                                   \
@@ -579,5 +687,6 @@ int main(int argc, char **argv) {
     ONE(test_error_text_and_log_callback);
     ONE(test_unknown_tags_flood_spares_a_served_key);
     ONE(test_fork_child_never_hands_out_the_parents_ids);
+    ONE(test_key_handles);
     return unit_done();
 }
