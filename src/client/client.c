@@ -87,8 +87,9 @@ const char *leafd_client_error(const leafd_client *c) {
 }
 
 void leafd_client_set_log(leafd_client *c, leafd_client_log_fn fn, void *arg) {
-    if (c == NULL)
+    if (c == NULL) {
         return;
+    }
     pthread_mutex_lock(&c->lock);
     c->log_fn = fn;
     c->log_arg = arg;
@@ -112,12 +113,14 @@ static uint64_t hash_key(const char *s, size_t len) {
 
 static struct leafd_client_key *lookup(struct leafd_client *c, const char *key) {
     size_t len = strlen(key);
-    if (len >= CLIENT_KEY_MAX)
+    if (len >= CLIENT_KEY_MAX) {
         return NULL;
+    }
     for (size_t i = hash_key(key, len) & c->table_mask;; i = (i + 1) & c->table_mask) {
         struct leafd_client_key *k = atomic_load_explicit(&c->table[i], memory_order_acquire);
-        if (k == NULL || memcmp(k->name, key, len + 1) == 0)
+        if (k == NULL || memcmp(k->name, key, len + 1) == 0) {
             return k;
+        }
     }
 }
 
@@ -143,8 +146,9 @@ static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
 static struct leafd_client_key *key_new(const struct leafd_client *c, const char *key,
                                         enum client_kind kind, size_t prefix) {
     struct leafd_client_key *k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
-    if (k == NULL)
+    if (k == NULL) {
         return NULL;
+    }
     memset(k, 0, sizeof(*k));
     if (client_chain_init(&k->chain, kind == CLIENT_SNOWFLAKE) != 0) {
         free(k);
@@ -166,8 +170,9 @@ static struct leafd_client_key *key_new(const struct leafd_client *c, const char
 static int key_get(struct leafd_client *c, const char *key, struct leafd_client_key **out) {
     enum client_kind kind;
     size_t prefix;
-    if (key_kind(key, &kind, &prefix) != 0)
+    if (key_kind(key, &kind, &prefix) != 0) {
         return LEAFD_CLIENT_EINVAL;
+    }
     pthread_mutex_lock(&c->lock);
     int rc = 0;
     struct leafd_client_key *k = lookup(c, key);
@@ -178,8 +183,9 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
             rc = LEAFD_CLIENT_ENOMEM;
         } else {
             size_t i = hash_key(key, strlen(key)) & c->table_mask;
-            while (atomic_load_explicit(&c->table[i], memory_order_relaxed) != NULL)
+            while (atomic_load_explicit(&c->table[i], memory_order_relaxed) != NULL) {
                 i = (i + 1) & c->table_mask;
+            }
             c->keys[n] = k;
             atomic_store_explicit(&c->n_keys, n + 1, memory_order_release);
             atomic_store_explicit(&c->table[i], k, memory_order_release);
@@ -204,8 +210,9 @@ static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64
     /* Two rounds: the one under way may have looked at the key before this caller came. */
     while (c->round < round + 2 && !c->stop) {
         struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
-        if (pthread_cond_timedwait(&c->filled, &c->lock, &ts) == ETIMEDOUT)
+        if (pthread_cond_timedwait(&c->filled, &c->lock, &ts) == ETIMEDOUT) {
             break;
+        }
     }
     pthread_mutex_unlock(&c->lock);
 }
@@ -218,13 +225,15 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         size_t got = client_chain_take(&k->chain, ids, n);
         ids += got;
         n -= got;
-        if (n == 0)
+        if (n == 0) {
             return 0;
+        }
         /* The refill's last try failed (every node down, the key refused): answer now
          * rather than make every caller wait, after one more round for a node back. */
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
-        if (now_ms() >= deadline)
+        if (now_ms() >= deadline) {
             return call_failed(c, k, err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE);
+        }
         /* Counted once per call, only here: the path served from the buffer adds nothing. */
         if (!waited) {
             atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
@@ -232,8 +241,9 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         }
         wait_round(c, k, deadline);
         if (err != 0 && atomic_load_explicit(&k->err, memory_order_acquire) != 0 &&
-            client_chain_ahead(&k->chain) == 0)
+            client_chain_ahead(&k->chain) == 0) {
             return call_failed(c, k, atomic_load_explicit(&k->err, memory_order_acquire));
+        }
     }
 }
 
@@ -254,10 +264,11 @@ __attribute__((noinline)) static int renew(struct leafd_client *c) {
     int rc = 0;
     if (atomic_load_explicit(&c->forks, memory_order_relaxed) != gen) {
         rc = client_refill_renew(c);
-        if (rc == 0)
+        if (rc == 0) {
             atomic_store_explicit(&c->forks, gen, memory_order_release);
-        else
+        } else {
             arg_failed(c, rc, "a child of fork() could not start its refill thread");
+        }
     }
     client_fork_unlock();
     return rc;
@@ -277,11 +288,13 @@ __attribute__((noinline)) static int count_refused(struct leafd_client *c, size_
 }
 
 int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **out) {
-    if (c == NULL || key == NULL || out == NULL)
+    if (c == NULL || key == NULL || out == NULL) {
         return LEAFD_CLIENT_EINVAL;
+    }
     int rc = forked(c) ? renew(c) : 0;
-    if (rc != 0)
+    if (rc != 0) {
         return rc;
+    }
     *out = lookup(c, key);
     return *out != NULL ? 0 : key_get(c, key, out);
 }
@@ -290,16 +303,18 @@ int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **ou
  * functions of a shared library goes through its PLT: these are inlined into both). */
 static inline int take_many(struct leafd_client_key *k, int64_t *ids, size_t n) {
     size_t got = client_chain_take(&k->chain, ids, n);
-    if (got == n)
+    if (got == n) {
         return 0;
+    }
     return next_slow(k->c, k, ids + got, n - got);
 }
 
 /* take_one() past the head's block: out of line, so that the path served from the block saves no
  * register and stores nothing but the ID around its atomic step. */
 __attribute__((noinline)) static int take_one_past(struct leafd_client_key *k, int64_t *id) {
-    if (client_chain_take(&k->chain, id, 1) == 1)
+    if (client_chain_take(&k->chain, id, 1) == 1) {
         return 0;
+    }
     return next_slow(k->c, k, id, 1);
 }
 
@@ -308,17 +323,20 @@ static inline int take_one(struct leafd_client_key *k, int64_t *id) {
 }
 
 int leafd_client_key_next_many(leafd_client_key *k, int64_t *ids, size_t n) {
-    if (k == NULL || ids == NULL)
+    if (k == NULL || ids == NULL) {
         return LEAFD_CLIENT_EINVAL;
-    if (!count_ok(n))
+    }
+    if (!count_ok(n)) {
         return count_refused(k->c, n);
+    }
     int rc = forked(k->c) ? renew(k->c) : 0;
     return rc != 0 ? rc : take_many(k, ids, n);
 }
 
 int leafd_client_key_next(leafd_client_key *k, int64_t *id) {
-    if (k == NULL || id == NULL)
+    if (k == NULL || id == NULL) {
         return LEAFD_CLIENT_EINVAL;
+    }
     int rc = forked(k->c) ? renew(k->c) : 0;
     return rc != 0 ? rc : take_one(k, id);
 }
@@ -332,16 +350,18 @@ uint64_t leafd_client_key_waits(const leafd_client_key *k) {
 static struct leafd_client_key *key_named(leafd_client *c, const char *key, int *rc) {
     struct leafd_client_key *k = lookup(c, key);
     *rc = k != NULL ? 0 : key_get(c, key, &k);
-    if (*rc == LEAFD_CLIENT_EINVAL)
+    if (*rc == LEAFD_CLIENT_EINVAL) {
         arg_failed(c, *rc,
                    "key \"%.160s\": not segment:<tag> or snowflake:<key> (a tag: 1 to 128 "
                    "of [A-Za-z0-9._:-])",
                    key);
-    else if (*rc != 0)
+    } else if (*rc != 0) {
         arg_failed(c, *rc, "key \"%.160s\": out of memory, or keys.max (%lld) keys already", key,
                    (long long)c->opt.keys_max);
-    if (*rc != 0)
+    }
+    if (*rc != 0) {
         return NULL;
+    }
     client_lastkey_put(&client_last, c, c->gen, k->name, k);
     return k;
 }
@@ -361,23 +381,28 @@ __attribute__((noinline)) static int next_named(leafd_client *c, const char *key
 }
 
 int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids, size_t n) {
-    if (c == NULL || key == NULL || ids == NULL)
+    if (c == NULL || key == NULL || ids == NULL) {
         return LEAFD_CLIENT_EINVAL;
-    if (!count_ok(n))
+    }
+    if (!count_ok(n)) {
         return count_refused(c, n);
+    }
     int rc = forked(c) ? renew(c) : 0;
-    if (rc != 0)
+    if (rc != 0) {
         return rc;
+    }
     struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
     return k != NULL ? take_many(k, ids, n) : next_many_named(c, key, ids, n);
 }
 
 int leafd_client_next(leafd_client *c, const char *key, int64_t *id) {
-    if (c == NULL || key == NULL || id == NULL)
+    if (c == NULL || key == NULL || id == NULL) {
         return LEAFD_CLIENT_EINVAL;
+    }
     int rc = forked(c) ? renew(c) : 0;
-    if (rc != 0)
+    if (rc != 0) {
         return rc;
+    }
     struct leafd_client_key *k = client_lastkey_find(&client_last, c, c->gen, key);
     return k != NULL ? take_one(k, id) : next_named(c, key, id);
 }
@@ -404,8 +429,9 @@ static void auth_line(struct leafd_client *c) {
 /* secret.file=: the secret is the file's content, one trailing newline dropped, so that a ';' in
  * it needs no escape. The error names the file, never what it holds. 0 or -1. */
 static int read_secret(struct client_options *o, char *err, size_t errlen) {
-    if (o->secret_file[0] == '\0')
+    if (o->secret_file[0] == '\0') {
         return 0;
+    }
     FILE *f = fopen(o->secret_file, "re");
     if (f == NULL) {
         snprintf(err, errlen, "secret.file %s: %s", o->secret_file, strerror(errno));
@@ -414,13 +440,16 @@ static int read_secret(struct client_options *o, char *err, size_t errlen) {
     size_t n = fread(o->secret, 1, sizeof(o->secret), f);
     int bad = ferror(f);
     fclose(f);
-    if (n > 0 && o->secret[n - 1] == '\n')
+    if (n > 0 && o->secret[n - 1] == '\n') {
         n--;
-    if (n > 0 && o->secret[n - 1] == '\r')
+    }
+    if (n > 0 && o->secret[n - 1] == '\r') {
         n--;
+    }
     int ctl = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         ctl |= (unsigned char)o->secret[i] < 0x20 || o->secret[i] == 0x7f;
+    }
     if (bad || n == 0 || n >= sizeof(o->secret) || ctl) {
         snprintf(err, errlen, "secret.file %s: %s", o->secret_file,
                  bad      ? "read failed"
@@ -440,10 +469,12 @@ static void client_free(struct leafd_client *c) {
         client_chain_free(&c->keys[i]->chain);
         free(c->keys[i]);
     }
-    for (int i = 0; i < CLIENT_NODES_MAX; i++)
+    for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_free(&c->conns[i]);
-    if (c->tls != NULL)
+    }
+    if (c->tls != NULL) {
         SSL_CTX_free(c->tls);
+    }
     free(c->keys);
     free((void *)c->table);
     free(c);
@@ -469,16 +500,18 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
         return NULL;
     }
     atomic_init(&c->forks, client_fork_now());
-    for (int i = 0; i < CLIENT_NODES_MAX; i++)
+    for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_init(&c->conns[i]);
+    }
     if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0 ||
         read_secret(&c->opt, err, errlen) != 0) {
         client_free(c);
         return NULL;
     }
     size_t cap = 2;
-    while (cap < 2 * (size_t)c->opt.keys_max)
+    while (cap < 2 * (size_t)c->opt.keys_max) {
         cap *= 2;
+    }
     c->table_mask = cap - 1;
     c->table = calloc(cap, sizeof(*c->table));
     c->keys = calloc((size_t)c->opt.keys_max, sizeof(struct leafd_client_key *));
@@ -507,14 +540,16 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
 }
 
 void leafd_client_close(leafd_client *c) {
-    if (c == NULL)
+    if (c == NULL) {
         return;
+    }
     if (forked(c)) {
         /* A child of fork() that never used the handle: its refill thread is the parent's (none
          * here to stop), its locks and connections are as the fork left them
          * (client_refill_renew()). */
-        for (int i = 0; i < CLIENT_NODES_MAX; i++)
+        for (int i = 0; i < CLIENT_NODES_MAX; i++) {
             client_http_forget(&c->conns[i]);
+        }
         client_free(c);
         return;
     }

@@ -23,10 +23,12 @@
 
 SSL_CTX *client_http_tls(const struct client_options *o, char *err, size_t errlen) {
     int any = 0;
-    for (int i = 0; i < o->n_nodes; i++)
+    for (int i = 0; i < o->n_nodes; i++) {
         any |= o->nodes[i].tls;
-    if (!any)
+    }
+    if (!any) {
         return NULL;
+    }
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (ctx == NULL) {
         snprintf(err, errlen, "SSL_CTX_new() failed");
@@ -72,8 +74,9 @@ void client_http_free(struct client_conn *c) {
 }
 
 void client_http_forget(struct client_conn *c) {
-    if (c->fd >= 0)
+    if (c->fd >= 0) {
         close(c->fd);
+    }
     client_http_init(c);
 }
 
@@ -87,14 +90,17 @@ static int64_t now_ms(void) {
 static int wait_fd(int fd, short events, int64_t deadline) {
     for (;;) {
         int64_t left = deadline - now_ms();
-        if (left <= 0)
+        if (left <= 0) {
             return -1;
+        }
         struct pollfd p = {.fd = fd, .events = events};
         int r = poll(&p, 1, (int)left);
-        if (r > 0)
+        if (r > 0) {
             return 0;
-        if (r < 0 && errno != EINTR)
+        }
+        if (r < 0 && errno != EINTR) {
             return -1;
+        }
     }
 }
 
@@ -119,8 +125,9 @@ static int dial(const struct client_endpoint *e, int64_t deadline, char *err, si
             int soerr = 0;
             socklen_t sl = sizeof(soerr);
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
-            if (soerr == 0)
+            if (soerr == 0) {
                 break;
+            }
             saved = soerr;
         } else {
             saved = errno == EINPROGRESS ? ETIMEDOUT : errno;
@@ -157,8 +164,9 @@ static int handshake(struct client_conn *c, SSL_CTX *tls, const struct client_en
     }
     for (;;) {
         int r = SSL_connect(c->ssl);
-        if (r == 1)
+        if (r == 1) {
             return 0;
+        }
         int why = SSL_get_error(c->ssl, r);
         short ev = (short)(why == SSL_ERROR_WANT_READ    ? POLLIN
                            : why == SSL_ERROR_WANT_WRITE ? POLLOUT
@@ -183,14 +191,16 @@ static int send_all(struct client_conn *c, const char *data, size_t len, int64_t
             n = SSL_write(c->ssl, data, (int)len);
             if (n <= 0) {
                 int why = SSL_get_error(c->ssl, (int)n);
-                if (why != SSL_ERROR_WANT_READ && why != SSL_ERROR_WANT_WRITE)
+                if (why != SSL_ERROR_WANT_READ && why != SSL_ERROR_WANT_WRITE) {
                     return -1;
+                }
                 ev = why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
             }
         } else {
             n = send(c->fd, data, len, MSG_NOSIGNAL);
-            if (n < 0 && errno != EAGAIN && errno != EINTR)
+            if (n < 0 && errno != EAGAIN && errno != EINTR) {
                 return -1;
+            }
         }
         if (n > 0) {
             data += n;
@@ -206,11 +216,13 @@ static int send_all(struct client_conn *c, const char *data, size_t len, int64_t
 static ssize_t recv_some(struct client_conn *c, int64_t deadline) {
     if (c->len == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 65536;
-        if (cap > CLIENT_HTTP_ANSWER_MAX)
+        if (cap > CLIENT_HTTP_ANSWER_MAX) {
             return -1;
+        }
         char *b = realloc(c->buf, cap);
-        if (b == NULL)
+        if (b == NULL) {
             return -1;
+        }
         c->buf = b;
         c->cap = cap;
     }
@@ -221,25 +233,30 @@ static ssize_t recv_some(struct client_conn *c, int64_t deadline) {
             n = SSL_read(c->ssl, c->buf + c->len, (int)(c->cap - c->len));
             if (n <= 0) {
                 int why = SSL_get_error(c->ssl, (int)n);
-                if (why == SSL_ERROR_ZERO_RETURN)
+                if (why == SSL_ERROR_ZERO_RETURN) {
                     return 0;
-                if (why != SSL_ERROR_WANT_READ && why != SSL_ERROR_WANT_WRITE)
+                }
+                if (why != SSL_ERROR_WANT_READ && why != SSL_ERROR_WANT_WRITE) {
                     return -1;
+                }
                 ev = why == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
             }
         } else {
             n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-            if (n == 0)
+            if (n == 0) {
                 return 0;
-            if (n < 0 && errno != EAGAIN && errno != EINTR)
+            }
+            if (n < 0 && errno != EAGAIN && errno != EINTR) {
                 return -1;
+            }
         }
         if (n > 0) {
             c->len += (size_t)n;
             return n;
         }
-        if (wait_fd(c->fd, ev, deadline) != 0)
+        if (wait_fd(c->fd, ev, deadline) != 0) {
             return -1;
+        }
     }
 }
 
@@ -251,20 +268,26 @@ static int read_answer(struct client_conn *c, int64_t deadline, struct client_an
     c->len = 0;
     char *end;
     for (;;) {
-        if (c->len > 0 && (end = memmem(c->buf, c->len, "\r\n\r\n", 4)) != NULL)
+        if (c->len > 0 && (end = memmem(c->buf, c->len, "\r\n\r\n", 4)) != NULL) {
             break;
-        if (recv_some(c, deadline) <= 0)
+        }
+        if (recv_some(c, deadline) <= 0) {
             return -1;
+        }
     }
     size_t head_len = (size_t)(end - c->buf) + 4;
     struct client_head h;
-    if (client_head_parse(c->buf, head_len - 2, CLIENT_HTTP_ANSWER_MAX - head_len, &h) != 0)
+    if (client_head_parse(c->buf, head_len - 2, CLIENT_HTTP_ANSWER_MAX - head_len, &h) != 0) {
         return -1;
-    while (c->len - head_len < h.body_len)
-        if (recv_some(c, deadline) <= 0)
+    }
+    while (c->len - head_len < h.body_len) {
+        if (recv_some(c, deadline) <= 0) {
             return -1;
-    if (c->len - head_len != h.body_len)
+        }
+    }
+    if (c->len - head_len != h.body_len) {
         return -1;
+    }
     a->status = h.status;
     a->body = c->buf + head_len;
     a->body_len = h.body_len;
@@ -275,8 +298,9 @@ static int read_answer(struct client_conn *c, int64_t deadline, struct client_an
 static int connect_node(struct client_conn *c, SSL_CTX *tls, const struct client_endpoint *e,
                         int64_t deadline, char *err, size_t errlen) {
     c->fd = dial(e, deadline, err, errlen);
-    if (c->fd < 0)
+    if (c->fd < 0) {
         return -1;
+    }
     if (e->tls && handshake(c, tls, e, deadline, err, errlen) != 0) {
         client_http_close(c);
         return -1;
@@ -298,17 +322,20 @@ int client_http_get(struct client_conn *c, SSL_CTX *tls, const struct client_end
     /* A kept connection the node closed while idle fails at once: one more try, fresh. */
     for (int attempt = 0; attempt < 2; attempt++) {
         int reused = c->fd >= 0, close_after = 0;
-        if (!reused && connect_node(c, tls, e, deadline, err, errlen) != 0)
+        if (!reused && connect_node(c, tls, e, deadline, err, errlen) != 0) {
             return -1;
+        }
         if (send_all(c, req, (size_t)n, deadline) == 0 &&
             read_answer(c, deadline, a, &close_after) == 0) {
-            if (close_after)
+            if (close_after) {
                 client_http_close(c);
+            }
             return 0;
         }
         client_http_close(c);
-        if (!reused || now_ms() >= deadline)
+        if (!reused || now_ms() >= deadline) {
             break;
+        }
     }
     snprintf(err, errlen, "GET %s from %s:%d failed: %s", path, e->host, e->port,
              now_ms() >= deadline ? "timed out" : "connection closed or refused");

@@ -31,8 +31,9 @@ struct client_lastkey {
 static inline void *client_lastkey_find(const struct client_lastkey *m, const void *handle,
                                         uint64_t gen, const char *name) {
     /* The handle and its generation first: only then is m->name known to be alive. */
-    if (m->handle != handle || m->gen != gen || handle == NULL)
+    if (m->handle != handle || m->gen != gen || handle == NULL) {
         return NULL;
+    }
     return strcmp(m->name, name) == 0 ? m->key : NULL;
 }
 

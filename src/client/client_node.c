@@ -20,8 +20,9 @@ int client_node_pick(struct client_node_set *s, int64_t now_ms, int64_t *wait_ms
             s->cur = i;
             return i;
         }
-        if (s->retry_at[i] < first)
+        if (s->retry_at[i] < first) {
             first = s->retry_at[i];
+        }
     }
     *wait_ms = first - now_ms;
     return -1;
@@ -29,15 +30,19 @@ int client_node_pick(struct client_node_set *s, int64_t now_ms, int64_t *wait_ms
 
 void client_node_failed(struct client_node_set *s, int node, int64_t now_ms) {
     int64_t skip = s->min_ms;
-    for (int k = 0; k < s->fails[node] && skip < s->max_ms; k++)
+    for (int k = 0; k < s->fails[node] && skip < s->max_ms; k++) {
         skip *= 2;
-    if (skip > s->max_ms)
+    }
+    if (skip > s->max_ms) {
         skip = s->max_ms;
-    if (s->fails[node] < 64)
+    }
+    if (s->fails[node] < 64) {
         s->fails[node]++;
+    }
     s->retry_at[node] = now_ms + skip;
-    if (node == s->cur)
+    if (node == s->cur) {
         s->cur = (node + 1) % s->n;
+    }
 }
 
 int client_node_up(const struct client_node_set *s, int node, int64_t now_ms) {
@@ -47,6 +52,7 @@ int client_node_up(const struct client_node_set *s, int node, int64_t now_ms) {
 void client_node_served(struct client_node_set *s, int node, int ids) {
     s->fails[node] = 0;
     s->retry_at[node] = 0;
-    if (ids)
+    if (ids) {
         s->cur = node;
+    }
 }

@@ -28,22 +28,26 @@
     X("ca", ca_file)
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *what, size_t len) {
-    if (err != NULL && errlen > 0)
+    if (err != NULL && errlen > 0) {
         snprintf(err, errlen, fmt, (int)len, what);
+    }
     return -1;
 }
 
 static int parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t *out) {
     int64_t v = 0;
-    if (len == 0 || len > 18)
+    if (len == 0 || len > 18) {
         return -1;
+    }
     for (size_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i]))
+        if (!isdigit((unsigned char)s[i])) {
             return -1;
+        }
         v = v * 10 + (s[i] - '0');
     }
-    if (v < lo || v > hi)
+    if (v < lo || v > hi) {
         return -1;
+    }
     *out = v;
     return 0;
 }
@@ -51,9 +55,11 @@ static int parse_i64(const char *s, size_t len, int64_t lo, int64_t hi, int64_t 
 /* A CR or LF in a credential would end the Authorization line and start a header line of the
  * value's own in every request: refused at open (naming the option, never quoting the value). */
 static int has_control(const char *v, size_t len) {
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f) {
             return 1;
+        }
+    }
     return 0;
 }
 
@@ -63,11 +69,12 @@ static int parse_pair(struct client_options *o, const char *s, size_t len, int n
                       size_t errlen) {
     const char *eq = memchr(s, '=', len);
     if (eq == NULL) {
-        if (err != NULL && errlen > 0)
+        if (err != NULL && errlen > 0) {
             snprintf(err, errlen,
                      "option %d of the options string: not key=value (a ';' inside a value? "
                      "give the secret as secret.file=)",
                      nth);
+        }
         return -1;
     }
     size_t klen = (size_t)(eq - s), vlen = len - klen - 1;
@@ -113,25 +120,30 @@ static int parse_endpoint(struct client_endpoint *e, const char *s, size_t len, 
     if (p < end && *p == '[') {
         host = p + 1;
         host_end = memchr(host, ']', (size_t)(end - host));
-        if (host_end == NULL)
+        if (host_end == NULL) {
             return fail(err, errlen, "endpoint \"%.*s\": no ] after the address", s, len);
+        }
         p = host_end + 1;
     } else {
         host = p;
-        while (p < end && *p != ':' && *p != '/')
+        while (p < end && *p != ':' && *p != '/') {
             p++;
+        }
         host_end = p;
     }
-    if (end > p && end[-1] == '/')
+    if (end > p && end[-1] == '/') {
         end--;
+    }
     int64_t port = e->tls ? 443 : 80;
     if (p < end && *p == ':') {
-        if (parse_i64(p + 1, (size_t)(end - p - 1), 1, 65535, &port) != 0)
+        if (parse_i64(p + 1, (size_t)(end - p - 1), 1, 65535, &port) != 0) {
             return fail(err, errlen, "endpoint \"%.*s\": bad port", s, len);
+        }
         p = end;
     }
-    if (p != end || host_end == host || (size_t)(host_end - host) >= sizeof(e->host))
+    if (p != end || host_end == host || (size_t)(host_end - host) >= sizeof(e->host)) {
         return fail(err, errlen, "endpoint \"%.*s\": want scheme://host[:port]", s, len);
+    }
     memcpy(e->host, host, (size_t)(host_end - host));
     e->host[host_end - host] = '\0';
     e->port = (int)port;
@@ -140,33 +152,43 @@ static int parse_endpoint(struct client_endpoint *e, const char *s, size_t len, 
 
 /* The next piece of s up to sep, blanks around it trimmed; *rest: what follows sep. */
 static const char *next_piece(const char *s, char sep, size_t *len, const char **rest) {
-    while (*s == ' ')
+    while (*s == ' ') {
         s++;
+    }
     const char *e = strchr(s, sep);
-    if (e == NULL)
+    if (e == NULL) {
         e = s + strlen(s);
+    }
     *rest = *e ? e + 1 : e;
-    while (e > s && e[-1] == ' ')
+    while (e > s && e[-1] == ' ') {
         e--;
+    }
     *len = (size_t)(e - s);
     return s;
 }
 
 static int check(const struct client_options *o, char *err, size_t errlen) {
-    if (o->n_nodes == 0)
+    if (o->n_nodes == 0) {
         return fail(err, errlen, "no endpoint%.*s", "", 0);
-    if (o->prefetch_min > o->prefetch_max)
+    }
+    if (o->prefetch_min > o->prefetch_max) {
         return fail(err, errlen, "prefetch.min is above prefetch.max%.*s", "", 0);
-    if (o->retry_min_ms > o->retry_max_ms)
+    }
+    if (o->retry_min_ms > o->retry_max_ms) {
         return fail(err, errlen, "retry.min.ms is above retry.max.ms%.*s", "", 0);
-    if (o->secret[0] != '\0' && o->secret_file[0] != '\0')
+    }
+    if (o->secret[0] != '\0' && o->secret_file[0] != '\0') {
         return fail(err, errlen, "secret= or secret.file=, not both%.*s", "", 0);
-    if ((o->user[0] != '\0') != (o->secret[0] != '\0' || o->secret_file[0] != '\0'))
+    }
+    if ((o->user[0] != '\0') != (o->secret[0] != '\0' || o->secret_file[0] != '\0')) {
         return fail(err, errlen, "user= and secret= (or secret.file=) go together%.*s", "", 0);
-    if (o->user[0] != '\0' && o->token[0] != '\0')
+    }
+    if (o->user[0] != '\0' && o->token[0] != '\0') {
         return fail(err, errlen, "user= or token=, not both%.*s", "", 0);
-    if (strchr(o->user, ':') != NULL)
+    }
+    if (strchr(o->user, ':') != NULL) {
         return fail(err, errlen, "user= holds a colon%.*s", "", 0);
+    }
     return 0;
 }
 
@@ -176,17 +198,20 @@ int client_options_parse(struct client_options *o, const char *endpoints, const 
 #define CLIENT_OPTION_DEFAULT(name, field, def, lo, hi) o->field = (def);
     CLIENT_OPTIONS_MAP(CLIENT_OPTION_DEFAULT)
 #undef CLIENT_OPTION_DEFAULT
-    if (endpoints == NULL)
+    if (endpoints == NULL) {
         return fail(err, errlen, "no endpoint%.*s", "", 0);
+    }
     const char *s = endpoints, *rest;
     size_t len;
     while (*s != '\0') {
         const char *piece = next_piece(s, ',', &len, &rest);
         if (len > 0) {
-            if (o->n_nodes == CLIENT_NODES_MAX)
+            if (o->n_nodes == CLIENT_NODES_MAX) {
                 return fail(err, errlen, "more than %.*s endpoints", "16", 2);
-            if (parse_endpoint(&o->nodes[o->n_nodes], piece, len, err, errlen) != 0)
+            }
+            if (parse_endpoint(&o->nodes[o->n_nodes], piece, len, err, errlen) != 0) {
                 return -1;
+            }
             o->n_nodes++;
         }
         s = rest;
@@ -194,8 +219,9 @@ int client_options_parse(struct client_options *o, const char *endpoints, const 
     int nth = 0;
     for (s = options ? options : ""; *s != '\0'; s = rest) {
         const char *piece = next_piece(s, ';', &len, &rest);
-        if (len > 0 && parse_pair(o, piece, len, ++nth, err, errlen) != 0)
+        if (len > 0 && parse_pair(o, piece, len, ++nth, err, errlen) != 0) {
             return -1;
+        }
     }
     return check(o, err, errlen);
 }

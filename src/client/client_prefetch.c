@@ -25,23 +25,27 @@ void client_prefetch_observe(struct client_prefetch *p, int64_t now_ms, int64_t 
         p->taken = 0;
         return;
     }
-    if (now_ms - p->window_start < p->window_ms)
+    if (now_ms - p->window_start < p->window_ms) {
         return;
-    if (p->taken > p->distance)
+    }
+    if (p->taken > p->distance) {
         grow(p);
-    else if (p->taken < p->distance / 4 && p->distance / 2 >= p->min)
+    } else if (p->taken < p->distance / 4 && p->distance / 2 >= p->min) {
         p->distance /= 2;
-    else if (p->taken < p->distance / 4)
+    } else if (p->taken < p->distance / 4) {
         p->distance = p->min;
+    }
     p->window_start = now_ms;
     p->taken = 0;
 }
 
 int64_t client_prefetch_want(const struct client_prefetch *p, int64_t ahead, int64_t batch_max) {
-    if (ahead >= p->distance / 2 && ahead > 0)
+    if (ahead >= p->distance / 2 && ahead > 0) {
         return 0;
+    }
     int64_t want = p->distance - ahead;
-    if (want < 1)
+    if (want < 1) {
         want = 1;
+    }
     return want > batch_max ? batch_max : want;
 }

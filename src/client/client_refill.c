@@ -35,16 +35,18 @@ static int64_t now_ms(void) {
 /* A line for the program: to its log callback (leafd_client_set_log), else to stderr; none with
  * log=0. Called by the refill thread, never under the handle's lock. */
 static void emit(struct leafd_client *c, const char *line) {
-    if (!c->opt.log)
+    if (!c->opt.log) {
         return;
+    }
     pthread_mutex_lock(&c->lock);
     leafd_client_log_fn fn = c->log_fn;
     void *arg = c->log_arg;
     pthread_mutex_unlock(&c->lock);
-    if (fn != NULL)
+    if (fn != NULL) {
         fn(arg, line);
-    else
+    } else {
         fprintf(stderr, "leafd-client: %s\n", line);
+    }
 }
 
 static void say(struct leafd_client *c, const char *fmt, ...) {
@@ -68,8 +70,9 @@ static void key_note(struct leafd_client *c, struct leafd_client_key *k, int lou
     pthread_mutex_lock(&c->lock);
     memcpy(k->detail, line, sizeof(line));
     pthread_mutex_unlock(&c->lock);
-    if (loud)
+    if (loud) {
         emit(c, line);
+    }
 }
 
 /* ---- the refill thread -------------------------------------------------------------------- */
@@ -107,8 +110,9 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     }
     if (k->kind == CLIENT_SNOWFLAKE) {
         int64_t n = client_reply_list(a->body, a->body_len, c->list, want);
-        if (n <= 0)
+        if (n <= 0) {
             goto malformed;
+        }
         if (client_chain_push(&k->chain, 0, c->list, n) != 0) {
             key_note(c, k, 1, "out of memory for a batch of %lld IDs of %s", (long long)n, k->name);
             return ANSWER_KEY_BUSY;
@@ -117,14 +121,17 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
         return 0;
     }
     int64_t start, end;
-    if (client_reply_range(a->body, a->body_len, want, &start, &end) != 0)
+    if (client_reply_range(a->body, a->body_len, want, &start, &end) != 0) {
         goto malformed;
+    }
     /* Segment IDs ascend per handle and key: a range from another node that starts at or
      * below what this handle already holds is clipped (or dropped whole), never handed out. */
-    if (end <= k->high)
+    if (end <= k->high) {
         return 0;
-    if (start <= k->high)
+    }
+    if (start <= k->high) {
         start = k->high + 1;
+    }
     client_chain_push(&k->chain, start, NULL, end - start + 1);
     k->pushed += end - start + 1;
     k->high = end;
@@ -143,19 +150,21 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
     char err[512];
     int rc = ANSWER_NODE_FAILED;
     if (client_http_get(&c->conns[node], c->tls, e, path, c->auth, c->opt.timeout_ms, &a, err,
-                        sizeof(err)) == 0)
+                        sizeof(err)) == 0) {
         rc = take_answer(c, k, node, want, &a);
-    else
+    } else {
         key_note(c, k, !c->node_down[node], "%s; skipping %s:%d for a while", err, e->host,
                  e->port);
+    }
     if (rc == ANSWER_NODE_FAILED) {
         c->node_down[node] = 1;
         client_node_failed(&c->nodes, node, now_ms());
         return rc;
     }
     /* It answered: up, whatever it said about this key. */
-    if (c->node_down[node])
+    if (c->node_down[node]) {
         say(c, "%s:%d serves again", e->host, e->port);
+    }
     c->node_down[node] = 0;
     client_node_served(&c->nodes, node, rc == 0);
     return rc;
@@ -170,23 +179,28 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
  */
 static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t want) {
     char path[CLIENT_KEY_MAX + 64];
-    if (k->kind == CLIENT_SNOWFLAKE && want > CLIENT_CHAIN_LIST_MAX)
+    if (k->kind == CLIENT_SNOWFLAKE && want > CLIENT_CHAIN_LIST_MAX) {
         want = CLIENT_CHAIN_LIST_MAX;
-    if (k->kind == CLIENT_SNOWFLAKE)
+    }
+    if (k->kind == CLIENT_SNOWFLAKE) {
         snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag, (long long)want);
-    else
+    } else {
         snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
+    }
     int64_t wait;
     int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0;
     for (int t = 0; first >= 0 && t < c->nodes.n; t++) {
         int node = (first + t) % c->nodes.n;
-        if (!client_node_up(&c->nodes, node, now_ms()))
+        if (!client_node_up(&c->nodes, node, now_ms())) {
             continue;
+        }
         int rc = ask_node(c, k, node, path, want);
-        if (rc == 0)
+        if (rc == 0) {
             return 0;
-        if (rc < 0 && refused == 0)
+        }
+        if (rc < 0 && refused == 0) {
             refused = rc;
+        }
     }
     return refused != 0 ? refused : LEAFD_CLIENT_EUNAVAILABLE;
 }
@@ -200,13 +214,15 @@ static int refill_key(struct leafd_client *c, struct leafd_client_key *k, int64_
     client_prefetch_observe(&k->pf, now, taken, hungry - k->hungry_seen);
     int moved = taken > 0 || hungry != k->hungry_seen;
     k->hungry_seen = hungry;
-    if (k->retry_at > now)
+    if (k->retry_at > now) {
         return moved;
+    }
     int64_t max = k->kind == CLIENT_SNOWFLAKE ? CLIENT_CHAIN_LIST_MAX : c->opt.batch_max;
     for (int i = 0; i < CLIENT_FETCHES_PER_ROUND && client_chain_room(&k->chain); i++) {
         int64_t want = client_prefetch_want(&k->pf, ahead, max);
-        if (want == 0)
+        if (want == 0) {
             break;
+        }
         int64_t before = k->pushed;
         int rc = fetch(c, k, want);
         atomic_store_explicit(&k->err, rc, memory_order_release);
@@ -233,15 +249,18 @@ static int serving(const struct leafd_client_key *k) {
 static int refill_round(struct leafd_client *c) {
     int64_t now = now_ms();
     int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
-    for (int i = 0; i < n; i++)
-        if (serving(c->keys[i]))
+    for (int i = 0; i < n; i++) {
+        if (serving(c->keys[i])) {
             moved |= refill_key(c, c->keys[i], now);
+        }
+    }
     int64_t end = now_ms() + CLIENT_OTHERS_MS;
     int start = n > 0 ? c->others_next % n : 0, i = 0;
     for (; i < n && now_ms() < end; i++) {
         struct leafd_client_key *k = c->keys[(start + i) % n];
-        if (!serving(k))
+        if (!serving(k)) {
             moved |= refill_key(c, k, now_ms());
+        }
     }
     c->others_next = n > 0 ? (start + i) % n : 0;
     return moved;
@@ -316,8 +335,9 @@ int client_refill_renew(struct leafd_client *c) {
         client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
                              c->opt.prefetch_window_ms, now);
     }
-    for (int i = 0; i < CLIENT_NODES_MAX; i++)
+    for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_forget(&c->conns[i]);
+    }
     client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
     memset(c->node_down, 0, sizeof(c->node_down));
     c->stop = c->kick = 0;
