@@ -14,6 +14,11 @@ target_compile_definitions(test_client_codes PRIVATE LEAF_SOURCE_DIR="${PROJECT_
 leaf_unit_test(test_client_keys leafd_client_static leaf_base)
 set_property(TEST unit.test_client unit.test_client_names unit.test_client_fake
              unit.test_client_codes unit.test_client_keys APPEND PROPERTY LABELS client)
+# The built shared library exports exactly the functions of src/client/exports.txt (nm -D;
+# tools/check-exports --library).
+add_test(NAME lint.client_exports COMMAND ${PROJECT_SOURCE_DIR}/tools/check-exports
+         --library $<TARGET_FILE:leafd_client> ${PROJECT_SOURCE_DIR})
+set_tests_properties(lint.client_exports PROPERTIES TIMEOUT 30 LABELS "client;lint")
 add_executable(client_load tools/client_load.c)
 target_link_libraries(client_load PRIVATE leafd_client)
 function(leaf_client_test name)

@@ -6,6 +6,8 @@ then one finding at a time is planted in the copy and the lint must fail naming 
   Markdown page of docs/ and in a man page: FILE:LINE and the path (tools/check-doc-links);
 - a function a header exports that only a unit test calls (dead), and one that only its own .c
   file calls (file-local): the header, the name and which it is (tools/check-exports);
+- a function of the client library's header missing from src/client/exports.txt, and a name of
+  that list the header does not declare (tools/check-exports);
 - while a function marked as a test seam in its header comment, and a header function with a
   caller in another file of the daemon, pass.
 Each planted file is put back before the next, so every failure is that finding's. No binary,
@@ -122,6 +124,17 @@ with tempfile.TemporaryDirectory(prefix="leafd-lint-") as copy:
         rc, out = lint(copy)
     check(rc == 1 and "clock_planted_dead (dead" in out,
           "a mention in a comment or a string is no caller: %d %s" % (rc, out))
+
+    # ---- the client library's ABI: <leafd/client.h> against src/client/exports.txt ----
+    with planted(copy, "src/client/include/leafd/client.h",
+                 "\nLEAFD_CLIENT_API int leafd_client_planted(void);\n"):
+        rc, out = lint(copy)
+    check(rc == 1 and "leafd_client_planted exported but not in src/client/exports.txt" in out,
+          "a function added to the header only fails the lint: %d %s" % (rc, out))
+    with planted(copy, "src/client/exports.txt", "leafd_client_listed_only\n"):
+        rc, out = lint(copy)
+    check(rc == 1 and "leafd_client_listed_only listed in src/client/exports.txt but not exported"
+          in out, "a name in the list only fails the lint: %d %s" % (rc, out))
 
     rc, out = lint(copy)
     check(rc == 0, "the copy is clean again once the plants are gone: %d %s" % (rc, out))
