@@ -25,23 +25,29 @@
 static void check_body(const char *body, size_t len, int64_t want) {
     int64_t start, end, ids[64];
     if (client_reply_range(body, len, want, &start, &end) == 0 &&
-        (start < 1 || end < start || end - start >= want))
+        (start < 1 || end < start || end - start >= want)) {
         __builtin_trap();
+    }
     int64_t n = client_reply_list(body, len, ids, want);
-    if (n != -1 && (n < 1 || n > want))
+    if (n != -1 && (n < 1 || n > want)) {
         __builtin_trap();
-    for (int64_t i = 0; i < n; i++)
-        if (ids[i] < 1 || (i > 0 && ids[i] <= ids[i - 1]))
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] < 1 || (i > 0 && ids[i] <= ids[i - 1])) {
             __builtin_trap();
+        }
+    }
     char code[16];
     client_reply_code(body, len, code, sizeof(code));
-    if (memchr(code, '\0', sizeof(code)) == NULL)
+    if (memchr(code, '\0', sizeof(code)) == NULL) {
         __builtin_trap();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 1)
+    if (size < 1) {
         return 0;
+    }
     int64_t want = 1 + data[0] % 64;
     const char *answer = (const char *)data + 1;
     size_t len = size - 1;
@@ -58,12 +64,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t bound = data[0] & 1 ? ANSWER_MAX - head_len : len - head_len;
     int rc = client_head_parse(head, head_len - 2, bound, &h);
     free(head);
-    if (rc != 0)
+    if (rc != 0) {
         return 0;
-    if (h.status < 100 || h.status > 599 || h.body_len > bound)
+    }
+    if (h.status < 100 || h.status > 599 || h.body_len > bound) {
         __builtin_trap();
-    if (len - head_len != h.body_len)
+    }
+    if (len - head_len != h.body_len) {
         return 0; /* a cut answer, or bytes past it: client_http.c refuses both */
+    }
     char *body = malloc(h.body_len ? h.body_len : 1);
     memcpy(body, answer + head_len, h.body_len);
     check_body(body, h.body_len, want);

@@ -55,8 +55,9 @@ static double now_s(void) {
 }
 
 static void flush_ids(int fd, const int64_t *ids, int64_t n) {
-    if (fd >= 0 && n > 0 && write(fd, ids, (size_t)n * sizeof(*ids)) < 0)
+    if (fd >= 0 && n > 0 && write(fd, ids, (size_t)n * sizeof(*ids)) < 0) {
         perror("write");
+    }
 }
 
 static void *work(void *arg) {
@@ -73,11 +74,13 @@ static void *work(void *arg) {
         int rc = want == 1 ? leafd_client_next(client, key, &w->ids[w->n])
                            : leafd_client_next_many(client, key, &w->ids[w->n], (size_t)want);
         if (rc != 0) {
-            if (w->failed++ == 0)
+            if (w->failed++ == 0) {
                 w->first_error = rc;
+            }
             usleep(10000);
-            if (w->failed > 1000)
+            if (w->failed > 1000) {
                 break;
+            }
             continue;
         }
         for (int64_t k = 0; k < want; k++) {
@@ -100,8 +103,9 @@ static void *work(void *arg) {
         }
     }
     flush_ids(fd, w->ids + flushed, w->n - flushed);
-    if (fd >= 0)
+    if (fd >= 0) {
         close(fd);
+    }
     return NULL;
 }
 
@@ -125,8 +129,9 @@ static int run_load(int threads) {
         n += w[i].n;
         failed += w[i].failed;
         disorder += w[i].disorder;
-        if (first_error == 0)
+        if (first_error == 0) {
             first_error = w[i].first_error;
+        }
     }
     double secs = now_s() - t0;
     int64_t *all = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t)), k = 0;
@@ -136,8 +141,9 @@ static int run_load(int threads) {
         free(w[i].ids);
     }
     qsort(all, (size_t)n, sizeof(*all), cmp);
-    for (int64_t i = 1; i < n; i++)
+    for (int64_t i = 1; i < n; i++) {
         dups += all[i] == all[i - 1];
+    }
     printf("{\"ids\":%" PRId64 ",\"failed\":%" PRId64 ",\"first_error\":%d,\"dups\":%" PRId64
            ",\"disorder\":%" PRId64 ",\"seconds\":%.3f,\"min\":%" PRId64 ",\"max\":%" PRId64 "}\n",
            n, failed, first_error, dups, disorder, secs, n ? all[0] : 0, n ? all[n - 1] : 0);
@@ -149,10 +155,12 @@ static int run_load(int threads) {
 static void *read_stdin(void *arg) {
     char line[64];
     while (fgets(line, sizeof(line), stdin) != NULL) {
-        if (strncmp(line, "stopped", 7) == 0)
+        if (strncmp(line, "stopped", 7) == 0) {
             atomic_store(&stopped, 1);
-        if (strncmp(line, "started", 7) == 0)
+        }
+        if (strncmp(line, "started", 7) == 0) {
             atomic_store(&started, 1);
+        }
     }
     return NULL;
 }
@@ -179,8 +187,9 @@ static int run_outage(void) {
             }
             /* Paced while the nodes serve; the buffer is drained at full speed once they
              * are stopped (a sleep per ID stretches to milliseconds on a loaded machine). */
-            if (phase == 0 && ++paced % 10 == 0)
+            if (phase == 0 && ++paced % 10 == 0) {
                 usleep(100);
+            }
         } else if (phase == 1 || (phase == 0 && was_stopped)) {
             printf("error %d served %" PRId64 "\n", rc, served);
             fflush(stdout);
@@ -228,21 +237,22 @@ int main(int argc, char **argv) {
     key = argv[3];
     count = atoll(argv[5]);
     for (int i = 6; i < argc; i++) {
-        if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
             batch = atoll(argv[++i]);
-        else if (strcmp(argv[i], "--pace") == 0 && i + 2 < argc) {
+        } else if (strcmp(argv[i], "--pace") == 0 && i + 2 < argc) {
             pace_every = atoll(argv[++i]);
             pace_us = atoll(argv[++i]);
-        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out_prefix = argv[++i];
-        else if (strcmp(argv[i], "--progress") == 0)
+        } else if (strcmp(argv[i], "--progress") == 0) {
             progress_step = count * threads / 10;
-        else if (strcmp(argv[i], "--outage") == 0)
+        } else if (strcmp(argv[i], "--outage") == 0) {
             outage = 1;
-        else if (strcmp(argv[i], "--flush") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--flush") == 0 && i + 1 < argc) {
             flush_every = atoll(argv[++i]);
-        else if (strcmp(argv[i], "--fork") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--fork") == 0 && i + 1 < argc) {
             fork_ms = atoi(argv[++i]);
+        }
     }
     char err[256];
     client = leafd_client_open(argv[1], argv[2], err, sizeof(err));
@@ -252,14 +262,16 @@ int main(int argc, char **argv) {
     }
     fork_threads = threads;
     pthread_t ft;
-    if (fork_ms > 0 && pthread_create(&ft, NULL, fork_after, (void *)(intptr_t)fork_ms) == 0)
+    if (fork_ms > 0 && pthread_create(&ft, NULL, fork_after, (void *)(intptr_t)fork_ms) == 0) {
         pthread_detach(ft);
+    }
     int rc = outage ? run_outage() : run_load(threads);
     pid_t child = atomic_load(&forked_child);
     int status;
     if (child > 0 && waitpid(child, &status, 0) == child &&
-        !(WIFEXITED(status) && !WEXITSTATUS(status)))
+        !(WIFEXITED(status) && !WEXITSTATUS(status))) {
         rc = 1;
+    }
     leafd_client_close(client);
     return rc;
 }

@@ -79,8 +79,9 @@ static void test_prefetch_doubles_when_hungry(void) {
     CHECK_EQ_INT(p.distance, 2000);
     client_prefetch_observe(&p, 20, 500, 3);
     CHECK_EQ_INT(p.distance, 4000);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 10; i++) {
         client_prefetch_observe(&p, 30 + i, 0, 1);
+    }
     CHECK_EQ_INT(p.distance, 64000); /* capped at prefetch.max */
 }
 
@@ -142,8 +143,9 @@ static int64_t prefetch_dry_ms(int64_t rate, int64_t latency, int64_t *ramp) {
         }
         ahead -= take;
         taken += take;
-        if (inflight > 0)
+        if (inflight > 0) {
             continue;
+        }
         client_prefetch_observe(&p, t, taken, (uint64_t)hungry);
         taken = hungry = 0;
         inflight = client_prefetch_want(&p, ahead, 1000000);
@@ -191,14 +193,16 @@ static void test_lastkey(void) {
     for (int i = 0; i < 4; i++) {
         const char *name = i % 2 ? b : a;
         int *want = i % 2 ? &k1b : &k1a;
-        if (client_lastkey_find(&m, h1, 1, name) == NULL)
+        if (client_lastkey_find(&m, h1, 1, name) == NULL) {
             client_lastkey_put(&m, h1, 1, name, want);
+        }
         CHECK(client_lastkey_find(&m, h1, 1, name) == want);
         void *other = i % 2 ? (void *)&k2a : (void *)&k1a;
         void *h = i % 2 ? (void *)h2 : (void *)h1;
         uint64_t gen = i % 2 ? 2 : 1;
-        if (client_lastkey_find(&m, h, gen, a) == NULL)
+        if (client_lastkey_find(&m, h, gen, a) == NULL) {
             client_lastkey_put(&m, h, gen, a, other);
+        }
         CHECK(client_lastkey_find(&m, h, gen, a) == other);
     }
     /* Handle 1 closed, another opened at the same address: a new generation, no match. */
@@ -222,8 +226,9 @@ static void test_node_failover_and_backoff(void) {
     CHECK_EQ_INT(client_node_pick(&s, 299, &wait), 1);
     CHECK_EQ_INT(client_node_pick(&s, 300, &wait), 1); /* the current one is kept */
     client_node_served(&s, 1, 1);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 10; i++) {
         client_node_failed(&s, 0, 1000);
+    }
     CHECK_EQ_INT(s.retry_at[0], 2000); /* capped at retry.max.ms */
 }
 
@@ -253,12 +258,14 @@ static void test_reply_shapes_refused(void) {
     const char *zero = "{\"start\":\"0\",\"end\":\"3\"}";
     CHECK_EQ_INT(client_reply_range(zero, strlen(zero), 5, &a, &b), -1);
     const char *good[] = {"7\n8\n9", "7\n8\n9\n", "7\r\n8\r\n"};
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 3; i++) {
         CHECK(client_reply_list(good[i], strlen(good[i]), ids, 4) >= 2);
+    }
     const char *badl[] = {"",     "7\n8\n9\n10\n11", "7\n9\n8", "7\n7", "7\n\n8", "0\n1", "-1",
                           "7 \n8"};
-    for (size_t i = 0; i < sizeof(badl) / sizeof(badl[0]); i++)
+    for (size_t i = 0; i < sizeof(badl) / sizeof(badl[0]); i++) {
         CHECK_EQ_INT(client_reply_list(badl[i], strlen(badl[i]), ids, 4), -1);
+    }
 }
 
 /* The head of an answer (client_head.h, read by client_http.c): lengths are digits only,
@@ -295,8 +302,9 @@ static void test_http_head(void) {
         "HTTP/1.1",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        if (client_head_parse(bad[i], strlen(bad[i]), 65536, &h) != -1)
+        if (client_head_parse(bad[i], strlen(bad[i]), 65536, &h) != -1) {
             fprintf(stderr, "  taken: %s\n", bad[i]);
+        }
         CHECK_EQ_INT(client_head_parse(bad[i], strlen(bad[i]), 65536, &h), -1);
     }
     /* A bound below one digit (found by tests/fuzz/fuzz_client_reply.c: max - digit wrapped). */
@@ -368,8 +376,9 @@ static void test_chain_order_and_slots(void) {
             next += 5;
         }
         int64_t id;
-        while (client_chain_take(&ch, &id, 1) == 1)
+        while (client_chain_take(&ch, &id, 1) == 1) {
             CHECK_EQ_INT(id, expect++);
+        }
     }
     CHECK_EQ_INT(expect, next);
     client_chain_free(&ch);
@@ -379,8 +388,9 @@ static void test_chain_order_and_slots(void) {
 size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 
 static size_t heap_bytes(void) {
-    if (__sanitizer_get_current_allocated_bytes != NULL)
+    if (__sanitizer_get_current_allocated_bytes != NULL) {
         return __sanitizer_get_current_allocated_bytes();
+    }
     return mallinfo2().uordblks;
 }
 
@@ -389,8 +399,9 @@ static size_t heap_bytes(void) {
 static void test_chain_list_memory(void) {
     static struct client_chain ch;
     int64_t list[1000], out[1000];
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < 1000; i++) {
         list[i] = 100 + i;
+    }
     size_t before = heap_bytes();
     CHECK_EQ_INT(client_chain_init(&ch, 1), 0);
     for (int round = 0; round < 40; round++) {
@@ -402,8 +413,9 @@ static void test_chain_list_memory(void) {
     CHECK(used <= 16 * 1024 * sizeof(int64_t));
     /* A batch larger than its slot holds grows the slot; what callers took stays whole. */
     int64_t big[10000], got[10000];
-    for (int i = 0; i < 10000; i++)
+    for (int i = 0; i < 10000; i++) {
         big[i] = 5000000 + i;
+    }
     CHECK_EQ_INT(client_chain_push(&ch, 0, big, 10000), 0);
     CHECK_EQ_INT(client_chain_take(&ch, got, 10000), 10000);
     CHECK(got[0] == 5000000 && got[9999] == 5009999);
@@ -448,8 +460,9 @@ static void *race_take(void *arg) {
             last = ids[k];
         }
         r->got[me->i] += (int64_t)n;
-        if (n == 0 && atomic_load(&r->done) && client_chain_ahead(&r->ch) == 0)
+        if (n == 0 && atomic_load(&r->done) && client_chain_ahead(&r->ch) == 0) {
             return NULL;
+        }
     }
 }
 
@@ -465,8 +478,9 @@ static void test_chain_threads(void) {
         pthread_create(&t[i], NULL, race_take, &who[i]);
     }
     for (int64_t b = 0; b < RACE_BLOCKS; b++) {
-        while (!client_chain_room(&r.ch))
+        while (!client_chain_room(&r.ch)) {
             ;
+        }
         client_chain_push(&r.ch, b * RACE_BLOCK, NULL, RACE_BLOCK);
     }
     atomic_store(&r.done, 1);
@@ -476,8 +490,9 @@ static void test_chain_threads(void) {
         total += r.got[i];
         CHECK_EQ_INT(r.bad_order[i], 0);
     }
-    for (int64_t i = 0; i < (int64_t)RACE_BLOCKS * RACE_BLOCK; i++)
+    for (int64_t i = 0; i < (int64_t)RACE_BLOCKS * RACE_BLOCK; i++) {
         twice += r.seen[i] > 1;
+    }
     CHECK_EQ_INT(twice, 0);
     /* Nothing lost either, here: no caller is ever held between a load and its add long
      * enough for its slot to come round again, so every index is taken. */

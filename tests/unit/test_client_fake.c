@@ -60,9 +60,10 @@ static size_t honest_answer(const char *req, char *out, size_t cap) {
     int64_t start = node_next;
     if (strstr(req, "/api/snowflake/") != NULL) {
         n = n > 2000 ? 2000 : n;
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t i = 0; i < n; i++) {
             len +=
                 (size_t)snprintf(body + len, sizeof(body) - len, "%lld\n", (long long)(start + i));
+        }
     } else {
         len = (size_t)snprintf(body, sizeof(body),
                                "{\"biz_tag\":\"t\",\"start\":\"%lld\",\"end\":\"%lld\"}",
@@ -88,12 +89,14 @@ static void *serve_conn(void *arg) {
         size_t got = 0;
         while (got < sizeof(req) - 1) {
             ssize_t n = recv(fd, req + got, sizeof(req) - 1 - got, 0);
-            if (n <= 0)
+            if (n <= 0) {
                 goto done;
+            }
             got += (size_t)n;
             req[got] = '\0';
-            if (strstr(req, "\r\n\r\n") != NULL)
+            if (strstr(req, "\r\n\r\n") != NULL) {
                 break;
+            }
         }
         const char *auth = strstr(req, "Authorization: ");
         pthread_mutex_lock(&node_lock);
@@ -101,16 +104,20 @@ static void *serve_conn(void *arg) {
                  auth ? (int)strcspn(auth, "\r") : 0, auth ? auth : "");
         pthread_mutex_unlock(&node_lock);
         const char *hostile = ca.node->hostile, *match = ca.node->match;
-        if (match != NULL && strstr(req, match) == NULL)
+        if (match != NULL && strstr(req, match) == NULL) {
             hostile = NULL;
+        }
         /* A hung node (SIGSTOP): the connection is taken, no answer ever comes. */
-        while (hostile == HANG && ca.node->hostile == HANG)
+        while (hostile == HANG && ca.node->hostile == HANG) {
             usleep(10000);
+        }
         size_t len = hostile ? strlen(hostile) : honest_answer(req, out, sizeof(out));
-        if (hostile != NULL && ca.node->delay_us > 0)
+        if (hostile != NULL && ca.node->delay_us > 0) {
             usleep((useconds_t)ca.node->delay_us);
-        if (send(fd, hostile ? hostile : out, len, MSG_NOSIGNAL) != (ssize_t)len)
+        }
+        if (send(fd, hostile ? hostile : out, len, MSG_NOSIGNAL) != (ssize_t)len) {
             break;
+        }
     }
 done:
     close(fd);
@@ -127,8 +134,9 @@ static void *serve(void *arg) {
     for (;;) {
         int fd = accept(l->fd, NULL, NULL);
         if (fd < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR) {
                 continue;
+            }
             return NULL;
         }
         struct conn_arg *ca = malloc(sizeof(*ca));
@@ -145,8 +153,9 @@ static int fake_node(struct fake_node *node) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(a);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         return -1;
+    }
     snprintf(node->endpoint, sizeof(node->endpoint), "http://127.0.0.1:%d", ntohs(a.sin_port));
     static struct listener ls[2];
     static int n_ls;
@@ -174,10 +183,11 @@ struct busy {
 static void *busy_taker(void *arg) {
     struct busy *b = arg;
     while (!atomic_load(&b->stop) && b->n < BUSY_MAX) {
-        if (leafd_client_next(b->c, "segment:f", &b->ids[b->n]) == 0)
+        if (leafd_client_next(b->c, "segment:f", &b->ids[b->n]) == 0) {
             b->n++;
-        else
+        } else {
             b->errors++;
+        }
     }
     return NULL;
 }
@@ -193,11 +203,13 @@ static void fork_child(leafd_client *c, int out) {
             errors++;
             id = 0;
         }
-        if (write(out, &id, sizeof(id)) != sizeof(id))
+        if (write(out, &id, sizeof(id)) != sizeof(id)) {
             _exit(2);
+        }
     }
-    if (write(out, &errors, sizeof(errors)) != sizeof(errors))
+    if (write(out, &errors, sizeof(errors)) != sizeof(errors)) {
         _exit(2);
+    }
     leafd_client_close(c);
     _exit(0);
 }
@@ -210,8 +222,9 @@ static int cmp_i64(const void *a, const void *b) {
 /* How many of a[0..na) are in the sorted b[0..nb). */
 static size_t common(const int64_t *a, size_t na, const int64_t *b, size_t nb) {
     size_t n = 0;
-    for (size_t i = 0; i < na; i++)
+    for (size_t i = 0; i < na; i++) {
         n += bsearch(&a[i], b, nb, sizeof(*b), cmp_i64) != NULL;
+    }
     return n;
 }
 
@@ -229,8 +242,9 @@ static void test_fork_child_never_hands_out_the_parents_ids(void) {
     struct busy b = {.c = c, .ids = calloc(BUSY_MAX, sizeof(int64_t))};
     pthread_t t;
     pthread_create(&t, NULL, busy_taker, &b);
-    while (b.n < 1000)
+    while (b.n < 1000) {
         usleep(1000);
+    }
     int fds[2];
     CHECK(pipe(fds) == 0);
     pid_t pid = fork();
@@ -243,8 +257,9 @@ static void test_fork_child_never_hands_out_the_parents_ids(void) {
     size_t got = 0;
     while (got < sizeof(child)) {
         ssize_t n = read(fds[0], (char *)child + got, sizeof(child) - got);
-        if (n <= 0)
+        if (n <= 0) {
             break;
+        }
         got += (size_t)n;
     }
     close(fds[0]);
@@ -319,8 +334,9 @@ static void check_hostile(const char *key, const char *answer) {
     CHECK(c != NULL);
     int64_t id = -1;
     int rc = leafd_client_next(c, key, &id);
-    if (rc == 0)
+    if (rc == 0) {
         fprintf(stderr, "  %s: took %lld from %.40s...\n", key, (long long)id, answer);
+    }
     CHECK(rc != 0);
     leafd_client_close(c);
     node_a.hostile = NULL;
@@ -382,8 +398,9 @@ static void test_404_from_one_node_tries_the_next(void) {
     leafd_client *c = leafd_client_open(eps, "log=0;wait.ms=1000", err, sizeof(err));
     CHECK(c != NULL);
     int64_t ids[100];
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 20; i++) {
         CHECK_EQ_INT(leafd_client_next_many(c, "segment:stale", ids, 100), 0);
+    }
     leafd_client_close(c);
     /* Every node says 404: the key is unknown. */
     node_b.hostile = NOT_FOUND;
@@ -403,8 +420,9 @@ static void test_503_about_one_key_spares_the_others(void) {
     CHECK(c != NULL);
     int64_t id;
     CHECK_EQ_INT(leafd_client_next(c, "segment:locked", &id), LEAFD_CLIENT_EUNAVAILABLE);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         CHECK_EQ_INT(leafd_client_next(c, "segment:ok", &id), 0);
+    }
     leafd_client_close(c);
     node_a.hostile = NULL;
     node_a.match = NULL;
@@ -441,10 +459,11 @@ static void *steady_taker(void *arg) {
     int64_t id;
     while (!st->stop) {
         for (int i = 0; i < 20; i++) {
-            if (leafd_client_next(st->c, "segment:steady", &id) == 0)
+            if (leafd_client_next(st->c, "segment:steady", &id) == 0) {
                 st->ok++;
-            else
+            } else {
                 st->failed++;
+            }
         }
         usleep(1000);
     }
@@ -559,8 +578,9 @@ static void test_credentials(void) {
         err[0] = '\0';
         c = leafd_client_open(endpoint, bad[i], err, sizeof(err));
         CHECK(c == NULL);
-        if (c != NULL)
+        if (c != NULL) {
             leafd_client_close(c);
+        }
         CHECK(err[0] != '\0' && strstr(err, "abc") == NULL && strstr(err, "X-") == NULL);
     }
 }

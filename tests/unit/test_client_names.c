@@ -29,8 +29,9 @@ static int refusing_port(void) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(a);
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         return -1;
+    }
     snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", ntohs(a.sin_port));
     return fd;
 }
@@ -69,9 +70,11 @@ static void test_two_handles_two_keys(void) {
         next_by_name(c[h], buf);
         want[h][!n]++;
     }
-    for (int h = 0; h < 2; h++)
-        for (int n = 0; n < 2; n++)
+    for (int h = 0; h < 2; h++) {
+        for (int n = 0; n < 2; n++) {
             CHECK_EQ_INT(leafd_client_key_waits(k[h][n]), want[h][n]);
+        }
+    }
     /* A key created by its first call by name lands in the table too. */
     next_by_name(c2, "snowflake:x");
     CHECK_EQ_INT(leafd_client_key_waits(key_of(c2, "snowflake:x")), 1);
@@ -88,8 +91,9 @@ struct taker {
 
 static void *take(void *arg) {
     struct taker *t = arg;
-    for (int i = 0; i < t->calls; i++)
+    for (int i = 0; i < t->calls; i++) {
         next_by_name(t->c, t->name);
+    }
     return NULL;
 }
 
