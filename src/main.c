@@ -11,7 +11,7 @@
  *   src/net      event loops, listeners, connections, wake-ups, drain;
  *   src/http, src/resp   HTTP/1.1 and RESP as protocol modules (no I/O);
  *   src/metrics  the request counters (src/base alone);
- *   src/node     the node's services, one room each: snowflake_node (worker
+ *   src/node     the node's services, one room each: snowflake_service (worker
  *                ID, clock checks, time reservation, the generator),
  *                segment_service (tags, buffers, the database threads),
  *                sequence_service (the elected primary's sequences),
@@ -54,7 +54,7 @@
 #include "node_config.h"
 #include "node_zk.h"
 #include "pages.h"
-#include "snowflake_node_retire.h"
+#include "snowflake_service_retire.h"
 #include "table_http.h"
 #include "table_resp.h"
 #include "version.h"
@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
     }
     if (a.retire != NULL) {
         log_set_level(d.cfg.log_level);
-        return snowflake_node_retire_main(&d.cfg, a.retire);
+        return snowflake_service_retire_main(&d.cfg, a.retire);
     }
     if (a.zk_acl != NULL) {
         log_set_level(d.cfg.log_level);

@@ -20,7 +20,7 @@
 #include "log.h"
 #include "net_tls.h"
 #include "sequence_service.h"
-#include "snowflake_node.h"
+#include "snowflake_service.h"
 #include "version.h"
 
 void daemon_init(struct daemon *d, char **argv) {
@@ -345,7 +345,7 @@ static leaf_status_t daemon_start(struct daemon *d) {
     if (daemon_objects_create(d, daemon_keep_reason) != LEAF_OK) {
         return LEAF_ERR; /* unwound already */
     }
-    snowflake_node_on_fail(d->snowflake, daemon_fail, d);
+    snowflake_service_on_fail(d->snowflake, daemon_fail, d);
     if (daemon_objects_start(d) != LEAF_OK) {
         daemon_keep_reason(d);
         daemon_objects_free(d);

@@ -28,7 +28,7 @@
 #include "node_survey.h"
 #include "segment_service.h"
 #include "sequence_service.h"
-#include "snowflake_node.h"
+#include "snowflake_service.h"
 #include "table.h"
 #include "table_http.h"
 #include "table_resp.h"
@@ -139,8 +139,8 @@ static leaf_status_t zk_create(struct daemon *d) {
 
 /* The snowflake node: the worker ID, the clock checks, the generator. Its stop persists the
  * last issued time and leaves ZooKeeper (after a failed start: nothing). */
-DAEMON_SERVICE(snowflake, snowflake, snowflake_node_create, snowflake_node_start,
-               snowflake_node_stop, snowflake_node_free, &d->cfg, &d->control,
+DAEMON_SERVICE(snowflake, snowflake, snowflake_service_create, snowflake_service_start,
+               snowflake_service_stop, snowflake_service_free, &d->cfg, &d->control,
                node_zk_session(&d->zk))
 /* The segment service: tags, buffers, the database threads. Its stop gives the unused IDs
  * back and stops the database threads. */

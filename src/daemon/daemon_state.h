@@ -45,7 +45,7 @@ struct daemon {
     int exit_code;       /* 1 after a service gave up at run time (daemon_fail) */
     /* The error that stopped it (at start or in daemon_fail), repeated as the last line. */
     char fail_reason[2048];
-    struct snowflake_node *snowflake;
+    struct snowflake_service *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
     struct user_service *users;
