@@ -46,7 +46,7 @@
  *   behaviour of docs/reference/guarantees.md.
  *
  * Ownership: one struct per process, shared by the event loops. The caller
- * serialises every call (src/node/snowflake/snowflake_node.c holds a mutex around
+ * serialises every call (src/node/snowflake/snowflake_service.c holds a mutex around
  * each) except snowflake_gen_fast(), which any thread may call at any time
  * without the lock: see there.
  */

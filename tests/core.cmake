@@ -11,6 +11,8 @@ leaf_unit_test(test_security leaf_config leaf_auth_core)
 leaf_unit_test(test_node_config leaf_node_config)
 # The router with its handlers on a real API context (tests/support/api_fixture.c).
 leaf_unit_test(test_api leaf_api_fixture)
+# The daemon's table of objects: built forward, unwound backward from the step that failed.
+leaf_unit_test(test_daemon_table leaf_daemon_table)
 
 # The command line and configuration files of the real binary.
 leaf_integration_test(test_cli_config)

@@ -155,7 +155,7 @@ int zk_lease_choose(const struct zk_lease_choice *c, struct zk_lease_candidate *
  * extended), so being live is not the test: the caller marks the slot of its worker ID `held`
  * whenever this returns 1. Only the forever identity itself (a node migrating to lease mode with
  * its own ip:port) may take its worker ID as a slot; the identity lock (zk_identity.h) keeps a
- * twin of it out. Replaces snowflake_node_claim.c's forever_live() check.
+ * twin of it out. Replaces snowflake_service_claim.c's forever_live() check.
  */
 int zk_lease_forever_blocks(const char *name, const char *own_identity);
 

@@ -11,7 +11,7 @@
  * 3. create {ip}:{port}- PERSISTENT_SEQUENTIAL and take the worker ID from
  *    the path actually created (Leaf left it at 0: defect 2).
  * The clock check against the live peers runs at every start, before the
- * registration (zk_register_peer_offsets, src/node/snowflake/snowflake_node_identity.c).
+ * registration (zk_register_peer_offsets, src/node/snowflake/snowflake_service_identity.c).
  */
 #include <stdint.h>
 

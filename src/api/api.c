@@ -27,7 +27,7 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     if (!door_http_query(req, "snowflakeId", &val, &len) ||
         num_parse_i64(val, len, &id) != LEAF_OK ||
-        snowflake_layout_decode(snowflake_node_layout(ctx->snowflake), id, ctx->cfg->epoch,
+        snowflake_layout_decode(snowflake_service_layout(ctx->snowflake), id, ctx->cfg->epoch,
                                 &parts) != LEAF_OK) {
         http_respond_error(req, 400, "bad_snowflake_id",
                            "snowflakeId must be a non-negative 64-bit decimal integer that fits "
@@ -43,7 +43,7 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     }
     /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"). */
     char dc[40] = "";
-    if (snowflake_node_layout(ctx->snowflake)->bits[SNOWFLAKE_DATACENTER] > 0) {
+    if (snowflake_service_layout(ctx->snowflake)->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%d\",", parts.datacenter_id);
     }
     char body[256];
@@ -64,7 +64,7 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     struct snowflake_uuid_shape shape;
     struct snowflake_uuid_parts p;
     const struct door_ctx *ctx = door_ctx(req);
-    const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
+    const struct snowflake_layout *l = snowflake_service_layout(ctx->snowflake);
     snowflake_uuid_shape(l, &shape);
     if (!door_http_query(req, "uuid", &val, &len) || snowflake_uuid_parse(val, len, u) != LEAF_OK ||
         snowflake_uuid_decode(&shape, u, &p) != LEAF_OK) {
@@ -115,12 +115,12 @@ leaf_status_t api_health(struct http_request *req, enum ids_mode mode) {
 
 /* The snowflake member of /ready; `ready` is door_ready_eval's verdict. */
 static void ready_snowflake(const struct door_ctx *ctx, int ready, struct sbuf *b) {
-    struct snowflake_node_view v;
+    struct snowflake_service_view v;
     if (!ctx->cfg->snowflake_enable) {
         sbuf_puts(b, "\"snowflake\":{\"enabled\":false}");
         return;
     }
-    snowflake_node_view(ctx->snowflake, &v);
+    snowflake_service_view(ctx->snowflake, &v);
     /* The identity by which peers and /cluster name the node: the name when it has one. */
     char ident[96];
     if (ctx->cfg->snowflake_identity[0] != '\0') {

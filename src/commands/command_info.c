@@ -40,12 +40,12 @@ static void info_keyspace(const struct door_ctx *ctx, struct sbuf *b) {
 }
 
 static void info_leafd(const struct door_ctx *ctx, struct sbuf *b) {
-    struct snowflake_node_view v;
+    struct snowflake_service_view v;
     struct segment_service_stats st;
     sbuf_puts(b, "# Leafd\r\n");
     sbuf_printf(b, "leaf_name:%s\r\n", ctx->cfg->name);
     if (ctx->cfg->snowflake_enable) {
-        snowflake_node_view(ctx->snowflake, &v);
+        snowflake_service_view(ctx->snowflake, &v);
         sbuf_printf(b,
                     "snowflake_enabled:1\r\nsnowflake_ready:%d\r\nsnowflake_reason:%s\r\n"
                     "snowflake_worker_id:%d\r\nsnowflake_mode:%s\r\n"

@@ -20,7 +20,7 @@
 #include "node_zk.h"
 #include "segment_service.h"
 #include "sequence_service.h"
-#include "snowflake_node.h"
+#include "snowflake_service.h"
 #include "user_service.h"
 #include "zk_session.h"
 
@@ -31,7 +31,7 @@ enum door_proto { DOOR_PROTO_HTTP, DOOR_PROTO_RESP, DOOR_NPROTOS };
 
 struct door_ctx {
     const struct leaf_config *cfg;
-    struct snowflake_node *snowflake;
+    struct snowflake_service *snowflake;
     struct segment_service *segment;
     struct sequence_service *sequence;
     struct user_service *users;

@@ -47,7 +47,7 @@ static leaf_status_t issue_snowflake(const struct door_ctx *ctx, struct ids_call
         return LEAF_ERR;
     }
     int64_t wait_ms = 0;
-    leaf_status_t rc = snowflake_node_next(ctx->snowflake, ids, c->count, &wait_ms);
+    leaf_status_t rc = snowflake_service_next(ctx->snowflake, ids, c->count, &wait_ms);
     if (rc == LEAF_OK) {
         return LEAF_OK;
     }
@@ -202,7 +202,7 @@ static leaf_status_t uuid_random(uint64_t *r, int n) {
 /* The UUIDv7 text of n snowflake IDs (IDS_UUID). */
 static leaf_status_t uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n, char *text,
                                size_t *lens) {
-    const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
+    const struct snowflake_layout *l = snowflake_service_layout(ctx->snowflake);
     uint64_t r[UUID_RANDOM_CHUNK] = {0};
     for (int i = 0; i < n; i++) {
         if (i % UUID_RANDOM_CHUNK == 0 &&

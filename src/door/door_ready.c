@@ -27,14 +27,14 @@ static void readiness_set(struct door_ready *r, enum door_ready_component c, int
 }
 
 void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r) {
-    struct snowflake_node_view sf;
+    struct snowflake_service_view sf;
     struct segment_service_stats seg;
     struct sequence_service_stats seq;
     struct user_service_stats users;
     r->all = 1;
     r->stopping = ctx->stopping != NULL && atomic_load(ctx->stopping);
     if (ctx->cfg->snowflake_enable) {
-        snowflake_node_view(ctx->snowflake, &sf);
+        snowflake_service_view(ctx->snowflake, &sf);
         readiness_set(r, DOOR_READY_SNOWFLAKE, 1, sf.ready,
                       sf.reason && sf.reason[0] ? sf.reason : "not ready");
     } else {

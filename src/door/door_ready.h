@@ -3,7 +3,7 @@
 
 /*
  * Readiness in one place: /ready (src/api/api.c), the leafd_ready gauge
- * (src/pages/page_metrics.c) and the systemd notification (src/notify_ready.c)
+ * (src/pages/page_metrics.c) and the systemd notification (src/daemon/daemon_notify.c)
  * all take their verdict from door_ready_eval. A component is ready when its
  * mode can issue now: snowflake when its view says so, segment when the
  * database is up or a tag has a buffered range, sequence while the node takes

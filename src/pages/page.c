@@ -116,8 +116,8 @@ static void page_identity(struct sbuf *p, const struct door_ctx *ctx) {
     }
     sbuf_printf(p, "</b> (listens on %s)", c->listen);
     if (c->snowflake_enable) {
-        struct snowflake_node_view v;
-        snowflake_node_view(ctx->snowflake, &v);
+        struct snowflake_service_view v;
+        snowflake_service_view(ctx->snowflake, &v);
         sbuf_printf(p, " &middot; worker ID <b>%d</b> (%s)", v.worker_id,
                     v.is_static ? "static, not coordinated" : "ZooKeeper");
     }

@@ -167,11 +167,11 @@ static void f_lease_fence_failures(struct metrics_out *o, const struct metrics_s
     }
 }
 
-/* The slots a lease-mode node can claim: the layout's worker IDs (snowflake_node_lease_init).
+/* The slots a lease-mode node can claim: the layout's worker IDs (snowflake_service_lease_init).
  * The fleet's free slots are this minus the nodes holding one (conf/leafd-alerts.yml). */
 static void f_lease_slots(struct metrics_out *o, const struct metrics_snap *s) {
     if (s->sf.lease) {
-        int bits = snowflake_node_layout(s->ctx->snowflake)->bits[SNOWFLAKE_WORKER];
+        int bits = snowflake_service_layout(s->ctx->snowflake)->bits[SNOWFLAKE_WORKER];
         metrics_sample_i(o, NULL, bits >= 16 ? ZK_LEASE_MAX_SLOTS : INT64_C(1) << bits);
     }
 }

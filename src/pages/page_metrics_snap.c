@@ -100,7 +100,7 @@ static void snap_tags(struct metrics_snap *s) {
 
 void page_metrics_snap_read(const struct door_ctx *ctx, struct metrics_snap *s) {
     *s = (struct metrics_snap){.ctx = ctx};
-    snowflake_node_view(ctx->snowflake, &s->sf);
+    snowflake_service_view(ctx->snowflake, &s->sf);
     segment_service_stats(ctx->segment, &s->seg);
     sequence_service_stats(ctx->sequence, &s->seq);
     user_service_stats(ctx->users, &s->users);

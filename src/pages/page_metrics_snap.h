@@ -22,7 +22,7 @@ struct metrics_tag {
 
 struct metrics_snap {
     const struct door_ctx *ctx;
-    struct snowflake_node_view sf;
+    struct snowflake_service_view sf;
     struct segment_service_stats seg;
     struct sequence_service_stats seq;
     struct user_service_stats users;

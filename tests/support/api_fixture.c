@@ -45,11 +45,11 @@ struct door_ctx *api_fixture_init(void) {
         exit(2);
     }
     uv_loop_init(&fx.loop);
-    struct snowflake_node *sf;
+    struct snowflake_service *sf;
     struct segment_service *seg;
     struct metrics *m;
-    if (snowflake_node_create(&sf, &fx.cfg, &fx.loop, NULL) != LEAF_OK ||
-        snowflake_node_start(sf) != LEAF_OK ||
+    if (snowflake_service_create(&sf, &fx.cfg, &fx.loop, NULL) != LEAF_OK ||
+        snowflake_service_start(sf) != LEAF_OK ||
         segment_service_create(&seg, &fx.cfg, &fx.loop) != LEAF_OK ||
         table_metrics_create(&m) != LEAF_OK) {
         fprintf(stderr, "fixture: start-up failed\n");
@@ -89,8 +89,8 @@ void api_fixture_done(void) {
     if (!fx.ready) {
         return;
     }
-    snowflake_node_stop(fx.api.snowflake);
-    snowflake_node_free(fx.api.snowflake);
+    snowflake_service_stop(fx.api.snowflake);
+    snowflake_service_free(fx.api.snowflake);
     segment_service_free(fx.api.segment);
     metrics_free(fx.api.metrics);
     uv_loop_close(&fx.loop);

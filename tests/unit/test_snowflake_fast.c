@@ -2,7 +2,7 @@
  * The generator's lock-free fast window (snowflake_gen_fast) under an
  * injected clock: it issues exactly what the locked path would, the
  * setters close it, and many threads taking IDs at once (the fast path
- * without the lock, the rest under a mutex as src/node/snowflake/snowflake_node.c
+ * without the lock, the rest under a mutex as src/node/snowflake/snowflake_service.c
  * does) get unique IDs, increasing per thread, above the floor, below the
  * ceiling and within the lead bound, while the clock moves and steps back.
  */

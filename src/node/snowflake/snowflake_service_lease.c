@@ -6,7 +6,7 @@
  * thread with the asynchronous ZooKeeper calls, and moves the generator.
  * This file holds a slot (extends its reservation, reads it back after an
  * unknown outcome, notices its loss) and drives the claims, which
- * snowflake_node_claim.c makes.
+ * snowflake_service_claim.c makes.
  *
  * A claim (start, re-claim after a lost slot, switch on a clock step):
  *   LIST   children of leaf_lease, leaf_forever and leaf_temporary;
@@ -26,11 +26,11 @@
  * (a switch gives up instead: 503 until the clock catches up).
  *
  * Threads: everything here runs on the control thread, except
- * snowflake_node_lease_want_switch() (any event loop, under the generator's lock).
- * Layer: the node (src/node/snowflake), below snowflake_node.c and over
- * snowflake_node_claim.c; the pure lease rules are zk/zk_lease.c.
+ * snowflake_service_lease_want_switch() (any event loop, under the generator's lock).
+ * Layer: the node (src/node/snowflake), below snowflake_service.c and over
+ * snowflake_service_claim.c; the pure lease rules are zk/zk_lease.c.
  */
-#include "snowflake_node_lease.h"
+#include "snowflake_service_lease.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,12 +40,12 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_node_claim.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service_claim.h"
+#include "snowflake_service_state.h"
 
 #define LEASE_START_WAIT_MS 30000
 
-void snowflake_node_lease_init(struct snowflake_node *n) {
+void snowflake_service_lease_init(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     int bits = n->gen.layout.bits[SNOWFLAKE_WORKER];
     int64_t slots = bits >= 16 ? ZK_LEASE_MAX_SLOTS : INT64_C(1) << bits;
@@ -58,25 +58,25 @@ void snowflake_node_lease_init(struct snowflake_node *n) {
     atomic_init(&l->stats.slot, -1);
 }
 
-void snowflake_node_lease_free(struct snowflake_node *n) {
-    snowflake_node_claim_free(n);
+void snowflake_service_lease_free(struct snowflake_service *n) {
+    snowflake_service_claim_free(n);
 }
 
 /* ----- holding a slot ----- */
 
 /* The held slot was lost (fenced, deleted, or the session expired). */
-static void lease_lost(struct snowflake_node *n, const char *why) {
+static void lease_lost(struct snowflake_service *n, const char *why) {
     struct snowflake_lease *l = &n->lease;
     zk_lease_lose(&l->hold);
     atomic_fetch_add(&l->stats.claims_lost, 1);
-    snowflake_node_claim_publish(n);
+    snowflake_service_claim_publish(n);
     log_warn("snowflake",
              "lost lease slot %" PRId64 " (%s): issuing only below its acknowledged "
              "reservation %" PRId64 " ms, then none until a slot is claimed again",
              l->hold.slot, why, l->hold.acked_ms);
 }
 
-static void lease_act(struct snowflake_node *n, enum zk_lease_action a) {
+static void lease_act(struct snowflake_service *n, enum zk_lease_action a) {
     struct snowflake_lease *l = &n->lease;
     if (a == ZK_LEASE_RAISE_CEILING) {
         pthread_mutex_lock(&n->lock);
@@ -88,7 +88,7 @@ static void lease_act(struct snowflake_node *n, enum zk_lease_action a) {
         atomic_store(&n->stats.reserved_ms, l->hold.acked_ms);
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
         l->cache_dirty = 1;
-        snowflake_node_claim_store_cache(n);
+        snowflake_service_claim_store_cache(n);
     } else if (a == ZK_LEASE_LOST_SLOT) {
         atomic_fetch_add(&l->stats.fence_failures, 1);
         log_error("snowflake",
@@ -97,20 +97,20 @@ static void lease_act(struct snowflake_node *n, enum zk_lease_action a) {
                   l->hold.slot);
         lease_lost(n, "fenced");
         if (l->phase == LEASE_IDLE) {
-            snowflake_node_claim_list(n, LEASE_RECLAIM);
+            snowflake_service_claim_list(n, LEASE_RECLAIM);
         }
     }
-    snowflake_node_claim_publish(n);
+    snowflake_service_claim_publish(n);
 }
 
-static void lease_got_hold(struct snowflake_node *n, const struct zk_event *ev) {
+static void lease_got_hold(struct snowflake_service *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     if (ev->arg != l->hold.token) {
         return; /* a slot held before */
     }
     if (ev->op == OP_L_SET) {
         l->write_busy = 0;
-        lease_act(n, zk_lease_write_done(&l->hold, snowflake_node_claim_write_rc(ev->result),
+        lease_act(n, zk_lease_write_done(&l->hold, snowflake_service_claim_write_rc(ev->result),
                                          ev->version));
         return;
     }
@@ -126,12 +126,12 @@ static void lease_got_hold(struct snowflake_node *n, const struct zk_event *ev) 
 }
 
 /* Extends the held slot's reservation, or reads it back after an unknown outcome. */
-static void lease_extend(struct snowflake_node *n) {
+static void lease_extend(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     struct zk_lease_hold *h = &l->hold;
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
     int64_t now = clock_wall_ms();
-    if (!snowflake_node_connected(n) ||
+    if (!snowflake_service_connected(n) ||
         zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
         return;
     }
@@ -143,7 +143,7 @@ static void lease_extend(struct snowflake_node *n) {
         return;
     }
     int64_t reserved = zk_lease_next_reserved(h, now, n->cfg->reserve_ms);
-    size_t len = snowflake_node_claim_data(n, reserved, h->token, data, sizeof(data));
+    size_t len = snowflake_service_claim_data(n, reserved, h->token, data, sizeof(data));
     if (len == 0) {
         return;
     }
@@ -155,25 +155,25 @@ static void lease_extend(struct snowflake_node *n) {
     }
 }
 
-void snowflake_node_lease_cron(struct snowflake_node *n) {
+void snowflake_service_lease_cron(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->hold.state == ZK_LEASE_HELD || l->hold.state == ZK_LEASE_RESYNC) {
         lease_extend(n);
-    } else if (l->phase == LEASE_IDLE && snowflake_node_connected(n)) {
-        snowflake_node_claim_list(n, LEASE_RECLAIM);
+    } else if (l->phase == LEASE_IDLE && snowflake_service_connected(n)) {
+        snowflake_service_claim_list(n, LEASE_RECLAIM);
     }
-    snowflake_node_claim_store_cache(n);
+    snowflake_service_claim_store_cache(n);
 }
-void snowflake_node_lease_event(struct snowflake_node *n, const struct zk_event *ev) {
+void snowflake_service_lease_event(struct snowflake_service *n, const struct zk_event *ev) {
     switch (ev->op) {
     case OP_L_SET:
     case OP_L_RESYNC: lease_got_hold(n, ev); break;
     case OP_L_RELEASE: break;
-    default: snowflake_node_claim_reply(n, ev); break;
+    default: snowflake_service_claim_reply(n, ev); break;
     }
 }
 
-void snowflake_node_lease_state(struct snowflake_node *n, int state) {
+void snowflake_service_lease_state(struct snowflake_service *n, int state) {
     struct snowflake_lease *l = &n->lease;
     if (state == ZK_STATE_EXPIRED) {
         /* Every owner of the session is gone: the hold is lost and a claim in
@@ -190,19 +190,19 @@ void snowflake_node_lease_state(struct snowflake_node *n, int state) {
     } else if (state == ZK_STATE_CONNECTED && l->phase == LEASE_IDLE &&
                l->hold.state != ZK_LEASE_HELD && l->hold.state != ZK_LEASE_RESYNC &&
                atomic_load(&n->ready)) {
-        snowflake_node_claim_list(n, LEASE_RECLAIM);
+        snowflake_service_claim_list(n, LEASE_RECLAIM);
     }
 }
 
 /* Control thread, on every wake-up: an event loop saw the clock far behind. */
-void snowflake_node_lease_poke(struct snowflake_node *n) {
+void snowflake_service_lease_poke(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     if (!atomic_exchange(&l->switch_wanted, 0) || l->phase != LEASE_IDLE ||
         l->hold.state != ZK_LEASE_HELD || clock_mono_ms() < l->switch_block_until) {
         return;
     }
     int64_t now = clock_wall_ms();
-    if (zk_lease_step_classify(now, snowflake_node_claim_high(n), n->cfg->switch_after_ms) !=
+    if (zk_lease_step_classify(now, snowflake_service_claim_high(n), n->cfg->switch_after_ms) !=
         ZK_LEASE_STEP_SWITCH) {
         return;
     }
@@ -211,16 +211,16 @@ void snowflake_node_lease_poke(struct snowflake_node *n) {
     l->switch_listed = 0;
     /* The snapshot of the last claim first (never-created slots are below any
      * clock); LIST again only when it offers nothing. */
-    snowflake_node_claim_candidates(n);
+    snowflake_service_claim_candidates(n);
     if (l->ncand > 0) {
-        snowflake_node_claim_try(n);
+        snowflake_service_claim_try(n);
     } else {
-        snowflake_node_claim_list(n, LEASE_SWITCH);
+        snowflake_service_claim_list(n, LEASE_SWITCH);
     }
 }
 
 /* Any event loop, under the generator's lock: the clock is behind by wait_ms. */
-void snowflake_node_lease_want_switch(struct snowflake_node *n, int64_t wait_ms) {
+void snowflake_service_lease_want_switch(struct snowflake_service *n, int64_t wait_ms) {
     struct snowflake_lease *l = &n->lease;
     if (wait_ms <= n->cfg->switch_after_ms ||
         snowflake_gen_high(&n->gen) - clock_wall_ms() <= n->cfg->switch_after_ms ||
@@ -245,7 +245,7 @@ static void lease_closed(uv_handle_t *h) {
  * "In place, without a restart"): the claim takes that slot back instead of
  * seeing it held. A new session owns none. Start-up only (synchronous).
  */
-static void find_own_slot(struct snowflake_node *n) {
+static void find_own_slot(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     char path[ZK_PATH_MAX];
     struct zk_stat st;
@@ -263,8 +263,8 @@ static void find_own_slot(struct snowflake_node *n) {
 }
 
 /* Start-up: claim a slot, running the control loop until held or given up. */
-leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
-                                         const struct zk_cache_data *cache) {
+leaf_status_t snowflake_service_lease_start(struct snowflake_service *n,
+                                            const struct zk_cache_data *cache) {
     struct snowflake_lease *l = &n->lease;
     if (cache != NULL && cache->worker_id >= 0 && cache->worker_id < l->nslots) {
         l->known_slot = cache->worker_id;
@@ -276,7 +276,7 @@ leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
     uv_timer_init(n->loop, &deadline);
     uv_timer_start(&deadline, lease_deadline, LEASE_START_WAIT_MS, 0);
     int64_t until = clock_mono_ms() + LEASE_START_WAIT_MS;
-    snowflake_node_claim_list(n, LEASE_START);
+    snowflake_service_claim_list(n, LEASE_START);
     while (l->hold.state == ZK_LEASE_NONE && clock_mono_ms() < until &&
            atomic_load(&l->stats.seen_held) < l->nslots) {
         uv_run(n->loop, UV_RUN_ONCE);
@@ -317,7 +317,7 @@ leaf_status_t snowflake_node_lease_start(struct snowflake_node *n,
  * (bad version) leaves the slot as it is; so do a session that is gone and
  * an extension still in flight (its outcome is unknown).
  */
-void snowflake_node_lease_stop(struct snowflake_node *n, int64_t final_ms) {
+void snowflake_service_lease_stop(struct snowflake_service *n, int64_t final_ms) {
     struct snowflake_lease *l = &n->lease;
     struct zk_lease_hold *h = &l->hold;
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
@@ -326,7 +326,7 @@ void snowflake_node_lease_stop(struct snowflake_node *n, int64_t final_ms) {
         zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
         return;
     }
-    size_t len = snowflake_node_claim_data(n, final_ms, h->token, data, sizeof(data));
+    size_t len = snowflake_service_claim_data(n, final_ms, h->token, data, sizeof(data));
     if (len > 0 && zk_session_set_version(n->zk, path, data, len, h->version) == LEAF_OK) {
         log_info("snowflake",
                  "lease slot %" PRId64 " given back with its reservation lowered to %" PRId64
@@ -335,7 +335,7 @@ void snowflake_node_lease_stop(struct snowflake_node *n, int64_t final_ms) {
     }
 }
 
-void snowflake_node_lease_close(struct snowflake_node *n) {
+void snowflake_service_lease_close(struct snowflake_service *n) {
     if (n->lease.retry.loop != NULL) {
         uv_close((uv_handle_t *)&n->lease.retry, lease_closed);
     }

@@ -8,10 +8,10 @@
 #include "clock.h"
 #include <stdio.h>
 
-#include "snowflake_node.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service.h"
+#include "snowflake_service_state.h"
 
-static void node_view_lease(struct snowflake_node *n, struct snowflake_node_view *v) {
+static void node_view_lease(struct snowflake_service *n, struct snowflake_service_view *v) {
     static const char *const states[] = {"none", "held", "resync", "lost"};
     struct snowflake_lease *l = &n->lease;
     int st = atomic_load(&l->stats.state);
@@ -37,7 +37,7 @@ static int64_t age_ms(int64_t stamp, int64_t now) {
     return stamp > 0 ? now - stamp : -1;
 }
 
-void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v) {
+void snowflake_service_view(struct snowflake_service *n, struct snowflake_service_view *v) {
     pthread_mutex_lock(&n->lock);
     int64_t now = clock_wall_ms();
     snowflake_gen_fold(&n->gen); /* the fast window's IDs into the counters */
@@ -57,7 +57,7 @@ void snowflake_node_view(struct snowflake_node *n, struct snowflake_node_view *v
     pthread_mutex_unlock(&n->lock);
     /* beyond the lead bound, the clock is behind for good (not answered from the lead) */
     int64_t excess = behind - g.max_lead_ms;
-    *v = (struct snowflake_node_view){
+    *v = (struct snowflake_service_view){
         .enabled = n->cfg->snowflake_enable,
         .is_static = n->is_static,
         .worker_id = g.worker_id,

@@ -4,7 +4,7 @@
  * EPHEMERAL leaf_temporary node), finds its node again after a start from
  * the local cache, and stops issuing when ZooKeeper lost the record.
  * Threads: the control thread only.
- * Layer: the node (src/node/snowflake), below snowflake_node.c; the record
+ * Layer: the node (src/node/snowflake), below snowflake_service.c; the record
  * formats are zk/zk_record.c.
  */
 #include <inttypes.h>
@@ -13,10 +13,10 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service_state.h"
 #include "zk_layout.h"
 
-static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
+static void node_zk_call(struct snowflake_service *n, int op, leaf_status_t st) {
     n->busy[op] = st == LEAF_OK;
 }
 
@@ -27,7 +27,7 @@ static void node_zk_call(struct snowflake_node *n, int op, leaf_status_t st) {
  * other session can hold this identity. A margin of a tenth (at most 1 s)
  * covers the two machines' clock rates and the server's tick.
  */
-void snowflake_node_fence_answered(struct snowflake_node *n, int64_t sent_mono_ms) {
+void snowflake_service_fence_answered(struct snowflake_service *n, int64_t sent_mono_ms) {
     int64_t timeout = zk_session_negotiated_timeout_ms(n->zk);
     if (!n->named || timeout <= 0) {
         return;
@@ -40,13 +40,13 @@ void snowflake_node_fence_answered(struct snowflake_node *n, int64_t sent_mono_m
 }
 
 /* Sends what ZooKeeper should hold now; each kind of call at most once in flight. */
-void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
+void snowflake_service_forever_report(struct snowflake_service *n, int64_t reserved) {
     if (!n->use_zk || n->cfg->lease_mode || atomic_load(&n->stats.identity_wait) ||
         atomic_load(&n->stats.zk_wait)) {
         return; /* waiting for the identity: nothing is this node's to report yet */
     }
     char data[256];
-    size_t len = snowflake_node_forever_json(n, reserved, data, sizeof(data));
+    size_t len = snowflake_service_forever_json(n, reserved, data, sizeof(data));
     if (zk_session_state(n->zk) != ZK_STATE_CONNECTED || len == 0) {
         return;
     }
@@ -69,7 +69,7 @@ void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
         return; /* the ephemeral node advertises a registered worker only */
     }
     if (!n->forever_watched && !n->busy[OP_WATCH_FOREVER]) {
-        snowflake_node_forever_watched(n);
+        snowflake_service_forever_watched(n);
     }
     if (n->ephemeral_ok && !n->busy[OP_SET_EPHEMERAL]) {
         node_zk_call(n, OP_SET_EPHEMERAL,
@@ -88,7 +88,7 @@ void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved) {
  * issuing snowflake IDs (/ready turns 503) until an operator restarts it; a
  * restart registers afresh, still above the stored time.
  */
-static void node_drop_worker(struct snowflake_node *n, const char *why) {
+static void node_drop_worker(struct snowflake_service *n, const char *why) {
     pthread_mutex_lock(&n->lock);
     snowflake_gen_set_worker(&n->gen, -1);
     pthread_mutex_unlock(&n->lock);
@@ -99,7 +99,7 @@ static void node_drop_worker(struct snowflake_node *n, const char *why) {
 }
 
 /* The lookup of the forever node after a start from the cache. */
-static void node_found(struct snowflake_node *n, char **names, int nnames) {
+static void node_found(struct snowflake_service *n, char **names, int nnames) {
     int i = names == NULL
                 ? -1
                 : zk_layout_find_own((const char *const *)names, nnames, n->layout.identity);
@@ -129,11 +129,11 @@ static void node_found(struct snowflake_node *n, char **names, int nnames) {
     atomic_store(&n->stats.registered, 1);
     log_info("snowflake", "ZooKeeper is back: %s confirms worker ID %" PRId64, n->forever_path,
              n->worker_id);
-    snowflake_node_forever_report(n, n->reserved_ms);
+    snowflake_service_forever_report(n, n->reserved_ms);
 }
 
 /* The own leaf_forever node changed or vanished (a watch), or is to be watched. */
-void snowflake_node_forever_watched(struct snowflake_node *n) {
+void snowflake_service_forever_watched(struct snowflake_service *n) {
     n->forever_watched = 0;
     if (n->registered == 1 && !n->busy[OP_WATCH_FOREVER] &&
         zk_session_state(n->zk) == ZK_STATE_CONNECTED) {
@@ -155,7 +155,7 @@ void snowflake_node_forever_watched(struct snowflake_node *n) {
  * twin (the old session expired in those milliseconds) has version 0 too,
  * which only the next look tells apart: then this node stops, as below.
  */
-static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner, int32_t version) {
+static void node_ephemeral_foreign(struct snowflake_service *n, int64_t owner, int32_t version) {
     if (owner != 0 && (owner == n->recorded_session || owner == n->owner.session_id)) {
         log_info("snowflake",
                  "%s belongs to this node's previous session 0x%" PRIx64
@@ -181,13 +181,13 @@ static void node_ephemeral_foreign(struct snowflake_node *n, int64_t owner, int3
     }
 }
 
-static void node_ephemeral_done(struct snowflake_node *n, const struct zk_event *ev) {
+static void node_ephemeral_done(struct snowflake_service *n, const struct zk_event *ev) {
     int op = ev->op;
     leaf_status_t rc = ev->rc;
     if (op == OP_TAKE_EPHEMERAL) {
         /* Deleted, or gone already, or changed since (looked at again): create it now. */
         n->ephemeral_ok = 0;
-        snowflake_node_forever_report(n, n->reserved_ms);
+        snowflake_service_forever_report(n, n->reserved_ms);
     } else if (op == OP_SET_EPHEMERAL && rc == LEAF_ENOTFOUND) {
         log_warn("snowflake", "%s vanished; re-creating it", n->layout.ephemeral);
         n->ephemeral_ok = 0;
@@ -224,7 +224,7 @@ static void node_ephemeral_done(struct snowflake_node *n, const struct zk_event 
  * confirmed this node's (its ephemeral node is this session's); then the
  * version is read again. Another session's: the node stops (ephemeral_foreign).
  */
-static void node_forever_refused(struct snowflake_node *n) {
+static void node_forever_refused(struct snowflake_service *n) {
     log_error("snowflake",
               "%s was written by someone else since this node's last write: issuing nothing "
               "above %" PRId64 " (acknowledged) while it checks that the identity is still its own",
@@ -246,7 +246,7 @@ static void node_forever_refused(struct snowflake_node *n) {
  * write (is the node's time one this node sent, whose answer was lost?), or
  * once the identity is confirmed after a real refusal.
  */
-static void node_forever_reread(struct snowflake_node *n, const struct zk_event *ev) {
+static void node_forever_reread(struct snowflake_service *n, const struct zk_event *ev) {
     if (ev->result != ZK_RESULT_OK) {
         n->forever_checking = 0;
         return; /* the report tries again; a deleted node is the watch's to report */
@@ -281,7 +281,7 @@ static void node_forever_reread(struct snowflake_node *n, const struct zk_event 
  * What it issues could no longer be recorded, so it issues nothing above the
  * time ZooKeeper acknowledged and is not ready until a write lands again.
  */
-static void node_forever_noauth(struct snowflake_node *n) {
+static void node_forever_noauth(struct snowflake_service *n) {
     if (!atomic_exchange(&n->stats.zk_refused, 1)) {
         log_error("snowflake",
                   "ZooKeeper refuses this node's time writes to %s (not authenticated: the "
@@ -297,17 +297,18 @@ static void node_forever_noauth(struct snowflake_node *n) {
     pthread_mutex_unlock(&n->lock);
 }
 
-void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event *ev) {
+void snowflake_service_forever_done(struct snowflake_service *n, const struct zk_event *ev) {
     n->busy[ev->op] = 0;
     if (ev->answered_sent_mono_ms >= 0 && n->ephemeral_ok) {
-        snowflake_node_fence_answered(n, ev->answered_sent_mono_ms);
+        snowflake_service_fence_answered(n, ev->answered_sent_mono_ms);
     }
     if (ev->op == OP_SET_FOREVER && ev->rc == LEAF_OK) {
         n->forever_version = ev->version;
         n->forever_acked_ms = n->forever_sent_ms;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
         if (n->named && n->ephemeral_ok && !n->forever_fenced) {
-            snowflake_node_cache_stored(n, n->forever_acked_ms); /* the ceiling follows ZooKeeper */
+            snowflake_service_cache_stored(n,
+                                           n->forever_acked_ms); /* the ceiling follows ZooKeeper */
         }
         if (atomic_exchange(&n->stats.zk_refused, 0)) {
             log_info("snowflake", "%s: ZooKeeper accepts this node's time writes again",
@@ -349,8 +350,8 @@ void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event
     }
 }
 
-size_t snowflake_node_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf,
-                                   size_t cap) {
+size_t snowflake_service_forever_json(struct snowflake_service *n, int64_t timestamp, char *buf,
+                                      size_t cap) {
     struct zk_node_data d = n->self;
     d.timestamp = timestamp;
     return zk_record_format_node(&d, buf, cap);

@@ -1,5 +1,5 @@
-#ifndef LEAF_NOTIFY_READY_H
-#define LEAF_NOTIFY_READY_H
+#ifndef LEAF_DAEMON_NOTIFY_H
+#define LEAF_DAEMON_NOTIFY_H
 
 /*
  * Telling systemd (Type=notify, conf/leafd.service) how the node is: READY=1
@@ -9,13 +9,13 @@
  * four times a second and sends only changes. Without $NOTIFY_SOCKET
  * nothing starts.
  *
- * Ownership: main() embeds it; control loop thread only.
+ * Ownership: struct daemon (daemon.h) embeds it; control loop thread only.
  */
 #include <uv.h>
 
 struct door_ctx;
 
-struct notify_ready {
+struct daemon_notify {
     uv_timer_t timer;
     const struct door_ctx *ctx;
     int begun;      /* the timer was set up ($NOTIFY_SOCKET) */
@@ -26,18 +26,18 @@ struct notify_ready {
 };
 
 /* Sends the first state at once and starts the timer; a no-op without $NOTIFY_SOCKET. */
-void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx);
+void daemon_notify_start(struct daemon_notify *n, uv_loop_t *loop, const struct door_ctx *ctx);
 
 /* The same for the new process of an in-place upgrade: READY=1 comes with MAINPID=<pid>. */
-void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx);
+void daemon_notify_start_main(struct daemon_notify *n, uv_loop_t *loop, const struct door_ctx *ctx);
 
 /* An in-place upgrade's drain began: the timer stops, no STOPPING=1 (the service goes on). */
-void notify_ready_handover(struct notify_ready *n);
+void daemon_notify_handover(struct daemon_notify *n);
 
 /* That drain called off (the new process failed before the hand-over): the timer runs again. */
-void notify_ready_resume(struct notify_ready *n);
+void daemon_notify_resume(struct daemon_notify *n);
 
 /* The drain began: STOPPING=1 and a STATUS= saying so; the timer stops. */
-void notify_ready_stopping(struct notify_ready *n);
+void daemon_notify_stopping(struct daemon_notify *n);
 
 #endif

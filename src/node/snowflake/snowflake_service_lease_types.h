@@ -1,15 +1,15 @@
-#ifndef LEAF_SNOWFLAKE_NODE_LEASE_TYPES_H
-#define LEAF_SNOWFLAKE_NODE_LEASE_TYPES_H
+#ifndef LEAF_SNOWFLAKE_SERVICE_LEASE_TYPES_H
+#define LEAF_SNOWFLAKE_SERVICE_LEASE_TYPES_H
 
 /*
  * Lease mode's state, private to src/node/snowflake: struct snowflake_lease
- * is embedded in the node (snowflake_node_state.h), so every file of the room sees
- * it; snowflake_node_lease.c and snowflake_node_claim.c change it,
- * snowflake_node_view.c reads the counters. Types only: the calls are in
- * snowflake_node_lease.h and snowflake_node_claim.h. The decisions are the
+ * is embedded in the node (snowflake_service_state.h), so every file of the room sees
+ * it; snowflake_service_lease.c and snowflake_service_claim.c change it,
+ * snowflake_service_view.c reads the counters. Types only: the calls are in
+ * snowflake_service_lease.h and snowflake_service_claim.h. The decisions are the
  * pure rules of zk/zk_lease.c.
  * Layer: the node (src/node/snowflake), the floor of the snowflake room,
- * with snowflake_node_state.h.
+ * with snowflake_service_state.h.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -36,7 +36,7 @@ enum lease_purpose {
 };
 
 /*
- * Lease mode's state (snowflake_node_lease.c). Control thread only, except
+ * Lease mode's state (snowflake_service_lease.c). Control thread only, except
  * switch_wanted (set by any event loop) and the counters (read by views).
  * `hold` is the slot the generator issues from; `claim` a claim in
  * progress, which replaces it once its first reservation is acknowledged.

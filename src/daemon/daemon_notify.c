@@ -1,4 +1,4 @@
-#include "notify_ready.h"
+#include "daemon_notify.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,10 +10,10 @@
 #include "log.h"
 #include "notify.h"
 
-#define NOTIFY_READY_EVERY_MS 250
+#define DAEMON_NOTIFY_EVERY_MS 250
 
 /* Sends one message; a failure is logged once per kind of message, never repeated per tick. */
-static void notify_ready_send(const char *msg) {
+static void daemon_notify_send(const char *msg) {
     static int failed_logged;
     if (notify_send(msg) != LEAF_OK && !failed_logged) {
         failed_logged = 1;
@@ -22,8 +22,8 @@ static void notify_ready_send(const char *msg) {
     }
 }
 
-static void notify_ready_tick(uv_timer_t *t) {
-    struct notify_ready *n = t->data;
+static void daemon_notify_tick(uv_timer_t *t) {
+    struct daemon_notify *n = t->data;
     struct door_ready r;
     char status[sizeof(n->last)], msg[sizeof(n->last) + 64];
     door_ready_eval(n->ctx, &r);
@@ -42,10 +42,10 @@ static void notify_ready_tick(uv_timer_t *t) {
         return;
     }
     snprintf(n->last, sizeof(n->last), "%s", status);
-    notify_ready_send(msg);
+    daemon_notify_send(msg);
 }
 
-static void notify_ready_begin(struct notify_ready *n, uv_loop_t *loop) {
+static void daemon_notify_begin(struct daemon_notify *n, uv_loop_t *loop) {
     if (!notify_enabled()) {
         return;
     }
@@ -53,46 +53,47 @@ static void notify_ready_begin(struct notify_ready *n, uv_loop_t *loop) {
     n->timer.data = n;
     n->begun = 1;
     n->on = 1;
-    notify_ready_tick(&n->timer);
-    uv_timer_start(&n->timer, notify_ready_tick, NOTIFY_READY_EVERY_MS, NOTIFY_READY_EVERY_MS);
+    daemon_notify_tick(&n->timer);
+    uv_timer_start(&n->timer, daemon_notify_tick, DAEMON_NOTIFY_EVERY_MS, DAEMON_NOTIFY_EVERY_MS);
 }
 
-void notify_ready_start(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx) {
+void daemon_notify_start(struct daemon_notify *n, uv_loop_t *loop, const struct door_ctx *ctx) {
     memset(n, 0, sizeof(*n));
     n->ctx = ctx;
-    notify_ready_begin(n, loop);
+    daemon_notify_begin(n, loop);
 }
 
-void notify_ready_start_main(struct notify_ready *n, uv_loop_t *loop, const struct door_ctx *ctx) {
+void daemon_notify_start_main(struct daemon_notify *n, uv_loop_t *loop,
+                              const struct door_ctx *ctx) {
     memset(n, 0, sizeof(*n));
     n->ctx = ctx;
     n->mainpid = 1;
-    notify_ready_begin(n, loop);
+    daemon_notify_begin(n, loop);
 }
 
-void notify_ready_handover(struct notify_ready *n) {
+void daemon_notify_handover(struct daemon_notify *n) {
     if (!n->on) {
         return;
     }
     n->on = 0;
     uv_timer_stop(&n->timer);
-    notify_ready_send("STATUS=in-place upgrade: handing over to the new process");
+    daemon_notify_send("STATUS=in-place upgrade: handing over to the new process");
 }
 
-void notify_ready_resume(struct notify_ready *n) {
+void daemon_notify_resume(struct daemon_notify *n) {
     if (!n->begun || n->on) {
         return;
     }
     n->on = 1;
     n->last[0] = '\0'; /* the next tick says the status again, in place of the hand-over's */
-    uv_timer_start(&n->timer, notify_ready_tick, 0, NOTIFY_READY_EVERY_MS);
+    uv_timer_start(&n->timer, daemon_notify_tick, 0, DAEMON_NOTIFY_EVERY_MS);
 }
 
-void notify_ready_stopping(struct notify_ready *n) {
+void daemon_notify_stopping(struct daemon_notify *n) {
     if (!n->on) {
         return;
     }
     n->on = 0;
     uv_timer_stop(&n->timer);
-    notify_ready_send("STOPPING=1\nSTATUS=draining in-flight requests, then stopping");
+    daemon_notify_send("STOPPING=1\nSTATUS=draining in-flight requests, then stopping");
 }

@@ -1,12 +1,12 @@
 /*
- * Lease mode's claims (see snowflake_node_lease.c for the whole): the snapshot of
+ * Lease mode's claims (see snowflake_service_lease.c for the whole): the snapshot of
  * the slots (LIST, READ), the choice of candidates (zk/zk_lease.c decides),
  * and trying them one after another (TRY, FIRST) until one is held. Control
  * thread only.
- * Layer: the node (src/node/snowflake), below snowflake_node_lease.c; the
+ * Layer: the node (src/node/snowflake), below snowflake_service_lease.c; the
  * pure rules are zk/zk_lease.c.
  */
-#include "snowflake_node_claim.h"
+#include "snowflake_service_claim.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service_state.h"
 
 #define LEASE_SWITCH_BLOCK_MS 1000
 /* Reads in flight at once: ZooKeeper stops reading a connection with too many
@@ -33,13 +33,13 @@ enum { READ_SLOT, READ_OWNERS, READ_FOREVER };
 
 #define LEASE_RETRY_MS 250
 
-static void claim_wait(struct snowflake_node *n);
-static void claim_install(struct snowflake_node *n);
+static void claim_wait(struct snowflake_service *n);
+static void claim_install(struct snowflake_service *n);
 
 #define LEASE_ALL_HELD_LOG_MS 10000 /* the warn line about every slot held, at most this often */
 
 /* No slot could be claimed: how many are held by others, said once every 10 s at most. */
-static void claim_count_held(struct snowflake_node *n) {
+static void claim_count_held(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     int held = 0;
     for (int i = 0; l->slots != NULL && i < l->nslots; i++) {
@@ -68,7 +68,7 @@ static uint64_t claim_rand(void *ctx) {
 }
 
 /* Frees the snapshot of the last claim. */
-void snowflake_node_claim_free(struct snowflake_node *n) {
+void snowflake_service_claim_free(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     free(l->slots);
     if (l->fnames != NULL) {
@@ -86,11 +86,11 @@ void snowflake_node_claim_free(struct snowflake_node *n) {
 
 /* ----- the snapshot: LIST and READ ----- */
 
-static void lease_choose(struct snowflake_node *n);
+static void lease_choose(struct snowflake_service *n);
 
-static int lease_reset_snapshot(struct snowflake_node *n) {
+static int lease_reset_snapshot(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
-    snowflake_node_claim_free(n);
+    snowflake_service_claim_free(n);
     l->slots = calloc((size_t)l->nslots, sizeof(*l->slots));
     l->fnames = calloc((size_t)l->nslots, sizeof(*l->fnames));
     l->reads = calloc((size_t)l->nslots * 3, sizeof(*l->reads));
@@ -104,13 +104,13 @@ static int lease_reset_snapshot(struct snowflake_node *n) {
     return 0;
 }
 
-void snowflake_node_claim_list(struct snowflake_node *n, enum lease_purpose purpose) {
+void snowflake_service_claim_list(struct snowflake_service *n, enum lease_purpose purpose) {
     struct snowflake_lease *l = &n->lease;
     l->purpose = purpose;
     l->switch_listed = purpose == LEASE_SWITCH;
     l->pending = 0;
     l->phase = LEASE_LIST;
-    if (!snowflake_node_connected(n) || lease_reset_snapshot(n) != 0) {
+    if (!snowflake_service_connected(n) || lease_reset_snapshot(n) != 0) {
         claim_wait(n);
         return;
     }
@@ -127,7 +127,7 @@ void snowflake_node_claim_list(struct snowflake_node *n, enum lease_purpose purp
 }
 
 /* Takes a listing's names into the snapshot. */
-static void lease_listed(struct snowflake_node *n, const struct zk_event *ev) {
+static void lease_listed(struct snowflake_service *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     for (int i = 0; ev->rc == LEAF_OK && i < ev->nnames; i++) {
         int64_t k;
@@ -141,7 +141,7 @@ static void lease_listed(struct snowflake_node *n, const struct zk_event *ev) {
 }
 
 /* Sends READ's next calls while fewer than LEASE_READ_WINDOW are in flight. */
-static void lease_send_reads(struct snowflake_node *n) {
+static void lease_send_reads(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     char path[ZK_PATH_MAX];
     static const int ops[] = {OP_L_READ, OP_L_OWNERS, OP_L_FREAD};
@@ -192,7 +192,7 @@ static void lease_pick_reads(struct snowflake_lease *l, int full, char *want) {
 
 /* After LIST: queue the reads (a slot's data and owner, a leaf_forever node's
  * data); slots not read are not candidates this time. */
-static void lease_read(struct snowflake_node *n) {
+static void lease_read(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     int fresh = 0;
     for (int i = 0; i < l->nslots; i++) {
@@ -238,7 +238,7 @@ static void lease_read(struct snowflake_node *n) {
     }
 }
 
-static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) {
+static void lease_got_read(struct snowflake_service *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     int64_t k = (int64_t)ev->arg;
     if (k < 0 || k >= l->nslots) {
@@ -284,7 +284,7 @@ static void lease_got_read(struct snowflake_node *n, const struct zk_event *ev) 
  * reserve.ms), which is waited out, not a step to switch away from.
  * Called with the generator's lock held.
  */
-int64_t snowflake_node_claim_high(struct snowflake_node *n) {
+int64_t snowflake_service_claim_high(struct snowflake_service *n) {
     pthread_mutex_lock(&n->lock);
     int64_t h = snowflake_gen_high(&n->gen);
     pthread_mutex_unlock(&n->lock);
@@ -292,7 +292,7 @@ int64_t snowflake_node_claim_high(struct snowflake_node *n) {
 }
 
 /* Fills the candidates from the snapshot (none when there is no snapshot). */
-void snowflake_node_claim_candidates(struct snowflake_node *n) {
+void snowflake_service_claim_candidates(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     l->ncand = 0;
     if (l->slots == NULL) {
@@ -321,8 +321,8 @@ void snowflake_node_claim_candidates(struct snowflake_node *n) {
     };
     int k = -1;
     if (listed != NULL && switching) {
-        zk_lease_switch_choose(&c, snowflake_node_claim_high(n), n->cfg->switch_after_ms, l->cand,
-                               LEASE_CANDIDATES, &k);
+        zk_lease_switch_choose(&c, snowflake_service_claim_high(n), n->cfg->switch_after_ms,
+                               l->cand, LEASE_CANDIDATES, &k);
     } else if (listed != NULL) {
         k = zk_lease_choose(&c, l->cand, LEASE_CANDIDATES);
     }
@@ -331,31 +331,31 @@ void snowflake_node_claim_candidates(struct snowflake_node *n) {
     l->icand = 0;
 }
 
-static void lease_choose(struct snowflake_node *n) {
-    snowflake_node_claim_candidates(n);
-    snowflake_node_claim_try(n);
+static void lease_choose(struct snowflake_service *n) {
+    snowflake_service_claim_candidates(n);
+    snowflake_service_claim_try(n);
 }
 
-static void claim_release(struct snowflake_node *n, int64_t slot) {
+static void claim_release(struct snowflake_service *n, int64_t slot) {
     char path[ZK_PATH_MAX];
     if (zk_lease_owner_path(&n->layout, slot, path, sizeof(path)) == LEAF_OK) {
         zk_session_adelete(&n->zsub, OP_L_RELEASE, (uint64_t)slot, path, -1);
     }
 }
 
-size_t snowflake_node_claim_data(struct snowflake_node *n, int64_t reserved, uint64_t token,
-                                 char *buf, size_t cap) {
+size_t snowflake_service_claim_data(struct snowflake_service *n, int64_t reserved, uint64_t token,
+                                    char *buf, size_t cap) {
     struct zk_lease_data d = {.reserved = reserved, .port = n->self.port, .token = token};
     snprintf(d.ip, sizeof(d.ip), "%s", n->self.ip);
     return zk_lease_format_data(&d, buf, cap);
 }
 
-static void claim_give_up(struct snowflake_node *n) {
+static void claim_give_up(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->purpose == LEASE_SWITCH && !l->switch_listed) {
         /* The candidates came from the last snapshot, which may be stale: read
          * the slots afresh before giving up. */
-        snowflake_node_claim_list(n, LEASE_SWITCH);
+        snowflake_service_claim_list(n, LEASE_SWITCH);
         return;
     }
     if (l->purpose == LEASE_SWITCH) {
@@ -373,15 +373,15 @@ static void claim_give_up(struct snowflake_node *n) {
 }
 
 /* Sends the pipelined create-slot, create-owner and read-back of the next candidate. */
-void snowflake_node_claim_try(struct snowflake_node *n) {
+void snowflake_service_claim_try(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
-    if (l->icand >= l->ncand || !snowflake_node_connected(n)) {
+    if (l->icand >= l->ncand || !snowflake_service_connected(n)) {
         claim_give_up(n);
         return;
     }
     const struct zk_lease_candidate *c = &l->cand[l->icand];
     char slot[ZK_PATH_MAX], owner[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    size_t len = snowflake_node_claim_data(n, c->floor_ms, 0, data, sizeof(data));
+    size_t len = snowflake_service_claim_data(n, c->floor_ms, 0, data, sizeof(data));
     l->phase = LEASE_TRY;
     l->pending = 0;
     l->owner_rc = -1;
@@ -405,17 +405,17 @@ void snowflake_node_claim_try(struct snowflake_node *n) {
     }
 }
 
-static void lease_next(struct snowflake_node *n, int release) {
+static void lease_next(struct snowflake_service *n, int release) {
     struct snowflake_lease *l = &n->lease;
     if (release) {
         claim_release(n, l->cand[l->icand].slot);
     }
     l->icand++;
-    snowflake_node_claim_try(n);
+    snowflake_service_claim_try(n);
 }
 
 /* All replies of a TRY are in: begin the hold and send its first reservation. */
-static void lease_tried(struct snowflake_node *n) {
+static void lease_tried(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     const struct zk_lease_candidate *c = &l->cand[l->icand];
     if (l->owner_rc == ZK_RESULT_EXISTS && c->slot == l->own_slot) {
@@ -449,7 +449,7 @@ static void lease_tried(struct snowflake_node *n) {
         reserved = l->claim.floor_ms + n->gen.layout.unit_ms + 1;
     }
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    size_t len = snowflake_node_claim_data(n, reserved, token, data, sizeof(data));
+    size_t len = snowflake_service_claim_data(n, reserved, token, data, sizeof(data));
     zk_lease_write_sent(&l->claim, reserved);
     l->phase = LEASE_FIRST;
     if (len == 0 || zk_lease_slot_path(&n->layout, c->slot, path, sizeof(path)) != LEAF_OK ||
@@ -459,7 +459,7 @@ static void lease_tried(struct snowflake_node *n) {
     }
 }
 
-static void lease_got_try(struct snowflake_node *n, const struct zk_event *ev) {
+static void lease_got_try(struct snowflake_service *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     if (ev->op == OP_L_OWNER) {
         l->owner_rc = (int)ev->result;
@@ -471,19 +471,19 @@ static void lease_got_try(struct snowflake_node *n, const struct zk_event *ev) {
     }
 }
 
-enum zk_lease_write_rc snowflake_node_claim_write_rc(enum zk_result r) {
+enum zk_lease_write_rc snowflake_service_claim_write_rc(enum zk_result r) {
     return r == ZK_RESULT_OK           ? ZK_LEASE_WRITE_OK
            : r == ZK_RESULT_BADVERSION ? ZK_LEASE_WRITE_BADVERSION
            : r == ZK_RESULT_NONODE     ? ZK_LEASE_WRITE_NONODE
                                        : ZK_LEASE_WRITE_UNKNOWN;
 }
 
-static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev) {
+static void lease_got_first(struct snowflake_service *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     if (ev->arg != l->claim.token || l->phase != LEASE_FIRST) {
         return;
     }
-    if (zk_lease_write_done(&l->claim, snowflake_node_claim_write_rc(ev->result), ev->version) ==
+    if (zk_lease_write_done(&l->claim, snowflake_service_claim_write_rc(ev->result), ev->version) ==
         ZK_LEASE_RAISE_CEILING) {
         claim_install(n);
         return;
@@ -492,7 +492,7 @@ static void lease_got_first(struct snowflake_node *n, const struct zk_event *ev)
     lease_next(n, 1);
 }
 
-void snowflake_node_claim_reply(struct snowflake_node *n, const struct zk_event *ev) {
+void snowflake_service_claim_reply(struct snowflake_service *n, const struct zk_event *ev) {
     struct snowflake_lease *l = &n->lease;
     if (ev->op == OP_L_FIRST) {
         lease_got_first(n, ev);
@@ -518,7 +518,7 @@ void snowflake_node_claim_reply(struct snowflake_node *n, const struct zk_event 
     }
 }
 
-void snowflake_node_claim_publish(struct snowflake_node *n) {
+void snowflake_service_claim_publish(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     atomic_store(&l->stats.slot, l->hold.state == ZK_LEASE_NONE ? -1 : l->hold.slot);
     atomic_store(&l->stats.state, (int)l->hold.state);
@@ -526,19 +526,19 @@ void snowflake_node_claim_publish(struct snowflake_node *n) {
 
 /* The local cache remembers the slot and its reservation for the next start
  * (its slot first); the generator's ceiling does not wait for it. */
-void snowflake_node_claim_store_cache(struct snowflake_node *n) {
+void snowflake_service_claim_store_cache(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     if (!l->cache_dirty || n->work_busy || l->hold.state == ZK_LEASE_NONE) {
         return;
     }
     l->cache_dirty = 0;
-    if (snowflake_node_cache_write(n, l->hold.acked_ms) != LEAF_OK) {
+    if (snowflake_service_cache_write(n, l->hold.acked_ms) != LEAF_OK) {
         l->cache_dirty = 1;
     }
 }
 
 /* The claim's first reservation is acknowledged: the generator moves to it. */
-static void claim_install(struct snowflake_node *n) {
+static void claim_install(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     struct zk_lease_hold old = l->hold;
     pthread_mutex_lock(&n->lock);
@@ -586,27 +586,27 @@ static void claim_install(struct snowflake_node *n) {
                  l->hold.slot, l->hold.slot, l->hold.floor_ms, l->hold.acked_ms);
     }
     l->phase = LEASE_IDLE;
-    snowflake_node_claim_publish(n);
+    snowflake_service_claim_publish(n);
     l->cache_dirty = 1;
-    snowflake_node_claim_store_cache(n);
+    snowflake_service_claim_store_cache(n);
 }
 /* ----- driving it ----- */
 
 static void lease_on_retry(uv_timer_t *t) {
-    struct snowflake_node *n = t->data;
+    struct snowflake_service *n = t->data;
     struct snowflake_lease *l = &n->lease;
     if (l->phase != LEASE_WAIT) {
         return;
     }
     l->phase = LEASE_IDLE;
     if (l->hold.state != ZK_LEASE_HELD && l->hold.state != ZK_LEASE_RESYNC) {
-        snowflake_node_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
-                                         ? LEASE_START
-                                         : LEASE_RECLAIM);
+        snowflake_service_claim_list(n, l->hold.state == ZK_LEASE_NONE && !atomic_load(&n->ready)
+                                            ? LEASE_START
+                                            : LEASE_RECLAIM);
     }
 }
 
-static void claim_wait(struct snowflake_node *n) {
+static void claim_wait(struct snowflake_service *n) {
     struct snowflake_lease *l = &n->lease;
     if (l->purpose == LEASE_SWITCH) {
         claim_give_up(n);

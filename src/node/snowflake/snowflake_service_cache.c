@@ -3,8 +3,8 @@
  * (the node layer over zk/zk_cache.c, which formats and writes the file): the
  * periodic write of the time reservation on the threadpool, its failures
  * logged at a limited rate, and the generator's ceiling raised to a
- * reservation once it is on disk. Called by snowflake_node.c (static and
- * forever modes) and snowflake_node_claim.c (lease mode); calls neither.
+ * reservation once it is on disk. Called by snowflake_service.c (static and
+ * forever modes) and snowflake_service_claim.c (lease mode); calls neither.
  * Control thread, unless a function says otherwise.
  * Layer: the node (src/node/snowflake), the floor of the snowflake room.
  */
@@ -14,15 +14,15 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service_state.h"
 #include "zk_cache.h"
 
 /* Raises the generator's ceiling to a reservation now on disk. */
-void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved) {
+void snowflake_service_cache_stored(struct snowflake_service *n, int64_t reserved) {
     if ((n->named || n->forever_fenced || atomic_load(&n->stats.zk_refused)) &&
         reserved > n->forever_acked_ms) {
         /* until the identity is confirmed again; a named identity: never above what
-         * ZooKeeper acknowledged (snowflake_node_state.h) */
+         * ZooKeeper acknowledged (snowflake_service_state.h) */
         reserved = n->forever_acked_ms;
     }
     n->reserved_ms = reserved;
@@ -37,7 +37,7 @@ void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved) {
 
 /* Threadpool: the atomic cache-file write (fsync may take a while). */
 static void cache_work(uv_work_t *w) {
-    struct snowflake_node *n = w->data;
+    struct snowflake_service *n = w->data;
     struct zk_cache_data c = {n->worker_id, n->work_value};
     n->work_rc =
         zk_cache_store_owned(n->cache_path, &c, &n->work_owner, n->work_err, sizeof(n->work_err));
@@ -47,7 +47,7 @@ static void cache_work(uv_work_t *w) {
 #define CACHE_WRITE_LOG_EVERY_MS 60000
 
 /* Control thread: logs a failed periodic write, rate-limited; and a write that works again. */
-static void cache_write_logged(struct snowflake_node *n, int ok) {
+static void cache_write_logged(struct snowflake_service *n, int ok) {
     int64_t now = clock_mono_ms();
     if (ok) {
         if (n->write_failures > 0) {
@@ -72,7 +72,7 @@ static void cache_write_logged(struct snowflake_node *n, int ok) {
 /* Control thread: the write is on disk, or failed. In lease mode the ceiling is the
  * slot's acknowledged reservation instead. */
 static void cache_done(uv_work_t *w, int status) {
-    struct snowflake_node *n = w->data;
+    struct snowflake_service *n = w->data;
     n->work_busy = 0;
     if (n->cfg->lease_mode) { /* the ceiling is the slot's acknowledged reservation */
         if (status == 0 && n->work_rc == LEAF_OK) {
@@ -83,11 +83,11 @@ static void cache_done(uv_work_t *w, int status) {
     int ok = status == 0 && n->work_rc == LEAF_OK;
     cache_write_logged(n, ok);
     if (ok) {
-        snowflake_node_cache_stored(n, n->work_value);
+        snowflake_service_cache_stored(n, n->work_value);
     }
 }
 
-leaf_status_t snowflake_node_cache_write(struct snowflake_node *n, int64_t value) {
+leaf_status_t snowflake_service_cache_write(struct snowflake_service *n, int64_t value) {
     n->work_busy = 1;
     n->work_value = value;
     n->work_owner = n->owner;

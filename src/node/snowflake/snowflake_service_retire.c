@@ -15,7 +15,7 @@
  * Layer: the node (src/node/snowflake), a one-shot command beside the node:
  * it shares no state with it.
  */
-#include "snowflake_node_retire.h"
+#include "snowflake_service_retire.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -111,7 +111,7 @@ static int retire_one(struct zk_session *s, const struct zk_layout *l, int64_t n
     return 0;
 }
 
-int snowflake_node_retire_main(const struct leaf_config *cfg, const char *what) {
+int snowflake_service_retire_main(const struct leaf_config *cfg, const char *what) {
     struct zk_layout l;
     struct snowflake_layout layout;
     if (cfg->zk_address[0] == '\0' || node_config_layout(cfg, &layout) != LEAF_OK ||

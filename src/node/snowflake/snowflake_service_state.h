@@ -1,17 +1,17 @@
-#ifndef LEAF_SNOWFLAKE_NODE_STATE_H
-#define LEAF_SNOWFLAKE_NODE_STATE_H
+#ifndef LEAF_SNOWFLAKE_SERVICE_STATE_H
+#define LEAF_SNOWFLAKE_SERVICE_STATE_H
 
 /*
  * The snowflake node's internals (the node layer; the pure rules are in
  * snowflake/ and zk/), shared by the files of src/node/snowflake, each
- * calling only the ones below it: snowflake_node.c (start, the static and
- * forever modes, the generator's API) over snowflake_node_identity.c (the
- * start-up identity checks), snowflake_node_forever.c (forever mode's upkeep)
- * and snowflake_node_lease.c (lease mode: holding a slot), which drives
- * snowflake_node_claim.c (claiming one); both modes write the local cache
- * through snowflake_node_cache.c. snowflake_node_view.c reads the counters.
- * Lease mode's state is in snowflake_node_lease_types.h (included here); its
- * calls are in snowflake_node_lease.h and snowflake_node_claim.h, which only
+ * calling only the ones below it: snowflake_service.c (start, the static and
+ * forever modes, the generator's API) over snowflake_service_identity.c (the
+ * start-up identity checks), snowflake_service_forever.c (forever mode's upkeep)
+ * and snowflake_service_lease.c (lease mode: holding a slot), which drives
+ * snowflake_service_claim.c (claiming one); both modes write the local cache
+ * through snowflake_service_cache.c. snowflake_service_view.c reads the counters.
+ * Lease mode's state is in snowflake_service_lease_types.h (included here); its
+ * calls are in snowflake_service_lease.h and snowflake_service_claim.h, which only
  * the files above them include. Nothing outside this folder includes this.
  * Layer: the node (src/node/snowflake), the floor of the snowflake room.
  */
@@ -23,7 +23,7 @@
 #include "config.h"
 #include "lockstat.h"
 #include "snowflake_gen.h"
-#include "snowflake_node_lease_types.h"
+#include "snowflake_service_lease_types.h"
 #include "zk_layout.h"
 #include "zk_marker.h"
 #include "zk_record.h"
@@ -41,7 +41,7 @@ enum {
     OP_REREAD_FOREVER, /* its version read again after a refused write (identity confirmed) */
     OP_TAKE_EPHEMERAL, /* the previous process's leaf_temporary node deleted (at its version) */
     OP_F_LAST = OP_TAKE_EPHEMERAL,
-    /* lease mode (snowflake_node_lease.c) */
+    /* lease mode (snowflake_service_lease.c) */
     OP_L_LIST,    /* children of leaf_lease */
     OP_L_FLIST,   /* children of leaf_forever */
     OP_L_READ,    /* a slot's data (arg: slot) */
@@ -62,13 +62,13 @@ enum {
  * everything else belongs to the control thread from start to shutdown,
  * except stats (atomics, read by any thread for /ready and /metrics).
  */
-struct snowflake_node {
+struct snowflake_service {
     const struct leaf_config *cfg;
     uv_loop_t *loop; /* the control loop */
-    /* snowflake_node.c's forever-mode reservation, handed down so that the
+    /* snowflake_service.c's forever-mode reservation, handed down so that the
      * files below it (forever mode's upkeep) can ask for one at once
      * without calling up a floor. */
-    void (*reserve_now)(struct snowflake_node *n);
+    void (*reserve_now)(struct snowflake_service *n);
     pthread_mutex_t lock;
     struct lockstat lock_stat; /* lock's contention (LEAFD_LOCK_STATS builds) */
     struct snowflake_gen gen;  /* guarded by lock, but for snowflake_gen_fast() */
@@ -99,7 +99,7 @@ struct snowflake_node {
     int ephemeral_ok;
     int busy[OP_F_LAST + 1]; /* an async call of that tag is in flight (forever mode) */
 
-    /* One identity, one node (snowflake_node_identity.c); control thread. */
+    /* One identity, one node (snowflake_service_identity.c); control thread. */
     struct zk_cache_owner owner;      /* what every cache write records (work_owner: its copy) */
     struct zk_cache_owner work_owner; /* the threadpool write's copy, set when it is queued */
     int cache_use;                    /* enum zk_cache_use of the cache found at start */
@@ -165,35 +165,36 @@ struct snowflake_node {
     } stats;
 };
 
-/* snowflake_node_cache.c: the local cache write (control thread). write: queues value (with
+/* snowflake_service_cache.c: the local cache write (control thread). write: queues value (with
  * owner) unless a write is in flight (the caller checks work_busy); LEAF_ERR (logged) when
  * it could not be queued. stored: raises the ceiling to a reservation now on disk. */
-leaf_status_t snowflake_node_cache_write(struct snowflake_node *n, int64_t value);
-void snowflake_node_cache_stored(struct snowflake_node *n, int64_t reserved);
+leaf_status_t snowflake_service_cache_write(struct snowflake_service *n, int64_t value);
+void snowflake_service_cache_stored(struct snowflake_service *n, int64_t reserved);
 
-/* snowflake_node_forever.c: a named identity's fence moved on by a call ZooKeeper answered,
+/* snowflake_service_forever.c: a named identity's fence moved on by a call ZooKeeper answered,
  * sent at sent_mono_ms (control thread). */
-void snowflake_node_fence_answered(struct snowflake_node *n, int64_t sent_mono_ms);
+void snowflake_service_fence_answered(struct snowflake_service *n, int64_t sent_mono_ms);
 
-/* snowflake_node_identity.c: one identity, one node (control thread, start-up) */
-leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
-                                            int *have);
-leaf_status_t snowflake_node_identity_cluster(struct snowflake_node *n);
-leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n);
-leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char *data, size_t len);
+/* snowflake_service_identity.c: one identity, one node (control thread, start-up) */
+leaf_status_t snowflake_service_identity_cache(struct snowflake_service *n, struct zk_cache_data *c,
+                                               int *have);
+leaf_status_t snowflake_service_identity_cluster(struct snowflake_service *n);
+leaf_status_t snowflake_service_identity_clock(struct snowflake_service *n);
+leaf_status_t snowflake_service_identity_lock(struct snowflake_service *n, const char *data,
+                                              size_t len);
 /* After a wait for the identity: leaf_forever read again (its version, and the time the
  * previous holder wrote at its stop) into n->forever_version and *stored_ms (-1 none). */
-leaf_status_t snowflake_node_identity_reread(struct snowflake_node *n, int64_t *stored_ms);
+leaf_status_t snowflake_service_identity_reread(struct snowflake_service *n, int64_t *stored_ms);
 
-/* snowflake_node_forever.c: forever mode's ZooKeeper upkeep, and the JSON a
+/* snowflake_service_forever.c: forever mode's ZooKeeper upkeep, and the JSON a
  * leaf_forever/leaf_temporary node holds (control thread) */
-void snowflake_node_forever_report(struct snowflake_node *n, int64_t reserved);
-void snowflake_node_forever_done(struct snowflake_node *n, const struct zk_event *ev);
-void snowflake_node_forever_watched(struct snowflake_node *n);
-size_t snowflake_node_forever_json(struct snowflake_node *n, int64_t timestamp, char *buf,
-                                   size_t cap);
+void snowflake_service_forever_report(struct snowflake_service *n, int64_t reserved);
+void snowflake_service_forever_done(struct snowflake_service *n, const struct zk_event *ev);
+void snowflake_service_forever_watched(struct snowflake_service *n);
+size_t snowflake_service_forever_json(struct snowflake_service *n, int64_t timestamp, char *buf,
+                                      size_t cap);
 
-static inline int snowflake_node_connected(struct snowflake_node *n) {
+static inline int snowflake_service_connected(struct snowflake_service *n) {
     return zk_session_state(n->zk) == ZK_STATE_CONNECTED;
 }
 

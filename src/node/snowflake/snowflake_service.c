@@ -1,11 +1,11 @@
 /*
  * The snowflake node: start, the static and forever modes, the generator's
- * API (snowflake_node.h).
+ * API (snowflake_service.h).
  * Layer: the node (src/node/snowflake), the top of the snowflake room; the
  * generator itself is snowflake/snowflake_gen.c (pure).
  */
-#include "snowflake_node.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service.h"
+#include "snowflake_service_state.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -21,7 +21,7 @@
 #include "log.h"
 #include "node_config.h"
 #include "node_ip.h"
-#include "snowflake_node_lease.h"
+#include "snowflake_service_lease.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
 #include "zk_compat.h"
@@ -35,7 +35,7 @@
 #define NODE_REPORT_MS 3000
 #define NODE_IDWAIT_MS 250 /* how often a held identity is looked at again */
 
-static leaf_status_t node_identity(struct snowflake_node *n) {
+static leaf_status_t node_identity(struct snowflake_service *n) {
     const struct leaf_config *cfg = n->cfg;
     if (node_advertise_ip(cfg, n->self.ip, sizeof(n->self.ip)) != LEAF_OK) {
         return LEAF_ERR;
@@ -78,7 +78,7 @@ static void format_time(int64_t ms, char *buf, size_t cap) {
  * refuse a larger one naming both times. Never skipped, whichever source
  * the worker ID came from (Leaf defect 1).
  */
-static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, int64_t cache_ms,
+static leaf_status_t node_check_clock(struct snowflake_service *n, int64_t zk_ms, int64_t cache_ms,
                                       int64_t *floor_ms) {
     for (;;) {
         int64_t now = clock_wall_ms();
@@ -127,15 +127,15 @@ static leaf_status_t node_check_clock(struct snowflake_node *n, int64_t zk_ms, i
 }
 
 /* The worker ID and stored time from ZooKeeper, or from the cache when it is unreachable. */
-static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_data *cache,
+static leaf_status_t node_lease(struct snowflake_service *n, const struct zk_cache_data *cache,
                                 int have_cache, int64_t *zk_ms) {
     struct zk_registration reg;
     leaf_status_t st = LEAF_EUNAVAIL;
     *zk_ms = -1;
     if (zk_session_wait_connected(n->zk, NODE_CONNECT_WAIT_MS) == LEAF_OK) {
-        st = snowflake_node_identity_cluster(n);
+        st = snowflake_service_identity_cluster(n);
         if (st == LEAF_OK) {
-            st = snowflake_node_identity_clock(n);
+            st = snowflake_service_identity_clock(n);
         }
         if (st == LEAF_OK) {
             st = zk_register(n->zk, &n->layout, &n->self, clock_wall_ms, &reg);
@@ -169,7 +169,7 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
         return st; /* a refusal (clock, worker ID range): never overridden by the cache */
     }
     if (n->named) {
-        /* Only ZooKeeper can say the name is not held elsewhere (snowflake_node_state.h). */
+        /* Only ZooKeeper can say the name is not held elsewhere (snowflake_service_state.h). */
         if (!atomic_load(&n->stats.zk_wait)) {
             log_warn("snowflake",
                      "ZooKeeper (%s) is unreachable: the named identity %s serves snowflake IDs "
@@ -222,7 +222,7 @@ static leaf_status_t node_lease(struct snowflake_node *n, const struct zk_cache_
  * reserve.ms ahead of the logical time: a restart right after a restart
  * would then find the reservation beyond the lead bound and wait again.
  */
-static int64_t node_reservation(struct snowflake_node *n) {
+static int64_t node_reservation(struct snowflake_service *n) {
     pthread_mutex_lock(&n->lock);
     int64_t now = clock_wall_ms();
     int64_t logical = now + snowflake_gen_lead(&n->gen, now) + n->gen.layout.unit_ms;
@@ -231,12 +231,12 @@ static int64_t node_reservation(struct snowflake_node *n) {
     return reserved > logical ? reserved : logical;
 }
 
-static void node_reserve_now(struct snowflake_node *n);
+static void node_reserve_now(struct snowflake_service *n);
 
 static void node_cron(uv_timer_t *t) {
-    struct snowflake_node *n = t->data;
+    struct snowflake_service *n = t->data;
     if (n->cfg->lease_mode) {
-        snowflake_node_lease_cron(n);
+        snowflake_service_lease_cron(n);
         return;
     }
     node_reserve_now(n);
@@ -244,8 +244,8 @@ static void node_cron(uv_timer_t *t) {
 
 /* Control thread: one forever-mode reservation: the cache write, then the ceiling; and the
  * report to ZooKeeper. The cron's every report_ms, and at once when a fence is lifted
- * (n->reserve_now, for snowflake_node_forever.c). */
-static void node_reserve_now(struct snowflake_node *n) {
+ * (n->reserve_now, for snowflake_service_forever.c). */
+static void node_reserve_now(struct snowflake_service *n) {
     int64_t reserved = node_reservation(n);
     if (n->named) {
         int past = clock_mono_ms() >= atomic_load(&n->fence_mono_ms);
@@ -263,22 +263,22 @@ static void node_reserve_now(struct snowflake_node *n) {
         reserved = n->reserved_ms; /* clock stepped back: keep what is reserved */
     }
     if (!n->work_busy) {
-        (void)snowflake_node_cache_write(n, reserved);
+        (void)snowflake_service_cache_write(n, reserved);
     }
-    snowflake_node_forever_report(n, reserved);
+    snowflake_service_forever_report(n, reserved);
 }
 
-static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
+static void node_state(struct snowflake_service *n, const struct zk_event *ev) {
     atomic_store(&n->stats.zk_state, ev->state);
     if (ev->state == ZK_STATE_CONNECTED) {
-        snowflake_node_forever_report(n, n->reserved_ms);
+        snowflake_service_forever_report(n, n->reserved_ms);
         if (n->cfg->lease_mode) {
-            snowflake_node_lease_state(n, ev->state);
+            snowflake_service_lease_state(n, ev->state);
         }
     } else if (ev->state == ZK_STATE_EXPIRED) {
         /* The handle is dead: replace it; the ephemeral node must be re-created. */
         if (n->cfg->lease_mode) {
-            snowflake_node_lease_state(n, ev->state);
+            snowflake_service_lease_state(n, ev->state);
         }
         n->ephemeral_ok = 0;
         atomic_store(&n->stats.ephemeral, 0);
@@ -292,31 +292,31 @@ static void node_state(struct snowflake_node *n, const struct zk_event *ev) {
 
 /* Control thread: one event of this node's on the session (node_zk). */
 static void node_on_zk(void *arg, struct zk_event *ev) {
-    struct snowflake_node *n = arg;
+    struct snowflake_service *n = arg;
     if (!n->started || n->stopping) {
         return; /* not yet serving, or its last time is persisted already */
     }
     if (ev->kind == ZK_EVENT_STATE) {
         node_state(n, ev);
     } else if (ev->kind == ZK_EVENT_WATCH) {
-        snowflake_node_forever_watched(n); /* this node's own leaf_forever node changed */
+        snowflake_service_forever_watched(n); /* this node's own leaf_forever node changed */
     } else if (ev->op > 0 && ev->op <= OP_F_LAST) {
-        snowflake_node_forever_done(n, ev);
+        snowflake_service_forever_done(n, ev);
     } else if (ev->op > OP_F_LAST && ev->op <= OP_L_LAST && n->cfg->lease_mode) {
-        snowflake_node_lease_event(n, ev);
+        snowflake_service_lease_event(n, ev);
     }
 }
 
 /* Control thread, after each batch of ZooKeeper events and at an event loop's poke. */
 static void node_on_idle(void *arg) {
-    struct snowflake_node *n = arg;
+    struct snowflake_service *n = arg;
     if (n->cfg->lease_mode) {
-        snowflake_node_lease_poke(n);
+        snowflake_service_lease_poke(n);
     }
     if (atomic_exchange(&n->reserve_low, 0) && n->cron.data != NULL &&
         uv_is_active((uv_handle_t *)&n->cron)) {
         node_cron(
-            &n->cron); /* before the timer: the wall clock jumped ahead (snowflake_node_next) */
+            &n->cron); /* before the timer: the wall clock jumped ahead (snowflake_service_next) */
     }
 }
 
@@ -325,7 +325,7 @@ static void node_on_async(uv_async_t *a) {
 }
 
 /* The first reservation, written synchronously before serving. */
-static leaf_status_t node_first_reservation(struct snowflake_node *n) {
+static leaf_status_t node_first_reservation(struct snowflake_service *n) {
     int64_t reserved = node_reservation(n);
     struct zk_cache_data c = {n->worker_id, reserved};
     char err[320];
@@ -335,9 +335,9 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
         log_error("snowflake", "cannot persist the reservation (%s); refusing to serve", err);
         return LEAF_ERR;
     }
-    snowflake_node_cache_stored(n, reserved);
+    snowflake_service_cache_stored(n, reserved);
     char data[256];
-    size_t len = snowflake_node_forever_json(n, reserved, data, sizeof(data));
+    size_t len = snowflake_service_forever_json(n, reserved, data, sizeof(data));
     struct zk_stat stat;
     int64_t sent = clock_mono_ms();
     leaf_status_t st = n->registered != 1 ? LEAF_OK
@@ -348,8 +348,8 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
         n->forever_acked_ms = reserved;
         atomic_store(&n->stats.last_zk_report_ms, clock_wall_ms());
         if (n->named && n->ephemeral_ok) { /* the ceiling is what ZooKeeper acknowledged */
-            snowflake_node_fence_answered(n, sent);
-            snowflake_node_cache_stored(n, reserved);
+            snowflake_service_fence_answered(n, sent);
+            snowflake_service_cache_stored(n, reserved);
         }
     } else if (st == LEAF_ERR) {
         log_error("snowflake",
@@ -362,7 +362,7 @@ static leaf_status_t node_first_reservation(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
-static leaf_status_t node_start_loop(struct snowflake_node *n) {
+static leaf_status_t node_start_loop(struct snowflake_service *n) {
     uv_loop_t *loop = n->loop;
     n->report_ms =
         n->cfg->reserve_ms / 2 < NODE_REPORT_MS ? n->cfg->reserve_ms / 2 : NODE_REPORT_MS;
@@ -387,7 +387,7 @@ static leaf_status_t node_start_loop(struct snowflake_node *n) {
  * Static worker mode: the worker ID is the configured one; the local cache
  * still carries the time reservation, so a restart never goes back in time.
  */
-static void node_static_lease(struct snowflake_node *n, const struct zk_cache_data *cache,
+static void node_static_lease(struct snowflake_service *n, const struct zk_cache_data *cache,
                               int have_cache, int64_t *zk_ms) {
     n->worker_id = n->cfg->worker_id;
     *zk_ms = -1;
@@ -400,7 +400,7 @@ static void node_static_lease(struct snowflake_node *n, const struct zk_cache_da
 }
 
 /* A worker ID (from ZooKeeper, the cache or the config) must fit the layout's worker field. */
-static leaf_status_t node_check_worker_width(struct snowflake_node *n) {
+static leaf_status_t node_check_worker_width(struct snowflake_service *n) {
     int64_t max = snowflake_layout_max(&n->gen.layout, SNOWFLAKE_WORKER);
     if (n->worker_id <= max) {
         return LEAF_OK;
@@ -414,9 +414,10 @@ static leaf_status_t node_check_worker_width(struct snowflake_node *n) {
     return LEAF_ERANGE;
 }
 
-leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct leaf_config *cfg,
-                                    struct uv_loop_s *control_loop, struct zk_session *zk) {
-    struct snowflake_node *n = calloc(1, sizeof(*n));
+leaf_status_t snowflake_service_create(struct snowflake_service **out,
+                                       const struct leaf_config *cfg,
+                                       struct uv_loop_s *control_loop, struct zk_session *zk) {
+    struct snowflake_service *n = calloc(1, sizeof(*n));
     if (n == NULL) {
         log_error("snowflake", "calloc(snowflake node) failed");
         return LEAF_ENOMEM;
@@ -438,12 +439,12 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     snowflake_gen_init_layout(&n->gen, &layout, cfg->epoch, seed);
     snowflake_gen_set_max_lead(&n->gen, cfg->max_lead_ms);
     n->is_static = cfg->snowflake_enable && cfg->zk_address[0] == '\0';
-    snowflake_node_lease_init(n);
+    snowflake_service_lease_init(n);
     if (cfg->snowflake_enable && zk != NULL) {
         n->zk = zk;
         n->zsub = (struct zk_sub){"snowflake", node_on_zk, node_on_idle, n, NULL, 0};
         if (zk_session_subscribe(zk, &n->zsub) != LEAF_OK) {
-            snowflake_node_free(n);
+            snowflake_service_free(n);
             return LEAF_ERR;
         }
     }
@@ -451,11 +452,11 @@ leaf_status_t snowflake_node_create(struct snowflake_node **out, const struct le
     return LEAF_OK;
 }
 
-void snowflake_node_free(struct snowflake_node *n) {
+void snowflake_service_free(struct snowflake_service *n) {
     if (n == NULL) {
         return;
     }
-    snowflake_node_lease_free(n);
+    snowflake_service_lease_free(n);
     pthread_mutex_destroy(&n->lock);
     free(n);
 }
@@ -476,7 +477,7 @@ static void node_floor_text(int64_t floor_ms, char *out, size_t len) {
  * stalled past the session's receive timeout) is waited out and the create retried, within the
  * start's wait for ZooKeeper: creating a persistent node twice is harmless (EEXIST).
  */
-static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
+static leaf_status_t node_ensure(struct snowflake_service *n, const char *path) {
     int64_t until = clock_mono_ms() + (int64_t)6 * NODE_CONNECT_WAIT_MS;
     for (;;) {
         leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
@@ -500,7 +501,8 @@ static leaf_status_t node_ensure(struct snowflake_node *n, const char *path) {
  * the local cache alone: someone else may hold it now); the cache only says
  * which slot to try first. The clock rule is the slot's floor.
  */
-static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_cache_data *cache) {
+static leaf_status_t node_start_lease(struct snowflake_service *n,
+                                      const struct zk_cache_data *cache) {
     const struct leaf_config *cfg = n->cfg;
     if (zk_session_wait_connected(n->zk, 6 * NODE_CONNECT_WAIT_MS) != LEAF_OK) {
         log_error("snowflake",
@@ -514,7 +516,7 @@ static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_
         node_ensure(n, n->layout.lease) != LEAF_OK) {
         return LEAF_ERR;
     }
-    leaf_status_t st = snowflake_node_lease_start(n, cache);
+    leaf_status_t st = snowflake_service_lease_start(n, cache);
     if (st == LEAF_EAGAIN) {
         return node_start_loop(n); /* every slot held: serves once one frees */
     }
@@ -529,10 +531,10 @@ static leaf_status_t node_start_lease(struct snowflake_node *n, const struct zk_
     return LEAF_OK;
 }
 
-static leaf_status_t node_serve(struct snowflake_node *n);
+static leaf_status_t node_serve(struct snowflake_service *n);
 
 /* The process cannot go on: issue nothing more, and let main() stop it (exit 1). */
-static void node_fail(struct snowflake_node *n) {
+static void node_fail(struct snowflake_service *n) {
     pthread_mutex_lock(&n->lock);
     snowflake_gen_set_ceiling(&n->gen, 0);
     pthread_mutex_unlock(&n->lock);
@@ -548,9 +550,9 @@ static void node_fail(struct snowflake_node *n) {
  * the first write is made at its current version and no ID is issued at or below that time
  * (docs/IDENTITY.md, "Taking a name over").
  */
-static leaf_status_t node_after_wait(struct snowflake_node *n) {
+static leaf_status_t node_after_wait(struct snowflake_service *n) {
     int64_t stored = -1, floor_ms = n->floor_ms;
-    if (snowflake_node_identity_reread(n, &stored) != LEAF_OK) {
+    if (snowflake_service_identity_reread(n, &stored) != LEAF_OK) {
         return LEAF_ERR; /* logged */
     }
     if (stored > n->floor_ms) {
@@ -571,10 +573,10 @@ static leaf_status_t node_after_wait(struct snowflake_node *n) {
 
 /* Control loop, while the identity is held by another session: look again. */
 static void node_idwait_tick(uv_timer_t *t) {
-    struct snowflake_node *n = t->data;
+    struct snowflake_service *n = t->data;
     char data[256];
-    size_t len = snowflake_node_forever_json(n, n->floor_ms, data, sizeof(data));
-    leaf_status_t st = snowflake_node_identity_lock(n, data, len);
+    size_t len = snowflake_service_forever_json(n, n->floor_ms, data, sizeof(data));
+    leaf_status_t st = snowflake_service_identity_lock(n, data, len);
     if (st == LEAF_EAGAIN || st == LEAF_EUNAVAIL) {
         return; /* still held, or ZooKeeper away for now: the deadline still counts */
     }
@@ -591,7 +593,7 @@ static void node_idwait_tick(uv_timer_t *t) {
     node_fail(n); /* refused (logged): another live node has this identity */
 }
 
-static leaf_status_t node_wait_identity(struct snowflake_node *n) {
+static leaf_status_t node_wait_identity(struct snowflake_service *n) {
     atomic_store(&n->stats.identity_wait, 1);
     uv_timer_init(n->loop, &n->idwait);
     n->idwait.data = n;
@@ -600,17 +602,17 @@ static leaf_status_t node_wait_identity(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
-void snowflake_node_on_fail(struct snowflake_node *n, void (*fail)(void *arg), void *arg) {
+void snowflake_service_on_fail(struct snowflake_service *n, void (*fail)(void *arg), void *arg) {
     n->fail = fail;
     n->fail_arg = arg;
 }
 
-static leaf_status_t node_start_worker(struct snowflake_node *n, const struct zk_cache_data *c,
+static leaf_status_t node_start_worker(struct snowflake_service *n, const struct zk_cache_data *c,
                                        int have_cache, int64_t zk_ms);
 
 /* Control loop, while an older leafd's cache waits for ZooKeeper: try the start again. */
 static void node_zkwait_tick(uv_timer_t *t) {
-    struct snowflake_node *n = t->data;
+    struct snowflake_service *n = t->data;
     int64_t zk_ms;
     if (zk_session_state(n->zk) != ZK_STATE_CONNECTED) {
         return;
@@ -632,7 +634,7 @@ static void node_zkwait_tick(uv_timer_t *t) {
     node_fail(n); /* refused (logged) */
 }
 
-static leaf_status_t node_wait_zk(struct snowflake_node *n, const struct zk_cache_data *cache) {
+static leaf_status_t node_wait_zk(struct snowflake_service *n, const struct zk_cache_data *cache) {
     n->zkwait_cache = *cache;
     atomic_store(&n->stats.zk_wait, 1);
     uv_timer_init(n->loop, &n->zkwait);
@@ -642,7 +644,7 @@ static leaf_status_t node_wait_zk(struct snowflake_node *n, const struct zk_cach
     return LEAF_OK;
 }
 
-leaf_status_t snowflake_node_start(struct snowflake_node *n) {
+leaf_status_t snowflake_service_start(struct snowflake_service *n) {
     const struct leaf_config *cfg = n->cfg;
     if (!cfg->snowflake_enable) {
         return LEAF_OK;
@@ -659,7 +661,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
         return LEAF_ERR;
     }
     int have_cache = 0;
-    leaf_status_t st = snowflake_node_identity_cache(n, &cache, &have_cache);
+    leaf_status_t st = snowflake_service_identity_cache(n, &cache, &have_cache);
     if (st != LEAF_OK) {
         return st; /* logged naming the file */
     }
@@ -693,7 +695,7 @@ leaf_status_t snowflake_node_start(struct snowflake_node *n) {
 }
 
 /* The worker ID is known (from ZooKeeper, the cache or the config): floor, identity, serve. */
-static leaf_status_t node_start_worker(struct snowflake_node *n, const struct zk_cache_data *c,
+static leaf_status_t node_start_worker(struct snowflake_service *n, const struct zk_cache_data *c,
                                        int have_cache, int64_t zk_ms) {
     int64_t floor_ms;
     leaf_status_t st;
@@ -712,8 +714,8 @@ static leaf_status_t node_start_worker(struct snowflake_node *n, const struct zk
     n->floor_ms = floor_ms;
     if (n->registered == 1) {
         char data[256];
-        size_t len = snowflake_node_forever_json(n, floor_ms, data, sizeof(data));
-        st = snowflake_node_identity_lock(n, data, len);
+        size_t len = snowflake_service_forever_json(n, floor_ms, data, sizeof(data));
+        st = snowflake_service_identity_lock(n, data, len);
         if (st == LEAF_EAGAIN) {
             return node_wait_identity(n); /* serves once the identity is this node's */
         }
@@ -726,7 +728,7 @@ static leaf_status_t node_start_worker(struct snowflake_node *n, const struct zk
 }
 
 /* The identity is this node's (or ZooKeeper is away): persist, report, serve. */
-static leaf_status_t node_serve(struct snowflake_node *n) {
+static leaf_status_t node_serve(struct snowflake_service *n) {
     const struct leaf_config *cfg = n->cfg;
     int64_t floor_ms = n->floor_ms;
     if (node_first_reservation(n) != LEAF_OK || node_start_loop(n) != LEAF_OK) {
@@ -758,7 +760,7 @@ static leaf_status_t node_serve(struct snowflake_node *n) {
 }
 
 /* The time to persist at a graceful stop: above every ID issued, never lower. */
-static int64_t node_stop_issuing(struct snowflake_node *n) {
+static int64_t node_stop_issuing(struct snowflake_service *n) {
     int64_t now = clock_wall_ms();
     pthread_mutex_lock(&n->lock);
     n->stopping = 1;
@@ -771,7 +773,7 @@ static int64_t node_stop_issuing(struct snowflake_node *n) {
 static void node_closed(uv_handle_t *h) {
 }
 
-void snowflake_node_stop(struct snowflake_node *n) {
+void snowflake_service_stop(struct snowflake_service *n) {
     if (!n->started) {
         return;
     }
@@ -792,13 +794,13 @@ void snowflake_node_stop(struct snowflake_node *n) {
     int64_t final = node_stop_issuing(n);
     lockstat_log("snowflake", "generator lock", &n->lock_stat);
     char data[256];
-    size_t len = snowflake_node_forever_json(n, final, data, sizeof(data));
+    size_t len = snowflake_service_forever_json(n, final, data, sizeof(data));
     /* Said in the log only when it was sent: a node that never reached ZooKeeper (or static
      * mode) persists to its local cache alone. */
     int to_zk = n->registered == 1 && zk_session_state(n->zk) == ZK_STATE_CONNECTED &&
                 zk_session_set(n->zk, n->forever_path, data, len) == LEAF_OK;
     if (n->cfg->lease_mode) {
-        snowflake_node_lease_stop(n, final);
+        snowflake_service_lease_stop(n, final);
     }
     /* The ephemeral node goes with the session, which main() closes next. */
     uv_close((uv_handle_t *)&n->async, node_closed);
@@ -808,7 +810,7 @@ void snowflake_node_stop(struct snowflake_node *n) {
     if (n->zkwait_armed) {
         uv_close((uv_handle_t *)&n->zkwait, node_closed);
     }
-    snowflake_node_lease_close(n);
+    snowflake_service_lease_close(n);
     if (n->report_ms > 0) {
         uv_close((uv_handle_t *)&n->cron, node_closed);
     }
@@ -827,14 +829,15 @@ void snowflake_node_stop(struct snowflake_node *n) {
     n->started = 0;
 }
 
-leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int count,
-                                  int64_t *wait_ms) {
+leaf_status_t snowflake_service_next(struct snowflake_service *n, int64_t *ids, int count,
+                                     int64_t *wait_ms) {
     /* More IDs of the tick the clock is in: one compare-and-swap, no lock
      * (snowflake_gen_fast). Everything else (a new tick, a step back, the
      * lead, the ceiling) takes the lock. */
     *wait_ms = 0;
     if (n->named && clock_mono_ms() >= atomic_load(&n->fence_mono_ms)) {
-        return LEAF_EUNAVAIL; /* ZooKeeper may have let the identity go (snowflake_node_state.h) */
+        return LEAF_EUNAVAIL; /* ZooKeeper may have let the identity go (snowflake_service_state.h)
+                               */
     }
 #ifndef LEAF_SNOWFLAKE_LOCKED_ONLY /* a measurement build: every ID under the lock, as before */
     if (snowflake_gen_fast(&n->gen, clock_wall_ms(), ids, count)) {
@@ -848,7 +851,7 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     leaf_status_t rc = snowflake_gen_next(&n->gen, now, ids, count, wait_ms);
     if (rc == LEAF_ECLOCK && n->cfg->lease_mode) {
         /* beyond the lead bound: the whole step decides on a switch */
-        snowflake_node_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
+        snowflake_service_lease_want_switch(n, *wait_ms + n->gen.max_lead_ms);
     }
     /* The reservation is renewed on a timer of the monotonic clock, so a step of the
      * wall clock ahead uses up its margin unseen: with a quarter of reserve.ms left
@@ -864,6 +867,6 @@ leaf_status_t snowflake_node_next(struct snowflake_node *n, int64_t *ids, int co
     return rc;
 }
 
-const struct snowflake_layout *snowflake_node_layout(const struct snowflake_node *n) {
+const struct snowflake_layout *snowflake_service_layout(const struct snowflake_service *n) {
     return &n->gen.layout; /* written at create, read-only afterwards */
 }

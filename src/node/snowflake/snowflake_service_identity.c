@@ -14,7 +14,7 @@
  * Threads: the control thread; the synchronous ZooKeeper calls run at
  * start-up (and, while an identity is waited for, on the control loop,
  * where no request is served).
- * Layer: the node (src/node/snowflake), below snowflake_node.c: this node's
+ * Layer: the node (src/node/snowflake), below snowflake_service.c: this node's
  * identity (ip:port and worker ID), not an ID's bit layout
  * (snowflake/snowflake_id.c) nor the pure identity rules (zk/zk_identity.c).
  */
@@ -28,7 +28,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "snowflake_node_state.h"
+#include "snowflake_service_state.h"
 #include "zk_cache.h"
 #include "zk_clock.h"
 #include "zk_compat.h"
@@ -38,7 +38,7 @@
 #include "zk_shape.h"
 
 /* This node's configured ID shape, as the cluster records it. */
-static void identity_shape(const struct snowflake_node *n, struct zk_shape *s) {
+static void identity_shape(const struct snowflake_service *n, struct zk_shape *s) {
     memset(s, 0, sizeof(*s));
     snowflake_layout_format(&n->gen.layout, s->layout, sizeof(s->layout));
     s->epoch = n->cfg->epoch;
@@ -46,7 +46,7 @@ static void identity_shape(const struct snowflake_node *n, struct zk_shape *s) {
 }
 
 /* The owner fields every cache write from now on carries. */
-static void identity_owner_init(struct snowflake_node *n) {
+static void identity_owner_init(struct snowflake_service *n) {
     struct zk_cache_owner *o = &n->owner;
     struct zk_shape mine;
     identity_shape(n, &mine);
@@ -57,8 +57,8 @@ static void identity_owner_init(struct snowflake_node *n) {
     o->unit_ms = mine.unit_ms;
 }
 
-leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_cache_data *c,
-                                            int *have) {
+leaf_status_t snowflake_service_identity_cache(struct snowflake_service *n, struct zk_cache_data *c,
+                                               int *have) {
     struct zk_cache_owner o;
     memset(&o, 0, sizeof(o));
     *c = (struct zk_cache_data){-1, -1};
@@ -113,13 +113,13 @@ leaf_status_t snowflake_node_identity_cache(struct snowflake_node *n, struct zk_
 }
 
 /* Creates path if missing (its parent exists). */
-static leaf_status_t identity_ensure(struct snowflake_node *n, const char *path) {
+static leaf_status_t identity_ensure(struct snowflake_service *n, const char *path) {
     leaf_status_t st = zk_session_create(n->zk, path, "", 0, ZK_MODE_PERSISTENT, NULL, 0);
     return st == LEAF_EEXIST ? LEAF_OK : st;
 }
 
 /* Reads the marker and writes the next generation; records ZooKeeper's clock of the write. */
-static leaf_status_t identity_marker(struct snowflake_node *n) {
+static leaf_status_t identity_marker(struct snowflake_service *n) {
     char path[ZK_PATH_MAX + 16], buf[256], data[128], msg[ZK_MARKER_MESSAGE_MAX];
     snprintf(path, sizeof(path), "%s/%s", n->layout.root, ZK_MARKER_NODE);
     for (int attempt = 0; attempt < 8; attempt++) {
@@ -171,7 +171,7 @@ static leaf_status_t identity_marker(struct snowflake_node *n) {
 }
 
 /* The cluster's ID shape: recorded at its first start, the same at every start. */
-static leaf_status_t identity_shape_check(struct snowflake_node *n) {
+static leaf_status_t identity_shape_check(struct snowflake_service *n) {
     char path[ZK_PATH_MAX + 16], buf[512], msg[ZK_SHAPE_MESSAGE_MAX];
     struct zk_shape mine, stored;
     identity_shape(n, &mine);
@@ -207,7 +207,7 @@ static leaf_status_t identity_shape_check(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
-static int identity_count(struct snowflake_node *n, const char *path) {
+static int identity_count(struct snowflake_service *n, const char *path) {
     char **names = NULL;
     int count = 0;
     if (zk_session_children(n->zk, path, &names, &count) != LEAF_OK) {
@@ -218,7 +218,7 @@ static int identity_count(struct snowflake_node *n, const char *path) {
 }
 
 /* Meituan Leaf's own parent: refused, or (leafd.snowflake.leaf.compat) registered under. */
-static leaf_status_t identity_compat(struct snowflake_node *n) {
+static leaf_status_t identity_compat(struct snowflake_service *n) {
     char leaf_parent[ZK_PATH_MAX], msg[ZK_COMPAT_MESSAGE_MAX];
     if (zk_compat_parent(&n->layout, leaf_parent, sizeof(leaf_parent)) != LEAF_OK) {
         return LEAF_EINVAL;
@@ -240,7 +240,7 @@ static leaf_status_t identity_compat(struct snowflake_node *n) {
     return LEAF_OK;
 }
 
-leaf_status_t snowflake_node_identity_cluster(struct snowflake_node *n) {
+leaf_status_t snowflake_service_identity_cluster(struct snowflake_service *n) {
     leaf_status_t st;
     if ((st = identity_ensure(n, "/snowflake")) != LEAF_OK ||
         (st = identity_ensure(n, n->layout.root)) != LEAF_OK ||
@@ -250,7 +250,7 @@ leaf_status_t snowflake_node_identity_cluster(struct snowflake_node *n) {
     return n->cfg->lease_mode ? LEAF_OK : identity_compat(n);
 }
 
-leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n) {
+leaf_status_t snowflake_service_identity_clock(struct snowflake_service *n) {
     int64_t *offsets = NULL;
     int asked = 0, live = 0;
     leaf_status_t st = zk_register_peer_offsets(n->zk, &n->layout, &offsets, &asked, &live);
@@ -278,7 +278,7 @@ leaf_status_t snowflake_node_identity_clock(struct snowflake_node *n) {
  * one first looks, and its session ends a session timeout after it does (docs/IDENTITY.md,
  * "Taking a name over").
  */
-static int64_t identity_max_wait(const struct snowflake_node *n) {
+static int64_t identity_max_wait(const struct snowflake_service *n) {
     int64_t timeout = zk_session_negotiated_timeout_ms(n->zk);
     if (!n->named) {
         return 0;
@@ -289,7 +289,7 @@ static int64_t identity_max_wait(const struct snowflake_node *n) {
 
 /* While waiting: a line every IDENTITY_WAIT_LOG_MS saying how long is left. */
 #define IDENTITY_WAIT_LOG_MS 5000
-static void identity_wait_progress(struct snowflake_node *n, int64_t now, int64_t deadline) {
+static void identity_wait_progress(struct snowflake_service *n, int64_t now, int64_t deadline) {
     if (now - n->idwait_logged_ms < IDENTITY_WAIT_LOG_MS) {
         return;
     }
@@ -301,7 +301,8 @@ static void identity_wait_progress(struct snowflake_node *n, int64_t now, int64_
              deadline - now);
 }
 
-leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char *data, size_t len) {
+leaf_status_t snowflake_service_identity_lock(struct snowflake_service *n, const char *data,
+                                              size_t len) {
     const char *path = n->layout.ephemeral;
     for (int attempt = 0; attempt < 4; attempt++) {
         struct zk_stat stat;
@@ -383,7 +384,7 @@ leaf_status_t snowflake_node_identity_lock(struct snowflake_node *n, const char 
     return LEAF_EUNAVAIL;
 }
 
-leaf_status_t snowflake_node_identity_reread(struct snowflake_node *n, int64_t *stored_ms) {
+leaf_status_t snowflake_service_identity_reread(struct snowflake_service *n, int64_t *stored_ms) {
     char buf[512];
     size_t len = 0;
     struct zk_stat stat;
