@@ -1,5 +1,5 @@
 /*
- * The users' admin API (docs/SECURITY.md; tools/leafctl user uses it):
+ * The users' admin API (docs/SECURITY.md; tools/programs/leafctl user uses it):
  *   GET    /api/users                     the users this node applies
  *   POST   /api/users                     {"name":..,"grants":["PATTERN:RIGHTS",..],"admin":false}
  *                                         -> 201 {"name":..,"secret":".."} (the only time the

@@ -81,7 +81,7 @@ with open(os.path.join(ROOT, "docs", "man", "leafd.8")) as f:
 for kind in kinds.stdout.split() + ["list"]:
     check(".B %s\n" % kind in entry, "leafd(8) --print-reference names the kind %s" % kind)
 
-helptext = subprocess.run([os.path.join(ROOT, "tools", "leafctl"), "help"], capture_output=True,
+helptext = subprocess.run([os.path.join(ROOT, "tools", "programs", "leafctl"), "help"], capture_output=True,
                           text=True).stdout
 commands = helptext.split("commands:\n", 1)[1].split("options:", 1)[0]
 synopsis, leafctl_heads = man("leafctl.8")
