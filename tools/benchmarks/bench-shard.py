@@ -14,7 +14,7 @@ the IDs (leafd_sequence_issued_total) and each node's ZooKeeper writes per secon
 (record writes, leafd_sequence_writes_total, plus the heartbeats: one write every
 T/6 by the primary, or by every node when sharded).
 
-usage: tools/bench-shard.py [--requests N] [--binary PATH]
+usage: tools/benchmarks/bench-shard.py [--requests N] [--binary PATH]
 On a 2-core machine the client and three servers share the cores: the run
 shows the distribution and the ZooKeeper cost, not a speed-up (see
 docs/BENCHMARKS.md).
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import leafdtest  # noqa: E402
 from leafdtest import Env, free_port, wait_until  # noqa: E402

@@ -5,7 +5,7 @@
  * millisecond (as the HTTP layer's timer does). Pure code, no server: what
  * the lead could change is the generator, not the HTTP path.
  *
- * cc -O2 -Isnowflake -Isrc/base -o /tmp/bench-gen tools/bench-gen.c \
+ * cc -O2 -Isnowflake -Isrc/base -o /tmp/bench-gen tools/benchmarks/bench-gen.c \
  *    snowflake/snowflake_gen.c snowflake/snowflake_id.c src/base/num.c && /tmp/bench-gen 5
  */
 #include <stdio.h>

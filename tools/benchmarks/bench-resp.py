@@ -14,7 +14,7 @@ Beside the throughput it reports each server's CPU per command (user+system time
 threads from /proc/PID/task/*/schedstat around each run, divided by the commands), and, where
 `perf stat -e instructions` counts (not on a VM without a PMU), instructions per command.
 
-usage: tools/bench-resp.py [--rounds N] [--requests N] [--threads T] [--sequence] [--binary PATH]
+usage: tools/benchmarks/bench-resp.py [--rounds N] [--requests N] [--threads T] [--sequence] [--binary PATH]
 Figures and the exact command belong in docs/BENCHMARKS.md.
 """
 import argparse
@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import leafdtest  # noqa: E402
 

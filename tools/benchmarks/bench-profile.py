@@ -8,9 +8,9 @@ warm-up request the counting is switched on (`callgrind_control -i on`), the loa
 (redis-benchmark for RESP, wrk for HTTP), the counts are dumped (`callgrind_control -d`) and
 divided by the commands answered. Only user-space instructions are counted: the kernel's
 share (loopback TCP, epoll) is not in these figures; see the CPU per command of
-tools/bench-resp.py and tools/bench for it.
+tools/benchmarks/bench-resp.py and tools/bench for it.
 
-usage: tools/bench-profile.py [--binary PATH] [--cases LIST] [--requests N] [--top N]
+usage: tools/benchmarks/bench-profile.py [--binary PATH] [--cases LIST] [--requests N] [--top N]
   cases: redis, resp-snowflake-P1, resp-snowflake-P16, resp-segment-P1, resp-segment-P16,
          http-single, http-pipelined16 (default: all; segment cases start a throwaway MariaDB)
 Figures and the exact command belong in docs/BENCHMARKS.md ("Per-command cost").
@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 ALL_CASES = ["redis", "resp-snowflake-P1", "resp-snowflake-P16", "resp-segment-P1",

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tools/bench-locks.sh LEAFD [LOOPS] [REQUESTS] [PIPELINE] [EXTRA_REDIS_BENCHMARK_ARGS...]
+# tools/benchmarks/bench-locks.sh LEAFD [LOOPS] [REQUESTS] [PIPELINE] [EXTRA_REDIS_BENCHMARK_ARGS...]
 # Contention on the snowflake generator's lock: LEAFD must be built with
 # -DLEAFD_LOCK_STATS=ON (add -DCMAKE_C_FLAGS=-DLEAF_SNOWFLAKE_LOCKED_ONLY for the locked-only
 # path). Starts it in static worker mode with LOOPS event loops, sends REQUESTS pipelined

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """libleafd-client's IDs in-process against the network path, in one run (tools/bench client).
 
-Builds a release leafd and libleafd-client (build-bench), compiles tools/bench-client.c against
+Builds a release leafd and libleafd-client (build-bench), compiles tools/benchmarks/bench-client.c against
 the static library, starts a throwaway MariaDB (tag `bench`, step 1,000,000) and one leafd with
 its Redis port, then measures:
   - in-process IDs/s with 1, 2 and 4 threads: leafd_client_next() with the key by name, and
@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build-bench")
 
 
@@ -44,7 +44,7 @@ def build(binary):
        stdout=subprocess.DEVNULL)
     exe = os.path.join(BUILD, "bench-client")
     sh(["cc", "-O2", "-I" + os.path.join(ROOT, "src", "client", "include"), "-o", exe,
-        os.path.join(ROOT, "tools", "bench-client.c"), os.path.join(BUILD, "libleafd-client.a"),
+        os.path.join(ROOT, "tools", "benchmarks", "bench-client.c"), os.path.join(BUILD, "libleafd-client.a"),
         "-lssl", "-lcrypto", "-lpthread"])
     return binary or os.path.join(BUILD, "leafd"), exe
 

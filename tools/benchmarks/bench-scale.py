@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """leafd with many tags in leaf_alloc: the "Scale" figures of docs/BENCHMARKS.md.
 
-usage: tools/bench-scale.py [--tags 1000,10000,100000] [--touch N] [--idle S] [--bin PATH]
+usage: tools/benchmarks/bench-scale.py [--tags 1000,10000,100000] [--touch N] [--idle S] [--bin PATH]
 
 For each number of tags: a throwaway MariaDB (the test harness's), leaf_alloc
 filled with that many tags (step 1000), one leafd (segment mode; the binary of
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import leafdtest  # noqa: E402
 

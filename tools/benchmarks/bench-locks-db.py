@@ -6,13 +6,13 @@ LOOPS event loops and segment and sequences on, sends REQUESTS pipelined
 `INCR segment:bench` and `INCR sequence:bench` (redis-benchmark, 50
 connections), stops leafd and prints its "lock stats" log lines.
 
-usage: tools/bench-locks-db.py LEAFD [LOOPS] [REQUESTS] [PIPELINE]
+usage: tools/benchmarks/bench-locks-db.py LEAFD [LOOPS] [REQUESTS] [PIPELINE]
 """
 import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import leafdtest  # noqa: E402
 

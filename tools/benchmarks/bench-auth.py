@@ -10,7 +10,7 @@ GET /api/snowflake/get/bench.a, with `Authorization: Basic ...` on the auth
 node; redis-benchmark (50 connections, -P 1) INCR snowflake:bench.a, with
 --user/-a on the auth node. It reports the median of per-round on/off ratios.
 
-usage: tools/bench-auth.py [--rounds N] [--seconds S] [--requests N] [--threads T] [--binary PATH]
+usage: tools/benchmarks/bench-auth.py [--rounds N] [--seconds S] [--requests N] [--threads T] [--binary PATH]
 Figures and the exact command belong in docs/BENCHMARKS.md.
 """
 import argparse
@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import leafdtest  # noqa: E402
 
