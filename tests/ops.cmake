@@ -7,10 +7,10 @@ leaf_integration_test(test_ops_observability)
 leaf_integration_test(test_ops_zk_inspect)
 leaf_integration_test(test_ops_quickstart)
 leaf_integration_test(test_ops_pages)
-# tools/package: the Debian package (file list, conffile, lintian, the extracted leafd runs).
+# tools/packaging/package: the Debian package (file list, conffile, lintian, the extracted leafd runs).
 # Its release build lives in this build tree (package-build/) and is reused by later runs.
 leaf_integration_test(test_ops_package)
-# package-build/ is tools/image's too (tests/container.cmake): one of them at a time.
+# package-build/ is tools/packaging/image's too (tests/container.cmake): one of them at a time.
 set_tests_properties(it.test_ops_package PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 RESOURCE_LOCK package-build
   ENVIRONMENT "LEAFD_PACKAGE_BUILD=${CMAKE_BINARY_DIR}/package-build;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1")
 
