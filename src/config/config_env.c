@@ -22,7 +22,7 @@
 
 /* Variables of tools/ and tests/ that reach leafd's environment. */
 static const char *const tools_exact[] = {
-    "LEAFD_BIN",         /* tests, tools/programs/leafctl, tools/chaos: the binary */
+    "LEAFD_BIN",         /* tests, tools/programs/leafctl, tools/checks/chaos: the binary */
     "LEAFD_CONF",        /* tools/programs/leafctl: the configuration file */
     "LEAFD_PORT",        /* tools/quickstart: leafd's HTTP port */
     "LEAFD_RESP_PORT",   /* tools/quickstart: leafd's RESP port */

@@ -80,7 +80,7 @@ def main():
           "the first refresh loaded %d tags" % TAGS)
     peak = hwm_kb(pid)
     log("peak RSS %.1f MB with %d tags, %d used" % (peak / 1024, TAGS, FIRST_TOUCH))
-    if "TSAN_OPTIONS" in os.environ:  # tools/tsan: ThreadSanitizer's shadow memory is no measure
+    if "TSAN_OPTIONS" in os.environ:  # tools/checks/tsan: ThreadSanitizer's shadow memory is no measure
         log("ThreadSanitizer build: the RSS bound is not checked")
     else:
         check(peak < 64 * 1024, "peak RSS under 64 MB (%.1f MB)" % (peak / 1024))

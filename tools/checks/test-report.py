@@ -2,13 +2,13 @@
 """The end of tools/test's output: one line per failed test with its reason, the slowest ten
 tests and the phases' times, read from ctest logs (`ctest --output-on-failure`).
 
-usage: tools/test-report.py [--phase NAME=SECONDS ...] LOG[=PREFIX] ...
+usage: tools/checks/test-report.py [--phase NAME=SECONDS ...] LOG[=PREFIX] ...
 
 A failed test's reason is the line its own output gives for it: the last line starting with
 "FAILED" (leafdtest's Env.finish and tests/chaos print one: the check, and for chaos the seed,
 the replay command and the checks that failed), else its first "FAIL: " line, else the last line
 ctest printed for it (a timeout, a crash). PREFIX names the build in front of a test's name
-(tsan: for tools/tsan's log), so the two suites' tests can be told apart.
+(tsan: for tools/checks/tsan's log), so the two suites' tests can be told apart.
 """
 import re
 import sys
