@@ -94,7 +94,7 @@ struct daemon {
     struct node_survey *cluster;
     struct metrics *metrics;
     struct door_ctx api;
-    struct http_proto_config http;
+    struct http_conn_config http;
     struct resp_conn_config resp;
     struct net_listen_config listeners[NET_MAX_LISTENERS];
     int nlisteners;
@@ -969,7 +969,7 @@ static leaf_status_t wire(struct daemon *d) {
     }
     auth_limit_init(d->auth_limit, (int)d->cfg.auth_failures_max);
     d->api.auth_limit = d->auth_limit;
-    d->http = (struct http_proto_config){table_http_dispatch, table_http_done, &d->api};
+    d->http = (struct http_conn_config){table_http_dispatch, table_http_done, &d->api};
     d->resp = (struct resp_conn_config){table_resp_dispatch,
                                         table_resp_done,
                                         &d->api,

@@ -15,7 +15,7 @@
 
 #include "auth_decide.h"
 #include "door_ctx.h"
-#include "http_proto.h"
+#include "http_conn.h"
 
 int door_http_auth_route(struct http_request *req, enum auth_need need, int open_without_auth,
                          const struct auth_key *key);

@@ -3,7 +3,7 @@
 
 /*
  * RESP as a protocol module of the server layer (session.h), beside
- * http_proto: bytes go in, replies come out in session.out. It parses with
+ * http_conn: bytes go in, replies come out in session.out. It parses with
  * resp_proto.h, hands each command to a handler through a callback and
  * reports each answered command through a completion hook. It knows no
  * command; the command table is the handler's (src/tables/table_resp.c).

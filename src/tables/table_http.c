@@ -1,6 +1,6 @@
 /*
  * The routing table: one row per endpoint (router.h). The router is the
- * HTTP protocol's handler (http_proto_config.handler) and its completion
+ * HTTP protocol's handler (http_conn_config.handler) and its completion
  * hook does the per-route accounting, so the protocol knows neither.
  */
 #include "table_http.h"

@@ -75,7 +75,7 @@ static void done(const struct http_request *req) {
     done_calls++;
 }
 
-static struct http_proto_config cfg = {handler, done, NULL};
+static struct http_conn_config cfg = {handler, done, NULL};
 static int client_loopback = 1;
 
 static const char *feed_chunked(const char *text, size_t chunk) {

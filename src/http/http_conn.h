@@ -1,5 +1,5 @@
-#ifndef LEAF_HTTP_PROTO_H
-#define LEAF_HTTP_PROTO_H
+#ifndef LEAF_HTTP_CONN_H
+#define LEAF_HTTP_CONN_H
 
 /*
  * HTTP/1.1 as a protocol module of the server layer (session.h), without
@@ -16,7 +16,7 @@
  * parked and handed to the handler again, unchanged but for retries, when
  * it is woken or retry_ms has passed. Replies leave in request order.
  *
- * Ownership: a struct http_proto belongs to the thread of its connection.
+ * Ownership: a struct http_conn belongs to the thread of its connection.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +34,7 @@
 /* req->route of a request answered by the protocol itself (malformed, too large, timeout). */
 #define HTTP_ROUTE_NONE (-1)
 
-struct http_proto;
+struct http_conn;
 
 /* What a handler sees of a request. Valid until it is answered. */
 struct http_request {
@@ -70,8 +70,8 @@ struct http_request {
     int route;              /* set by the handler's router (accounting); HTTP_ROUTE_NONE */
     int status;             /* status of the response written, 0 until then */
     struct leaf_wait *wait; /* where a parked request is woken */
-    void *ctx;              /* the handler's context (http_proto_config.ctx) */
-    struct http_proto *proto;
+    void *ctx;              /* the handler's context (http_conn_config.ctx) */
+    struct http_conn *proto;
 };
 
 typedef leaf_status_t (*http_handler_fn)(struct http_request *req);
@@ -86,13 +86,13 @@ typedef leaf_status_t (*http_handler_fn)(struct http_request *req);
  */
 typedef void (*http_done_fn)(const struct http_request *req);
 
-struct http_proto_config {
+struct http_conn_config {
     http_handler_fn handler;
     http_done_fn done; /* may be NULL */
     void *ctx;
 };
 
-/* The protocol's entry points for the server; open() takes a struct http_proto_config. */
+/* The protocol's entry points for the server; open() takes a struct http_conn_config. */
 extern const struct proto_ops http_proto_ops;
 
 /* The loop's monotonic time when the request was last handed to the handler. */

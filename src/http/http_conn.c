@@ -1,4 +1,4 @@
-#include "http_proto.h"
+#include "http_conn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +32,10 @@ enum proto_kept { KEPT_HOST, KEPT_ORIGIN, KEPT_CTYPE, KEPT_SITE, PROTO_KEPT_N };
  * into head, which is allocated when a request starts and released when the
  * connection goes idle: url, then the Authorization value, then the body.
  */
-struct http_proto {
+struct http_conn {
     struct session s; /* first: the server sees only this */
     llhttp_t parser;
-    const struct http_proto_config *cfg;
+    const struct http_conn_config *cfg;
 
     struct sbuf head; /* the request being received */
     size_t url_len;
@@ -118,7 +118,7 @@ static char *put_num(char *o, int64_t v) {
 }
 
 /* Status line and headers are assembled by hand: snprintf showed in profiles. */
-static void proto_append_response(struct http_proto *p, int status, const char *type,
+static void proto_append_response(struct http_conn *p, int status, const char *type,
                                   const char *extra, const char *body, size_t body_len) {
     struct sbuf *out = &p->s.out;
     size_t extra_len = extra ? strlen(extra) : 0;
@@ -215,7 +215,7 @@ int64_t http_request_now(const struct http_request *req) {
 }
 
 /* Reports the batch's requests to the done hook: one clock reading for all. */
-static void proto_batch_flush(struct http_proto *p) {
+static void proto_batch_flush(struct http_conn *p) {
     struct proto_batch *b = p->batch;
     if (b->n == 0) {
         return;
@@ -235,7 +235,7 @@ static void proto_batch_flush(struct http_proto *p) {
     b->n = 0;
 }
 
-static void proto_done(struct http_proto *p) {
+static void proto_done(struct http_conn *p) {
     struct proto_batch *b = p->batch;
     if (p->cfg->done == NULL) {
         return;
@@ -250,18 +250,18 @@ static void proto_done(struct http_proto *p) {
 }
 
 /* Brackets a call from the server: what it answers is reported at its end. */
-static void proto_batch_begin(struct http_proto *p, struct proto_batch *b) {
+static void proto_batch_begin(struct http_conn *p, struct proto_batch *b) {
     b->n = 0;
     p->batch = b;
 }
 
-static void proto_batch_end(struct http_proto *p) {
+static void proto_batch_end(struct http_conn *p) {
     proto_batch_flush(p);
     p->batch = NULL;
 }
 
 /* Answers with an error of the HTTP layer itself and closes after it. */
-static void proto_fail(struct http_proto *p, int status, const char *code, const char *message) {
+static void proto_fail(struct http_conn *p, int status, const char *code, const char *message) {
     p->req = (struct http_request){
         .route = HTTP_ROUTE_NONE,
         .loop = p->s.loop,
@@ -282,7 +282,7 @@ static void proto_fail(struct http_proto *p, int status, const char *code, const
 enum proto_header { HDR_OTHER, HDR_AUTH, HDR_HOST, HDR_EXPECT, HDR_TE, HDR_KEPT };
 
 /* Refuses the request being parsed: it is answered with status, then the connection closes. */
-static int proto_reject(struct http_proto *p, int status, const char *code, const char *msg) {
+static int proto_reject(struct http_conn *p, int status, const char *code, const char *msg) {
     p->reject = status;
     p->reject_code = code;
     p->reject_msg = msg;
@@ -290,7 +290,7 @@ static int proto_reject(struct http_proto *p, int status, const char *code, cons
 }
 
 static int on_message_begin(llhttp_t *lp) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     sbuf_reset(&p->head);
     p->url_len = p->auth_off = p->auth_len = p->body_off = p->body_len = 0;
     p->head_bytes = p->field_len = p->value_len = 0;
@@ -309,7 +309,7 @@ static int on_message_begin(llhttp_t *lp) {
 }
 
 /* Appends a piece of the request to head; over the cap, refuses with the status given. */
-static int proto_append(struct http_proto *p, size_t *len, size_t cap, const char *at, size_t n,
+static int proto_append(struct http_conn *p, size_t *len, size_t cap, const char *at, size_t n,
                         int status) {
     if (*len + n > cap) {
         switch (status) {
@@ -330,11 +330,11 @@ static int proto_append(struct http_proto *p, size_t *len, size_t cap, const cha
 }
 
 static int on_url(llhttp_t *lp, const char *at, size_t len) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     return proto_append(p, &p->url_len, HTTP_MAX_URL, at, len, 414);
 }
 
-static int head_add(struct http_proto *p, size_t len) {
+static int head_add(struct http_conn *p, size_t len) {
     p->head_bytes += len;
     if (p->head_bytes > HTTP_MAX_HEAD) {
         return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
@@ -343,7 +343,7 @@ static int head_add(struct http_proto *p, size_t len) {
 }
 
 static int on_header_field(llhttp_t *lp, const char *at, size_t len) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
@@ -357,13 +357,13 @@ static int on_header_field(llhttp_t *lp, const char *at, size_t len) {
     return 0;
 }
 
-static int field_is(const struct http_proto *p, const char *name) {
+static int field_is(const struct http_conn *p, const char *name) {
     size_t n = strlen(name);
     return p->field_len == n && strncasecmp(p->field, name, n) == 0;
 }
 
 /* Starts keeping the value of a header of enum proto_kept; a second one is refused. */
-static int proto_keep(struct http_proto *p, int which) {
+static int proto_keep(struct http_conn *p, int which) {
     if (p->kept_len[which] >= 0) {
         return proto_reject(p, 400, "bad_request",
                             "more than one Origin, Content-Type or Sec-Fetch-Site header");
@@ -376,7 +376,7 @@ static int proto_keep(struct http_proto *p, int which) {
 }
 
 static int on_header_field_complete(llhttp_t *lp) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     p->hdr = field_is(p, "authorization")       ? HDR_AUTH
              : field_is(p, "host")              ? HDR_HOST
              : field_is(p, "expect")            ? HDR_EXPECT
@@ -407,7 +407,7 @@ static int on_header_field_complete(llhttp_t *lp) {
 }
 
 static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     if (head_add(p, len) != 0) {
         return HPE_USER;
     }
@@ -444,7 +444,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
 }
 
 static int on_header_value_complete(llhttp_t *lp) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     switch (p->hdr) {
     case HDR_HOST:
         if (!http_check_host(p->value, p->value_len)) {
@@ -476,7 +476,7 @@ static int on_header_value_complete(llhttp_t *lp) {
 }
 
 /* RFC 9112's rules for the whole head; 0 to go on, HPE_USER after proto_reject(). */
-static int proto_check_head(struct http_proto *p, const llhttp_t *lp) {
+static int proto_check_head(struct http_conn *p, const llhttp_t *lp) {
     if (lp->http_major == 0) { /* "GET /path" alone: HTTP/0.9 is not served */
         return proto_reject(p, 400, "bad_request", "request line without an HTTP/1.x version");
     }
@@ -507,7 +507,7 @@ static int proto_check_head(struct http_proto *p, const llhttp_t *lp) {
 }
 
 static int on_headers_complete(llhttp_t *lp) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     if (proto_check_head(p, lp) != 0) {
         return HPE_USER;
     }
@@ -522,7 +522,7 @@ static int on_headers_complete(llhttp_t *lp) {
 }
 
 static int on_body(llhttp_t *lp, const char *at, size_t len) {
-    struct http_proto *p = lp->data;
+    struct http_conn *p = lp->data;
     if (!p->in_body) {
         p->in_body = 1;
         p->body_off = p->head.len;
@@ -562,7 +562,7 @@ static void proto_strip_absolute_form(struct http_request *r) {
 }
 
 /* A kept header's value in head, or NULL when the request had none. */
-static const char *proto_kept_value(const struct http_proto *p, int which, size_t *len) {
+static const char *proto_kept_value(const struct http_conn *p, int which, size_t *len) {
     if (p->kept_len[which] < 0 || p->head.data == NULL) {
         *len = 0;
         return NULL;
@@ -571,7 +571,7 @@ static const char *proto_kept_value(const struct http_proto *p, int which, size_
     return p->head.data + p->kept_off[which];
 }
 
-static void proto_build_request(struct http_proto *p) {
+static void proto_build_request(struct http_conn *p) {
     struct http_request *r = &p->req;
     const char *base = p->head.data ? p->head.data : "";
     *r = (struct http_request){
@@ -612,7 +612,7 @@ static void proto_build_request(struct http_proto *p) {
     }
 }
 
-static void proto_dispatch(struct http_proto *p) {
+static void proto_dispatch(struct http_conn *p) {
     p->req.status = 0;
     p->req.retry_ms = 0;
     if (p->cfg->handler(&p->req) == LEAF_EAGAIN) {
@@ -627,7 +627,7 @@ static void proto_dispatch(struct http_proto *p) {
     proto_done(p);
 }
 
-static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
+static void proto_parse_error(struct http_conn *p, llhttp_errno_t err) {
     if (p->reject != 0) {
         proto_fail(p, p->reject, p->reject_code, p->reject_msg);
         return;
@@ -640,7 +640,7 @@ static void proto_parse_error(struct http_proto *p, llhttp_errno_t err) {
 /* ---- the protocol's entry points ------------------------------------------ */
 
 static size_t http_input_batch(struct session *s, const char *data, size_t len) {
-    struct http_proto *p = (struct http_proto *)s;
+    struct http_conn *p = (struct http_conn *)s;
     size_t used = 0;
     while (!s->waiting && !s->close_after && used < len && s->out.len < session_out_max(s)) {
         p->exec_start = data + used;
@@ -664,7 +664,7 @@ static size_t http_input_batch(struct session *s, const char *data, size_t len) 
 }
 
 static size_t http_input(struct session *s, const char *data, size_t len) {
-    struct http_proto *p = (struct http_proto *)s;
+    struct http_conn *p = (struct http_conn *)s;
     struct proto_batch b;
     proto_batch_begin(p, &b);
     size_t used = http_input_batch(s, data, len);
@@ -673,7 +673,7 @@ static size_t http_input(struct session *s, const char *data, size_t len) {
 }
 
 static void http_resume(struct session *s) {
-    struct http_proto *p = (struct http_proto *)s;
+    struct http_conn *p = (struct http_conn *)s;
     struct proto_batch b;
     proto_batch_begin(p, &b);
     proto_dispatch(p);
@@ -681,7 +681,7 @@ static void http_resume(struct session *s) {
 }
 
 static void http_timeout(struct session *s) {
-    struct http_proto *p = (struct http_proto *)s;
+    struct http_conn *p = (struct http_conn *)s;
     struct proto_batch b;
     proto_batch_begin(p, &b);
     proto_fail(p, 408, "request_timeout", "request head not received in time");
@@ -689,14 +689,14 @@ static void http_timeout(struct session *s) {
 }
 
 static void http_idle(struct session *s) {
-    struct http_proto *p = (struct http_proto *)s;
+    struct http_conn *p = (struct http_conn *)s;
     if (s->head_started_ms == 0 && !s->waiting) {
         sbuf_free(&p->head);
     }
 }
 
 static void http_close(struct session *s) {
-    struct http_proto *p = (struct http_proto *)s;
+    struct http_conn *p = (struct http_conn *)s;
     sbuf_free(&p->head);
     sbuf_free(&s->out);
     free(p);
@@ -715,7 +715,7 @@ static const llhttp_settings_t proto_settings = {
 };
 
 static struct session *http_open(void *arg, int loopback, int loop) {
-    struct http_proto *p = calloc(1, sizeof(*p));
+    struct http_conn *p = calloc(1, sizeof(*p));
     if (p == NULL) {
         return NULL;
     }
