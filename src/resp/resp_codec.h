@@ -1,9 +1,11 @@
-#ifndef LEAF_RESP_PROTO_H
-#define LEAF_RESP_PROTO_H
+#ifndef LEAF_RESP_CODEC_H
+#define LEAF_RESP_CODEC_H
 
 /*
- * The Redis protocol (RESP) without any I/O: bytes go in and commands come
- * out (resp_parse), replies are appended to a growable buffer (resp_reply_*).
+ * RESP's codec: the Redis protocol (RESP) without any I/O: bytes go in and
+ * commands come out (resp_parse), replies are appended to a growable buffer
+ * (resp_reply_*). The connection module over it is resp_conn.c, as
+ * http_conn.c is HTTP's over llhttp.
  * libc and src/base only, so it is unit-tested and fuzzed alone; the server
  * layer owns the sockets and the command table.
  *
@@ -58,7 +60,7 @@ struct resp_cmd {
 #define RESP_LINE_MAX 20
 
 struct resp_parser {
-    int state;        /* enum resp_state in resp_proto.c */
+    int state;        /* enum resp_state in resp_codec.c */
     int line_len;     /* bytes of the length line (after '*' or '$') so far */
     int line_cr;      /* the length line's CR has been seen */
     int args_left;    /* elements of the multibulk command still to come */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "keyslot.h"
-#include "resp_proto.h"
+#include "resp_codec.h"
 #include "unit.h"
 
 /* A string literal that may hold NUL bytes, with its length. */

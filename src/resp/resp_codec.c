@@ -1,4 +1,4 @@
-#include "resp_proto.h"
+#include "resp_codec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
