@@ -7,7 +7,7 @@
  *   POST   /api/users/{name}/grant        {"grants":[..],"admin":true|false (optional)}
  *   POST   /api/users/{name}/revoke       {"grants":["PATTERN[:RIGHTS]",..],"admin":..}
  *   POST   /api/users/{name}/rotate       -> {"name":..,"secret":".."}; the old secret stops
- * working DELETE /api/users/{name} Admin routes (the router checks). A change is written to
+ * working DELETE /api/users/{name} Admin routes (the route table checks). A change is written to
  * ZooKeeper by the user service on the control thread; the request parks until ZooKeeper answered,
  * and every node (this one too) applies it through its watch.
  */

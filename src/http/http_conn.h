@@ -67,7 +67,7 @@ struct http_request {
     int64_t started_ns;     /* monotonic ns of the loop turn that brought it (session.now_ns) */
     int64_t finished_ns;    /* monotonic ns when answered: set for the done hook only */
     int64_t retry_ms;       /* set by a handler that returns LEAF_EAGAIN */
-    int route;              /* set by the handler's router (accounting); HTTP_ROUTE_NONE */
+    int route;              /* set by the route table (accounting); HTTP_ROUTE_NONE */
     int status;             /* status of the response written, 0 until then */
     struct leaf_wait *wait; /* where a parked request is woken */
     void *ctx;              /* the handler's context (http_conn_config.ctx) */

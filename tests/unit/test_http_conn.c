@@ -2,7 +2,7 @@
  * The HTTP protocol module alone, without sockets and without the daemon:
  * framing, limits, malformed input, keep-alive, HEAD, absolute form, and
  * parked requests resumed in order. A small handler table in this file
- * stands in for the router; the real router is tested in test_api.c.
+ * stands in for the route table; the real route table is tested in test_api.c.
  */
 #include <stdlib.h>
 
