@@ -31,7 +31,10 @@ static const char *const tools_exact[] = {
     "LEAFD_USER",        /* tools/programs/leafctl user: name:secret of an admin user */
     "LEAFD_INHERIT_FDS", /* an in-place upgrade: what the previous process hands over */
 };
-/* LEAFD_PACKAGE_: tools/packaging/package's build directory and jobs; LEAFD_IMAGE_: tools/packaging/image's cache. */
+/*
+ * LEAFD_PACKAGE_: tools/packaging/package's build directory and jobs;
+ * LEAFD_IMAGE_: tools/packaging/image's cache.
+ */
 static const char *const tools_prefix[] = {
     "LEAFD_TEST_",  "LEAFD_TSAN_",    "LEAFD_CHAOS_", "LEAFD_FUZZ_",
     "LEAFD_BENCH_", "LEAFD_PACKAGE_", "LEAFD_IMAGE_",

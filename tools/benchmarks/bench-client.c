@@ -1,6 +1,7 @@
 /*
- * libleafd-client from the inside, for tools/bench client (tools/benchmarks/bench-client.py builds and
- * runs it against real nodes; the figures are in docs/BENCHMARKS.md):
+ * libleafd-client from the inside, for tools/bench client
+ * (tools/benchmarks/bench-client.py builds and runs it against real nodes;
+ * the figures are in docs/BENCHMARKS.md):
  *
  *   bench-client ENDPOINTS OPTIONS KEY THREADS SECONDS [key] [latency N | many N | steady W [R]]
  *
