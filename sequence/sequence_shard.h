@@ -31,7 +31,7 @@
  * each sequence's persisted max, fences it with a versioned write and waits
  * out the old owner's lease before its first ID.
  *
- * Text form (the znode's data, readable in zkCli and tools/zk-inspect):
+ * Text form (the znode's data, readable in zkCli and tools/programs/zk-inspect):
  *   "epoch <e>\n" then one "<start>-<end> <owner>\n" per range.
  */
 #include <stddef.h>

@@ -73,7 +73,7 @@ static void usage(FILE *out) {
 
 /*
  * leafd --print-reference KIND: one of the code's tables as Markdown, the
- * generated parts of docs/reference/ (tools/gen-reference rewrites them,
+ * generated parts of docs/reference/ (tools/checks/gen-reference rewrites them,
  * test_ops_reference checks them). One row per kind.
  */
 static const struct {

@@ -2,10 +2,10 @@
 # one MariaDB, clients pulling IDs while faults are injected at random; see
 # tests/chaos/chaos.py. ./tools/test runs a 60 s pass with a random seed,
 # printed first; `CHAOS_SEED=S ./tools/test -R chaos` replays one (chaos.py
-# reads CHAOS_SEED at run time). tools/chaos runs it for as long as asked.
+# reads CHAOS_SEED at run time). tools/checks/chaos runs it for as long as asked.
 # it.chaos_lease_short is the lease-mode node set (chaos.py --lease, 45 s:
 # worker-ID leases with partitions, clock-step switches, new identities and
-# the fence check; same seed handling; tools/tsan's "chaos" excludes it too).
+# the fence check; same seed handling; tools/checks/tsan's "chaos" excludes it too).
 # Both also run the operator errors of docs/IDENTITY.md on a side track of the seed
 # (tests/chaos/chaos_identity.py): a twin with a live node's identity must
 # exit 1 issuing nothing (forever set), a sequence's stored max bumped behind

@@ -15,8 +15,8 @@ leaf_unit_test(test_client_keys leafd_client_static leaf_base)
 set_property(TEST unit.test_client unit.test_client_names unit.test_client_fake
              unit.test_client_codes unit.test_client_keys APPEND PROPERTY LABELS client)
 # The built shared library exports exactly the functions of src/client/exports.txt (nm -D;
-# tools/check-exports --library).
-add_test(NAME lint.client_exports COMMAND ${PROJECT_SOURCE_DIR}/tools/check-exports
+# tools/checks/check-exports --library).
+add_test(NAME lint.client_exports COMMAND ${PROJECT_SOURCE_DIR}/tools/checks/check-exports
          --library $<TARGET_FILE:leafd_client> ${PROJECT_SOURCE_DIR})
 set_tests_properties(lint.client_exports PROPERTIES TIMEOUT 30 LABELS "client;lint")
 add_executable(client_load tools/client_load.c)

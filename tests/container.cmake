@@ -1,4 +1,4 @@
-# Where users run it: the image (tools/image) and the Kubernetes manifests (deploy/kubernetes/),
+# Where users run it: the image (tools/packaging/image) and the Kubernetes manifests (deploy/kubernetes/),
 # docs/kubernetes.md. Label container (ctest -L container).
 #
 # The manifests against the Kubernetes API's schema, offline (npm kubernetes-models, installed
@@ -11,7 +11,7 @@ set_tests_properties(it.test_container_manifests PROPERTIES SKIP_RETURN_CODE 77
   FIXTURES_SETUP leafd_k8s_modules)
 
 # The image, built once per run by test_container_image (the fixture's setup) and used by
-# test_container_kube. tools/image keeps its root filesystem in image-cache/ and its release
+# test_container_kube. tools/packaging/image keeps its root filesystem in image-cache/ and its release
 # build in package-build/, shared with it.test_ops_package (one of them at a time: the lock).
 # Both need root for podman; skipped (77) otherwise.
 set(LEAFD_IMAGE_ENV

@@ -1,5 +1,5 @@
 # The tests whose names name no other area (tests/CMakeLists.txt says the rule):
-# the pure parts of src/ (config parsing, input validation), the router, the
+# the pure parts of src/ (config parsing, input validation), the route table, the
 # command line, TLS and secrets, and the quick tier's smoke run of every mode.
 leaf_unit_test(test_config leaf_config)
 leaf_unit_test(test_validate leaf_base)
@@ -9,7 +9,7 @@ leaf_unit_test(test_base leaf_base)
 leaf_unit_test(test_security leaf_config leaf_auth_core)
 # The node's ID-shape configuration (layouts, opaque IDs, ranges).
 leaf_unit_test(test_node_config leaf_node_config)
-# The router with its handlers on a real API context (tests/support/api_fixture.c).
+# The route table with its handlers on a real API context (tests/support/api_fixture.c).
 leaf_unit_test(test_api leaf_api_fixture)
 # The daemon's table of objects: built forward, unwound backward from the step that failed.
 leaf_unit_test(test_daemon_table leaf_daemon_table)

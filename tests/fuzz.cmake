@@ -1,4 +1,4 @@
-# libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/fuzz does,
+# libFuzzer harnesses: configure with CC=clang -DLEAFD_FUZZ=ON (tools/checks/fuzz does,
 # and also compiles every library with -fsanitize=fuzzer-no-link so that
 # libFuzzer sees the coverage of the code under test, not just the harness).
 # Each harness links only what it tests: the pure libraries where it can.
@@ -27,6 +27,6 @@ endif()
 foreach(f ${LEAFD_FUZZERS})
   leaf_test_registered(${f} fuzz/${f}.c)
   add_test(NAME fuzz.${f}
-           COMMAND ${CMAKE_SOURCE_DIR}/tools/fuzz --short ${f})
+           COMMAND ${CMAKE_SOURCE_DIR}/tools/checks/fuzz --short ${f})
   set_tests_properties(fuzz.${f} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS fuzz)
 endforeach()

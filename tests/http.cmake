@@ -1,5 +1,5 @@
 # The HTTP protocol alone (leaf_http: no daemon code).
-leaf_unit_test(test_http_proto leaf_http)
+leaf_unit_test(test_http_conn leaf_http)
 
 # Integration tests of the HTTP server: the real leafd binary driven over HTTP on loopback.
 leaf_integration_test(test_http_ids)

@@ -20,7 +20,7 @@ leaf_clock_test(test_zk_lease_lead)
 # release build of the same sources (built here, in release/, with the test
 # build); it.test_zk_lease_exhaustion above runs the same script, smaller,
 # under ASan. RUN_SERIAL: it keeps both cores busy for its whole run.
-# (tools/tsan leaves both out: the ThreadSanitizer tree builds no release copy.)
+# (tools/checks/tsan leaves both out: the ThreadSanitizer tree builds no release copy.)
 if(LEAFD_SANITIZE)
   include(ExternalProject)
   ExternalProject_Add(leafd_release

@@ -7,22 +7,22 @@ leaf_integration_test(test_ops_observability)
 leaf_integration_test(test_ops_zk_inspect)
 leaf_integration_test(test_ops_quickstart)
 leaf_integration_test(test_ops_pages)
-# tools/package: the Debian package (file list, conffile, lintian, the extracted leafd runs).
+# tools/packaging/package: the Debian package (file list, conffile, lintian, the extracted leafd runs).
 # Its release build lives in this build tree (package-build/) and is reused by later runs.
 leaf_integration_test(test_ops_package)
-# package-build/ is tools/image's too (tests/container.cmake): one of them at a time.
+# package-build/ is tools/packaging/image's too (tests/container.cmake): one of them at a time.
 set_tests_properties(it.test_ops_package PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 RESOURCE_LOCK package-build
   ENVIRONMENT "LEAFD_PACKAGE_BUILD=${CMAKE_BINARY_DIR}/package-build;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1")
 
 # The alert rules: promtool check rules + the promtool unit tests in tests/alerts/.
-add_test(NAME ops.alert_rules COMMAND ${PROJECT_SOURCE_DIR}/tools/check-alerts)
+add_test(NAME ops.alert_rules COMMAND ${PROJECT_SOURCE_DIR}/tools/checks/check-alerts)
 set_tests_properties(ops.alert_rules PROPERTIES TIMEOUT 60 LABELS ops)
 # The systemd unit: systemd-analyze verify (skipped, exit 77, without systemd-analyze).
-add_test(NAME ops.systemd_unit COMMAND ${PROJECT_SOURCE_DIR}/tools/check-unit)
+add_test(NAME ops.systemd_unit COMMAND ${PROJECT_SOURCE_DIR}/tools/checks/check-unit)
 set_tests_properties(ops.systemd_unit PROPERTIES TIMEOUT 60 LABELS ops SKIP_RETURN_CODE 77)
 
 # cmake --install: every file where OPERATIONS.md says, and the installed pieces work.
-add_test(NAME ops.install COMMAND ${PROJECT_SOURCE_DIR}/tools/check-install ${CMAKE_BINARY_DIR})
+add_test(NAME ops.install COMMAND ${PROJECT_SOURCE_DIR}/tools/checks/check-install ${CMAKE_BINARY_DIR})
 set_tests_properties(ops.install PROPERTIES TIMEOUT 60 LABELS ops)
 
 # The code itself: clang-format and clang-tidy, zero findings (tools/lint).
@@ -51,7 +51,7 @@ leaf_integration_test(test_ops_metrics_families)
 # (tests/integration/test_ops_readme.py).
 leaf_integration_test(test_ops_readme)
 # docs/reference/'s generated tables are what `leafd --print-reference KIND` prints, for every
-# kind (tools/gen-reference BUILD_DIR rewrites them); every relative link of the docs resolves.
+# kind (tools/checks/gen-reference BUILD_DIR rewrites them); every relative link of the docs resolves.
 leaf_integration_test(test_ops_reference)
 # Every refusal (exit non-zero) ends with a line naming the cause and the key or action that
 # fixes it: docs/OPERATIONS.md, "When a node refuses to start".

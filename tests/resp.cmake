@@ -1,6 +1,6 @@
 # Unit tests of the Redis protocol module (src/resp), pure: no server, no socket;
 # and the RESP commands on a real API context (tests/support/api_fixture.c).
-leaf_unit_test(test_resp_proto leaf_resp)
+leaf_unit_test(test_resp_codec leaf_resp)
 leaf_unit_test(test_resp_api leaf_api_fixture)
 
 # Integration tests of the RESP port with the real Redis clients (leaf_resp_test:

@@ -7,7 +7,7 @@
  * /leafd/{leaf.name}/members/{ip}:{port} (its snowflake identity) while it
  * runs, with the data
  *     {"version":"1.0.0","auth":true,"http":"127.0.0.1:8080","sharding":false}
- * so that its peers, /cluster and tools/zk-inspect see which release each
+ * so that its peers, /cluster and tools/programs/zk-inspect see which release each
  * node runs, whether it authenticates to ZooKeeper and whether it is configured
  * to shard sequences (leafd.sequence.sharding: the slot map is written only
  * when every node of the sequence line says so, docs/UPGRADING.md). A live node without a

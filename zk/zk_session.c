@@ -975,7 +975,7 @@ static struct zk_op_ctx *op_ctx(struct zk_sub *sub, int op, const char *path) {
  * Runs on a ZooKeeper thread: a request was answered "session expired". The
  * server no longer has the session (its ephemerals are gone), so it is
  * expired, whatever the handle's state says: the client library does not
- * always say so itself. A chaos run (seed 7, tools/chaos --lease) saw a
+ * always say so itself. A chaos run (seed 7, tools/checks/chaos --lease) saw a
  * handle stay "connected" after a zk_expire raced the client's reconnect
  * in a three-server ensemble, with every request answered "session expired"
  * for 40 s: the node never claimed a slot again. Queued once per handle, as

@@ -1,6 +1,6 @@
 /*
  * The admin API (POST /api/leaf, PUT /api/leaf/init/cache, PUT /api/leaf/step)
- * and the /db monitor page, all behind the admin rule, which the router checks
+ * and the /db monitor page, all behind the admin rule, which the route table checks
  * (src/door/door_http_auth.c).
  *
  * Each needs one database round trip: the first call checks the request and
@@ -63,7 +63,7 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
         http_respond_error(req, 400, code, msg);
         return NULL;
     }
-    /* The router checked the route's need; a create's key is in the body. */
+    /* The route table checked the route's need; a create's key is in the body. */
     if (kind == SEGMENT_REQ_CREATE &&
         !door_http_auth_key(req, AUTH_NEED_CREATE, IDS_SEGMENT, r->biz_tag, strlen(r->biz_tag))) {
         return NULL;

@@ -8,7 +8,7 @@
  *   user=ops client=127.0.0.1:41234 action=leaf_create object=orders status=201 outcome=ok
  * who: the Basic user name, admin-token (Bearer) or loopback (no credentials
  * and no token configured, the rule without users); never a secret. The
- * router calls it once the request is answered.
+ * route table (src/tables/table_http.c) calls it once the request is answered.
  */
 #include "door_ctx.h"
 

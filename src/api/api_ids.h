@@ -10,7 +10,7 @@
 
 #include "door_ctx.h"
 #include "door_ids.h"
-#include "http_proto.h"
+#include "http_conn.h"
 
 /*
  * Issues IDs for an HTTP request through door_ids_issue(): LEAF_OK, LEAF_EAGAIN

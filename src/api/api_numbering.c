@@ -138,7 +138,7 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
     if (!create_body(req, &d)) {
         return LEAF_OK;
     }
-    /* The router checked the route's need; the numbering's name is in the body. */
+    /* The route table checked the route's need; the numbering's name is in the body. */
     if (req->ticket < 0 &&
         !door_http_auth_key(req, AUTH_NEED_CREATE, IDS_NUMBER, d.name, strlen(d.name))) {
         return LEAF_OK;

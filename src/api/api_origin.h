@@ -6,7 +6,7 @@
  * change (POST, PUT, DELETE) must say its body is JSON, which a page on
  * another site cannot send without a CORS preflight that leafd never
  * answers, and must not come from another origin (Origin, or
- * Sec-Fetch-Site: cross-site). The router asks before the credentials are
+ * Sec-Fetch-Site: cross-site). The route table asks before the credentials are
  * checked, so a forged request spends neither an admin's login nor the
  * failed-authentication budget.
  */

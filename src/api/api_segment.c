@@ -85,7 +85,7 @@ leaf_status_t api_segment_range(struct http_request *req, enum ids_mode mode) {
     return LEAF_OK;
 }
 
-/* GET /decodeOpaqueId?id=N&biz_tag=T (admin: the router checks): the segment ID behind an
+/* GET /decodeOpaqueId?id=N&biz_tag=T (admin: the route table checks): the segment ID behind an
  * opaque ID of tag T; without biz_tag, one issued before 0.2 (tag-less). */
 leaf_status_t api_decode_opaque(struct http_request *req, enum ids_mode mode) {
     const char *val;

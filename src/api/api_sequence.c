@@ -60,7 +60,7 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) 
     if (!create_body(req, name, sizeof(name), &start)) {
         return LEAF_OK;
     }
-    /* The router checked the route's need; the sequence's name is in the body. */
+    /* The route table checked the route's need; the sequence's name is in the body. */
     if (req->ticket < 0 &&
         !door_http_auth_key(req, AUTH_NEED_CREATE, IDS_SEQUENCE, name, strlen(name))) {
         return LEAF_OK;

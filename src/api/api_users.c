@@ -1,5 +1,5 @@
 /*
- * The users' admin API (docs/SECURITY.md; tools/leafctl user uses it):
+ * The users' admin API (docs/SECURITY.md; tools/programs/leafctl user uses it):
  *   GET    /api/users                     the users this node applies
  *   POST   /api/users                     {"name":..,"grants":["PATTERN:RIGHTS",..],"admin":false}
  *                                         -> 201 {"name":..,"secret":".."} (the only time the
@@ -7,7 +7,7 @@
  *   POST   /api/users/{name}/grant        {"grants":[..],"admin":true|false (optional)}
  *   POST   /api/users/{name}/revoke       {"grants":["PATTERN[:RIGHTS]",..],"admin":..}
  *   POST   /api/users/{name}/rotate       -> {"name":..,"secret":".."}; the old secret stops
- * working DELETE /api/users/{name} Admin routes (the router checks). A change is written to
+ * working DELETE /api/users/{name} Admin routes (the route table checks). A change is written to
  * ZooKeeper by the user service on the control thread; the request parks until ZooKeeper answered,
  * and every node (this one too) applies it through its watch.
  */

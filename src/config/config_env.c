@@ -22,16 +22,19 @@
 
 /* Variables of tools/ and tests/ that reach leafd's environment. */
 static const char *const tools_exact[] = {
-    "LEAFD_BIN",         /* tests, tools/leafctl, tools/chaos: the binary */
-    "LEAFD_CONF",        /* tools/leafctl: the configuration file */
+    "LEAFD_BIN",         /* tests, tools/programs/leafctl, tools/checks/chaos: the binary */
+    "LEAFD_CONF",        /* tools/programs/leafctl: the configuration file */
     "LEAFD_PORT",        /* tools/quickstart: leafd's HTTP port */
     "LEAFD_RESP_PORT",   /* tools/quickstart: leafd's RESP port */
     "LEAFD_NODE_DIR",    /* tests: where the Node.js clients are installed */
     "LEAFD_KEEP_TMP",    /* tests: keep the temp dirs */
-    "LEAFD_USER",        /* tools/leafctl user: name:secret of an admin user */
+    "LEAFD_USER",        /* tools/programs/leafctl user: name:secret of an admin user */
     "LEAFD_INHERIT_FDS", /* an in-place upgrade: what the previous process hands over */
 };
-/* LEAFD_PACKAGE_: tools/package's build directory and jobs; LEAFD_IMAGE_: tools/image's cache. */
+/*
+ * LEAFD_PACKAGE_: tools/packaging/package's build directory and jobs;
+ * LEAFD_IMAGE_: tools/packaging/image's cache.
+ */
 static const char *const tools_prefix[] = {
     "LEAFD_TEST_",  "LEAFD_TSAN_",    "LEAFD_CHAOS_", "LEAFD_FUZZ_",
     "LEAFD_BENCH_", "LEAFD_PACKAGE_", "LEAFD_IMAGE_",

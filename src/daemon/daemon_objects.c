@@ -218,7 +218,7 @@ static leaf_status_t doors_create(struct daemon *d) {
         .node_zk = &d->zk,
         .stopping = &d->stop_flag,
     };
-    d->http = (struct http_proto_config){table_http_dispatch, table_http_done, &d->api};
+    d->http = (struct http_conn_config){table_http_dispatch, table_http_done, &d->api};
     d->resp = (struct resp_conn_config){table_resp_dispatch,
                                         table_resp_done,
                                         &d->api,

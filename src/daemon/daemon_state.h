@@ -21,7 +21,7 @@
 #include "daemon_notify.h"
 #include "dirlock.h"
 #include "door_ctx.h"
-#include "http_proto.h"
+#include "http_conn.h"
 #include "net.h"
 #include "node_zk.h"
 #include "resp_conn.h"
@@ -52,7 +52,7 @@ struct daemon {
     struct node_survey *cluster;
     struct metrics *metrics;
     struct door_ctx api;
-    struct http_proto_config http;
+    struct http_conn_config http;
     struct resp_conn_config resp;
     struct net_listen_config listeners[NET_MAX_LISTENERS];
     int nlisteners;

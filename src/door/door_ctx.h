@@ -15,7 +15,7 @@
 
 #include "auth_limit.h"
 #include "config.h"
-#include "http_proto.h"
+#include "http_conn.h"
 #include "node_survey.h"
 #include "node_zk.h"
 #include "segment_service.h"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http_proto.h"
+#include "http_conn.h"
 #include "sbuf.h"
 
 struct cJSON;

@@ -1,6 +1,6 @@
 /*
  * Who may do what over HTTP: the HTTP face of the one auth door
- * (door_auth.c). The check the router makes before a handler runs (a
+ * (door_auth.c). The check the route table makes before a handler runs (a
  * route's need is a column of the route table), the check on a key only the
  * handler can read (a tag in a POST body), and the view of /metrics; each
  * answers its refusal (401, 403, 429) itself.

@@ -3,7 +3,7 @@
 
 /*
  * Who may do what over HTTP (door_http_auth.c): the HTTP face of the one
- * auth door (door_auth.h). door_http_auth_route is the router's check of a
+ * auth door (door_auth.h). door_http_auth_route is the route table's check of a
  * route's need; with auth off it applies the rule from before users existed
  * (ID routes open; admin and create routes need leafd.admin.token, or a
  * loopback client when no token is set; open_without_auth: Leaf's open
@@ -15,7 +15,7 @@
 
 #include "auth_decide.h"
 #include "door_ctx.h"
-#include "http_proto.h"
+#include "http_conn.h"
 
 int door_http_auth_route(struct http_request *req, enum auth_need need, int open_without_auth,
                          const struct auth_key *key);

@@ -10,7 +10,7 @@
  */
 #include <stdint.h>
 
-#include "http_proto.h"
+#include "http_conn.h"
 #include "segment_service.h"
 
 /* The wait on top of leafd.db.timeout.ms that the admin API allows. */

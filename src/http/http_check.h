@@ -6,7 +6,7 @@
  * one header at a time: whitespace in a field name, a Host value that is no
  * uri-host[:port], a transfer coding other than chunked, an expectation
  * other than 100-continue, and folded header lines (obs-fold). Pure
- * functions over byte ranges; http_proto.c decides what to answer.
+ * functions over byte ranges; http_conn.c decides what to answer.
  */
 #include <stddef.h>
 

@@ -10,7 +10,7 @@
  *
  * The registry copies the names of the routes, commands and outcomes when
  * it is created (as twemproxy's stats copy a pool's name), so a scrape
- * never asks the router or the command table for them.
+ * never asks the route table or the command table for them.
  *
  * Request counters: each event loop writes only its own slot (no lock and no
  * shared cache line on the request path); a scrape sums the slots. Slots

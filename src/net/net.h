@@ -5,7 +5,7 @@
  * The server layer: event loops, listeners, connections, back-pressure,
  * timeouts, drain, and waking parked requests. It knows no protocol: each
  * listener carries a struct proto_ops (session.h), and HTTP and RESP plug in
- * the same way. It knows no router, handler or metric either.
+ * the same way. It knows no route table, handler or metric either.
  *
  * Several libuv loops, one per thread, each with its own SO_REUSEPORT
  * listener per configured address, so the kernel spreads connections and no

@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 
-#include "http_proto.h"
+#include "http_conn.h"
 #include "ids_mode.h"
 #include "status.h"
 

@@ -3,8 +3,8 @@
 
 /*
  * RESP as a protocol module of the server layer (session.h), beside
- * http_proto: bytes go in, replies come out in session.out. It parses with
- * resp_proto.h, hands each command to a handler through a callback and
+ * http_conn: bytes go in, replies come out in session.out. It parses with
+ * resp_codec.h, hands each command to a handler through a callback and
  * reports each answered command through a completion hook. It knows no
  * command; the command table is the handler's (src/tables/table_resp.c).
  *
@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "resp_proto.h"
+#include "resp_codec.h"
 #include "sbuf.h"
 #include "session.h"
 #include "status.h"

@@ -1,6 +1,6 @@
 /*
- * The routing table: one row per endpoint (router.h). The router is the
- * HTTP protocol's handler (http_proto_config.handler) and its completion
+ * The HTTP route table: one row per endpoint (table_http.h). Its dispatch is the
+ * HTTP protocol's handler (http_conn_config.handler) and its completion
  * hook does the per-route accounting, so the protocol knows neither.
  */
 #include "table_http.h"
@@ -25,7 +25,7 @@ enum route_key {
     RK_NONE,  /* the need is not keyed */
     RK_PATH,  /* the rest of the path after the prefix: /api/segment/get/{key} */
     RK_QUERY, /* ?biz_tag= */
-    RK_BODY,  /* in the body: the router checks who asks, the handler the key */
+    RK_BODY,  /* in the body: the route table checks who asks, the handler the key */
 };
 
 struct route {

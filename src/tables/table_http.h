@@ -5,18 +5,19 @@
  * The HTTP route table (table_http.c): one row per endpoint, with its method,
  * path, handler (src/api, src/pages; called with the row's mode), the right it
  * needs, whether it issues IDs and a one-line description. Beside it is the
- * RESP command table (table_resp.h). The router is the HTTP protocol's
- * handler (http_proto_config.handler) and its completion hook
- * (http_proto_config.done) does the per-route accounting.
+ * RESP command table (table_resp.h); src/tables holds both protocols'
+ * tables. Its dispatch is the HTTP protocol's handler
+ * (http_conn_config.handler) and its completion hook
+ * (http_conn_config.done) does the per-route accounting.
  */
 #include <stdio.h>
 
-#include "http_proto.h"
+#include "http_conn.h"
 #include "status.h"
 
-/* The router: dispatches a request to its handler (http_proto_config.handler). */
+/* The dispatch: hands a request to its handler (http_conn_config.handler). */
 leaf_status_t table_http_dispatch(struct http_request *req);
-/* The completion hook (http_proto_config.done): per-route accounting. */
+/* The completion hook (http_conn_config.done): per-route accounting. */
 void table_http_done(const struct http_request *req);
 /*
  * The routes' metric labels by index, then the pseudo-routes not_found and

@@ -2,7 +2,7 @@
 """Chaos test of leafd: uniqueness and order of IDs while everything fails.
 
     tests/chaos/chaos.py [--lease] [--seconds N] [--seed S] [--clients N] [--keep]
-    tools/chaos [--lease] [--seconds N] [--seed S]  (builds a release binary first)
+    tools/checks/chaos [--lease] [--seconds N] [--seed S]  (builds a release binary first)
 
 Sets up, all on 127.0.0.1 in a temp dir: a three-server ZooKeeper ensemble
 (QuorumPeerMain), one MariaDB with Leaf's leaf_alloc and the tags `chaos`
@@ -84,7 +84,7 @@ issued (chaos_verify.py); the end state is every node holding its own slot.
 Prints a summary (seed, IDs checked per mode, faults per kind, errors by
 code) and exits 0; on failure also the full fault log, the failed checks
 and the replay command, keeps the temp dir (server logs) and exits 1.
-Needs LEAFD_BIN and ZK_EXPIRE_BIN (tools/chaos and ctest set them).
+Needs LEAFD_BIN and ZK_EXPIRE_BIN (tools/checks/chaos and ctest set them).
 """
 import argparse
 import collections
@@ -191,7 +191,7 @@ def main():
     preflight()
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    replay = "tools/chaos%s%s --seconds %g --seed %d" % (
+    replay = "tools/checks/chaos%s%s --seconds %g --seed %d" % (
         " --lease" if args.lease else "", " --galera" if args.galera else "", args.seconds, args.seed)
     say("seed %d, %g s of faults, %d clients, %s mode, leafd %s" % (
         args.seed, args.seconds, args.clients, "lease" if args.lease else "forever",

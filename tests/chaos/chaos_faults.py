@@ -7,7 +7,7 @@ the first deck (so every run of 60 s or more has one) and in one later deck
 in three. Each fault names its target and its timings up front. At run time
 a fault waits for the resources it needs (a node, ZooKeeper servers, the
 database) to be free of the faults before it; a busy node is swapped for the
-next free one. So a replay (`tools/chaos --seed S`) injects the same faults
+next free one. So a replay (`tools/checks/chaos --seed S`) injects the same faults
 in the same order with the same parameters; only the exact timing of their
 effects differs.
 

@@ -1,7 +1,7 @@
 /*
- * libFuzzer harness for the HTTP protocol and the router: arbitrary bytes
+ * libFuzzer harness for the HTTP protocol and the route table: arbitrary bytes
  * are fed to one connection's protocol state in chunks whose sizes come from
- * the input, with the real router and handlers behind it on a real API
+ * the input, with the real route table and handlers behind it on a real API
  * context (static-worker snowflake; tests/support/api_fixture.c). Any crash,
  * sanitizer report or broken response framing is a bug.
  */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "resp_proto.h"
+#include "resp_codec.h"
 
 struct outcome {
     struct sbuf cmds; /* every command, encoded as a multibulk array */

@@ -10,7 +10,7 @@ Covers:
   LEAF.UUID's bare key): open ones answer anyone,
   ID ones need `ids` on the key, creates need `create` on the body's key,
   admin ones need the admin flag or leafd.admin.token;
-- tools/leafctl user add/list/grant/revoke/rotate/del, each change applied by
+- tools/programs/leafctl user add/list/grant/revoke/rotate/del, each change applied by
   all three nodes within 2 s (measured);
 - a malformed record written to ZooKeeper by hand: a log line naming it, the
   other users keep working;
@@ -36,7 +36,7 @@ from leafdtest import (Env, HttpStream, RespError, RespStream, check, get_reques
 from zkhelpers import zk_props
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
+LEAFCTL = os.path.join(ROOT, "tools", "programs", "leafctl")
 TOKEN = "root-token-for-the-test"
 secrets = []  # every secret seen: none may show anywhere
 

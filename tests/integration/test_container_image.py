@@ -1,7 +1,7 @@
-"""tools/image: the OCI image of a node (docs/kubernetes.md, "The image").
+"""tools/packaging/image: the OCI image of a node (docs/kubernetes.md, "The image").
 
-- `tools/image --help` prints the usage; an unknown argument exits 2 (nothing built).
-- `tools/image` builds localhost/leafd:<version> from the project's .deb on a Debian 12 root
+- `tools/packaging/image --help` prints the usage; an unknown argument exits 2 (nothing built).
+- `tools/packaging/image` builds localhost/leafd:<version> from the project's .deb on a Debian 12 root
   made by mmdebstrap (no registry), its last line the reference; the image runs as 10001:10001
   with entrypoint leafd and `-c /dev/null`, a volume /var/lib/leafd, ports 8080 and 6379; it is
   under 40 MB and holds no shell, no package manager, no python3.
@@ -18,7 +18,7 @@
 
 Skipped (77) when not root (podman import and mmdebstrap --mode=root). The setup of
 tests/container.cmake's fixture: test_container_kube uses the image built here.
-LEAFD_PACKAGE_BUILD, LEAFD_IMAGE_CACHE: tools/image's build and cache (kept in the build tree)."""
+LEAFD_PACKAGE_BUILD, LEAFD_IMAGE_CACHE: tools/packaging/image's build and cache (kept in the build tree)."""
 import json
 import os
 import signal
@@ -33,11 +33,11 @@ MB = 1000 * 1000
 
 
 def usage_checks():
-    tool = os.path.join(ROOT, "tools", "image")
+    tool = os.path.join(ROOT, "tools", "packaging", "image")
     for arg in ("--help", "-h"):
         r = subprocess.run([tool, arg], capture_output=True, text=True, timeout=30)
-        check(r.returncode == 0 and "usage: tools/image" in r.stdout,
-              "tools/image %s prints the usage, exit 0 (%d %r)" % (arg, r.returncode, r.stderr))
+        check(r.returncode == 0 and "usage: tools/packaging/image" in r.stdout,
+              "tools/packaging/image %s prints the usage, exit 0 (%d %r)" % (arg, r.returncode, r.stderr))
     r = subprocess.run([tool, "--nosuch"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "unknown argument" in r.stderr,
           "an unknown argument exits 2: %d %r" % (r.returncode, r.stderr))
@@ -199,13 +199,13 @@ def nothing_configured(env, pm):
 def main():
     usage_checks()
     if os.geteuid() != 0:
-        print("SKIP: not root (tools/image runs podman import and mmdebstrap as root)")
+        print("SKIP: not root (tools/packaging/image runs podman import and mmdebstrap as root)")
         sys.exit(77)
     rc, out, err, took = build_image()
     lines = out.strip().splitlines()
-    log("tools/image: %.1f s; %s" % (took, err.strip().splitlines()[-1] if err.strip() else ""))
+    log("tools/packaging/image: %.1f s; %s" % (took, err.strip().splitlines()[-1] if err.strip() else ""))
     if not check(rc == 0 and lines and lines[-1] == IMAGE,
-                 "tools/image exits 0, its last line %s (got %d, %r): %s" % (IMAGE, rc, lines[-1:], err[-3000:])):
+                 "tools/packaging/image exits 0, its last line %s (got %d, %r): %s" % (IMAGE, rc, lines[-1:], err[-3000:])):
         return
     with Env() as env:
         pm = Podman(env)

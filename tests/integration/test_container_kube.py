@@ -1,4 +1,4 @@
-"""deploy/kubernetes/'s pod templates under `podman kube play`, on the image tools/image built,
+"""deploy/kubernetes/'s pod templates under `podman kube play`, on the image tools/packaging/image built,
 against real ZooKeeper and MariaDB on loopback (docs/kubernetes.md).
 
 The manifests are rendered for this machine, as little as needed, and everything else is played

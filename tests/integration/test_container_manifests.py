@@ -134,7 +134,7 @@ def check_workload(doc, secrets, config):
     check(any((t.get("podAffinityTerm", t)).get("topologyKey") == "kubernetes.io/hostname" for t in terms),
           "%s: pod anti-affinity across machines: %s" % (name, anti))
     check(c.get("image") == "localhost/leafd:%s" % VERSION,
-          "%s: image localhost/leafd:%s (tools/image): %s" % (name, VERSION, c.get("image")))
+          "%s: image localhost/leafd:%s (tools/packaging/image): %s" % (name, VERSION, c.get("image")))
     check(c.get("args") == ["-c", "/etc/leafd/leafd.properties"] and "command" not in c,
           "%s: the image's entrypoint with -c /etc/leafd/leafd.properties: %s" % (name, c.get("args")))
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}

@@ -1,4 +1,4 @@
-"""tools/leafctl against a real node: start, double start refused, status,
+"""tools/programs/leafctl against a real node: start, double start refused, status,
 restart, stop (clean exit), stale pid file handled, start failure reported;
 --help (exit 0, every command), status's one-line verdict, demote with the
 admin token read from the configuration and never on curl's command line (a
@@ -14,7 +14,7 @@ import subprocess
 from leafdtest import Env, check, free_port, http, log, static_props
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
+LEAFCTL = os.path.join(ROOT, "tools", "programs", "leafctl")
 
 
 def leafctl(*args, conf, env_extra=None):
@@ -77,9 +77,9 @@ with Env() as env:
     # With no -c, leafctl finds the quickstart's node (var/leafd.properties while
     # var/leafd/leafd.pid is alive), here in a copy of the tree's layout.
     qroot = os.path.join(env.dir, "qroot")
-    os.makedirs(os.path.join(qroot, "tools"))
+    os.makedirs(os.path.join(qroot, "tools", "programs"))
     os.makedirs(os.path.join(qroot, "var", "leafd"))
-    shutil.copy(LEAFCTL, os.path.join(qroot, "tools", "leafctl"))
+    shutil.copy(LEAFCTL, os.path.join(qroot, "tools", "programs", "leafctl"))
     qprops = dict(props, **{"leafd.data.dir": os.path.join(qroot, "var", "leafd")})
     with open(os.path.join(qroot, "var", "leafd.properties"), "w") as f:
         f.writelines("%s = %s\n" % kv for kv in qprops.items())
@@ -87,8 +87,8 @@ with Env() as env:
         f.write("%d\n" % pid)
     e = dict(os.environ, LEAFD_BIN=os.environ.get("LEAFD_BIN", ""))
     e.pop("LEAFD_CONF", None)
-    r = subprocess.run([os.path.join(qroot, "tools", "leafctl"), "status"], capture_output=True,
-                       text=True, timeout=30, env=e)
+    r = subprocess.run([os.path.join(qroot, "tools", "programs", "leafctl"), "status"],
+                       capture_output=True, text=True, timeout=30, env=e)
     check(r.returncode == 0 and r.stdout.startswith("READY: leafd pid %d" % pid),
           "leafctl status with no -c finds the quickstart's node: %d %s %s"
           % (r.returncode, r.stdout, r.stderr))

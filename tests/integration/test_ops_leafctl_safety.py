@@ -1,4 +1,4 @@
-"""tools/leafctl where secrets and root are involved (docs/SECURITY.md, "Files and permissions"):
+"""tools/programs/leafctl where secrets and root are involved (docs/SECURITY.md, "Files and permissions"):
 
 - `leafctl acl status|open|close` reach `leafd --zk-acl VERB -c FILE` (they were refused as
   "unknown argument", while docs/UPGRADING.md's rollback runs `leafctl acl open`);
@@ -19,7 +19,7 @@ import subprocess
 from leafdtest import Env, check, free_port, log, static_props
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-LEAFCTL = os.path.abspath(os.path.join(ROOT, "tools", "leafctl"))
+LEAFCTL = os.path.abspath(os.path.join(ROOT, "tools", "programs", "leafctl"))
 LEAFD_BIN = os.environ["LEAFD_BIN"]
 TOKEN = "tok-9d2e7b-from-a-file-only"
 

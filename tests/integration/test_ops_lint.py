@@ -3,11 +3,11 @@
 The lint runs on a copy of the repository's files (tools/lint refs ROOT), which it finds clean;
 then one finding at a time is planted in the copy and the lint must fail naming it:
 - a repository path that does not exist, cited in a C comment, in a script's comment, in a
-  Markdown page of docs/ and in a man page: FILE:LINE and the path (tools/check-doc-links);
+  Markdown page of docs/ and in a man page: FILE:LINE and the path (tools/checks/check-doc-links);
 - a function a header exports that only a unit test calls (dead), and one that only its own .c
-  file calls (file-local): the header, the name and which it is (tools/check-exports);
+  file calls (file-local): the header, the name and which it is (tools/checks/check-exports);
 - a function of the client library's header missing from src/client/exports.txt, and a name of
-  that list the header does not declare (tools/check-exports);
+  that list the header does not declare (tools/checks/check-exports);
 - while a function marked as a test seam in its header comment, and a header function with a
   caller in another file of the daemon, pass.
 Each planted file is put back before the next, so every failure is that finding's. No binary,
@@ -74,7 +74,7 @@ with tempfile.TemporaryDirectory(prefix="leafd-lint-") as copy:
     cases = [
         ("src/base/clock.h", "\n/* The clock is read as src/base/clock_gone.c says. */\n",
          "src/base/clock_gone.c"),
-        ("tools/gen-reference", "\n# Kinds are listed in docs/reference/no-such-page.md.\n",
+        ("tools/checks/gen-reference", "\n# Kinds are listed in docs/reference/no-such-page.md.\n",
          "docs/reference/no-such-page.md"),
         ("docs/OPERATIONS.md", "\nThe probe lives in `tests/integration/test_gone.py`.\n",
          "tests/integration/test_gone.py"),

@@ -1,8 +1,8 @@
-"""tools/package: the Debian package builds without installing anything, holds every file
+"""tools/packaging/package: the Debian package builds without installing anything, holds every file
 docs/OPERATIONS.md ("Installing") lists, marks the configuration as a conffile, passes lintian
 without errors, and its extracted leafd runs (--version, --check-config of the packaged
 configuration). The configuration, where the secrets go, is 0640 and the postinst gives it to
-root:leafd (readable by root and the service only). `tools/package --help` (and -h) prints the
+root:leafd (readable by root and the service only). `tools/packaging/package --help` (and -h) prints the
 usage, and an unknown option is refused, before anything is built. The package's leafctl finds
 /etc/leafd/leafd.properties by itself (the prefix /usr keeps its configuration in /etc).
 The client library's packages (libleafd-client1, libleafd-client-dev, python3-leafd) are built
@@ -10,7 +10,7 @@ beside it, lintian-clean; extracted, a program compiles against the -dev files a
 runtime package, and the Python package imports and calls it.
 Skipped (77) without dpkg-dev (tools/deps package) after the usage checks.
 
-LEAFD_PACKAGE_BUILD: the release build directory tools/package uses (kept between runs)."""
+LEAFD_PACKAGE_BUILD: the release build directory tools/packaging/package uses (kept between runs)."""
 import gzip
 import os
 import re
@@ -49,10 +49,10 @@ def usage_checks():
     tmp = tempfile.mkdtemp(prefix="leafd-test-package-usage.")
     try:
         for arg in ("--help", "-h"):
-            rc, out, err = run([os.path.join(ROOT, "tools", "package"), arg], cwd=tmp, timeout=30)
-            check(rc == 0 and "usage: tools/package [OUTDIR]" in out,
-                  "tools/package %s prints the usage, exit 0 (got %d %r %r)" % (arg, rc, out, err))
-        rc, out, err = run([os.path.join(ROOT, "tools", "package"), "--nosuch"], cwd=tmp, timeout=30)
+            rc, out, err = run([os.path.join(ROOT, "tools", "packaging", "package"), arg], cwd=tmp, timeout=30)
+            check(rc == 0 and "usage: tools/packaging/package [OUTDIR]" in out,
+                  "tools/packaging/package %s prints the usage, exit 0 (got %d %r %r)" % (arg, rc, out, err))
+        rc, out, err = run([os.path.join(ROOT, "tools", "packaging", "package"), "--nosuch"], cwd=tmp, timeout=30)
         check(rc == 2 and "unknown option" in err, "an unknown option exits 2: %d %r" % (rc, err))
         check(os.listdir(tmp) == [], "no folder made by an option: %s" % os.listdir(tmp))
     finally:
@@ -70,9 +70,9 @@ def main():
     arch = run(["dpkg", "--print-architecture"])[1].strip()
     tmp = tempfile.mkdtemp(prefix="leafd-test-package.")
     try:
-        rc, out, err = run([os.path.join(ROOT, "tools", "package"), tmp], timeout=900)
+        rc, out, err = run([os.path.join(ROOT, "tools", "packaging", "package"), tmp], timeout=900)
         log(out + err)
-        check(rc == 0, "tools/package exits 0 (got %d: %s)" % (rc, err[-2000:]))
+        check(rc == 0, "tools/packaging/package exits 0 (got %d: %s)" % (rc, err[-2000:]))
         deb = os.path.join(tmp, "leafd_%s_%s.deb" % (version, arch))
         if not check(os.path.exists(deb), "%s built (dir: %s)" % (deb, os.listdir(tmp))):
             return

@@ -52,7 +52,7 @@ def main():
 
     rc, out = qs("examples", var=var)
     check(rc == 0, "examples exits 0")
-    check("tools/zk-inspect 127.0.0.1:12181 quickstart" in out,
+    check("tools/programs/zk-inspect 127.0.0.1:12181 quickstart" in out,
           "the zk-inspect example uses the quickstart's ZooKeeper port")
     check(not re.search(r"127\.0\.0\.1:2181\b", out), "no example points at port 2181")
     check("-server 127.0.0.1:12181" in out, "the zkCli example uses 12181")

@@ -4,10 +4,10 @@ docs/reference/ (and any page under docs/) holds blocks between
 `<!-- generated: leafd --print-reference KIND -->` and `<!-- end generated -->`. For every kind
 `leafd --print-reference list` names, each block must be exactly what `leafd --print-reference
 KIND` prints, and at least one block of that kind must exist; a difference fails naming the file
-and the command that rewrites it (tools/gen-reference BUILD_DIR). The option itself: `list`
+and the command that rewrites it (tools/checks/gen-reference BUILD_DIR). The option itself: `list`
 exits 0, an unknown kind exits 2 naming the kinds. And every relative link of README.md and
 docs/ resolves, anchors included, and every repository path they and the man pages cite exists
-(tools/check-doc-links).
+(tools/checks/check-doc-links).
 
 The man pages are behind no binary: every option of `leafd --help` heads an entry of leafd(8)'s
 OPTIONS, and every kind of `--print-reference list` is named in its entry; every command of
@@ -36,10 +36,10 @@ for kind in kinds.stdout.split():
           "--print-reference %s prints a Markdown table" % kind)
 
 build_dir = os.path.dirname(os.path.abspath(LEAFD_BIN))
-gen = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen-reference"), "--check", build_dir],
+gen = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "checks", "gen-reference"), "--check", build_dir],
                      capture_output=True, text=True)
 check(gen.returncode == 0, "the committed references are what the binary prints:\n%s" % gen.stderr)
-links = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check-doc-links")],
+links = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "checks", "check-doc-links")],
                        capture_output=True, text=True)
 check(links.returncode == 0, "every relative link of README.md and docs/ resolves:\n%s" % links.stdout)
 
@@ -81,7 +81,7 @@ with open(os.path.join(ROOT, "docs", "man", "leafd.8")) as f:
 for kind in kinds.stdout.split() + ["list"]:
     check(".B %s\n" % kind in entry, "leafd(8) --print-reference names the kind %s" % kind)
 
-helptext = subprocess.run([os.path.join(ROOT, "tools", "leafctl"), "help"], capture_output=True,
+helptext = subprocess.run([os.path.join(ROOT, "tools", "programs", "leafctl"), "help"], capture_output=True,
                           text=True).stdout
 commands = helptext.split("commands:\n", 1)[1].split("options:", 1)[0]
 synopsis, leafctl_heads = man("leafctl.8")

@@ -1,4 +1,4 @@
-"""tools/zk-inspect against a real ZooKeeper with live and dead workers."""
+"""tools/programs/zk-inspect against a real ZooKeeper with live and dead workers."""
 import os
 import re
 import subprocess
@@ -9,7 +9,7 @@ from zkhelpers import worker_of, zk_props
 
 LOGFMT = re.compile(r'^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z level=(debug|info|warn|error) '
                     r'component=[a-z_]+ msg="([^"\\]|\\.)*"$')
-ZK_INSPECT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "zk-inspect")
+ZK_INSPECT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "programs", "zk-inspect")
 
 
 def inspect(*args):

@@ -2,7 +2,7 @@
 hand-over"), and clients that never read during one (docs/OPERATIONS.md, "Clients that do not
 read").
 
-A forever-mode node on ZooKeeper, its pid file as tools/leafctl writes it. Each round holds the old
+A forever-mode node on ZooKeeper, its pid file as tools/programs/leafctl writes it. Each round holds the old
 process's drain for about a second with a request that never completes (its 408 comes after the
 drain's grace), and acts once the new process has adopted the listeners (the old one says so):
 1. SIGTERM to the old process: it ends its drain, hands its ZooKeeper session over and exits 0;
@@ -34,7 +34,7 @@ from leafdtest import (unread_socket, Env, check, get_request, log, pid_alive, p
 from zkhelpers import zk_props
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
+LEAFCTL = os.path.join(ROOT, "tools", "programs", "leafctl")
 
 
 def partial(port):
@@ -202,7 +202,7 @@ def round_stop_new(node, serving):
 
 
 def leafctl_log(node):
-    """The log tools/leafctl start writes ({leafd.data.dir}/leafd.log)."""
+    """The log tools/programs/leafctl start writes ({leafd.data.dir}/leafd.log)."""
     try:
         with open(os.path.join(os.path.dirname(node.conf), "data", "leafd.log"),
                   errors="replace") as f:

@@ -131,7 +131,7 @@ try:
         with open(os.path.join(data_dir, name)) as f:
             named = f.read().strip()
         check(named == str(pid), "%s names the serving process %d (%s)" % (name, pid, named))
-    r = subprocess.run([os.path.join(ROOT, "tools", "leafctl"), "status", "-c", node.conf],
+    r = subprocess.run([os.path.join(ROOT, "tools", "programs", "leafctl"), "status", "-c", node.conf],
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 0 and "READY" in r.stdout,
           "leafctl status finds the serving process (exit %d: %s)" % (r.returncode,

@@ -123,7 +123,7 @@ check("SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = BINARY ?" in
       "the log does show leafd's prepared statements")
 
 # Non-loopback clients without a token get 403: tested in
-# tests/unit/test_http_proto.c (tests talk to 127.0.0.1 only).
+# tests/unit/test_http_conn.c (tests talk to 127.0.0.1 only).
 
 log("with a token: 401 missing, 403 wrong, 201 right")
 tnode = env.leafd("token", seg_props(db, **{"leafd.admin.token": "s3cret-s3cret-s3cret"}))

@@ -132,7 +132,7 @@ def main():
           % (refused and refused.group(1)))
     bad = [o for o in outs if re.search(r"'(?!404 unknown_tag|503 overloaded)[^']*': ", o)]
     check(not bad, "flood answers are 404 unknown_tag or 503 overloaded only (%r)" % bad)
-    if "TSAN_OPTIONS" not in os.environ:  # tools/tsan: ThreadSanitizer's shadow memory is no measure
+    if "TSAN_OPTIONS" not in os.environ:  # tools/checks/tsan: ThreadSanitizer's shadow memory is no measure
         check(rss1 - rss0 < 20 * 1024, "RSS grew by less than 20 MB (%d KB)" % (rss1 - rss0))
     ids = ids0 + ids1
     check(len(ids) == len(set(ids)) and ids == sorted(ids), "the real tag's IDs ascend, no repeat")

@@ -223,7 +223,7 @@ def main():
             nids = sum(len(r[3]) for r in recs)
             # Each change of the cluster is a window in which errors are allowed: from the
             # fault (or g2's start: its joining installs a new view) until the cluster is seen
-            # re-formed (or g2 synced) + GRACE_S, as tools/chaos --galera counts them.
+            # re-formed (or g2 synced) + GRACE_S, as tools/checks/chaos --galera counts them.
             late = [e for e in errs
                     if (t_formed1 + GRACE_S <= e[0] < t_stop) or
                     (t_formed2 + GRACE_S <= e[0] < t_back) or e[0] >= t_formed3 + GRACE_S]

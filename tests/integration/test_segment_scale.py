@@ -2,7 +2,7 @@
 
 leaf_alloc holds TAGS tags. Right after leafd starts (while its first
 refresh of 100,000 rows may still be on its way), four clients each ask
-for FIRST_TOUCH/4 different tags for the first time. (tools/bench-scale.py
+for FIRST_TOUCH/4 different tags for the first time. (tools/benchmarks/bench-scale.py
 measures first touches across a 30 s refresh too.) Checked:
 - every answer is 200 (a valid tag never gets a 503 while the database is
   up: range fetches have their own connection, and a tag known from the
@@ -80,7 +80,7 @@ def main():
           "the first refresh loaded %d tags" % TAGS)
     peak = hwm_kb(pid)
     log("peak RSS %.1f MB with %d tags, %d used" % (peak / 1024, TAGS, FIRST_TOUCH))
-    if "TSAN_OPTIONS" in os.environ:  # tools/tsan: ThreadSanitizer's shadow memory is no measure
+    if "TSAN_OPTIONS" in os.environ:  # tools/checks/tsan: ThreadSanitizer's shadow memory is no measure
         log("ThreadSanitizer build: the RSS bound is not checked")
     else:
         check(peak < 64 * 1024, "peak RSS under 64 MB (%.1f MB)" % (peak / 1024))

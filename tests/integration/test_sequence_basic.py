@@ -149,7 +149,7 @@ check(took < 1.0, "handover under a second (measured %.0f ms)" % (took * 1000))
 check(role(p) == "standby", "the demoted node is a standby")
 
 log("zk-inspect shows the line and the persisted max")
-r = subprocess.run([os.path.join(ROOT, "tools", "zk-inspect"), zk.address(), "sq"], capture_output=True,
+r = subprocess.run([os.path.join(ROOT, "tools", "programs", "zk-inspect"), zk.address(), "sq"], capture_output=True,
                    text=True, timeout=90)
 check("sequences of sq: 3 node(s) in line" in r.stdout and "sequence orders" in r.stdout,
       "zk-inspect: %s %s" % (r.stdout[-400:], r.stderr[-200:]))

@@ -8,7 +8,7 @@ and one ZooKeeper:
   ORD<date><6 digits> strictly increasing across the cluster, the date being
   today's in Shanghai; RESP LEAF.NUMBER too;
 - kill -9 of the primary under load: the standby takes over, never a repeat;
-- overflow: width 1 (created and listed with tools/leafctl) gives 9 numbers,
+- overflow: width 1 (created and listed with tools/programs/leafctl) gives 9 numbers,
   then 503 numbering_exhausted;
 - a test clock (libfaketime, wall clock only, DONT_FAKE_MONOTONIC) on three
   nodes of one cluster, in line in this order: f0 the primary, its clock
@@ -46,7 +46,7 @@ from leafdtest import Env, RespStream, check, http, log, wait_until
 from seqcluster import find_primary, probe, seq_props, start_node
 from zkhelpers import FAKETIME_LIB, faketime_env
 
-LEAFCTL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "leafctl")
+LEAFCTL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "programs", "leafctl")
 ORD = {"name": "orders", "prefix": "ORD", "date": "yyyyMMdd", "width": 6, "period": "day",
        "time_zone": "Asia/Shanghai"}
 

@@ -15,7 +15,7 @@ tests/lib/tcpproxy.py proxy), 4 s sessions, batches of 100. Checks:
     (healed): 0 duplicates and strict real-time order per sequence through all
     of them; during the kill -9, the sequences of the other nodes' slots keep
     being served (longest pause reported and bounded);
-  - as tools/zk-inspect reads it: the map in /leafd/<name>/shards names every range.
+  - as tools/programs/zk-inspect reads it: the map in /leafd/<name>/shards names every range.
 Runs about 75 s. Run by ctest with /usr/bin/python3 (python3-redis).
 """
 import json
@@ -325,12 +325,12 @@ def main():
         log("%d answers over %d sequences; events %s" % (total, len(SEQS), kinds))
         out = c.zk.cli("get", "/leafd/%s/shards" % NAME)
         check("epoch " in out and "-16383 " in out, "the map is in ZooKeeper: %s" % out[-300:])
-        r = subprocess.run([os.path.join(ROOT, "tools", "zk-inspect"), c.zk.address(), NAME],
+        r = subprocess.run([os.path.join(ROOT, "tools", "programs", "zk-inspect"), c.zk.address(), NAME],
                            capture_output=True, text=True, timeout=120)
         shown = re.findall(r"^    slots +(\d+)-(\d+) +(\d+) +owner n_\d+ +http=", r.stdout, re.M)
         check(r.returncode == 0 and sum(int(x[2]) for x in shown) == 16384,
-              "tools/zk-inspect shows the assignment:\n%s" % r.stdout[-1500:])
-        log("tools/zk-inspect:\n" + "\n".join(l for l in r.stdout.splitlines() if "slots" in l
+              "tools/programs/zk-inspect shows the assignment:\n%s" % r.stdout[-1500:])
+        log("tools/programs/zk-inspect:\n" + "\n".join(l for l in r.stdout.splitlines() if "slots" in l
                                                or "shards" in l))
         for px in c.proxies.values():
             px.close()

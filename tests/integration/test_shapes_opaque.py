@@ -21,7 +21,7 @@ from leafdtest import (Env, RespStream, check, decode_opaque, log, seg_props,
 
 KEY = "000102030405060708090a0b0c0d0e0f"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
+LEAFCTL = os.path.join(ROOT, "tools", "programs", "leafctl")
 TOTAL = 200000
 
 

@@ -25,7 +25,7 @@ from zkhelpers import zk_props
 
 PREVIOUS = "6ac706c"  # 0.2.0
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LEAFCTL = os.path.join(ROOT, "tools", "leafctl")
+LEAFCTL = os.path.join(ROOT, "tools", "programs", "leafctl")
 TOKEN = "upgrade-users-admin-token-0123"
 SESSION_MS = 4000
 # A change is applied by every node within the session timeout (docs/SECURITY.md); the

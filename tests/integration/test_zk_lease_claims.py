@@ -7,7 +7,7 @@
 - kill -9 and an immediate restart with the same identity and data dir: the old
   owner is still there (its session lives on), so the node takes another free
   slot at once; nothing it issues is at or below the old slot's reservation.
-- /ready and /metrics show the slot, claims and losses; tools/zk-inspect lists
+- /ready and /metrics show the slot, claims and losses; tools/programs/zk-inspect lists
   the slots.
 - A graceful stop lowers the slot's reserved to the last time issued; the node
   restarted takes its slot back at once, above that.
@@ -112,7 +112,7 @@ m = a.get("/metrics")[1]
 check("leafd_snowflake_lease_slot %d" % wa in m, "metrics show the slot")
 check("leafd_snowflake_lease_claims_lost_total 1" in m, "metrics count the lost claim")
 check("leafd_snowflake_lease_fence_failures_total 0" in m, "no fence failure")
-inspect = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "zk-inspect")
+inspect = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "programs", "zk-inspect")
 r = subprocess.run([inspect, zk.address(), "it"], capture_output=True, text=True, timeout=60)
 log(r.stdout[-1500:])
 check(r.returncode == 0 and "lease slots" in r.stdout, "zk-inspect lists the lease slots")

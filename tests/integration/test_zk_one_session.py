@@ -17,7 +17,7 @@ from leafdtest import Env, RespError, RespStream, check, http, log, wait_until
 from zkhelpers import cli_list, expire_session, session_id, zk_props
 
 TOKEN = "one-session-admin-token-0123456789"
-LEAFCTL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "leafctl")
+LEAFCTL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "programs", "leafctl")
 
 
 def zk_connections(pid, zk_port):

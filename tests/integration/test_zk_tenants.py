@@ -184,10 +184,10 @@ for n in (n1, n2):
     check(n.get("/api/snowflake/get/x")[0] == 200 and st in (200, 307),
           "%s serves on closed trees (sequence: %d, 307 from the node in line)" % (n.name, st))
 zki = subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
-                                   "zk-inspect"), addr, "ST"], capture_output=True, text=True,
+                                   "programs", "zk-inspect"), addr, "ST"], capture_output=True, text=True,
                      timeout=120).stdout
 check("127.0.0.1:%d" % n1.port in zki and "version 1.0" in zki and "auth yes" in zki,
-      "tools/zk-inspect lists the members with their versions: " + zki[-400:])
+      "tools/programs/zk-inspect lists the members with their versions: " + zki[-400:])
 rc, out = zk_acl_cmd(n1, "open")
 check(rc == 0 and "reopened" in out, "--zk-acl open reopens: " + out.strip())
 rc, out = zk_acl_cmd(n1, "status")

@@ -4,7 +4,7 @@
     leafd = import_leafd()      # first thing in the script: it may start the script again
 
 LIBLEAFD_CLIENT names the library under test. A library built with ASan (the test build) or
-TSan (tools/tsan) needs its runtime loaded first: the script is started again with it in
+TSan (tools/checks/tsan) needs its runtime loaded first: the script is started again with it in
 LD_PRELOAD, which is taken out of the environment again at once, so that the servers the test
 starts do not inherit it.
 """

@@ -1,4 +1,4 @@
-"""Containers for the tests of tools/image and deploy/kubernetes (tests/container.cmake).
+"""Containers for the tests of tools/packaging/image and deploy/kubernetes (tests/container.cmake).
 
 Podman runs as root with runc, on the host's network, and only on loopback addresses. Every
 call goes through Podman.run, which points podman at a containers.conf of the test's own
@@ -31,9 +31,9 @@ events_logger = "file"
 
 
 def build_image():
-    """Runs tools/image; returns (rc, stdout, stderr, seconds)."""
+    """Runs tools/packaging/image; returns (rc, stdout, stderr, seconds)."""
     t0 = time.time()
-    r = subprocess.run([os.path.join(ROOT, "tools", "image")], capture_output=True, text=True,
+    r = subprocess.run([os.path.join(ROOT, "tools", "packaging", "image")], capture_output=True, text=True,
                        timeout=1500)
     return r.returncode, r.stdout, r.stderr, time.time() - t0
 

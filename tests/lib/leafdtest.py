@@ -562,7 +562,7 @@ class Env:
         self.close()
         print("%d passed, %d failed" % (_checks["passed"], _checks["failed"]))
         if _checks["failed"]:
-            # One line that tools/test repeats as the test's reason (tools/test-report.py).
+            # One line that tools/test repeats as the test's reason (tools/checks/test-report.py).
             print("FAILED: %s%s (logs kept in %s)" % (
                 " ".join(_checks["first"].split())[:300],
                 "; %d more failed check(s)" % (_checks["failed"] - 1) if _checks["failed"] > 1

@@ -200,7 +200,7 @@ def upgrade_in_place(node, pid, label):
 
 def sequence_node(env, zk, name):
     """A node with snowflake IDs and the sequence rs served, as the upgrade tests load it, its pid
-    in {data dir}/leafd.pid as tools/leafctl writes it; returns (node, worker ID, data dir)."""
+    in {data dir}/leafd.pid as tools/programs/leafctl writes it; returns (node, worker ID, data dir)."""
     props = zk_props(zk.address(), name=name, **{
         "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
         "leafd.sequence.batch": "100", "leafd.zk.session.timeout.ms": "6000"})

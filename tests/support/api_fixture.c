@@ -17,7 +17,7 @@ static struct {
     struct leaf_config cfg;
     uv_loop_t loop;
     struct door_ctx api;
-    struct http_proto_config http;
+    struct http_conn_config http;
     struct resp_conn_config resp;
     char dir[64];
     int ready;
@@ -56,7 +56,7 @@ struct door_ctx *api_fixture_init(void) {
         exit(2);
     }
     fx.api = (struct door_ctx){.cfg = &fx.cfg, .snowflake = sf, .segment = seg, .metrics = m};
-    fx.http = (struct http_proto_config){table_http_dispatch, table_http_done, &fx.api};
+    fx.http = (struct http_conn_config){table_http_dispatch, table_http_done, &fx.api};
     fx.resp = (struct resp_conn_config){table_resp_dispatch,   table_resp_done,      &fx.api, 0,
                                         command_client_size(), command_client_close, 0};
     fx.ready = 1;

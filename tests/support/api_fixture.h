@@ -3,7 +3,7 @@
 
 /*
  * A real API context for tests and fuzzers that drive the HTTP protocol and
- * the router without sockets: the configuration's defaults, a static-worker
+ * the route table without sockets: the configuration's defaults, a static-worker
  * snowflake node (worker 1, its cache in a temp dir) started on a private
  * libuv loop that never runs, segment mode off. Nothing is stubbed.
  *

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "http_proto.h"
+#include "http_conn.h"
 
 static char http_feed_out[1 << 20];
 

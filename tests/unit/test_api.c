@@ -1,5 +1,5 @@
 /*
- * The router and the handlers behind the HTTP protocol, on a real API
+ * The route table and the handlers behind the HTTP protocol, on a real API
  * context (tests/support/api_fixture.c: static-worker snowflake, segment
  * off), without sockets: route matching, 404/405 with Allow, tag and count
  * validation, the admin loopback rule, IDs.
