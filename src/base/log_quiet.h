@@ -3,7 +3,7 @@
 
 /*
  * Quieting a client library's own log: the ZooKeeper C client's
- * (zk/zk_session.c) and the database threads' (segment/segment_db.c). While a server is down the
+ * (zk/zk_session.c) and the database threads' (segment/segment_db_conn.c). While a server is down the
  * client writes a warning or error several times a second (about 430,000
  * lines a day) for an outage leafd rides out. The policy: the first line of
  * an outage passes (it names the cause); later ones are counted, and a
