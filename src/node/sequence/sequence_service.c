@@ -18,11 +18,11 @@
 
 #include "clock.h"
 #include "hash.h"
-#include "keyslot.h"
 #include "lockstat.h"
 #include "log.h"
 #include "node_ip.h"
 #include "sequence_elect.h"
+#include "sequence_keyslot.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_service_floor.h"
