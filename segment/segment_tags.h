@@ -28,7 +28,7 @@
 
 #include "segment_buffer.h"
 #include "segment_known.h"
-#include "session.h"
+#include "leaf_wait.h"
 #include "validate.h"
 
 enum segment_tag_state {

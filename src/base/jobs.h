@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "session.h"
+#include "leaf_wait.h"
 #include "status.h"
 
 struct leaf_job {

@@ -16,7 +16,7 @@
 #include "ids_mode.h"
 #include "segment_opaque.h"
 #include "sequence_service.h"
-#include "session.h"
+#include "leaf_wait.h"
 #include "status.h"
 
 struct door_ctx;

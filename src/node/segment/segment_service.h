@@ -30,7 +30,7 @@
 #include "segment_buffer.h"
 #include "segment_db.h"
 #include "segment_hosts.h"
-#include "session.h"
+#include "leaf_wait.h"
 #include "status.h"
 
 struct uv_loop_s;

@@ -34,7 +34,7 @@
 #include "config.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
-#include "session.h"
+#include "leaf_wait.h"
 #include "status.h"
 
 struct uv_loop_s;

@@ -25,7 +25,7 @@
 #include "sequence_record.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
-#include "session.h"
+#include "leaf_wait.h"
 #include "status.h"
 #include "validate.h"
 #include "zk_session.h"

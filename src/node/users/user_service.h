@@ -34,7 +34,7 @@
 #include "auth_table.h"
 #include "config.h"
 #include "sbuf.h"
-#include "session.h"
+#include "leaf_wait.h"
 #include "status.h"
 
 struct uv_loop_s;
