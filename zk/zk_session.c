@@ -241,7 +241,7 @@ static leaf_status_t open_handle(struct zk_session *s) {
         free(h);
         return LEAF_ERR;
     }
-    zk_session_acl_authenticate(s, zh); /* before any request of this handle */
+    zk_session_add_auth(s, zh); /* before any request of this handle */
     pthread_rwlock_wrlock(&s->zh_lock);
     s->zh = zh;
     pthread_rwlock_unlock(&s->zh_lock);
@@ -372,7 +372,7 @@ static void answer_abandoned(struct zk_session *s) {
     int n = 0;
     while (c != NULL) {
         struct zk_op_ctx *next = c->next;
-        struct zk_event *ev = zk_session_async_event(c, ZCLOSING, "a call on the closed handle");
+        struct zk_event *ev = zk_session_op_event(c, ZCLOSING, "a call on the closed handle");
         if (ev != NULL) {
             ev->version = -1;
             zk_session_push_event(s, ev);
@@ -556,4 +556,78 @@ zhandle_t *zk_session_hold(struct zk_session *s) {
 
 void zk_session_release(struct zk_session *s) {
     pthread_rwlock_unlock(&s->zh_lock);
+}
+
+static void auth_done(int rc, const void *data) {
+    const struct zk_session *s = data;
+    if (rc != ZOK) {
+        log_error("zk", "ZooKeeper refused the credentials of leafd.zk.auth (%s): %s", s->hosts,
+                  zerror(rc));
+    }
+}
+
+/* Owner thread, for each new handle: authenticate it before its first request. */
+void zk_session_add_auth(struct zk_session *s, zhandle_t *zh) {
+    if (s->auth[0] != '\0') {
+        int rc = zoo_add_auth(zh, "digest", s->auth, (int)strlen(s->auth), auth_done, s);
+        if (rc != ZOK) {
+            log_error("zk", "zoo_add_auth(digest) failed: %s", zerror(rc));
+        }
+    }
+}
+
+/*
+ * Runs on a ZooKeeper thread: a request was answered "session expired". The
+ * server no longer has the session (its ephemerals are gone), so it is
+ * expired, whatever the handle's state says: the client library does not
+ * always say so itself. A chaos run (seed 7, tools/chaos --lease) saw a
+ * handle stay "connected" after a zk_expire raced the client's reconnect
+ * in a three-server ensemble, with every request answered "session expired"
+ * for 40 s: the node never claimed a slot again. Queued once per handle, as
+ * the watcher's own expiry is; owners replace the handle on it, and drop
+ * what the old generation queues after.
+ */
+void zk_session_op_expired(struct zk_session *s, unsigned gen, int rc) {
+    if (rc != ZSESSIONEXPIRED) {
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    int was = s->state;
+    /* Only for the current handle: a request of a handle already replaced
+     * (its answers can come after the new one connected) says nothing about
+     * the new session. */
+    int current = gen == s->gen;
+    if (current && was != ZK_STATE_EXPIRED && was != ZK_STATE_CLOSED) {
+        s->state = ZK_STATE_EXPIRED;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!current || was == ZK_STATE_EXPIRED || was == ZK_STATE_CLOSED) {
+        return;
+    }
+    log_warn("zk",
+             "ZooKeeper answered a request with \"session expired\" while the session "
+             "looked %s: taking it as expired (%s)",
+             zk_state_name(was), s->hosts);
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev != NULL) {
+        *ev = (struct zk_event){.kind = ZK_EVENT_STATE, .gen = gen, .state = ZK_STATE_EXPIRED};
+        zk_session_push_event(s, ev);
+    }
+}
+
+/* Runs on a ZooKeeper thread (or in zookeeper_close): queue the result. */
+struct zk_event *zk_session_op_event(const struct zk_op_ctx *c, int rc, const char *what) {
+    zk_session_op_expired(c->s, c->gen, rc);
+    struct zk_event *ev = calloc(1, sizeof(*ev));
+    if (ev == NULL) {
+        log_error("zk", "out of memory queueing the result of %s(%s)", what, c->path);
+        return NULL;
+    }
+    *ev = (struct zk_event){
+        .kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op, .arg = c->arg};
+    ev->answered_sent_mono_ms = zk_session_op_answered(rc) ? c->sent_mono_ms : -1;
+    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_session_check(rc, what, c->path);
+    ev->result = zk_session_result_of(rc);
+    return ev;
 }

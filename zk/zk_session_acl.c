@@ -40,24 +40,6 @@ struct ACL_vector *zk_session_acl_for(const struct zk_session *s, const char *pa
     return acl_closed_for(path);
 }
 
-static void auth_done(int rc, const void *data) {
-    const struct zk_session *s = data;
-    if (rc != ZOK) {
-        log_error("zk", "ZooKeeper refused the credentials of leafd.zk.auth (%s): %s", s->hosts,
-                  zerror(rc));
-    }
-}
-
-/* Owner thread, for each new handle: authenticate it before its first request. */
-void zk_session_acl_authenticate(struct zk_session *s, zhandle_t *zh) {
-    if (s->auth[0] != '\0') {
-        int rc = zoo_add_auth(zh, "digest", s->auth, (int)strlen(s->auth), auth_done, s);
-        if (rc != ZOK) {
-            log_error("zk", "zoo_add_auth(digest) failed: %s", zerror(rc));
-        }
-    }
-}
-
 leaf_status_t zk_session_authenticate(struct zk_session *s, const char *auth) {
     if (auth == NULL || auth[0] == '\0') {
         return LEAF_OK;
@@ -70,7 +52,7 @@ leaf_status_t zk_session_authenticate(struct zk_session *s, const char *auth) {
     snprintf(s->auth, sizeof(s->auth), "%s", auth + 7);
     pthread_rwlock_rdlock(&s->zh_lock);
     if (s->zh != NULL) {
-        zk_session_acl_authenticate(s, s->zh);
+        zk_session_add_auth(s, s->zh);
     }
     pthread_rwlock_unlock(&s->zh_lock);
     return LEAF_OK;
@@ -182,7 +164,7 @@ static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int 
                      "zoo_set_acl(%s) failed: %s: ZooKeeper holds no credentials for this "
                      "session; sending leafd.zk.auth again",
                      path, zerror(rc));
-            zk_session_acl_authenticate(s, zh);
+            zk_session_add_auth(s, zh);
             return -1;
         }
         if (rc != ZOK && rc != ZNONODE) {

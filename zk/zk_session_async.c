@@ -55,65 +55,9 @@ static struct zk_op_ctx *op_ctx(struct zk_sub *sub, int op, const char *path) {
     return op_ctx2(sub, op, 0, path);
 }
 
-/*
- * Runs on a ZooKeeper thread: a request was answered "session expired". The
- * server no longer has the session (its ephemerals are gone), so it is
- * expired, whatever the handle's state says: the client library does not
- * always say so itself. A chaos run (seed 7, tools/chaos --lease) saw a
- * handle stay "connected" after a zk_expire raced the client's reconnect
- * in a three-server ensemble, with every request answered "session expired"
- * for 40 s: the node never claimed a slot again. Queued once per handle, as
- * the watcher's own expiry is; owners replace the handle on it, and drop
- * what the old generation queues after.
- */
-static void op_session_expired(struct zk_session *s, unsigned gen, int rc) {
-    if (rc != ZSESSIONEXPIRED) {
-        return;
-    }
-    pthread_mutex_lock(&s->mu);
-    int was = s->state;
-    /* Only for the current handle: a request of a handle already replaced
-     * (its answers can come after the new one connected) says nothing about
-     * the new session. */
-    int current = gen == s->gen;
-    if (current && was != ZK_STATE_EXPIRED && was != ZK_STATE_CLOSED) {
-        s->state = ZK_STATE_EXPIRED;
-        pthread_cond_broadcast(&s->cv);
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (!current || was == ZK_STATE_EXPIRED || was == ZK_STATE_CLOSED) {
-        return;
-    }
-    log_warn("zk",
-             "ZooKeeper answered a request with \"session expired\" while the session "
-             "looked %s: taking it as expired (%s)",
-             zk_state_name(was), s->hosts);
-    struct zk_event *ev = calloc(1, sizeof(*ev));
-    if (ev != NULL) {
-        *ev = (struct zk_event){.kind = ZK_EVENT_STATE, .gen = gen, .state = ZK_STATE_EXPIRED};
-        zk_session_push_event(s, ev);
-    }
-}
-
-/* Runs on a ZooKeeper thread (or in zookeeper_close): queue the result. */
-struct zk_event *zk_session_async_event(const struct zk_op_ctx *c, int rc, const char *what) {
-    op_session_expired(c->s, c->gen, rc);
-    struct zk_event *ev = calloc(1, sizeof(*ev));
-    if (ev == NULL) {
-        log_error("zk", "out of memory queueing the result of %s(%s)", what, c->path);
-        return NULL;
-    }
-    *ev = (struct zk_event){
-        .kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op, .arg = c->arg};
-    ev->answered_sent_mono_ms = zk_session_op_answered(rc) ? c->sent_mono_ms : -1;
-    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_session_check(rc, what, c->path);
-    ev->result = zk_session_result_of(rc);
-    return ev;
-}
-
 static void op_done(const struct zk_op_ctx *c, int rc, const char *what,
                     const struct String_vector *names) {
-    struct zk_event *ev = zk_session_async_event(c, rc, what);
+    struct zk_event *ev = zk_session_op_event(c, rc, what);
     if (ev == NULL) {
         return;
     }
@@ -127,7 +71,7 @@ static void op_done(const struct zk_op_ctx *c, int rc, const char *what,
 /* Completions of the sequence calls: version, data or created path with the result. */
 static void version_done(int rc, const struct Stat *stat, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    struct zk_event *ev = zk_session_async_event(c, rc, "zoo_aset/aexists");
+    struct zk_event *ev = zk_session_op_event(c, rc, "zoo_aset/aexists");
     if (ev != NULL) {
         ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
         ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
@@ -139,7 +83,7 @@ static void version_done(int rc, const struct Stat *stat, const void *data) {
 static void data_done(int rc, const char *value, int value_len, const struct Stat *stat,
                       const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    struct zk_event *ev = zk_session_async_event(c, rc, "zoo_aget");
+    struct zk_event *ev = zk_session_op_event(c, rc, "zoo_aget");
     if (ev != NULL) {
         ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
         ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
@@ -161,7 +105,7 @@ static void data_done(int rc, const char *value, int value_len, const struct Sta
 
 static void created_done(int rc, const char *value, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    struct zk_event *ev = zk_session_async_event(c, rc, "zoo_acreate");
+    struct zk_event *ev = zk_session_op_event(c, rc, "zoo_acreate");
     if (ev != NULL) {
         if (rc == ZOK && value != NULL) {
             ev->data = strdup(value);
@@ -229,7 +173,7 @@ leaf_status_t zk_session_acreate(struct zk_sub *sub, int op, const char *path, c
 
 static void owner_done(int rc, const struct Stat *stat, const void *data) {
     struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    op_session_expired(c->s, c->gen, rc);
+    zk_session_op_expired(c->s, c->gen, rc);
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev != NULL) {
         *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op};

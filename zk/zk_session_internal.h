@@ -49,12 +49,11 @@ void zk_session_sub_watcher(zhandle_t *zh, int type, int state, const char *path
 int zk_session_copy_names(const struct String_vector *v, char ***names, int *n);
 zhandle_t *zk_session_hold(struct zk_session *s);
 void zk_session_release(struct zk_session *s);
+void zk_session_add_auth(struct zk_session *s, zhandle_t *zh);
+void zk_session_op_expired(struct zk_session *s, unsigned gen, int rc);
+struct zk_event *zk_session_op_event(const struct zk_op_ctx *c, int rc, const char *what);
 
 /* zk_session_acl.c */
 struct ACL_vector *zk_session_acl_for(const struct zk_session *s, const char *path);
-void zk_session_acl_authenticate(struct zk_session *s, zhandle_t *zh);
-
-/* zk_session_async.c */
-struct zk_event *zk_session_async_event(const struct zk_op_ctx *c, int rc, const char *what);
 
 #endif
