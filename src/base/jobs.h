@@ -4,7 +4,7 @@
 /*
  * Parked jobs: a request that needs work done on the control thread (an
  * admin change written to ZooKeeper, say) takes a slot and parks its
- * connection (struct leaf_wait, session.h). The control thread picks queued
+ * connection (struct leaf_wait, leaf_wait.h). The control thread picks queued
  * slots up (leaf_jobs_next), runs them and finishes them (leaf_jobs_finish),
  * which wakes the request; the request, resumed, calls leaf_jobs_step again
  * with its ticket, reads the outcome and the slot is freed. A request whose

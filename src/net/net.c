@@ -20,13 +20,7 @@
 #include <uv.h>
 
 #include "log.h"
-#include "net_internal.h"
-
-int net_log_once_a_second(struct net_loop *nl, atomic_llong *last_ms) {
-    int64_t now = net_loop_now(nl);
-    long long last = atomic_load(last_ms);
-    return (last == 0 || now - last >= 1000) && atomic_compare_exchange_strong(last_ms, &last, now);
-}
+#include "net_state.h"
 
 /*
  * Counts the connection under its client's address; 0 when that address
@@ -98,8 +92,8 @@ static int limits_per_address(struct net_server *srv) {
     if (lim->max_per_address >= lim->max_connections) {
         return 0;
     }
-    if (peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address,
-                       lim->max_connections / NET_RESERVE_DIV) != LEAF_OK) {
+    if (net_peercount_init(&srv->peers, (size_t)lim->max_connections, lim->max_per_address,
+                           lim->max_connections / NET_RESERVE_DIV) != LEAF_OK) {
         log_error("net", "out of memory for the connection count of %" PRId64 " addresses",
                   lim->max_connections);
         return -1;
@@ -151,7 +145,7 @@ fail:
     while (srv->nloops > 0) {
         net_loop_destroy(srv->loops[--srv->nloops]);
     }
-    peercount_destroy(&srv->peers);
+    net_peercount_destroy(&srv->peers);
     free(srv);
     return LEAF_ERR;
 }
@@ -202,7 +196,7 @@ void net_server_join(struct net_server *srv) {
         free(nl->rbuf);
         free(nl);
     }
-    peercount_destroy(&srv->peers);
+    net_peercount_destroy(&srv->peers);
     free(srv);
 }
 

@@ -1,4 +1,4 @@
-/* One client connection: input, TLS, output and close (net_internal.h, net.h). */
+/* One client connection: input, TLS, output and close (net_state.h, net.h). */
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -20,7 +20,7 @@
 #include <uv.h>
 
 #include "log.h"
-#include "net_internal.h"
+#include "net_state.h"
 
 static void conn_process(struct net_conn *c);
 
@@ -32,7 +32,7 @@ struct session *net_conn_session(struct net_conn *c) {
 
 /* ---- waking parked requests (any thread -> loop) ------------------------- */
 
-/* session.wait.wake: thread-safe. The connection is alive: see session.h. */
+/* session.wait.wake: thread-safe. The connection is alive: see net_session.h. */
 void net_conn_wake(struct leaf_wait *w) {
     struct session *s = (struct session *)(void *)((char *)w - offsetof(struct session, wait));
     struct net_conn *c = s->conn;
@@ -545,7 +545,7 @@ void net_conn_close(struct net_conn *c) {
     atomic_fetch_sub_explicit(&nl->srv->nconns[c->ls->index], 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&nl->srv->total_conns, 1, memory_order_relaxed);
     if (c->peer_slot != 0) {
-        peercount_release(&nl->srv->peers, c->peer_slot);
+        net_peercount_release(&nl->srv->peers, c->peer_slot);
         c->peer_slot = 0;
     }
     if (c->s != NULL) {

@@ -20,7 +20,7 @@
 #include <uv.h>
 
 #include "log.h"
-#include "net_internal.h"
+#include "net_state.h"
 
 /* ---- listeners ------------------------------------------------------------ */
 
@@ -146,7 +146,7 @@ static int conn_admit_address(struct net_conn *c, const struct sockaddr_storage 
     if (srv->peers.slots == NULL || n == 0) {
         return 1; /* no limit per address, or no address to count it under (a peer gone) */
     }
-    c->peer_slot = peercount_take(&srv->peers, addr, n);
+    c->peer_slot = net_peercount_take(&srv->peers, addr, n);
     if (c->peer_slot != 0) {
         return 1;
     }

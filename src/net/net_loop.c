@@ -20,7 +20,7 @@
 #include <uv.h>
 
 #include "log.h"
-#include "net_internal.h"
+#include "net_state.h"
 
 static void on_tick(uv_prepare_t *h) {
     ((struct net_loop *)h->data)->now_ns = 0;

@@ -1,9 +1,9 @@
-#ifndef LEAF_SESSION_H
-#define LEAF_SESSION_H
+#ifndef LEAF_NET_SESSION_H
+#define LEAF_NET_SESSION_H
 
 /*
  * What the server layer (src/net) and a protocol module (src/http, src/resp)
- * share about one connection; a parked request's wake-up is src/base/leaf_wait.h.
+ * share about one connection; a parked request's wake-up is leaf_wait.h (src/base).
  * libc only, so the protocols stay free of libuv and are tested without sockets.
  *
  * The server owns the socket and the event loop; the protocol owns parsing

@@ -1,5 +1,5 @@
-#ifndef LEAF_NET_INTERNAL_H
-#define LEAF_NET_INTERNAL_H
+#ifndef LEAF_NET_STATE_H
+#define LEAF_NET_STATE_H
 
 /*
  * The server layer's private half, shared by its files and by nothing outside src/net:
@@ -16,8 +16,8 @@
 #include <uv.h>
 
 #include "net.h"
+#include "net_peercount.h"
 #include "net_tls.h"
-#include "peercount.h"
 #include "sbuf.h"
 
 /* The loop's read buffer; a connection keeps only what a read left over. */
@@ -47,7 +47,7 @@
 #define NET_ACCEPT_BATCH 64
 /*
  * With a limit per address, the last 1/8 of max_connections are for addresses holding fewer than
- * PEERCOUNT_FEW connections (docs/OPERATIONS.md, "Connection slots").
+ * NET_PEERCOUNT_FEW connections (docs/OPERATIONS.md, "Connection slots").
  */
 #define NET_RESERVE_DIV 8
 /* Descriptors kept free of connections at start, beyond those already open. */
@@ -96,7 +96,7 @@ struct net_conn {
     int64_t opened_ms;   /* accepted at (a TLS handshake must end within the request timeout) */
     int lingering;       /* polite drain: last answer sent, FIN sent; reading to the client's FIN */
     int64_t linger_ms;   /* since then */
-    uint64_t peer_slot;  /* counted under its address (peercount_take); 0 = not counted */
+    uint64_t peer_slot;  /* counted under its address (net_peercount_take); 0 = not counted */
     size_t write_left;   /* while writing: bytes uv_write had left when last looked at */
     int64_t write_moved_ms; /* while writing: when it last saw bytes leave (conn_write_stalled) */
 };
@@ -142,7 +142,7 @@ struct net_loop {
 /*
  * The server: made and freed by the thread that calls net_server_start and _join (the main
  * thread), and fixed once the loops run but for its atomics, which every loop updates, and
- * peers (peercount.h: its own lock).
+ * peers (net_peercount.h: its own lock).
  */
 struct net_server {
     struct net_limits limits;
@@ -155,12 +155,12 @@ struct net_server {
     atomic_ullong rejected;
     atomic_llong limit_log_ms; /* monotonic ms of the last "limit reached" line, any loop */
     atomic_ullong rejected_per_address;
-    atomic_llong addr_log_ms;  /* the same for the limit per address */
-    struct peercount peers;    /* connections per client address; slots NULL = no such limit */
-    atomic_llong fd_log_ms;    /* the same for "out of descriptors" */
-    atomic_ullong fd_pauses;   /* accept pauses for lack of descriptors */
-    atomic_ullong stalled;     /* connections closed because their client read nothing */
-    atomic_llong stall_log_ms; /* the same for those */
+    atomic_llong addr_log_ms;   /* the same for the limit per address */
+    struct net_peercount peers; /* connections per client address; slots NULL = no such limit */
+    atomic_llong fd_log_ms;     /* the same for "out of descriptors" */
+    atomic_ullong fd_pauses;    /* accept pauses for lack of descriptors */
+    atomic_ullong stalled;      /* connections closed because their client read nothing */
+    atomic_llong stall_log_ms;  /* the same for those */
     int fds[NET_MAX_LISTENERS][NET_MAX_LOOPS]; /* the listening sockets; set before threads run */
 };
 
@@ -176,8 +176,12 @@ static inline int64_t net_loop_now_ns(struct net_loop *nl) {
     return nl->now_ns;
 }
 
-/* net.c */
-int net_log_once_a_second(struct net_loop *nl, atomic_llong *last_ms);
+/* One line a second for the whole process, whichever loop logs; 1 when this one may. */
+static inline int net_log_once_a_second(struct net_loop *nl, atomic_llong *last_ms) {
+    int64_t now = net_loop_now(nl);
+    long long last = atomic_load(last_ms);
+    return (last == 0 || now - last >= 1000) && atomic_compare_exchange_strong(last_ms, &last, now);
+}
 
 /* net_loop.c */
 int net_loop_init(struct net_loop *nl, struct net_server *srv, int index);
