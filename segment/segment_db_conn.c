@@ -20,7 +20,7 @@
 #include "log.h"
 #include "log_quiet.h"
 #include "segment_db_health.h"
-#include "segment_db_internal.h"
+#include "segment_db_state.h"
 #include "segment_giveback.h"
 #include "segment_hosts.h"
 #include "segment_known.h"

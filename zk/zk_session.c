@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "log_quiet.h"
-#include "zk_session_internal.h"
+#include "zk_session_state.h"
 
 /* The server answered (its answer may be a refusal): it received the request. */
 int zk_session_op_answered(int rc) {

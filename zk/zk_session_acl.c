@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "zk_acl.h"
-#include "zk_session_internal.h"
+#include "zk_session_state.h"
 
 /* ---- closed coordination data (leafd.zk.auth; the rules are zk_acl.h's) -- */
 

@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "zk_acl.h"
-#include "zk_session_internal.h"
+#include "zk_session_state.h"
 
 static struct zk_op_ctx *op_ctx2(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
     struct zk_op_ctx *c = calloc(1, sizeof(*c));

@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "zk_acl.h"
-#include "zk_session_internal.h"
+#include "zk_session_state.h"
 
 leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
                                 size_t len, enum zk_mode mode, char *created, size_t cap) {

@@ -3,14 +3,13 @@
 
 /*
  * Quieting a client library's own log: the ZooKeeper C client's
- * (zk/zk_session.c) and the database threads' (segment/segment_db_conn.c). While a server is down the
- * client writes a warning or error several times a second (about 430,000
- * lines a day) for an outage leafd rides out. The policy: the first line of
- * an outage passes (it names the cause); later ones are counted, and a
- * summary is written at most once every LOG_QUIET_SUMMARY_MS while they go on;
- * when the session connects again, what was counted since the last summary
- * is reported once and the next outage starts afresh. leafd logs the state
- * changes themselves (connection lost, session established, expired).
+ * (zk/zk_session.c) and the database threads' (segment/segment_db_conn.c). While a server is down
+ * the client writes a warning or error several times a second (about 430,000 lines a day) for an
+ * outage leafd rides out. The policy: the first line of an outage passes (it names the cause);
+ * later ones are counted, and a summary is written at most once every LOG_QUIET_SUMMARY_MS while
+ * they go on; when the session connects again, what was counted since the last summary is reported
+ * once and the next outage starts afresh. leafd logs the state changes themselves (connection lost,
+ * session established, expired).
  *
  * Pure code with an injected clock (unit-tested in tests/unit/test_zk_core.c). The
  * caller serialises calls (the client's threads share one instance).

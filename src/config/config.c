@@ -7,8 +7,8 @@
  * Pure code (libc only). See config.h for ownership.
  */
 #include "config.h"
-#include "config_internal.h"
 #include "config_secret.h"
+#include "config_state.h"
 #include "config_value.h"
 #include "ids_mode.h"
 #include "num.h"

@@ -1,7 +1,7 @@
 /* The dump of a loaded configuration and the reference page of the keys (config.h). */
 #include "config.h"
-#include "config_internal.h"
 #include "config_secret.h"
+#include "config_state.h"
 #include "config_value.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Cross-key checks and derived fields: config_finish (config.h). */
 #include "config.h"
-#include "config_internal.h"
 #include "config_secret.h"
+#include "config_state.h"
 #include "config_value.h"
 #include "ids_mode.h"
 #include "num.h"

@@ -20,12 +20,12 @@
 
 #include "config.h"
 #include "jobs.h"
+#include "leaf_wait.h"
 #include "lockstat.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
-#include "leaf_wait.h"
 #include "status.h"
 #include "validate.h"
 #include "zk_session.h"

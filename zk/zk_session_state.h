@@ -1,5 +1,5 @@
-#ifndef LEAF_ZK_SESSION_INTERNAL_H
-#define LEAF_ZK_SESSION_INTERNAL_H
+#ifndef LEAF_ZK_SESSION_STATE_H
+#define LEAF_ZK_SESSION_STATE_H
 
 /*
  * The ZooKeeper session's private half, shared by its files and by nothing outside zk/:

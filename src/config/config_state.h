@@ -1,5 +1,5 @@
-#ifndef LEAF_CONFIG_INTERNAL_H
-#define LEAF_CONFIG_INTERNAL_H
+#ifndef LEAF_CONFIG_STATE_H
+#define LEAF_CONFIG_STATE_H
 
 /*
  * The configuration's private half, shared by its files and by nothing outside src/config:

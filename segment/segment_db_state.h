@@ -1,5 +1,5 @@
-#ifndef LEAF_SEGMENT_DB_INTERNAL_H
-#define LEAF_SEGMENT_DB_INTERNAL_H
+#ifndef LEAF_SEGMENT_DB_STATE_H
+#define LEAF_SEGMENT_DB_STATE_H
 
 /*
  * The database thread's private half, shared by its files and by nothing outside segment/:
