@@ -19,7 +19,6 @@
 
 #include "clock.h"
 #include "log.h"
-#include "log_quiet.h"
 #include "segment_db_health.h"
 #include "segment_db_state.h"
 #include "segment_giveback.h"

@@ -11,6 +11,8 @@ leaf_unit_test(test_net_peercount leaf_net_peercount)
 leaf_unit_test(test_security leaf_config leaf_auth_core)
 # The node's ID-shape configuration (layouts, opaque IDs, ranges).
 leaf_unit_test(test_node_config leaf_node_config)
+# The parked jobs of the node's services (src/node/common/node_jobs.c).
+leaf_unit_test(test_node_jobs leaf_node_jobs)
 # The router with its handlers on a real API context (tests/support/api_fixture.c).
 leaf_unit_test(test_api leaf_api_fixture)
 

@@ -9,7 +9,6 @@
 
 #include "clock.h"
 #include "log.h"
-#include "log_quiet.h"
 #include "zk_session_state.h"
 
 /* The server answered (its answer may be a refusal): it received the request. */

@@ -16,11 +16,9 @@
 
 #include "clock.h"
 #include "file.h"
-#include "jobs.h"
 #include "log.h"
 #include "notify.h"
 #include "num.h"
-#include "ratelimit.h"
 #include "sbuf.h"
 #include "siphash.h"
 #include "unit.h"
@@ -152,29 +150,6 @@ static void test_siphash(void) {
     CHECK(siphash_24(&k, in, 0) == 0x726fdb47dd0e0e31ULL);
 }
 
-/* One line a second per key, whatever the collisions; suppressed lines counted. */
-static void test_ratelimit(void) {
-    static struct ratelimit r; /* 16 KiB: not on the stack */
-    uint64_t sup = 99;
-    CHECK(ratelimit_allow(&r, "127.0.0.1", 9, 1000, &sup));
-    CHECK_EQ_INT(sup, 0);
-    CHECK(!ratelimit_allow(&r, "127.0.0.1", 9, 1500, &sup));
-    CHECK(!ratelimit_allow(&r, "127.0.0.1", 9, 1999, &sup));
-    CHECK(ratelimit_allow(&r, "127.0.0.1", 9, 2000, &sup));
-    CHECK_EQ_INT(sup, 2);
-    /* Many keys within one second: each key at most once, whatever slot it shares. */
-    int allowed = 0;
-    for (int round = 0; round < 3; round++) {
-        for (int i = 0; i < 5000; i++) {
-            char key[32];
-            int n = snprintf(key, sizeof(key), "peer-%d", i);
-            allowed += ratelimit_allow(&r, key, (size_t)n, 10000 + round * 10, &sup);
-        }
-    }
-    CHECK(allowed <= RATELIMIT_SLOTS);
-    CHECK(allowed > RATELIMIT_SLOTS / 2);
-}
-
 static void test_log_safe(void) {
     char out[8];
     CHECK_EQ_INT(log_safe("ab\ncd\"e'", 8, out, sizeof(out)), 7);
@@ -227,62 +202,6 @@ static void test_file_atomic(void) {
     rmdir(dir);
 }
 
-struct job_slot {
-    struct leaf_job job;
-    int payload;
-};
-
-static int wakes;
-static void job_wake(struct leaf_wait *w) {
-    (void)w;
-    wakes++;
-}
-
-static int released;
-static void job_release(struct leaf_job *j) {
-    released += ((struct job_slot *)j)->payload;
-}
-
-/* A job parked, run, finished and read; an abandoned queued one is dropped,
- * an abandoned running one freed when it finishes; a full table says so. */
-static void test_jobs(void) {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    struct job_slot slots[2];
-    memset(slots, 0, sizeof(slots));
-    struct leaf_jobs js = {&mu, slots, 2, sizeof(slots[0]), job_release};
-    struct leaf_wait w1 = {.wake = job_wake}, w2 = {.wake = job_wake}, w3 = {.wake = job_wake};
-    struct leaf_job *j;
-    int t1 = -1, t2 = -1, t3 = -1;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t1, &w1, &j), LEAF_EAGAIN);
-    CHECK(j != NULL && t1 == 0);
-    ((struct job_slot *)j)->payload = 1;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t2, &w2, &j), LEAF_EAGAIN);
-    ((struct job_slot *)j)->payload = 10;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t3, &w3, &j), LEAF_ENOMEM); /* both slots taken */
-    CHECK_EQ_INT(leaf_jobs_next(&js), 0);
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t1, &w1, &j), LEAF_EAGAIN); /* not done: parked again */
-    CHECK(j == NULL);
-    leaf_jobs_finish(&js, &slots[0].job, LEAF_EEXIST);
-    CHECK_EQ_INT(wakes, 1);
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t1, &w1, &j), LEAF_EEXIST);
-    CHECK(j == &slots[0].job && t1 == -1);
-    leaf_jobs_release(&js, j);
-    CHECK_EQ_INT(released, 1);
-    w2.cancel(&w2); /* queued, never started: dropped at once, never run */
-    CHECK_EQ_INT(released, 11);
-    CHECK_EQ_INT(leaf_jobs_next(&js), -1);
-    t3 = -1;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t3, &w3, &j), LEAF_EAGAIN);
-    ((struct job_slot *)j)->payload = 100;
-    CHECK_EQ_INT(leaf_jobs_next(&js), t3);
-    w3.cancel(&w3); /* running: freed when it finishes, and nobody is woken */
-    CHECK_EQ_INT(released, 11);
-    leaf_jobs_finish(&js, j, LEAF_OK);
-    CHECK_EQ_INT(released, 111);
-    CHECK_EQ_INT(wakes, 1);
-    CHECK(!slots[0].job.used && !slots[1].job.used);
-}
-
 /* A datagram socket bound to name (a path, or "@..." abstract), as systemd's. */
 static int notify_listener(const char *name) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -333,8 +252,6 @@ static void test_notify(void) {
 
 int main(void) {
     TEST(test_notify);
-    TEST(test_jobs);
-    TEST(test_ratelimit);
     TEST(test_log_safe);
     TEST(test_file_atomic);
     TEST(test_sbuf_grows);
