@@ -36,7 +36,7 @@
 #include "sequence_record.h"
 #include "sequence_service.h"
 #include "sequence_service_state.h"
-#include "sequence_tz.h"
+#include "tzdata.h"
 
 #define ZONEINFO_DIR "/usr/share/zoneinfo/"
 #define ZONE_FILE_MAX (1 << 17)
@@ -48,7 +48,7 @@ struct seq_zone {
     struct seq_zone *next;
     char name[SEQUENCE_NUMBERING_TZ_MAX];
     int ok; /* 1: read and parsed (only such zones are kept) */
-    struct sequence_tz tz;
+    struct tzdata tz;
 };
 
 void sequence_service_numbering_init(struct sequence_service *svc) {
@@ -85,11 +85,11 @@ static void zone_read(struct seq_zone *z) {
     uint8_t *buf = malloc(ZONE_FILE_MAX);
     size_t n = buf ? fread(buf, 1, ZONE_FILE_MAX, f) : 0;
     fclose(f);
-    z->ok = n > 0 && sequence_tz_parse(&z->tz, buf, n) == LEAF_OK;
+    z->ok = n > 0 && tzdata_parse(&z->tz, buf, n) == LEAF_OK;
     if (!z->ok) {
         log_warn("numbering", "%s is not a TZif file of version 2 or later", path);
     } else {
-        int32_t off = sequence_tz_offset(&z->tz, clock_wall_ms() / 1000);
+        int32_t off = tzdata_offset(&z->tz, clock_wall_ms() / 1000);
         log_info("numbering", "time zone %s read from %s: UTC%c%02d:%02d now", z->name, path,
                  off < 0 ? '-' : '+', (off < 0 ? -off : off) / 3600,
                  (off < 0 ? -off : off) / 60 % 60);
@@ -118,7 +118,7 @@ leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
     }
     int ok = z != NULL && z->ok;
     if (ok) {
-        *day = sequence_tz_local_day(&z->tz, wall_ms);
+        *day = tzdata_local_day(&z->tz, wall_ms);
         *period = sequence_numbering_period_of(d, *day);
     }
     pthread_mutex_unlock(&t->zlock);
