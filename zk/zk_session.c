@@ -50,7 +50,7 @@ int zk_session_mode_flags(enum zk_mode m) {
     return m == ZK_MODE_PERSISTENT_SEQUENTIAL ? ZOO_PERSISTENT_SEQUENTIAL : ZOO_PERSISTENT;
 }
 
-enum zk_result zk_session_result_of(int rc) {
+static enum zk_result zk_session_result_of(int rc) {
     if (rc == ZOK) {
         return ZK_RESULT_OK;
     }

@@ -42,7 +42,6 @@ struct zk_op_ctx {
 /* zk_session.c */
 int zk_session_op_answered(int rc);
 int zk_session_mode_flags(enum zk_mode m);
-enum zk_result zk_session_result_of(int rc);
 leaf_status_t zk_session_check(int rc, const char *op, const char *path);
 void zk_session_push_event(struct zk_session *s, struct zk_event *ev);
 void zk_session_sub_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx);
