@@ -557,6 +557,8 @@ void zk_session_release(struct zk_session *s) {
     pthread_rwlock_unlock(&s->zh_lock);
 }
 
+/* ---- what every call shares: credentials, an answer's event, expiry -------- */
+
 static void auth_done(int rc, const void *data) {
     const struct zk_session *s = data;
     if (rc != ZOK) {

@@ -93,6 +93,8 @@ int net_listener_init(struct net_loop *nl, struct net_listener *ls,
     return 0;
 }
 
+/* ---- accepting: admission and the connection limits ------------------------ */
+
 static int addr_is_loopback(const struct sockaddr_storage *ss) {
     if (ss->ss_family == AF_INET) {
         const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
