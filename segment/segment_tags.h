@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "leaf_wait.h"
 #include "segment_buffer.h"
 #include "segment_known.h"
-#include "session.h"
 #include "validate.h"
 
 enum segment_tag_state {

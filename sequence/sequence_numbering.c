@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "num.h"
-#include "sequence_tz.h"
+#include "tzdata.h"
 #include "validate.h"
 
 struct named {
@@ -131,7 +131,7 @@ leaf_status_t sequence_numbering_check(const struct sequence_numbering *d, char 
 int64_t sequence_numbering_period_of(const struct sequence_numbering *d, int64_t local_day) {
     int64_t y;
     int m, day;
-    sequence_tz_civil_from_days(local_day, &y, &m, &day);
+    tzdata_civil_from_days(local_day, &y, &m, &day);
     switch (d->period) {
     case NUMBERING_PERIOD_DAY: return local_day;
     case NUMBERING_PERIOD_MONTH: return (y - 1970) * 12 + (m - 1);
@@ -189,9 +189,8 @@ leaf_status_t sequence_numbering_range(const struct sequence_numbering *d, int64
 static int64_t period_first_day(const struct sequence_numbering *d, int64_t p) {
     switch (d->period) {
     case NUMBERING_PERIOD_DAY: return p;
-    case NUMBERING_PERIOD_MONTH:
-        return sequence_tz_days_from_civil(1970 + p / 12, (int)(p % 12) + 1, 1);
-    case NUMBERING_PERIOD_YEAR: return sequence_tz_days_from_civil(1970 + p, 1, 1);
+    case NUMBERING_PERIOD_MONTH: return tzdata_days_from_civil(1970 + p / 12, (int)(p % 12) + 1, 1);
+    case NUMBERING_PERIOD_YEAR: return tzdata_days_from_civil(1970 + p, 1, 1);
     default: return INT64_MIN;
     }
 }
@@ -206,7 +205,7 @@ size_t sequence_numbering_format(const struct sequence_numbering *d, int64_t val
     int64_t y = 0;
     int m = 0, dd = 0;
     if (day != INT64_MIN) {
-        sequence_tz_civil_from_days(day, &y, &m, &dd);
+        tzdata_civil_from_days(day, &y, &m, &dd);
     }
     char date[16] = "";
     switch (d->date) {

@@ -4,11 +4,15 @@
 leaf_unit_test(test_config leaf_config)
 leaf_unit_test(test_validate leaf_base)
 leaf_unit_test(test_base leaf_base)
+# The count of connections per client address (src/net/net_peercount.c), pure.
+leaf_unit_test(test_net_peercount leaf_net_peercount)
 # The pure parts of the security work: TLS and secret keys, database TLS modes, secret files,
 # the failed-authentication limit.
 leaf_unit_test(test_security leaf_config leaf_auth_core)
 # The node's ID-shape configuration (layouts, opaque IDs, ranges).
 leaf_unit_test(test_node_config leaf_node_config)
+# The parked jobs of the node's services (src/node/common/node_jobs.c).
+leaf_unit_test(test_node_jobs leaf_node_jobs)
 # The route table with its handlers on a real API context (tests/support/api_fixture.c).
 leaf_unit_test(test_api leaf_api_fixture)
 # The daemon's table of objects: built forward, unwound backward from the step that failed.

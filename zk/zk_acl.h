@@ -4,7 +4,7 @@
 /*
  * The ACL rules of a cluster's coordination data (docs/reference/zookeeper.md,
  * "ACLs"), pure: no ZooKeeper header, so they are unit-tested with plain
- * arrays. zk_session.c reads and writes the ACLs; this file decides.
+ * arrays. zk_session_acl.c reads and writes the ACLs; this file decides.
  *
  * A cluster owns /snowflake/{leaf.name} and /leafd/{leaf.name} and nothing
  * above them: the shared parents stay creatable by anyone, so that other

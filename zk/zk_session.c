@@ -9,29 +9,10 @@
 
 #include "clock.h"
 #include "log.h"
-#include "log_quiet.h"
-#include "zk_acl.h"
-
-/* Identifies a handle to its watcher (the handle's context). */
-struct zk_handle_ctx {
-    struct zk_session *s;
-    unsigned gen;
-};
-
-/* One asynchronous call in flight; freed by its completion. */
-struct zk_op_ctx {
-    struct zk_session *s;
-    struct zk_sub *sub;
-    unsigned gen;
-    int op;
-    uint64_t arg;
-    int64_t sent_mono_ms;          /* read before the request is queued */
-    char path[64];                 /* for messages (may be cut short) */
-    struct zk_op_ctx *prev, *next; /* in s->inflight, under s->mu */
-};
+#include "zk_session_state.h"
 
 /* The server answered (its answer may be a refusal): it received the request. */
-static int op_answered(int rc) {
+int zk_session_op_answered(int rc) {
     return rc == ZOK || rc == ZNONODE || rc == ZNODEEXISTS || rc == ZBADVERSION || rc == ZNOAUTH ||
            rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS;
 }
@@ -59,7 +40,7 @@ static leaf_status_t zk_status(int rc) {
     return LEAF_ERR;
 }
 
-static int zk_mode_flags(enum zk_mode m) {
+int zk_session_mode_flags(enum zk_mode m) {
     if (m == ZK_MODE_EPHEMERAL) {
         return ZOO_EPHEMERAL;
     }
@@ -69,7 +50,7 @@ static int zk_mode_flags(enum zk_mode m) {
     return m == ZK_MODE_PERSISTENT_SEQUENTIAL ? ZOO_PERSISTENT_SEQUENTIAL : ZOO_PERSISTENT;
 }
 
-static enum zk_result zk_result_of(int rc) {
+static enum zk_result zk_session_result_of(int rc) {
     if (rc == ZOK) {
         return ZK_RESULT_OK;
     }
@@ -90,7 +71,7 @@ static enum zk_result zk_result_of(int rc) {
 }
 
 /* Logs an operation's failure, except the outcomes callers expect and handle. */
-static leaf_status_t zk_check(int rc, const char *op, const char *path) {
+leaf_status_t zk_session_check(int rc, const char *op, const char *path) {
     leaf_status_t st = zk_status(rc);
     if (st != LEAF_OK && st != LEAF_EEXIST && st != LEAF_ENOTFOUND) {
         log_warn("zk", "%s(%s) failed: %s", op, path, zerror(rc));
@@ -153,7 +134,7 @@ static void zk_log_connected(void) {
 
 static void zk_event_free(struct zk_event *ev);
 
-static void push_event(struct zk_session *s, struct zk_event *ev) {
+void zk_session_push_event(struct zk_session *s, struct zk_event *ev) {
     pthread_mutex_lock(&s->mu);
     if (s->tail) {
         s->tail->next = ev;
@@ -182,7 +163,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
         return;
     }
     if (type != ZOO_SESSION_EVENT) {
-        return; /* every watch is set with its subscriber's watcher (sub_watcher) */
+        return; /* every watch is set with its subscriber's watcher (zk_session_sub_watcher) */
     }
     struct zk_session *s = h->s;
     int st = map_state(state);
@@ -209,7 +190,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
         return; /* out of memory: the state above is still recorded */
     }
     *ev = (struct zk_event){.kind = ZK_EVENT_STATE, .gen = h->gen, .state = st};
-    push_event(s, ev);
+    zk_session_push_event(s, ev);
 }
 
 /*
@@ -217,7 +198,7 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
  * subscriber; the handle's own context says which generation set it.
  * Session events reach every watcher too: the handle's watcher reports them.
  */
-static void sub_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
+void zk_session_sub_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
     const struct zk_handle_ctx *h = zoo_get_context(zh);
     struct zk_sub *sub = ctx;
     if (type == ZOO_SESSION_EVENT || h == NULL || sub == NULL) {
@@ -232,10 +213,8 @@ static void sub_watcher(zhandle_t *zh, int type, int state, const char *path, vo
     *w = (struct zk_event){.kind = ZK_EVENT_WATCH, .gen = h->gen, .sub = sub};
     w->data = path != NULL ? strdup(path) : NULL;
     w->len = w->data != NULL ? strlen(w->data) : 0;
-    push_event(h->s, w);
+    zk_session_push_event(h->s, w);
 }
-
-static void handle_authenticate(struct zk_session *s, zhandle_t *zh);
 
 static leaf_status_t open_handle(struct zk_session *s) {
     struct zk_handle_ctx *h = calloc(1, sizeof(*h));
@@ -261,7 +240,7 @@ static leaf_status_t open_handle(struct zk_session *s) {
         free(h);
         return LEAF_ERR;
     }
-    handle_authenticate(s, zh); /* before any request of this handle */
+    zk_session_add_auth(s, zh); /* before any request of this handle */
     pthread_rwlock_wrlock(&s->zh_lock);
     s->zh = zh;
     pthread_rwlock_unlock(&s->zh_lock);
@@ -358,8 +337,6 @@ int64_t zk_session_id(struct zk_session *s) {
     return id;
 }
 
-static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *what);
-
 /* How long a close waits for the calls in flight to complete (drain_inflight). */
 #define CLOSE_DRAIN_MS 500
 
@@ -394,10 +371,10 @@ static void answer_abandoned(struct zk_session *s) {
     int n = 0;
     while (c != NULL) {
         struct zk_op_ctx *next = c->next;
-        struct zk_event *ev = op_event(c, ZCLOSING, "a call on the closed handle");
+        struct zk_event *ev = zk_session_op_event(c, ZCLOSING, "a call on the closed handle");
         if (ev != NULL) {
             ev->version = -1;
-            push_event(s, ev);
+            zk_session_push_event(s, ev);
         }
         free(c);
         c = next;
@@ -472,7 +449,7 @@ void zk_session_activate(struct zk_sub *sub) {
     }
     *ev = (struct zk_event){
         .kind = ZK_EVENT_STATE, .gen = s->gen, .sub = sub, .state = ZK_STATE_CONNECTED};
-    push_event(s, ev);
+    zk_session_push_event(s, ev);
 }
 
 void zk_session_dispatch(struct zk_session *s) {
@@ -542,7 +519,7 @@ void zk_names_free(char **names, int n) {
 }
 
 /* Copies a String_vector into a malloc'd array; 0 on success. */
-static int copy_names(const struct String_vector *v, char ***names, int *n) {
+int zk_session_copy_names(const struct String_vector *v, char ***names, int *n) {
     *names = NULL;
     *n = 0;
     if (v == NULL || v->count <= 0) {
@@ -571,42 +548,16 @@ static int copy_names(const struct String_vector *v, char ***names, int *n) {
  * connection (ZCONNECTIONLOSS) instead of passing NULL to the client library,
  * which dereferences it.
  */
-static zhandle_t *handle_hold(struct zk_session *s) {
+zhandle_t *zk_session_hold(struct zk_session *s) {
     pthread_rwlock_rdlock(&s->zh_lock);
     return s->zh;
 }
 
-static void handle_release(struct zk_session *s) {
+void zk_session_release(struct zk_session *s) {
     pthread_rwlock_unlock(&s->zh_lock);
 }
 
-/* ---- closed coordination data (leafd.zk.auth; the rules are zk_acl.h's) -- */
-
-static struct ACL acl_owner_read[2];
-static struct ACL acl_owner_only[1];
-static struct ACL_vector acl_vec_owner_read = {2, acl_owner_read};
-static struct ACL_vector acl_vec_owner_only = {1, acl_owner_only};
-static pthread_once_t acl_once = PTHREAD_ONCE_INIT;
-
-static void acl_init(void) {
-    acl_owner_read[0] = (struct ACL){ZOO_PERM_ALL, ZOO_AUTH_IDS};
-    acl_owner_read[1] = (struct ACL){ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE};
-    acl_owner_only[0] = (struct ACL){ZOO_PERM_ALL, ZOO_AUTH_IDS};
-}
-
-/* The ACL of a znode at path in the closed stage. */
-static struct ACL_vector *acl_closed_for(const char *path) {
-    pthread_once(&acl_once, acl_init);
-    return zk_acl_private(path) ? &acl_vec_owner_only : &acl_vec_owner_read;
-}
-
-/* The ACL a znode at path is created with: open until the trees are closed. */
-static struct ACL_vector *acl_for(const struct zk_session *s, const char *path) {
-    if (s->auth[0] == '\0' || !atomic_load(&s->acl_closed) || zk_acl_shared_parent(path)) {
-        return &ZOO_OPEN_ACL_UNSAFE;
-    }
-    return acl_closed_for(path);
-}
+/* ---- what every call shares: credentials, an answer's event, expiry -------- */
 
 static void auth_done(int rc, const void *data) {
     const struct zk_session *s = data;
@@ -617,358 +568,13 @@ static void auth_done(int rc, const void *data) {
 }
 
 /* Owner thread, for each new handle: authenticate it before its first request. */
-static void handle_authenticate(struct zk_session *s, zhandle_t *zh) {
+void zk_session_add_auth(struct zk_session *s, zhandle_t *zh) {
     if (s->auth[0] != '\0') {
         int rc = zoo_add_auth(zh, "digest", s->auth, (int)strlen(s->auth), auth_done, s);
         if (rc != ZOK) {
             log_error("zk", "zoo_add_auth(digest) failed: %s", zerror(rc));
         }
     }
-}
-
-leaf_status_t zk_session_authenticate(struct zk_session *s, const char *auth) {
-    if (auth == NULL || auth[0] == '\0') {
-        return LEAF_OK;
-    }
-    if (strncmp(auth, "digest:", 7) != 0 || strlen(auth + 7) >= sizeof(s->auth) ||
-        zk_acl_self_id(auth + 7, s->self_id, sizeof(s->self_id)) != LEAF_OK) {
-        log_error("zk", "leafd.zk.auth: expected digest:<user>:<password>");
-        return LEAF_EINVAL;
-    }
-    snprintf(s->auth, sizeof(s->auth), "%s", auth + 7);
-    pthread_rwlock_rdlock(&s->zh_lock);
-    if (s->zh != NULL) {
-        handle_authenticate(s, s->zh);
-    }
-    pthread_rwlock_unlock(&s->zh_lock);
-    return LEAF_OK;
-}
-
-void zk_session_acl_set_closed(struct zk_session *s, int closed) {
-    atomic_store(&s->acl_closed, closed);
-}
-
-int zk_session_acl_is_closed(struct zk_session *s) {
-    return atomic_load(&s->acl_closed);
-}
-
-#define ACL_MAX 32
-
-/* path's ACL as plain entries (at most ACL_MAX); the ZooKeeper code, or ZOK. */
-static int acl_read(zhandle_t *zh, const char *path, struct zk_acl_entry *e, int *n) {
-    struct ACL_vector v = {0, NULL};
-    struct Stat st;
-    *n = 0;
-    if (zh == NULL) {
-        return ZCONNECTIONLOSS;
-    }
-    int rc = zoo_get_acl(zh, path, &v, &st);
-    if (rc != ZOK) {
-        return rc;
-    }
-    for (int i = 0; i < v.count && i < ACL_MAX; i++) {
-        snprintf(e[i].scheme, sizeof(e[i].scheme), "%s", v.data[i].id.scheme);
-        snprintf(e[i].id, sizeof(e[i].id), "%s", v.data[i].id.id);
-        e[i].perms = v.data[i].perms;
-        *n = i + 1;
-    }
-    deallocate_ACL_vector(&v);
-    return ZOK;
-}
-
-/* The refusal of a znode leafd may not trust nor change, in why. */
-static long acl_refuse(const char *path, const struct zk_acl_entry *e, int n, int rc, char *why,
-                       size_t cap) {
-    char acl[512];
-    snprintf(why, cap,
-             "znode %s (ACL %s) is not leafd's: %s; leafd trusts no record another identity may "
-             "write. Delete it as its owner, or setAcl it to leafd.zk.auth's identity, then start "
-             "again%s",
-             path, n > 0 ? zk_acl_format(e, n, acl, sizeof(acl)) : "unreadable", zerror(rc),
-             rc == ZNOAUTH ? " (a node of a cluster closed with other credentials: set "
-                             "leafd.zk.auth to that cluster's digest:<user>:<password>)"
-                           : "");
-    return -2;
-}
-
-static long acl_walk(struct zk_session *s, zhandle_t *zh, const char *path, int depth, int stage,
-                     char *why, size_t cap) {
-    struct zk_acl_entry e[ACL_MAX];
-    int n = 0;
-    int rc = acl_read(zh, path, e, &n);
-    if (rc == ZNONODE) {
-        return 0;
-    }
-    if (rc == ZNOAUTH) {
-        return acl_refuse(path, e, 0, rc, why, cap);
-    }
-    if (rc != ZOK) {
-        log_warn("zk", "zoo_get_acl(%s) failed: %s", path, zerror(rc));
-        return -1;
-    }
-    enum zk_acl_verdict v = zk_acl_judge(e, n, s->self_id, stage, zk_acl_private(path));
-    long total = 0;
-    struct String_vector kids = {0, NULL};
-    rc = depth < 8 ? zoo_get_children(zh, path, 0, &kids) : ZOK;
-    if (rc == ZNOAUTH) {
-        return acl_refuse(path, e, n, rc, why, cap);
-    }
-    for (int i = 0; rc == ZOK && i < kids.count && total >= 0; i++) {
-        char child[1024];
-        int w = snprintf(child, sizeof(child), "%s/%s", path, kids.data[i]);
-        if (w < 0 || (size_t)w >= sizeof(child)) {
-            continue; /* deeper than any path leafd writes */
-        }
-        long k = acl_walk(s, zh, child, depth + 1, stage, why, cap);
-        total = k < 0 ? k : total + k;
-    }
-    deallocate_String_vector(&kids);
-    /* A parent after its children: a failure halfway leaves the root open, so
-     * the next walk closes the rest. */
-    if (total >= 0 && v == ZK_ACL_OPEN && stage == ZK_ACL_STAGE_CLOSED &&
-        zk_acl_user_record(path) && zk_acl_world_writes(e, n)) {
-        char acl[512];
-        snprintf(why, cap,
-                 "user record %s could be written by anyone (ACL %s) until now: leafd does not "
-                 "trust a credential it cannot prove it wrote. Delete the znode, then add the "
-                 "user again (leafctl user add)",
-                 path, zk_acl_format(e, n, acl, sizeof(acl)));
-        return -2;
-    }
-    if (total >= 0 && v != ZK_ACL_KEEP) {
-        rc =
-            zoo_set_acl(zh, path, -1,
-                        stage == ZK_ACL_STAGE_CLOSED ? acl_closed_for(path) : &ZOO_OPEN_ACL_UNSAFE);
-        if (rc == ZNOAUTH) {
-            return acl_refuse(path, e, n, rc, why, cap);
-        }
-        if (rc == ZINVALIDACL) {
-            /* The server knows no credentials of this session (an ACL of the "auth" scheme
-             * needs them), though they were added when the handle was made: send them again,
-             * so the next walk can close (seen once, under ThreadSanitizer). */
-            log_warn("zk",
-                     "zoo_set_acl(%s) failed: %s: ZooKeeper holds no credentials for this "
-                     "session; sending leafd.zk.auth again",
-                     path, zerror(rc));
-            handle_authenticate(s, zh);
-            return -1;
-        }
-        if (rc != ZOK && rc != ZNONODE) {
-            log_warn("zk", "zoo_set_acl(%s) failed: %s", path, zerror(rc));
-            return -1;
-        }
-        total += rc == ZOK;
-    }
-    return total;
-}
-
-long zk_session_acl_walk(struct zk_session *s, const char *root, int stage, char *why, size_t cap) {
-    if (s->auth[0] == '\0') {
-        return 0;
-    }
-    long n = acl_walk(s, handle_hold(s), root, 0, stage, why, cap);
-    handle_release(s);
-    return n;
-}
-
-int zk_session_acl_root_closed(struct zk_session *s, const char *root) {
-    struct zk_acl_entry e[ACL_MAX];
-    int n = 0;
-    int rc = acl_read(handle_hold(s), root, e, &n);
-    handle_release(s);
-    if (rc != ZOK) {
-        return rc == ZNONODE ? 0 : -1;
-    }
-    return zk_acl_is_closed(e, n, s->self_id);
-}
-
-int zk_session_acl_world_writes(struct zk_session *s, const char *root, char *acl, size_t cap) {
-    struct zk_acl_entry e[ACL_MAX];
-    int n = 0;
-    int rc = acl_read(handle_hold(s), root, e, &n);
-    handle_release(s);
-    if (rc != ZOK) {
-        return rc == ZNONODE ? 1 : -1;
-    }
-    zk_acl_format(e, n, acl, cap);
-    return zk_acl_world_writes(e, n);
-}
-
-long zk_session_acl_parent(struct zk_session *s, const char *parent, const char *root, char *why,
-                           size_t cap) {
-    struct zk_acl_entry e[ACL_MAX];
-    int n = 0;
-    zhandle_t *zh = handle_hold(s);
-    long out = 0;
-    int rc = acl_read(zh, parent, e, &n);
-    if (rc == ZOK && s->auth[0] != '\0' && zk_acl_is_closed(e, n, s->self_id)) {
-        /* Closed by an older leafd with these credentials: give it back to everyone. */
-        rc = zoo_set_acl(zh, parent, -1, &ZOO_OPEN_ACL_UNSAFE);
-        out = rc == ZOK ? 1 : 0;
-    } else if (rc == ZOK && !zk_acl_may_create(e, n, s->self_id)) {
-        if (zoo_exists(zh, root, 0, NULL) == ZNONODE) {
-            char acl[512];
-            snprintf(why, cap,
-                     "cannot create %s: the shared parent %s (ACL %s) lets only its owner create "
-                     "children (another cluster's credentials closed it; leafd before 1.0 did "
-                     "that). As that owner run `setAcl %s world:anyone:cdrwa` (its own cluster "
-                     "keeps its subtree closed), or give this cluster a chroot in "
-                     "leaf.snowflake.zk.address",
-                     root, parent, zk_acl_format(e, n, acl, sizeof(acl)), parent);
-            out = -2;
-        }
-    }
-    handle_release(s);
-    return out;
-}
-
-leaf_status_t zk_session_create(struct zk_session *s, const char *path, const char *data,
-                                size_t len, enum zk_mode mode, char *created, size_t cap) {
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS
-                        : zoo_create(zh, path, data, data ? (int)len : -1, acl_for(s, path),
-                                     zk_mode_flags(mode), created, (int)cap);
-    handle_release(s);
-    return zk_check(rc, "zoo_create", path);
-}
-
-leaf_status_t zk_session_get(struct zk_session *s, const char *path, char *buf, size_t cap,
-                             size_t *len) {
-    int n = (int)cap;
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_get(zh, path, 0, buf, &n, NULL);
-    handle_release(s);
-    *len = rc == ZOK && n > 0 ? (size_t)n : 0;
-    return zk_check(rc, "zoo_get", path);
-}
-
-leaf_status_t zk_session_set_version(struct zk_session *s, const char *path, const char *data,
-                                     size_t len, int32_t version) {
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_set(zh, path, data, (int)len, version);
-    handle_release(s);
-    return zk_check(rc, "zoo_set", path);
-}
-
-leaf_status_t zk_session_set(struct zk_session *s, const char *path, const char *data, size_t len) {
-    return zk_session_set_version(s, path, data, len, -1);
-}
-
-leaf_status_t zk_session_delete(struct zk_session *s, const char *path, int32_t version) {
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_delete(zh, path, version);
-    handle_release(s);
-    return zk_check(rc, "zoo_delete", path);
-}
-
-static void stat_copy(const struct Stat *in, struct zk_stat *out) {
-    *out = (struct zk_stat){in->ephemeralOwner, in->version, in->mtime, in->ctime};
-}
-
-leaf_status_t zk_session_stat(struct zk_session *s, const char *path, struct zk_stat *st) {
-    struct Stat raw;
-    memset(&raw, 0, sizeof(raw));
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_exists(zh, path, 0, &raw);
-    handle_release(s);
-    stat_copy(&raw, st);
-    return zk_check(rc, "zoo_exists", path);
-}
-
-leaf_status_t zk_session_get_stat(struct zk_session *s, const char *path, char *buf, size_t cap,
-                                  size_t *len, struct zk_stat *st) {
-    struct Stat raw;
-    memset(&raw, 0, sizeof(raw));
-    int n = (int)cap;
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_get(zh, path, 0, buf, &n, &raw);
-    handle_release(s);
-    *len = rc == ZOK && n > 0 ? (size_t)n : 0;
-    stat_copy(&raw, st);
-    return zk_check(rc, "zoo_get", path);
-}
-
-leaf_status_t zk_session_set_stat(struct zk_session *s, const char *path, const char *data,
-                                  size_t len, int32_t version, struct zk_stat *st) {
-    struct Stat raw;
-    memset(&raw, 0, sizeof(raw));
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_set2(zh, path, data, (int)len, version, &raw);
-    handle_release(s);
-    stat_copy(&raw, st);
-    return zk_check(rc, "zoo_set", path);
-}
-
-leaf_status_t zk_session_create_stat(struct zk_session *s, const char *path, const char *data,
-                                     size_t len, enum zk_mode mode, struct zk_stat *st) {
-    struct Stat raw;
-    memset(&raw, 0, sizeof(raw));
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS
-                        : zoo_create2(zh, path, data, data ? (int)len : -1, acl_for(s, path),
-                                      zk_mode_flags(mode), NULL, 0, &raw);
-    handle_release(s);
-    stat_copy(&raw, st);
-    return zk_check(rc, "zoo_create", path);
-}
-
-leaf_status_t zk_session_children(struct zk_session *s, const char *path, char ***names, int *n) {
-    struct String_vector v = {0, NULL};
-    *names = NULL;
-    *n = 0;
-    zhandle_t *zh = handle_hold(s);
-    int rc = zh == NULL ? ZCONNECTIONLOSS : zoo_get_children(zh, path, 0, &v);
-    handle_release(s);
-    leaf_status_t st = zk_check(rc, "zoo_get_children", path);
-    if (st == LEAF_OK && copy_names(&v, names, n) != 0) {
-        st = LEAF_ENOMEM;
-    }
-    deallocate_String_vector(&v);
-    return st;
-}
-
-/* Owner thread: the context of one call of sub's (the handle cannot change under it). */
-static struct zk_op_ctx *op_ctx2(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
-    struct zk_op_ctx *c = calloc(1, sizeof(*c));
-    if (c != NULL) {
-        c->s = sub->s;
-        c->sub = sub;
-        c->gen = sub->s->gen;
-        c->op = op;
-        c->arg = arg;
-        c->sent_mono_ms = clock_mono_ms();
-        snprintf(c->path, sizeof(c->path), "%s", path);
-        pthread_mutex_lock(&c->s->mu);
-        c->next = c->s->inflight;
-        if (c->next != NULL) {
-            c->next->prev = c;
-        }
-        c->s->inflight = c;
-        pthread_mutex_unlock(&c->s->mu);
-    }
-    return c;
-}
-
-/* Any thread: the call is over (its completion ran, or the library refused it). */
-static void op_free(struct zk_op_ctx *c) {
-    pthread_mutex_lock(&c->s->mu);
-    if (c->prev != NULL) {
-        c->prev->next = c->next;
-    } else {
-        c->s->inflight = c->next;
-    }
-    if (c->next != NULL) {
-        c->next->prev = c->prev;
-    }
-    if (c->s->inflight == NULL) {
-        pthread_cond_broadcast(&c->s->cv); /* drain_inflight */
-    }
-    pthread_mutex_unlock(&c->s->mu);
-    free(c);
-}
-
-static struct zk_op_ctx *op_ctx(struct zk_sub *sub, int op, const char *path) {
-    return op_ctx2(sub, op, 0, path);
 }
 
 /*
@@ -982,7 +588,7 @@ static struct zk_op_ctx *op_ctx(struct zk_sub *sub, int op, const char *path) {
  * the watcher's own expiry is; owners replace the handle on it, and drop
  * what the old generation queues after.
  */
-static void op_session_expired(struct zk_session *s, unsigned gen, int rc) {
+void zk_session_op_expired(struct zk_session *s, unsigned gen, int rc) {
     if (rc != ZSESSIONEXPIRED) {
         return;
     }
@@ -1007,13 +613,13 @@ static void op_session_expired(struct zk_session *s, unsigned gen, int rc) {
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev != NULL) {
         *ev = (struct zk_event){.kind = ZK_EVENT_STATE, .gen = gen, .state = ZK_STATE_EXPIRED};
-        push_event(s, ev);
+        zk_session_push_event(s, ev);
     }
 }
 
 /* Runs on a ZooKeeper thread (or in zookeeper_close): queue the result. */
-static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *what) {
-    op_session_expired(c->s, c->gen, rc);
+struct zk_event *zk_session_op_event(const struct zk_op_ctx *c, int rc, const char *what) {
+    zk_session_op_expired(c->s, c->gen, rc);
     struct zk_event *ev = calloc(1, sizeof(*ev));
     if (ev == NULL) {
         log_error("zk", "out of memory queueing the result of %s(%s)", what, c->path);
@@ -1021,243 +627,8 @@ static struct zk_event *op_event(const struct zk_op_ctx *c, int rc, const char *
     }
     *ev = (struct zk_event){
         .kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op, .arg = c->arg};
-    ev->answered_sent_mono_ms = op_answered(rc) ? c->sent_mono_ms : -1;
-    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, what, c->path);
-    ev->result = zk_result_of(rc);
+    ev->answered_sent_mono_ms = zk_session_op_answered(rc) ? c->sent_mono_ms : -1;
+    ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_session_check(rc, what, c->path);
+    ev->result = zk_session_result_of(rc);
     return ev;
-}
-
-static void op_done(const struct zk_op_ctx *c, int rc, const char *what,
-                    const struct String_vector *names) {
-    struct zk_event *ev = op_event(c, rc, what);
-    if (ev == NULL) {
-        return;
-    }
-    if (ev->rc == LEAF_OK && names && copy_names(names, &ev->names, &ev->nnames) != 0) {
-        ev->rc = LEAF_ENOMEM;
-        ev->result = ZK_RESULT_FAILED;
-    }
-    push_event(c->s, ev);
-}
-
-/* Completions of the sequence calls: version, data or created path with the result. */
-static void version_done(int rc, const struct Stat *stat, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    struct zk_event *ev = op_event(c, rc, "zoo_aset/aexists");
-    if (ev != NULL) {
-        ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
-        ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
-        push_event(c->s, ev);
-    }
-    op_free(c);
-}
-
-static void data_done(int rc, const char *value, int value_len, const struct Stat *stat,
-                      const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    struct zk_event *ev = op_event(c, rc, "zoo_aget");
-    if (ev != NULL) {
-        ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
-        ev->mtime = rc == ZOK && stat != NULL ? stat->mtime : 0;
-        if (rc == ZOK && value != NULL && value_len > 0) {
-            ev->data = malloc((size_t)value_len + 1);
-            if (ev->data == NULL) {
-                ev->rc = LEAF_ENOMEM;
-                ev->result = ZK_RESULT_FAILED;
-            } else {
-                memcpy(ev->data, value, (size_t)value_len);
-                ev->data[value_len] = '\0';
-                ev->len = (size_t)value_len;
-            }
-        }
-        push_event(c->s, ev);
-    }
-    op_free(c);
-}
-
-static void created_done(int rc, const char *value, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    struct zk_event *ev = op_event(c, rc, "zoo_acreate");
-    if (ev != NULL) {
-        if (rc == ZOK && value != NULL) {
-            ev->data = strdup(value);
-            ev->len = ev->data != NULL ? strlen(ev->data) : 0;
-        }
-        push_event(c->s, ev);
-    }
-    op_free(c);
-}
-
-static void void_done(int rc, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    op_done(c, rc, "zoo_adelete", NULL);
-    op_free(c);
-}
-
-static void stat_done(int rc, const struct Stat *stat, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    op_done(c, rc, "zoo_aset", NULL);
-    op_free(c);
-}
-
-static void string_done(int rc, const char *value, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    op_done(c, rc, "zoo_acreate", NULL);
-    op_free(c);
-}
-
-static void strings_done(int rc, const struct String_vector *strings, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    op_done(c, rc, "zoo_aget_children", strings);
-    op_free(c);
-}
-
-/* A call the library refused to queue: report it like a completion would. */
-static leaf_status_t async_refused(struct zk_op_ctx *c, int rc, const char *what) {
-    if (rc == ZOK) {
-        return LEAF_OK;
-    }
-    leaf_status_t st = zk_check(rc, what, c->path);
-    op_free(c);
-    return st;
-}
-
-leaf_status_t zk_session_aset(struct zk_sub *sub, int op, const char *path, const char *data,
-                              size_t len) {
-    struct zk_op_ctx *c = op_ctx(sub, op, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    return async_refused(c, zoo_aset(sub->s->zh, path, data, (int)len, -1, stat_done, c),
-                         "zoo_aset");
-}
-
-leaf_status_t zk_session_acreate(struct zk_sub *sub, int op, const char *path, const char *data,
-                                 size_t len, enum zk_mode mode) {
-    struct zk_op_ctx *c = op_ctx(sub, op, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, acl_for(sub->s, path),
-                         zk_mode_flags(mode), string_done, c);
-    return async_refused(c, rc, "zoo_acreate");
-}
-
-static void owner_done(int rc, const struct Stat *stat, const void *data) {
-    struct zk_op_ctx *c = (struct zk_op_ctx *)data;
-    op_session_expired(c->s, c->gen, rc);
-    struct zk_event *ev = calloc(1, sizeof(*ev));
-    if (ev != NULL) {
-        *ev = (struct zk_event){.kind = ZK_EVENT_DONE, .gen = c->gen, .sub = c->sub, .op = c->op};
-        ev->answered_sent_mono_ms = op_answered(rc) ? c->sent_mono_ms : -1;
-        ev->rc = rc == ZCLOSING ? LEAF_EUNAVAIL : zk_check(rc, "zoo_aexists", c->path);
-        pthread_mutex_lock(&c->s->mu);
-        ev->mine = rc == ZOK && stat != NULL && stat->ephemeralOwner == c->s->session_id;
-        ev->owner = rc == ZOK && stat != NULL ? stat->ephemeralOwner : 0;
-        ev->version = rc == ZOK && stat != NULL ? stat->version : -1;
-        pthread_mutex_unlock(&c->s->mu);
-        push_event(c->s, ev);
-    }
-    op_free(c);
-}
-
-leaf_status_t zk_session_amine(struct zk_sub *sub, int op, const char *path) {
-    struct zk_op_ctx *c = op_ctx(sub, op, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    return async_refused(c, zoo_aexists(sub->s->zh, path, 0, owner_done, c), "zoo_aexists");
-}
-
-leaf_status_t zk_session_achildren(struct zk_sub *sub, int op, const char *path) {
-    struct zk_op_ctx *c = op_ctx(sub, op, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    return async_refused(c, zoo_aget_children(sub->s->zh, path, 0, strings_done, c),
-                         "zoo_aget_children");
-}
-
-leaf_status_t zk_session_acreate2(struct zk_sub *sub, int op, uint64_t arg, const char *path,
-                                  const char *data, size_t len, enum zk_mode mode) {
-    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    int rc = zoo_acreate(sub->s->zh, path, data, (int)len, acl_for(sub->s, path),
-                         zk_mode_flags(mode), created_done, c);
-    return async_refused(c, rc, "zoo_acreate");
-}
-
-static leaf_status_t aget(struct zk_sub *sub, int op, uint64_t arg, const char *path, int watch) {
-    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    int rc = watch ? zoo_awget(sub->s->zh, path, sub_watcher, sub, data_done, c)
-                   : zoo_aget(sub->s->zh, path, 0, data_done, c);
-    return async_refused(c, rc, "zoo_aget");
-}
-
-leaf_status_t zk_session_aget(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
-    return aget(sub, op, arg, path, 0);
-}
-
-leaf_status_t zk_session_aget_watch(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
-    return aget(sub, op, arg, path, 1);
-}
-
-leaf_status_t zk_session_aset_version(struct zk_sub *sub, int op, uint64_t arg, const char *path,
-                                      const char *data, size_t len, int32_t version) {
-    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    return async_refused(c, zoo_aset(sub->s->zh, path, data, (int)len, version, version_done, c),
-                         "zoo_aset");
-}
-
-leaf_status_t zk_session_adelete(struct zk_sub *sub, int op, uint64_t arg, const char *path,
-                                 int32_t version) {
-    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    return async_refused(c, zoo_adelete(sub->s->zh, path, version, void_done, c), "zoo_adelete");
-}
-
-leaf_status_t zk_session_aexists_watch(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
-    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    return async_refused(c, zoo_awexists(sub->s->zh, path, sub_watcher, sub, version_done, c),
-                         "zoo_aexists");
-}
-
-static leaf_status_t achildren(struct zk_sub *sub, int op, uint64_t arg, const char *path,
-                               int watch) {
-    struct zk_op_ctx *c = op_ctx2(sub, op, arg, path);
-    if (c == NULL) {
-        return LEAF_ENOMEM;
-    }
-    int rc = watch ? zoo_awget_children(sub->s->zh, path, sub_watcher, sub, strings_done, c)
-                   : zoo_aget_children(sub->s->zh, path, 0, strings_done, c);
-    return async_refused(c, rc, "zoo_aget_children");
-}
-
-leaf_status_t zk_session_achildren2(struct zk_sub *sub, int op, uint64_t arg, const char *path) {
-    return achildren(sub, op, arg, path, 0);
-}
-
-leaf_status_t zk_session_achildren_watch(struct zk_sub *sub, int op, uint64_t arg,
-                                         const char *path) {
-    return achildren(sub, op, arg, path, 1);
-}
-
-int zk_session_negotiated_timeout_ms(struct zk_session *s) {
-    zhandle_t *zh = handle_hold(s);
-    int t = zh != NULL ? zoo_recv_timeout(zh) : 0;
-    handle_release(s);
-    return t;
 }

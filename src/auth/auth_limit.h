@@ -10,7 +10,7 @@
  * (a wrong password or admin token, an unknown user, a malformed header);
  * sending none is not.
  *
- * Bounded memory, as src/base/ratelimit.c: a fixed table; an address
+ * Bounded memory, as auth_ratelimit.c: a fixed table; an address
  * hashes to AUTH_LIMIT_WAYS neighbouring slots, and a new address takes a
  * free or expired one, else the oldest that is not blocked. When all of
  * them are blocked the new address is refused as if blocked, rather than

@@ -5,7 +5,7 @@
  * SipHash-2-4, a keyed hash for tables whose keys a client chooses (its
  * address): with a random key per table, nobody outside can pick keys that
  * collide. The failed-login limiter (src/auth/auth_limit.c) and the
- * per-address connection count (peercount.c) use it. Pure (libc).
+ * per-address connection count (src/net/net_peercount.c) use it. Pure (libc).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -15,7 +15,7 @@
 #include "command_cluster.h"
 
 #include "door_ctx.h"
-#include "keyslot.h"
+#include "sequence_keyslot.h"
 
 static void node_id(const char *addr, char out[41]) {
     uint64_t h = 1469598103934665603ULL;
@@ -74,7 +74,7 @@ static void cluster_slots(struct resp_request *req, const struct sequence_peer *
     resp_reply_array(req->out, 1);
     resp_reply_array(req->out, 2 + n);
     resp_reply_int(req->out, 0);
-    resp_reply_int(req->out, KEYSLOTS - 1);
+    resp_reply_int(req->out, SEQUENCE_KEYSLOTS - 1);
     for (size_t i = 0; i < n; i++) {
         node_triple(req->out, &p[i]);
     }
@@ -113,7 +113,7 @@ static void cluster_shards(struct resp_request *req, const struct sequence_peer 
     resp_reply_bulk(req->out, "slots", 5);
     resp_reply_array(req->out, 2);
     resp_reply_int(req->out, 0);
-    resp_reply_int(req->out, KEYSLOTS - 1);
+    resp_reply_int(req->out, SEQUENCE_KEYSLOTS - 1);
     resp_reply_bulk(req->out, "nodes", 5);
     resp_reply_array(req->out, n);
     for (size_t i = 0; i < n; i++) {
@@ -143,12 +143,13 @@ static void cluster_nodes(struct resp_request *req, const struct sequence_peer *
 static void cluster_info(struct resp_request *req, const struct sequence_peer *p, size_t n) {
     int ok = n > 0 && p[0].primary;
     char text[512];
-    int len = snprintf(text, sizeof(text),
-                       "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
-                       "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
-                       "cluster_known_nodes:%zu\r\ncluster_size:%d\r\ncluster_current_epoch:1\r\n"
-                       "cluster_my_epoch:1\r\n",
-                       ok ? "ok" : "fail", ok ? KEYSLOTS : 0, ok ? KEYSLOTS : 0, n, ok);
+    int len =
+        snprintf(text, sizeof(text),
+                 "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
+                 "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
+                 "cluster_known_nodes:%zu\r\ncluster_size:%d\r\ncluster_current_epoch:1\r\n"
+                 "cluster_my_epoch:1\r\n",
+                 ok ? "ok" : "fail", ok ? SEQUENCE_KEYSLOTS : 0, ok ? SEQUENCE_KEYSLOTS : 0, n, ok);
     resp_reply_verbatim(req->out, text, (size_t)len, req->client->resp3);
 }
 
@@ -278,13 +279,13 @@ static void sharded_info(struct resp_request *req, const struct shard_view *v) {
         owners += shard_ranges_of(v, (int)k) > 0;
     }
     char text[512];
-    int len =
-        snprintf(text, sizeof(text),
-                 "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
-                 "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
-                 "cluster_known_nodes:%zu\r\ncluster_size:%zu\r\ncluster_current_epoch:1\r\n"
-                 "cluster_my_epoch:1\r\n",
-                 slots == KEYSLOTS ? "ok" : "fail", slots, slots, shard_resp_peers(v), owners);
+    int len = snprintf(text, sizeof(text),
+                       "cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\n"
+                       "cluster_slots_ok:%d\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n"
+                       "cluster_known_nodes:%zu\r\ncluster_size:%zu\r\ncluster_current_epoch:1\r\n"
+                       "cluster_my_epoch:1\r\n",
+                       slots == SEQUENCE_KEYSLOTS ? "ok" : "fail", slots, slots,
+                       shard_resp_peers(v), owners);
     resp_reply_verbatim(req->out, text, (size_t)len, req->client->resp3);
 }
 
@@ -346,7 +347,7 @@ leaf_status_t command_cluster(struct resp_request *req) {
         node_id(i < n ? p[i].http : "", id);
         resp_reply_bulk(req->out, id, 40);
     } else if (resp_arg_is(c, 1, "keyslot") && c->argc == 3) {
-        resp_reply_int(req->out, keyslot(c->argv[2], c->argvlen[2]));
+        resp_reply_int(req->out, sequence_keyslot(c->argv[2], c->argvlen[2]));
     } else {
         resp_reply_errorf(req->out, "ERR unknown subcommand '%.64s'. Try CLUSTER HELP.",
                           c->argv[1]);

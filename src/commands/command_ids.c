@@ -15,7 +15,7 @@
 #include "command_outcome.h"
 #include "door_ctx.h"
 #include "door_ids.h"
-#include "keyslot.h"
+#include "sequence_keyslot.h"
 #include "validate.h"
 
 /* ---- keys: the namespace names the mode ------------------------------------- */
@@ -152,7 +152,8 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
         req->retry_ms = c->retry_ms;
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
         command_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
-                              keyslot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
+                              sequence_keyslot(req->cmd.argv[1], req->cmd.argvlen[1]),
+                              c->primary.resp);
     } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
         command_outcome_error(
             req, RESP_O_IDS + (int)c->err,

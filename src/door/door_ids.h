@@ -14,9 +14,9 @@
 #include <stdint.h>
 
 #include "ids_mode.h"
+#include "leaf_wait.h"
 #include "segment_opaque.h"
 #include "sequence_service.h"
-#include "session.h"
 #include "status.h"
 
 struct door_ctx;

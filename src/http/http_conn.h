@@ -2,7 +2,7 @@
 #define LEAF_HTTP_CONN_H
 
 /*
- * HTTP/1.1 as a protocol module of the server layer (session.h), without
+ * HTTP/1.1 as a protocol module of the server layer (src/net/net_session.h), without
  * any I/O: bytes go in, replies come out in session.out. It parses with
  * llhttp (compiled in), one request at a time, hands each to a handler
  * through a callback, and reports each answered request through a
@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #include "llhttp.h"
+#include "net_session.h"
 #include "sbuf.h"
-#include "session.h"
 #include "status.h"
 
 #define HTTP_MAX_URL 2048

@@ -4,7 +4,7 @@
 /*
  * The server layer: event loops, listeners, connections, back-pressure,
  * timeouts, drain, and waking parked requests. It knows no protocol: each
- * listener carries a struct proto_ops (session.h), and HTTP and RESP plug in
+ * listener carries a struct proto_ops (net_session.h), and HTTP and RESP plug in
  * the same way. It knows no route table, handler or metric either.
  *
  * Several libuv loops, one per thread, each with its own SO_REUSEPORT
@@ -48,7 +48,7 @@
  */
 #include <stdint.h>
 
-#include "session.h"
+#include "net_session.h"
 #include "status.h"
 
 #define NET_MAX_LOOPS 64
@@ -77,7 +77,7 @@ struct net_limits {
     int64_t idle_timeout_ms;
     int64_t request_timeout_ms;
     int64_t max_connections;
-    /* Connections one client address may hold (peercount.h); 0 = half of max_connections once
+    /* Connections one client address may hold (net_peercount.h); 0 = half of max_connections once
      * that is fitted to RLIMIT_NOFILE; max_connections or more = no limit per address. */
     int64_t max_per_address;
 };

@@ -1,5 +1,5 @@
 /*
- * TLS over memory BIOs: see net_tls.h. The socket side is net.c's.
+ * TLS over memory BIOs: see net_tls.h. The socket side is net_conn.c's.
  */
 #include "net_tls.h"
 
@@ -32,7 +32,7 @@ struct net_tls_ctx {
 struct net_tls {
     SSL *ssl;
     BIO *rbio;  /* ciphertext from the client, not yet consumed by OpenSSL */
-    BIO *wbio;  /* ciphertext for the client, not yet taken by net.c */
+    BIO *wbio;  /* ciphertext for the client, not yet taken by net_conn.c */
     int failed; /* a fatal error: no close_notify may follow */
     char error[160];
 };

@@ -4,7 +4,7 @@
 /*
  * TLS for the client listeners (OpenSSL; TLS 1.2 and 1.3 only), as a filter
  * between the socket and the protocol: it knows no libuv and no protocol.
- * net.c hands it the bytes read from the socket (net_tls_feed), takes the
+ * net_conn.c hands it the bytes read from the socket (net_tls_feed), takes the
  * plaintext out (net_tls_read), hands it the replies (net_tls_write) and
  * writes whatever it has to send (net_tls_take). Two memory BIOs per
  * connection stand for the socket, so the event loop does all the I/O.

@@ -2,7 +2,7 @@
 #define LEAF_RESP_CONN_H
 
 /*
- * RESP as a protocol module of the server layer (session.h), beside
+ * RESP as a protocol module of the server layer (src/net/net_session.h), beside
  * http_conn: bytes go in, replies come out in session.out. It parses with
  * resp_codec.h, hands each command to a handler through a callback and
  * reports each answered command through a completion hook. It knows no
@@ -25,9 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net_session.h"
 #include "resp_codec.h"
 #include "sbuf.h"
-#include "session.h"
 #include "status.h"
 
 #define RESP_CLIENT_NAME_MAX 64

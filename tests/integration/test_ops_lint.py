@@ -98,16 +98,16 @@ with tempfile.TemporaryDirectory(prefix="leafd-lint-") as copy:
               "int clock_planted_local(int x);\n"
               "/* Planted: only the tests need it, a test seam (they have no file to read). */\n"
               "int clock_planted_seam(int x);\n"
-              "/* Planted: jobs.c calls it. */\n"
+              "/* Planted: file.c calls it. */\n"
               "int clock_planted_used(int x);\n")
     source = ("\nint clock_planted_dead(int x) {\n    return x;\n}\n"
               "int clock_planted_local(int x) {\n    return x + 1;\n}\n"
               "int clock_planted_seam(int x) {\n    return clock_planted_local(x);\n}\n"
               "int clock_planted_used(int x) {\n    return x + 2;\n}\n")
-    caller = "\nint jobs_planted_caller(void) {\n    return clock_planted_used(1);\n}\n"
+    caller = "\nint file_planted_caller(void) {\n    return clock_planted_used(1);\n}\n"
     test = "\nint test_planted(void) {\n    return clock_planted_dead(1) + clock_planted_seam(2);\n}\n"
     with planted(copy, "src/base/clock.h", header), planted(copy, "src/base/clock.c", source), \
-            planted(copy, "src/base/jobs.c", caller), planted(copy, "tests/unit/test_base.c", test):
+            planted(copy, "src/base/file.c", caller), planted(copy, "tests/unit/test_base.c", test):
         rc, out = lint(copy)
     check(rc == 1, "a planted dead export fails the lint: %d %s" % (rc, out))
     check("clock_planted_dead (dead" in out, "the dead export is named as dead: %s" % out)
@@ -119,7 +119,7 @@ with tempfile.TemporaryDirectory(prefix="leafd-lint-") as copy:
           "a finding names the header and line: %s" % out)
     # A comment or a string that names a function is no call.
     with planted(copy, "src/base/clock.h", header), planted(copy, "src/base/clock.c", source), \
-            planted(copy, "src/base/jobs.c", caller + "/* clock_planted_dead() */\n"
+            planted(copy, "src/base/file.c", caller + "/* clock_planted_dead() */\n"
                     "static const char *planted_name = \"clock_planted_dead\";\n"):
         rc, out = lint(copy)
     check(rc == 1 and "clock_planted_dead (dead" in out,

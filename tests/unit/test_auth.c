@@ -1,12 +1,15 @@
 /*
  * Unit tests of src/auth/: key patterns, rights, the user record, the user
- * table, the decision, the Authorization header and the secrets.
+ * table, the decision, the Authorization header, the secrets and the limit of one log line a
+ * second per client address (auth_ratelimit).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "auth_decide.h"
 #include "auth_grant.h"
 #include "auth_header.h"
+#include "auth_ratelimit.h"
 #include "auth_secret.h"
 #include "auth_table.h"
 #include "auth_user.h"
@@ -684,7 +687,31 @@ static void test_user_grant_revoke(void) {
     auth_user_free(&u);
 }
 
+/* One line a second per key, whatever the collisions; suppressed lines counted. */
+static void test_ratelimit(void) {
+    static struct auth_ratelimit r; /* 16 KiB: not on the stack */
+    uint64_t sup = 99;
+    CHECK(auth_ratelimit_allow(&r, "127.0.0.1", 9, 1000, &sup));
+    CHECK_EQ_INT(sup, 0);
+    CHECK(!auth_ratelimit_allow(&r, "127.0.0.1", 9, 1500, &sup));
+    CHECK(!auth_ratelimit_allow(&r, "127.0.0.1", 9, 1999, &sup));
+    CHECK(auth_ratelimit_allow(&r, "127.0.0.1", 9, 2000, &sup));
+    CHECK_EQ_INT(sup, 2);
+    /* Many keys within one second: each key at most once, whatever slot it shares. */
+    int allowed = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 5000; i++) {
+            char key[32];
+            int n = snprintf(key, sizeof(key), "peer-%d", i);
+            allowed += auth_ratelimit_allow(&r, key, (size_t)n, 10000 + round * 10, &sup);
+        }
+    }
+    CHECK(allowed <= AUTH_RATELIMIT_SLOTS);
+    CHECK(allowed > AUTH_RATELIMIT_SLOTS / 2);
+}
+
 int main(void) {
+    TEST(test_ratelimit);
     TEST(test_grant_spec);
     TEST(test_user_grant_revoke);
     TEST(test_patterns);

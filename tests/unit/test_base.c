@@ -1,8 +1,7 @@
 /*
  * Unit tests of src/base: the growable buffer (growth past any fixed size,
  * escaping, the sticky failure and the max limit), the integer parser and
- * formatter, the clocks' basic properties, the systemd notification datagram, SipHash and
- * the count of connections per address.
+ * formatter, the clocks' basic properties, the systemd notification datagram and SipHash.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,12 +16,9 @@
 
 #include "clock.h"
 #include "file.h"
-#include "jobs.h"
 #include "log.h"
 #include "notify.h"
 #include "num.h"
-#include "peercount.h"
-#include "ratelimit.h"
 #include "sbuf.h"
 #include "siphash.h"
 #include "unit.h"
@@ -154,107 +150,6 @@ static void test_siphash(void) {
     CHECK(siphash_24(&k, in, 0) == 0x726fdb47dd0e0e31ULL);
 }
 
-/* The connections counted for addr: the slots holding its keyed hash (one, or none). */
-static int64_t peercount_of(const struct peercount *pc, const void *addr, size_t n) {
-    uint64_t h = siphash_24(&pc->key, addr, n);
-    h = h != 0 ? h : 1;
-    int64_t count = 0;
-    for (size_t i = 0; i <= pc->mask; i++) {
-        count += pc->slots[i].hash == h ? pc->slots[i].n : 0;
-    }
-    return count;
-}
-
-/* A limit per address: each address on its own, freed slots reused, runs closed up. */
-static void test_peercount(void) {
-    struct peercount pc;
-    CHECK(peercount_init(&pc, 100, 3, 0) == LEAF_OK);
-    uint64_t a[3], b;
-    for (int i = 0; i < 3; i++) {
-        a[i] = peercount_take(&pc, "\x7f\0\0\x01", 4);
-        CHECK(a[i] != 0);
-    }
-    CHECK(peercount_take(&pc, "\x7f\0\0\x01", 4) == 0); /* the fourth: refused, not counted */
-    CHECK_EQ_INT(peercount_of(&pc, "\x7f\0\0\x01", 4), 3);
-    b = peercount_take(&pc, "\x7f\0\0\x02", 4); /* another address has its own share */
-    CHECK(b != 0);
-    peercount_release(&pc, a[0]);
-    CHECK(peercount_take(&pc, "\x7f\0\0\x01", 4) != 0);
-    peercount_release(&pc, b);
-    CHECK_EQ_INT(peercount_of(&pc, "\x7f\0\0\x02", 4), 0);
-    /* 100 addresses in and out many times: every count stays exact (no tombstone, no loss). */
-    uint64_t h[100][2];
-    for (int round = 0; round < 50; round++) {
-        for (uint32_t i = 0; i < 100; i++) {
-            uint32_t addr = i * 2654435761u + (uint32_t)round;
-            h[i][0] = peercount_take(&pc, &addr, 4);
-            h[i][1] = peercount_take(&pc, &addr, 4);
-            CHECK(h[i][0] != 0 && h[i][1] != 0 && peercount_of(&pc, &addr, 4) == 2);
-        }
-        for (uint32_t i = 0; i < 100; i += 2) {
-            peercount_release(&pc, h[i][0]);
-            peercount_release(&pc, h[i][1]);
-        }
-        for (uint32_t i = 1; i < 100; i += 2) {
-            uint32_t addr = i * 2654435761u + (uint32_t)round;
-            CHECK(peercount_of(&pc, &addr, 4) == 2);
-            peercount_release(&pc, h[i][0]);
-            peercount_release(&pc, h[i][1]);
-            CHECK(peercount_of(&pc, &addr, 4) == 0);
-        }
-    }
-    CHECK_EQ_INT(peercount_of(&pc, "\x7f\0\0\x01", 4), 3);
-    peercount_destroy(&pc);
-}
-
-/*
- * The reserve (docs/OPERATIONS.md, "Connection slots"): 40 connections, half per address, the
- * last 5 for addresses holding fewer than PEERCOUNT_FEW. Two addresses get 20 and 15; then four
- * from a third and one from a fourth; nothing more for any of them.
- */
-static void test_peercount_reserve(void) {
-    struct peercount pc;
-    CHECK(peercount_init(&pc, 40, 20, 5) == LEAF_OK);
-    int got[4] = {0, 0, 0, 0};
-    const char *addr[4] = {"\x7f\0\0\x01", "\x7f\0\0\x02", "\x7f\0\0\x03", "\x7f\0\0\x04"};
-    for (int a = 0; a < 4; a++) {
-        for (int i = 0; i < 40 && pc.total < 40; i++) { /* 40: the node's limit (net.c) */
-            got[a] += peercount_take(&pc, addr[a], 4) != 0;
-        }
-    }
-    CHECK_EQ_INT(got[0], 20);
-    CHECK_EQ_INT(got[1], 15);
-    CHECK_EQ_INT(got[2], PEERCOUNT_FEW);
-    CHECK_EQ_INT(got[3], 1);
-    CHECK_EQ_INT(pc.total, 40);
-    CHECK(peercount_take(&pc, addr[1], 4) == 0); /* 15 held: the reserve is not for it */
-    CHECK(peercount_take(&pc, addr[2], 4) == 0); /* PEERCOUNT_FEW held: nor for it */
-    peercount_destroy(&pc);
-}
-
-/* One line a second per key, whatever the collisions; suppressed lines counted. */
-static void test_ratelimit(void) {
-    static struct ratelimit r; /* 16 KiB: not on the stack */
-    uint64_t sup = 99;
-    CHECK(ratelimit_allow(&r, "127.0.0.1", 9, 1000, &sup));
-    CHECK_EQ_INT(sup, 0);
-    CHECK(!ratelimit_allow(&r, "127.0.0.1", 9, 1500, &sup));
-    CHECK(!ratelimit_allow(&r, "127.0.0.1", 9, 1999, &sup));
-    CHECK(ratelimit_allow(&r, "127.0.0.1", 9, 2000, &sup));
-    CHECK_EQ_INT(sup, 2);
-    /* Many keys within one second: each key at most once, whatever slot it shares. */
-    int allowed = 0;
-    for (int round = 0; round < 3; round++) {
-        for (int i = 0; i < 5000; i++) {
-            char key[32];
-            int n = snprintf(key, sizeof(key), "peer-%d", i);
-            allowed += ratelimit_allow(&r, key, (size_t)n, 10000 + round * 10, &sup);
-        }
-    }
-    CHECK(allowed <= RATELIMIT_SLOTS);
-    CHECK(allowed > RATELIMIT_SLOTS / 2);
-}
-
 static void test_log_safe(void) {
     char out[8];
     CHECK_EQ_INT(log_safe("ab\ncd\"e'", 8, out, sizeof(out)), 7);
@@ -307,62 +202,6 @@ static void test_file_atomic(void) {
     rmdir(dir);
 }
 
-struct job_slot {
-    struct leaf_job job;
-    int payload;
-};
-
-static int wakes;
-static void job_wake(struct leaf_wait *w) {
-    (void)w;
-    wakes++;
-}
-
-static int released;
-static void job_release(struct leaf_job *j) {
-    released += ((struct job_slot *)j)->payload;
-}
-
-/* A job parked, run, finished and read; an abandoned queued one is dropped,
- * an abandoned running one freed when it finishes; a full table says so. */
-static void test_jobs(void) {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    struct job_slot slots[2];
-    memset(slots, 0, sizeof(slots));
-    struct leaf_jobs js = {&mu, slots, 2, sizeof(slots[0]), job_release};
-    struct leaf_wait w1 = {.wake = job_wake}, w2 = {.wake = job_wake}, w3 = {.wake = job_wake};
-    struct leaf_job *j;
-    int t1 = -1, t2 = -1, t3 = -1;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t1, &w1, &j), LEAF_EAGAIN);
-    CHECK(j != NULL && t1 == 0);
-    ((struct job_slot *)j)->payload = 1;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t2, &w2, &j), LEAF_EAGAIN);
-    ((struct job_slot *)j)->payload = 10;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t3, &w3, &j), LEAF_ENOMEM); /* both slots taken */
-    CHECK_EQ_INT(leaf_jobs_next(&js), 0);
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t1, &w1, &j), LEAF_EAGAIN); /* not done: parked again */
-    CHECK(j == NULL);
-    leaf_jobs_finish(&js, &slots[0].job, LEAF_EEXIST);
-    CHECK_EQ_INT(wakes, 1);
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t1, &w1, &j), LEAF_EEXIST);
-    CHECK(j == &slots[0].job && t1 == -1);
-    leaf_jobs_release(&js, j);
-    CHECK_EQ_INT(released, 1);
-    w2.cancel(&w2); /* queued, never started: dropped at once, never run */
-    CHECK_EQ_INT(released, 11);
-    CHECK_EQ_INT(leaf_jobs_next(&js), -1);
-    t3 = -1;
-    CHECK_EQ_INT(leaf_jobs_step(&js, &t3, &w3, &j), LEAF_EAGAIN);
-    ((struct job_slot *)j)->payload = 100;
-    CHECK_EQ_INT(leaf_jobs_next(&js), t3);
-    w3.cancel(&w3); /* running: freed when it finishes, and nobody is woken */
-    CHECK_EQ_INT(released, 11);
-    leaf_jobs_finish(&js, j, LEAF_OK);
-    CHECK_EQ_INT(released, 111);
-    CHECK_EQ_INT(wakes, 1);
-    CHECK(!slots[0].job.used && !slots[1].job.used);
-}
-
 /* A datagram socket bound to name (a path, or "@..." abstract), as systemd's. */
 static int notify_listener(const char *name) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -413,8 +252,6 @@ static void test_notify(void) {
 
 int main(void) {
     TEST(test_notify);
-    TEST(test_jobs);
-    TEST(test_ratelimit);
     TEST(test_log_safe);
     TEST(test_file_atomic);
     TEST(test_sbuf_grows);
@@ -426,7 +263,5 @@ int main(void) {
     TEST(test_num_format);
     TEST(test_clocks);
     TEST(test_siphash);
-    TEST(test_peercount);
-    TEST(test_peercount_reserve);
     return unit_done();
 }

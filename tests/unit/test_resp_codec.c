@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyslot.h"
 #include "resp_codec.h"
 #include "unit.h"
 
@@ -528,16 +527,6 @@ static void test_reply_sticky_failure(void) {
     sbuf_free(&b);
 }
 
-/* Redis's CLUSTER KEYSLOT answers, hash tags included. */
-static void test_key_slot(void) {
-    CHECK_EQ_INT(keyslot("123456789", 9), 0x31C3 & 16383);
-    CHECK_EQ_INT(keyslot("foo", 3), 12182);
-    CHECK_EQ_INT(keyslot("somekey", 7), 11058);
-    CHECK_EQ_INT(keyslot("{foo}.bar", 9), 12182);
-    CHECK_EQ_INT(keyslot("x{foo}", 6), 12182);
-    CHECK(keyslot("{}foo", 5) != keyslot("foo", 3)); /* an empty tag is no tag */
-}
-
 /* A parser after a protocol error: a new one (the connection's is closed), limited to max. */
 static void limited(struct resp_parser *p, size_t max) {
     resp_parser_free(p);
@@ -591,7 +580,6 @@ static void test_command_limit(void) {
 
 int main(void) {
     TEST(test_command_limit);
-    TEST(test_key_slot);
     TEST(test_multibulk);
     TEST(test_multibulk_skipped);
     TEST(test_pipelined);

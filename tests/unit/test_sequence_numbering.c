@@ -1,6 +1,6 @@
 /*
  * Business numbers' pure core: time zones read from Debian's tzdata files
- * (sequence/sequence_tz.h) against the C library's localtime_r over many
+ * (src/base/tzdata.h) against the C library's localtime_r over many
  * instants, the midnight of Asia/Shanghai and the daylight-saving changes of
  * Europe/Berlin; and the numbering rules (sequence/sequence_numbering.h):
  * the checks, the period kept in the sequence's values, the skip to a new
@@ -10,12 +10,12 @@
 #include <time.h>
 
 #include "sequence_numbering.h"
-#include "sequence_tz.h"
+#include "tzdata.h"
 #include "unit.h"
 
 #define ZONEINFO "/usr/share/zoneinfo/"
 
-static struct sequence_tz *load(const char *zone) {
+static struct tzdata *load(const char *zone) {
     char path[256];
     snprintf(path, sizeof(path), ZONEINFO "%s", zone);
     FILE *f = fopen(path, "rb");
@@ -26,8 +26,8 @@ static struct sequence_tz *load(const char *zone) {
     static uint8_t buf[1 << 16];
     size_t n = fread(buf, 1, sizeof(buf), f);
     fclose(f);
-    struct sequence_tz *tz = malloc(sizeof(*tz));
-    CHECK_EQ_INT(sequence_tz_parse(tz, buf, n), LEAF_OK);
+    struct tzdata *tz = malloc(sizeof(*tz));
+    CHECK_EQ_INT(tzdata_parse(tz, buf, n), LEAF_OK);
     return tz;
 }
 
@@ -42,7 +42,7 @@ static void test_zones_against_libc(void) {
                            "Asia/Kolkata",  "UTC",           "America/Sao_Paulo"};
     uint64_t r = 88172645463325252ULL;
     for (size_t z = 0; z < sizeof(zones) / sizeof(zones[0]); z++) {
-        struct sequence_tz *tz = load(zones[z]);
+        struct tzdata *tz = load(zones[z]);
         setenv("TZ", zones[z], 1);
         tzset();
         int bad = 0;
@@ -54,7 +54,7 @@ static void test_zones_against_libc(void) {
             time_t t = (time_t)(31536000 + (int64_t)(r % UINT64_C(4070000000)));
             struct tm tm;
             localtime_r(&t, &tm);
-            bad += sequence_tz_offset(tz, (int64_t)t) != tm.tm_gmtoff;
+            bad += tzdata_offset(tz, (int64_t)t) != tm.tm_gmtoff;
         }
         if (bad) {
             fprintf(stderr, "%s: %d offsets differ from localtime_r\n", zones[z], bad);
@@ -67,33 +67,31 @@ static void test_zones_against_libc(void) {
 }
 
 static void test_shanghai_midnight_and_berlin_dst(void) {
-    struct sequence_tz *sh = load("Asia/Shanghai"), *be = load("Europe/Berlin");
+    struct tzdata *sh = load("Asia/Shanghai"), *be = load("Europe/Berlin");
     int64_t y;
     int m, d;
-    int64_t before = sequence_tz_local_day(sh, SHANGHAI_MIDNIGHT - 1);
-    int64_t after = sequence_tz_local_day(sh, SHANGHAI_MIDNIGHT);
+    int64_t before = tzdata_local_day(sh, SHANGHAI_MIDNIGHT - 1);
+    int64_t after = tzdata_local_day(sh, SHANGHAI_MIDNIGHT);
     CHECK_EQ_INT(after, before + 1);
-    sequence_tz_civil_from_days(after, &y, &m, &d);
+    tzdata_civil_from_days(after, &y, &m, &d);
     CHECK(y == 2026 && m == 11 && d == 29);
-    CHECK_EQ_INT(sequence_tz_offset(be, BERLIN_SPRING / 1000 - 1), 3600);
-    CHECK_EQ_INT(sequence_tz_offset(be, BERLIN_SPRING / 1000), 7200);
-    CHECK_EQ_INT(sequence_tz_offset(be, BERLIN_AUTUMN / 1000 - 1), 7200);
-    CHECK_EQ_INT(sequence_tz_offset(be, BERLIN_AUTUMN / 1000), 3600);
+    CHECK_EQ_INT(tzdata_offset(be, BERLIN_SPRING / 1000 - 1), 3600);
+    CHECK_EQ_INT(tzdata_offset(be, BERLIN_SPRING / 1000), 7200);
+    CHECK_EQ_INT(tzdata_offset(be, BERLIN_AUTUMN / 1000 - 1), 7200);
+    CHECK_EQ_INT(tzdata_offset(be, BERLIN_AUTUMN / 1000), 3600);
     /* Berlin's midnight moves with daylight saving: 22:00Z in summer, 23:00Z in winter */
     int64_t summer_midnight = INT64_C(1783202400000); /* 2026-07-04T22:00Z */
-    CHECK_EQ_INT(sequence_tz_local_day(be, summer_midnight) -
-                     sequence_tz_local_day(be, summer_midnight - 1),
+    CHECK_EQ_INT(tzdata_local_day(be, summer_midnight) - tzdata_local_day(be, summer_midnight - 1),
                  1);
     int64_t winter_midnight = INT64_C(1796079600000); /* 2026-11-30T23:00Z */
-    CHECK_EQ_INT(sequence_tz_local_day(be, winter_midnight) -
-                     sequence_tz_local_day(be, winter_midnight - 1),
+    CHECK_EQ_INT(tzdata_local_day(be, winter_midnight) - tzdata_local_day(be, winter_midnight - 1),
                  1);
     free(sh);
     free(be);
     /* a version 1 file or garbage is refused */
-    struct sequence_tz *t = malloc(sizeof(*t));
-    CHECK_EQ_INT(sequence_tz_parse(t, (const uint8_t *)"TZif1", 5), LEAF_EINVAL);
-    CHECK_EQ_INT(sequence_tz_parse(t, (const uint8_t *)"nope", 4), LEAF_EINVAL);
+    struct tzdata *t = malloc(sizeof(*t));
+    CHECK_EQ_INT(tzdata_parse(t, (const uint8_t *)"TZif1", 5), LEAF_EINVAL);
+    CHECK_EQ_INT(tzdata_parse(t, (const uint8_t *)"nope", 4), LEAF_EINVAL);
     free(t);
 }
 
@@ -162,9 +160,9 @@ static void test_checks_refuse(void) {
 
 static void test_periods_in_values(void) {
     struct sequence_numbering d = orders(NUMBERING_PERIOD_DAY);
-    struct sequence_tz *sh = load("Asia/Shanghai");
+    struct tzdata *sh = load("Asia/Shanghai");
     char text[SEQUENCE_NUMBERING_TEXT_MAX];
-    int64_t day1 = sequence_tz_local_day(sh, SHANGHAI_MIDNIGHT - 2000); /* 2026-11-28 */
+    int64_t day1 = tzdata_local_day(sh, SHANGHAI_MIDNIGHT - 2000); /* 2026-11-28 */
     int64_t day2 = day1 + 1;
     int64_t p1 = sequence_numbering_period_of(&d, day1),
             p2 = sequence_numbering_period_of(&d, day2);

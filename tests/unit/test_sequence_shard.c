@@ -1,10 +1,12 @@
 /*
  * Unit tests of the sharded sequences' slot assignment (sequence/sequence_shard.c):
  * balance, only the slots that must move move on a join or a leave, contiguity,
- * owner lookup, and the text form in ZooKeeper.
+ * owner lookup, the text form in ZooKeeper, and the key slot that places a sequence
+ * (sequence/sequence_keyslot.c).
  */
 #include <stdlib.h>
 
+#include "sequence_keyslot.h"
 #include "sequence_shard.h"
 #include "unit.h"
 
@@ -167,6 +169,17 @@ static void test_text_round_trip(void) {
     CHECK_EQ_INT(sequence_shard_parse("epoch 9\n0-16383 -1\n", 20, &c), 0);
 }
 
+/* The key slot (sequence/sequence_keyslot.c): Redis's CLUSTER KEYSLOT answers, hash tags included.
+ */
+static void test_key_slot(void) {
+    CHECK_EQ_INT(sequence_keyslot("123456789", 9), 0x31C3 & 16383);
+    CHECK_EQ_INT(sequence_keyslot("foo", 3), 12182);
+    CHECK_EQ_INT(sequence_keyslot("somekey", 7), 11058);
+    CHECK_EQ_INT(sequence_keyslot("{foo}.bar", 9), 12182);
+    CHECK_EQ_INT(sequence_keyslot("x{foo}", 6), 12182);
+    CHECK(sequence_keyslot("{}foo", 5) != sequence_keyslot("foo", 3)); /* an empty tag is no tag */
+}
+
 int main(void) {
     TEST(test_first_assignment);
     TEST(test_balanced_for_any_n);
@@ -174,5 +187,6 @@ int main(void) {
     TEST(test_leave_hands_only_the_leavers_slots);
     TEST(test_churn_stays_bounded);
     TEST(test_text_round_trip);
+    TEST(test_key_slot);
     return unit_done();
 }

@@ -1,6 +1,6 @@
 /* The pure parts of zk/: layout and worker-ID parsing, znode and cache
  * records, and the start-up and peer clock decisions. */
-#include "log_quiet.h"
+#include "log.h"
 #include "unit.h"
 #include "zk_clock.h"
 #include "zk_layout.h"

@@ -20,17 +20,17 @@
  *   the tag table every 30 s (a deleted tag stops being served within 60 s).
  * Times are monotonic milliseconds (clock_mono_ms, libuv's clock).
  * The service outlives the event loops (main stops it after joining them),
- * as a producer of wake-ups must (session.h).
+ * as a producer of wake-ups must (leaf_wait.h).
  */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
+#include "leaf_wait.h"
 #include "segment_buffer.h"
 #include "segment_db.h"
 #include "segment_hosts.h"
-#include "session.h"
 #include "status.h"
 
 struct uv_loop_s;

@@ -18,11 +18,11 @@
 
 #include "clock.h"
 #include "hash.h"
-#include "keyslot.h"
 #include "lockstat.h"
 #include "log.h"
 #include "node_ip.h"
 #include "sequence_elect.h"
+#include "sequence_keyslot.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_service_floor.h"
@@ -205,19 +205,19 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
 leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
                                           size_t len, int64_t start, int *ticket,
                                           struct leaf_wait *w) {
-    struct leaf_job *j;
+    struct node_job *j;
     if (*ticket < 0 && len > VALIDATE_TAG_MAX) {
         return LEAF_ENOMEM;
     }
     pthread_mutex_lock(&svc->lock);
     int fresh = *ticket < 0;
-    leaf_status_t rc = leaf_jobs_step(&svc->jobs, ticket, w, &j);
+    leaf_status_t rc = node_jobs_step(&svc->jobs, ticket, w, &j);
     if (fresh && j != NULL) {
         struct seq_create *c = (struct seq_create *)j;
         c->start = start;
         memcpy(c->name, name, len);
     } else if (rc != LEAF_EAGAIN && j != NULL) {
-        leaf_jobs_release(&svc->jobs, j);
+        node_jobs_release(&svc->jobs, j);
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
@@ -258,7 +258,7 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     svc->loop = control_loop;
     svc->enabled = cfg->sequence_enable;
     pthread_mutex_init(&svc->lock, NULL);
-    svc->jobs = (struct leaf_jobs){&svc->lock, svc->creates, SEQ_MAX_CREATES,
+    svc->jobs = (struct node_jobs){&svc->lock, svc->creates, SEQ_MAX_CREATES,
                                    sizeof(svc->creates[0]), NULL};
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->floors.fd = -1;

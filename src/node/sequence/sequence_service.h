@@ -32,9 +32,9 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "leaf_wait.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
-#include "session.h"
 #include "status.h"
 
 struct uv_loop_s;

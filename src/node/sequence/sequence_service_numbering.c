@@ -10,7 +10,7 @@
  * on a read when a name is unknown (and ask for one, without waiting, when
  * the cache is older than SEQ_NUMBERING_FRESH_MS: another node's update or
  * delete reaches the primary so); creates, updates, deletes and lists are
- * parked jobs (src/base/jobs.h). The control thread runs one job or refresh
+ * parked jobs (src/node/common/node_jobs.h). The control thread runs one job or refresh
  * at a time, each from an aget of the table:
  *   create  the name taken: EEXIST; SEQ_NUMBERINGS_MAX lines: ERANGE (nothing
  *           created); else acreate the sequence "@<name>" ({"max":0}; there
@@ -36,7 +36,7 @@
 #include "sequence_record.h"
 #include "sequence_service.h"
 #include "sequence_service_state.h"
-#include "sequence_tz.h"
+#include "tzdata.h"
 
 #define ZONEINFO_DIR "/usr/share/zoneinfo/"
 #define ZONE_FILE_MAX (1 << 17)
@@ -48,7 +48,7 @@ struct seq_zone {
     struct seq_zone *next;
     char name[SEQUENCE_NUMBERING_TZ_MAX];
     int ok; /* 1: read and parsed (only such zones are kept) */
-    struct sequence_tz tz;
+    struct tzdata tz;
 };
 
 void sequence_service_numbering_init(struct sequence_service *svc) {
@@ -57,7 +57,7 @@ void sequence_service_numbering_init(struct sequence_service *svc) {
     t->running = -1;
     t->version = -1;
     t->jobs =
-        (struct leaf_jobs){&svc->lock, t->slots, SEQ_NUMBERING_JOBS, sizeof(t->slots[0]), NULL};
+        (struct node_jobs){&svc->lock, t->slots, SEQ_NUMBERING_JOBS, sizeof(t->slots[0]), NULL};
     snprintf(t->path, sizeof(t->path), "/leafd/%s/numberings", svc->cfg->name);
     pthread_mutex_init(&t->zlock, NULL);
 }
@@ -85,11 +85,11 @@ static void zone_read(struct seq_zone *z) {
     uint8_t *buf = malloc(ZONE_FILE_MAX);
     size_t n = buf ? fread(buf, 1, ZONE_FILE_MAX, f) : 0;
     fclose(f);
-    z->ok = n > 0 && sequence_tz_parse(&z->tz, buf, n) == LEAF_OK;
+    z->ok = n > 0 && tzdata_parse(&z->tz, buf, n) == LEAF_OK;
     if (!z->ok) {
         log_warn("numbering", "%s is not a TZif file of version 2 or later", path);
     } else {
-        int32_t off = sequence_tz_offset(&z->tz, clock_wall_ms() / 1000);
+        int32_t off = tzdata_offset(&z->tz, clock_wall_ms() / 1000);
         log_info("numbering", "time zone %s read from %s: UTC%c%02d:%02d now", z->name, path,
                  off < 0 ? '-' : '+', (off < 0 ? -off : off) / 3600,
                  (off < 0 ? -off : off) / 60 % 60);
@@ -118,7 +118,7 @@ leaf_status_t sequence_service_numbering_period(struct sequence_service *svc,
     }
     int ok = z != NULL && z->ok;
     if (ok) {
-        *day = sequence_tz_local_day(&z->tz, wall_ms);
+        *day = tzdata_local_day(&z->tz, wall_ms);
         *period = sequence_numbering_period_of(d, *day);
     }
     pthread_mutex_unlock(&t->zlock);
@@ -184,10 +184,10 @@ static leaf_status_t job_step(struct sequence_service *svc, enum seq_numbering_k
                               const struct sequence_numbering *d, int *ticket, struct leaf_wait *w,
                               struct sequence_numbering *out, int cap, int *n) {
     struct seq_numberings *t = &svc->numberings;
-    struct leaf_job *j;
+    struct node_job *j;
     pthread_mutex_lock(&svc->lock);
     int fresh = *ticket < 0;
-    leaf_status_t rc = leaf_jobs_step(&t->jobs, ticket, w, &j);
+    leaf_status_t rc = node_jobs_step(&t->jobs, ticket, w, &j);
     if (fresh && j != NULL) {
         struct seq_numbering_job *s = (struct seq_numbering_job *)j;
         s->kind = kind;
@@ -201,7 +201,7 @@ static leaf_status_t job_step(struct sequence_service *svc, enum seq_numbering_k
             *n = t->n < cap ? t->n : cap;
             memcpy(out, t->defs, (size_t)*n * sizeof(*out));
         }
-        leaf_jobs_release(&t->jobs, j);
+        node_jobs_release(&t->jobs, j);
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
@@ -244,7 +244,7 @@ static void job_end(struct sequence_service *svc, leaf_status_t rc) {
     struct seq_numberings *t = &svc->numberings;
     pthread_mutex_lock(&svc->lock);
     if (t->running >= 0) {
-        leaf_jobs_finish(&t->jobs, &t->slots[t->running].job, rc);
+        node_jobs_finish(&t->jobs, &t->slots[t->running].job, rc);
     }
     t->running = -1;
     leaf_wait_wake_all(&t->waiters);
@@ -264,7 +264,7 @@ void sequence_service_numbering_run(struct sequence_service *svc) {
         return;
     }
     pthread_mutex_lock(&svc->lock);
-    int i = leaf_jobs_next(&t->jobs);
+    int i = node_jobs_next(&t->jobs);
     int refresh = i < 0 && t->refresh;
     t->refresh = 0;
     t->running = i >= 0 ? i : refresh ? -2 : -1;

@@ -19,13 +19,13 @@
 #include <uv.h>
 
 #include "config.h"
-#include "jobs.h"
+#include "leaf_wait.h"
 #include "lockstat.h"
+#include "node_jobs.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_shard.h"
 #include "sequence_state.h"
-#include "session.h"
 #include "status.h"
 #include "validate.h"
 #include "zk_session.h"
@@ -121,7 +121,7 @@ enum seq_numbering_kind {
 
 /* A parked numbering job: a create, update or delete (its definition) or a read of the table. */
 struct seq_numbering_job {
-    struct leaf_job job; /* first: the slot is one of jobs' (src/base/jobs.h) */
+    struct node_job job; /* first: the slot is one of jobs' (src/node/common/node_jobs.h) */
     enum seq_numbering_kind kind;
     int tries;
     int seq_done;                  /* a create: its sequence exists */
@@ -142,7 +142,7 @@ struct seq_numberings {
     int refresh;     /* an event loop asks for a read (a name not known) */
     struct leaf_wait_list waiters;
     struct seq_numbering_job slots[SEQ_NUMBERING_JOBS];
-    struct leaf_jobs jobs;
+    struct node_jobs jobs;
     int running;     /* the job being run (one at a time), -1 none; -2 the refresh */
     int32_t version; /* of the table read; -1 when it does not exist */
     char path[SEQ_DIR_MAX];
@@ -153,7 +153,7 @@ struct seq_numberings {
 
 /* An admin create; guarded by svc->lock. */
 struct seq_create {
-    struct leaf_job job; /* first: the slot is one of jobs' (src/base/jobs.h) */
+    struct node_job job; /* first: the slot is one of jobs' (src/node/common/node_jobs.h) */
     int repaired;        /* the parents were created again once for it */
     int64_t start;
     char name[VALIDATE_TAG_MAX + 1];
@@ -275,7 +275,7 @@ struct sequence_service {
     int demote_requested;
     int demote_was_primary; /* the demote request stopped issuing (sequence_service_demote) */
     struct seq_create creates[SEQ_MAX_CREATES];
-    struct leaf_jobs jobs; /* creates as parked jobs */
+    struct node_jobs jobs; /* creates as parked jobs */
     struct sequence_where where;
     struct sequence_peer peers[SEQUENCE_MAX_PEERS], next_peers[SEQUENCE_MAX_PEERS];
     size_t npeers, next_npeers;

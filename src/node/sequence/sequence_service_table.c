@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hash.h"
-#include "keyslot.h"
+#include "sequence_keyslot.h"
 #include "sequence_service_state.h"
 
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
@@ -18,7 +18,7 @@ int sequence_service_table_slot(const char *name, size_t len) {
     char key[VALIDATE_TAG_MAX + 16];
     int n = snprintf(key, sizeof(key), "sequence:%.*s",
                      (int)(len > VALIDATE_TAG_MAX ? VALIDATE_TAG_MAX : len), name);
-    return (int)keyslot(key, n > 0 ? (size_t)n : 0);
+    return (int)sequence_keyslot(key, n > 0 ? (size_t)n : 0);
 }
 
 /* ---- the table of sequences (lock held) ---------------------------------- */

@@ -431,7 +431,7 @@ static void run_creates(struct sequence_service *svc) {
         char path[SEQ_PATH_MAX], data[SEQUENCE_RECORD_MAX_LEN];
         size_t len = 0;
         pthread_mutex_lock(&svc->lock);
-        int i = leaf_jobs_next(&svc->jobs);
+        int i = node_jobs_next(&svc->jobs);
         if (i >= 0) {
             const struct seq_create *c = &svc->creates[i];
             snprintf(path, sizeof(path), "%s/%s", svc->dir_seqs, c->name);
@@ -444,7 +444,7 @@ static void run_creates(struct sequence_service *svc) {
         if (zk_session_acreate2(&svc->zsub, OP_ADMIN_CREATE, (uint64_t)i, path, data, len,
                                 ZK_MODE_PERSISTENT) != LEAF_OK) {
             pthread_mutex_lock(&svc->lock);
-            leaf_jobs_finish(&svc->jobs, &svc->creates[i].job, LEAF_EUNAVAIL);
+            node_jobs_finish(&svc->jobs, &svc->creates[i].job, LEAF_EUNAVAIL);
             pthread_mutex_unlock(&svc->lock);
         }
     }
@@ -455,7 +455,7 @@ static void fail_running_creates(struct sequence_service *svc) {
     pthread_mutex_lock(&svc->lock);
     for (int i = 0; i < SEQ_MAX_CREATES; i++) {
         if (svc->creates[i].job.running) {
-            leaf_jobs_finish(&svc->jobs, &svc->creates[i].job, LEAF_EUNAVAIL);
+            node_jobs_finish(&svc->jobs, &svc->creates[i].job, LEAF_EUNAVAIL);
         }
     }
     pthread_mutex_unlock(&svc->lock);
@@ -488,7 +488,7 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     int created = ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_EXISTS;
     char name[VALIDATE_TAG_MAX + 1];
     snprintf(name, sizeof(name), "%s", c->name);
-    leaf_jobs_finish(&svc->jobs, &c->job, rc);
+    node_jobs_finish(&svc->jobs, &c->job, rc);
     pthread_mutex_unlock(&svc->lock);
     if (created) {
         sequence_service_heal_created(svc, name);

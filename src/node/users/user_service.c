@@ -238,7 +238,8 @@ int user_service_log_allowed(struct user_service *svc, const char *peer, uint64_
     const char *colon = peer != NULL ? strrchr(peer, ':') : NULL;
     size_t n = peer == NULL ? 0 : colon != NULL ? (size_t)(colon - peer) : strlen(peer);
     pthread_mutex_lock(&svc->lock);
-    int ok = ratelimit_allow(&svc->log_limit, peer ? peer : "", n, clock_mono_ms(), suppressed);
+    int ok =
+        auth_ratelimit_allow(&svc->log_limit, peer ? peer : "", n, clock_mono_ms(), suppressed);
     pthread_mutex_unlock(&svc->lock);
     return ok;
 }

@@ -33,8 +33,8 @@
 #include "auth_secret.h"
 #include "auth_table.h"
 #include "config.h"
+#include "leaf_wait.h"
 #include "sbuf.h"
-#include "session.h"
 #include "status.h"
 
 struct uv_loop_s;

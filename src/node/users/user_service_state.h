@@ -9,8 +9,8 @@
 #include <stdatomic.h>
 #include <uv.h>
 
-#include "jobs.h"
-#include "ratelimit.h"
+#include "auth_ratelimit.h"
+#include "node_jobs.h"
 #include "user_service.h"
 #include "zk_session.h"
 
@@ -21,7 +21,7 @@
 /* One queued admin change. Guarded by svc->lock, except what the control
  * thread alone uses while the change runs (step, version). */
 struct user_change_slot {
-    struct leaf_job job;  /* first: the slot is one of jobs' (src/base/jobs.h) */
+    struct node_job job;  /* first: the slot is one of jobs' (src/node/common/node_jobs.h) */
     struct user_change c; /* c.grants points at grants */
     struct auth_grant *grants;
     int64_t queued_ms;
@@ -61,8 +61,8 @@ struct user_service {
     /* Admin changes: guarded by lock. */
     pthread_mutex_t lock;
     struct user_change_slot changes_q[USER_MAX_CHANGES];
-    struct leaf_jobs jobs;      /* changes_q as parked jobs, under lock */
-    struct ratelimit log_limit; /* failed authentications' warn lines, per client address */
+    struct node_jobs jobs;           /* changes_q as parked jobs, under lock */
+    struct auth_ratelimit log_limit; /* failed authentications' warn lines, per client address */
 
     /* Counters, any thread (relaxed atomics). */
     atomic_int connected, from_local;

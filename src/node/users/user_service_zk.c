@@ -292,7 +292,7 @@ static void change_path(const struct user_service *svc, const struct user_change
 /* The change is over: record the outcome and wake its request. Control thread. */
 static void change_done(struct user_service *svc, int i, leaf_status_t rc) {
     pthread_mutex_lock(&svc->lock);
-    leaf_jobs_finish(&svc->jobs, &svc->changes_q[i].job, rc);
+    node_jobs_finish(&svc->jobs, &svc->changes_q[i].job, rc);
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_OK) {
         /* No reload here: the watch on the directory or the record fires for this write too. */
@@ -344,7 +344,7 @@ static void run_changes(struct user_service *svc) {
     }
     for (;;) {
         pthread_mutex_lock(&svc->lock);
-        int i = leaf_jobs_next(&svc->jobs);
+        int i = node_jobs_next(&svc->jobs);
         pthread_mutex_unlock(&svc->lock);
         if (i < 0) {
             break;
@@ -451,8 +451,8 @@ static void fail_running(struct user_service *svc) {
     }
 }
 
-/* Frees a slot's copy of the grants (leaf_jobs release). */
-static void change_release(struct leaf_job *j) {
+/* Frees a slot's copy of the grants (node_jobs release). */
+static void change_release(struct node_job *j) {
     struct user_change_slot *slot = (struct user_change_slot *)j;
     free(slot->grants);
     slot->grants = NULL;
@@ -464,7 +464,7 @@ static leaf_status_t change_fill(struct user_service *svc, struct user_change_sl
     if (c->ngrants > 0) {
         slot->grants = malloc(c->ngrants * sizeof(*slot->grants));
         if (slot->grants == NULL) {
-            leaf_jobs_release(&svc->jobs, &slot->job);
+            node_jobs_release(&svc->jobs, &slot->job);
             return LEAF_ENOMEM;
         }
         memcpy(slot->grants, c->grants, c->ngrants * sizeof(*slot->grants));
@@ -477,10 +477,10 @@ static leaf_status_t change_fill(struct user_service *svc, struct user_change_sl
 
 leaf_status_t user_service_change(struct user_service *svc, const struct user_change *c,
                                   int *ticket, struct leaf_wait *w, struct user_change *done) {
-    struct leaf_job *j;
+    struct node_job *j;
     pthread_mutex_lock(&svc->lock);
     int fresh = *ticket < 0;
-    leaf_status_t rc = leaf_jobs_step(&svc->jobs, ticket, w, &j);
+    leaf_status_t rc = node_jobs_step(&svc->jobs, ticket, w, &j);
     if (fresh && j != NULL) {
         rc = change_fill(svc, (struct user_change_slot *)j, c);
         *ticket = rc == LEAF_ENOMEM ? -1 : *ticket;
@@ -488,7 +488,7 @@ leaf_status_t user_service_change(struct user_service *svc, const struct user_ch
         *done = ((struct user_change_slot *)j)->c;
         done->grants = NULL;
         done->ngrants = 0;
-        leaf_jobs_release(&svc->jobs, j);
+        node_jobs_release(&svc->jobs, j);
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
@@ -603,7 +603,7 @@ leaf_status_t user_service_create(struct user_service **out, const struct leaf_c
     svc->loop = control_loop;
     pthread_rwlock_init(&svc->table_lock, NULL);
     pthread_mutex_init(&svc->lock, NULL);
-    svc->jobs = (struct leaf_jobs){&svc->lock, svc->changes_q, USER_MAX_CHANGES,
+    svc->jobs = (struct node_jobs){&svc->lock, svc->changes_q, USER_MAX_CHANGES,
                                    sizeof(svc->changes_q[0]), change_release};
     int n1 = snprintf(svc->dir, sizeof(svc->dir), "/leafd/%s/users", cfg->name);
     int n2 = snprintf(svc->local_path, sizeof(svc->local_path), "%s/%s/%d/users.jsonl",

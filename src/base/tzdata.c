@@ -1,4 +1,4 @@
-#include "sequence_tz.h"
+#include "tzdata.h"
 
 #include <string.h>
 
@@ -12,7 +12,7 @@ static int64_t be64(const uint8_t *p) {
     return (int64_t)((uint64_t)be32(p) << 32 | be32(p + 4));
 }
 
-int64_t sequence_tz_days_from_civil(int64_t y, int m, int d) {
+int64_t tzdata_days_from_civil(int64_t y, int m, int d) {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
     int64_t yoe = y - era * 400;
@@ -21,7 +21,7 @@ int64_t sequence_tz_days_from_civil(int64_t y, int m, int d) {
     return era * 146097 + doe - 719468;
 }
 
-void sequence_tz_civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
+void tzdata_civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
     z += 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
     int64_t doe = z - era * 146097;
@@ -98,7 +98,7 @@ static int read_switch(struct cursor *c, int *month, int *week, int *day, int32_
     return !(more(c) && *c->p == '/' && (c->p++, !read_time(c, time)));
 }
 
-static leaf_status_t parse_rule(struct sequence_tz_rule *r, const char *s, size_t n) {
+static leaf_status_t parse_rule(struct tzdata_rule *r, const char *s, size_t n) {
     struct cursor c = {s, s + n};
     int32_t std_west, dst_west;
     memset(r, 0, sizeof(*r));
@@ -127,23 +127,23 @@ static leaf_status_t parse_rule(struct sequence_tz_rule *r, const char *s, size_
 
 /* The day (days since 1970) of Mm.w.d in year y: week 5 is the last such weekday. */
 static int64_t rule_day(int64_t y, int month, int week, int day) {
-    int64_t first = sequence_tz_days_from_civil(y, month, 1);
+    int64_t first = tzdata_days_from_civil(y, month, 1);
     int wday_first = (int)(((first + 4) % 7 + 7) % 7); /* 1970-01-01 was a Thursday (4) */
     int64_t d = first + (day - wday_first + 7) % 7 + 7 * (int64_t)(week - 1);
     int64_t y2;
     int m2, d2;
-    sequence_tz_civil_from_days(d, &y2, &m2, &d2);
+    tzdata_civil_from_days(d, &y2, &m2, &d2);
     return m2 != month ? d - 7 : d;
 }
 
-static int32_t rule_offset(const struct sequence_tz_rule *r, int64_t utc_s) {
+static int32_t rule_offset(const struct tzdata_rule *r, int64_t utc_s) {
     if (!r->has_dst) {
         return r->std_off;
     }
     int64_t y;
     int m, d;
-    sequence_tz_civil_from_days((utc_s + r->std_off) / 86400 - ((utc_s + r->std_off) % 86400 < 0),
-                                &y, &m, &d);
+    tzdata_civil_from_days((utc_s + r->std_off) / 86400 - ((utc_s + r->std_off) % 86400 < 0), &y,
+                           &m, &d);
     /* the switches of that year, in UTC: start in standard time, end in daylight time */
     int64_t start = rule_day(y, r->start_month, r->start_week, r->start_day) * 86400 +
                     r->start_time - r->std_off;
@@ -178,13 +178,13 @@ static size_t block_len(const struct tzif_counts *k, size_t time_size) {
            (size_t)k->leap * (time_size + 4) + k->isstd + k->isut;
 }
 
-leaf_status_t sequence_tz_parse(struct sequence_tz *tz, const uint8_t *data, size_t len) {
+leaf_status_t tzdata_parse(struct tzdata *tz, const uint8_t *data, size_t len) {
     struct tzif_counts k;
     if (!read_header(data, len, &k) || data[4] < '2') {
         return LEAF_EINVAL; /* version 1 has no 64-bit block and no footer */
     }
     size_t v1 = TZ_HEADER + block_len(&k, 4);
-    if (v1 > len || !read_header(data + v1, len - v1, &k) || k.time > SEQUENCE_TZ_MAX_TRANSITIONS) {
+    if (v1 > len || !read_header(data + v1, len - v1, &k) || k.time > TZDATA_MAX_TRANSITIONS) {
         return LEAF_EINVAL;
     }
     const uint8_t *b = data + v1 + TZ_HEADER;
@@ -219,7 +219,7 @@ leaf_status_t sequence_tz_parse(struct sequence_tz *tz, const uint8_t *data, siz
     return parse_rule(&tz->rule, (const char *)f + 1, (size_t)(nl - f - 1));
 }
 
-int32_t sequence_tz_offset(const struct sequence_tz *tz, int64_t utc_s) {
+int32_t tzdata_offset(const struct tzdata *tz, int64_t utc_s) {
     if (tz->n == 0 || utc_s >= tz->at[tz->n - 1]) {
         /* from the last transition on the footer's rule says (RFC 8536 section 3.3) */
         return rule_offset(&tz->rule, utc_s);
@@ -239,8 +239,8 @@ int32_t sequence_tz_offset(const struct sequence_tz *tz, int64_t utc_s) {
     return tz->off[lo];
 }
 
-int64_t sequence_tz_local_day(const struct sequence_tz *tz, int64_t utc_ms) {
+int64_t tzdata_local_day(const struct tzdata *tz, int64_t utc_ms) {
     int64_t s = utc_ms / 1000 - (utc_ms % 1000 < 0);
-    int64_t local = s + sequence_tz_offset(tz, s);
+    int64_t local = s + tzdata_offset(tz, s);
     return local / 86400 - (local % 86400 < 0);
 }

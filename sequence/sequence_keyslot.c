@@ -1,4 +1,4 @@
-#include "keyslot.h"
+#include "sequence_keyslot.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -15,14 +15,14 @@ static uint16_t crc16(const char *p, size_t n) {
     return crc;
 }
 
-unsigned keyslot(const char *key, size_t len) {
+unsigned sequence_keyslot(const char *key, size_t len) {
     const char *open = memchr(key, '{', len);
     if (open != NULL) {
         size_t rest = len - (size_t)(open - key) - 1;
         const char *close = memchr(open + 1, '}', rest);
         if (close != NULL && close > open + 1) {
-            return crc16(open + 1, (size_t)(close - open - 1)) & (KEYSLOTS - 1);
+            return crc16(open + 1, (size_t)(close - open - 1)) & (SEQUENCE_KEYSLOTS - 1);
         }
     }
-    return crc16(key, len) & (KEYSLOTS - 1);
+    return crc16(key, len) & (SEQUENCE_KEYSLOTS - 1);
 }

@@ -1,4 +1,4 @@
-#include "ratelimit.h"
+#include "auth_ratelimit.h"
 
 #include "hash.h"
 
@@ -8,10 +8,10 @@ static uint64_t key_hash(const char *key, size_t n) {
     return h ? h : 1;
 }
 
-int ratelimit_allow(struct ratelimit *r, const char *key, size_t n, int64_t now_ms,
-                    uint64_t *suppressed) {
+int auth_ratelimit_allow(struct auth_ratelimit *r, const char *key, size_t n, int64_t now_ms,
+                         uint64_t *suppressed) {
     uint64_t h = key_hash(key, n);
-    size_t i = (size_t)(h % RATELIMIT_SLOTS);
+    size_t i = (size_t)(h % AUTH_RATELIMIT_SLOTS);
     if (r->slots[i].key != 0 && now_ms - r->slots[i].last_ms < 1000) {
         r->suppressed++;
         return 0;

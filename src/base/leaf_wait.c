@@ -1,4 +1,6 @@
-#include "session.h"
+#include "leaf_wait.h"
+
+#include <stddef.h>
 
 void leaf_wait_link(struct leaf_wait_list *l, struct leaf_wait *w) {
     if (w->list != NULL) {

@@ -1,5 +1,5 @@
-#ifndef LEAF_SEQUENCE_TZ_H
-#define LEAF_SEQUENCE_TZ_H
+#ifndef LEAF_TZDATA_H
+#define LEAF_TZDATA_H
 
 /*
  * A time zone of the IANA database, read from the bytes of its TZif file
@@ -15,17 +15,17 @@
  * M (month.week.day) form every current zone uses. A version 1 file, or a
  * footer rule in another form, is refused (LEAF_EINVAL).
  *
- * Ownership: a struct sequence_tz is a value, filled once and then only read.
+ * Ownership: a struct tzdata is a value, filled once and then only read.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "status.h"
 
-#define SEQUENCE_TZ_MAX_TRANSITIONS 2000
+#define TZDATA_MAX_TRANSITIONS 2000
 
 /* A POSIX TZ rule: std offset, and when dst is on, its offset and the two M-form switches. */
-struct sequence_tz_rule {
+struct tzdata_rule {
     int32_t std_off; /* seconds east of UTC */
     int has_dst;
     int32_t dst_off;
@@ -35,25 +35,25 @@ struct sequence_tz_rule {
     int32_t end_time; /* local (daylight) seconds after midnight */
 };
 
-struct sequence_tz {
-    int n;                                    /* transitions */
-    int64_t at[SEQUENCE_TZ_MAX_TRANSITIONS];  /* UTC seconds, ascending */
-    int32_t off[SEQUENCE_TZ_MAX_TRANSITIONS]; /* the offset from at[i] on */
-    int32_t first_off;                        /* before the first transition */
-    struct sequence_tz_rule rule;             /* after the last one */
+struct tzdata {
+    int n;                               /* transitions */
+    int64_t at[TZDATA_MAX_TRANSITIONS];  /* UTC seconds, ascending */
+    int32_t off[TZDATA_MAX_TRANSITIONS]; /* the offset from at[i] on */
+    int32_t first_off;                   /* before the first transition */
+    struct tzdata_rule rule;             /* after the last one */
 };
 
 /* Parses a TZif file's bytes into *tz: LEAF_OK or LEAF_EINVAL (malformed or unsupported). */
-leaf_status_t sequence_tz_parse(struct sequence_tz *tz, const uint8_t *data, size_t len);
+leaf_status_t tzdata_parse(struct tzdata *tz, const uint8_t *data, size_t len);
 
 /* Seconds east of UTC at the UTC instant utc_s. */
-int32_t sequence_tz_offset(const struct sequence_tz *tz, int64_t utc_s);
+int32_t tzdata_offset(const struct tzdata *tz, int64_t utc_s);
 
 /* The local civil day (days since 1970-01-01 in the zone) of the UTC instant utc_ms. */
-int64_t sequence_tz_local_day(const struct sequence_tz *tz, int64_t utc_ms);
+int64_t tzdata_local_day(const struct tzdata *tz, int64_t utc_ms);
 
 /* Days since 1970-01-01 of a civil date, and back (proleptic Gregorian). */
-int64_t sequence_tz_days_from_civil(int64_t y, int m, int d);
-void sequence_tz_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
+int64_t tzdata_days_from_civil(int64_t y, int m, int d);
+void tzdata_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
 
 #endif

@@ -1,5 +1,5 @@
-#ifndef LEAF_KEYSLOT_H
-#define LEAF_KEYSLOT_H
+#ifndef LEAF_SEQUENCE_KEYSLOT_H
+#define LEAF_SEQUENCE_KEYSLOT_H
 
 /*
  * Redis Cluster's key slot: CRC16 (XMODEM) of the key, or of the part inside
@@ -11,8 +11,8 @@
  */
 #include <stddef.h>
 
-#define KEYSLOTS 16384
+#define SEQUENCE_KEYSLOTS 16384
 
-unsigned keyslot(const char *key, size_t len);
+unsigned sequence_keyslot(const char *key, size_t len);
 
 #endif

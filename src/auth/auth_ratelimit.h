@@ -1,5 +1,5 @@
-#ifndef LEAF_RATELIMIT_H
-#define LEAF_RATELIMIT_H
+#ifndef LEAF_AUTH_RATELIMIT_H
+#define LEAF_AUTH_RATELIMIT_H
 
 /*
  * "At most one log line a second per key" (a client address), in bounded
@@ -12,13 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RATELIMIT_SLOTS 1024
+#define AUTH_RATELIMIT_SLOTS 1024
 
-struct ratelimit {
+struct auth_ratelimit {
     struct {
         uint64_t key; /* hash of the key; 0 = free */
         int64_t last_ms;
-    } slots[RATELIMIT_SLOTS];
+    } slots[AUTH_RATELIMIT_SLOTS];
     uint64_t suppressed; /* lines suppressed since the last one allowed */
 };
 
@@ -27,7 +27,7 @@ struct ratelimit {
  * then *suppressed is how many were suppressed since the previous allowed
  * line (of any key); 0 when it must not (counted).
  */
-int ratelimit_allow(struct ratelimit *r, const char *key, size_t n, int64_t now_ms,
-                    uint64_t *suppressed);
+int auth_ratelimit_allow(struct auth_ratelimit *r, const char *key, size_t n, int64_t now_ms,
+                         uint64_t *suppressed);
 
 #endif
