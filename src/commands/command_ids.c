@@ -6,6 +6,7 @@
  */
 #include "command_ids.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,8 @@ static int integer_mode(struct resp_request *req, const struct key_ref *k) {
         return 1;
     }
     command_outcome_error(req, RESP_O_WRONG_MODE,
-                          "WRONG_MODE %s IDs are strings, not integers: LEAF.%s <key> [count]",
-                          ids_mode_name(k->mode), k->mode == IDS_UUID ? "UUID" : "NUMBER");
+                          "WRONG_MODE %s IDs are strings, not integers: %s <key> [count]",
+                          ids_mode_name(k->mode), ids_mode_info(k->mode)->text_command);
     return 0;
 }
 
@@ -320,15 +321,28 @@ static int reply_text(struct resp_request *req, const struct ids_call *c, const 
     return ok;
 }
 
-/* LEAF.UUID key [count] and LEAF.NUMBER name [count]: the text of one ID as a bulk string, or
- * an array of count (docs/id-shapes.md). */
-static leaf_status_t leaf_text(struct resp_request *req, enum ids_mode mode, const char *cmd) {
+/* LEAF.UUID key [count], LEAF.NUMBER name [count], the command of every text mode (IDS_MODES'
+ * text command, which names the mode): the text of one ID as a bulk string, or an array of count
+ * (docs/id-shapes.md). */
+leaf_status_t command_ids_leaf_text(struct resp_request *req) {
     struct key_ref k;
     struct ids_call c;
+    enum ids_mode mode;
     int count = 1;
+    if (ids_mode_by_text_command(req->cmd.argv[0], req->cmd.argvlen[0], &mode) != LEAF_OK) {
+        return command_outcome_error(req, RESP_O_ERR, "ERR '%.*s' names no mode of text IDs",
+                                     (int)req->cmd.argvlen[0], req->cmd.argv[0]);
+    }
     if (req->cmd.argc > 3) {
+        const char *cmd = ids_mode_info(mode)->text_command;
+        char lower[32];
+        size_t n = 0;
+        for (; cmd[n] != '\0' && n + 1 < sizeof(lower); n++) {
+            lower[n] = (char)tolower((unsigned char)cmd[n]);
+        }
+        lower[n] = '\0';
         return command_outcome_error(req, RESP_O_ERR,
-                                     "ERR wrong number of arguments for '%s' command", cmd);
+                                     "ERR wrong number of arguments for '%s' command", lower);
     }
     if (!key_parse_bare(req, 1, 1 + (int)mode, &k) ||
         (req->cmd.argc == 3 && !count_parse(req, 2, &count))) {
@@ -346,14 +360,6 @@ static leaf_status_t leaf_text(struct resp_request *req, enum ids_mode mode, con
     }
     door_ids_free(stack, ids);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
-leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
-    return leaf_text(req, IDS_UUID, "leaf.uuid");
-}
-
-leaf_status_t command_ids_leaf_number(struct resp_request *req) {
-    return leaf_text(req, IDS_NUMBER, "leaf.number");
 }
 
 /* GET sequence:<name>: the last ID issued for the sequence. */

@@ -200,8 +200,9 @@ static leaf_status_t uuid_random(uint64_t *r, int n) {
 #define UUID_RANDOM_CHUNK 64 /* random words drawn per getrandom call */
 
 /* The UUIDv7 text of n snowflake IDs (IDS_UUID). */
-static leaf_status_t uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n, char *text,
-                               size_t *lens) {
+static leaf_status_t text_uuid(const struct door_ctx *ctx, const struct ids_call *c,
+                               const int64_t *ids, int n, char *text, size_t *lens) {
+    (void)c;
     const struct snowflake_layout *l = snowflake_node_layout(ctx->snowflake);
     uint64_t r[UUID_RANDOM_CHUNK] = {0};
     for (int i = 0; i < n; i++) {
@@ -226,11 +227,10 @@ static leaf_status_t uuid_text(const struct door_ctx *ctx, const int64_t *ids, i
 
 _Static_assert(SEQUENCE_NUMBERING_TEXT_MAX <= DOOR_IDS_TEXT_MAX, "room for a business number");
 
-leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
-                            const int64_t *ids, int n, char *text, size_t *lens) {
-    if (c->mode == IDS_UUID) {
-        return uuid_text(ctx, ids, n, text, lens);
-    }
+/* The business numbers of n IDs of c's numbering (IDS_NUMBER), in the period it was issued in. */
+static leaf_status_t text_number(const struct door_ctx *ctx, const struct ids_call *c,
+                                 const int64_t *ids, int n, char *text, size_t *lens) {
+    (void)ctx;
     for (int i = 0; i < n; i++) {
         char one[SEQUENCE_NUMBERING_TEXT_MAX];
         lens[i] = sequence_numbering_format(&c->numbering, ids[i], c->day, one);
@@ -283,22 +283,47 @@ static leaf_status_t issue_number(const struct door_ctx *ctx, struct ids_call *c
     return LEAF_OK;
 }
 
-static leaf_status_t issue_mode(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
-    switch (c->mode) {
-    case IDS_SNOWFLAKE:
-    case IDS_UUID: /* snowflake IDs, turned into UUIDs by door_ids_text() */
-        return issue_snowflake(ctx, c, ids);
-    case IDS_NUMBER: return issue_number(ctx, c, ids);
-    case IDS_SEGMENT: return issue_segment(ctx, c, ids);
-    case IDS_OPAQUE: return issue_opaque(ctx, c, ids);
-    default: return issue_sequence(ctx, c, ids);
+/* How each mode issues and writes its text: the last two columns of its row (IDS_MODES). A mode
+ * whose row names no function of this file does not compile. */
+typedef leaf_status_t (*ids_issue_fn)(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids);
+typedef leaf_status_t (*ids_text_fn)(const struct door_ctx *ctx, const struct ids_call *c,
+                                     const int64_t *ids, int n, char *text, size_t *lens);
+
+static const struct {
+    ids_issue_fn issue;
+    ids_text_fn text; /* NULL: an integer mode */
+} ids_mode_fns[IDS_MODE_COUNT] = {
+#define IDS_MODE_FNS(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
+    [e] = {issue, text},
+    IDS_MODES(IDS_MODE_FNS)
+#undef IDS_MODE_FNS
+};
+
+/* An enum ids_mode out of the table is refused, never issued as some other mode. */
+static int mode_known(const struct ids_call *c) {
+    if ((int)c->mode >= 0 && c->mode < IDS_MODE_COUNT) {
+        return 1;
     }
+    log_error("ids", "issue: mode %d is no row of IDS_MODES", (int)c->mode);
+    return 0;
+}
+
+leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
+                            const int64_t *ids, int n, char *text, size_t *lens) {
+    if (!mode_known(c) || ids_mode_fns[c->mode].text == NULL) {
+        return LEAF_ERR;
+    }
+    return ids_mode_fns[c->mode].text(ctx, c, ids, n, text, lens);
 }
 
 leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
-    leaf_status_t rc = issue_mode(ctx, c, ids);
+    if (!mode_known(c)) {
+        c->err = IDS_E_NOT_READY;
+        return LEAF_ERR;
+    }
+    leaf_status_t rc = ids_mode_fns[c->mode].issue(ctx, c, ids);
     if (rc == LEAF_OK) {
         metrics_count_ids(ctx->metrics, c->loop, c->mode, c->count);
     }

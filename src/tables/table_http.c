@@ -53,15 +53,14 @@ struct route {
 #define UUID IDS_UUID
 #define NUM IDS_NUMBER
 
-/* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
+/* The ID GETs come from their modes' rows (IDS_MODES, ids_mode.h); their path is NULL: the
+ * mode's HTTP prefix. */
+#define ID_GET_ROUTE(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
+    {HTTP_GET, 1, NULL, api_ids_get, name "_get", IDS, RK_PATH, e, 0, 1, what},
+
 /* clang-format off */
 static const struct route routes[] = {
-    {HTTP_GET, 1, NULL, api_ids_get, "snowflake_get", IDS, RK_PATH, SF, 0, 1,
-     "snowflake IDs of the key (?count=)"},
-    {HTTP_GET, 1, NULL, api_ids_get, "segment_get", IDS, RK_PATH, SEG, 0, 1,
-     "segment IDs of the tag (?count=)"},
-    {HTTP_GET, 1, NULL, api_ids_get, "sequence_get", IDS, RK_PATH, SEQ, 0, 1,
-     "sequence IDs of the key (?count=)"},
+    IDS_MODES(ID_GET_ROUTE)
     {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0, 1,
      "a segment ID of ?biz_tag=, as Leaf's"},
     {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create", CREATE, RK_BODY, SEG, 0, 0,
@@ -100,16 +99,10 @@ static const struct route routes[] = {
      "the cluster at a glance (HTML)"},
     {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0, 1,
      "a range of segment IDs of the tag (?count=), as first and last"},
-    {HTTP_GET, 1, NULL, api_ids_get, "opaque_get", IDS, RK_PATH, OPQ, 0, 1,
-     "opaque IDs of the key (?count=)"},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0, 0,
      "decodes an opaque ID"},
-    {HTTP_GET, 1, NULL, api_ids_get, "uuid_get", IDS, RK_PATH, UUID, 0, 1,
-     "UUIDv7s of the key (?count=), one per line"},
     {HTTP_GET, 0, "/decodeUuid", api_decode_uuid, "decode_uuid", OPEN, RK_NONE, UUID, 0, 0,
      "decodes a UUIDv7 (?uuid=): its time, worker and counter"},
-    {HTTP_GET, 1, NULL, api_ids_get, "number_get", IDS, RK_PATH, NUM, 0, 1,
-     "business numbers of the numbering (?count=), one per line"},
     {HTTP_POST, 0, "/api/numbering", api_numbering_create, "numbering_create", CREATE, RK_BODY, NUM, 0, 0,
      "creates a numbering (business numbers)"},
     {HTTP_PUT, 0, "/api/numbering", api_numbering_update, "numbering_update", ADMIN, RK_NONE, NUM, 0, 0,
