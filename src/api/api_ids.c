@@ -54,9 +54,9 @@ static void api_ids_respond_text(struct http_request *req, const struct ids_call
     size_t *lens = malloc((size_t)n * sizeof(*lens));
     if (raw == NULL || lens == NULL ||
         sbuf_reserve(&text, (size_t)n * (DOOR_IDS_TEXT_MAX + 1)) != LEAF_OK) {
-        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
+        door_http_error(req, IDS_E_OUT_OF_MEMORY, NULL);
     } else if (door_ids_text(door_ctx(req), c, ids, n, raw, lens) != LEAF_OK) {
-        api_ids_respond_error(req, IDS_E_RANDOM_FAILED);
+        door_http_error(req, IDS_E_RANDOM_FAILED, NULL);
     } else {
         for (int i = 0; i < n; i++) {
             if (i) {
@@ -72,23 +72,17 @@ static void api_ids_respond_text(struct http_request *req, const struct ids_call
     sbuf_free(&text);
 }
 
-void api_ids_respond_error(struct http_request *req, enum ids_error e) {
-    const struct ids_error_info *info = door_ids_error(e);
-    http_respond_error(req, info->http_status, info->code, info->message);
-}
-
 static void respond_redirect(struct http_request *req, const struct sequence_where *primary) {
     struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
     sbuf_printf(&hdr, "Location: http://%s%.*s%s%.*s\r\n", primary->http, (int)req->path_len,
                 req->path, req->query_len ? "?" : "", (int)req->query_len, req->query);
-    sbuf_printf(&body,
-                "{\"code\":\"not_primary\",\"message\":\"this node is a standby; ask the "
-                "sequence primary\",\"primary\":\"%s\"}",
-                primary->http);
+    const struct door_error_info *e = door_error(IDS_E_NOT_PRIMARY);
+    sbuf_printf(&body, "{\"code\":\"%s\",\"message\":\"%s\",\"primary\":\"%s\"}", e->code,
+                e->message, primary->http);
     if (hdr.failed || body.failed) {
-        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
+        door_http_error(req, IDS_E_OUT_OF_MEMORY, NULL);
     } else {
-        http_respond_ex(req, 307, "application/json", hdr.data, body.data, body.len);
+        http_respond_ex(req, e->http_status, "application/json", hdr.data, body.data, body.len);
     }
     sbuf_free(&hdr);
     sbuf_free(&body);
@@ -103,14 +97,14 @@ static leaf_status_t api_ids_key_and_count(struct http_request *req, size_t pref
     *key = req->path + prefix_len;
     *key_len = req->path_len - prefix_len;
     if (!validate_tag(*key, *key_len)) {
-        api_ids_respond_error(req, IDS_E_BAD_TAG);
+        door_http_error(req, IDS_E_BAD_TAG, NULL);
         return LEAF_EINVAL;
     }
     const char *val;
     size_t len;
     *count = 1;
     if (door_http_query(req, "count", &val, &len) && validate_count(val, len, count) != LEAF_OK) {
-        api_ids_respond_error(req, IDS_E_BAD_COUNT);
+        door_http_error(req, IDS_E_BAD_COUNT, NULL);
         return LEAF_EINVAL;
     }
     return LEAF_OK;
@@ -125,7 +119,7 @@ static leaf_status_t api_ids_call(struct http_request *req, struct ids_call *c, 
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY) {
         respond_redirect(req, &c->primary);
     } else if (rc != LEAF_OK) {
-        api_ids_respond_error(req, c->err);
+        door_http_error(req, c->err, NULL);
     }
     return rc;
 }
@@ -167,7 +161,7 @@ leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
     int64_t stack[IDS_STACK];
     int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
-        api_ids_respond_error(req, IDS_E_OUT_OF_MEMORY);
+        door_http_error(req, IDS_E_OUT_OF_MEMORY, NULL);
         return LEAF_OK;
     }
     struct ids_call c;

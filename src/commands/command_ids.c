@@ -53,10 +53,11 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         }
         *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len, n - info->key_prefix_len};
         if (!validate_tag(k->name, k->len)) {
-            command_outcome_error(
-                req, RESP_O_IDS + IDS_E_BAD_TAG,
-                "BAD_TAG the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
-                info->key_prefix);
+            char msg[96];
+            snprintf(msg, sizeof(msg),
+                     "the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
+                     info->key_prefix);
+            command_outcome_ids_error(req, IDS_E_BAD_TAG, msg);
             return 0;
         }
         return 1;
@@ -66,8 +67,8 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
     if (def > 0) {
         *k = (struct key_ref){(enum ids_mode)(def - 1), a, n};
         if (!validate_tag(a, n)) {
-            command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG,
-                                  "BAD_TAG a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+            command_outcome_ids_error(req, IDS_E_BAD_TAG,
+                                      "a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
             return 0;
         }
         return 1;
@@ -84,8 +85,7 @@ static int key_parse_bare(struct resp_request *req, int i, int bare, struct key_
     }
     *k = (struct key_ref){(enum ids_mode)(bare - 1), req->cmd.argv[i], req->cmd.argvlen[i]};
     if (!validate_tag(k->name, k->len)) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG, "BAD_TAG %s",
-                              door_ids_error(IDS_E_BAD_TAG)->message);
+        command_outcome_ids_error(req, IDS_E_BAD_TAG, NULL);
         return 0;
     }
     return 1;
@@ -106,8 +106,7 @@ static int integer_mode(struct resp_request *req, const struct key_ref *k) {
 /* Reads argument i as a count of IDs (1..10000); on failure replies and returns 0. */
 static int count_parse(struct resp_request *req, int i, int *count) {
     if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
-                              door_ids_error(IDS_E_BAD_COUNT)->message);
+        command_outcome_ids_error(req, IDS_E_BAD_COUNT, NULL);
         return 0;
     }
     return 1;
@@ -115,6 +114,9 @@ static int count_parse(struct resp_request *req, int i, int *count) {
 
 static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
                                    const struct ids_call *c, leaf_status_t rc);
+
+/* -TRYAGAIN's words: more than no_primary's row says, since RESP has no Retry-After. */
+#define TRYAGAIN_WHY "no sequence primary can issue now (an election or a handover)"
 
 /*
  * Issues IDs for key into ids, through c (filled here). LEAF_OK (ids filled), LEAF_EAGAIN
@@ -152,15 +154,15 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c->retry_ms;
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
-        command_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
+        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %u %s", door_error(c->err)->resp,
                               keyslot(req->cmd.argv[1], req->cmd.argvlen[1]), c->primary.resp);
-    } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
-        command_outcome_error(
-            req, RESP_O_IDS + (int)c->err,
-            "TRYAGAIN no sequence primary can issue now (an election or a handover)");
+    } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY) {
+        /* A standby with no RESP address for the primary: Redis Cluster's -TRYAGAIN, as for
+         * no primary, counted under not_primary. */
+        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s",
+                              door_error(IDS_E_NO_PRIMARY)->resp, TRYAGAIN_WHY);
     } else if (rc != LEAF_OK) {
-        const struct ids_error_info *e = door_ids_error(c->err);
-        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", e->resp, e->message);
+        command_outcome_ids_error(req, c->err, c->err == IDS_E_NO_PRIMARY ? TRYAGAIN_WHY : NULL);
     }
     (void)k;
     return rc;
@@ -275,8 +277,7 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     int64_t stack[IDS_STACK];
     int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
-        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
-                                     "OUT_OF_MEMORY out of memory");
+        return command_outcome_ids_error(req, IDS_E_OUT_OF_MEMORY, NULL);
     }
     leaf_status_t rc = issue(req, &k, count, 0, ids);
     if (rc == LEAF_OK) {
@@ -299,10 +300,9 @@ static int reply_text(struct resp_request *req, const struct ids_call *c, const 
     size_t *lens = n <= IDS_STACK ? stack_lens : malloc((size_t)n * sizeof(*lens));
     int ok = text != NULL && lens != NULL;
     if (!ok) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
+        command_outcome_ids_error(req, IDS_E_OUT_OF_MEMORY, NULL);
     } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) != LEAF_OK) {
-        const struct ids_error_info *e = door_ids_error(IDS_E_RANDOM_FAILED);
-        command_outcome_error(req, RESP_O_IDS + IDS_E_RANDOM_FAILED, "%s %s", e->resp, e->message);
+        command_outcome_ids_error(req, IDS_E_RANDOM_FAILED, NULL);
         ok = 0;
     } else {
         if (many) {
@@ -351,8 +351,7 @@ leaf_status_t command_ids_leaf_text(struct resp_request *req) {
     int64_t stack[IDS_STACK];
     int64_t *ids = door_ids_alloc(stack, count);
     if (ids == NULL) {
-        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
-                                     "OUT_OF_MEMORY out of memory");
+        return command_outcome_ids_error(req, IDS_E_OUT_OF_MEMORY, NULL);
     }
     leaf_status_t rc = issue_call(req, &k, count, 0, ids, &c);
     if (rc == LEAF_OK) {

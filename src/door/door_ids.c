@@ -21,17 +21,7 @@
 /* A sequence request waits this long for a primary's write or an election, then 503/TRYAGAIN. */
 #define IDS_MAX_SEQUENCE_WAIT_MS 1000
 
-static const struct ids_error_info ids_errors[IDS_E_COUNT] = {
-#define IDS_ERROR_INFO(e, status, code, resp, msg) [e] = {status, code, resp, msg},
-    IDS_ERRORS(IDS_ERROR_INFO)
-#undef IDS_ERROR_INFO
-};
-
-const struct ids_error_info *door_ids_error(enum ids_error e) {
-    return &ids_errors[e >= 0 && e < IDS_E_COUNT ? e : IDS_E_NONE];
-}
-
-static enum ids_error snowflake_error(leaf_status_t rc) {
+static enum door_error snowflake_error(leaf_status_t rc) {
     switch (rc) {
     case LEAF_ECLOCK: return IDS_E_CLOCK_BACKWARDS;
     case LEAF_EAGAIN: return IDS_E_OVERLOADED;

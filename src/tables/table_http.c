@@ -12,6 +12,7 @@
 #include "api_audit.h"
 #include "api_origin.h"
 #include "door_auth.h"
+#include "door_http.h"
 #include "llhttp.h"
 #include "metrics.h"
 #include "pages.h"
@@ -171,10 +172,8 @@ static void respond_405(struct http_request *req) {
         }
     }
     sbuf_puts(&allow, "\r\n");
-    static const char body[] =
-        "{\"code\":\"method_not_allowed\",\"message\":\"method not allowed for this path\"}";
-    http_respond_ex(req, 405, "application/json", allow.failed ? NULL : allow.data, body,
-                    sizeof(body) - 1);
+    door_http_error_ex(req, DOOR_E_METHOD_NOT_ALLOWED, allow.failed ? NULL : allow.data,
+                       "method not allowed for this path");
     sbuf_free(&allow);
 }
 
@@ -230,7 +229,7 @@ leaf_status_t table_http_dispatch(struct http_request *req) {
         respond_405(req);
     } else {
         req->route = ROUTE_NOT_FOUND;
-        http_respond_error(req, 404, "not_found", "no such endpoint");
+        door_http_error(req, DOOR_E_NOT_FOUND, "no such endpoint");
     }
     return LEAF_OK;
 }
