@@ -8,7 +8,6 @@
 
 #include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "command_auth.h"
@@ -118,12 +117,9 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
 /* -TRYAGAIN's words: more than no_primary's row says, since RESP has no Retry-After. */
 #define TRYAGAIN_WHY "no sequence primary can issue now (an election or a handover)"
 
-/*
- * Issues IDs for key into ids, through c (filled here). LEAF_OK (ids filled), LEAF_EAGAIN
- * (parked), or LEAF_ERR with the error reply written.
- */
-static leaf_status_t issue_call(struct resp_request *req, const struct key_ref *k, int count,
-                                int dense, int64_t *ids, struct ids_call *c) {
+/* The call for count IDs of key (dense: a block, ids[0] the highest), from this request. */
+static void call_init(struct resp_request *req, const struct key_ref *k, int count, int dense,
+                      struct ids_call *c) {
     *c = (struct ids_call){
         .mode = k->mode,
         .key = k->name,
@@ -138,14 +134,42 @@ static leaf_status_t issue_call(struct resp_request *req, const struct key_ref *
         .may_create = k->mode == IDS_SEQUENCE &&
                       command_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
-    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, c, ids);
-    return issue_outcome(req, k, c, rc);
 }
 
+/*
+ * Issues IDs for key into ids. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or LEAF_ERR with the
+ * error reply written.
+ */
 static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
                            int64_t *ids) {
     struct ids_call c;
-    return issue_call(req, k, count, dense, ids, &c);
+    call_init(req, k, count, dense, &c);
+    return issue_outcome(req, k, &c, door_ids_issue((const struct door_ctx *)req->ctx, &c, ids));
+}
+
+/* Issues count IDs for key into r, reply-ready (integers or texts). As issue(). */
+static leaf_status_t issue_reply(struct resp_request *req, const struct key_ref *k, int count,
+                                 struct ids_reply *r) {
+    struct ids_call c;
+    call_init(req, k, count, 0, &c);
+    return issue_outcome(req, k, &c,
+                         door_ids_issue_reply((const struct door_ctx *)req->ctx, &c, r));
+}
+
+/* RESP's one writer of issued IDs: integers or bulk strings, as an array when many. */
+static void reply_ids(struct resp_request *req, const struct ids_reply *r, int many) {
+    if (many) {
+        resp_reply_array(req->out, (size_t)r->count);
+    }
+    for (int i = 0; i < r->count; i++) {
+        size_t len;
+        const char *text = door_ids_reply_text(r, i, &len);
+        if (text != NULL) {
+            resp_reply_bulk(req->out, text, len);
+        } else {
+            resp_reply_int(req->out, r->ids[i]);
+        }
+    }
 }
 
 /* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
@@ -274,51 +298,13 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     if (!key_parse(req, 1, &k) || !integer_mode(req, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
-    int64_t stack[IDS_STACK];
-    int64_t *ids = door_ids_alloc(stack, count);
-    if (ids == NULL) {
-        return command_outcome_ids_error(req, IDS_E_OUT_OF_MEMORY, NULL);
-    }
-    leaf_status_t rc = issue(req, &k, count, 0, ids);
+    struct ids_reply r;
+    leaf_status_t rc = issue_reply(req, &k, count, &r);
     if (rc == LEAF_OK) {
-        resp_reply_array(req->out, (size_t)count);
-        for (int i = 0; i < count; i++) {
-            resp_reply_int(req->out, ids[i]);
-        }
+        reply_ids(req, &r, 1);
     }
-    door_ids_free(stack, ids);
+    door_ids_reply_free(&r);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
-/* The text of n IDs c issued (UUIDs, business numbers) as bulk strings (an array when many);
- * 0 when getrandom failed (the error reply is written). */
-static int reply_text(struct resp_request *req, const struct ids_call *c, const int64_t *ids, int n,
-                      int many) {
-    char stack[IDS_STACK * DOOR_IDS_TEXT_MAX];
-    size_t stack_lens[IDS_STACK];
-    char *text = n <= IDS_STACK ? stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
-    size_t *lens = n <= IDS_STACK ? stack_lens : malloc((size_t)n * sizeof(*lens));
-    int ok = text != NULL && lens != NULL;
-    if (!ok) {
-        command_outcome_ids_error(req, IDS_E_OUT_OF_MEMORY, NULL);
-    } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) != LEAF_OK) {
-        command_outcome_ids_error(req, IDS_E_RANDOM_FAILED, NULL);
-        ok = 0;
-    } else {
-        if (many) {
-            resp_reply_array(req->out, (size_t)n);
-        }
-        for (int i = 0; i < n; i++) {
-            resp_reply_bulk(req->out, text + (size_t)i * DOOR_IDS_TEXT_MAX, lens[i]);
-        }
-    }
-    if (text != stack) {
-        free(text);
-    }
-    if (lens != stack_lens) {
-        free(lens);
-    }
-    return ok;
 }
 
 /* LEAF.UUID key [count], LEAF.NUMBER name [count], the command of every text mode (IDS_MODES'
@@ -326,7 +312,6 @@ static int reply_text(struct resp_request *req, const struct ids_call *c, const 
  * (docs/id-shapes.md). */
 leaf_status_t command_ids_leaf_text(struct resp_request *req) {
     struct key_ref k;
-    struct ids_call c;
     enum ids_mode mode;
     int count = 1;
     if (ids_mode_by_text_command(req->cmd.argv[0], req->cmd.argvlen[0], &mode) != LEAF_OK) {
@@ -348,16 +333,12 @@ leaf_status_t command_ids_leaf_text(struct resp_request *req) {
         (req->cmd.argc == 3 && !count_parse(req, 2, &count))) {
         return LEAF_OK;
     }
-    int64_t stack[IDS_STACK];
-    int64_t *ids = door_ids_alloc(stack, count);
-    if (ids == NULL) {
-        return command_outcome_ids_error(req, IDS_E_OUT_OF_MEMORY, NULL);
-    }
-    leaf_status_t rc = issue_call(req, &k, count, 0, ids, &c);
+    struct ids_reply r;
+    leaf_status_t rc = issue_reply(req, &k, count, &r);
     if (rc == LEAF_OK) {
-        reply_text(req, &c, ids, count, req->cmd.argc == 3);
+        reply_ids(req, &r, req->cmd.argc == 3);
     }
-    door_ids_free(stack, ids);
+    door_ids_reply_free(&r);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }
 

@@ -298,12 +298,76 @@ static int mode_known(const struct ids_call *c) {
     return 0;
 }
 
-leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
-                            const int64_t *ids, int n, char *text, size_t *lens) {
-    if (!mode_known(c) || ids_mode_fns[c->mode].text == NULL) {
+/* Room for count IDs: the stack buffer (IDS_STACK) when it is big enough, else the heap (free
+ * with ids_free). NULL when out of memory. */
+static int64_t *ids_alloc(int64_t *stack, int count) {
+    return count <= IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
+}
+
+static void ids_free(int64_t *stack, int64_t *ids) {
+    if (ids != stack) {
+        free(ids);
+    }
+}
+
+/* The text of r's IDs, by the mode's text function: LEAF_OK, or LEAF_ERR with c->err set. */
+static leaf_status_t reply_texts(const struct door_ctx *ctx, struct ids_call *c,
+                                 struct ids_reply *r) {
+    int n = r->count;
+    r->texts = n <= IDS_STACK ? r->texts_stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
+    r->lens = n <= IDS_STACK ? r->lens_stack : malloc((size_t)n * sizeof(*r->lens));
+    if (r->texts == NULL || r->lens == NULL) {
+        c->err = IDS_E_OUT_OF_MEMORY;
         return LEAF_ERR;
     }
-    return ids_mode_fns[c->mode].text(ctx, c, ids, n, text, lens);
+    ids_text_fn text = ids_mode_fns[c->mode].text;
+    if (text == NULL || text(ctx, c, r->ids, n, r->texts, r->lens) != LEAF_OK) {
+        c->err = IDS_E_RANDOM_FAILED;
+        return LEAF_ERR;
+    }
+    r->text = 1;
+    return LEAF_OK;
+}
+
+leaf_status_t door_ids_issue_reply(const struct door_ctx *ctx, struct ids_call *c,
+                                   struct ids_reply *r) {
+    r->count = c->count;
+    r->text = 0;
+    r->texts = NULL;
+    r->lens = NULL;
+    r->ids = ids_alloc(r->ids_stack, c->count);
+    if (r->ids == NULL) {
+        c->err = IDS_E_OUT_OF_MEMORY;
+        return LEAF_ERR;
+    }
+    leaf_status_t rc = door_ids_issue(ctx, c, r->ids);
+    if (rc != LEAF_OK || !ids_mode_info(c->mode)->text) {
+        return rc;
+    }
+    return reply_texts(ctx, c, r);
+}
+
+const char *door_ids_reply_text(const struct ids_reply *r, int i, size_t *len) {
+    if (!r->text) {
+        return NULL;
+    }
+    *len = r->lens[i];
+    return r->texts + (size_t)i * DOOR_IDS_TEXT_MAX;
+}
+
+void door_ids_reply_free(struct ids_reply *r) {
+    if (r->ids != NULL) {
+        ids_free(r->ids_stack, r->ids);
+    }
+    if (r->texts != r->texts_stack) {
+        free(r->texts);
+    }
+    if (r->lens != r->lens_stack) {
+        free(r->lens);
+    }
+    r->ids = NULL;
+    r->texts = NULL;
+    r->lens = NULL;
 }
 
 leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
@@ -318,14 +382,4 @@ leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int
         metrics_count_ids(ctx->metrics, c->loop, c->mode, c->count);
     }
     return rc;
-}
-
-int64_t *door_ids_alloc(int64_t *stack, int count) {
-    return count <= IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
-}
-
-void door_ids_free(int64_t *stack, int64_t *ids) {
-    if (ids != stack) {
-        free(ids);
-    }
 }

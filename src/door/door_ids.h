@@ -63,23 +63,41 @@ leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int
 /* The event loop's opaque cipher; NULL when leafd.opaque.key is empty. */
 struct segment_opaque *door_ids_opaque(const struct door_ctx *ctx, int loop);
 
-/*
- * Room for count IDs: the stack buffer (IDS_STACK) when it is big enough,
- * else the heap (free with ids_free). NULL when out of memory.
- */
+/* The IDs a reply holds inside (struct ids_reply), without the heap. */
 #define IDS_STACK 16
-int64_t *door_ids_alloc(int64_t *stack, int count);
-void door_ids_free(int64_t *stack, int64_t *ids);
 
 /*
- * The text of n IDs of a text mode (IDS_MODES' text column) that c issued: UUIDv7s
- * (snowflake/snowflake_uuid.h; the random bits from getrandom(2)) or business numbers
- * (sequence/sequence_numbering.h). The i-th is text + i * DOOR_IDS_TEXT_MAX, lens[i] bytes,
- * no NUL. LEAF_OK, or LEAF_ERR when getrandom failed (logged here).
+ * IDs ready for a reply, as door_ids_issue_reply() leaves them: count integers, or for a text
+ * mode (IDS_MODES' text command) count texts, UUIDv7s (snowflake/snowflake_uuid.h; the random
+ * bits from getrandom(2)) or business numbers (sequence/sequence_numbering.h). Each protocol
+ * writes them one way: door_ids_reply_text() says what the i-th is. Room for IDS_STACK IDs is
+ * inside, more is taken from the heap. Owned by the handler that made it, on its loop thread;
+ * door_ids_reply_free() releases it whatever the outcome.
  */
 #define DOOR_IDS_TEXT_MAX 64
-leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
-                            const int64_t *ids, int n, char *text, size_t *lens);
+struct ids_reply {
+    int count;
+    int text;     /* 1: the IDs are answered as texts */
+    int64_t *ids; /* count IDs; for a text mode, those the texts were made from */
+    char *texts;  /* text: the i-th is texts + i * DOOR_IDS_TEXT_MAX, lens[i] bytes, no NUL */
+    size_t *lens;
+    int64_t ids_stack[IDS_STACK];
+    char texts_stack[IDS_STACK * DOOR_IDS_TEXT_MAX];
+    size_t lens_stack[IDS_STACK];
+};
+
+/*
+ * Issues c->count IDs into r (as door_ids_issue(), c->dense must be 0), then, for a text mode,
+ * writes their text. LEAF_OK; LEAF_EAGAIN (parked, as door_ids_issue()); LEAF_ERR with c->err
+ * set, IDS_E_OUT_OF_MEMORY or IDS_E_RANDOM_FAILED (logged here) among the reasons.
+ */
+leaf_status_t door_ids_issue_reply(const struct door_ctx *ctx, struct ids_call *c,
+                                   struct ids_reply *r);
+
+/* The i-th ID's text (its length in *len) when r holds texts, else NULL. */
+const char *door_ids_reply_text(const struct ids_reply *r, int i, size_t *len);
+
+void door_ids_reply_free(struct ids_reply *r);
 
 /* The last ID issued of a sequence (c->count unused); 0 when none yet. As door_ids_issue(). */
 leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last);
