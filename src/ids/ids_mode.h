@@ -49,6 +49,9 @@
  * and, only for a text mode, which RESP answers with a command of its own:
  *   src/tables/table_resp.c   its LEAF.<NAME> row, whose handler is
  *                             command_ids_leaf_text (src/commands/command_ids.c).
+ * One more only if the mode may be leafd.resp.default.mode: its line in the
+ * table of served modes of src/config/config.c (config_default_mode); until
+ * then the key refuses it as a mode the node does not serve.
  * Derived with no edit: its HTTP GET route and its metric label, the RESP key
  * space and the BAD_KEY message, INCRBY's dense check and INCR's batching,
  * the text-only refusals, the grant mode (auth_grant.c), the leafd.resp.default.mode
