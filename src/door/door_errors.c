@@ -8,6 +8,9 @@ static const struct door_error_info door_errors[DOOR_E_COUNT] = {
 #define DOOR_ERROR_INFO(e, status, code, resp, msg) [e] = {status, code, resp, msg},
     IDS_ERRORS(DOOR_ERROR_INFO) HTTP_ERRORS(DOOR_ERROR_INFO)
 #undef DOOR_ERROR_INFO
+#define DOOR_PROTO_ERROR_INFO(e, status, code, meaning) [DOOR_##e] = {status, code, NULL, meaning},
+        HTTP_PROTO_ERRORS(DOOR_PROTO_ERROR_INFO)
+#undef DOOR_PROTO_ERROR_INFO
 };
 
 const struct door_error_info *door_error(enum door_error e) {

@@ -4,7 +4,9 @@
 /*
  * Every error a client can be answered, in one table: the refusals of ID
  * requests in both protocols (IDS_ERRORS), then the errors of the HTTP admin
- * API, the user routes and the pages (HTTP_ERRORS). A handler names a row and
+ * API, the user routes and the pages (HTTP_ERRORS), then those the HTTP layer
+ * answers itself before any route (HTTP_PROTO_ERRORS, src/http/http_proto.h,
+ * which knows nothing above it; DOOR_HTTP_E_* here, for the reference). A handler names a row and
  * never types a code or a status; each protocol has one writer that spells a
  * row its way: door_http_error() (src/door/door_http.h: the JSON
  * {"code","message"} with the row's status) and command_outcome_ids_error()
@@ -20,6 +22,8 @@
  * address) and -TRYAGAIN. An ID row's message is the one on the wire unless
  * the caller gives a sharper one (which key, which limit).
  */
+#include "http_proto.h"
+
 #define IDS_ERRORS(X)                                                                              \
     X(IDS_E_NONE, 200, "ok", "", "")                                                               \
     X(IDS_E_BAD_TAG, 400, "bad_tag", "BAD_TAG", "key must be 1 to 128 bytes of [A-Za-z0-9._:-]")   \
@@ -150,7 +154,10 @@ enum door_error {
 #define DOOR_ERROR_ENUM(e, status, code, resp, msg) e,
     HTTP_ERRORS(DOOR_ERROR_ENUM)
 #undef DOOR_ERROR_ENUM
-        DOOR_E_COUNT
+#define DOOR_PROTO_ERROR_ENUM(e, status, code, meaning) DOOR_##e,
+        HTTP_PROTO_ERRORS(DOOR_PROTO_ERROR_ENUM)
+#undef DOOR_PROTO_ERROR_ENUM
+            DOOR_E_COUNT
 };
 
 struct door_error_info {
