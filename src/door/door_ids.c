@@ -321,6 +321,11 @@ static leaf_status_t reply_texts(const struct door_ctx *ctx, struct ids_call *c,
         return LEAF_ERR;
     }
     ids_text_fn text = ids_mode_fns[c->mode].text;
+    if (text == NULL) {
+        /* A row with a text command must name its text function (IDS_MODES). */
+        log_error("ids", "mode %s answers text but its row names no text function",
+                  ids_mode_name(c->mode));
+    }
     if (text == NULL || text(ctx, c, r->ids, n, r->texts, r->lens) != LEAF_OK) {
         c->err = IDS_E_RANDOM_FAILED;
         return LEAF_ERR;
