@@ -6,6 +6,9 @@ leaf_unit_test(test_validate leaf_base)
 leaf_unit_test(test_base leaf_base)
 # The count of connections per client address (src/net/net_peercount.c), pure.
 leaf_unit_test(test_net_peercount leaf_net_peercount)
+# The ID mode table (src/ids), built with one test-only row: what a new mode costs.
+leaf_unit_test(test_ids_mode leaf_base)
+target_include_directories(test_ids_mode PRIVATE ${PROJECT_SOURCE_DIR}/src/ids)
 # The pure parts of the security work: TLS and secret keys, database TLS modes, secret files,
 # the failed-authentication limit.
 leaf_unit_test(test_security leaf_config leaf_auth_core)

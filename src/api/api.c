@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "door_http.h"
 #include "door_ready.h"
 #include "num.h"
 #include "snowflake_id.h"
@@ -29,9 +30,9 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
         num_parse_i64(val, len, &id) != LEAF_OK ||
         snowflake_layout_decode(snowflake_service_layout(ctx->snowflake), id, ctx->cfg->epoch,
                                 &parts) != LEAF_OK) {
-        http_respond_error(req, 400, "bad_snowflake_id",
-                           "snowflakeId must be a non-negative 64-bit decimal integer that fits "
-                           "leafd.snowflake.layout");
+        door_http_error(req, DOOR_E_BAD_SNOWFLAKE_ID,
+                        "snowflakeId must be a non-negative 64-bit decimal integer that fits "
+                        "leafd.snowflake.layout");
         return LEAF_OK;
     }
     /* Leaf's shape: {"timestamp":"<ms>(<local time>)","workerId":"<n>","sequenceId":"<n>"} */
@@ -68,9 +69,9 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     snowflake_uuid_shape(l, &shape);
     if (!door_http_query(req, "uuid", &val, &len) || snowflake_uuid_parse(val, len, u) != LEAF_OK ||
         snowflake_uuid_decode(&shape, u, &p) != LEAF_OK) {
-        http_respond_error(req, 400, "bad_uuid",
-                           "uuid must be a UUID of version 7 and RFC 9562's variant, "
-                           "8-4-4-4-12 hex digits");
+        door_http_error(req, DOOR_E_BAD_UUID,
+                        "uuid must be a UUID of version 7 and RFC 9562's variant, "
+                        "8-4-4-4-12 hex digits");
         return LEAF_OK;
     }
     char text[SNOWFLAKE_UUID_TEXT + 1], when[64] = "", dc[40] = "";
@@ -185,8 +186,18 @@ static void ready_segment_hosts(const struct segment_hosts *h, struct sbuf *b) {
     sbuf_putc(b, ']');
 }
 
-/* The segment member of /ready; `ready` is door_ready_eval's verdict. */
-static void ready_segment(const struct door_ctx *ctx, int ready, struct sbuf *b) {
+/* ,"reason":"..." when the component is enabled and not ready: door_ready_eval's reason, the one
+ * the systemd status and a 503's message give. */
+static void ready_reason(const struct door_ready *r, enum door_ready_component c, struct sbuf *b) {
+    if (r->enabled[c] && !r->ready[c]) {
+        sbuf_puts(b, ",\"reason\":");
+        sbuf_json_str(b, r->reason[c], strlen(r->reason[c]));
+    }
+}
+
+/* The segment member of /ready; the verdict and its reason are door_ready_eval's. */
+static void ready_segment(const struct door_ctx *ctx, const struct door_ready *r, struct sbuf *b) {
+    int ready = r->ready[DOOR_READY_SEGMENT];
     struct segment_service_stats st;
     segment_service_stats(ctx->segment, &st);
     if (!st.enabled) {
@@ -195,12 +206,10 @@ static void ready_segment(const struct door_ctx *ctx, int ready, struct sbuf *b)
     }
     sbuf_printf(b,
                 "\"segment\":{\"enabled\":true,\"ready\":%s,\"database\":\"%s\","
-                "\"tags\":%zu,\"tags_buffered\":%zu%s",
+                "\"tags\":%zu,\"tags_buffered\":%zu",
                 ready ? "true" : "false", st.db_up ? "up" : "down", st.tags_by_state[1],
-                st.buffered,
-                ready ? ""
-                      : ",\"reason\":\"database unreachable and no tag has a "
-                        "buffered range\"");
+                st.buffered);
+    ready_reason(r, DOOR_READY_SEGMENT, b);
     ready_segment_hosts(&st.db_hosts, b);
     sbuf_putc(b, '}');
 }
@@ -243,7 +252,8 @@ static void ready_sequence(const struct door_ctx *ctx, int ready, struct sbuf *b
 }
 
 /* Users: ready once a table is in use (from ZooKeeper or the local copy). */
-static void ready_auth(const struct door_ctx *ctx, int ready, struct sbuf *b) {
+static void ready_auth(const struct door_ctx *ctx, const struct door_ready *r, struct sbuf *b) {
+    int ready = r->ready[DOOR_READY_AUTH];
     struct user_service_stats st;
     user_service_stats(ctx->users, &st);
     if (!st.enabled) {
@@ -258,10 +268,7 @@ static void ready_auth(const struct door_ctx *ctx, int ready, struct sbuf *b) {
                 : st.from_local ? "local copy"
                                 : "zookeeper",
                 st.connected ? "connected" : "disconnected");
-    if (!ready) {
-        sbuf_puts(b, ",\"reason\":\"users not loaded yet: ZooKeeper unreachable and no local "
-                     "copy\"");
-    }
+    ready_reason(r, DOOR_READY_AUTH, b);
     sbuf_putc(b, '}');
 }
 
@@ -297,12 +304,14 @@ leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     char bad[64], why[512];
     if (door_http_query(req, "mode", &val, &len) &&
         door_ready_parse(val, len, &asked, bad, sizeof(bad)) != LEAF_OK) {
-        char msg[160];
-        snprintf(msg, sizeof(msg),
-                 "mode: unknown mode '%s' (one of snowflake, segment, sequence, auth, any; "
-                 "comma-separated)",
-                 bad);
-        http_respond_error(req, 400, "bad_mode", msg);
+        struct sbuf msg = SBUF_INIT;
+        sbuf_printf(&msg, "mode: unknown mode '%s' (one of ", bad);
+        for (int c = 0; c < DOOR_READY_COUNT; c++) {
+            sbuf_printf(&msg, "%s, ", door_ready_name((enum door_ready_component)c));
+        }
+        sbuf_puts(&msg, "any; comma-separated)");
+        door_http_error(req, DOOR_E_BAD_MODE, msg.failed ? NULL : msg.data);
+        sbuf_free(&msg);
         return LEAF_OK;
     }
     door_ready_eval(ctx, &r);
@@ -311,11 +320,11 @@ leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     sbuf_putc(&b, '{');
     ready_snowflake(ctx, r.ready[DOOR_READY_SNOWFLAKE], &b);
     sbuf_putc(&b, ',');
-    ready_segment(ctx, r.ready[DOOR_READY_SEGMENT], &b);
+    ready_segment(ctx, &r, &b);
     sbuf_putc(&b, ',');
     ready_sequence(ctx, r.ready[DOOR_READY_SEQUENCE], &b);
     sbuf_putc(&b, ',');
-    ready_auth(ctx, r.ready[DOOR_READY_AUTH], &b);
+    ready_auth(ctx, &r, &b);
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
     ready_zk_acl(ctx, &b);
     if (r.stopping) {
@@ -325,7 +334,7 @@ leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
         sbuf_puts(&b, ",\"status\":\"ready\"}");
     } else {
         door_ready_text_for(&r, asked, why, sizeof(why));
-        sbuf_puts(&b, ",\"code\":\"not_ready\",\"message\":");
+        sbuf_printf(&b, ",\"code\":\"%s\",\"message\":", door_error(IDS_E_NOT_READY)->code);
         sbuf_json_str(&b, why, strlen(why));
         sbuf_putc(&b, '}');
     }

@@ -13,13 +13,14 @@
 #include <string.h>
 
 #include "api.h"
+#include "door_http.h"
 #include "door_http_job.h"
 #include "log.h"
 #include "segment_request.h"
 
 static int admin_segment_enabled(struct http_request *req) {
     if (!door_ctx(req)->cfg->segment_enable) {
-        http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
+        door_http_error(req, IDS_E_SEGMENT_DISABLED, "segment mode is disabled on this node");
         return 0;
     }
     return 1;
@@ -27,21 +28,21 @@ static int admin_segment_enabled(struct http_request *req) {
 
 static void admin_db_error(struct http_request *req, struct segment_db_job *job) {
     if (job->rc == LEAF_EUNAVAIL) {
-        http_respond_error(req, 503, "database_unavailable", "the database is unavailable");
+        door_http_error(req, IDS_E_DATABASE_UNAVAILABLE, "the database is unavailable");
     } else if (job->rc == LEAF_ENOTFOUND) {
-        http_respond_error(req, 404, "unknown_tag", "no such biz_tag in leaf_alloc");
+        door_http_error(req, IDS_E_UNKNOWN_TAG, "no such biz_tag in leaf_alloc");
     } else if (job->rc == LEAF_ERANGE) {
         /* The value, not the database: biz_tag is checked before, so in an INSERT the
          * only free text is the description (a latin1 table cannot hold "订单"). */
         log_debug("segment", "leaf_alloc cannot store a value for tag '%s': %s", job->tag,
                   job->error);
-        http_respond_error(req, 400, "bad_description",
-                           "description: the leaf_alloc table cannot store this text (its "
-                           "character set or size; create the table utf8mb4 as "
-                           "conf/leaf_alloc.sql does)");
+        door_http_error(req, DOOR_E_BAD_DESCRIPTION,
+                        "description: the leaf_alloc table cannot store this text (its "
+                        "character set or size; create the table utf8mb4 as "
+                        "conf/leaf_alloc.sql does)");
     } else {
         log_error("segment", "admin operation on tag '%s' failed: %s", job->tag, job->error);
-        http_respond_error(req, 500, "database_error", "the database refused the operation");
+        door_http_error(req, DOOR_E_DATABASE_ERROR, "the database refused the operation");
     }
 }
 
@@ -60,7 +61,7 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
     }
     if (segment_request_parse(kind, req->body, req->body_len, r, &code, msg, sizeof(msg)) !=
         LEAF_OK) {
-        http_respond_error(req, 400, code, msg);
+        door_http_error_code(req, code, msg);
         return NULL;
     }
     /* The route table checked the route's need; a create's key is in the body. */
@@ -70,7 +71,7 @@ static struct segment_db_job *admin_job(struct http_request *req, enum segment_r
     }
     struct segment_db_job *job = segment_db_job_new(op, r->biz_tag, strlen(r->biz_tag));
     if (job == NULL) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
     job->step = r->step;
@@ -84,13 +85,13 @@ static void answer_create(struct http_request *req, struct segment_db_job *job) 
     if (job->rc == LEAF_EEXIST && job->folded) {
         /* Not tag_exists: this tag does not. Which tag the collation matched is not said
          * (another tenant's, perhaps); docs/SECURITY.md, "Tenants". */
-        http_respond_error(req, 409, "tag_conflict",
-                           "biz_tag cannot be created: leaf_alloc's biz_tag collation ignores "
-                           "case and matches another tag (give the column a binary collation)");
+        door_http_error(req, DOOR_E_TAG_CONFLICT,
+                        "biz_tag cannot be created: leaf_alloc's biz_tag collation ignores "
+                        "case and matches another tag (give the column a binary collation)");
         return;
     }
     if (job->rc == LEAF_EEXIST) {
-        http_respond_error(req, 409, "tag_exists", "biz_tag already exists in leaf_alloc");
+        door_http_error(req, DOOR_E_TAG_EXISTS, "biz_tag already exists in leaf_alloc");
         return;
     }
     if (job->rc != LEAF_OK) {
@@ -148,7 +149,7 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
     char msg[160];
     if (segment_request_parse(SEGMENT_REQ_TAG, req->body, req->body_len, &r, &code, msg,
                               sizeof(msg)) != LEAF_OK) {
-        http_respond_error(req, 400, code, msg);
+        door_http_error_code(req, code, msg);
         return LEAF_OK;
     }
     int64_t max_id = 0, step = 0;
@@ -161,13 +162,13 @@ static leaf_status_t init_cache_prefetch(struct http_request *req) {
         return LEAF_EAGAIN;
     }
     if (rc == LEAF_ENOTFOUND) {
-        http_respond_error(req, 404, "unknown_tag", "biz_tag is not in leaf_alloc");
+        door_http_error(req, IDS_E_UNKNOWN_TAG, "biz_tag is not in leaf_alloc");
         return LEAF_OK;
     }
     if (rc != LEAF_OK) {
         leaf_wait_cancel(req->wait);
-        http_respond_error(req, 503, "database_unavailable",
-                           "the first range of the tag could not be fetched in time");
+        door_http_error(req, IDS_E_DATABASE_UNAVAILABLE,
+                        "the first range of the tag could not be fetched in time");
         return LEAF_OK;
     }
     struct sbuf b = SBUF_INIT;

@@ -23,7 +23,4 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
  * table names it for every ID route, with the row's mode. */
 leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode);
 
-/* Answers with an ID error's HTTP status, code and message (IDS_ERRORS). */
-void api_ids_respond_error(struct http_request *req, enum ids_error e);
-
 #endif

@@ -17,6 +17,7 @@
 
 #include "api.h"
 #include "clock.h"
+#include "door_http.h"
 #include "validate.h"
 
 #define NUMBERING_WAIT_MS 5000
@@ -87,7 +88,7 @@ static int create_body(struct http_request *req, struct sequence_numbering *d) {
         snprintf(msg, sizeof(msg),
                  "expected {\"name\",\"prefix\",\"date\",\"width\",\"period\",\"time_zone\"}%s%s",
                  why[0] ? ": " : "", why);
-        http_respond_error(req, 400, "bad_request", msg);
+        door_http_error(req, DOOR_E_BAD_REQUEST, msg);
     }
     return ok;
 }
@@ -127,8 +128,8 @@ static int zone_readable(struct http_request *req, const struct door_ctx *ctx,
         LEAF_OK) {
         return 1;
     }
-    http_respond_error(req, 400, "bad_request",
-                       "time_zone names no readable zone of the tz database on this node");
+    door_http_error(req, DOOR_E_BAD_REQUEST,
+                    "time_zone names no readable zone of the tz database on this node");
     return 0;
 }
 
@@ -144,15 +145,15 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
         return LEAF_OK;
     }
     if (!sequence_service_enabled(ctx->sequence)) {
-        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
     if (req->ticket < 0 && !zone_readable(req, ctx, &d)) {
         return LEAF_OK;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > NUMBERING_WAIT_MS) {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper did not answer the create in time");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper did not answer the create in time");
         return LEAF_OK;
     }
     leaf_status_t rc =
@@ -164,15 +165,15 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
     if (rc == LEAF_OK) {
         numbering_respond(req, 201, &d);
     } else if (rc == LEAF_EEXIST) {
-        http_respond_error(req, 409, "numbering_exists", "a numbering of that name exists");
+        door_http_error(req, DOOR_E_NUMBERING_EXISTS, "a numbering of that name exists");
     } else if (rc == LEAF_ERANGE) {
-        http_respond_error(req, 409, "numbering_limit",
-                           "the cluster holds 256 numberings, the most; delete one first");
+        door_http_error(req, DOOR_E_NUMBERING_LIMIT,
+                        "the cluster holds 256 numberings, the most; delete one first");
     } else if (rc == LEAF_ENOMEM) {
-        http_respond_error(req, 503, "busy", "too many creates in flight");
+        door_http_error(req, DOOR_E_BUSY, "too many creates in flight");
     } else {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper could not be reached for the create");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper could not be reached for the create");
     }
     return LEAF_OK;
 }
@@ -181,12 +182,12 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     int n = 0;
     if (!sequence_service_enabled(ctx->sequence)) {
-        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > NUMBERING_WAIT_MS) {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper did not answer the read in time");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper did not answer the read in time");
         return LEAF_OK;
     }
     /* The definitions are copied out once the read is back (the first call only queues it). */
@@ -201,8 +202,8 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode) {
     }
     if (rc != LEAF_OK || defs == NULL) {
         free(defs);
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper could not be reached for the read");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper could not be reached for the read");
         return LEAF_OK;
     }
     struct sbuf b = SBUF_INIT;
@@ -225,28 +226,28 @@ static void change_respond(struct http_request *req, leaf_status_t rc, const cha
     char msg[200];
     if (rc == LEAF_ENOTFOUND) {
         snprintf(msg, sizeof(msg), "no numbering %s", name);
-        http_respond_error(req, 404, "unknown_numbering", msg);
+        door_http_error(req, IDS_E_UNKNOWN_NUMBERING, msg);
     } else if (rc == LEAF_EINVAL) {
-        http_respond_error(req, 400, "bad_request",
-                           "width and period are fixed at creation (the counter's values would "
-                           "mean other numbers): delete the numbering and create it again");
+        door_http_error(req, DOOR_E_BAD_REQUEST,
+                        "width and period are fixed at creation (the counter's values would "
+                        "mean other numbers): delete the numbering and create it again");
     } else if (rc == LEAF_ENOMEM) {
-        http_respond_error(req, 503, "busy", "too many changes in flight");
+        door_http_error(req, DOOR_E_BUSY, "too many changes in flight");
     } else {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper could not be reached for the change");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper could not be reached for the change");
     }
 }
 
 /* The first call's checks of a change: the sequences on, not waited too long. 0: answered. */
 static int change_ready(struct http_request *req) {
     if (!sequence_service_enabled(door_ctx(req)->sequence)) {
-        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return 0;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > NUMBERING_WAIT_MS) {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper did not answer the change in time");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper did not answer the change in time");
         return 0;
     }
     return 1;
@@ -280,8 +281,8 @@ leaf_status_t api_numbering_delete(struct http_request *req, enum ids_mode mode)
     size_t n = req->path_len - strlen(NUMBERING_PATH);
     char copy[SEQUENCE_NUMBERING_NAME_MAX + 1];
     if (n == 0 || n > SEQUENCE_NUMBERING_NAME_MAX || !validate_sequence_name(name, n)) {
-        http_respond_error(req, 400, "bad_request",
-                           "DELETE /api/numbering/{name}: name 1 to 120 bytes of [A-Za-z0-9._:-]");
+        door_http_error(req, DOOR_E_BAD_REQUEST,
+                        "DELETE /api/numbering/{name}: name 1 to 120 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
     }
     if (!change_ready(req)) {

@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "door_http.h"
 #include "http_check.h"
 #include "llhttp.h"
 
@@ -119,22 +120,22 @@ int api_origin_allowed(struct http_request *req) {
         return 1;
     }
     if (!host_is_node(req)) {
-        http_respond_error(req, 403, "host_not_allowed",
-                           "state changes need a Host that names this node: an IP address, "
-                           "localhost, its host name, or a name in leafd.http.allowed.hosts");
+        door_http_error(req, DOOR_E_HOST_NOT_ALLOWED,
+                        "state changes need a Host that names this node: an IP address, "
+                        "localhost, its host name, or a name in leafd.http.allowed.hosts");
         return 0;
     }
     if ((req->fetch_site != NULL && http_check_cross_site(req->fetch_site, req->fetch_site_len)) ||
         (req->origin != NULL && !origin_is_node(req))) {
-        http_respond_error(req, 403, "cross_origin",
-                           "state changes are refused from another origin (Origin or "
-                           "Sec-Fetch-Site: cross-site)");
+        door_http_error(req, DOOR_E_CROSS_ORIGIN,
+                        "state changes are refused from another origin (Origin or "
+                        "Sec-Fetch-Site: cross-site)");
         return 0;
     }
     if (req->content_type == NULL ||
         !http_check_json_type(req->content_type, req->content_type_len)) {
-        http_respond_error(req, 415, "unsupported_media_type",
-                           "state changes need 'Content-Type: application/json'");
+        door_http_error(req, DOOR_E_UNSUPPORTED_MEDIA_TYPE,
+                        "state changes need 'Content-Type: application/json'");
         return 0;
     }
     return 1;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "api.h"
+#include "door_http.h"
 #include "num.h"
 #include "validate.h"
 
@@ -16,8 +17,7 @@ leaf_status_t api_leaf_get(struct http_request *req, enum ids_mode mode) {
     size_t key_len;
     int64_t id;
     if (!door_http_query(req, "biz_tag", &key, &key_len) || !validate_tag(key, key_len)) {
-        http_respond_error(req, 400, "bad_tag",
-                           "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+        door_http_error(req, IDS_E_BAD_TAG, "biz_tag must be 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
     }
     leaf_status_t rc = api_ids_issue(req, IDS_SEGMENT, key, key_len, 1, &id);
@@ -48,13 +48,13 @@ leaf_status_t api_segment_range(struct http_request *req, enum ids_mode mode) {
     size_t key_len = req->path_len - prefix, len;
     int64_t count = 1, last;
     if (!validate_tag(key, key_len)) {
-        api_ids_respond_error(req, IDS_E_BAD_TAG);
+        door_http_error(req, IDS_E_BAD_TAG, NULL);
         return LEAF_OK;
     }
     if (door_http_query(req, "count", &val, &len) &&
         (len == 0 || val[0] == '-' ||
          num_parse_range(val, len, 1, API_RANGE_COUNT_MAX, &count) != LEAF_OK)) {
-        api_ids_respond_error(req, IDS_E_BAD_RANGE_COUNT);
+        door_http_error(req, IDS_E_BAD_RANGE_COUNT, NULL);
         return LEAF_OK;
     }
     struct ids_call c = {
@@ -74,7 +74,7 @@ leaf_status_t api_segment_range(struct http_request *req, enum ids_mode mode) {
         return LEAF_EAGAIN;
     }
     if (rc != LEAF_OK) {
-        api_ids_respond_error(req, c.err);
+        door_http_error(req, c.err, NULL);
         return LEAF_OK;
     }
     char body[256];
@@ -93,13 +93,13 @@ leaf_status_t api_decode_opaque(struct http_request *req, enum ids_mode mode) {
     int64_t id, plain;
     struct segment_opaque *o = door_ids_opaque(door_ctx(req), req->loop);
     if (o == NULL) {
-        api_ids_respond_error(req, IDS_E_OPAQUE_DISABLED);
+        door_http_error(req, IDS_E_OPAQUE_DISABLED, NULL);
         return LEAF_OK;
     }
     if (!door_http_query(req, "id", &val, &len) || len == 0 || val[0] == '-' ||
         num_parse_i64(val, len, &id) != LEAF_OK || id < 1) {
-        http_respond_error(req, 400, "bad_opaque_id",
-                           "id must be a decimal integer from 1 to 9223372036854775807");
+        door_http_error(req, DOOR_E_BAD_OPAQUE_ID,
+                        "id must be a decimal integer from 1 to 9223372036854775807");
         return LEAF_OK;
     }
     /* With ?biz_tag= the tag's permutation (what leafd issues); without, the tag-less one of
@@ -107,13 +107,13 @@ leaf_status_t api_decode_opaque(struct http_request *req, enum ids_mode mode) {
     const char *tag = NULL;
     size_t tag_len = 0;
     if (door_http_query(req, "biz_tag", &tag, &tag_len) && !validate_tag(tag, tag_len)) {
-        http_respond_error(req, 400, "bad_tag", "biz_tag: 1 to 128 bytes of [A-Za-z0-9._:-]");
+        door_http_error(req, IDS_E_BAD_TAG, "biz_tag: 1 to 128 bytes of [A-Za-z0-9._:-]");
         return LEAF_OK;
     }
     leaf_status_t rc = tag != NULL ? segment_opaque_decrypt_tag(o, tag, tag_len, &id, &plain, 1)
                                    : segment_opaque_decrypt(o, id, &plain);
     if (rc != LEAF_OK) {
-        api_ids_respond_error(req, IDS_E_OPAQUE_FAILED);
+        door_http_error(req, IDS_E_OPAQUE_FAILED, NULL);
         return LEAF_OK;
     }
     char body[320];

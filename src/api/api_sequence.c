@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "door_http.h"
 #include "num.h"
 #include "validate.h"
 
@@ -45,10 +46,10 @@ static int create_body(struct http_request *req, char *name, size_t cap, int64_t
     }
     cJSON_Delete(root);
     if (!ok) {
-        http_respond_error(req, 400, "bad_request",
-                           "expected {\"name\":\"<1 to 128 bytes of [A-Za-z0-9._:-], not . or "
-                           "..>\","
-                           "\"start\":<integer >= 1, a string above 2^53>}");
+        door_http_error(req, DOOR_E_BAD_REQUEST,
+                        "expected {\"name\":\"<1 to 128 bytes of [A-Za-z0-9._:-], not . or "
+                        "..>\","
+                        "\"start\":<integer >= 1, a string above 2^53>}");
     }
     return ok;
 }
@@ -66,12 +67,12 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) 
         return LEAF_OK;
     }
     if (!sequence_service_enabled(ctx->sequence)) {
-        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > SEQUENCE_CREATE_WAIT_MS) {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper did not answer the create in time");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper did not answer the create in time");
         return LEAF_OK;
     }
     leaf_status_t rc = sequence_service_create_seq(ctx->sequence, name, strlen(name), start,
@@ -86,12 +87,12 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) 
                          start);
         http_respond(req, 201, "application/json", body, (size_t)n);
     } else if (rc == LEAF_EEXIST) {
-        http_respond_error(req, 409, "sequence_exists", "a sequence of that name exists");
+        door_http_error(req, DOOR_E_SEQUENCE_EXISTS, "a sequence of that name exists");
     } else if (rc == LEAF_ENOMEM) {
-        http_respond_error(req, 503, "busy", "too many creates in flight");
+        door_http_error(req, DOOR_E_BUSY, "too many creates in flight");
     } else {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper could not be reached for the create");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper could not be reached for the create");
     }
     return LEAF_OK;
 }
@@ -99,7 +100,7 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) 
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode) {
     const struct door_ctx *ctx = door_ctx(req);
     if (sequence_service_demote(ctx->sequence) != LEAF_OK) {
-        api_ids_respond_error(req, IDS_E_SEQUENCE_DISABLED);
+        door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
     static const char body[] = "{\"demoted\":true}";

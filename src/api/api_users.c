@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "door_http.h"
 #include "log.h"
 
 #define USERS_PREFIX "/api/users/"
@@ -25,8 +26,8 @@ static int users_enabled(struct http_request *req) {
     if (user_service_enabled(door_ctx(req)->users)) {
         return 1;
     }
-    http_respond_error(req, 503, "auth_disabled",
-                       "users and permissions are off on this node (leafd.auth.enable)");
+    door_http_error(req, DOOR_E_AUTH_DISABLED,
+                    "users and permissions are off on this node (leafd.auth.enable)");
     return 0;
 }
 
@@ -52,20 +53,20 @@ static int parse_grants(struct http_request *req, const cJSON *root, int rights_
     const cJSON *admin = cJSON_GetObjectItemCaseSensitive(root, "admin");
     char msg[200];
     if (admin != NULL && !cJSON_IsBool(admin)) {
-        http_respond_error(req, 400, "bad_request", "\"admin\" must be true or false");
+        door_http_error(req, DOOR_E_BAD_REQUEST, "\"admin\" must be true or false");
         return 0;
     }
     c->admin = admin == NULL ? -1 : cJSON_IsTrue(admin);
     if (arr != NULL && (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > AUTH_GRANTS_MAX)) {
-        http_respond_error(req, 400, "bad_request",
-                           "\"grants\" must be an array of at most 256 \"PATTERN:RIGHTS\" strings");
+        door_http_error(req, DOOR_E_BAD_REQUEST,
+                        "\"grants\" must be an array of at most 256 \"PATTERN:RIGHTS\" strings");
         return 0;
     }
     int n = arr != NULL ? cJSON_GetArraySize(arr) : 0;
     struct auth_grant *grants = n > 0 ? calloc((size_t)n, sizeof(*grants)) : NULL;
     *owned = grants;
     if (n > 0 && grants == NULL) {
-        http_respond_error(req, 503, "busy", "out of memory");
+        door_http_error(req, DOOR_E_BUSY, "out of memory");
         return 0;
     }
     const cJSON *it;
@@ -73,8 +74,8 @@ static int parse_grants(struct http_request *req, const cJSON *root, int rights_
         if (!cJSON_IsString(it) ||
             auth_grant_spec_parse(it->valuestring, strlen(it->valuestring), rights_required,
                                   &grants[c->ngrants], msg, sizeof(msg)) != LEAF_OK) {
-            http_respond_error(req, 400, "bad_grant",
-                               cJSON_IsString(it) ? msg : "each grant is a string");
+            door_http_error(req, DOOR_E_BAD_GRANT,
+                            cJSON_IsString(it) ? msg : "each grant is a string");
             return 0;
         }
         c->ngrants++;
@@ -87,8 +88,8 @@ static cJSON *parse_body(struct http_request *req) {
     cJSON *root = req->body_len ? door_http_body(req) : cJSON_CreateObject();
     if (root == NULL) {
         cJSON_Delete(root);
-        http_respond_error(req, 400, "bad_request",
-                           "the body must be one JSON object, with nothing after it");
+        door_http_error(req, DOOR_E_BAD_REQUEST,
+                        "the body must be one JSON object, with nothing after it");
         return NULL;
     }
     return root;
@@ -99,7 +100,7 @@ static int new_secret(struct http_request *req, struct user_change *c) {
     if (auth_secret_generate(c->secret) != LEAF_OK ||
         auth_secret_hash(c->secret, strlen(c->secret), c->hash) != LEAF_OK) {
         log_error("auth", "cannot generate a secret (getrandom or SHA-256 failed)");
-        http_respond_error(req, 500, "secret_failed", "cannot generate a secret");
+        door_http_error(req, DOOR_E_SECRET_FAILED, "cannot generate a secret");
         return 0;
     }
     return 1;
@@ -109,8 +110,8 @@ static int new_secret(struct http_request *req, struct user_change *c) {
 static leaf_status_t run_change(struct http_request *req, const struct user_change *c) {
     struct user_change done;
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > USER_CHANGE_WAIT_MS) {
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper did not answer in time; the change may or may not apply");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper did not answer in time; the change may or may not apply");
         return LEAF_OK;
     }
     memset(&done, 0, sizeof(done));
@@ -131,21 +132,17 @@ static leaf_status_t run_change(struct http_request *req, const struct user_chan
         door_http_respond_sbuf(req, done.kind == USER_CHANGE_ADD ? 201 : 200, "application/json",
                                &b);
         break;
-    case LEAF_EEXIST:
-        http_respond_error(req, 409, "user_exists", "a user of that name exists");
-        break;
-    case LEAF_ENOTFOUND: http_respond_error(req, 404, "unknown_user", "no such user"); break;
+    case LEAF_EEXIST: door_http_error(req, DOOR_E_USER_EXISTS, "a user of that name exists"); break;
+    case LEAF_ENOTFOUND: door_http_error(req, DOOR_E_UNKNOWN_USER, "no such user"); break;
     case LEAF_EINVAL:
-        http_respond_error(req, 400, "bad_change",
-                           "the change would pass 256 grants, or the stored record is malformed "
-                           "(see the log)");
+        door_http_error(req, DOOR_E_BAD_CHANGE,
+                        "the change would pass 256 grants, or the stored record is malformed "
+                        "(see the log)");
         break;
-    case LEAF_ENOMEM:
-        http_respond_error(req, 503, "busy", "too many user changes in flight");
-        break;
+    case LEAF_ENOMEM: door_http_error(req, DOOR_E_BUSY, "too many user changes in flight"); break;
     default:
-        http_respond_error(req, 503, "zookeeper_unavailable",
-                           "ZooKeeper could not be reached; the change may or may not apply");
+        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
+                        "ZooKeeper could not be reached; the change may or may not apply");
         break;
     }
     sbuf_free(&b);
@@ -173,8 +170,8 @@ leaf_status_t api_users_add(struct http_request *req, enum ids_mode mode) {
     leaf_status_t rc = LEAF_OK;
     if (!cJSON_IsString(name) ||
         !auth_user_name_valid(name->valuestring, strlen(name->valuestring))) {
-        http_respond_error(req, 400, "bad_user_name",
-                           "\"name\" must be 1 to 64 bytes of [A-Za-z0-9._-], not . or ..");
+        door_http_error(req, DOOR_E_BAD_USER_NAME,
+                        "\"name\" must be 1 to 64 bytes of [A-Za-z0-9._-], not . or ..");
     } else if (parse_grants(req, root, 1, &c, &grants) && new_secret(req, &c)) {
         snprintf(c.name, sizeof(c.name), "%s", name->valuestring);
         c.admin = c.admin > 0;
@@ -194,7 +191,7 @@ static int users_path(struct http_request *req, char *name, const char **action,
     const char *slash = memchr(p, '/', n);
     size_t name_len = slash ? (size_t)(slash - p) : n;
     if (!auth_user_name_valid(p, name_len)) {
-        http_respond_error(req, 404, "not_found", "no such endpoint: /api/users/{name}[/action]");
+        door_http_error(req, DOOR_E_NOT_FOUND, "no such endpoint: /api/users/{name}[/action]");
         return 0;
     }
     memcpy(name, p, name_len);
@@ -244,8 +241,7 @@ leaf_status_t api_users_change(struct http_request *req, enum ids_mode mode) {
     }
     int grant = action_is(action, alen, "grant");
     if (!grant && !action_is(action, alen, "revoke")) {
-        http_respond_error(req, 404, "not_found",
-                           "POST /api/users/{name}/grant, /revoke or /rotate");
+        door_http_error(req, DOOR_E_NOT_FOUND, "POST /api/users/{name}/grant, /revoke or /rotate");
         return LEAF_OK;
     }
     cJSON *root = parse_body(req);
@@ -272,7 +268,7 @@ leaf_status_t api_users_delete(struct http_request *req, enum ids_mode mode) {
         return polled;
     }
     if (alen > 0) {
-        http_respond_error(req, 404, "not_found", "DELETE /api/users/{name}");
+        door_http_error(req, DOOR_E_NOT_FOUND, "DELETE /api/users/{name}");
         return LEAF_OK;
     }
     c.kind = USER_CHANGE_DEL;

@@ -64,10 +64,6 @@ enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
     }
 }
 
-const char *auth_verdict_http_code(enum auth_verdict v) {
-    return (size_t)v < AUTH_NVERDICTS ? auth_verdicts[v].code : NULL;
-}
-
 const char *auth_verdict_resp(enum auth_verdict v) {
     return (size_t)v < AUTH_NVERDICTS ? auth_verdicts[v].resp : NULL;
 }

@@ -73,8 +73,8 @@ enum auth_verdict {
 enum auth_verdict auth_decide(enum auth_cred cred, const struct auth_user *user,
                               enum auth_need need, const struct auth_key *key);
 
-/* The verdict's answers (see AUTH_VERDICT_MAP); NULL when unknown. */
-const char *auth_verdict_http_code(enum auth_verdict v);
+/* The verdict's RESP answer (see AUTH_VERDICT_MAP; HTTP's are rows of src/door/door_errors.h);
+ * NULL when unknown. */
 const char *auth_verdict_resp(enum auth_verdict v);
 
 /* The user that stands for leafd.admin.token (static, never freed). */

@@ -33,9 +33,8 @@
 #define AUTH_LIMIT_SLOTS 4096
 #define AUTH_LIMIT_WAYS 8
 
-/* The RESP refusal, and the HTTP one's code. */
+/* The RESP refusal; the HTTP one is a row of the error table (src/door/door_errors.h). */
 #define AUTH_LIMIT_RESP_ERROR "ERR too many failed authentications"
-#define AUTH_LIMIT_HTTP_CODE "too_many_failed_authentications"
 
 struct auth_limit {
     pthread_mutex_t mu;

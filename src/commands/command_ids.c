@@ -6,8 +6,8 @@
  */
 #include "command_ids.h"
 
+#include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "command_auth.h"
@@ -52,10 +52,11 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
         }
         *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len, n - info->key_prefix_len};
         if (!validate_tag(k->name, k->len)) {
-            command_outcome_error(
-                req, RESP_O_IDS + IDS_E_BAD_TAG,
-                "BAD_TAG the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
-                info->key_prefix);
+            char msg[96];
+            snprintf(msg, sizeof(msg),
+                     "the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
+                     info->key_prefix);
+            command_outcome_ids_error(req, IDS_E_BAD_TAG, msg);
             return 0;
         }
         return 1;
@@ -65,8 +66,8 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
     if (def > 0) {
         *k = (struct key_ref){(enum ids_mode)(def - 1), a, n};
         if (!validate_tag(a, n)) {
-            command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG,
-                                  "BAD_TAG a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+            command_outcome_ids_error(req, IDS_E_BAD_TAG,
+                                      "a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
             return 0;
         }
         return 1;
@@ -83,8 +84,7 @@ static int key_parse_bare(struct resp_request *req, int i, int bare, struct key_
     }
     *k = (struct key_ref){(enum ids_mode)(bare - 1), req->cmd.argv[i], req->cmd.argvlen[i]};
     if (!validate_tag(k->name, k->len)) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_TAG, "BAD_TAG %s",
-                              door_ids_error(IDS_E_BAD_TAG)->message);
+        command_outcome_ids_error(req, IDS_E_BAD_TAG, NULL);
         return 0;
     }
     return 1;
@@ -97,16 +97,15 @@ static int integer_mode(struct resp_request *req, const struct key_ref *k) {
         return 1;
     }
     command_outcome_error(req, RESP_O_WRONG_MODE,
-                          "WRONG_MODE %s IDs are strings, not integers: LEAF.%s <key> [count]",
-                          ids_mode_name(k->mode), k->mode == IDS_UUID ? "UUID" : "NUMBER");
+                          "WRONG_MODE %s IDs are strings, not integers: %s <key> [count]",
+                          ids_mode_name(k->mode), ids_mode_info(k->mode)->text_command);
     return 0;
 }
 
 /* Reads argument i as a count of IDs (1..10000); on failure replies and returns 0. */
 static int count_parse(struct resp_request *req, int i, int *count) {
     if (validate_count(req->cmd.argv[i], req->cmd.argvlen[i], count) != LEAF_OK) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_BAD_COUNT, "BAD_COUNT %s",
-                              door_ids_error(IDS_E_BAD_COUNT)->message);
+        command_outcome_ids_error(req, IDS_E_BAD_COUNT, NULL);
         return 0;
     }
     return 1;
@@ -115,12 +114,12 @@ static int count_parse(struct resp_request *req, int i, int *count) {
 static leaf_status_t issue_outcome(struct resp_request *req, const struct key_ref *k,
                                    const struct ids_call *c, leaf_status_t rc);
 
-/*
- * Issues IDs for key into ids, through c (filled here). LEAF_OK (ids filled), LEAF_EAGAIN
- * (parked), or LEAF_ERR with the error reply written.
- */
-static leaf_status_t issue_call(struct resp_request *req, const struct key_ref *k, int count,
-                                int dense, int64_t *ids, struct ids_call *c) {
+/* -TRYAGAIN's words: more than no_primary's row says, since RESP has no Retry-After. */
+#define TRYAGAIN_WHY "no sequence primary can issue now (an election or a handover)"
+
+/* The call for count IDs of key (dense: a block, ids[0] the highest), from this request. */
+static void call_init(struct resp_request *req, const struct key_ref *k, int count, int dense,
+                      struct ids_call *c) {
     *c = (struct ids_call){
         .mode = k->mode,
         .key = k->name,
@@ -135,14 +134,42 @@ static leaf_status_t issue_call(struct resp_request *req, const struct key_ref *
         .may_create = k->mode == IDS_SEQUENCE &&
                       command_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
-    leaf_status_t rc = door_ids_issue((const struct door_ctx *)req->ctx, c, ids);
-    return issue_outcome(req, k, c, rc);
 }
 
+/*
+ * Issues IDs for key into ids. LEAF_OK (ids filled), LEAF_EAGAIN (parked), or LEAF_ERR with the
+ * error reply written.
+ */
 static leaf_status_t issue(struct resp_request *req, const struct key_ref *k, int count, int dense,
                            int64_t *ids) {
     struct ids_call c;
-    return issue_call(req, k, count, dense, ids, &c);
+    call_init(req, k, count, dense, &c);
+    return issue_outcome(req, k, &c, door_ids_issue((const struct door_ctx *)req->ctx, &c, ids));
+}
+
+/* Issues count IDs for key into r, reply-ready (integers or texts). As issue(). */
+static leaf_status_t issue_reply(struct resp_request *req, const struct key_ref *k, int count,
+                                 struct ids_reply *r) {
+    struct ids_call c;
+    call_init(req, k, count, 0, &c);
+    return issue_outcome(req, k, &c,
+                         door_ids_issue_reply((const struct door_ctx *)req->ctx, &c, r));
+}
+
+/* RESP's one writer of issued IDs: integers or bulk strings, as an array when many. */
+static void reply_ids(struct resp_request *req, const struct ids_reply *r, int many) {
+    if (many) {
+        resp_reply_array(req->out, (size_t)r->count);
+    }
+    for (int i = 0; i < r->count; i++) {
+        size_t len;
+        const char *text = door_ids_reply_text(r, i, &len);
+        if (text != NULL) {
+            resp_reply_bulk(req->out, text, len);
+        } else {
+            resp_reply_int(req->out, r->ids[i]);
+        }
+    }
 }
 
 /* Answers a refused ID call: -MOVED and -TRYAGAIN as Redis Cluster, else -CODE message. */
@@ -151,16 +178,16 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = c->retry_ms;
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY && c->primary.resp[0] != '\0') {
-        command_outcome_error(req, RESP_O_IDS + (int)c->err, "MOVED %u %s",
+        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %u %s", door_error(c->err)->resp,
                               sequence_keyslot(req->cmd.argv[1], req->cmd.argvlen[1]),
                               c->primary.resp);
-    } else if (rc != LEAF_OK && (c->err == IDS_E_NO_PRIMARY || c->err == IDS_E_NOT_PRIMARY)) {
-        command_outcome_error(
-            req, RESP_O_IDS + (int)c->err,
-            "TRYAGAIN no sequence primary can issue now (an election or a handover)");
+    } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY) {
+        /* A standby with no RESP address for the primary: Redis Cluster's -TRYAGAIN, as for
+         * no primary, counted under not_primary. */
+        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s",
+                              door_error(IDS_E_NO_PRIMARY)->resp, TRYAGAIN_WHY);
     } else if (rc != LEAF_OK) {
-        const struct ids_error_info *e = door_ids_error(c->err);
-        command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s", e->resp, e->message);
+        command_outcome_ids_error(req, c->err, c->err == IDS_E_NO_PRIMARY ? TRYAGAIN_WHY : NULL);
     }
     (void)k;
     return rc;
@@ -272,89 +299,48 @@ leaf_status_t command_ids_leaf_ids(struct resp_request *req) {
     if (!key_parse(req, 1, &k) || !integer_mode(req, &k) || !count_parse(req, 2, &count)) {
         return LEAF_OK;
     }
-    int64_t stack[IDS_STACK];
-    int64_t *ids = door_ids_alloc(stack, count);
-    if (ids == NULL) {
-        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
-                                     "OUT_OF_MEMORY out of memory");
-    }
-    leaf_status_t rc = issue(req, &k, count, 0, ids);
+    struct ids_reply r;
+    leaf_status_t rc = issue_reply(req, &k, count, &r);
     if (rc == LEAF_OK) {
-        resp_reply_array(req->out, (size_t)count);
-        for (int i = 0; i < count; i++) {
-            resp_reply_int(req->out, ids[i]);
-        }
+        reply_ids(req, &r, 1);
     }
-    door_ids_free(stack, ids);
+    door_ids_reply_free(&r);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
 }
 
-/* The text of n IDs c issued (UUIDs, business numbers) as bulk strings (an array when many);
- * 0 when getrandom failed (the error reply is written). */
-static int reply_text(struct resp_request *req, const struct ids_call *c, const int64_t *ids, int n,
-                      int many) {
-    char stack[IDS_STACK * DOOR_IDS_TEXT_MAX];
-    size_t stack_lens[IDS_STACK];
-    char *text = n <= IDS_STACK ? stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
-    size_t *lens = n <= IDS_STACK ? stack_lens : malloc((size_t)n * sizeof(*lens));
-    int ok = text != NULL && lens != NULL;
-    if (!ok) {
-        command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY, "OUT_OF_MEMORY out of memory");
-    } else if (door_ids_text((const struct door_ctx *)req->ctx, c, ids, n, text, lens) != LEAF_OK) {
-        const struct ids_error_info *e = door_ids_error(IDS_E_RANDOM_FAILED);
-        command_outcome_error(req, RESP_O_IDS + IDS_E_RANDOM_FAILED, "%s %s", e->resp, e->message);
-        ok = 0;
-    } else {
-        if (many) {
-            resp_reply_array(req->out, (size_t)n);
-        }
-        for (int i = 0; i < n; i++) {
-            resp_reply_bulk(req->out, text + (size_t)i * DOOR_IDS_TEXT_MAX, lens[i]);
-        }
-    }
-    if (text != stack) {
-        free(text);
-    }
-    if (lens != stack_lens) {
-        free(lens);
-    }
-    return ok;
-}
-
-/* LEAF.UUID key [count] and LEAF.NUMBER name [count]: the text of one ID as a bulk string, or
- * an array of count (docs/id-shapes.md). */
-static leaf_status_t leaf_text(struct resp_request *req, enum ids_mode mode, const char *cmd) {
+/* LEAF.UUID key [count], LEAF.NUMBER name [count], the command of every text mode (IDS_MODES'
+ * text command, which names the mode): the text of one ID as a bulk string, or an array of count
+ * (docs/id-shapes.md). */
+leaf_status_t command_ids_leaf_text(struct resp_request *req) {
     struct key_ref k;
-    struct ids_call c;
+    enum ids_mode mode;
     int count = 1;
+    if (ids_mode_by_text_command(req->cmd.argv[0], req->cmd.argvlen[0], &mode) != LEAF_OK) {
+        return command_outcome_error(req, RESP_O_ERR, "ERR '%.*s' names no mode of text IDs",
+                                     (int)req->cmd.argvlen[0], req->cmd.argv[0]);
+    }
     if (req->cmd.argc > 3) {
+        const char *cmd = ids_mode_info(mode)->text_command;
+        char lower[32];
+        size_t n = 0;
+        for (; cmd[n] != '\0' && n + 1 < sizeof(lower); n++) {
+            lower[n] = (char)tolower((unsigned char)cmd[n]);
+        }
+        lower[n] = '\0';
         return command_outcome_error(req, RESP_O_ERR,
-                                     "ERR wrong number of arguments for '%s' command", cmd);
+                                     "ERR wrong number of arguments for '%s' command", lower);
     }
     if (!key_parse_bare(req, 1, 1 + (int)mode, &k) ||
         (req->cmd.argc == 3 && !count_parse(req, 2, &count))) {
         return LEAF_OK;
     }
-    int64_t stack[IDS_STACK];
-    int64_t *ids = door_ids_alloc(stack, count);
-    if (ids == NULL) {
-        return command_outcome_error(req, RESP_O_IDS + IDS_E_OUT_OF_MEMORY,
-                                     "OUT_OF_MEMORY out of memory");
-    }
-    leaf_status_t rc = issue_call(req, &k, count, 0, ids, &c);
+    struct ids_reply r;
+    leaf_status_t rc = issue_reply(req, &k, count, &r);
     if (rc == LEAF_OK) {
-        reply_text(req, &c, ids, count, req->cmd.argc == 3);
+        reply_ids(req, &r, req->cmd.argc == 3);
     }
-    door_ids_free(stack, ids);
+    door_ids_reply_free(&r);
     return rc == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
-}
-
-leaf_status_t command_ids_leaf_uuid(struct resp_request *req) {
-    return leaf_text(req, IDS_UUID, "leaf.uuid");
-}
-
-leaf_status_t command_ids_leaf_number(struct resp_request *req) {
-    return leaf_text(req, IDS_NUMBER, "leaf.number");
 }
 
 /* GET sequence:<name>: the last ID issued for the sequence. */

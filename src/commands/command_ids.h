@@ -13,10 +13,9 @@ leaf_status_t command_ids_incrby(struct resp_request *req);
 leaf_status_t command_ids_leaf_ids(struct resp_request *req);
 /* GET sequence:<name>: the last ID issued for the sequence. */
 leaf_status_t command_ids_get(struct resp_request *req);
-/* LEAF.UUID key [count]: one UUIDv7 as a string, or an array of count. */
-leaf_status_t command_ids_leaf_uuid(struct resp_request *req);
-/* LEAF.NUMBER name [count]: one business number as a string, or an array of count. */
-leaf_status_t command_ids_leaf_number(struct resp_request *req);
+/* The command of a text mode (IDS_MODES' text command: LEAF.UUID key [count], LEAF.NUMBER
+ * name [count]): one ID's text as a string, or an array of count. */
+leaf_status_t command_ids_leaf_text(struct resp_request *req);
 /* The key and count of an ID command, without issuing: 1 when good, else the error is written.
  * bare: 1 + the mode of a key without a mode prefix (LEAF.UUID's), 0: the key names it. */
 int command_ids_check(struct resp_request *req, int bare);

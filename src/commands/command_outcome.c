@@ -26,8 +26,8 @@ static const struct {
 
 int command_outcome_names(const char **names, int cap) {
     for (int i = 0; i < RESP_O_IDS + IDS_E_COUNT && i < cap; i++) {
-        names[i] = i < RESP_O_IDS ? outcomes[i].name
-                                  : door_ids_error((enum ids_error)(i - RESP_O_IDS))->code;
+        names[i] =
+            i < RESP_O_IDS ? outcomes[i].name : door_error((enum door_error)(i - RESP_O_IDS))->code;
     }
     return RESP_O_IDS + IDS_E_COUNT;
 }
@@ -41,6 +41,13 @@ leaf_status_t command_outcome_error(struct resp_request *req, int outcome, const
     resp_reply_error(req->out, msg);
     req->outcome = outcome;
     return LEAF_OK;
+}
+
+leaf_status_t command_outcome_ids_error(struct resp_request *req, enum door_error e,
+                                        const char *message) {
+    const struct door_error_info *info = door_error(e);
+    return command_outcome_error(req, RESP_O_IDS + (int)e, "%s %s", info->resp,
+                                 message != NULL ? message : info->message);
 }
 
 void command_outcome_refuse(struct resp_request *req, enum auth_verdict v) {
@@ -74,7 +81,7 @@ void command_outcome_print_reference(FILE *out) {
     fprintf(out, "| Code | HTTP | RESP | Meaning |\n"
                  "|---|---|---|---|\n");
     for (int e = 0; e < IDS_E_COUNT; e++) {
-        const struct ids_error_info *info = door_ids_error((enum ids_error)e);
+        const struct door_error_info *info = door_error((enum door_error)e);
         if (e != IDS_E_NONE) {
             fprintf(out, "| `%s` | %d | `-%s` | %s |\n", info->code, info->http_status, info->resp,
                     info->message);
@@ -87,5 +94,9 @@ void command_outcome_print_reference(FILE *out) {
             fprintf(out, "| `%s` | %s | `-%s` | %s |\n", outcomes[o].name, http, outcomes[o].resp,
                     outcomes[o].meaning);
         }
+    }
+    for (int e = IDS_E_COUNT + 1; e < DOOR_E_COUNT; e++) {
+        const struct door_error_info *info = door_error((enum door_error)e);
+        fprintf(out, "| `%s` | %d | - | %s |\n", info->code, info->http_status, info->message);
     }
 }

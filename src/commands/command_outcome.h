@@ -5,13 +5,13 @@
  * The outcomes of a RESP command (command_outcome.c): the status label of
  * leafd_http_requests_total{protocol="resp"}, and the error replies that
  * record them. "ok", "err" (Redis's ERR), the refusals, then the ID errors
- * by their stable code (RESP_O_IDS + enum ids_error). Below the command
+ * by their stable code (RESP_O_IDS + enum door_error, IDS_ERRORS). Below the command
  * table and the AUTH commands, which both answer through it.
  */
 #include <stdio.h>
 
 #include "auth_decide.h"
-#include "door_ids.h"
+#include "door_errors.h"
 #include "resp_conn.h"
 #include "status.h"
 
@@ -41,7 +41,7 @@ enum command_outcome {
 #define RESP_OUTCOME_ENUM(e, name, resp, meaning) e,
     RESP_OUTCOMES(RESP_OUTCOME_ENUM)
 #undef RESP_OUTCOME_ENUM
-        RESP_O_IDS /* RESP_O_IDS + enum ids_error: the ID errors, by their stable code */
+        RESP_O_IDS /* RESP_O_IDS + an ID error (IDS_ERRORS): the ID errors, by their stable code */
 };
 
 /* The outcomes' labels by index: writes up to cap names, returns how many there are. */
@@ -51,14 +51,21 @@ int command_outcome_names(const char **names, int cap);
 leaf_status_t command_outcome_error(struct resp_request *req, int outcome, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * RESP's one writer of an ID error (IDS_ERRORS, door_errors.h): "-<RESP> <message>", the row's
+ * message when message is NULL, recorded under the row's code. Always LEAF_OK (answered).
+ */
+leaf_status_t command_outcome_ids_error(struct resp_request *req, enum door_error e,
+                                        const char *message);
+
 /* Writes the refusal v (Redis's words) and records its outcome. */
 void command_outcome_refuse(struct resp_request *req, enum auth_verdict v);
 
 /*
- * The errors of ID requests in both protocols (IDS_ERRORS) and of RESP
- * commands (the outcomes but ok) as a Markdown table, each with its HTTP
- * status, its RESP error and what it means (leafd --print-reference errors,
- * docs/reference/errors.md).
+ * Every error as a Markdown table, each with its HTTP status, its RESP error
+ * and what it means: the ID requests' of both protocols (IDS_ERRORS), the RESP
+ * commands' (the outcomes but ok), then the HTTP admin API's and pages'
+ * (HTTP_ERRORS) (leafd --print-reference errors, docs/reference/errors.md).
  */
 void command_outcome_print_reference(FILE *out);
 

@@ -350,10 +350,11 @@ static leaf_status_t config_default_mode(struct leaf_config *c, char *err, size_
         return config_key_error(c, CONFIG_I_resp_default_mode_name, "not an ID mode", err, errlen);
     }
     if (ids_mode_info(m)->text) {
-        return config_key_error(c, CONFIG_I_resp_default_mode_name,
-                                "names a mode whose IDs are strings (LEAF.UUID answers them); INCR "
-                                "answers integers",
-                                err, errlen);
+        char why[128];
+        snprintf(why, sizeof(why),
+                 "names a mode whose IDs are strings (%s answers them); INCR answers integers",
+                 ids_mode_info(m)->text_command);
+        return config_key_error(c, CONFIG_I_resp_default_mode_name, why, err, errlen);
     }
     if (!on[m]) {
         return config_key_error(c, CONFIG_I_resp_default_mode_name,

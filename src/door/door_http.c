@@ -44,8 +44,36 @@ int door_http_query(const struct http_request *req, const char *name, const char
 void door_http_respond_sbuf(struct http_request *req, int status, const char *type,
                             struct sbuf *b) {
     if (b->failed) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory building the answer");
         return;
     }
     http_respond(req, status, type, b->data ? b->data : "", b->len);
+}
+
+void door_http_error(struct http_request *req, enum door_error e, const char *message) {
+    const struct door_error_info *info = door_error(e);
+    http_respond_error(req, info->http_status, info->code,
+                       message != NULL ? message : info->message);
+}
+
+void door_http_error_ex(struct http_request *req, enum door_error e, const char *extra_headers,
+                        const char *message) {
+    const struct door_error_info *info = door_error(e);
+    const char *msg = message != NULL ? message : info->message;
+    struct sbuf b = SBUF_INIT;
+    sbuf_printf(&b, "{\"code\":\"%s\",\"message\":", info->code);
+    sbuf_json_str(&b, msg, strlen(msg));
+    sbuf_putc(&b, '}');
+    if (b.failed) {
+        door_http_error(req, e, message);
+    } else {
+        http_respond_ex(req, info->http_status, "application/json", extra_headers, b.data, b.len);
+    }
+    sbuf_free(&b);
+}
+
+void door_http_error_code(struct http_request *req, const char *code, const char *message) {
+    enum door_error e = DOOR_E_BAD_REQUEST;
+    (void)door_error_by_code(code, &e); /* every code segment_request.c hands back is a row */
+    door_http_error(req, e, message);
 }

@@ -18,6 +18,7 @@
 
 #include "auth_header.h"
 #include "door_auth.h"
+#include "door_http.h"
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte. */
 static int admin_token_equal(const char *a, size_t alen, const char *b, size_t blen) {
@@ -30,12 +31,11 @@ static int admin_token_equal(const char *a, size_t alen, const char *b, size_t b
 
 /* door_auth_limited for an HTTP request: 1 when refused unchecked, answered 429. */
 static int limited_answered(struct http_request *req) {
-    static const char body[] = "{\"code\":\"" AUTH_LIMIT_HTTP_CODE "\",\"message\":\"too many "
-                               "failed authentications from this address; try again later\"}";
     if (!door_auth_limited(door_ctx(req), req->peer)) {
         return 0;
     }
-    http_respond_ex(req, 429, "application/json", "Retry-After: 10\r\n", body, sizeof(body) - 1);
+    door_http_error_ex(req, DOOR_E_TOO_MANY_FAILED_AUTHENTICATIONS, "Retry-After: 10\r\n",
+                       "too many failed authentications from this address; try again later");
     return 1;
 }
 
@@ -53,13 +53,13 @@ static int admin_allowed(struct http_request *req) {
         if (req->loopback) {
             return 1;
         }
-        http_respond_error(req, 403, "forbidden",
-                           "admin endpoints answer loopback clients only (no leafd.admin.token)");
+        door_http_error(req, DOOR_E_FORBIDDEN,
+                        "admin endpoints answer loopback clients only (no leafd.admin.token)");
         return 0;
     }
     if (req->auth_len == 0) {
-        http_respond_error(req, 401, "unauthorized",
-                           "admin endpoints need 'Authorization: Bearer <token>'");
+        door_http_error(req, DOOR_E_UNAUTHORIZED,
+                        "admin endpoints need 'Authorization: Bearer <token>'");
         return 0;
     }
     if (limited_answered(req)) {
@@ -68,7 +68,7 @@ static int admin_allowed(struct http_request *req) {
     if (req->auth_len < blen || strncasecmp(req->auth, bearer, blen) != 0 ||
         !admin_token_equal(req->auth + blen, req->auth_len - blen, token, strlen(token))) {
         door_auth_count_failure(door_ctx(req), req->peer, USER_FAIL_WRONG_TOKEN);
-        http_respond_error(req, 403, "forbidden", "wrong admin token");
+        door_http_error(req, DOOR_E_FORBIDDEN, "wrong admin token");
         return 0;
     }
     return 1;
@@ -109,15 +109,14 @@ static void respond_refusal(struct http_request *req, enum auth_verdict v, enum 
         } else {
             snprintf(msg, sizeof(msg), "this user is not an admin");
         }
-        http_respond_error(req, 403, auth_verdict_http_code(v), msg);
+        door_http_error(req, DOOR_E_FORBIDDEN, msg);
         return;
     }
     static const char challenge[] = "WWW-Authenticate: Basic realm=\"leafd\"\r\n";
-    const char *body = v == AUTH_NOAUTH
-                           ? "{\"code\":\"unauthorized\",\"message\":\"credentials needed: "
-                             "Authorization: Basic base64(user:secret)\"}"
-                           : "{\"code\":\"unauthorized\",\"message\":\"wrong credentials\"}";
-    http_respond_ex(req, 401, "application/json", challenge, body, strlen(body));
+    door_http_error_ex(req, DOOR_E_UNAUTHORIZED, challenge,
+                       v == AUTH_NOAUTH
+                           ? "credentials needed: Authorization: Basic base64(user:secret)"
+                           : "wrong credentials");
 }
 
 static int door_http_authorize(struct http_request *req, enum auth_need need,

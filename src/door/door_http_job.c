@@ -5,6 +5,7 @@
 #include "door_http_job.h"
 
 #include "door_ctx.h"
+#include "door_http.h"
 
 leaf_status_t door_http_job_wait(struct http_request *req, door_http_job_answer_fn answer,
                                  int64_t extra_ms) {
@@ -23,7 +24,7 @@ leaf_status_t door_http_job_wait(struct http_request *req, door_http_job_answer_
         return LEAF_EAGAIN;
     }
     leaf_wait_cancel(req->wait);
-    http_respond_error(req, 503, "database_unavailable", "the database did not answer in time");
+    door_http_error(req, IDS_E_DATABASE_UNAVAILABLE, "the database did not answer in time");
     return LEAF_OK;
 }
 
@@ -31,12 +32,12 @@ leaf_status_t door_http_job_wait(struct http_request *req, door_http_job_answer_
 leaf_status_t door_http_job_start(struct http_request *req, struct segment_db_job *job) {
     const struct door_ctx *ctx = door_ctx(req);
     if (job == NULL) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory");
         return LEAF_OK;
     }
     if (segment_service_admin_begin(ctx->segment, job, req->wait) != LEAF_OK) {
         segment_db_job_free(job);
-        http_respond_error(req, 503, "busy", "too many admin requests in flight");
+        door_http_error(req, DOOR_E_BUSY, "too many admin requests in flight");
         return LEAF_OK;
     }
     req->retry_ms = ctx->cfg->db_timeout_ms + DOOR_HTTP_JOB_EXTRA_MS;

@@ -21,17 +21,7 @@
 /* A sequence request waits this long for a primary's write or an election, then 503/TRYAGAIN. */
 #define IDS_MAX_SEQUENCE_WAIT_MS 1000
 
-static const struct ids_error_info ids_errors[IDS_E_COUNT] = {
-#define IDS_ERROR_INFO(e, status, code, resp, msg) [e] = {status, code, resp, msg},
-    IDS_ERRORS(IDS_ERROR_INFO)
-#undef IDS_ERROR_INFO
-};
-
-const struct ids_error_info *door_ids_error(enum ids_error e) {
-    return &ids_errors[e >= 0 && e < IDS_E_COUNT ? e : IDS_E_NONE];
-}
-
-static enum ids_error snowflake_error(leaf_status_t rc) {
+static enum door_error snowflake_error(leaf_status_t rc) {
     switch (rc) {
     case LEAF_ECLOCK: return IDS_E_CLOCK_BACKWARDS;
     case LEAF_EAGAIN: return IDS_E_OVERLOADED;
@@ -200,8 +190,9 @@ static leaf_status_t uuid_random(uint64_t *r, int n) {
 #define UUID_RANDOM_CHUNK 64 /* random words drawn per getrandom call */
 
 /* The UUIDv7 text of n snowflake IDs (IDS_UUID). */
-static leaf_status_t uuid_text(const struct door_ctx *ctx, const int64_t *ids, int n, char *text,
-                               size_t *lens) {
+static leaf_status_t text_uuid(const struct door_ctx *ctx, const struct ids_call *c,
+                               const int64_t *ids, int n, char *text, size_t *lens) {
+    (void)c;
     const struct snowflake_layout *l = snowflake_service_layout(ctx->snowflake);
     uint64_t r[UUID_RANDOM_CHUNK] = {0};
     for (int i = 0; i < n; i++) {
@@ -226,11 +217,10 @@ static leaf_status_t uuid_text(const struct door_ctx *ctx, const int64_t *ids, i
 
 _Static_assert(SEQUENCE_NUMBERING_TEXT_MAX <= DOOR_IDS_TEXT_MAX, "room for a business number");
 
-leaf_status_t door_ids_text(const struct door_ctx *ctx, const struct ids_call *c,
-                            const int64_t *ids, int n, char *text, size_t *lens) {
-    if (c->mode == IDS_UUID) {
-        return uuid_text(ctx, ids, n, text, lens);
-    }
+/* The business numbers of n IDs of c's numbering (IDS_NUMBER), in the period it was issued in. */
+static leaf_status_t text_number(const struct door_ctx *ctx, const struct ids_call *c,
+                                 const int64_t *ids, int n, char *text, size_t *lens) {
+    (void)ctx;
     for (int i = 0; i < n; i++) {
         char one[SEQUENCE_NUMBERING_TEXT_MAX];
         lens[i] = sequence_numbering_format(&c->numbering, ids[i], c->day, one);
@@ -283,34 +273,118 @@ static leaf_status_t issue_number(const struct door_ctx *ctx, struct ids_call *c
     return LEAF_OK;
 }
 
-static leaf_status_t issue_mode(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
-    switch (c->mode) {
-    case IDS_SNOWFLAKE:
-    case IDS_UUID: /* snowflake IDs, turned into UUIDs by door_ids_text() */
-        return issue_snowflake(ctx, c, ids);
-    case IDS_NUMBER: return issue_number(ctx, c, ids);
-    case IDS_SEGMENT: return issue_segment(ctx, c, ids);
-    case IDS_OPAQUE: return issue_opaque(ctx, c, ids);
-    default: return issue_sequence(ctx, c, ids);
+/* How each mode issues and writes its text: the last two columns of its row (IDS_MODES). A mode
+ * whose row names no function of this file does not compile. */
+typedef leaf_status_t (*ids_issue_fn)(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids);
+typedef leaf_status_t (*ids_text_fn)(const struct door_ctx *ctx, const struct ids_call *c,
+                                     const int64_t *ids, int n, char *text, size_t *lens);
+
+static const struct {
+    ids_issue_fn issue;
+    ids_text_fn text; /* NULL: an integer mode */
+} ids_mode_fns[IDS_MODE_COUNT] = {
+#define IDS_MODE_FNS(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
+    [e] = {issue, text},
+    IDS_MODES(IDS_MODE_FNS)
+#undef IDS_MODE_FNS
+};
+
+/* An enum ids_mode out of the table is refused, never issued as some other mode. */
+static int mode_known(const struct ids_call *c) {
+    if ((int)c->mode >= 0 && c->mode < IDS_MODE_COUNT) {
+        return 1;
     }
+    log_error("ids", "issue: mode %d is no row of IDS_MODES", (int)c->mode);
+    return 0;
+}
+
+/* Room for count IDs: the stack buffer (IDS_STACK) when it is big enough, else the heap (free
+ * with ids_free). NULL when out of memory. */
+static int64_t *ids_alloc(int64_t *stack, int count) {
+    return count <= IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
+}
+
+static void ids_free(int64_t *stack, int64_t *ids) {
+    if (ids != stack) {
+        free(ids);
+    }
+}
+
+/* The text of r's IDs, by the mode's text function: LEAF_OK, or LEAF_ERR with c->err set. */
+static leaf_status_t reply_texts(const struct door_ctx *ctx, struct ids_call *c,
+                                 struct ids_reply *r) {
+    int n = r->count;
+    r->texts = n <= IDS_STACK ? r->texts_stack : malloc((size_t)n * DOOR_IDS_TEXT_MAX);
+    r->lens = n <= IDS_STACK ? r->lens_stack : malloc((size_t)n * sizeof(*r->lens));
+    if (r->texts == NULL || r->lens == NULL) {
+        c->err = IDS_E_OUT_OF_MEMORY;
+        return LEAF_ERR;
+    }
+    ids_text_fn text = ids_mode_fns[c->mode].text;
+    if (text == NULL) {
+        /* A row with a text command must name its text function (IDS_MODES). */
+        log_error("ids", "mode %s answers text but its row names no text function",
+                  ids_mode_name(c->mode));
+    }
+    if (text == NULL || text(ctx, c, r->ids, n, r->texts, r->lens) != LEAF_OK) {
+        c->err = IDS_E_RANDOM_FAILED;
+        return LEAF_ERR;
+    }
+    r->text = 1;
+    return LEAF_OK;
+}
+
+leaf_status_t door_ids_issue_reply(const struct door_ctx *ctx, struct ids_call *c,
+                                   struct ids_reply *r) {
+    r->count = c->count;
+    r->text = 0;
+    r->texts = NULL;
+    r->lens = NULL;
+    r->ids = ids_alloc(r->ids_stack, c->count);
+    if (r->ids == NULL) {
+        c->err = IDS_E_OUT_OF_MEMORY;
+        return LEAF_ERR;
+    }
+    leaf_status_t rc = door_ids_issue(ctx, c, r->ids);
+    if (rc != LEAF_OK || !ids_mode_info(c->mode)->text) {
+        return rc;
+    }
+    return reply_texts(ctx, c, r);
+}
+
+const char *door_ids_reply_text(const struct ids_reply *r, int i, size_t *len) {
+    if (!r->text) {
+        return NULL;
+    }
+    *len = r->lens[i];
+    return r->texts + (size_t)i * DOOR_IDS_TEXT_MAX;
+}
+
+void door_ids_reply_free(struct ids_reply *r) {
+    if (r->ids != NULL) {
+        ids_free(r->ids_stack, r->ids);
+    }
+    if (r->texts != r->texts_stack) {
+        free(r->texts);
+    }
+    if (r->lens != r->lens_stack) {
+        free(r->lens);
+    }
+    r->ids = NULL;
+    r->texts = NULL;
+    r->lens = NULL;
 }
 
 leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
-    leaf_status_t rc = issue_mode(ctx, c, ids);
+    if (!mode_known(c)) {
+        c->err = IDS_E_NOT_READY;
+        return LEAF_ERR;
+    }
+    leaf_status_t rc = ids_mode_fns[c->mode].issue(ctx, c, ids);
     if (rc == LEAF_OK) {
         metrics_count_ids(ctx->metrics, c->loop, c->mode, c->count);
     }
     return rc;
-}
-
-int64_t *door_ids_alloc(int64_t *stack, int count) {
-    return count <= IDS_STACK ? stack : malloc((size_t)count * sizeof(int64_t));
-}
-
-void door_ids_free(int64_t *stack, int64_t *ids) {
-    if (ids != stack) {
-        free(ids);
-    }
 }

@@ -4,7 +4,8 @@
 /*
  * Readiness in one place: /ready (src/api/api.c), the leafd_ready gauge
  * (src/pages/page_metrics.c) and the systemd notification (src/daemon/daemon_notify.c)
- * all take their verdict from door_ready_eval. A component is ready when its
+ * all take their verdict, and the reason of a component that is not ready,
+ * from door_ready_eval; none decides or words it again. A component is ready when its
  * mode can issue now: snowflake when its view says so, segment when the
  * database is up or a tag has a buffered range, sequence while the node takes
  * part (a ZooKeeper session), auth once a user table is in use. A disabled

@@ -64,8 +64,8 @@ struct http_conn {
     int te_other;        /* a transfer coding other than chunked: 501 */
 
     /* Set when the request is refused while parsing: answered, then the connection closes. */
-    int reject;
-    const char *reject_code;
+    int reject; /* 1: refused, as reject_error says */
+    enum http_conn_error reject_error;
     const char *reject_msg;
 
     /* Folded header lines (obs-fold) are told apart from a value split across reads by the
@@ -260,8 +260,17 @@ static void proto_batch_end(struct http_conn *p) {
     p->batch = NULL;
 }
 
+static const struct {
+    int status;
+    const char *code;
+} proto_errors[HTTP_E_COUNT] = {
+#define HTTP_CONN_ERROR_ROW(e, status, code, meaning) [e] = {status, code},
+    HTTP_CONN_ERRORS(HTTP_CONN_ERROR_ROW)
+#undef HTTP_CONN_ERROR_ROW
+};
+
 /* Answers with an error of the HTTP layer itself and closes after it. */
-static void proto_fail(struct http_conn *p, int status, const char *code, const char *message) {
+static void proto_fail(struct http_conn *p, enum http_conn_error e, const char *message) {
     p->req = (struct http_request){
         .route = HTTP_ROUTE_NONE,
         .loop = p->s.loop,
@@ -271,7 +280,7 @@ static void proto_fail(struct http_conn *p, int status, const char *code, const 
     };
     p->s.close_after = 1;
     p->head_only = 0;
-    http_respond_error(&p->req, status, code, message);
+    http_respond_error(&p->req, proto_errors[e].status, proto_errors[e].code, message);
     p->s.head_started_ms = 0;
     proto_done(p);
 }
@@ -281,10 +290,11 @@ static void proto_fail(struct http_conn *p, int status, const char *code, const 
 /* The headers whose values the protocol itself reads. */
 enum proto_header { HDR_OTHER, HDR_AUTH, HDR_HOST, HDR_EXPECT, HDR_TE, HDR_KEPT };
 
-/* Refuses the request being parsed: it is answered with status, then the connection closes. */
-static int proto_reject(struct http_conn *p, int status, const char *code, const char *msg) {
-    p->reject = status;
-    p->reject_code = code;
+/* Refuses the request being parsed: it is answered with e's status and code, then the
+ * connection closes. */
+static int proto_reject(struct http_conn *p, enum http_conn_error e, const char *msg) {
+    p->reject = 1;
+    p->reject_error = e;
     p->reject_msg = msg;
     return HPE_USER;
 }
@@ -314,16 +324,16 @@ static int proto_append(struct http_conn *p, size_t *len, size_t cap, const char
     if (*len + n > cap) {
         switch (status) {
         case 414:
-            return proto_reject(p, 414, "uri_too_long", "request line longer than 2048 bytes");
+            return proto_reject(p, HTTP_E_URI_TOO_LONG, "request line longer than 2048 bytes");
         case 413:
-            return proto_reject(p, 413, "body_too_large", "request body larger than 16384 bytes");
+            return proto_reject(p, HTTP_E_BODY_TOO_LARGE, "request body larger than 16384 bytes");
         default:
-            return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
+            return proto_reject(p, HTTP_E_HEADER_TOO_LARGE, "request head larger than 16384 bytes");
         }
     }
     sbuf_append(&p->head, at, n);
     if (p->head.failed) {
-        return proto_reject(p, 503, "out_of_memory", "out of memory receiving the request");
+        return proto_reject(p, HTTP_E_OUT_OF_MEMORY, "out of memory receiving the request");
     }
     *len += n;
     return 0;
@@ -337,7 +347,7 @@ static int on_url(llhttp_t *lp, const char *at, size_t len) {
 static int head_add(struct http_conn *p, size_t len) {
     p->head_bytes += len;
     if (p->head_bytes > HTTP_MAX_HEAD) {
-        return proto_reject(p, 431, "header_too_large", "request head larger than 16384 bytes");
+        return proto_reject(p, HTTP_E_HEADER_TOO_LARGE, "request head larger than 16384 bytes");
     }
     return 0;
 }
@@ -348,7 +358,7 @@ static int on_header_field(llhttp_t *lp, const char *at, size_t len) {
         return HPE_USER;
     }
     if (http_check_name_has_blank(at, len)) { /* "Host :": RFC 9112 5.1 */
-        return proto_reject(p, 400, "bad_request", "whitespace in a header field name");
+        return proto_reject(p, HTTP_E_BAD_REQUEST, "whitespace in a header field name");
     }
     size_t room = sizeof(p->field) - 1 - p->field_len;
     size_t n = len < room ? len : room;
@@ -365,7 +375,7 @@ static int field_is(const struct http_conn *p, const char *name) {
 /* Starts keeping the value of a header of enum proto_kept; a second one is refused. */
 static int proto_keep(struct http_conn *p, int which) {
     if (p->kept_len[which] >= 0) {
-        return proto_reject(p, 400, "bad_request",
+        return proto_reject(p, HTTP_E_BAD_REQUEST,
                             "more than one Origin, Content-Type or Sec-Fetch-Site header");
     }
     p->kept = which;
@@ -392,14 +402,14 @@ static int on_header_field_complete(llhttp_t *lp) {
     if (p->hdr == HDR_AUTH) {
         /* Two credentials in one request: which one counts is a guess. Refuse it. */
         if (p->auth_seen++) {
-            return proto_reject(p, 400, "bad_request", "more than one Authorization header");
+            return proto_reject(p, HTTP_E_BAD_REQUEST, "more than one Authorization header");
         }
         p->auth_off = p->head.len;
         p->auth_len = 0;
         p->auth_too_long = 0;
     }
     if (p->hdr == HDR_HOST && ++p->hosts > 1) { /* RFC 9112 3.2 */
-        return proto_reject(p, 400, "bad_request", "more than one Host header");
+        return proto_reject(p, HTTP_E_BAD_REQUEST, "more than one Host header");
     }
     p->field_len = 0;
     p->value_len = 0;
@@ -412,7 +422,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
         return HPE_USER;
     }
     if (len > 0 && http_check_folded(at, p->exec_start, p->tail_nl)) { /* obs-fold: RFC 9112 5.2 */
-        return proto_reject(p, 400, "bad_request", "folded header line (obs-fold)");
+        return proto_reject(p, HTTP_E_BAD_REQUEST, "folded header line (obs-fold)");
     }
     if (p->hdr == HDR_AUTH) {
         if (p->auth_too_long || p->auth_len + len > HTTP_MAX_AUTH) {
@@ -425,7 +435,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
     if (p->hdr == HDR_KEPT) {
         size_t n = (size_t)p->kept_len[p->kept];
         if (n + len > PROTO_KEPT_MAX) {
-            return proto_reject(p, 400, "bad_request",
+            return proto_reject(p, HTTP_E_BAD_REQUEST,
                                 "Origin, Content-Type or Sec-Fetch-Site too long");
         }
         int rc = proto_append(p, &n, PROTO_KEPT_MAX, at, len, 431);
@@ -434,7 +444,7 @@ static int on_header_value(llhttp_t *lp, const char *at, size_t len) {
     }
     if (p->hdr != HDR_OTHER) {
         if (p->value_len + len > sizeof(p->value)) {
-            return proto_reject(p, 400, "bad_request",
+            return proto_reject(p, HTTP_E_BAD_REQUEST,
                                 "Host, Expect or Transfer-Encoding too long");
         }
         memcpy(p->value + p->value_len, at, len);
@@ -448,13 +458,13 @@ static int on_header_value_complete(llhttp_t *lp) {
     switch (p->hdr) {
     case HDR_HOST:
         if (!http_check_host(p->value, p->value_len)) {
-            return proto_reject(p, 400, "bad_request", "invalid Host header");
+            return proto_reject(p, HTTP_E_BAD_REQUEST, "invalid Host header");
         }
         p->kept_off[KEPT_HOST] = p->head.len; /* kept for the same-origin rule */
         p->kept_len[KEPT_HOST] = (long)p->value_len;
         sbuf_append(&p->head, p->value, p->value_len);
         if (p->head.failed) {
-            return proto_reject(p, 503, "out_of_memory", "out of memory receiving the request");
+            return proto_reject(p, HTTP_E_OUT_OF_MEMORY, "out of memory receiving the request");
         }
         break;
     case HDR_EXPECT:
@@ -478,30 +488,30 @@ static int on_header_value_complete(llhttp_t *lp) {
 /* RFC 9112's rules for the whole head; 0 to go on, HPE_USER after proto_reject(). */
 static int proto_check_head(struct http_conn *p, const llhttp_t *lp) {
     if (lp->http_major == 0) { /* "GET /path" alone: HTTP/0.9 is not served */
-        return proto_reject(p, 400, "bad_request", "request line without an HTTP/1.x version");
+        return proto_reject(p, HTTP_E_BAD_REQUEST, "request line without an HTTP/1.x version");
     }
     if (lp->http_major > 1) {
-        return proto_reject(p, 505, "http_version_not_supported", "only HTTP/1.x is served");
+        return proto_reject(p, HTTP_E_VERSION_NOT_SUPPORTED, "only HTTP/1.x is served");
     }
     if (lp->http_minor >= 1 && p->hosts == 0) { /* RFC 9112 3.2 */
-        return proto_reject(p, 400, "bad_request", "HTTP/1.1 request without a Host header");
+        return proto_reject(p, HTTP_E_BAD_REQUEST, "HTTP/1.1 request without a Host header");
     }
     if (lp->flags & F_TRANSFER_ENCODING) {
         if (!(lp->flags & F_CHUNKED)) { /* RFC 9112 6.3: chunked must be the final coding */
-            return proto_reject(p, 400, "bad_request", "chunked is not the final transfer coding");
+            return proto_reject(p, HTTP_E_BAD_REQUEST, "chunked is not the final transfer coding");
         }
         if (lp->http_minor == 0) { /* RFC 9112 6.1: a 1.0 message may not be chunked */
-            return proto_reject(p, 400, "bad_request", "Transfer-Encoding in an HTTP/1.0 request");
+            return proto_reject(p, HTTP_E_BAD_REQUEST, "Transfer-Encoding in an HTTP/1.0 request");
         }
         if (p->te_other) {
-            return proto_reject(p, 501, "not_implemented", "only the chunked transfer coding");
+            return proto_reject(p, HTTP_E_NOT_IMPLEMENTED, "only the chunked transfer coding");
         }
     }
     if (p->expect_other) {
-        return proto_reject(p, 417, "expectation_failed", "only Expect: 100-continue is met");
+        return proto_reject(p, HTTP_E_EXPECTATION_FAILED, "only Expect: 100-continue is met");
     }
     if ((lp->flags & F_CONTENT_LENGTH) && lp->content_length > HTTP_MAX_BODY) {
-        return proto_reject(p, 413, "body_too_large", "request body larger than 16384 bytes");
+        return proto_reject(p, HTTP_E_BODY_TOO_LARGE, "request body larger than 16384 bytes");
     }
     return 0;
 }
@@ -629,12 +639,12 @@ static void proto_dispatch(struct http_conn *p) {
 
 static void proto_parse_error(struct http_conn *p, llhttp_errno_t err) {
     if (p->reject != 0) {
-        proto_fail(p, p->reject, p->reject_code, p->reject_msg);
+        proto_fail(p, p->reject_error, p->reject_msg);
         return;
     }
     char msg[160];
     snprintf(msg, sizeof(msg), "malformed HTTP request: %s", llhttp_errno_name(err));
-    proto_fail(p, 400, "bad_request", msg);
+    proto_fail(p, HTTP_E_BAD_REQUEST, msg);
 }
 
 /* ---- the protocol's entry points ------------------------------------------ */
@@ -684,7 +694,7 @@ static void http_timeout(struct session *s) {
     struct http_conn *p = (struct http_conn *)s;
     struct proto_batch b;
     proto_batch_begin(p, &b);
-    proto_fail(p, 408, "request_timeout", "request head not received in time");
+    proto_fail(p, HTTP_E_REQUEST_TIMEOUT, "request head not received in time");
     proto_batch_end(p);
 }
 
@@ -733,14 +743,17 @@ static struct session *http_open(void *arg, int loopback, int loop) {
 
 /* A connection refused at accept (docs/reference/configuration.md, the connection limits). */
 static size_t http_refusal(char *buf, size_t cap) {
-    static const char body[] = "{\"code\":\"too_many_connections\",\"message\":\"the node holds "
-                               "all the connections it allows (leafd.http.max.connections), or "
-                               "this client address its share of them "
-                               "(leafd.http.max.connections.per.address)\"}";
+    static const char message[] = "the node holds all the connections it allows "
+                                  "(leafd.http.max.connections), or this client address its share "
+                                  "of them (leafd.http.max.connections.per.address)";
+    const char *code = proto_errors[HTTP_E_TOO_MANY_CONNECTIONS].code;
+    size_t body_len =
+        sizeof("{\"code\":\"\",\"message\":\"\"}") - 1 + strlen(code) + sizeof(message) - 1;
     int n = snprintf(buf, cap,
-                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                     sizeof(body) - 1, body);
+                     "HTTP/1.1 %d Service Unavailable\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n"
+                     "{\"code\":\"%s\",\"message\":\"%s\"}",
+                     proto_errors[HTTP_E_TOO_MANY_CONNECTIONS].status, body_len, code, message);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 

@@ -106,6 +106,33 @@ void http_respond(struct http_request *req, int status, const char *content_type
 void http_respond_ex(struct http_request *req, int status, const char *content_type,
                      const char *extra_headers, const char *body, size_t body_len);
 
+/*
+ * The errors of the HTTP layer itself, answered before any route and the
+ * connection closed after them: X(enum, status, code, meaning). Each site
+ * writes its own message; the meaning is the line of the error reference,
+ * whose one table (src/door/door_errors.h) takes these rows in.
+ */
+#define HTTP_CONN_ERRORS(X)                                                                        \
+    X(HTTP_E_BAD_REQUEST, 400, "bad_request",                                                      \
+      "malformed HTTP (the message names the fault: a header, the framing, the version)")          \
+    X(HTTP_E_REQUEST_TIMEOUT, 408, "request_timeout", "the request head was not received in time") \
+    X(HTTP_E_BODY_TOO_LARGE, 413, "body_too_large", "a request body larger than 16384 bytes")      \
+    X(HTTP_E_URI_TOO_LONG, 414, "uri_too_long", "a request line longer than 2048 bytes")           \
+    X(HTTP_E_EXPECTATION_FAILED, 417, "expectation_failed", "an Expect other than 100-continue")   \
+    X(HTTP_E_HEADER_TOO_LARGE, 431, "header_too_large", "a request head larger than 16384 bytes")  \
+    X(HTTP_E_NOT_IMPLEMENTED, 501, "not_implemented", "a transfer coding other than chunked")      \
+    X(HTTP_E_OUT_OF_MEMORY, 503, "out_of_memory", "out of memory receiving the request")           \
+    X(HTTP_E_VERSION_NOT_SUPPORTED, 505, "http_version_not_supported", "only HTTP/1.x is served")  \
+    X(HTTP_E_TOO_MANY_CONNECTIONS, 503, "too_many_connections",                                    \
+      "a connection beyond leafd.http.max.connections or its address's share, refused at accept")
+
+enum http_conn_error {
+#define HTTP_CONN_ERROR_ENUM(e, status, code, meaning) e,
+    HTTP_CONN_ERRORS(HTTP_CONN_ERROR_ENUM)
+#undef HTTP_CONN_ERROR_ENUM
+        HTTP_E_COUNT
+};
+
 /* Appends a JSON error response {"code":...,"message":...} (code and message are not escaped). */
 void http_respond_error(struct http_request *req, int status, const char *code,
                         const char *message);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "door_http.h"
 #include "num.h"
 #include "validate.h"
 #include "version.h"
@@ -237,7 +238,7 @@ void page_finish(struct sbuf *p, struct http_request *req, int64_t started_ns) {
         "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\n"
         "X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n" DOOR_HTTP_NO_STORE;
     if (p->failed) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory building the answer");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory building the answer");
         return;
     }
     http_respond_ex(req, 200, "text/html; charset=utf-8", security, p->data ? p->data : "", p->len);

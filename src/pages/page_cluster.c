@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "door_http.h"
 #include "page.h"
 #include "pages.h"
 #include "version.h"
@@ -391,7 +392,7 @@ leaf_status_t page_cluster(struct http_request *req, enum ids_mode mode) {
     page_query_parse(req, NULL, 0, &q);
     struct cluster_snapshot *s = malloc(sizeof(*s));
     if (s == NULL) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory");
         return LEAF_OK;
     }
     if (ctx->cluster != NULL) {

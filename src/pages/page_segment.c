@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "door_http.h"
 #include "door_http_job.h"
 #include "page.h"
 #include "pages.h"
@@ -166,7 +167,7 @@ leaf_status_t page_cache(struct http_request *req, enum ids_mode mode) {
     cache_ptr *order = malloc((c.n ? c.n : 1) * sizeof(cache_ptr));
     if (order == NULL) {
         free(c.rows);
-        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory");
         return LEAF_OK;
     }
     for (size_t i = 0; i < c.n; i++) {
@@ -251,7 +252,7 @@ static void db_hosts_html(struct sbuf *p, const struct door_ctx *ctx) {
 static void db_page(struct http_request *req, struct segment_db_job *job) {
     int64_t t0 = clock_mono_ns();
     if (job->rc != LEAF_OK) {
-        http_respond_error(req, 503, "database_unavailable", "the database is unavailable");
+        door_http_error(req, IDS_E_DATABASE_UNAVAILABLE, "the database is unavailable");
         return;
     }
     struct page_query q;
@@ -259,7 +260,7 @@ static void db_page(struct http_request *req, struct segment_db_job *job) {
     typedef const struct segment_db_row *row_ptr;
     row_ptr *rows = malloc((job->nrows ? job->nrows : 1) * sizeof(row_ptr));
     if (rows == NULL) {
-        http_respond_error(req, 500, "out_of_memory", "out of memory");
+        door_http_error(req, DOOR_E_OUT_OF_MEMORY, "out of memory");
         return;
     }
     size_t n = 0;
@@ -304,7 +305,7 @@ leaf_status_t page_db(struct http_request *req, enum ids_mode mode) {
         return door_http_job_wait(req, db_page, DB_PAGE_EXTRA_WAIT_MS);
     }
     if (!door_ctx(req)->cfg->segment_enable) {
-        http_respond_error(req, 503, "segment_disabled", "segment mode is disabled on this node");
+        door_http_error(req, IDS_E_SEGMENT_DISABLED, "segment mode is disabled on this node");
         return LEAF_OK;
     }
     return door_http_job_start(req, segment_db_job_new(SEGMENT_DB_LIST, NULL, 0));

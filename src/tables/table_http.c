@@ -12,6 +12,7 @@
 #include "api_audit.h"
 #include "api_origin.h"
 #include "door_auth.h"
+#include "door_http.h"
 #include "llhttp.h"
 #include "metrics.h"
 #include "pages.h"
@@ -53,15 +54,14 @@ struct route {
 #define UUID IDS_UUID
 #define NUM IDS_NUMBER
 
-/* The ID GETs' path is NULL: their mode's HTTP prefix (IDS_MODES, ids_mode.h). */
+/* The ID GETs come from their modes' rows (IDS_MODES, ids_mode.h); their path is NULL: the
+ * mode's HTTP prefix. */
+#define ID_GET_ROUTE(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
+    {HTTP_GET, 1, NULL, api_ids_get, name "_get", IDS, RK_PATH, e, 0, 1, what},
+
 /* clang-format off */
 static const struct route routes[] = {
-    {HTTP_GET, 1, NULL, api_ids_get, "snowflake_get", IDS, RK_PATH, SF, 0, 1,
-     "snowflake IDs of the key (?count=)"},
-    {HTTP_GET, 1, NULL, api_ids_get, "segment_get", IDS, RK_PATH, SEG, 0, 1,
-     "segment IDs of the tag (?count=)"},
-    {HTTP_GET, 1, NULL, api_ids_get, "sequence_get", IDS, RK_PATH, SEQ, 0, 1,
-     "sequence IDs of the key (?count=)"},
+    IDS_MODES(ID_GET_ROUTE)
     {HTTP_GET, 0, "/api/leaf", api_leaf_get, "leaf_get", IDS, RK_QUERY, SEG, 0, 1,
      "a segment ID of ?biz_tag=, as Leaf's"},
     {HTTP_POST, 0, "/api/leaf", api_admin_create, "leaf_create", CREATE, RK_BODY, SEG, 0, 0,
@@ -100,16 +100,10 @@ static const struct route routes[] = {
      "the cluster at a glance (HTML)"},
     {HTTP_GET, 1, "/api/segment/range/", api_segment_range, "segment_range", IDS, RK_PATH, SEG, 0, 1,
      "a range of segment IDs of the tag (?count=), as first and last"},
-    {HTTP_GET, 1, NULL, api_ids_get, "opaque_get", IDS, RK_PATH, OPQ, 0, 1,
-     "opaque IDs of the key (?count=)"},
     {HTTP_GET, 0, "/decodeOpaqueId", api_decode_opaque, "decode_opaque", ADMIN, RK_NONE, OPQ, 0, 0,
      "decodes an opaque ID"},
-    {HTTP_GET, 1, NULL, api_ids_get, "uuid_get", IDS, RK_PATH, UUID, 0, 1,
-     "UUIDv7s of the key (?count=), one per line"},
     {HTTP_GET, 0, "/decodeUuid", api_decode_uuid, "decode_uuid", OPEN, RK_NONE, UUID, 0, 0,
      "decodes a UUIDv7 (?uuid=): its time, worker and counter"},
-    {HTTP_GET, 1, NULL, api_ids_get, "number_get", IDS, RK_PATH, NUM, 0, 1,
-     "business numbers of the numbering (?count=), one per line"},
     {HTTP_POST, 0, "/api/numbering", api_numbering_create, "numbering_create", CREATE, RK_BODY, NUM, 0, 0,
      "creates a numbering (business numbers)"},
     {HTTP_PUT, 0, "/api/numbering", api_numbering_update, "numbering_update", ADMIN, RK_NONE, NUM, 0, 0,
@@ -178,10 +172,8 @@ static void respond_405(struct http_request *req) {
         }
     }
     sbuf_puts(&allow, "\r\n");
-    static const char body[] =
-        "{\"code\":\"method_not_allowed\",\"message\":\"method not allowed for this path\"}";
-    http_respond_ex(req, 405, "application/json", allow.failed ? NULL : allow.data, body,
-                    sizeof(body) - 1);
+    door_http_error_ex(req, DOOR_E_METHOD_NOT_ALLOWED, allow.failed ? NULL : allow.data,
+                       "method not allowed for this path");
     sbuf_free(&allow);
 }
 
@@ -237,7 +229,7 @@ leaf_status_t table_http_dispatch(struct http_request *req) {
         respond_405(req);
     } else {
         req->route = ROUTE_NOT_FOUND;
-        http_respond_error(req, 404, "not_found", "no such endpoint");
+        door_http_error(req, DOOR_E_NOT_FOUND, "no such endpoint");
     }
     return LEAF_OK;
 }

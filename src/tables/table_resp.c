@@ -28,13 +28,15 @@
 
 /*
  * What the dispatcher does with a command, as Redis 7's command flags: the
- * row says it, no handler is compared. ISSUES: hands out IDs (checked when
- * queued, counted as an ID command in the metrics); QUEUES: MULTI queues it
+ * row says it, no handler is compared. ID_KEY: its key names an ID mode
+ * ("<mode>:<key>", or the row's bare mode): the key and count are checked
+ * when MULTI queues it and it is counted as an ID command in the metrics;
+ * it hands out IDs, except GET, which reads a sequence's last; QUEUES: MULTI queues it
  * (the ID commands, PING, ECHO); NOW: runs at once inside MULTI (MULTI,
  * EXEC, DISCARD, QUIT, RESET). Any other command inside MULTI is refused.
  */
 enum {
-    CMD_ISSUES = 1 << 0,
+    CMD_ID_KEY = 1 << 0,
     CMD_QUEUES = 1 << 1,
     CMD_NOW = 1 << 2,
 };
@@ -82,7 +84,7 @@ struct resp_command {
 #define IDS AUTH_NEED_IDS
 #define OPEN AUTH_NEED_NONE
 #define USER AUTH_NEED_USER /* MULTI: a queue is memory held for a client, not for anyone */
-#define ISSUES (CMD_ISSUES | CMD_QUEUES)
+#define ID_KEY (CMD_ID_KEY | CMD_QUEUES)
 #define QUEUES CMD_QUEUES
 #define NOW CMD_NOW
 
@@ -118,22 +120,22 @@ static leaf_status_t cmd_command(struct resp_request *req);
 /* A row: how it is dispatched, its summary, what COMMAND DOCS adds. */
 /* clang-format off */
 static const struct resp_command commands[] = {
-    {"incr", "write fast", 2, 1, 1, 1, command_ids_incr, IDS, ISSUES,
+    {"incr", "write fast", 2, 1, 1, 1, command_ids_incr, IDS, ID_KEY,
      "one ID of the key (mode:name)",
      {"string", "1.0.0", "O(1)", ARGS(key_args)}, 0},
-    {"incrby", "write fast", 3, 1, 1, 1, command_ids_incrby, IDS, ISSUES,
+    {"incrby", "write fast", 3, 1, 1, 1, command_ids_incrby, IDS, ID_KEY,
      "count IDs of the key; the reply is the last",
      {"string", "1.0.0", "O(1)", ARGS(key_count_args)}, 0},
-    {"leaf.ids", "write fast", 3, 1, 1, 1, command_ids_leaf_ids, IDS, ISSUES,
+    {"leaf.ids", "write fast", 3, 1, 1, 1, command_ids_leaf_ids, IDS, ID_KEY,
      "count IDs of the key, as an array",
      {"module", "0.1.0", "O(N) where N is the count", ARGS(key_count_args)}, 0},
-    {"leaf.uuid", "write fast", -2, 1, 1, 1, command_ids_leaf_uuid, IDS, ISSUES,
+    {"leaf.uuid", "write fast", -2, 1, 1, 1, command_ids_leaf_text, IDS, ID_KEY,
      "UUIDv7s of the key: one as a string, or count as an array",
      {"module", "1.1.0", "O(N) where N is the count", ARGS(key_count_opt_args)}, 1 + IDS_UUID},
-    {"leaf.number", "write fast", -2, 1, 1, 1, command_ids_leaf_number, IDS, ISSUES,
+    {"leaf.number", "write fast", -2, 1, 1, 1, command_ids_leaf_text, IDS, ID_KEY,
      "business numbers of the numbering: one as a string, or count as an array",
      {"module", "1.1.0", "O(N) where N is the count", ARGS(key_count_opt_args)}, 1 + IDS_NUMBER},
-    {"get", "readonly fast", 2, 1, 1, 1, command_ids_get, IDS, ISSUES,
+    {"get", "readonly fast", 2, 1, 1, 1, command_ids_get, IDS, ID_KEY,
      "sequence keys only: the last ID issued, nil when none; issues nothing (other keys: "
      "WRONG_MODE)",
      {"string", "1.0.0", "O(1)", ARGS(key_args)}, 0},
@@ -212,7 +214,7 @@ int table_resp_names(const char **names, int cap) {
 
 void table_resp_kinds(unsigned char *ids, int cap) {
     for (int i = 0; i < COMMANDS_N && i < cap; i++) {
-        ids[i] = (commands[i].bits & CMD_ISSUES) != 0;
+        ids[i] = (commands[i].bits & CMD_ID_KEY) != 0;
     }
 }
 
@@ -222,7 +224,7 @@ void table_resp_print_reference(FILE *out) {
     for (int i = 0; i < COMMANDS_N; i++) {
         const struct resp_command *c = &commands[i];
         fprintf(out, "| `%s` | %d | %s%s%s%s | %s | %s |\n", c->name, c->arity, c->flags,
-                c->bits & CMD_ISSUES ? " issues" : "", c->bits & CMD_QUEUES ? " queues" : "",
+                c->bits & CMD_ID_KEY ? " id_key" : "", c->bits & CMD_QUEUES ? " queues" : "",
                 c->bits & CMD_NOW ? " now" : "", door_auth_need_name(c->need), c->what);
     }
 }
@@ -497,7 +499,7 @@ leaf_status_t table_resp_dispatch(struct resp_request *req) {
     }
     if (command_multi_queueing(req) && !(c->bits & CMD_NOW)) {
         return command_multi_queue(req, c->fn, (c->bits & CMD_QUEUES) != 0,
-                                   (c->bits & CMD_ISSUES) != 0, c->bare);
+                                   (c->bits & CMD_ID_KEY) != 0, c->bare);
     }
     return c->fn(req);
 }

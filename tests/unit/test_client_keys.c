@@ -2,7 +2,7 @@
  * libleafd-client accepts exactly the keys a node accepts, for every mode it serves (segment and
  * snowflake): the same keys, valid, invalid and at the edge lengths, are fed to the library
  * (leafd_client_key_get(): 0 or LEAFD_CLIENT_EINVAL) and to the daemon's rule, as a RESP key
- * is read in src/commands/command_ids.c: the mode's prefix of src/base/ids_mode.h, then
+ * is read in src/commands/command_ids.c: the mode's prefix of src/ids/ids_mode.h, then
  * validate_tag() of src/base/validate.c on the rest. The answers must be equal. Keys of the
  * modes the library does not serve (sequence, opaque, uuid, number) are refused by the library,
  * whatever the daemon says of them. No node is reached: the endpoint refuses every connection.

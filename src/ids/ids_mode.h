@@ -1,0 +1,129 @@
+#ifndef LEAF_IDS_MODE_H
+#define LEAF_IDS_MODE_H
+
+/*
+ * The ID modes, each one row of IDS_MODES, and the row is the whole truth:
+ * every layer that knows a mode expands this table and none keeps a list of
+ * its own. The HTTP route table takes each mode's GET <prefix>{key} route
+ * from it (src/tables/table_http.c); the RESP commands their key spaces
+ * ("<name>:<key>"), the BAD_KEY message, INCRBY's dense check, the batching
+ * of pipelined INCRs and the text-only refusals (src/commands/command_ids.c);
+ * the grant model its mode words (src/auth/auth_grant.h); the metrics the
+ * mode label of leafd_ids_issued_total (src/metrics/metrics.c). The issue
+ * and text functions the rows name are bound in src/door/door_ids.c, the one
+ * place they live, so the rooms below the doors expand the same rows for
+ * their names only. It is a room of its own just above src/base because
+ * src/auth and src/config, below the doors, need it too (docs/design.md).
+ *
+ * X(enum, name, HTTP prefix, key word, dense, batch, metric, text command,
+ *   route, issue, text)
+ *   name    the mode's word: the RESP key prefix is name + ':', and a grant
+ *           names the mode by it (auth_grant.h)
+ *   HTTP    the path of GET <prefix>{key}[?count=N]
+ *   key     what the key names, in the RESP BAD_KEY message
+ *   dense   1: count IDs are consecutive, so INCRBY can answer a block
+ *   batch   1: identical INCRs pipelined in one read take their IDs in one
+ *           call, the first for all (src/commands/command_ids.c, stash_fill):
+ *           one lock and one clock reading per batch instead of per ID.
+ *           0 for sequences: each ID goes through the primary's fence.
+ *   metric  the mode label of leafd_ids_issued_total counting its IDs
+ *           (opaque IDs are segment IDs); NULL: counted in a family of its
+ *           own (leafd_sequence_issued_total)
+ *   text command  NULL: the IDs are integers. Else the IDs are answered as
+ *           text, never as integers (UUIDv7s made from the node's snowflake
+ *           IDs, business numbers from a numbering's sequence), and this is
+ *           the RESP command that answers them: INCR, INCRBY and LEAF.IDS
+ *           refuse the key space and name it
+ *   route   the GET route's line in the route reference (leafd
+ *           --print-reference routes); its metric label is name + "_get"
+ *   issue   the function of src/door/door_ids.c that issues the mode's IDs
+ *   text    the function of src/door/door_ids.c that turns issued IDs into
+ *           their text; 0 for an integer mode
+ *
+ * The files a new mode touches (counted when UUIDv7s and business numbers
+ * had touched 17 to 19):
+ *   src/ids/ids_mode.h        its row here;
+ *   src/door/door_ids.c       its issue function (and text function);
+ *   docs/id-shapes.md and docs/reference/: the words (the route, command and
+ *                             error references are generated);
+ * and, only for a text mode, which RESP answers with a command of its own:
+ *   src/tables/table_resp.c   its LEAF.<NAME> row, whose handler is
+ *                             command_ids_leaf_text (src/commands/command_ids.c).
+ * One more only if the mode may be leafd.resp.default.mode: its line in the
+ * table of served modes of src/config/config.c (config_default_mode); until
+ * then the key refuses it as a mode the node does not serve.
+ * Derived with no edit: its HTTP GET route and its metric label, the RESP key
+ * space and the BAD_KEY message, INCRBY's dense check and INCR's batching,
+ * the text-only refusals, the grant mode (auth_grant.c), the leafd.resp.default.mode
+ * value and the leafd_ids_issued_total series (door_ids.c counts every mode).
+ * tests/unit/test_ids_mode.c adds a test-only row (LEAF_IDS_MODES_EXTRA) to show it.
+ */
+#include <stddef.h>
+
+#include "status.h"
+
+#define IDS_MODES(X)                                                                               \
+    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, 1, "snowflake", NULL,           \
+      "snowflake IDs of the key (?count=)", issue_snowflake, 0)                                    \
+    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment", NULL,               \
+      "segment IDs of the tag (?count=)", issue_segment, 0)                                        \
+    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL, NULL,                    \
+      "sequence IDs of the key (?count=)", issue_sequence, 0)                                      \
+    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment", NULL,                  \
+      "opaque IDs of the key (?count=)", issue_opaque, 0)                                          \
+    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", "LEAF.UUID",                        \
+      "UUIDv7s of the key (?count=), one per line", issue_snowflake, text_uuid)                    \
+    X(IDS_NUMBER, "number", "/api/number/get/", "name", 0, 0, "number", "LEAF.NUMBER",             \
+      "business numbers of the numbering (?count=), one per line", issue_number, text_number)      \
+    LEAF_IDS_MODES_EXTRA(X)
+
+/* Rows a unit test adds (tests/unit/test_ids_mode.c); none in the daemon. */
+#ifndef LEAF_IDS_MODES_EXTRA
+#define LEAF_IDS_MODES_EXTRA(X)
+#endif
+
+enum ids_mode {
+#define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric, textcmd, what, issue, text) e,
+    IDS_MODES(IDS_MODE_ENUM)
+#undef IDS_MODE_ENUM
+        IDS_MODE_COUNT
+};
+
+/* The longest mode name ("snowflake"), in bytes, as a constant expression. */
+union ids_mode_name_room {
+#define IDS_MODE_ROOM(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)        \
+    char e[sizeof(name)];
+    IDS_MODES(IDS_MODE_ROOM)
+#undef IDS_MODE_ROOM
+};
+#define IDS_MODE_NAME_MAX (sizeof(union ids_mode_name_room) - 1)
+
+/* A row of IDS_MODES. */
+struct ids_mode_info {
+    const char *name;
+    const char *key_prefix; /* name + ':' */
+    size_t key_prefix_len;
+    const char *http_prefix;
+    size_t http_prefix_len;
+    const char *key_word;
+    int dense;
+    int batch;
+    const char *metric;       /* NULL: not a series of leafd_ids_issued_total */
+    int text;                 /* answered as text (UUIDs, business numbers), not integers */
+    const char *text_command; /* text: the RESP command that answers it ("LEAF.UUID"); NULL */
+};
+
+/* The row of mode, or NULL when out of range. */
+const struct ids_mode_info *ids_mode_info(enum ids_mode mode);
+
+/* The mode's name ("segment"), or NULL when out of range. */
+const char *ids_mode_name(enum ids_mode mode);
+
+/* The mode named by s (n bytes, exact, case-sensitive): LEAF_OK, or LEAF_EINVAL. */
+leaf_status_t ids_mode_parse(const char *s, size_t n, enum ids_mode *out);
+
+/* The text mode whose RESP command is s (n bytes, any case: "leaf.uuid"): LEAF_OK, or
+ * LEAF_EINVAL. */
+leaf_status_t ids_mode_by_text_command(const char *s, size_t n, enum ids_mode *out);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * Unit tests of src/ids/ids_mode.c, and the proof of what a new ID mode costs: this file adds
+ * one test-only row (IDS_TEST, through LEAF_IDS_MODES_EXTRA) and nothing else, and every
+ * lookup the layers make of a mode (its name, key space, HTTP prefix, text command, the GET
+ * route the route table expands, the issue and text functions door_ids.c binds) answers for it.
+ */
+#include <string.h>
+
+#include "unit.h"
+
+#define LEAF_IDS_MODES_EXTRA(X)                                                                    \
+    X(IDS_TEST, "test", "/api/test/get/", "thing", 1, 0, "test", "LEAF.TEST", "test IDs",          \
+      issue_test, text_test)
+
+#include "ids_mode.c" /* the table, built with the extra row */
+
+/* Stand-ins for src/door/door_ids.c's functions, bound as door_ids.c binds them. */
+static int issue_snowflake(void) {
+    return 1;
+}
+static int issue_segment(void) {
+    return 2;
+}
+static int issue_sequence(void) {
+    return 3;
+}
+static int issue_opaque(void) {
+    return 4;
+}
+static int issue_number(void) {
+    return 6;
+}
+static int issue_test(void) {
+    return 7;
+}
+static int text_uuid(void) {
+    return 50;
+}
+static int text_number(void) {
+    return 60;
+}
+static int text_test(void) {
+    return 70;
+}
+
+static const struct {
+    int (*issue)(void);
+    int (*text)(void);
+} fns[IDS_MODE_COUNT] = {
+#define FNS(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)                  \
+    [e] = {issue, text},
+    IDS_MODES(FNS)
+#undef FNS
+};
+
+/* What src/tables/table_http.c expands for the GET routes: the metric label and the line. */
+static const struct {
+    const char *name;
+    const char *what;
+} routes[] = {
+#define ROUTE(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)                \
+    {name "_get", what},
+    IDS_MODES(ROUTE)
+#undef ROUTE
+};
+
+static void test_modes(void) {
+    enum ids_mode m;
+    CHECK_EQ_INT(IDS_MODE_COUNT, 7);
+    CHECK_EQ_INT(ids_mode_parse("segment", 7, &m), LEAF_OK);
+    CHECK_EQ_INT(m, IDS_SEGMENT);
+    CHECK_EQ_INT(ids_mode_parse("segmen", 6, &m), LEAF_EINVAL);
+    CHECK_EQ_INT(ids_mode_parse("Segment", 7, &m), LEAF_EINVAL);
+    CHECK_EQ_INT(ids_mode_by_text_command("leaf.uuid", 9, &m), LEAF_OK);
+    CHECK_EQ_INT(m, IDS_UUID);
+    CHECK_EQ_INT(ids_mode_by_text_command("LEAF.IDS", 8, &m), LEAF_EINVAL);
+    CHECK(ids_mode_info(IDS_MODE_COUNT) == NULL);
+    CHECK(ids_mode_name((enum ids_mode) - 1) == NULL);
+    CHECK_EQ_INT(IDS_MODE_NAME_MAX, 9); /* "snowflake" */
+    CHECK_EQ_INT(ids_mode_info(IDS_SEQUENCE)->text, 0);
+    CHECK_EQ_INT(ids_mode_info(IDS_NUMBER)->text, 1);
+}
+
+static void test_new_mode_is_one_row(void) {
+    enum ids_mode m;
+    CHECK_EQ_INT(ids_mode_parse("test", 4, &m), LEAF_OK);
+    CHECK_EQ_INT(m, IDS_TEST);
+    const struct ids_mode_info *t = ids_mode_info(IDS_TEST);
+    CHECK(strcmp(t->key_prefix, "test:") == 0);
+    CHECK_EQ_INT(t->key_prefix_len, 5);
+    CHECK(strcmp(t->http_prefix, "/api/test/get/") == 0);
+    CHECK_EQ_INT(t->http_prefix_len, strlen("/api/test/get/"));
+    CHECK(strcmp(t->key_word, "thing") == 0);
+    CHECK_EQ_INT(t->dense, 1);
+    CHECK_EQ_INT(t->text, 1);
+    CHECK_EQ_INT(ids_mode_by_text_command("leaf.test", 9, &m), LEAF_OK);
+    CHECK_EQ_INT(m, IDS_TEST);
+    CHECK(strcmp(routes[IDS_TEST].name, "test_get") == 0);
+    CHECK(strcmp(routes[IDS_TEST].what, "test IDs") == 0);
+    CHECK_EQ_INT(fns[IDS_TEST].issue(), 7);
+    CHECK_EQ_INT(fns[IDS_TEST].text(), 70);
+    CHECK_EQ_INT(fns[IDS_UUID].issue(), 1); /* UUIDs are snowflake IDs */
+    CHECK(fns[IDS_SEGMENT].text == NULL);
+    CHECK_EQ_INT(fns[IDS_SEGMENT].issue() + fns[IDS_SEQUENCE].issue() + fns[IDS_OPAQUE].issue() +
+                     fns[IDS_NUMBER].issue() + fns[IDS_NUMBER].text() + fns[IDS_UUID].text(),
+                 2 + 3 + 4 + 6 + 60 + 50);
+}
+
+int main(void) {
+    TEST(test_modes);
+    TEST(test_new_mode_is_one_row);
+    return unit_done();
+}
