@@ -12,7 +12,7 @@ leaf_unit_test(test_client_codes leafd_client_static)
 target_compile_definitions(test_client_codes PRIVATE LEAF_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # The library accepts exactly the keys the daemon's rule accepts (src/base/validate.c), for every
 # mode of src/ids.
-leaf_unit_test(test_client_keys leafd_client_static leaf_ids)
+leaf_unit_test(test_client_keys leafd_client_static leaf_ids leaf_base)
 set_property(TEST unit.test_client unit.test_client_names unit.test_client_fake
              unit.test_client_codes unit.test_client_keys APPEND PROPERTY LABELS client)
 # The built shared library exports exactly the functions of src/client/exports.txt (nm -D;

@@ -41,7 +41,7 @@ const char *auth_right_name(unsigned bit) {
 static leaf_status_t auth_split(const char *s, size_t n, enum ids_mode *mode, const char **rest,
                                 size_t *rest_len) {
     const char *colon = s != NULL ? memchr(s, ':', n) : NULL;
-    if (colon == NULL || ids_mode_parse(s, (size_t)(colon - s), mode) != LEAF_OK) {
+    if (colon == NULL || (*mode = ids_mode_find(s, (size_t)(colon - s))) == IDS_MODE_NONE) {
         return LEAF_EINVAL;
     }
     *rest = colon + 1;

@@ -315,7 +315,8 @@ leaf_status_t command_ids_leaf_text(struct resp_request *req) {
     struct key_ref k;
     enum ids_mode mode;
     int count = 1;
-    if (ids_mode_by_text_command(req->cmd.argv[0], req->cmd.argvlen[0], &mode) != LEAF_OK) {
+    mode = ids_mode_find_text_command(req->cmd.argv[0], req->cmd.argvlen[0]);
+    if (mode == IDS_MODE_NONE) {
         return command_outcome_error(req, RESP_O_ERR, "ERR '%.*s' names no mode of text IDs",
                                      (int)req->cmd.argvlen[0], req->cmd.argv[0]);
     }

@@ -346,7 +346,8 @@ static leaf_status_t config_default_mode(struct leaf_config *c, char *err, size_
     if (name[0] == '\0' || strcmp(name, "none") == 0) {
         return LEAF_OK;
     }
-    if (ids_mode_parse(name, strlen(name), &m) != LEAF_OK) {
+    m = ids_mode_find(name, strlen(name));
+    if (m == IDS_MODE_NONE) {
         return config_key_error(c, CONFIG_I_resp_default_mode_name, "not an ID mode", err, errlen);
     }
     if (ids_mode_info(m)->text) {

@@ -431,9 +431,8 @@ static leaf_status_t config_check_logfmt(const char *v, char *why, size_t whylen
 
 static leaf_status_t config_check_rmode(const char *v, char *why, size_t whylen) {
     char q[CONFIG_VALUE_SHOW_MAX];
-    enum ids_mode m;
 
-    if (strcmp(v, "none") == 0 || ids_mode_parse(v, strlen(v), &m) == LEAF_OK) {
+    if (strcmp(v, "none") == 0 || ids_mode_find(v, strlen(v)) != IDS_MODE_NONE) {
         return LEAF_OK;
     }
     config_value_show(q, sizeof(q), v, strlen(v), 1);

@@ -21,23 +21,21 @@ const char *ids_mode_name(enum ids_mode mode) {
     return m ? m->name : NULL;
 }
 
-leaf_status_t ids_mode_parse(const char *s, size_t n, enum ids_mode *out) {
+enum ids_mode ids_mode_find(const char *s, size_t n) {
     for (int m = 0; m < IDS_MODE_COUNT; m++) {
         if (ids_modes[m].key_prefix_len - 1 == n && memcmp(ids_modes[m].name, s, n) == 0) {
-            *out = (enum ids_mode)m;
-            return LEAF_OK;
+            return (enum ids_mode)m;
         }
     }
-    return LEAF_EINVAL;
+    return IDS_MODE_NONE;
 }
 
-leaf_status_t ids_mode_by_text_command(const char *s, size_t n, enum ids_mode *out) {
+enum ids_mode ids_mode_find_text_command(const char *s, size_t n) {
     for (int m = 0; m < IDS_MODE_COUNT; m++) {
         const char *cmd = ids_modes[m].text_command;
         if (cmd != NULL && strlen(cmd) == n && strncasecmp(cmd, s, n) == 0) {
-            *out = (enum ids_mode)m;
-            return LEAF_OK;
+            return (enum ids_mode)m;
         }
     }
-    return LEAF_EINVAL;
+    return IDS_MODE_NONE;
 }

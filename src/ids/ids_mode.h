@@ -60,8 +60,6 @@
  */
 #include <stddef.h>
 
-#include "status.h"
-
 #define IDS_MODES(X)                                                                               \
     X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, 1, "snowflake", NULL,           \
       "snowflake IDs of the key (?count=)", issue_snowflake, 0)                                    \
@@ -83,6 +81,7 @@
 #endif
 
 enum ids_mode {
+    IDS_MODE_NONE = -1, /* what a lookup answers for no mode */
 #define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric, textcmd, what, issue, text) e,
     IDS_MODES(IDS_MODE_ENUM)
 #undef IDS_MODE_ENUM
@@ -119,11 +118,14 @@ const struct ids_mode_info *ids_mode_info(enum ids_mode mode);
 /* The mode's name ("segment"), or NULL when out of range. */
 const char *ids_mode_name(enum ids_mode mode);
 
-/* The mode named by s (n bytes, exact, case-sensitive): LEAF_OK, or LEAF_EINVAL. */
-leaf_status_t ids_mode_parse(const char *s, size_t n, enum ids_mode *out);
+/*
+ * Lookups, answering IDS_MODE_NONE for no mode (as config_find answers -1): src/ids includes
+ * nothing but libc, so it stands on the ground floor beside src/base and every room may read it.
+ */
+/* The mode named by s (n bytes, exact, case-sensitive). */
+enum ids_mode ids_mode_find(const char *s, size_t n);
 
-/* The text mode whose RESP command is s (n bytes, any case: "leaf.uuid"): LEAF_OK, or
- * LEAF_EINVAL. */
-leaf_status_t ids_mode_by_text_command(const char *s, size_t n, enum ids_mode *out);
+/* The text mode whose RESP command is s (n bytes, any case: "leaf.uuid"). */
+enum ids_mode ids_mode_find_text_command(const char *s, size_t n);
 
 #endif

@@ -65,15 +65,12 @@ static const struct {
 };
 
 static void test_modes(void) {
-    enum ids_mode m;
     CHECK_EQ_INT(IDS_MODE_COUNT, 7);
-    CHECK_EQ_INT(ids_mode_parse("segment", 7, &m), LEAF_OK);
-    CHECK_EQ_INT(m, IDS_SEGMENT);
-    CHECK_EQ_INT(ids_mode_parse("segmen", 6, &m), LEAF_EINVAL);
-    CHECK_EQ_INT(ids_mode_parse("Segment", 7, &m), LEAF_EINVAL);
-    CHECK_EQ_INT(ids_mode_by_text_command("leaf.uuid", 9, &m), LEAF_OK);
-    CHECK_EQ_INT(m, IDS_UUID);
-    CHECK_EQ_INT(ids_mode_by_text_command("LEAF.IDS", 8, &m), LEAF_EINVAL);
+    CHECK_EQ_INT(ids_mode_find("segment", 7), IDS_SEGMENT);
+    CHECK_EQ_INT(ids_mode_find("segmen", 6), IDS_MODE_NONE);
+    CHECK_EQ_INT(ids_mode_find("Segment", 7), IDS_MODE_NONE);
+    CHECK_EQ_INT(ids_mode_find_text_command("leaf.uuid", 9), IDS_UUID);
+    CHECK_EQ_INT(ids_mode_find_text_command("LEAF.IDS", 8), IDS_MODE_NONE);
     CHECK(ids_mode_info(IDS_MODE_COUNT) == NULL);
     CHECK(ids_mode_name((enum ids_mode) - 1) == NULL);
     CHECK_EQ_INT(IDS_MODE_NAME_MAX, 9); /* "snowflake" */
@@ -82,9 +79,7 @@ static void test_modes(void) {
 }
 
 static void test_new_mode_is_one_row(void) {
-    enum ids_mode m;
-    CHECK_EQ_INT(ids_mode_parse("test", 4, &m), LEAF_OK);
-    CHECK_EQ_INT(m, IDS_TEST);
+    CHECK_EQ_INT(ids_mode_find("test", 4), IDS_TEST);
     const struct ids_mode_info *t = ids_mode_info(IDS_TEST);
     CHECK(strcmp(t->key_prefix, "test:") == 0);
     CHECK_EQ_INT(t->key_prefix_len, 5);
@@ -93,8 +88,7 @@ static void test_new_mode_is_one_row(void) {
     CHECK(strcmp(t->key_word, "thing") == 0);
     CHECK_EQ_INT(t->dense, 1);
     CHECK_EQ_INT(t->text, 1);
-    CHECK_EQ_INT(ids_mode_by_text_command("leaf.test", 9, &m), LEAF_OK);
-    CHECK_EQ_INT(m, IDS_TEST);
+    CHECK_EQ_INT(ids_mode_find_text_command("leaf.test", 9), IDS_TEST);
     CHECK(strcmp(routes[IDS_TEST].name, "test_get") == 0);
     CHECK(strcmp(routes[IDS_TEST].what, "test IDs") == 0);
     CHECK_EQ_INT(fns[IDS_TEST].issue(), 7);
