@@ -220,39 +220,38 @@ def _full(out, limit):
 
 def _check_repeats(key, kl, names, out, limit):
     """Sorted by first ID, a call whose first ID is at most the highest ID seen so far shares
-    that ID with the call holding it. Calls given as lists (rare) are compared ID by ID."""
+    that ID with the call holding it. A run of calls whose spans overlap (none, in a correct
+    history) and that holds a call given as a list is compared ID by ID instead."""
     first, last = kl.first, kl.last
-    by_first = sorted(range(len(first)), key=first.__getitem__)
     top, holder = None, -1
-    for b in by_first:
-        if top is not None and first[b] <= top and not _lists_apart(kl, holder, b):
-            out.append(Violation("repeat", key, kl.row(holder, names), kl.row(b, names),
-                                 _shared(kl, holder, b)))
-            if _full(out, limit):
-                return
+    run, found, has_list = [], [], False
+    for b in sorted(range(len(first)), key=first.__getitem__):
+        if top is None or first[b] > top:
+            _end_run(key, kl, names, out, run, found, has_list)
+            run, found, has_list = [], [], False
+        elif not has_list and b not in kl.lists:
+            found.append((holder, b, first[b]))
+        run.append(b)
+        has_list = has_list or b in kl.lists
         if top is None or last[b] > top:
             top, holder = last[b], b
+        if _full(out, limit):
+            return
+    _end_run(key, kl, names, out, run, found, has_list)
 
 
-def _ids(kl, i):
-    ids = kl.lists.get(i)
-    return ids if ids is not None else range(kl.first[i], kl.last[i] + 1)
-
-
-def _lists_apart(kl, a, b):
-    """True when a or b is a list and the two hold no ID in common (their spans overlap)."""
-    if a not in kl.lists and b not in kl.lists:
-        return False
-    return _shared(kl, a, b) is None
-
-
-def _shared(kl, a, b):
-    """The smallest ID calls a and b both hold (None when none)."""
-    if a not in kl.lists and b not in kl.lists:
-        lo = max(kl.first[a], kl.first[b])
-        return lo if lo <= min(kl.last[a], kl.last[b]) else None
-    common = set(_ids(kl, a)).intersection(_ids(kl, b))
-    return min(common) if common else None
+def _end_run(key, kl, names, out, run, found, has_list):
+    if has_list:
+        found, seen = [], {}
+        for b in run:
+            ids = kl.lists.get(b) or range(kl.first[b], kl.last[b] + 1)
+            hit = next((x for x in ids if x in seen), None)
+            if hit is not None:
+                found.append((seen[hit], b, hit))
+            for x in ids:
+                seen.setdefault(x, b)
+    for a, b, value in found:
+        out.append(Violation("repeat", key, kl.row(a, names), kl.row(b, names), value))
 
 
 def _check_order(key, kl, names, out, limit):

@@ -19,8 +19,10 @@ time.monotonic() of this process: send is taken before the request is
 written, recv after the answer is parsed, so "recv(A) < send(B)" proves that
 A was received before B was sent.
 
-Checks: check_strict_order (IDs unique; real-time order), max_gap,
-max_unavailable, handover_windows, event_window; O(n log n), fine at 200k+.
+Checks: check_strict_order and order_report (IDs unique; real-time order: the
+order checker, tests/lib/ordercheck.py, over the records, the events kept as
+failed calls), max_gap, max_unavailable, handover_windows, event_window;
+O(n log n), fine at 200k+.
 """
 import http.client as httpclient
 import json
@@ -29,6 +31,8 @@ import threading
 import time
 from collections import namedtuple
 from urllib.parse import urlsplit
+
+from ordercheck import Histories
 
 Record = namedtuple("Record", "client send recv lo hi ids node")
 Event = namedtuple("Event", "client t kind node detail")
@@ -308,52 +312,45 @@ class RespSeqClient(_Client):
 
 # ---- checks -----------------------------------------------------------------
 
-def check_strict_order(records, limit=5):
-    """Returns a list of violation strings (empty = all good):
-    - inside each answer, IDs strictly ascend and are positive;
-    - every ID is unique across all answers;
-    - when answer A was received before request B was sent, min(B) > max(A)."""
-    bad = []
+def histories(records, events=(), key="sequence"):
+    """The records (and events, as failed calls) as the order checker's Histories
+    (tests/lib/ordercheck.py), each call named client@node."""
+    h = Histories()
     for r in records:
-        if r.lo <= 0 or (not isinstance(r.ids, range) and
-                         any(b <= a for a, b in zip(r.ids, r.ids[1:]))):
-            bad.append("answer not ascending/positive: %s" % (r,))
-    by_lo = sorted(records, key=lambda r: r.lo)
-    hi, group = -1, []
-    for r in by_lo:  # overlapping [lo, hi] intervals are checked ID by ID
-        if r.lo <= hi:
-            group.append(r)
+        who = "%s@%s" % (r.client, r.node)
+        if isinstance(r.ids, range):
+            h.add(who, key, _ns(r.send), _ns(r.recv), r.ids.start, len(r.ids))
         else:
-            _exact_dups(group, bad)
-            group = [r]
-        hi = max(hi, r.hi)
-    _exact_dups(group, bad)
-    by_recv = sorted(records, key=lambda r: r.recv)
-    recvs = [r.recv for r in by_recv]
-    i, best = 0, None
-    for b in sorted(records, key=lambda r: r.send):
-        while i < len(by_recv) and recvs[i] < b.send:
-            if best is None or by_recv[i].hi > best.hi:
-                best = by_recv[i]
-            i += 1
-        if best is not None and b.lo <= best.hi:
-            bad.append("order: %s (sent %.6f) got %d after %s had %d (received %.6f)" % (
-                b.client, b.send, b.lo, best.client, best.hi, best.recv))
-        if len(bad) >= limit:
-            break
-    return bad[:limit]
+            h.add(who, key, _ns(r.send), _ns(r.recv), ids=r.ids)
+    for e in events:  # when it was sent is not kept: it holds no value either way
+        h.add("%s@%s" % (e.client, e.node), key, _ns(e.t), _ns(e.t), error=e.kind)
+    return h
 
 
-def _exact_dups(group, bad):
-    if len(group) < 2:
-        return
-    seen = {}
-    for r in group:
-        for x in r.ids:
-            if x in seen:
-                bad.append("duplicate ID %d: %s and %s" % (x, seen[x], r.client))
-                return
-            seen[x] = r.client
+def _ns(t):
+    """time.monotonic() seconds back to the nanoseconds of time.monotonic_ns()."""
+    return int(round(t * 1e9))
+
+
+def order_report(records, events=(), key="sequence", limit=5):
+    """(violations as strings, the checker's summary line): every answer's IDs ascend and are
+    positive; through the order checker, no ID repeats and when answer A was received before
+    request B was sent, min(B) > max(A)."""
+    bad = ["answer not ascending/positive: %s" % (r,) for r in records
+           if r.lo <= 0 or (not isinstance(r.ids, range) and
+                            any(b <= a for a, b in zip(r.ids, r.ids[1:])))][:limit]
+    found, text = histories(records, events, key).report(limit)
+    for v in found:
+        if v.kind == "repeat":
+            bad.append("duplicate ID %d: %s" % (v.value, v))
+        elif v.kind == "order":
+            bad.append(str(v))
+    return bad[:limit], text.split("\n", 1)[0]
+
+
+def check_strict_order(records, limit=5):
+    """Returns a list of violation strings (empty = all good): order_report's."""
+    return order_report(records, limit=limit)[0]
 
 
 def max_gap(records):

@@ -29,8 +29,8 @@ import time
 from leafdtest import check, free_port, http, log, raw, wait_until, _checks
 from seqclients import (FAIL_KINDS, HttpSeqClient, Recorder, RespError, RespReader,
                         RespSeqClient, Target, resp_command,
-                        check_strict_order, event_window, handover_windows, ids_rate,
-                        max_gap, max_unavailable, summary)
+                        event_window, handover_windows, ids_rate, max_gap, max_unavailable,
+                        order_report, summary)
 from zkhelpers import zk_props
 
 PROBE = "/api/sequence/get/probe"
@@ -245,7 +245,8 @@ def gap_bound(batch, rate):
 def report(wl, label, t_fault, t_to, batch):
     """Prints and checks what every phase must hold; returns the figures."""
     records, events = wl.rec.snapshot()
-    bad = check_strict_order(records)
+    bad, line = order_report(records, events, "sequence:" + wl.seq)
+    log("%s: %s" % (label, line))
     check(not bad, "%s: strict real-time order and unique IDs over %d answers: %s"
           % (label, len(records), bad))
     win = [r for r in records if r.recv >= t_fault - 1.0 and r.send <= t_to]

@@ -118,6 +118,10 @@ h = hist(("a", "k", 0, 10, [1, 3, 5], None), ("b", "k", 2, 9, [2, 4], None))
 check(kinds(h) == [], "interleaved lists of IDs that share none pass: %s" % kinds(h))
 h = hist(("a", "k", 0, 10, [1, 3, 5], None), ("b", "k", 2, 9, [2, 5], None))
 check(kinds(h) == ["repeat"] and h.check()[0].value == 5, "lists sharing an ID: %s" % kinds(h))
+h = hist(("a", "k", 0, 1, [1, 5], None), ("b", "k", 0, 1, 3, 1), ("c", "k", 0, 3, 2, 3))
+v = h.check()
+check([(x.kind, x.value) for x in v] == [("repeat", 3)] and {v[0].a.who, v[0].b.who} == {"b", "c"},
+      "a repeat between two ranges inside a list's span: %s" % v)
 h = hist(("a", "k", 0, 10, [5, 3], None))
 check(kinds(h) == ["range"], "a call whose IDs do not ascend: %s" % kinds(h))
 
