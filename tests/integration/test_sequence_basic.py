@@ -6,13 +6,15 @@ unknown_sequence, GET sequence:<name> gives the last ID, CLUSTER SLOTS and
 NODES describe the primary and its replicas, redis-py's RedisCluster and
 ioredis' Cluster follow the primary, a demotion hands over in well under a
 second, and zk-inspect shows the line and the persisted max. The failover
-and partition cases are in test_sequence_failover*.py."""
+and partition cases are in test_sequence_failover*.py. Every call that takes IDs is recorded
+(tests/lib/ordercheck.py's History) and the history passes the order checker."""
 import json
 import os
 import subprocess
 import time
 
 from leafdtest import Env, check, http, log, wait_until
+from ordercheck import History, verify
 from zkhelpers import zk_props
 
 try:
@@ -25,6 +27,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 env = Env()
 zk = env.zookeeper()
+HISTORY = os.path.join(env.dir, "history")
+hist = History(HISTORY, "test")
+KEY = "sequence:orders"
+
+
+def took(c, st, body):
+    """What one HTTP call took: its IDs, or a failure (kept in the history, holds no ID)."""
+    if st == 200:
+        c.values = body.split("\n")
+    else:
+        c.fail(st)
 
 
 def props(**extra):
@@ -68,9 +81,13 @@ st, body, _ = p.get("/api/sequence/get/nope")
 check(st == 404 and json.loads(body)["code"] == "unknown_sequence", "unknown -> 404: %d %s" % (st, body))
 
 log("IDs from the primary, redirects from the standbys")
-st, body, _ = p.get("/api/sequence/get/orders")
+with hist.call(KEY) as c:
+    st, body, _ = p.get("/api/sequence/get/orders")
+    took(c, st, body)
 check(st == 200 and body == "1000", "first ID is the start: %d %r" % (st, body))
-st, body, _ = p.get("/api/sequence/get/orders?count=5")
+with hist.call(KEY) as c:
+    st, body, _ = p.get("/api/sequence/get/orders?count=5")
+    took(c, st, body)
 check(st == 200 and body.split("\n") == [str(i) for i in range(1001, 1006)], "count=5 consecutive: %r" % body)
 st, body, hdr = standbys[0].get("/api/sequence/get/orders?count=2")
 j = json.loads(body)
@@ -82,13 +99,18 @@ check(hdr.get("Location") == "http://127.0.0.1:%d/api/sequence/get/orders?count=
 if redis is not None:
     rp = redis.Redis(port=p.resp_port)
     rs = redis.Redis(port=standbys[0].resp_port)
-    a = rp.incr("sequence:orders")
-    b = rp.incrby("sequence:orders", 10)
-    ids = [int(x) for x in rp.execute_command("LEAF.IDS", "sequence:orders", 3)]
+    with hist.call(KEY) as c:
+        c.value = a = rp.incr("sequence:orders")
+    with hist.call(KEY) as c:
+        b = rp.incrby("sequence:orders", 10)
+        c.values = range(b - 9, b + 1)  # INCRBY N takes N IDs and answers the last
+    with hist.call(KEY) as c:
+        c.values = ids = [int(x) for x in rp.execute_command("LEAF.IDS", "sequence:orders", 3)]
     check(a == 1006 and b == 1016 and ids == [1017, 1018, 1019], "INCR, INCRBY, LEAF.IDS: %r %r %r" % (a, b, ids))
     check(int(rp.get("sequence:orders")) == 1019, "GET gives the last ID")
     try:
-        rs.incr("sequence:orders")
+        with hist.call(KEY):  # a failed call: kept in the history, holds no ID
+            rs.incr("sequence:orders")
         check(False, "a standby answers -MOVED")
     except redis.exceptions.ResponseError as e:
         check(str(e) == "MOVED %d 127.0.0.1:%d" % (int(rp.execute_command("CLUSTER", "KEYSLOT", "sequence:orders")), p.resp_port),
@@ -103,8 +125,10 @@ if redis is not None:
     check(nodes_txt.count("master") == 1 and nodes_txt.count("slave") == 2 and "myself,slave" in nodes_txt,
           "CLUSTER NODES: one master, two slaves: %r" % nodes_txt)
     rc = RedisCluster(host="127.0.0.1", port=standbys[1].resp_port)
-    c1 = rc.execute_command("INCR", "sequence:orders")
-    c2 = rc.execute_command("INCR", "sequence:orders")
+    with hist.call(KEY) as c:
+        c.value = c1 = rc.execute_command("INCR", "sequence:orders")
+    with hist.call(KEY) as c:
+        c.value = c2 = rc.execute_command("INCR", "sequence:orders")
     check(1019 < int(c1) < int(c2), "redis-py RedisCluster through a standby reaches the primary: %r %r" % (c1, c2))
     rc.close()
 
@@ -116,10 +140,14 @@ const c = new Redis.Cluster([{host: "127.0.0.1", port: %d}]);
 (async () => { const a = await c.incr("sequence:orders"); const b = await c.incr("sequence:orders");
   console.log(JSON.stringify([Number(a), Number(b)])); c.disconnect(); })().catch(e => { console.log("ERR " + e); process.exit(1); });
 """ % standbys[0].resp_port
+    t_node = time.monotonic_ns()
     r = subprocess.run(["node", "-e", script], cwd=node_dir, capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, NODE_PATH=os.path.join(node_dir, "node_modules")))
     try:
         a, b = json.loads(r.stdout.strip().splitlines()[-1])
+        # Both calls were made while the node process ran: each is recorded over its lifetime.
+        hist.record(KEY, t_node, time.monotonic_ns(), a, who="ioredis")
+        hist.record(KEY, t_node, time.monotonic_ns(), b, who="ioredis")
         check(a < b, "ioredis Cluster through a standby reaches the primary: %s" % r.stdout.strip())
     except (ValueError, IndexError):
         check(False, "ioredis Cluster: %s %s" % (r.stdout, r.stderr[-300:]))
@@ -127,14 +155,17 @@ else:
     log("SKIP ioredis Cluster: no ioredis in LEAFD_NODE_DIR (test_resp_clients installs it)")
 
 log("strict order across a demotion")
-before = int(p.get("/api/sequence/get/orders")[1])
+with hist.call(KEY) as c:
+    c.value = before = int(p.get("/api/sequence/get/orders")[1])
 t0 = time.monotonic()
 st, body, _ = http(p.port, "/api/cluster/demote", method="POST", body="")
 check(st == 200, "demote -> 200: %d %s" % (st, body))
 new = None
 while time.monotonic() - t0 < 5:
     for n in nodes:
-        st, body, _ = n.get("/api/sequence/get/orders")
+        with hist.call(KEY, who=n.name) as c:
+            st, body, _ = n.get("/api/sequence/get/orders")
+            took(c, st, body)
         if st == 200:
             new = (n, int(body))
             break
@@ -153,6 +184,11 @@ r = subprocess.run([os.path.join(ROOT, "tools", "programs", "zk-inspect"), zk.ad
                    text=True, timeout=90)
 check("sequences of sq: 3 node(s) in line" in r.stdout and "sequence orders" in r.stdout,
       "zk-inspect: %s %s" % (r.stdout[-400:], r.stderr[-200:]))
+
+hist.close()
+ok, text = verify(HISTORY)
+log(text)
+check(ok, "the calls' history passes the order checker: %s" % text)
 
 st, body, _ = p.get("/metrics")
 check("leafd_sequence_primary 0" in body and "leafd_sequence_demotions_total 1" in body,

@@ -392,6 +392,12 @@ class _CallContext:
         return False
 
 
+def verify(*paths, limit=20):
+    """(True when no violation, the report): the histories of every process in paths."""
+    bad, text = Histories().load(*paths).report(limit)
+    return not bad, text
+
+
 def check_dirs(*paths, limit=20, out=sys.stdout):
     """Loads, checks and prints; returns the violations."""
     t0 = time.monotonic()
