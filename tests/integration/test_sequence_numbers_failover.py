@@ -12,13 +12,16 @@ numbers"), on two sequence nodes with the default batch (10,000):
 - kill -9 of the primary: the standby's first W number carries today's date
   (UTC) with a counter above 7, and INV- goes on above 95000 or answers
   numbering_exhausted, never a number issued before.
-About 20 s.
+Every call for numbers is recorded (tests/lib/ordercheck.py's History, each period a key of
+counters) and the history passes the order checker. About 20 s.
 """
 import json
+import os
 import signal
 import time
 
 from leafdtest import Env, RespStream, check, http, log
+from ordercheck import History, verify
 from seqcluster import find_primary, seq_props, start_node
 
 W = {"name": "W", "prefix": "W", "date": "yyyyMMdd", "width": 4, "period": "day",
@@ -35,7 +38,16 @@ def post(node, body):
 
 def numbers(node, name, count=1, retry_s=20.0):
     """The numbers (redirects followed, 503 no_primary retried for retry_s): (status, list or
-    body)."""
+    body); the call is recorded in the history."""
+    d = DEFS[name]
+    start = time.monotonic_ns()
+    st, out = _numbers(node, name, count, retry_s)
+    hist.record_numbers(name, d["prefix"], d["width"], start, time.monotonic_ns(),
+                        out if st == 200 else None, error=None if st == 200 else st)
+    return st, out
+
+
+def _numbers(node, name, count, retry_s):
     end = time.monotonic() + retry_s
     while True:
         port = node.port
@@ -57,8 +69,11 @@ def utc_today():
     return "%04d%02d%02d" % (t.tm_year, t.tm_mon, t.tm_mday)
 
 
+DEFS = {d["name"]: d for d in (W, INV, T, LATER)}
 env = Env()
 zk = env.zookeeper()
+HISTORY = os.path.join(env.dir, "history")
+hist = History(HISTORY, "test")
 nodes = [start_node(env, "n%d" % i, seq_props(zk.address(), 6000, batch=10000)) for i in (0, 1)]
 primary = find_primary(nodes)
 check(primary is not None, "a sequence primary")
@@ -113,6 +128,10 @@ check((st == 200 and min(nums) > "INV-95000") or (st == 503 and "numbering_exhau
       % (st, nums))
 st, nums = numbers(standby, "T")
 check(st == 200 and nums[0] > "T006", "T above T006 after the kill: %s %s" % (st, nums))
+hist.close()
+ok, text = verify(HISTORY)
+log(text)
+check(ok, "the calls' history passes the order checker: %s" % text)
 for n in nodes:
     n.stop()
 env.finish()

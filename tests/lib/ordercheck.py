@@ -346,6 +346,9 @@ class History:
     def record(self, key, start, end, first=None, count=1, ids=None, error=None, who=None):
         """One call already made (times from time.monotonic_ns())."""
         who = who if who is not None else threading.current_thread().name
+        ids = list(ids) if ids is not None else None
+        if ids and all(b == a + 1 for a, b in zip(ids, ids[1:])):
+            first, count, ids = ids[0], len(ids), None
         if error is not None or (first is None and not ids):
             line = json.dumps([key, start, end, None, error or "no value", who]) + "\n"
         elif ids is not None:
@@ -360,6 +363,27 @@ class History:
             self._n += 1
             if self._n % self._flush_every == 0:
                 self._fh.flush()
+
+    def record_numbers(self, numbering, prefix, width, start, end, numbers=None, error=None,
+                       who=None):
+        """One call for business numbers (docs/id-shapes.md, "Business numbers"): text made
+        of the prefix, the period's date and a counter of `width` digits that restarts at 1
+        each period. Order is promised within a period, so each period is a key of its own,
+        numbering:<name>:<date>, whose values are the counters; a call whose numbers span two
+        periods is one call of each key. A failure is kept under numbering:<name>."""
+        if error is not None or not numbers:
+            self.record("numbering:%s" % numbering, start, end, error=error or "no value",
+                        who=who)
+            return
+        by_period = {}
+        for n in numbers:
+            if not n.startswith(prefix) or not n[-width:].isdigit():
+                raise ValueError("%r is not a number of %s (prefix %r, width %d)"
+                                 % (n, numbering, prefix, width))
+            by_period.setdefault(n[len(prefix):-width], []).append(int(n[-width:]))
+        for period, counters in by_period.items():
+            self.record("numbering:%s:%s" % (numbering, period), start, end, ids=counters,
+                        who=who)
 
     def close(self):
         with self._lock:

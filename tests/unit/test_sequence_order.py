@@ -125,6 +125,25 @@ check([(x.kind, x.value) for x in v] == [("repeat", 3)] and {v[0].a.who, v[0].b.
 h = hist(("a", "k", 0, 10, [5, 3], None))
 check(kinds(h) == ["range"], "a call whose IDs do not ascend: %s" % kinds(h))
 
+# ---- business numbers: each period a key of its counters ------------------------------
+tmp = tempfile.mkdtemp(prefix="ordercheck-")
+try:
+    with History(tmp, "nums") as hs:
+        t = time.monotonic_ns()
+        hs.record_numbers("W", "W", 4, t, t + 1, ["W202612089998", "W202612089999",
+                                                  "W202612090001"])  # spans midnight: fine
+        hs.record_numbers("W", "W", 4, t + 2, t + 3, ["W202612090002"])
+        hs.record_numbers("W", "W", 4, t + 4, t + 5, error="503 numbering_exhausted")
+        hs.record_numbers("W", "W", 4, t + 6, t + 7, ["W202612090002"])  # again: planted
+    h = Histories().load(tmp)
+    v = h.check()
+    check(sorted(h.keys) == ["numbering:W", "numbering:W:20261208", "numbering:W:20261209"] and
+          sorted(x.kind for x in v) == ["order", "repeat"] and
+          all(x.key == "numbering:W:20261209" and x.b.first == 2 for x in v),
+          "numbers: a new period starts at 1, a number given twice is found: %s" % v)
+finally:
+    shutil.rmtree(tmp)
+
 # ---- threads of forked processes, recorded through History, merged ------------------
 tmp = tempfile.mkdtemp(prefix="ordercheck-")
 try:
