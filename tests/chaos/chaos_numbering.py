@@ -23,6 +23,8 @@ Checked, per numbering, over every answer (chaos_numbering_verify()):
 - never a period ahead of the clock: the date is at most the clock's date in
   Shanghai when the answer came back (and at least its date when it was
   sent: every node has the same clock here).
+Every call is also recorded (tests/lib/ordercheck.py's History, on CLOCK_MONOTONIC, each
+period a key of counters; failed calls kept) and the history passes the order checker.
 The verification is a function of its own, so that chaos.py can call it on
 histories it collects. About 45 s.
 """
@@ -37,6 +39,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from leafdtest import Env, check, http, log  # noqa: E402
+from ordercheck import History, verify  # noqa: E402
 from seqcluster import find_primary, probe, seq_props  # noqa: E402
 from zkhelpers import FAKETIME_LIB, faketime_env  # noqa: E402
 
@@ -95,8 +98,8 @@ def chaos_numbering_verify(d, answers, offset_s):
 class Clients:
     """Threads asking random nodes for numbers of each definition; answers kept per name."""
 
-    def __init__(self, nodes):
-        self.nodes, self.stop = nodes, threading.Event()
+    def __init__(self, nodes, history):
+        self.nodes, self.stop, self.hist = nodes, threading.Event(), history
         self.answers = {d["name"]: [] for d in DEFS}
         self.errors = 0
         self.threads = [threading.Thread(target=self.run, args=(d["name"], i), daemon=True)
@@ -114,13 +117,17 @@ class Clients:
 
     def run(self, name, i):
         rnd = random.Random(i)
+        d = next(x for x in DEFS if x["name"] == name)
         while not self.stop.is_set():
-            sent = time.time()
+            sent, s0 = time.time(), time.monotonic_ns()
             try:
                 st, body = self.one(name, rnd.choice((1, 1, 2, 5)))
             except OSError:
                 st, body = 0, ""
-            recv = time.time()
+            recv, s1 = time.time(), time.monotonic_ns()
+            self.hist.record_numbers(name, d["prefix"], d["width"], s0, s1,
+                                     body.split("\n") if st == 200 else None,
+                                     error=None if st == 200 else str(st))
             if st == 200:
                 self.answers[name] += [(n, sent, recv) for n in body.split("\n")]
             else:
@@ -199,7 +206,8 @@ def main():
         env.finish()
     log("the cluster's clock reaches Shanghai midnight (%s) in %.1f s"
         % (sh_day(midnight), midnight - offset_s - time.time()))
-    clients = Clients(nodes)
+    history = os.path.join(env.dir, "history")
+    clients = Clients(nodes, History(history, "numbering-clients"))
     clients.start()
     t_mid = midnight - offset_s  # real time of the cluster's midnight
     plan = [t_mid - 6, t_mid - 0.5, t_mid + 0.5, t_mid + 7][:args.kills]
@@ -226,6 +234,10 @@ def main():
               "%s: numbers on both sides of midnight (%d, dates %s)" % (d["name"], len(a), dates))
         check(not bad, "%s: no repeat, in order, never a period ahead of the clock: %s"
               % (d["name"], bad))
+    clients.hist.close()
+    ok, text = verify(history)
+    log(text)
+    check(ok, "the clients' history passes the order checker: %s" % text)
     log("%d requests failed (503 during the hand-overs)" % clients.errors)
     for n in nodes:
         n.stop()
