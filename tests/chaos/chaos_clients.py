@@ -18,6 +18,10 @@ is not `count` positive ascending decimal IDs is a protocol violation, kept
 apart from errors. Over RESP, the code of an error reply is its first word in
 lower case (the HTTP API's stable code).
 
+Sequence requests are also kept as the order checker's calls (tests/lib/ordercheck.py):
+seq_calls holds (tag, start, end, ids or None, code) with start and end on
+time.monotonic_ns(), a failure (ids None) included.
+
 Opaque IDs of `chaos` (HTTP /api/opaque/get, RESP opaque:chaos) are kept as
 mode "opaque" (not ascending; chaos.py decodes them at the end), ranges
 (/api/segment/range/chaos, HTTP only) as segment IDs: the range's IDs
@@ -128,6 +132,7 @@ class Client(threading.Thread):
         self.ok = []
         self.errors = []
         self.violations = []
+        self.seq_calls = []
         self.requests = 0
         self.conns = {}
 
@@ -182,7 +187,7 @@ class Client(threading.Thread):
         """A sequence request that follows redirects (307, -MOVED) and retries
         503 no_primary / -TRYAGAIN for up to 8 s, on fresh connections. One
         record: sent before the first try, received after the answer."""
-        t0 = time.time()
+        t0, s0 = time.time(), time.monotonic_ns()
         run = self.nodes[n].run
         deadline = t0 + 8.0
         port_of = {nd.port: i for i, nd in enumerate(self.nodes)}
@@ -220,6 +225,7 @@ class Client(threading.Thread):
                         continue
                     ids = [int(x) for x in body.split(b"\n")]
                 self.requests += 1
+                self.seq_calls.append((tag, s0, time.monotonic_ns(), array("q", ids), None))
                 self._success(n, run, mode, tag, count, t0, time.time(), array("q", ids))
                 return
             except RespError as e:
@@ -235,6 +241,7 @@ class Client(threading.Thread):
         if self.stop_flag.is_set() and code == "timeout" and not detail:
             return  # cut short by the end of the run before any answer: not an error
         self.requests += 1
+        self.seq_calls.append((tag, s0, time.monotonic_ns(), None, code))
         self.errors.append((n, run, mode, tag, t0, time.time(), code, detail))
 
     def _http(self, conn, n, run, mode, tag, count, t0):

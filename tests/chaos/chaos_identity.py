@@ -94,8 +94,9 @@ class IdentityEpisodes:
     """ep_twin and ep_seq_bump; needs the Scheduler's c, log, fail, lock and
     injected. Results: twins (one dict per twin), twin_ids (arrays of
     snowflake IDs a twin issued: must stay empty, and join the duplicate
-    check), bumps (one dict per bump), seq_extra ((t0, t1, ids, name) of the
-    sequence IDs the bump episodes pulled)."""
+    check), bumps (one dict per bump), seq_extra ((t0, t1, ids, name, start_ns,
+    end_ns) of the sequence IDs the bump episodes pulled; the last two on
+    time.monotonic_ns(), for the order checker)."""
 
     def __init__(self):
         self.twins = []
@@ -223,7 +224,7 @@ class IdentityEpisodes:
         k, top, errors = 0, None, {}
         while time.time() < deadline and not self.stop_flag.is_set():
             node = self.c.nodes[k % 3]
-            t0 = time.time()
+            t0, s0 = time.time(), time.monotonic_ns()
             try:
                 st, body, hdr = http(node.port, "/api/sequence/get/%s?count=100" % SEQ_NAME, timeout=3)
                 if st == 307:
@@ -242,7 +243,7 @@ class IdentityEpisodes:
             ids = array("q", (int(x) for x in body.split()))
             t1 = time.time()
             with self.lock:
-                self.seq_extra.append((t0, t1, ids, SEQ_NAME))
+                self.seq_extra.append((t0, t1, ids, SEQ_NAME, s0, time.monotonic_ns()))
             top = ids[-1]
             if top > new_max:
                 return t1, top, errors

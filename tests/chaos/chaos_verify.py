@@ -9,7 +9,8 @@
    IDs; across runs, every ID of a run is above every ID of the node's
    earlier runs (docs/reference/guarantees.md, "Uniqueness": across restarts too).
 3. Segment order: per client thread, node run and tag, IDs ascend.
-3b. Sequence order (docs/reference/guarantees.md, "Order, per mode"): across every client, node
+3b. Sequence order (docs/reference/guarantees.md, "Order, per mode"), by the order checker
+   (tests/lib/ordercheck.py, on CLOCK_MONOTONIC): across every client, node
    and protocol, an answer received before another request was sent holds
    only smaller IDs; no sequence ID repeats. Sequence clients follow
    redirects and retry for up to 8 s, so a sequence error is one that
@@ -50,6 +51,8 @@ Lease mode (chaos.py --lease; docs/cluster.md, "Worker-ID leases") changes 2 and
    extend its reservation, so it stops at its ceiling.
 """
 import collections
+
+from ordercheck import Histories
 
 EPOCH = 1288834974657
 SLACK_MS = 1000
@@ -135,7 +138,7 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
     for name in sorted({r[3] for r in seq}):
         mine = [r for r in seq if r[3] == name]
         _duplicates(v, "sequence/" + name, [r[2] for r in mine], clients, names, name)
-        _sequence_order(v, mine)
+    _sequence_order(v, clients, extra)
     stats["sequences"] = len({r[3] for r in seq})
     _snowflake_order(v, clients, names, lease is not None)
     _segment_order(v, clients, names)
@@ -150,22 +153,26 @@ def verify(clients, nodes, windows, reserve_ms, quiet, v=None, opaque_plain=None
     return v, stats
 
 
-def _sequence_order(v, recs):
-    """Whenever an answer was received before a request was sent, the later IDs are larger."""
-    by_t1 = sorted(recs, key=lambda r: r[1])
-    i, best, bad = 0, None, 0
-    for t0, t1, ids, _ in sorted(recs, key=lambda r: r[0]):
-        while i < len(by_t1) and by_t1[i][1] < t0:
-            top = by_t1[i][2][-1]
-            best = top if best is None or top > best else best
-            i += 1
-        if best is not None and ids[0] <= best:
-            bad += 1
-            if bad <= SHOW:
-                v.bad("sequence strictly increasing", "request sent at %.3f got %d, not above %d "
-                      "received before it" % (t0, ids[0], best))
-        if any(a >= b for a, b in zip(ids, ids[1:])):
-            v.bad("sequence strictly increasing", "an answer's IDs do not ascend: %r" % list(ids[:5]))
+def _sequence_order(v, clients, extra):
+    """The order checker (tests/lib/ordercheck.py) over every sequence call of every client
+    (failed ones kept, holding no value) and of the bump episodes: whenever a call returned
+    before another began, the later IDs are larger; no ID repeats; an answer's IDs ascend."""
+    h = Histories()
+    for c in clients:
+        who = "client%d" % c.idx
+        for tag, s0, s1, ids, code in c.seq_calls:
+            if ids is None:
+                h.add(who, "sequence:" + tag, s0, s1, error=code)
+            else:
+                h.add(who, "sequence:" + tag, s0, s1, ids=ids)
+    for r in getattr(extra, "seq_extra", []):
+        h.add("seq_bump", "sequence:" + r[3], r[4], r[5], ids=r[2])
+    bad, text = h.report(SHOW)
+    for x in bad[:SHOW]:
+        v.bad("sequence strictly increasing", str(x))
+    if len(bad) > SHOW:
+        v.bad("sequence strictly increasing", "... and %d more" % (len(bad) - SHOW))
+    v.notes.append(text.split("\n", 1)[0])
 
 
 def _where(clients, names, value, tag=None):
