@@ -8,7 +8,8 @@ Two leafd nodes (autocreate on, batch 1000, session 4 s), one ZooKeeper.
 stopped for the copy and started again); more is issued, several batches
 beyond X; both nodes stop (SIGTERM), ZooKeeper is stopped, the old copy put
 back and started, and the nodes are started again (the old primary first).
-Then: 0 duplicates and 0 order violations over every ID of the run, and the
+Then: 0 duplicates and 0 order violations over every ID of the run (every call recorded,
+tests/lib/ordercheck.py's History, and passed through the order checker), and the
 primary logs at warn that ZooKeeper's max was below its floor. About 35 s."""
 import json
 import os
@@ -16,6 +17,7 @@ import shutil
 import time
 
 from leafdtest import Env, check, http, log, wait_until
+from ordercheck import History, verify
 from seqcluster import seq_props
 from zkhelpers import cli_get
 
@@ -26,6 +28,8 @@ env = Env()
 zk = env.zookeeper()
 props = [seq_props(zk.address(), SESSION_MS, BATCH) for _ in range(2)]
 issued = []
+HISTORY = os.path.join(env.dir, "history")
+hist = History(HISTORY, "test")
 
 
 def role(n):
@@ -40,9 +44,13 @@ def in_line(n, timeout=30):
 
 
 def take(node, count):
-    st, body, _ = http(node.port, "/api/sequence/get/orders?count=%d" % count, timeout=5)
-    if st == 200:
-        issued.extend(int(x) for x in body.split())
+    with hist.call("sequence:orders", who=node.name) as c:
+        st, body, _ = http(node.port, "/api/sequence/get/orders?count=%d" % count, timeout=5)
+        if st == 200:
+            c.values = body.split()
+            issued.extend(int(x) for x in body.split())
+        else:
+            c.fail(st)
     return st
 
 
@@ -102,11 +110,10 @@ check(first_after > y, "the first ID after the restore is above every ID before 
 check("below this node's floor" in primary.log_text(),
       "the primary warns that ZooKeeper's max was below its floor")
 
-dups = len(issued) - len(set(issued))
-order = sum(1 for a, b in zip(issued, issued[1:]) if b <= a)
-log("orders: %d IDs, %d duplicates, %d order violations" % (len(issued), dups, order))
-check(dups == 0, "0 duplicates")
-check(order == 0, "0 order violations")
+hist.close()
+ok, text = verify(HISTORY)
+log(text)
+check(ok, "0 duplicates and 0 order violations: %s" % text)
 for n in nodes:
     check(n.stop() == 0, "%s stops cleanly" % n.name)
 env.finish()
