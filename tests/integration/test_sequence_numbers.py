@@ -33,7 +33,9 @@ and one ZooKeeper:
 The clocks are fixed offsets from each node's start, set so that the instant
 comes 8 s after it (started again with twice the margin when the nodes were
 not up 3 s before it: the margin only saves time). All on one ZooKeeper, a
-cluster (leaf.name) per part. About 30 s.
+cluster (leaf.name) per part. The calls of the first cluster (the two nodes, the kill, the
+overflow) are recorded (tests/lib/ordercheck.py's History, each period a key of counters) and
+pass the order checker. About 30 s.
 """
 import json
 import os
@@ -42,7 +44,8 @@ import subprocess
 import threading
 import time
 
-from leafdtest import Env, RespStream, check, http, log, wait_until
+from leafdtest import Env, RespError, RespStream, check, http, log, wait_until
+from ordercheck import History, verify
 from seqcluster import find_primary, probe, seq_props, start_node
 from zkhelpers import FAKETIME_LIB, faketime_env
 
@@ -58,7 +61,17 @@ def post(node, body):
 def numbers(node, name, count=1, hops=3, retry_s=3.0):
     """The numbers, following the standby's 307 to the primary and retrying 503 no_primary
     (an election, a slow ZooKeeper) for up to retry_s, as sequence clients do; (status, list or
-    body)."""
+    body). Recorded in the history while there is one (HIST: the first cluster's)."""
+    start = time.monotonic_ns()
+    st, out = _numbers(node, name, count, hops, retry_s)
+    d = DEFS.get(name)
+    if HIST is not None and d is not None:
+        HIST.record_numbers(name, d["prefix"], d["width"], start, time.monotonic_ns(),
+                            out if st == 200 else None, error=None if st == 200 else st)
+    return st, out
+
+
+def _numbers(node, name, count, hops, retry_s):
     end = time.monotonic() + retry_s
     while True:
         port = node.port
@@ -74,6 +87,17 @@ def numbers(node, name, count=1, hops=3, retry_s=3.0):
         return st, body.split("\n") if st == 200 else body
 
 
+def resp_numbers(r, name, *count):
+    """LEAF.NUMBER name [count] on the RESP stream r, recorded in the history."""
+    start = time.monotonic_ns()
+    v = r.call("LEAF.NUMBER", name, *count)
+    nums = None if isinstance(v, RespError) else [v] if isinstance(v, str) else \
+        v if isinstance(v, list) else None
+    HIST.record_numbers(name, ORD["prefix"], ORD["width"], start, time.monotonic_ns(), nums,
+                        error=None if nums else repr(v))
+    return v
+
+
 def shanghai_today():
     t = time.gmtime(time.time() + 8 * 3600)
     return "%04d%02d%02d" % (t.tm_year, t.tm_mon, t.tm_mday)
@@ -82,6 +106,9 @@ def shanghai_today():
 env = Env()
 zk = env.zookeeper()
 SESSION_MS = 6000
+HISTORY = os.path.join(env.dir, "history")
+HIST = History(HISTORY, "test")
+DEFS = {"orders": ORD, "tiny": {"prefix": "T", "width": 1}}
 nodes = [start_node(env, "n%d" % i, seq_props(zk.address(), SESSION_MS)) for i in (0, 1)]
 primary = find_primary(nodes)
 check(primary is not None, "a sequence primary")
@@ -114,7 +141,7 @@ check(ok_shape, "every one is ORD<today in Shanghai><6 digits> (%s .. %s)" % (go
 check(got == sorted(set(got)) and got[0] == "ORD%s000001" % today,
       "%d numbers strictly increasing across the two nodes, from 000001" % len(got))
 r = RespStream(primary.resp_port)
-one, many = r.call("LEAF.NUMBER", "orders"), r.call("LEAF.NUMBER", "orders", 3)
+one, many = resp_numbers(r, "orders"), resp_numbers(r, "orders", 3)
 check(isinstance(one, str) and one > got[-1] and isinstance(many, list) and
       many == sorted(many) and many[0] > one, "RESP LEAF.NUMBER: %r then %r" % (one, many))
 r.close()
@@ -167,6 +194,11 @@ check(st == 503 and "numbering_exhausted" in body, "the tenth: 503 numbering_exh
       % body)
 for n in nodes:
     n.stop()
+HIST.close()
+HIST = None  # the clusters below have numberings of their own names
+ok, text = verify(HISTORY)
+log(text)
+check(ok, "the first cluster's calls pass the order checker: %s" % text)
 
 log("a test clock crossing midnight")
 if not os.path.exists(FAKETIME_LIB):
