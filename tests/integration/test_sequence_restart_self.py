@@ -16,6 +16,7 @@ With a 20 s session timeout, a sequence on a single node:
 - a second node started with a copy of the first node's sequence-session file (a copied data
   dir) leaves the first node's election node alone (it advertises another node): the first node
   stays primary and serves.
+Every call for q is recorded (tests/lib/ordercheck.py's History) and passes the order checker.
 """
 import os
 import re
@@ -24,6 +25,7 @@ import signal
 import time
 
 from leafdtest import Env, check, http, log, pid_alive, wait_until
+from ordercheck import History, verify
 from zkhelpers import zk_props
 
 SESSION_MS = 20000
@@ -36,9 +38,23 @@ props = zk_props(zk.address(), name="rs", **{
 node = env.leafd("n0", props, resp=True)
 check(node.wait_sequence("q", 30) == 200, "the sequence q is served")
 values = []
+HISTORY = os.path.join(env.dir, "history")
+hist = History(HISTORY, "test")
 
 
 def get(path):
+    if not path.startswith("/api/sequence/get/q"):
+        return _get(path)
+    with hist.call("sequence:q") as c:
+        st, body, hdr = _get(path)
+        if st == 200:
+            c.values = body.split()
+        else:
+            c.fail(st)
+    return st, body, hdr
+
+
+def _get(path):
     try:
         return http(node.port, path, timeout=3)
     except OSError:  # not listening yet
@@ -106,4 +122,8 @@ before = len(values)
 take()
 check(len(values) == before + 5, "the first node still serves q")
 check(all(a < b for a, b in zip(values, values[1:])), "q strictly increases")
+hist.close()
+ok, text = verify(HISTORY)
+log(text)
+check(ok, "every call for q passes the order checker: %s" % text)
 env.finish()
