@@ -317,19 +317,26 @@ class History:
     [key, start_ns, end_ns, first, count, who] for IDs first..first+count-1,
     [key, start_ns, end_ns, [ids..], null, who] for IDs that are not a range, and
     [key, start_ns, end_ns, null, why, who] for a failure. who is the thread's name unless
-    call() names it. Lines are written whole under a lock and flushed every `flush_every`
-    calls and at close(), so a process killed with -9 loses at most its last calls."""
+    call() names it. Each line is one write(2) to a file opened O_APPEND, under a lock: nothing
+    waits in a buffer, so a process killed with -9 loses no call it finished, and a child of
+    fork() (which buffers nothing of its parent's) opens a file of its own at its first call."""
 
-    def __init__(self, dir, process=None, flush_every=256):
+    def __init__(self, dir, process=None):
         os.makedirs(dir, exist_ok=True)
+        self.dir = dir
         self.process = process or "p%d" % os.getpid()
-        self.path = os.path.join(dir, "%s-%d.jsonl" % (self.process, os.getpid()))
-        self._lock = threading.Lock()
-        self._fh = open(self.path, "a", encoding="utf-8")
-        self._fh.write(json.dumps({"process": self.process, "pid": os.getpid()}) + "\n")
-        self._fh.flush()
-        self._n, self._flush_every = 0, flush_every
         self._texts = {}
+        self._fd = None
+        self._open()
+
+    def _open(self):
+        """This process's file: <process>-<pid>.jsonl, with its header line."""
+        self._pid = os.getpid()
+        self._lock = threading.Lock()  # a child of fork() may inherit a held one
+        self.path = os.path.join(self.dir, "%s-%d.jsonl" % (self.process, self._pid))
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(self._fd, (json.dumps({"process": self.process, "pid": self._pid}) + "\n")
+                 .encode())
 
     def _text(self, s):
         """s as a JSON string, from a cache (a dict's get and set are atomic)."""
@@ -356,13 +363,13 @@ class History:
         else:  # the common case, a few microseconds: keys and names repeat, numbers are ints
             line = "[%s,%d,%d,%d,%d,%s]\n" % (self._text(key), start, end, first, count,
                                                self._text(who))
+        if self._pid != os.getpid():  # a child of fork(): its own file
+            os.close(self._fd)
+            self._open()
         with self._lock:
-            if self._fh is None:
+            if self._fd is None:
                 raise ValueError("history %s is closed" % self.path)
-            self._fh.write(line)
-            self._n += 1
-            if self._n % self._flush_every == 0:
-                self._fh.flush()
+            os.write(self._fd, line.encode())
 
     def record_numbers(self, numbering, prefix, width, start, end, numbers=None, error=None,
                        who=None):
@@ -387,9 +394,9 @@ class History:
 
     def close(self):
         with self._lock:
-            if self._fh is not None:
-                self._fh.close()
-                self._fh = None
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def __enter__(self):
         return self

@@ -125,6 +125,31 @@ check([(x.kind, x.value) for x in v] == [("repeat", 3)] and {v[0].a.who, v[0].b.
 h = hist(("a", "k", 0, 10, [5, 3], None))
 check(kinds(h) == ["range"], "a call whose IDs do not ascend: %s" % kinds(h))
 
+# a History made before fork(): the child writes a file of its own, the parent's is whole
+tmp = tempfile.mkdtemp(prefix="ordercheck-")
+try:
+    hs = History(tmp, "forked")
+    with hs.call("sequence:f") as c:
+        c.value = 1
+    pid = os.fork()
+    if pid == 0:
+        with hs.call("sequence:f") as c:
+            c.value = 2
+        os._exit(0)
+    os.waitpid(pid, 0)
+    with hs.call("sequence:f") as c:
+        c.value = 3
+    hs.close()
+    files = sorted(os.listdir(tmp))
+    lines = {f: len(open(os.path.join(tmp, f)).readlines()) for f in files}
+    h = Histories().load(tmp)
+    check(files == sorted(["forked-%d.jsonl" % os.getpid(), "forked-%d.jsonl" % pid]) and
+          lines["forked-%d.jsonl" % pid] == 2 and h.counts() == (3, 0, 3) and h.check() == [],
+          "a child of fork() writes its own file, nothing of its parent's twice: %s %s"
+          % (lines, h.counts()))
+finally:
+    shutil.rmtree(tmp)
+
 # ---- business numbers: each period a key of its counters ------------------------------
 tmp = tempfile.mkdtemp(prefix="ordercheck-")
 try:
