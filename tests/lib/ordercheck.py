@@ -41,9 +41,6 @@ import threading
 import time
 from array import array
 
-KINDS = ("order", "repeat", "range")
-
-
 class _KeyLog:
     """The calls of one key, column by column (int64 arrays: a few million calls fit)."""
 
