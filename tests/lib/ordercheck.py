@@ -126,7 +126,7 @@ class Histories:
     def add(self, who, key, start, end, first=None, count=1, ids=None, error=None):
         """One call: first and count (a range), or ids (a list), or error (a failure)."""
         kl = self._log(key)
-        if error is not None or (first is None and not ids):
+        if error is not None or (first is None and not ids) or (ids is None and count < 1):
             kl.failed.append((who, start, end, error or "no value"))
             return
         if ids is not None:

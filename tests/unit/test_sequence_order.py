@@ -9,6 +9,7 @@ order checker")."""
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -18,6 +19,7 @@ from leafdtest import _checks, check, log
 from ordercheck import Histories, History
 
 MS = 1000000  # ns
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")
 
 
 def hist(*calls):
@@ -103,6 +105,11 @@ try:
           "a value out of order across processes: %s" % [str(x) for x in v])
     check(printed(h, "one/MainThread", "two/MainThread", "ID 100", "ID 50"),
           "printed with both processes")
+    cli = subprocess.run([sys.executable, os.path.join(LIB, "ordercheck.py"), tmp],
+                         capture_output=True, text=True, timeout=60)
+    check(cli.returncode == 1 and "1 violations" in cli.stdout and "order: key" in cli.stdout,
+          "python3 tests/lib/ordercheck.py DIR prints it and exits 1: %d %s"
+          % (cli.returncode, cli.stdout))
 finally:
     shutil.rmtree(tmp)
 
