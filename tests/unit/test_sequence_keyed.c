@@ -306,6 +306,24 @@ static void flight_crash(struct flight *f) {
     f->n = 0;
 }
 
+/* A graceful stop: what is in flight settles, then every section gives back; how many landed. */
+static int graceful_stop(struct sequence_keyed *k, struct sequence_lease *l, struct flight *f) {
+    while (f->n > 0) {
+        flight_deliver_one(k, l, f);
+    }
+    int given = 0;
+    for (int s = 0; s < SEQUENCE_KEYED_SECTIONS; s++) {
+        struct sequence_keyed_action g;
+        if (sequence_keyed_giveback(k, 0, s, &g)) {
+            char data[SEQUENCE_RECORD_MAX_LEN];
+            size_t len;
+            int32_t version;
+            given += store_apply(&g, data, &len, &version) == SEQUENCE_RESULT_OK;
+        }
+    }
+    return given;
+}
+
 static void test_failover_property(void) {
     static struct flight f;
     struct sequence_lease l;
@@ -330,19 +348,7 @@ static void test_failover_property(void) {
             }
         }
         if (round % 3 == 0) {
-            /* a graceful stop: what is in flight settles, then every section gives back */
-            while (f.n > 0) {
-                flight_deliver_one(k, &l, &f);
-            }
-            for (int s = 0; s < SEQUENCE_KEYED_SECTIONS; s++) {
-                struct sequence_keyed_action g;
-                if (sequence_keyed_giveback(k, 0, s, &g)) {
-                    char data[SEQUENCE_RECORD_MAX_LEN];
-                    size_t len;
-                    int32_t version;
-                    store_apply(&g, data, &len, &version);
-                }
-            }
+            graceful_stop(k, &l, &f);
         } else {
             flight_crash(&f);
         }
@@ -407,20 +413,7 @@ static void test_straddling_owners(void) {
         }
         straddle_run(a, &la, b, &lb, parity, 15000);
     }
-    int given = 0;
-    while (fa.n > 0) {
-        flight_deliver_one(a, &la, &fa);
-    }
-    for (int s = 0; s < SEQUENCE_KEYED_SECTIONS; s++) {
-        struct sequence_keyed_action g;
-        if (sequence_keyed_giveback(a, 0, s, &g)) {
-            char data[SEQUENCE_RECORD_MAX_LEN];
-            size_t len;
-            int32_t version;
-            given += store_apply(&g, data, &len, &version) == SEQUENCE_RESULT_OK;
-        }
-    }
-    CHECK(given > 0);
+    CHECK(graceful_stop(a, &la, &fa) > 0);
     sequence_keyed_free(a);
     lease_up(&lc);
     struct sequence_keyed *c = core_up(400, 20, &lc);
