@@ -619,6 +619,50 @@ static void test_tagged_keys_spread(void) {
     sequence_keyed_table_free(&t);
 }
 
+/* The table alone: an evicted key is gone, every other key is found (backward shifts keep runs). */
+static char table_gone[5000];
+
+static void table_evicted(void *ctx, unsigned space, unsigned section, int64_t last) {
+    (void)ctx;
+    (void)space;
+    (void)section;
+    table_gone[last - 1] = 1; /* the tests store key i + 1 as its last value */
+}
+
+static void test_table_evicts_and_finds(void) {
+    struct sequence_keyed_table t;
+    memset(table_gone, 0, sizeof(table_gone));
+    CHECK_EQ_INT(sequence_keyed_table_init(&t, 300, &test_key, table_evicted, NULL), LEAF_OK);
+    char key[32];
+    for (int i = 0; i < 5000; i++) {
+        /* short and long keys, in three spaces */
+        snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-longer-key-%08d", i);
+        uint64_t h = sequence_keyed_table_hash(&t, (unsigned)(i % 3), key, strlen(key));
+        struct sequence_keyed_entry *e = NULL;
+        CHECK_EQ_INT(
+            sequence_keyed_table_insert(&t, h, (unsigned)(i % 3), 7, key, strlen(key), i + 1, &e),
+            LEAF_OK);
+        CHECK_EQ_INT(e->last, i + 1);
+    }
+    CHECK_EQ_INT(t.count, 300);
+    CHECK_EQ_INT(t.evictions, 4700);
+    int found = 0;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-longer-key-%08d", i);
+        uint64_t h = sequence_keyed_table_hash(&t, (unsigned)(i % 3), key, strlen(key));
+        struct sequence_keyed_entry *e =
+            sequence_keyed_table_find(&t, h, (unsigned)(i % 3), key, strlen(key));
+        CHECK_EQ_INT(e != NULL, !table_gone[i]);
+        found += e != NULL;
+        if (e != NULL) {
+            CHECK_EQ_INT(e->last, i + 1);
+            CHECK_EQ_INT(e->section, 7);
+        }
+    }
+    CHECK_EQ_INT(found, 300);
+    sequence_keyed_table_free(&t); /* ASan: the long keys are freed */
+}
+
 static long rss_kib(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     long pages = 0, resident = 0;
@@ -685,5 +729,6 @@ int main(int argc, char **argv) {
     TEST(test_lapse_proves);
     TEST(test_million_keys_writes);
     TEST(test_tagged_keys_spread);
+    TEST(test_table_evicts_and_finds);
     return unit_done();
 }
