@@ -88,16 +88,22 @@
  * Eviction (sequence_keyed_table.h, CLOCK): the table holds at most max_keys
  * resident keys (every space together); past it the coldest leave, each
  * raising its section's floor to its last value. It costs no write (a key's
- * last <= acked, so the floor it leaves does not pass acked). A key that comes back starts at
- * floor + 1, above its old value; the cost is the jump: a returning key
- * starts past the largest value of any key of its section evicted before it.
+ * last <= acked, so the floor it leaves does not pass acked). A key that
+ * comes back starts at floor + 1, above its old value; the cost is the jump:
+ * a returning key starts past the largest value of any key of its section
+ * evicted before it.
  *
  * Giveback (sequence_keyed_giveback()): at a graceful hand-over of a whole
  * section the owner stops it and writes the max back down to max(high, floor)
  * (never lower than any value issued, here or, by the floor rule, by a
  * straddling owner), conditional on its version, so the next owner's keys
- * jump less, as sequences give back their unused batch. A section that still
- * serves other slots here is not given back; it is restarted.
+ * jump less, as sequences give back their unused batch. A section that keeps
+ * some of its slots here is not given back: it goes on serving them.
+ *
+ * Liveness: issuing checks the lease as sequence_state.h does (primary, the
+ * section started in the current term, sequence_lease_live()); after a lapse
+ * in the same session each section proves itself with a write before it
+ * issues again, and a definite answer to a write renews the lease.
  *
  * Memory: a resident key of up to 16 bytes takes one 32-byte entry in a
  * table that stays 3/8 to 3/4 full: 43 to 86 bytes a key, empty slots
@@ -298,10 +304,11 @@ int sequence_keyed_action(struct sequence_keyed *k, struct sequence_lease *l, in
  * The result of the request with this token (results map as in
  * sequence_state.h; a section node that does not exist reads as NONODE).
  * data/len/version: READ with SEQUENCE_RESULT_OK only; data the node's bytes
- * ({"max":M}, sequence_record.h). A definite answer to a CREATE or WRITE
- * renews the lease. LEAF_EINVAL when the token is not the section's request in
- * flight (late, repeated, or abandoned), which changes nothing.
- * A test seam until the sequence service (src/node/sequence/) calls it.
+ * ({"max":M}, sequence_record.h); a node that holds anything else is read
+ * again after SEQUENCE_RECHECK_MS (the glue logs what it found). A definite
+ * answer to a CREATE or WRITE renews the lease. LEAF_EINVAL when the token is not the section's
+ * request in flight (late, repeated, or abandoned), which changes nothing. A test seam until the
+ * sequence service (src/node/sequence/) calls it.
  */
 leaf_status_t sequence_keyed_done(struct sequence_keyed *k, struct sequence_lease *l,
                                   uint64_t token, int64_t now_ms, enum sequence_result r,

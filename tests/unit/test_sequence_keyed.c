@@ -561,6 +561,42 @@ static void test_lapse_proves(void) {
     sequence_keyed_free(k);
 }
 
+/* A node that does not hold {"max":n} is read again later, and nothing is issued meanwhile. */
+static void test_corrupt_node_read_again(void) {
+    struct sequence_lease l;
+    lease_up(&l);
+    struct sequence_keyed *k = sequence_keyed_new(10, &test_key);
+    int space = -1;
+    CHECK_EQ_INT(sequence_keyed_space_add(k, "chat", 4, 10, &space), LEAF_OK);
+    int s = key_section("bob");
+    CHECK_EQ_INT(sequence_keyed_section_start(k, &l, 0, s), LEAF_OK);
+    struct sequence_keyed_action a;
+    CHECK_EQ_INT(sequence_keyed_action(k, &l, 1, &a), 1);
+    CHECK_EQ_INT(a.io.op, SEQUENCE_OP_READ);
+    CHECK_EQ_INT(
+        sequence_keyed_done(k, &l, a.io.token, 1, SEQUENCE_RESULT_OK, "{\"max\":-1}", 10, 3),
+        LEAF_OK);
+    CHECK_EQ_INT(sequence_keyed_done(k, &l, a.io.token, 1, SEQUENCE_RESULT_OK, "{}", 2, 3),
+                 LEAF_EINVAL); /* a repeated result changes nothing */
+    int64_t first = 0;
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "bob", 3, 1, &first), LEAF_EAGAIN);
+    CHECK_EQ_INT(sequence_keyed_action(k, &l, SEQUENCE_RECHECK_MS, &a), 0);
+    CHECK_EQ_INT(sequence_keyed_action(k, &l, 1 + SEQUENCE_RECHECK_MS, &a), 1);
+    CHECK_EQ_INT(a.io.op, SEQUENCE_OP_READ);
+    CHECK_EQ_INT(
+        sequence_keyed_done(k, &l, a.io.token, 1, SEQUENCE_RESULT_OK, "{\"max\":40}", 10, 3),
+        LEAF_OK);
+    CHECK_EQ_INT(sequence_keyed_action(k, &l, 1, &a), 1); /* the parked request's raise */
+    CHECK_EQ_INT(a.io.op, SEQUENCE_OP_WRITE);
+    CHECK_EQ_INT(a.io.version, 3);
+    CHECK_EQ_INT(a.io.max, 51);
+    CHECK_EQ_INT(sequence_keyed_done(k, &l, a.io.token, 1, SEQUENCE_RESULT_OK, NULL, 0, 0),
+                 LEAF_OK);
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "bob", 3, 1, &first), LEAF_OK);
+    CHECK_EQ_INT(first, 41);
+    sequence_keyed_free(k);
+}
+
 static void make_key16(char *out, uint64_t i) {
     snprintf(out, 17, "user-%011llu", (unsigned long long)i);
 }
@@ -727,6 +763,7 @@ int main(int argc, char **argv) {
     TEST(test_giveback);
     TEST(test_section_returns);
     TEST(test_lapse_proves);
+    TEST(test_corrupt_node_read_again);
     TEST(test_million_keys_writes);
     TEST(test_tagged_keys_spread);
     TEST(test_table_evicts_and_finds);
