@@ -1,9 +1,11 @@
 # Sequences: unit tests of the pure core (state machine with an injected clock
-# and a fake ZooKeeper store, election decision, znode payloads).
+# and a fake ZooKeeper store, election decision, znode payloads; keyed sequences'
+# sections, floor and eviction, with a fake store that loses writes).
 leaf_unit_test(test_sequence leaf_sequence_core)
 leaf_unit_test(test_sequence_shard leaf_sequence_core)
 leaf_unit_test(test_sequence_shard_gate leaf_sequence_core)
 leaf_unit_test(test_sequence_numbering leaf_sequence_core)
+leaf_unit_test(test_sequence_keyed leaf_sequence_core)
 
 # Sequences on three real nodes, with redis-py's and ioredis' cluster clients
 # (leaf_resp_test: Debian's python3, tests/CMakeLists.txt).
