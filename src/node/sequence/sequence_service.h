@@ -139,6 +139,39 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
                                           size_t len, int64_t start, int *ticket,
                                           struct leaf_wait *w);
 
+/*
+ * Keyed sequences (docs/keyed-sequences.md): one strictly increasing sequence per key of a
+ * space, the keys sharing persisted maxima by section (sequence/sequence_keyed.h decides,
+ * sequence_service_keyed.c performs). A key is owned as a sequence is: by the primary, or
+ * sharded by the owner of the slot of the RESP key "keyed:<space>:<key>".
+ *
+ * next: n consecutive IDs *first .. *first + n - 1 of key (1-200 bytes, any byte) in space.
+ * As sequence_service_next(): LEAF_OK; LEAF_EAGAIN (parked, w woken); LEAF_EUNAVAIL (*where
+ * says where the owner is; known = 0: none now); LEAF_ENOTFOUND: no such space (the space
+ * table is read again when a name is not known, as numberings are); LEAF_ERANGE: past
+ * INT64_MAX; LEAF_ENOMEM. Any event-loop thread.
+ * create: a space with its step (1 .. SEQUENCE_KEYED_MAX_STEP), a parked job with a ticket as
+ * sequence_service_create_seq: LEAF_OK, LEAF_EEXIST, LEAF_EINVAL (name or step),
+ * LEAF_ERANGE (SEQUENCE_KEYED_MAX_SPACES), LEAF_EUNAVAIL.
+ * list: the spaces as this node knows them (read now, a parked job as create); *n views into
+ * out (room for cap).
+ */
+struct sequence_keyed_view {
+    char name[65];
+    int64_t step;
+    uint64_t issued, resident, writes, evictions; /* this node's, since it started */
+};
+leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const char *space,
+                                          size_t space_len, const char *key, size_t key_len,
+                                          int64_t n, int64_t *first, struct leaf_wait *w,
+                                          struct sequence_where *where);
+leaf_status_t sequence_service_keyed_create(struct sequence_service *svc, const char *space,
+                                            size_t len, int64_t step, int *ticket,
+                                            struct leaf_wait *w);
+leaf_status_t sequence_service_keyed_list(struct sequence_service *svc,
+                                          struct sequence_keyed_view *out, int cap, int *n,
+                                          int *ticket, struct leaf_wait *w);
+
 /* Steps down and gets back in line behind the others (POST /api/cluster/demote). Any thread. */
 leaf_status_t sequence_service_demote(struct sequence_service *svc);
 
