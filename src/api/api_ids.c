@@ -75,15 +75,16 @@ static void respond_redirect(struct http_request *req, const struct sequence_whe
 }
 
 /*
- * Reads the {key} after `prefix_len` bytes of the path and the optional
+ * Reads the {key} after the mode's prefix of the path (by the mode's key rule: a keyed
+ * "{space}/{key}" is decoded into buf, IDS_MODE_HTTP_KEY_MAX bytes) and the optional
  * ?count=N; answers 400 itself and returns LEAF_EINVAL when either is bad.
  */
-static leaf_status_t api_ids_key_and_count(struct http_request *req, size_t prefix_len,
+static leaf_status_t api_ids_key_and_count(struct http_request *req, enum ids_mode mode, char *buf,
                                            const char **key, size_t *key_len, int *count) {
-    *key = req->path + prefix_len;
-    *key_len = req->path_len - prefix_len;
-    if (!validate_tag(*key, *key_len)) {
-        door_http_error(req, IDS_E_BAD_TAG, NULL);
+    size_t prefix_len = ids_mode_info(mode)->http_prefix_len;
+    if (!ids_mode_http_key(mode, req->path + prefix_len, req->path_len - prefix_len, buf,
+                           IDS_MODE_HTTP_KEY_MAX, key, key_len)) {
+        door_http_error(req, door_ids_key_error(mode), NULL);
         return LEAF_EINVAL;
     }
     const char *val;
@@ -137,11 +138,11 @@ leaf_status_t api_ids_issue(struct http_request *req, enum ids_mode mode, const 
 
 /* GET <the mode's HTTP prefix>{key}[?count=N] (IDS_MODES): the IDs, one per line. */
 leaf_status_t api_ids_get(struct http_request *req, enum ids_mode mode) {
-    size_t prefix_len = ids_mode_info(mode)->http_prefix_len;
+    char buf[IDS_MODE_HTTP_KEY_MAX];
     const char *key;
     size_t key_len;
     int count;
-    if (api_ids_key_and_count(req, prefix_len, &key, &key_len, &count) != LEAF_OK) {
+    if (api_ids_key_and_count(req, mode, buf, &key, &key_len, &count) != LEAF_OK) {
         return LEAF_OK;
     }
     struct ids_call c;

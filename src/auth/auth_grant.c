@@ -53,7 +53,7 @@ leaf_status_t auth_key_parse(const char *s, size_t n, struct auth_key *out) {
     enum ids_mode mode;
     const char *name;
     size_t len;
-    if (auth_split(s, n, &mode, &name, &len) != LEAF_OK || !validate_tag(name, len)) {
+    if (auth_split(s, n, &mode, &name, &len) != LEAF_OK || !ids_mode_key_ok(mode, name, len)) {
         return LEAF_EINVAL;
     }
     out->mode = mode;
@@ -85,8 +85,8 @@ leaf_status_t auth_pattern_parse(const char *s, size_t n, struct auth_grant *g, 
     }
     if (auth_split(s, n, &mode, &name, &len) != LEAF_OK) {
         return auth_pattern_fail(msg, msglen,
-                                 "the pattern must be '*' or start with snowflake:, segment:, "
-                                 "sequence: or opaque:");
+                                 "the pattern must be '*' or start with a mode and a colon "
+                                 "(snowflake:, segment:, sequence:, keyed: ...)");
     }
     int prefix = len > 0 && name[len - 1] == '*';
     len -= (size_t)prefix;

@@ -14,7 +14,6 @@
 #include "command_outcome.h"
 #include "door_auth.h"
 #include "door_ctx.h"
-#include "validate.h"
 
 static struct auth_session *session_of(const struct resp_request *req) {
     return &((struct command_client *)req->client->app)->auth;
@@ -92,7 +91,7 @@ int command_auth_allowed(struct resp_request *req, enum auth_need need, int key_
         key = (struct auth_key){.mode = (enum ids_mode)(bare - 1),
                                 .name = req->cmd.argv[key_arg],
                                 .len = req->cmd.argvlen[key_arg]};
-        k = validate_tag(key.name, key.len) ? &key : NULL;
+        k = ids_mode_key_ok(key.mode, key.name, key.len) ? &key : NULL;
     } else if (key_arg > 0 && key_arg < req->cmd.argc &&
                auth_key_parse(req->cmd.argv[key_arg], req->cmd.argvlen[key_arg], &key) == LEAF_OK) {
         k = &key;

@@ -51,12 +51,11 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
             continue;
         }
         *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len, n - info->key_prefix_len};
-        if (!validate_tag(k->name, k->len)) {
-            char msg[96];
-            snprintf(msg, sizeof(msg),
-                     "the part after '%s' must be 1 to 128 bytes of [A-Za-z0-9._:-]",
-                     info->key_prefix);
-            command_outcome_ids_error(req, IDS_E_BAD_TAG, msg);
+        if (!ids_mode_key_ok(k->mode, k->name, k->len)) {
+            char msg[192];
+            snprintf(msg, sizeof(msg), "the part after '%s' must be %s", info->key_prefix,
+                     ids_mode_key_rule_text(k->mode));
+            command_outcome_ids_error(req, door_ids_key_error(k->mode), msg);
             return 0;
         }
         return 1;
@@ -65,9 +64,10 @@ static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
     int def = ((const struct door_ctx *)req->ctx)->cfg->resp_default_mode;
     if (def > 0) {
         *k = (struct key_ref){(enum ids_mode)(def - 1), a, n};
-        if (!validate_tag(a, n)) {
-            command_outcome_ids_error(req, IDS_E_BAD_TAG,
-                                      "a key must be 1 to 128 bytes of [A-Za-z0-9._:-]");
+        if (!ids_mode_key_ok(k->mode, a, n)) {
+            char msg[192];
+            snprintf(msg, sizeof(msg), "a key must be %s", ids_mode_key_rule_text(k->mode));
+            command_outcome_ids_error(req, door_ids_key_error(k->mode), msg);
             return 0;
         }
         return 1;
@@ -83,8 +83,8 @@ static int key_parse_bare(struct resp_request *req, int i, int bare, struct key_
         return key_parse(req, i, k);
     }
     *k = (struct key_ref){(enum ids_mode)(bare - 1), req->cmd.argv[i], req->cmd.argvlen[i]};
-    if (!validate_tag(k->name, k->len)) {
-        command_outcome_ids_error(req, IDS_E_BAD_TAG, NULL);
+    if (!ids_mode_key_ok(k->mode, k->name, k->len)) {
+        command_outcome_ids_error(req, door_ids_key_error(k->mode), NULL);
         return 0;
     }
     return 1;

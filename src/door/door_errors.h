@@ -76,7 +76,12 @@
     X(IDS_E_NUMBERING_EXHAUSTED, 503, "numbering_exhausted", "NUMBERING_EXHAUSTED",                \
       "the numbering's counter would pass its width in this period; it restarts with the next")    \
     X(IDS_E_NUMBERING_ZONE, 503, "time_zone_unavailable", "TIME_ZONE_UNAVAILABLE",                 \
-      "the numbering's time zone has no readable tzdata file on this node; see its log")
+      "the numbering's time zone has no readable tzdata file on this node; see its log")           \
+    X(IDS_E_BAD_KEYED_KEY, 400, "bad_tag", "BAD_TAG",                                              \
+      "a keyed key is <space>:<key>: a space of 1 to 64 bytes of [A-Za-z0-9._-], a key of 1 to "   \
+      "200 bytes ({space}/{key} in HTTP, the key percent-encoded)")                                \
+    X(IDS_E_NO_SUCH_SPACE, 404, "no_such_space", "NO_SUCH_SPACE",                                  \
+      "no such keyed space (create it with POST /api/keyed)")
 
 /*
  * X(enum, HTTP status, code, RESP error, meaning): HTTP only (no RESP error).

@@ -105,6 +105,17 @@ static int sequence_name_ok(struct ids_call *c) {
     return 1;
 }
 
+/* count consecutive IDs from first into ids: the highest alone when c is dense. */
+static void ids_consecutive(const struct ids_call *c, int64_t first, int64_t *ids) {
+    if (c->dense) {
+        ids[0] = first + c->count - 1;
+    } else {
+        for (int i = 0; i < c->count; i++) {
+            ids[i] = first + i;
+        }
+    }
+}
+
 static leaf_status_t issue_sequence(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     if (!sequence_service_enabled(ctx->sequence)) {
         c->err = IDS_E_SEQUENCE_DISABLED;
@@ -119,13 +130,38 @@ static leaf_status_t issue_sequence(const struct door_ctx *ctx, struct ids_call 
     if (rc != LEAF_OK) {
         return sequence_outcome(c, rc);
     }
-    if (c->dense) {
-        ids[0] = first + c->count - 1;
-    } else {
-        for (int i = 0; i < c->count; i++) {
-            ids[i] = first + i;
-        }
+    ids_consecutive(c, first, ids);
+    return LEAF_OK;
+}
+
+/*
+ * Keyed sequences (docs/keyed-sequences.md): the key is "<space>:<key>" (ids_mode_key_ok has
+ * checked it), dense like a sequence's, issued by the key's owner.
+ */
+static leaf_status_t issue_keyed(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
+    if (!sequence_service_enabled(ctx->sequence)) {
+        c->err = IDS_E_SEQUENCE_DISABLED;
+        return LEAF_ERR;
     }
+    const char *colon = memchr(c->key, ':', c->key_len);
+    if (colon == NULL) {
+        c->err = IDS_E_BAD_KEYED_KEY;
+        return LEAF_ERR;
+    }
+    size_t space_len = (size_t)(colon - c->key);
+    int64_t first = 0;
+    leaf_status_t rc = sequence_service_keyed_next(ctx->sequence, c->key, space_len, colon + 1,
+                                                   c->key_len - space_len - 1, c->count, &first,
+                                                   c->wait, &c->primary);
+    if (rc == LEAF_ENOTFOUND) {
+        leaf_wait_cancel(c->wait);
+        c->err = IDS_E_NO_SUCH_SPACE;
+        return LEAF_ERR;
+    }
+    if (rc != LEAF_OK) {
+        return sequence_outcome(c, rc);
+    }
+    ids_consecutive(c, first, ids);
     return LEAF_OK;
 }
 
@@ -142,6 +178,11 @@ leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int6
     leaf_status_t rc =
         sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
     return rc == LEAF_OK ? LEAF_OK : sequence_outcome(c, rc);
+}
+
+enum door_error door_ids_key_error(enum ids_mode mode) {
+    const struct ids_mode_info *m = ids_mode_info(mode);
+    return m != NULL && m->rule == IDS_KEY_SPACED ? IDS_E_BAD_KEYED_KEY : IDS_E_BAD_TAG;
 }
 
 /* The event loop's own cipher context (one per loop: OpenSSL contexts are not shared). */
@@ -283,7 +324,7 @@ static const struct {
     ids_issue_fn issue;
     ids_text_fn text; /* NULL: an integer mode */
 } ids_mode_fns[IDS_MODE_COUNT] = {
-#define IDS_MODE_FNS(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
+#define IDS_MODE_FNS(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
     [e] = {issue, text},
     IDS_MODES(IDS_MODE_FNS)
 #undef IDS_MODE_FNS

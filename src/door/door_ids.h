@@ -56,9 +56,12 @@ struct ids_call {
  * when dense). GET's "last issued" is door_ids_last().
  * LEAF_OK; LEAF_EAGAIN: parked (c->retry_ms set, c->wait registered where
  * the answer comes from); LEAF_ERR: refused, c->err says why. The key must
- * already be valid (validate_tag) and count within 1..10000.
+ * already be valid (ids_mode_key_ok) and count within 1..10000.
  */
 leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids);
+
+/* The error a key that breaks mode's key rule gets (ids_mode_key_ok): BAD_TAG's rows. */
+enum door_error door_ids_key_error(enum ids_mode mode);
 
 /* The event loop's opaque cipher; NULL when leafd.opaque.key is empty. */
 struct segment_opaque *door_ids_opaque(const struct door_ctx *ctx, int loop);

@@ -3,11 +3,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "validate.h"
+
 static const struct ids_mode_info ids_modes[IDS_MODE_COUNT] = {
 /* The issue and text functions are src/door/door_ids.c's: only their names pass through here. */
-#define IDS_MODE_ROW(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
-    [e] = {name,  name ":", sizeof(name),      http,   sizeof(http) - 1, key, dense,               \
-           batch, metric,   (textcmd) != NULL, textcmd},
+#define IDS_MODE_ROW(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
+    [e] = {name, name ":", sizeof(name), http,   sizeof(http) - 1,  key,                           \
+           rule, dense,    batch,        metric, (textcmd) != NULL, textcmd},
     IDS_MODES(IDS_MODE_ROW)
 #undef IDS_MODE_ROW
 };
@@ -38,4 +40,73 @@ enum ids_mode ids_mode_find_text_command(const char *s, size_t n) {
         }
     }
     return IDS_MODE_NONE;
+}
+
+/* Each rule of enum ids_key_rule: its check and its words. */
+static const struct {
+    int (*ok)(const char *s, size_t n);
+    const char *text;
+} ids_key_rules[] = {
+    [IDS_KEY_TAG] = {validate_tag, "1 to 128 bytes of [A-Za-z0-9._:-]"},
+    [IDS_KEY_SPACED] = {validate_spaced_key,
+                        "<space>:<key>, a space of 1 to 64 bytes of [A-Za-z0-9._-] and a key of "
+                        "1 to 200 bytes"},
+};
+
+int ids_mode_key_ok(enum ids_mode mode, const char *s, size_t n) {
+    const struct ids_mode_info *m = ids_mode_info(mode);
+    return m != NULL && ids_key_rules[m->rule].ok(s, n);
+}
+
+const char *ids_mode_key_rule_text(enum ids_mode mode) {
+    const struct ids_mode_info *m = ids_mode_info(mode);
+    return m != NULL ? ids_key_rules[m->rule].text : "";
+}
+
+/* The value of hex digit c, or -1. */
+static int ids_hex(char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* "{space}/{key}" into buf as "<space>:<key>", the key's %XX escapes decoded (any byte, '/'
+ * only escaped: a raw one is a path's); its length, or 0 when it does not fit or is broken. */
+static size_t ids_http_spaced(const char *raw, size_t n, char *buf, size_t cap) {
+    const char *slash = memchr(raw, '/', n);
+    if (slash == NULL || (size_t)(slash - raw) >= cap) {
+        return 0;
+    }
+    size_t o = (size_t)(slash - raw);
+    memcpy(buf, raw, o);
+    buf[o++] = ':';
+    for (size_t i = (size_t)(slash - raw) + 1; i < n; i++) {
+        int hi = i + 2 < n ? ids_hex(raw[i + 1]) : -1, lo = i + 2 < n ? ids_hex(raw[i + 2]) : -1;
+        if (o >= cap || raw[i] == '/' || (raw[i] == '%' && (hi < 0 || lo < 0))) {
+            return 0;
+        }
+        if (raw[i] == '%') {
+            buf[o++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            buf[o++] = raw[i];
+        }
+    }
+    return o;
+}
+
+int ids_mode_http_key(enum ids_mode mode, const char *raw, size_t n, char *buf, size_t cap,
+                      const char **key, size_t *len) {
+    const struct ids_mode_info *m = ids_mode_info(mode);
+    if (m == NULL) {
+        return 0;
+    }
+    *key = raw;
+    *len = n;
+    if (m->rule == IDS_KEY_SPACED) {
+        *key = buf;
+        *len = ids_http_spaced(raw, n, buf, cap);
+    }
+    return ids_mode_key_ok(mode, *key, *len);
 }

@@ -15,12 +15,17 @@
  * their names only. It is a room of its own just above src/base because
  * src/auth and src/config, below the doors, need it too (docs/design.md).
  *
- * X(enum, name, HTTP prefix, key word, dense, batch, metric, text command,
- *   route, issue, text)
+ * X(enum, name, HTTP prefix, key word, key rule, dense, batch, metric,
+ *   text command, route, issue, text)
  *   name    the mode's word: the RESP key prefix is name + ':', and a grant
  *           names the mode by it (auth_grant.h)
  *   HTTP    the path of GET <prefix>{key}[?count=N]
  *   key     what the key names, in the RESP BAD_KEY message
+ *   rule    what a key may hold (enum ids_key_rule, below): a tag, or a keyed
+ *           space's "<space>:<key>" (docs/keyed-sequences.md), which HTTP
+ *           writes "{space}/{key}" with the key percent-encoded; every
+ *           protocol and the grants ask ids_mode_key_ok(), none has a rule
+ *           of its own
  *   dense   1: count IDs are consecutive, so INCRBY can answer a block
  *   batch   1: identical INCRs pipelined in one read take their IDs in one
  *           call, the first for all (src/commands/command_ids.c, stash_fill):
@@ -60,19 +65,30 @@
  */
 #include <stddef.h>
 
+/*
+ * What a key may hold, a column of IDS_MODES. IDS_KEY_TAG: a tag, 1-128 bytes of
+ * [A-Za-z0-9._:-] (validate_tag). IDS_KEY_SPACED: "<space>:<key>", a space of 1-64 bytes of
+ * [A-Za-z0-9._-] and a key of 1-200 bytes, any byte (validate_spaced_key); in an HTTP path
+ * "{space}/{key}", the key percent-encoded (ids_mode_http_key).
+ */
+enum ids_key_rule { IDS_KEY_TAG, IDS_KEY_SPACED };
+
 #define IDS_MODES(X)                                                                               \
-    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", 0, 1, "snowflake", NULL,           \
-      "snowflake IDs of the key (?count=)", issue_snowflake, 0)                                    \
-    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", 1, 1, "segment", NULL,               \
+    X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", IDS_KEY_TAG, 0, 1, "snowflake",    \
+      NULL, "snowflake IDs of the key (?count=)", issue_snowflake, 0)                              \
+    X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", IDS_KEY_TAG, 1, 1, "segment", NULL,  \
       "segment IDs of the tag (?count=)", issue_segment, 0)                                        \
-    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", 1, 0, NULL, NULL,                    \
+    X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", IDS_KEY_TAG, 1, 0, NULL, NULL,       \
       "sequence IDs of the key (?count=)", issue_sequence, 0)                                      \
-    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", 0, 1, "segment", NULL,                  \
+    X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", IDS_KEY_TAG, 0, 1, "segment", NULL,     \
       "opaque IDs of the key (?count=)", issue_opaque, 0)                                          \
-    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", 0, 0, "uuid", "LEAF.UUID",                        \
+    X(IDS_UUID, "uuid", "/api/uuid/get/", "key", IDS_KEY_TAG, 0, 0, "uuid", "LEAF.UUID",           \
       "UUIDv7s of the key (?count=), one per line", issue_snowflake, text_uuid)                    \
-    X(IDS_NUMBER, "number", "/api/number/get/", "name", 0, 0, "number", "LEAF.NUMBER",             \
-      "business numbers of the numbering (?count=), one per line", issue_number, text_number)      \
+    X(IDS_NUMBER, "number", "/api/number/get/", "name", IDS_KEY_TAG, 0, 0, "number",               \
+      "LEAF.NUMBER", "business numbers of the numbering (?count=), one per line", issue_number,    \
+      text_number)                                                                                 \
+    X(IDS_KEYED, "keyed", "/api/keyed/get/", "space>:<key", IDS_KEY_SPACED, 1, 0, NULL, NULL,      \
+      "keyed sequence IDs of {space}/{key} (?count=)", issue_keyed, 0)                             \
     LEAF_IDS_MODES_EXTRA(X)
 
 /* Rows a unit test adds (tests/unit/test_ids_mode.c); none in the daemon. */
@@ -82,7 +98,7 @@
 
 enum ids_mode {
     IDS_MODE_NONE = -1, /* what a lookup answers for no mode */
-#define IDS_MODE_ENUM(e, name, http, key, dense, batch, metric, textcmd, what, issue, text) e,
+#define IDS_MODE_ENUM(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text) e,
     IDS_MODES(IDS_MODE_ENUM)
 #undef IDS_MODE_ENUM
         IDS_MODE_COUNT
@@ -90,7 +106,7 @@ enum ids_mode {
 
 /* The longest mode name ("snowflake"), in bytes, as a constant expression. */
 union ids_mode_name_room {
-#define IDS_MODE_ROOM(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)        \
+#define IDS_MODE_ROOM(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)  \
     char e[sizeof(name)];
     IDS_MODES(IDS_MODE_ROOM)
 #undef IDS_MODE_ROOM
@@ -105,6 +121,7 @@ struct ids_mode_info {
     const char *http_prefix;
     size_t http_prefix_len;
     const char *key_word;
+    enum ids_key_rule rule;
     int dense;
     int batch;
     const char *metric;       /* NULL: not a series of leafd_ids_issued_total */
@@ -120,10 +137,26 @@ const char *ids_mode_name(enum ids_mode mode);
 
 /*
  * Lookups, answering IDS_MODE_NONE for no mode (as config_find answers -1): src/ids includes
- * nothing but libc, so it stands on the ground floor beside src/base and every room may read it.
+ * libc and src/base's validate.h only, so it stands just above src/base and every room may read it.
  */
 /* The mode named by s (n bytes, exact, case-sensitive). */
 enum ids_mode ids_mode_find(const char *s, size_t n);
+
+/* 1 when s (n bytes) is a key of mode by its row's rule (enum ids_key_rule), else 0. */
+int ids_mode_key_ok(enum ids_mode mode, const char *s, size_t n);
+
+/* What a key of mode may hold, in words ("1 to 128 bytes of [A-Za-z0-9._:-]"). */
+const char *ids_mode_key_rule_text(enum ids_mode mode);
+
+/*
+ * The key of mode that an HTTP path's tail (raw, n bytes, after the mode's prefix) names, in
+ * buf (cap bytes): the tail itself for a tag; for IDS_KEY_SPACED "{space}/{key}" becomes
+ * "<space>:<key>", the key's %XX escapes decoded. *key and *len point at the key (into raw or
+ * buf). 1 when it is a key of mode (ids_mode_key_ok), else 0.
+ */
+int ids_mode_http_key(enum ids_mode mode, const char *raw, size_t n, char *buf, size_t cap,
+                      const char **key, size_t *len);
+#define IDS_MODE_HTTP_KEY_MAX 266 /* a spaced key: 64 + ':' + 200 bytes, and a NUL */
 
 /* The text mode whose RESP command is s (n bytes, any case: "leaf.uuid"). */
 enum ids_mode ids_mode_find_text_command(const char *s, size_t n);

@@ -56,7 +56,7 @@ struct route {
 
 /* The ID GETs come from their modes' rows (IDS_MODES, ids_mode.h); their path is NULL: the
  * mode's HTTP prefix. */
-#define ID_GET_ROUTE(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)         \
+#define ID_GET_ROUTE(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
     {HTTP_GET, 1, NULL, api_ids_get, name "_get", IDS, RK_PATH, e, 0, 1, what},
 
 /* clang-format off */
@@ -184,16 +184,19 @@ static int route_allowed(const struct route *r, struct http_request *req) {
     }
     struct auth_key key = {r->mode, NULL, 0};
     const struct auth_key *k = NULL;
+    char buf[IDS_MODE_HTTP_KEY_MAX];
+    int ok = 0;
     if (r->key == RK_PATH) {
         size_t n = strlen(route_path(r));
-        key.name = req->path + n;
-        key.len = req->path_len - n;
+        ok = ids_mode_http_key(r->mode, req->path + n, req->path_len - n, buf, sizeof(buf),
+                               &key.name, &key.len);
     } else if (r->key == RK_QUERY) {
-        door_http_query(req, "biz_tag", &key.name, &key.len);
+        ok =
+            door_http_query(req, "biz_tag", &key.name, &key.len) && validate_tag(key.name, key.len);
     }
-    /* A key that breaks the tag rule is refused by the handler with a 400,
+    /* A key that breaks the mode's key rule is refused by the handler with a 400,
      * before it issues anything: only who asks is checked here. */
-    if (key.name != NULL && validate_tag(key.name, key.len)) {
+    if (ok) {
         k = &key;
     }
     return door_http_auth_route(req, r->need, r->open, r->key == RK_NONE ? NULL : k);

@@ -9,8 +9,8 @@
 #include "unit.h"
 
 #define LEAF_IDS_MODES_EXTRA(X)                                                                    \
-    X(IDS_TEST, "test", "/api/test/get/", "thing", 1, 0, "test", "LEAF.TEST", "test IDs",          \
-      issue_test, text_test)
+    X(IDS_TEST, "test", "/api/test/get/", "thing", IDS_KEY_TAG, 1, 0, "test", "LEAF.TEST",         \
+      "test IDs", issue_test, text_test)
 
 #include "ids_mode.c" /* the table, built with the extra row */
 
@@ -30,6 +30,9 @@ static int issue_opaque(void) {
 static int issue_number(void) {
     return 6;
 }
+static int issue_keyed(void) {
+    return 8;
+}
 static int issue_test(void) {
     return 7;
 }
@@ -47,7 +50,7 @@ static const struct {
     int (*issue)(void);
     int (*text)(void);
 } fns[IDS_MODE_COUNT] = {
-#define FNS(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)                  \
+#define FNS(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)            \
     [e] = {issue, text},
     IDS_MODES(FNS)
 #undef FNS
@@ -58,14 +61,14 @@ static const struct {
     const char *name;
     const char *what;
 } routes[] = {
-#define ROUTE(e, name, http, key, dense, batch, metric, textcmd, what, issue, text)                \
+#define ROUTE(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)          \
     {name "_get", what},
     IDS_MODES(ROUTE)
 #undef ROUTE
 };
 
 static void test_modes(void) {
-    CHECK_EQ_INT(IDS_MODE_COUNT, 7);
+    CHECK_EQ_INT(IDS_MODE_COUNT, 8);
     CHECK_EQ_INT(ids_mode_find("segment", 7), IDS_SEGMENT);
     CHECK_EQ_INT(ids_mode_find("segmen", 6), IDS_MODE_NONE);
     CHECK_EQ_INT(ids_mode_find("Segment", 7), IDS_MODE_NONE);
@@ -100,8 +103,53 @@ static void test_new_mode_is_one_row(void) {
                  2 + 3 + 4 + 6 + 60 + 50);
 }
 
+/* The key rule is a column: a tag for most modes, "<space>:<key>" for keyed spaces. */
+static void test_key_rules(void) {
+    CHECK(ids_mode_key_ok(IDS_SEGMENT, "a:b", 3));
+    CHECK(!ids_mode_key_ok(IDS_SEGMENT, "a b", 3));
+    CHECK(ids_mode_key_ok(IDS_KEYED, "chat:a b\0/\xff", 11));
+    CHECK(!ids_mode_key_ok(IDS_KEYED, "chat", 4));
+    CHECK(!ids_mode_key_ok(IDS_KEYED, "chat:", 5));
+    CHECK(!ids_mode_key_ok(IDS_KEYED, ":k", 2));
+    CHECK(!ids_mode_key_ok(IDS_KEYED, "..:k", 4));
+    CHECK(!ids_mode_key_ok(IDS_KEYED, "c h:k", 5));
+    char big[300];
+    memset(big, 'k', sizeof(big));
+    memcpy(big, "chat:", 5);
+    CHECK(ids_mode_key_ok(IDS_KEYED, big, 205));
+    CHECK(!ids_mode_key_ok(IDS_KEYED, big, 206));
+    memset(big, 's', 65);
+    big[65] = ':';
+    CHECK(!ids_mode_key_ok(IDS_KEYED, big, 67));
+    CHECK(ids_mode_key_ok(IDS_KEYED, big + 1, 66));
+    CHECK(strstr(ids_mode_key_rule_text(IDS_KEYED), "200") != NULL);
+    CHECK(strstr(ids_mode_key_rule_text(IDS_UUID), "128") != NULL);
+}
+
+static void test_http_keys(void) {
+    char buf[IDS_MODE_HTTP_KEY_MAX];
+    const char *k;
+    size_t n;
+    const char *raw = "chat/conv%2F42%20%00x";
+    CHECK(ids_mode_http_key(IDS_KEYED, raw, strlen(raw), buf, sizeof(buf), &k, &n));
+    CHECK_EQ_INT(n, 15);
+    CHECK(memcmp(k, "chat:conv/42 \0x", 15) == 0);
+    CHECK(!ids_mode_http_key(IDS_KEYED, "chat/a/b", 8, buf, sizeof(buf), &k, &n));
+    CHECK(!ids_mode_http_key(IDS_KEYED, "chat/a%2", 8, buf, sizeof(buf), &k, &n));
+    CHECK(!ids_mode_http_key(IDS_KEYED, "chat/a%zz", 9, buf, sizeof(buf), &k, &n));
+    CHECK(!ids_mode_http_key(IDS_KEYED, "chat", 4, buf, sizeof(buf), &k, &n));
+    CHECK(!ids_mode_http_key(IDS_KEYED, "chat/", 5, buf, sizeof(buf), &k, &n));
+    CHECK(!ids_mode_http_key(IDS_KEYED, "chat/ab", 7, buf, 4, &k, &n));
+    /* A tag mode takes the tail as it is: no escapes. */
+    CHECK(ids_mode_http_key(IDS_SEGMENT, "a.b", 3, buf, sizeof(buf), &k, &n));
+    CHECK(k == NULL || n == 3);
+    CHECK(!ids_mode_http_key(IDS_SEGMENT, "a%41", 4, buf, sizeof(buf), &k, &n));
+}
+
 int main(void) {
     TEST(test_modes);
+    TEST(test_key_rules);
+    TEST(test_http_keys);
     TEST(test_new_mode_is_one_row);
     return unit_done();
 }
