@@ -42,6 +42,10 @@ leaf_status_t api_numbering_list(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_numbering_update(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_numbering_delete(struct http_request *req, enum ids_mode mode);
 
+/* keyed sequences' admin API (api_keyed.c) */
+leaf_status_t api_keyed_create(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_keyed_list(struct http_request *req, enum ids_mode mode);
+
 /* sequences and the cluster (api_sequence.c) */
 leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode);
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode);

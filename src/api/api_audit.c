@@ -88,7 +88,8 @@ static void audit_what(const struct http_request *req, const char *route, char *
     } else if (strcmp(route, "cluster_demote") == 0) {
         snprintf(object, ocap, "sequence-primary");
     } else if (strcmp(route, "users_add") == 0 || strcmp(route, "sequence_create") == 0 ||
-               strcmp(route, "numbering_create") == 0 || strcmp(route, "numbering_update") == 0) {
+               strcmp(route, "keyed_create") == 0 || strcmp(route, "numbering_create") == 0 ||
+               strcmp(route, "numbering_update") == 0) {
         audit_body_field(req, "name", object, ocap);
     } else {
         audit_body_field(req, "biz_tag", object, ocap);

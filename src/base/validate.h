@@ -33,6 +33,9 @@ int validate_sequence_name(const char *s, size_t len);
 #define VALIDATE_SPACED_KEY_MAX 200
 int validate_spaced_key(const char *s, size_t len);
 
+/* 1 when s names a keyed space (the space of validate_spaced_key). */
+int validate_space_name(const char *s, size_t len);
+
 /*
  * A business numbering's counter is a sequence named VALIDATE_NUMBERING_MARK +
  * the numbering's name (docs/id-shapes.md, "Business numbers"): a name that

@@ -132,6 +132,9 @@
     X(DOOR_E_NUMBERING_EXISTS, 409, "numbering_exists", NULL, "a numbering of that name exists")   \
     X(DOOR_E_NUMBERING_LIMIT, 409, "numbering_limit", NULL,                                        \
       "the cluster holds 256 numberings, the most")                                                \
+    X(DOOR_E_SPACE_EXISTS, 409, "space_exists", NULL, "a keyed space of that name exists")         \
+    X(DOOR_E_SPACE_LIMIT, 409, "space_limit", NULL,                                                \
+      "the cluster holds 1024 keyed spaces, the most")                                             \
     X(DOOR_E_USER_EXISTS, 409, "user_exists", NULL, "a user of that name exists")                  \
     X(DOOR_E_TOO_MANY_FAILED_AUTHENTICATIONS, 429, "too_many_failed_authentications", NULL,        \
       "repeated failed authentications from this address: refused unchecked for a while "          \

@@ -53,6 +53,7 @@ struct route {
 #define OPQ IDS_OPAQUE
 #define UUID IDS_UUID
 #define NUM IDS_NUMBER
+#define KEY IDS_KEYED
 
 /* The ID GETs come from their modes' rows (IDS_MODES, ids_mode.h); their path is NULL: the
  * mode's HTTP prefix. */
@@ -72,6 +73,10 @@ static const struct route routes[] = {
      "changes a tag's step"},
     {HTTP_POST, 0, "/api/sequence", api_sequence_create, "sequence_create", CREATE, RK_BODY, SEQ, 0, 0,
      "creates a sequence"},
+    {HTTP_POST, 0, "/api/keyed", api_keyed_create, "keyed_create", ADMIN, RK_NONE, KEY, 0, 0,
+     "creates a keyed space (keyed sequences)"},
+    {HTTP_GET, 0, "/api/keyed", api_keyed_list, "keyed_list", ADMIN, RK_NONE, KEY, 0, 0,
+     "lists the keyed spaces and their counters on this node"},
     {HTTP_POST, 0, "/api/cluster/demote", api_cluster_demote, "cluster_demote", ADMIN, RK_NONE, SEQ, 0, 0,
      "hands the sequence primary to another node"},
     {HTTP_GET, 0, "/cache", page_cache, "cache", ADMIN, RK_NONE, SEG, 1, 0,
