@@ -171,6 +171,10 @@ leaf_status_t sequence_service_keyed_create(struct sequence_service *svc, const 
 leaf_status_t sequence_service_keyed_list(struct sequence_service *svc,
                                           struct sequence_keyed_view *out, int cap, int *n,
                                           int *ticket, struct leaf_wait *w);
+/* The spaces this node holds now, without a read (the metrics' scrape): at most cap views
+ * into out; returns how many. Any thread. */
+size_t sequence_service_keyed_stats(struct sequence_service *svc, struct sequence_keyed_view *out,
+                                    size_t cap);
 
 /* Steps down and gets back in line behind the others (POST /api/cluster/demote). Any thread. */
 leaf_status_t sequence_service_demote(struct sequence_service *svc);

@@ -28,3 +28,9 @@ leaf_status_t sequence_service_keyed_list(struct sequence_service *svc,
     *n = 0;
     return LEAF_EUNAVAIL;
 }
+
+size_t sequence_service_keyed_stats(struct sequence_service *svc, struct sequence_keyed_view *out,
+                                    size_t cap) {
+    (void)svc, (void)out, (void)cap;
+    return 0;
+}
