@@ -18,6 +18,7 @@
 #include "metrics_text.h"
 #include "page_metrics_snap.h"
 #include "segment_tags.h"
+#include "sequence_keyed.h"
 #include "snowflake_id.h"
 #include "validate.h"
 #include "zk_lease.h"
@@ -378,6 +379,22 @@ static void f_seq_headroom_each(struct metrics_out *o, const struct metrics_snap
     }
 }
 
+/* ---- keyed sequences: one series per space (docs/keyed-sequences.md) ---- */
+
+#define KEYED_FAMILY(fn, field)                                                                    \
+    static void fn(struct metrics_out *o, const struct metrics_snap *s) {                          \
+        for (size_t i = 0; i < s->nkeyed; i++) {                                                   \
+            char labels[SEQUENCE_KEYED_NAME_MAX + 16];                                             \
+            snprintf(labels, sizeof(labels), "space=\"%s\"", s->keyed[i].name);                    \
+            metrics_sample_u(o, "", labels, s->keyed[i].field);                                    \
+        }                                                                                          \
+    }
+KEYED_FAMILY(f_keyed_issued, issued)
+KEYED_FAMILY(f_keyed_resident, resident)
+KEYED_FAMILY(f_keyed_writes, writes)
+KEYED_FAMILY(f_keyed_evictions, evictions)
+#undef KEYED_FAMILY
+
 /* ---- users and permissions ---- */
 
 static void f_auth_failures(struct metrics_out *o, const struct metrics_snap *s) {
@@ -519,6 +536,14 @@ static void f_auth_age(struct metrics_out *o, const struct metrics_snap *s) {
       "The least persisted headroom of any serving sequence (IDs issuable without a write).")      \
     X(f_seq_headroom_each, "leafd_sequence_headroom", "gauge",                                     \
       "Persisted headroom per sequence on the primary (at most leafd.metrics.tags.max series).")   \
+    X(f_keyed_issued, "leafd_keyed_issued_total", "counter",                                       \
+      "Keyed sequence IDs issued by this node, per space.")                                        \
+    X(f_keyed_resident, "leafd_keyed_resident_keys", "gauge",                                      \
+      "Keys of a keyed space held in this node's memory (bounded by leafd.keyed.max.keys).")       \
+    X(f_keyed_writes, "leafd_keyed_section_writes_total", "counter",                               \
+      "Writes of a keyed space's section maxima to ZooKeeper by this node, per space.")            \
+    X(f_keyed_evictions, "leafd_keyed_evictions_total", "counter",                                 \
+      "Cold keys of a keyed space that left this node's memory, per space.")                       \
     X(f_auth_failures, "leafd_auth_failures_total", "counter",                                     \
       "Failed authentications, by reason (never the secret).")                                     \
     X(f_auth_denied, "leafd_auth_denied_total", "counter",                                         \

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "segment_tags.h"
+#include "sequence_keyed.h"
 #include "zk_session.h"
 
 /* ---- the bounded per-tag set: the least runway first --------------------- */
@@ -98,6 +99,21 @@ static void snap_tags(struct metrics_snap *s) {
     qsort(s->tags, s->ntags, sizeof(*s->tags), tag_cmp);
 }
 
+/* The keyed spaces' counters (docs/keyed-sequences.md), bounded as the per-tag set is. */
+static void snap_keyed(struct metrics_snap *s) {
+    size_t cap = (size_t)s->ctx->cfg->metrics_tags_max;
+    cap = cap < SEQUENCE_KEYED_MAX_SPACES ? cap : SEQUENCE_KEYED_MAX_SPACES;
+    if (!s->seq.enabled || cap == 0) {
+        return;
+    }
+    s->keyed = malloc(cap * sizeof(*s->keyed));
+    if (s->keyed == NULL) {
+        log_error("metrics", "out of memory collecting the keyed spaces' metrics");
+        return;
+    }
+    s->nkeyed = sequence_service_keyed_stats(s->ctx->sequence, s->keyed, cap);
+}
+
 void page_metrics_snap_read(const struct door_ctx *ctx, struct metrics_snap *s) {
     *s = (struct metrics_snap){.ctx = ctx};
     snowflake_service_view(ctx->snowflake, &s->sf);
@@ -111,9 +127,12 @@ void page_metrics_snap_read(const struct door_ctx *ctx, struct metrics_snap *s) 
         s->zk.expirations = atomic_load(&ctx->zk->expirations);
     }
     snap_tags(s);
+    snap_keyed(s);
 }
 
 void page_metrics_snap_free(struct metrics_snap *s) {
     free(s->tags);
     s->tags = NULL;
+    free(s->keyed);
+    s->keyed = NULL;
 }

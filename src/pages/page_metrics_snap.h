@@ -32,6 +32,9 @@ struct metrics_snap {
     } zk;                     /* the process's one ZooKeeper session, whichever services use it */
     struct metrics_tag *tags; /* the exported tags, sorted by name */
     size_t ntags, tags_cap;
+    struct sequence_keyed_view *keyed; /* the keyed spaces this node holds (at most
+                                        * leafd.metrics.tags.max), NULL when none */
+    size_t nkeyed;
     size_t active;     /* active tags in all */
     double runway_min; /* over every active tag */
 };

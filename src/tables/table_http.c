@@ -258,9 +258,10 @@ void table_http_print_reference(FILE *out) {
         const struct route *r = &routes[i];
         fprintf(out, "| %s | `%s%s` | %s | %s%s | %s |\n", http_method_name(r->method),
                 route_path(r),
-                !r->prefix          ? ""
-                : r->key == RK_PATH ? "{key}"
-                                    : "{name}",
+                !r->prefix                                       ? ""
+                : r->key != RK_PATH                              ? "{name}"
+                : ids_mode_info(r->mode)->rule == IDS_KEY_SPACED ? "{space}/{key}"
+                                                                 : "{key}",
                 r->issues ? "yes" : "no", door_auth_need_name(r->need),
                 r->open ? " (open when auth is off)" : "", r->what);
     }
