@@ -83,6 +83,15 @@ static void test_patterns(void) {
     CHECK_EQ_INT(covers("segment:a:*", "segment:a-b"), 0);
     CHECK_EQ_INT(covers("segment:a-b.*", "segment:a-b.c:d"), 1);
     CHECK_EQ_INT(covers("opaque:x-1", "opaque:x-1"), 1);
+    /* keyed spaces: "keyed:<space>:*" covers every key of the space, whatever its bytes */
+    CHECK_EQ_INT(covers("keyed:chat:*", "keyed:chat:{conv42}"), 1);
+    CHECK_EQ_INT(covers("keyed:chat:*", "keyed:chat:a b/\xff*"), 1);
+    CHECK_EQ_INT(covers("keyed:chat:*", "keyed:chats:a"), 0);
+    CHECK_EQ_INT(covers("keyed:chat:*", "sequence:chat:a"), 0);
+    CHECK_EQ_INT(covers("keyed:*", "keyed:chat:a"), 1);
+    CHECK_EQ_INT(covers("keyed:chat:conv42", "keyed:chat:conv42"), 1);
+    CHECK_EQ_INT(covers("keyed:chat:conv42", "keyed:chat:conv421"), 0);
+    CHECK_EQ_INT(covers("*", "keyed:chat:x"), 1);
 }
 
 static void test_bad_patterns(void) {
@@ -120,7 +129,8 @@ static void test_bad_patterns(void) {
     snprintf(p, sizeof(p), "segment:%0128d*", 0);
     CHECK(!pattern_ok(p)); /* would match nothing but a 129-byte tag */
     /* a pattern round-trips through its text */
-    const char *good[] = {"*", "segment:*", "segment:orders.*", "sequence:pay", "opaque:a:b*"};
+    const char *good[] = {"*",           "segment:*",   "segment:orders.*", "sequence:pay",
+                          "opaque:a:b*", "keyed:chat:*"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         struct auth_grant g;
         char back[AUTH_PATTERN_MAX + 1];
@@ -140,6 +150,12 @@ static void test_keys(void) {
     CHECK_EQ_INT(auth_key_parse("bogus:a", 7, &k), LEAF_EINVAL);
     CHECK_EQ_INT(auth_key_parse("segment:a*", 10, &k), LEAF_EINVAL);
     CHECK_EQ_INT(auth_key_parse(NULL, 0, &k), LEAF_EINVAL);
+    /* a keyed key follows its mode's rule (ids_mode_key_ok): <space>:<key>, the key any byte */
+    CHECK_EQ_INT(auth_key_parse("keyed:chat:a b", 14, &k), LEAF_OK);
+    CHECK_EQ_INT(k.mode, IDS_KEYED);
+    CHECK_EQ_INT(k.len, 8);
+    CHECK_EQ_INT(auth_key_parse("keyed:chat", 10, &k), LEAF_EINVAL);
+    CHECK_EQ_INT(auth_key_parse("keyed:c h:a", 11, &k), LEAF_EINVAL);
 }
 
 static leaf_status_t parse(const char *json, struct auth_user *u) {
