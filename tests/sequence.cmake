@@ -11,6 +11,10 @@ leaf_unit_test(test_sequence_keyed leaf_sequence_core)
 # (leaf_resp_test: Debian's python3, tests/CMakeLists.txt).
 leaf_resp_test(test_sequence_basic)
 leaf_resp_test(test_sequence_sharded)
+# Keyed sequences' doors (docs/keyed-sequences.md, "The API"): the admin calls, HTTP and RESP,
+# the errors, the redirects, the grants and the metrics, every call through the order checker.
+leaf_resp_test(test_keyed_basic)
+set_property(TEST it.test_keyed_basic APPEND PROPERTY LABELS sequence)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
