@@ -5,14 +5,14 @@
  * What the files of src/node/sequence share, each calling only the ones
  * below it: sequence_service.c (the request path, the life cycle, the views)
  * over sequence_service_zk.c (the election, heartbeats and the ZooKeeper calls),
- * over sequence_service_shard.c (sharding), over sequence_service_heal.c (healing, the
- * give-back), over sequence_service_floor.c (the local floors' file), over
- * sequence_service_table.c (the table). Each file's functions carry its name.
- * The floors' file's calls have their own header (sequence_service_floor.h),
- * included only by the files above it. Private to this folder; the public
- * interface is sequence_service.h, which only sequence_service.c includes
- * here.
- * Layer: the node (src/node/sequence), the floor of the sequence room.
+ * over sequence_service_keyed.c (keyed sequences) and sequence_service_keyed_space.c (their
+ * spaces), over sequence_service_shard.c (sharding), over sequence_service_heal.c (healing, the
+ * give-back), over sequence_service_keyed_give.c (keyed sections given back), over
+ * sequence_service_floor.c (the local floors' file), over sequence_service_table.c (the table).
+ * Each file's functions carry its name. The floors' file's calls have their own header
+ * (sequence_service_floor.h), included only by the files above it. Private to this folder; the
+ * public interface is sequence_service.h, which only sequence_service.c includes here. Layer: the
+ * node (src/node/sequence), the floor of the sequence room.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -408,6 +408,16 @@ void sequence_service_keyed_expired(struct sequence_service *svc);
 /* The keyed figures of sequence_service_stats() (lock held). */
 struct sequence_service_stats;
 void sequence_service_keyed_stats(struct sequence_service *svc, struct sequence_service_stats *st);
+
+/* sequence_service_keyed_space.c, under sequence_service_keyed.c: learn (lock held): a space
+ * from its definition's bytes, LEAF_EINVAL when malformed; run: the next admin job; on_zk: an
+ * answer of a job's (OP_KEYED_CREATE, _DIR, _LIST, _LIST_GET); expired: the running job fails
+ * (control thread). */
+leaf_status_t sequence_service_keyed_space_learn(struct sequence_service *svc, const char *name,
+                                                 const char *data, size_t len);
+void sequence_service_keyed_space_run(struct sequence_service *svc);
+void sequence_service_keyed_space_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_keyed_space_expired(struct sequence_service *svc);
 
 /* sequence_service_keyed_give.c, under sequence_service_heal.c: gives back every started
  * section none of whose slots this node may issue now (sequence_keyed_giveback), adding the
