@@ -263,10 +263,7 @@ struct sequence_keyed_section *sequence_keyed_section(struct sequence_keyed *k, 
 leaf_status_t sequence_keyed_section_start(struct sequence_keyed *k, const struct sequence_lease *l,
                                            int space, int section);
 
-/*
- * The section left this owner: it issues nothing more; a request in flight is abandoned.
- * A test seam until the sequence service (src/node/sequence/) calls it.
- */
+/* The section left this owner: it issues nothing more; a request in flight is abandoned. */
 void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int section);
 
 /*

@@ -397,5 +397,12 @@ void sequence_service_keyed_expired(struct sequence_service *svc) {
             ks->lookups[i].state = SEQ_KEYED_QUEUED; /* read again on the new session */
         }
     }
+    /* Every section stops: its answers went with the session, and a giveback later (a demote)
+     * would write with a version another owner may have read since. */
+    for (int i = 0; ks->core != NULL && i < ks->core->nspaces; i++) {
+        for (int s = 0; s < SEQUENCE_KEYED_SECTIONS; s++) {
+            sequence_keyed_section_stop(ks->core, i, s);
+        }
+    }
     pthread_mutex_unlock(&svc->lock);
 }

@@ -42,6 +42,13 @@ static int give_next(struct sequence_service *svc, int *at, struct sequence_keye
         if (sec->phase == SEQUENCE_KEYED_UNKNOWN || !give_section_gone(svc, section)) {
             continue;
         }
+        if (sec->term != svc->lease.term) {
+            /* Started in a term that ended without a giveback (the session expired): its
+             * version is stale, and lowering the max now could fence a next owner that read
+             * it meanwhile. */
+            sequence_keyed_section_stop(k, space, section);
+            continue;
+        }
         if (sequence_keyed_giveback(k, space, section, a)) {
             snprintf(path, cap, "%s/%s/%d", svc->keyed.dir, sequence_keyed_space_name(k, space),
                      section);
