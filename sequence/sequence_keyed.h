@@ -223,15 +223,12 @@ struct sequence_keyed_action {
 /*
  * A core for at most max_keys (>= 1) resident keys (leafd.keyed.max.keys);
  * hash_key NULL draws a random one (tests inject one). NULL when out of memory.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 struct sequence_keyed *sequence_keyed_new(size_t max_keys, const struct siphash_key *hash_key);
-/* A test seam until the sequence service (src/node/sequence/) calls it. */
 void sequence_keyed_free(struct sequence_keyed *k);
 
 /*
  * 1 when name is 1-64 bytes of [A-Za-z0-9._-] and not "." or "..", else 0.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 int sequence_keyed_name_ok(const char *name, size_t len);
 
@@ -239,20 +236,17 @@ int sequence_keyed_name_ok(const char *name, size_t len);
  * Adds a space from its definition (step 0: SEQUENCE_KEYED_DEFAULT_STEP); *index
  * is its index. LEAF_EEXIST (and *index) when it exists, LEAF_EINVAL for a bad
  * name or step, LEAF_ERANGE past SEQUENCE_KEYED_MAX_SPACES, LEAF_ENOMEM.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *name, size_t len,
                                        int64_t step, int *index);
 
 /*
  * The index of a space, or -1.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 int sequence_keyed_space_find(const struct sequence_keyed *k, const char *name, size_t len);
 
 /*
  * The key slot (0..16383) of the RESP key "keyed:<space>:<key>"; section = slot / 64.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 unsigned sequence_keyed_slot(const char *space, size_t space_len, const char *key, size_t len);
 
@@ -265,15 +259,11 @@ struct sequence_keyed_section *sequence_keyed_section(struct sequence_keyed *k, 
  * it reads the stored max again and serves above everything it knew.
  * A request in flight is abandoned (its result is refused by done).
  * LEAF_EUNAVAIL when the lease is not primary, LEAF_EINVAL for a bad index.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 leaf_status_t sequence_keyed_section_start(struct sequence_keyed *k, const struct sequence_lease *l,
                                            int space, int section);
 
-/*
- * The section left this owner: it issues nothing more; a request in flight is abandoned.
- * A test seam until the sequence service (src/node/sequence/) calls it.
- */
+/* The section left this owner: it issues nothing more; a request in flight is abandoned. */
 void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int section);
 
 /*
@@ -287,7 +277,6 @@ void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int sectio
  *   LEAF_ERANGE    the key would pass INT64_MAX;
  *   LEAF_ENOMEM    the key could not be made resident;
  *   LEAF_EINVAL    n < 1, a bad space index, a key of 0 or over 200 bytes.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
                                    int64_t now_ms, int space, const char *key, size_t len,
@@ -307,8 +296,7 @@ int sequence_keyed_action(struct sequence_keyed *k, struct sequence_lease *l, in
  * ({"max":M}, sequence_record.h); a node that holds anything else is read
  * again after SEQUENCE_RECHECK_MS (the glue logs what it found). A definite
  * answer to a CREATE or WRITE renews the lease. LEAF_EINVAL when the token is not the section's
- * request in flight (late, repeated, or abandoned), which changes nothing. A test seam until the
- * sequence service (src/node/sequence/) calls it.
+ * request in flight (late, repeated, or abandoned), which changes nothing.
  */
 leaf_status_t sequence_keyed_done(struct sequence_keyed *k, struct sequence_lease *l,
                                   uint64_t token, int64_t now_ms, enum sequence_result r,
@@ -332,21 +320,18 @@ enum sequence_keyed_verdict sequence_keyed_judge(int64_t acked, int64_t stored);
  * and fills *a (token 0: no result is expected back) with the conditional
  * write of max(high, floor). Call after the lease for these slots is given up
  * (nothing is issued after it). 0 when there is nothing to give back.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 int sequence_keyed_giveback(struct sequence_keyed *k, int space, int section,
                             struct sequence_keyed_action *a);
 
 /*
  * The space's name (NUL-terminated) and counters; NULL for a bad index.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 const char *sequence_keyed_space_name(const struct sequence_keyed *k, int space);
 const struct sequence_keyed_stats *sequence_keyed_stats(const struct sequence_keyed *k, int space);
 
 /*
  * Bytes held for resident keys (the table and long keys), for the memory figure.
- * A test seam until the sequence service (src/node/sequence/) calls it.
  */
 size_t sequence_keyed_bytes(const struct sequence_keyed *k);
 

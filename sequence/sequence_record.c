@@ -29,23 +29,35 @@ static size_t record_expect(const char *buf, size_t len, size_t i, const char *l
     return i + n;
 }
 
-size_t sequence_record_format_max(char *buf, size_t cap, int64_t max) {
+size_t sequence_record_format_int(char *buf, size_t cap, const char *key, int64_t v) {
     char digits[24];
-    if (max < 0) {
+    if (v < 0) {
         return 0;
     }
-    size_t n = num_format_i64(digits, max);
-    int len = snprintf(buf, cap, "{\"max\":%.*s}", (int)n, digits);
+    size_t n = num_format_i64(digits, v);
+    int len = snprintf(buf, cap, "{\"%s\":%.*s}", key, (int)n, digits);
     return (len < 0 || (size_t)len >= cap) ? 0 : (size_t)len;
 }
 
-leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *max) {
+size_t sequence_record_format_max(char *buf, size_t cap, int64_t max) {
+    return sequence_record_format_int(buf, cap, "max", max);
+}
+
+/* Matches "key" (quoted) at buf[i]; returns the index after it, or 0 when absent. */
+static size_t record_expect_key(const char *buf, size_t len, size_t i, const char *key) {
+    if ((i = record_expect(buf, len, i, "\"")) == 0 || (i = record_expect(buf, len, i, key)) == 0) {
+        return 0;
+    }
+    return record_expect(buf, len, i, "\"");
+}
+
+leaf_status_t sequence_record_parse_int(const char *buf, size_t len, const char *key, int64_t *v) {
     size_t i = record_skip_ws(buf, len, 0);
     if ((i = record_expect(buf, len, i, "{")) == 0) {
         return LEAF_EINVAL;
     }
     i = record_skip_ws(buf, len, i);
-    if ((i = record_expect(buf, len, i, "\"max\"")) == 0) {
+    if ((i = record_expect_key(buf, len, i, key)) == 0) {
         return LEAF_EINVAL;
     }
     i = record_skip_ws(buf, len, i);
@@ -65,13 +77,17 @@ leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *ma
     if ((end = record_expect(buf, len, end, "}")) == 0 || record_skip_ws(buf, len, end) != len) {
         return LEAF_EINVAL;
     }
-    int64_t v;
-    leaf_status_t rc = num_parse_i64(buf + start, i - start, &v);
+    int64_t parsed;
+    leaf_status_t rc = num_parse_i64(buf + start, i - start, &parsed);
     if (rc != LEAF_OK) {
         return rc;
     }
-    *max = v;
+    *v = parsed;
     return LEAF_OK;
+}
+
+leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *max) {
+    return sequence_record_parse_int(buf, len, "max", max);
 }
 
 /* host:port, printable without spaces, port 1..65535, shorter than SEQUENCE_ADDR_MAX. */

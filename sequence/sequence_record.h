@@ -26,7 +26,7 @@
 
 #include "status.h"
 
-/* Room for {"max":<19 digits>} and a NUL. */
+/* Room for {"max":<19 digits>} (or {"step":...}) and a NUL. */
 #define SEQUENCE_RECORD_MAX_LEN 32
 
 /* Writes {"max":N} (NUL-terminated); returns its length, 0 when N < 0 or cap is short. */
@@ -34,6 +34,14 @@ size_t sequence_record_format_max(char *buf, size_t cap, int64_t max);
 
 /* LEAF_EINVAL when malformed, LEAF_ERANGE when the number exceeds INT64_MAX. */
 leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *max);
+
+/*
+ * The same shape with another key (1-16 bytes of [a-z]): a keyed space's
+ * definition, /leafd/{leaf.name}/keyed/{space}, is {"step":N}
+ * (docs/keyed-sequences.md). format_int: 0 when v < 0 or cap is short.
+ */
+size_t sequence_record_format_int(char *buf, size_t cap, const char *key, int64_t v);
+leaf_status_t sequence_record_parse_int(const char *buf, size_t len, const char *key, int64_t *v);
 
 #define SEQUENCE_ADDR_MAX 64 /* bytes of an address, NUL included */
 

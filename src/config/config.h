@@ -161,6 +161,9 @@ enum config_db_tls {
       "split the 16384 slots among the live sequence nodes, each range with its own primary; "     \
       "turns on only once every node of the sequence line has it, and then stays on "              \
       "(docs/UPGRADING.md, \"Sequence sharding in a mixed cluster\")")                             \
+    X("leafd.keyed.max.keys", CONFIG_INT, keyed_max_keys, "10000000", 0, 1000000000,               \
+      "keyed sequences: keys kept in memory across all spaces (about 60 bytes each); past it the " \
+      "coldest leave and come back above their section's max; 0 = keyed sequences off")            \
     X("leafd.metrics.tags.max", CONFIG_INT, metrics_tags_max, "1000", 0, 1000000,                  \
       "per-tag metric series at most (the tags with the least runway first)")                      \
     X("leafd.auth.enable", CONFIG_BOOL, auth_enable, "false", 0, 1,                                \
@@ -276,6 +279,7 @@ struct leaf_config {
     int64_t sequence_batch;
     int sequence_autocreate;
     int sequence_sharding;
+    int64_t keyed_max_keys;
     int64_t metrics_tags_max;
     int auth_enable;
     char snowflake_layout[128];

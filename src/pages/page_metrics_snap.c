@@ -111,7 +111,8 @@ static void snap_keyed(struct metrics_snap *s) {
         log_error("metrics", "out of memory collecting the keyed spaces' metrics");
         return;
     }
-    s->nkeyed = sequence_service_keyed_stats(s->ctx->sequence, s->keyed, cap);
+    int n = sequence_service_keyed_views(s->ctx->sequence, s->keyed, (int)cap);
+    s->nkeyed = n > 0 ? (size_t)n : 0;
 }
 
 void page_metrics_snap_read(const struct door_ctx *ctx, struct metrics_snap *s) {

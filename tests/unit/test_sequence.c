@@ -1064,6 +1064,27 @@ static void test_record_max(void) {
     CHECK_EQ_INT(sequence_record_parse_max("{\"max\":12}", 9, &v), LEAF_EINVAL);   /* cut */
 }
 
+/* A keyed space's definition, {"step":N}: the same rules under another key. */
+static void test_record_step(void) {
+    char buf[SEQUENCE_RECORD_MAX_LEN];
+    size_t n = sequence_record_format_int(buf, sizeof(buf), "step", INT64_MAX);
+    CHECK_EQ_STR(buf, "{\"step\":9223372036854775807}");
+    int64_t v = -1;
+    CHECK_EQ_INT(sequence_record_parse_int(buf, n, "step", &v), LEAF_OK);
+    CHECK_EQ_INT(v, INT64_MAX);
+    const char *ok = " { \"step\" : 10000 } ";
+    CHECK_EQ_INT(sequence_record_parse_int(ok, strlen(ok), "step", &v), LEAF_OK);
+    CHECK_EQ_INT(v, 10000);
+    const char *bad[] = {"{\"max\":1}", "{\"ste\":1}", "{\"steps\":1}", "{\"step\":1.5}",
+                         "{step:1}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 42;
+        CHECK_EQ_INT(sequence_record_parse_int(bad[i], strlen(bad[i]), "step", &v), LEAF_EINVAL);
+        CHECK_EQ_INT(v, 42);
+    }
+    CHECK_EQ_INT(sequence_record_parse_int("{\"max\":1}", 9, "max", &v), LEAF_OK);
+}
+
 static void test_record_node(void) {
     char buf[160];
     struct sequence_node_addr a;
@@ -1267,6 +1288,7 @@ int main(void) {
     TEST(test_floor_file_format);
     TEST(test_elect);
     TEST(test_record_max);
+    TEST(test_record_step);
     TEST(test_record_node);
     return unit_done();
 }

@@ -263,7 +263,9 @@ leaf_status_t sequence_service_create(struct sequence_service **out, const struc
     sequence_lease_init(&svc->lease, cfg->zk_session_timeout_ms);
     svc->floors.fd = -1;
     sequence_service_numbering_init(svc);
-    if (sequence_service_shard_init(svc) != LEAF_OK) {
+    if (sequence_service_shard_init(svc) != LEAF_OK ||
+        sequence_service_keyed_init(svc) != LEAF_OK) {
+        sequence_service_keyed_free(svc);
         sequence_service_shard_free(svc);
         free(svc);
         log_error("sequence", "out of memory creating the sequence service");
@@ -299,8 +301,9 @@ int sequence_service_enabled(const struct sequence_service *svc) {
  */
 static leaf_status_t ensure_parents(struct sequence_service *svc) {
     char path[SEQ_PATH_MAX];
-    const char *parts[] = {"/leafd", NULL, svc->dir_primary, svc->dir_seqs,
-                           svc->shards.conf ? svc->shards.dir_owners : NULL};
+    const char *parts[] = {"/leafd",         NULL,
+                           svc->dir_primary, svc->dir_seqs,
+                           svc->keyed.dir,   svc->shards.conf ? svc->shards.dir_owners : NULL};
     snprintf(path, sizeof(path), "/leafd/%s", svc->cfg->name);
     parts[1] = path;
     int64_t until = clock_mono_ms() + svc->cfg->zk_session_timeout_ms;
@@ -506,6 +509,7 @@ void sequence_service_free(struct sequence_service *svc) {
     }
     zk_names_free(svc->line, svc->nline);
     sequence_service_numbering_free(svc);
+    sequence_service_keyed_free(svc);
     sequence_service_floor_free(svc);
     sequence_service_shard_free(svc);
     for (size_t i = 0; i < svc->count; i++) {
@@ -576,6 +580,7 @@ void sequence_service_stats(struct sequence_service *svc, struct sequence_servic
             }
         }
     }
+    sequence_service_keyed_stats(svc, st);
     pthread_mutex_unlock(&svc->lock);
 }
 

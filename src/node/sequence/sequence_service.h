@@ -171,10 +171,11 @@ leaf_status_t sequence_service_keyed_create(struct sequence_service *svc, const 
 leaf_status_t sequence_service_keyed_list(struct sequence_service *svc,
                                           struct sequence_keyed_view *out, int cap, int *n,
                                           int *ticket, struct leaf_wait *w);
-/* The spaces this node holds now, without a read (the metrics' scrape): at most cap views
- * into out; returns how many. Any thread. */
-size_t sequence_service_keyed_stats(struct sequence_service *svc, struct sequence_keyed_view *out,
-                                    size_t cap);
+
+/* The keyed spaces this node knows now, with its counters (for metrics; no ZooKeeper call):
+ * how many views were written into out (room for cap). Any thread. */
+int sequence_service_keyed_views(struct sequence_service *svc, struct sequence_keyed_view *out,
+                                 int cap);
 
 /* Steps down and gets back in line behind the others (POST /api/cluster/demote). Any thread. */
 leaf_status_t sequence_service_demote(struct sequence_service *svc);
@@ -194,6 +195,11 @@ struct sequence_service_stats {
     uint64_t elections, demotions, fence_failures, writes, write_failures, issued;
     size_t sequences;
     int64_t min_headroom; /* least headroom of any serving sequence; -1 when none */
+    /* keyed sequences (docs/keyed-sequences.md): the spaces known here, their resident keys
+     * and the bytes those take, sections fenced since the start */
+    int keyed_spaces;
+    uint64_t keyed_resident, keyed_fences;
+    size_t keyed_bytes;
 };
 void sequence_service_stats(struct sequence_service *svc, struct sequence_service_stats *st);
 

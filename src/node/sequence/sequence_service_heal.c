@@ -132,6 +132,7 @@ size_t sequence_service_heal_giveback_send(struct sequence_service *svc) {
         }
     }
     svc->giveback_pending += sent;
+    (void)sequence_service_keyed_give_send(svc); /* keyed sections, in the same session order */
     if (sent > 0) {
         log_info("sequence",
                  "handing over: writing %zu sequence records back down to their last "

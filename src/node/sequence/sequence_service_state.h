@@ -5,14 +5,14 @@
  * What the files of src/node/sequence share, each calling only the ones
  * below it: sequence_service.c (the request path, the life cycle, the views)
  * over sequence_service_zk.c (the election, heartbeats and the ZooKeeper calls),
- * over sequence_service_shard.c (sharding), over sequence_service_heal.c (healing, the
- * give-back), over sequence_service_floor.c (the local floors' file), over
- * sequence_service_table.c (the table). Each file's functions carry its name.
- * The floors' file's calls have their own header (sequence_service_floor.h),
- * included only by the files above it. Private to this folder; the public
- * interface is sequence_service.h, which only sequence_service.c includes
- * here.
- * Layer: the node (src/node/sequence), the floor of the sequence room.
+ * over sequence_service_keyed.c (keyed sequences) and sequence_service_keyed_space.c (their
+ * spaces), over sequence_service_shard.c (sharding), over sequence_service_heal.c (healing, the
+ * give-back), over sequence_service_keyed_give.c (keyed sections given back), over
+ * sequence_service_floor.c (the local floors' file), over sequence_service_table.c (the table).
+ * Each file's functions carry its name. The floors' file's calls have their own header
+ * (sequence_service_floor.h), included only by the files above it. Private to this folder; the
+ * public interface is sequence_service.h, which only sequence_service.c includes here. Layer: the
+ * node (src/node/sequence), the floor of the sequence room.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -22,6 +22,7 @@
 #include "leaf_wait.h"
 #include "lockstat.h"
 #include "node_jobs.h"
+#include "sequence_keyed.h"
 #include "sequence_numbering.h"
 #include "sequence_record.h"
 #include "sequence_shard.h"
@@ -67,6 +68,13 @@ enum {
     OP_SHARD_GATE_MEMBER,  /* one member record */
     OP_SHARD_GATE_OWNERS,  /* the owner nodes' names */
     OP_SHARD_LAST = OP_SHARD_GATE_OWNERS,
+    OP_KEYED_SPACE,    /* sequence_service_keyed.c: a space's definition (arg: the lookup) */
+    OP_KEYED_SECTION,  /* a section's read or write (arg: sequence_service_keyed_arg) */
+    OP_KEYED_CREATE,   /* an admin create of a space */
+    OP_KEYED_DIR,      /* /leafd/{leaf.name}/keyed, created again for a create */
+    OP_KEYED_LIST,     /* the children of /keyed */
+    OP_KEYED_LIST_GET, /* a listed space's definition */
+    OP_KEYED_GIVEBACK, /* sequence_service_keyed_give.c: a section written back down */
 };
 
 /* One sequence; guarded by svc->lock. Never freed while the service runs. */
@@ -228,6 +236,65 @@ struct seq_shards {
     uint64_t moves_in, moves_out;
 };
 
+/*
+ * Keyed sequences (docs/keyed-sequences.md): sequence_service_keyed.c performs what
+ * sequence/sequence_keyed.h decides; sequence_service_keyed_give.c gives sections back.
+ * A space not known here is read from ZooKeeper by a lookup (requests park on it); a
+ * space found absent answers "not found" for SEQ_KEYED_ABSENT_MS, as numberings cache.
+ */
+#define SEQ_KEYED_LOOKUPS 64     /* unknown spaces read at once */
+#define SEQ_KEYED_JOBS 16        /* admin creates and lists in flight */
+#define SEQ_KEYED_ABSENT_MS 2000 /* a space found absent is not read again before this */
+#define SEQ_KEYED_FAILED_MS 500  /* nor one whose read failed (503 meanwhile) */
+#define SEQ_KEYED_CREATE_TRIES 2 /* a create whose parent was gone creates it once */
+
+enum seq_keyed_lookup_state {
+    SEQ_KEYED_FREE = 0,
+    SEQ_KEYED_QUEUED, /* to be read by the control thread */
+    SEQ_KEYED_SENT,   /* read, answer awaited */
+    SEQ_KEYED_ABSENT, /* no such space, until until_ms */
+    SEQ_KEYED_FAILED, /* the read failed, until until_ms */
+};
+
+/* A space being looked up; guarded by svc->lock. */
+struct seq_keyed_lookup {
+    enum seq_keyed_lookup_state state;
+    int64_t until_ms;
+    size_t len;
+    char name[SEQUENCE_KEYED_NAME_MAX + 1];
+    struct leaf_wait_list waiters;
+};
+
+enum seq_keyed_kind { SEQ_KEYED_CREATE, SEQ_KEYED_LIST };
+
+/* A parked admin job: a create (name, step) or a list. */
+struct seq_keyed_job {
+    struct node_job job; /* first: the slot is one of jobs' (src/node/common/node_jobs.h) */
+    enum seq_keyed_kind kind;
+    int tries; /* a create: sent so often */
+    int left;  /* a list: definitions still to be read (control thread) */
+    int64_t step;
+    size_t len;
+    char name[SEQUENCE_KEYED_NAME_MAX + 1];
+};
+
+/* core, gensum, waiters, lookups and the jobs' slots are guarded by svc->lock; running and dir
+ * belong to the control thread (dir is written once at start-up). */
+struct seq_keyed_svc {
+    struct sequence_keyed *core; /* NULL: leafd.keyed.max.keys is 0, or sequences are off */
+    /* [space * SEQUENCE_KEYED_SECTIONS + section], sharded: the sum of svc->shards.gen over
+     * the section's slots when it was started; another sum means a slot arrived since */
+    uint32_t *gensum;
+    struct leaf_wait_list waiters[SEQUENCE_KEYED_MAX_SPACES]; /* parked requests, per space */
+    struct seq_keyed_lookup lookups[SEQ_KEYED_LOOKUPS];
+    struct seq_keyed_job slots[SEQ_KEYED_JOBS];
+    struct node_jobs jobs;
+    int running;       /* the job being run, -1 none */
+    char **list_names; /* a list: the spaces whose definitions are being read */
+    int list_n;
+    char dir[SEQ_DIR_MAX];
+};
+
 struct sequence_service {
     const struct leaf_config *cfg;
     uv_loop_t *loop;
@@ -289,6 +356,7 @@ struct sequence_service {
 
     struct seq_shards shards;
     struct seq_numberings numberings;
+    struct seq_keyed_svc keyed;
 };
 
 /* sequence_service_table.c, the floor every other sequence file stands on; lock held.
@@ -328,6 +396,37 @@ void sequence_service_heal_on_giveback(struct sequence_service *svc, const struc
  * applies them; the session's other events go to their subscribers (this service, stopping,
  * drops its own) (control). */
 void sequence_service_heal_giveback_drain(struct sequence_service *svc);
+
+/* sequence_service_keyed.c, between sequence_service_zk.c and sequence_service_shard.c:
+ * init/free at create/free; the rest on the control thread (run: lookups, jobs and section
+ * actions; on_zk: an OP_KEYED_* answer but the giveback's; expired: the session's jobs fail). */
+leaf_status_t sequence_service_keyed_init(struct sequence_service *svc);
+void sequence_service_keyed_free(struct sequence_service *svc);
+void sequence_service_keyed_run(struct sequence_service *svc);
+void sequence_service_keyed_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_keyed_expired(struct sequence_service *svc);
+/* The keyed figures of sequence_service_stats() (lock held). */
+struct sequence_service_stats;
+void sequence_service_keyed_stats(struct sequence_service *svc, struct sequence_service_stats *st);
+
+/* sequence_service_keyed_space.c, under sequence_service_keyed.c: learn (lock held): a space
+ * from its definition's bytes, LEAF_EINVAL when malformed; run: the next admin job; on_zk: an
+ * answer of a job's (OP_KEYED_CREATE, _DIR, _LIST, _LIST_GET); expired: the running job fails
+ * (control thread). */
+leaf_status_t sequence_service_keyed_space_learn(struct sequence_service *svc, const char *name,
+                                                 const char *data, size_t len);
+void sequence_service_keyed_space_run(struct sequence_service *svc);
+void sequence_service_keyed_space_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_keyed_space_expired(struct sequence_service *svc);
+
+/* sequence_service_keyed_give.c, under sequence_service_heal.c: gives back every started
+ * section none of whose slots this node may issue now (sequence_keyed_giveback), adding the
+ * writes sent to svc->giveback_pending; returns how many (control). on_giveback: an
+ * OP_KEYED_GIVEBACK answer. */
+size_t sequence_service_keyed_give_send(struct sequence_service *svc);
+void sequence_service_keyed_give_on_zk(struct sequence_service *svc, const struct zk_event *ev);
+/* 1 when this node may issue slot now (lock held): primary, and sharded the slot is its own. */
+int sequence_service_keyed_give_issuable(const struct sequence_service *svc, unsigned slot);
 
 /* sequence_service_shard.c. init/free at create/free; the rest on the control thread, except
  * where (lock held). */

@@ -121,4 +121,8 @@ void sequence_service_table_wake_all(struct sequence_service *svc) {
     for (size_t i = 0; i < svc->count; i++) {
         leaf_wait_wake_all(&svc->by_idx[i]->waiters);
     }
+    /* and keyed requests: a lost or won term, slots moved (sequence_service_keyed.c) */
+    for (int i = 0; svc->keyed.core != NULL && i < svc->keyed.core->nspaces; i++) {
+        leaf_wait_wake_all(&svc->keyed.waiters[i]);
+    }
 }

@@ -511,6 +511,7 @@ static void on_state(struct sequence_service *svc, int state) {
     if (state == ZK_STATE_EXPIRED) {
         fail_running_creates(svc);
         sequence_service_numbering_expired(svc);
+        sequence_service_keyed_expired(svc);
         sequence_service_zk_lose_primary(svc, "the ZooKeeper session expired");
         svc->mine[0] = '\0';
         svc->creating = svc->listing = svc->heartbeat_inflight = svc->deleting = 0;
@@ -641,6 +642,13 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_NUMBERING_READ:
     case OP_NUMBERING_WRITE:
     case OP_NUMBERING_SEQ_DEL: sequence_service_numbering_on_zk(svc, ev); break;
+    case OP_KEYED_GIVEBACK: sequence_service_keyed_give_on_zk(svc, ev); break;
+    case OP_KEYED_SPACE:
+    case OP_KEYED_SECTION:
+    case OP_KEYED_CREATE:
+    case OP_KEYED_DIR:
+    case OP_KEYED_LIST:
+    case OP_KEYED_LIST_GET: sequence_service_keyed_on_zk(svc, ev); break;
     default: break;
     }
 }
@@ -656,6 +664,8 @@ void sequence_service_zk_on_event(void *arg, struct zk_event *ev) {
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_SEQ_GIVEBACK) {
         sequence_service_heal_on_giveback(svc,
                                           ev); /* the handover's writes, answered during the stop */
+    } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_KEYED_GIVEBACK) {
+        sequence_service_keyed_give_on_zk(svc, ev); /* the same, for keyed sections */
     } else if (ev->kind == ZK_EVENT_DONE && ev->op == OP_ELECT_CREATE &&
                ev->result == ZK_RESULT_OK && ev->data != NULL) {
         /* Created after the stop began: out of line at once. */
@@ -682,6 +692,7 @@ void sequence_service_zk_on_idle(void *arg) {
     }
     run_creates(svc);
     sequence_service_numbering_run(svc);
+    sequence_service_keyed_run(svc);
     run_dirty(svc);
 }
 
@@ -703,5 +714,6 @@ void sequence_service_zk_on_cron(uv_timer_t *t) {
     } else if (now - svc->last_view_ms >= SEQ_VIEW_MS) {
         elect_list(svc);
     }
+    sequence_service_keyed_run(svc); /* retries after failures, raises asked ahead */
     run_dirty(svc);
 }
