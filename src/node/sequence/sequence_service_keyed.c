@@ -280,17 +280,6 @@ static void keyed_on_lookup(struct sequence_service *svc, const struct zk_event 
 
 /* ---- the sections: perform what the core asks ---------------------------------------------- */
 
-static enum sequence_result keyed_result(enum zk_result r) {
-    switch (r) {
-    case ZK_RESULT_OK: return SEQUENCE_RESULT_OK;
-    case ZK_RESULT_BADVERSION: return SEQUENCE_RESULT_BADVERSION;
-    case ZK_RESULT_NONODE: return SEQUENCE_RESULT_NONODE;
-    case ZK_RESULT_EXISTS: return SEQUENCE_RESULT_EXISTS;
-    case ZK_RESULT_UNKNOWN: return SEQUENCE_RESULT_UNKNOWN;
-    default: return SEQUENCE_RESULT_FAILED;
-    }
-}
-
 /* The answer to a section's request; a section fenced by it is logged (lock held). */
 static void keyed_done(struct sequence_service *svc, uint64_t arg, enum sequence_result r,
                        const char *data, size_t len, int32_t version) {
@@ -380,7 +369,8 @@ void sequence_service_keyed_on_zk(struct sequence_service *svc, const struct zk_
     case OP_KEYED_SPACE: keyed_on_lookup(svc, ev); break;
     case OP_KEYED_SECTION:
         pthread_mutex_lock(&svc->lock);
-        keyed_done(svc, ev->arg, keyed_result(ev->result), ev->data, ev->len, ev->version);
+        keyed_done(svc, ev->arg, sequence_service_table_result(ev->result), ev->data, ev->len,
+                   ev->version);
         pthread_mutex_unlock(&svc->lock);
         break;
     default: sequence_service_keyed_space_on_zk(svc, ev); break;

@@ -367,6 +367,8 @@ struct seq_entry *sequence_service_table_find(struct sequence_service *svc, cons
                                               size_t len);
 struct seq_entry *sequence_service_table_get(struct sequence_service *svc, const char *name,
                                              size_t len);
+/* A ZooKeeper answer as the state machines read it (sequence_state.h). */
+enum sequence_result sequence_service_table_result(enum zk_result r);
 /* The Redis Cluster slot of the RESP key "sequence:<name>" (docs/cluster.md). */
 int sequence_service_table_slot(const char *name, size_t len);
 

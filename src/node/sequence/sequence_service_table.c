@@ -126,3 +126,14 @@ void sequence_service_table_wake_all(struct sequence_service *svc) {
         leaf_wait_wake_all(&svc->keyed.waiters[i]);
     }
 }
+
+enum sequence_result sequence_service_table_result(enum zk_result r) {
+    switch (r) {
+    case ZK_RESULT_OK: return SEQUENCE_RESULT_OK;
+    case ZK_RESULT_BADVERSION: return SEQUENCE_RESULT_BADVERSION;
+    case ZK_RESULT_NONODE: return SEQUENCE_RESULT_NONODE;
+    case ZK_RESULT_EXISTS: return SEQUENCE_RESULT_EXISTS;
+    case ZK_RESULT_UNKNOWN: return SEQUENCE_RESULT_UNKNOWN;
+    default: return SEQUENCE_RESULT_FAILED;
+    }
+}

@@ -398,25 +398,15 @@ static void run_dirty(struct sequence_service *svc) {
     free(list);
 }
 
-static enum sequence_result seq_result(enum zk_result r) {
-    switch (r) {
-    case ZK_RESULT_OK: return SEQUENCE_RESULT_OK;
-    case ZK_RESULT_BADVERSION: return SEQUENCE_RESULT_BADVERSION;
-    case ZK_RESULT_NONODE: return SEQUENCE_RESULT_NONODE;
-    case ZK_RESULT_EXISTS: return SEQUENCE_RESULT_EXISTS;
-    case ZK_RESULT_UNKNOWN: return SEQUENCE_RESULT_UNKNOWN;
-    default: return SEQUENCE_RESULT_FAILED;
-    }
-}
-
 static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
     uint32_t idx = (uint32_t)(ev->arg & 0xffffff);
     uint64_t token = ev->arg >> 24;
     pthread_mutex_lock(&svc->lock);
     if (idx < svc->count) {
         struct seq_entry *e = svc->by_idx[idx];
-        sequence_state_done(&e->st, &svc->lease, token, clock_mono_ms(), seq_result(ev->result),
-                            ev->data, ev->len, ev->version);
+        sequence_state_done(&e->st, &svc->lease, token, clock_mono_ms(),
+                            sequence_service_table_result(ev->result), ev->data, ev->len,
+                            ev->version);
         sequence_service_heal_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
         sequence_service_table_mark_dirty(svc, e);
