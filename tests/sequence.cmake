@@ -15,6 +15,10 @@ leaf_resp_test(test_sequence_sharded)
 # the errors, the redirects, the grants and the metrics, every call through the order checker.
 leaf_resp_test(test_keyed_basic)
 set_property(TEST it.test_keyed_basic APPEND PROPERTY LABELS sequence)
+# Keyed sequences through a kill -9 of the primary and a graceful stop: HTTP and RESP client
+# processes on 200 keys, the order checker over every call, the largest jump per key measured.
+leaf_resp_test(test_keyed_failover)
+set_property(TEST it.test_keyed_failover APPEND PROPERTY LABELS sequence)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
