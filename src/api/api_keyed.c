@@ -16,7 +16,6 @@
 #include "api.h"
 #include "door_http.h"
 #include "sequence_keyed.h"
-#include "validate.h"
 
 #define KEYED_WAIT_MS 5000
 
@@ -39,7 +38,7 @@ static int keyed_body(struct http_request *req, char *name, size_t cap, int64_t 
     cJSON *root = door_http_body(req);
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
     int ok = cJSON_IsObject(root) && cJSON_IsString(n) &&
-             validate_space_name(n->valuestring, strlen(n->valuestring)) &&
+             ids_space_ok(n->valuestring, strlen(n->valuestring)) &&
              keyed_step(cJSON_GetObjectItemCaseSensitive(root, "step"), step);
     if (ok) {
         snprintf(name, cap, "%s", n->valuestring);
@@ -68,7 +67,7 @@ static int keyed_may_ask(struct http_request *req) {
 
 leaf_status_t api_keyed_create(struct http_request *req, enum ids_mode mode) {
     (void)mode;
-    char name[VALIDATE_SPACE_MAX + 1];
+    char name[IDS_SPACE_MAX + 1];
     int64_t step;
     if (!keyed_body(req, name, sizeof(name), &step) || !keyed_may_ask(req)) {
         return LEAF_OK;

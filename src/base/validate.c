@@ -32,21 +32,6 @@ int validate_sequence_name(const char *s, size_t len) {
     return validate_tag(s, len) && !(len <= 2 && memcmp(s, "..", len) == 0);
 }
 
-int validate_space_name(const char *s, size_t len) {
-    /* A sequence name without a colon: the colon ends the space in "<space>:<key>". */
-    return len <= VALIDATE_SPACE_MAX && validate_sequence_name(s, len) &&
-           memchr(s, ':', len) == NULL;
-}
-
-int validate_spaced_key(const char *s, size_t len) {
-    const char *colon = s != NULL ? memchr(s, ':', len) : NULL;
-    if (colon == NULL) {
-        return 0;
-    }
-    size_t space = (size_t)(colon - s), key = len - space - 1;
-    return validate_space_name(s, space) && key >= 1 && key <= VALIDATE_SPACED_KEY_MAX;
-}
-
 int validate_stored_sequence_name(const char *s, size_t len) {
     if (len > 1 && s[0] == VALIDATE_NUMBERING_MARK) {
         s++;

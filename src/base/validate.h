@@ -24,19 +24,6 @@ int validate_tag(const char *s, size_t len);
 int validate_sequence_name(const char *s, size_t len);
 
 /*
- * 1 when s is a keyed space's key, "<space>:<key>" (docs/keyed-sequences.md): a space of 1 to
- * VALIDATE_SPACE_MAX bytes of [A-Za-z0-9._-] (a ZooKeeper node, so not . or ..), then a key of
- * 1 to VALIDATE_SPACED_KEY_MAX bytes, any byte. The same rule as sequence_keyed_name_ok() of
- * sequence/sequence_keyed.h for the space.
- */
-#define VALIDATE_SPACE_MAX 64
-#define VALIDATE_SPACED_KEY_MAX 200
-int validate_spaced_key(const char *s, size_t len);
-
-/* 1 when s names a keyed space (the space of validate_spaced_key). */
-int validate_space_name(const char *s, size_t len);
-
-/*
  * A business numbering's counter is a sequence named VALIDATE_NUMBERING_MARK +
  * the numbering's name (docs/id-shapes.md, "Business numbers"): a name that
  * validate_sequence_name() refuses, so no sequence route, RESP command or

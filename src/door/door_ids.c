@@ -9,6 +9,7 @@
 #include "door_ctx.h"
 #include "log.h"
 #include "metrics.h"
+#include "sequence_keyed.h"
 #include "snowflake_uuid.h"
 #include "validate.h"
 
@@ -17,6 +18,13 @@
  * millisecond up to the borrow limit used) gives up after this long.
  */
 #define IDS_MAX_GEN_WAIT_MS 1000
+
+/* The key rules of src/ids (libc only) are the rules of the rooms that keep the keys. */
+_Static_assert(IDS_TAG_MAX == VALIDATE_TAG_MAX, "a tag's length, in src/ids and src/base");
+_Static_assert(IDS_SPACE_MAX == SEQUENCE_KEYED_NAME_MAX,
+               "a space's name, in src/ids and sequence/");
+_Static_assert(IDS_SPACED_KEY_MAX == SEQUENCE_KEYED_KEY_MAX,
+               "a key's length, in src/ids and sequence/");
 
 /* A sequence request waits this long for a primary's write or an election, then 503/TRYAGAIN. */
 #define IDS_MAX_SEQUENCE_WAIT_MS 1000

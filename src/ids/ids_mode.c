@@ -3,8 +3,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "validate.h"
-
 static const struct ids_mode_info ids_modes[IDS_MODE_COUNT] = {
 /* The issue and text functions are src/door/door_ids.c's: only their names pass through here. */
 #define IDS_MODE_ROW(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
@@ -42,13 +40,48 @@ enum ids_mode ids_mode_find_text_command(const char *s, size_t n) {
     return IDS_MODE_NONE;
 }
 
+/*
+ * The key rules, in libc alone (src/ids stands beside src/base, docs/design.md): a tag is
+ * src/base/validate.c's validate_tag, 1-128 bytes of [A-Za-z0-9._:-]; a space is the same
+ * class without the colon that ends it, 1-64 bytes, not "." or ".." (a ZooKeeper node).
+ */
+static int ids_chars_ok(const char *s, size_t n, size_t max, int colon) {
+    if (s == NULL || n == 0 || n > max) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-' || (colon && c == ':'))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int ids_tag_ok(const char *s, size_t n) {
+    return ids_chars_ok(s, n, IDS_TAG_MAX, 1);
+}
+
+int ids_space_ok(const char *s, size_t n) {
+    return ids_chars_ok(s, n, IDS_SPACE_MAX, 0) && !(n <= 2 && memcmp(s, "..", n) == 0);
+}
+
+/* "<space>:<key>": split at the first colon (a space holds none), the key any byte. */
+static int ids_spaced_ok(const char *s, size_t n) {
+    const char *colon = s != NULL ? memchr(s, ':', n) : NULL;
+    size_t space = colon != NULL ? (size_t)(colon - s) : 0;
+    return colon != NULL && ids_space_ok(s, space) && n - space - 1 >= 1 &&
+           n - space - 1 <= IDS_SPACED_KEY_MAX;
+}
+
 /* Each rule of enum ids_key_rule: its check and its words. */
 static const struct {
     int (*ok)(const char *s, size_t n);
     const char *text;
 } ids_key_rules[] = {
-    [IDS_KEY_TAG] = {validate_tag, "1 to 128 bytes of [A-Za-z0-9._:-]"},
-    [IDS_KEY_SPACED] = {validate_spaced_key,
+    [IDS_KEY_TAG] = {ids_tag_ok, "1 to 128 bytes of [A-Za-z0-9._:-]"},
+    [IDS_KEY_SPACED] = {ids_spaced_ok,
                         "<space>:<key>, a space of 1 to 64 bytes of [A-Za-z0-9._-] and a key of "
                         "1 to 200 bytes"},
 };

@@ -67,11 +67,15 @@
 
 /*
  * What a key may hold, a column of IDS_MODES. IDS_KEY_TAG: a tag, 1-128 bytes of
- * [A-Za-z0-9._:-] (validate_tag). IDS_KEY_SPACED: "<space>:<key>", a space of 1-64 bytes of
- * [A-Za-z0-9._-] and a key of 1-200 bytes, any byte (validate_spaced_key); in an HTTP path
- * "{space}/{key}", the key percent-encoded (ids_mode_http_key).
+ * [A-Za-z0-9._:-] (as validate_tag). IDS_KEY_SPACED: "<space>:<key>", a space of 1-64 bytes of
+ * [A-Za-z0-9._-], not . or .. (ids_space_ok; sequence_keyed_name_ok's rule), and a key of
+ * 1-200 bytes, any byte; in an HTTP path "{space}/{key}", the key percent-encoded
+ * (ids_mode_http_key).
  */
 enum ids_key_rule { IDS_KEY_TAG, IDS_KEY_SPACED };
+#define IDS_TAG_MAX 128
+#define IDS_SPACE_MAX 64
+#define IDS_SPACED_KEY_MAX 200
 
 #define IDS_MODES(X)                                                                               \
     X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", IDS_KEY_TAG, 0, 1, "snowflake",    \
@@ -137,13 +141,16 @@ const char *ids_mode_name(enum ids_mode mode);
 
 /*
  * Lookups, answering IDS_MODE_NONE for no mode (as config_find answers -1): src/ids includes
- * libc and src/base's validate.h only, so it stands just above src/base and every room may read it.
+ * nothing but libc, so it stands on the ground floor beside src/base and every room may read it.
  */
 /* The mode named by s (n bytes, exact, case-sensitive). */
 enum ids_mode ids_mode_find(const char *s, size_t n);
 
 /* 1 when s (n bytes) is a key of mode by its row's rule (enum ids_key_rule), else 0. */
 int ids_mode_key_ok(enum ids_mode mode, const char *s, size_t n);
+
+/* 1 when s (n bytes) names a keyed space: the space of IDS_KEY_SPACED. */
+int ids_space_ok(const char *s, size_t n);
 
 /* What a key of mode may hold, in words ("1 to 128 bytes of [A-Za-z0-9._:-]"). */
 const char *ids_mode_key_rule_text(enum ids_mode mode);

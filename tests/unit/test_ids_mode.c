@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "unit.h"
+#include "validate.h"
 
 #define LEAF_IDS_MODES_EXTRA(X)                                                                    \
     X(IDS_TEST, "test", "/api/test/get/", "thing", IDS_KEY_TAG, 1, 0, "test", "LEAF.TEST",         \
@@ -122,6 +123,14 @@ static void test_key_rules(void) {
     big[65] = ':';
     CHECK(!ids_mode_key_ok(IDS_KEYED, big, 67));
     CHECK(ids_mode_key_ok(IDS_KEYED, big + 1, 66));
+    /* the tag rule is validate_tag's, byte for byte */
+    for (int c = 0; c < 256; c++) {
+        char one = (char)c;
+        CHECK_EQ_INT(ids_mode_key_ok(IDS_SEGMENT, &one, 1), validate_tag(&one, 1));
+    }
+    CHECK_EQ_INT(ids_mode_key_ok(IDS_SEGMENT, big, 128), validate_tag(big, 128));
+    CHECK_EQ_INT(ids_mode_key_ok(IDS_SEGMENT, big, 129), validate_tag(big, 129));
+    CHECK(ids_space_ok("chat.v1", 7) && !ids_space_ok(".", 1) && !ids_space_ok("a:b", 3));
     CHECK(strstr(ids_mode_key_rule_text(IDS_KEYED), "200") != NULL);
     CHECK(strstr(ids_mode_key_rule_text(IDS_UUID), "128") != NULL);
 }
