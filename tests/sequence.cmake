@@ -19,6 +19,11 @@ set_property(TEST it.test_keyed_basic APPEND PROPERTY LABELS sequence)
 # processes on 200 keys, the order checker over every call, the largest jump per key measured.
 leaf_resp_test(test_keyed_failover)
 set_property(TEST it.test_keyed_failover APPEND PROPERTY LABELS sequence)
+# The acceptance test: 1,000,000 keys of one space each take one ID through pipelined RESP;
+# fewer than 1,000 section writes, at most 256 ZooKeeper nodes, the RSS per resident key printed.
+leaf_resp_test(test_keyed_million)
+set_property(TEST it.test_keyed_million APPEND PROPERTY LABELS sequence)
+set_tests_properties(it.test_keyed_million PROPERTIES TIMEOUT 900)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
