@@ -48,6 +48,10 @@ leaf_status_t api_keyed_list(struct http_request *req, enum ids_mode mode);
 
 /* sequences and the cluster (api_sequence.c) */
 leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode);
+/* Answers a refused create of a ZooKeeper object (a sequence, a keyed space): LEAF_EEXIST
+ * exists, LEAF_ERANGE limit (DOOR_E_ZOOKEEPER_UNAVAILABLE: none), LEAF_ENOMEM busy, else 503. */
+void api_create_refused(struct http_request *req, leaf_status_t rc, enum door_error exists,
+                        enum door_error limit);
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode);
 
 #endif

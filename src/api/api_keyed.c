@@ -82,17 +82,10 @@ leaf_status_t api_keyed_create(struct http_request *req, enum ids_mode mode) {
         char body[160];
         int n = snprintf(body, sizeof(body), "{\"name\":\"%s\",\"step\":%" PRId64 "}", name, step);
         http_respond(req, 201, "application/json", body, (size_t)n);
-    } else if (rc == LEAF_EEXIST) {
-        door_http_error(req, DOOR_E_SPACE_EXISTS, NULL);
-    } else if (rc == LEAF_ERANGE) {
-        door_http_error(req, DOOR_E_SPACE_LIMIT, NULL);
     } else if (rc == LEAF_EINVAL) {
         door_http_error(req, DOOR_E_BAD_REQUEST, "the service refused the space's name or step");
-    } else if (rc == LEAF_ENOMEM) {
-        door_http_error(req, DOOR_E_BUSY, "too many creates in flight");
     } else {
-        door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
-                        "ZooKeeper could not be reached for the create");
+        api_create_refused(req, rc, DOOR_E_SPACE_EXISTS, DOOR_E_SPACE_LIMIT);
     }
     return LEAF_OK;
 }

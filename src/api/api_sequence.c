@@ -86,15 +86,24 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) 
         int n = snprintf(body, sizeof(body), "{\"name\":\"%s\",\"start\":\"%" PRId64 "\"}", name,
                          start);
         http_respond(req, 201, "application/json", body, (size_t)n);
-    } else if (rc == LEAF_EEXIST) {
-        door_http_error(req, DOOR_E_SEQUENCE_EXISTS, "a sequence of that name exists");
+    } else {
+        api_create_refused(req, rc, DOOR_E_SEQUENCE_EXISTS, DOOR_E_ZOOKEEPER_UNAVAILABLE);
+    }
+    return LEAF_OK;
+}
+
+void api_create_refused(struct http_request *req, leaf_status_t rc, enum door_error exists,
+                        enum door_error limit) {
+    if (rc == LEAF_EEXIST) {
+        door_http_error(req, exists, NULL);
+    } else if (rc == LEAF_ERANGE && limit != DOOR_E_ZOOKEEPER_UNAVAILABLE) {
+        door_http_error(req, limit, NULL);
     } else if (rc == LEAF_ENOMEM) {
         door_http_error(req, DOOR_E_BUSY, "too many creates in flight");
     } else {
         door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
                         "ZooKeeper could not be reached for the create");
     }
-    return LEAF_OK;
 }
 
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode) {

@@ -46,9 +46,12 @@
  *           their text; 0 for an integer mode
  *
  * The files a new mode touches (counted when UUIDv7s and business numbers
- * had touched 17 to 19):
+ * had touched 17 to 19; keyed sequences, the first mode built on the row,
+ * touched these three and nothing else of the doors, once its key rule was
+ * a column):
  *   src/ids/ids_mode.h        its row here;
  *   src/door/door_ids.c       its issue function (and text function);
+ *   src/door/door_errors.h    the errors of its own (an unknown name), if any;
  *   docs/id-shapes.md and docs/reference/: the words (the route, command and
  *                             error references are generated);
  * and, only for a text mode, which RESP answers with a command of its own:
@@ -58,10 +61,10 @@
  * table of served modes of src/config/config.c (config_default_mode); until
  * then the key refuses it as a mode the node does not serve.
  * Derived with no edit: its HTTP GET route and its metric label, the RESP key
- * space and the BAD_KEY message, INCRBY's dense check and INCR's batching,
- * the text-only refusals, the grant mode (auth_grant.c), the leafd.resp.default.mode
- * value and the leafd_ids_issued_total series (door_ids.c counts every mode).
- * tests/unit/test_ids_mode.c adds a test-only row (LEAF_IDS_MODES_EXTRA) to show it.
+ * space and the BAD_KEY message, the key rule in HTTP, RESP and the grants, INCRBY's dense check
+ * and INCR's batching, the text-only refusals, the grant mode (auth_grant.c), the
+ * leafd.resp.default.mode value and the leafd_ids_issued_total series (door_ids.c counts every
+ * mode). tests/unit/test_ids_mode.c adds a test-only row (LEAF_IDS_MODES_EXTRA) to show it.
  */
 #include <stddef.h>
 
