@@ -1,15 +1,19 @@
-"""tools/programs/zk-inspect against a real ZooKeeper with live and dead workers."""
+"""tools/programs/zk-inspect against a real ZooKeeper with live and dead workers; then keyed
+spaces (docs/keyed-sequences.md, "Sections"), created with leafctl keyed create: the default
+view's line per space, `keyed` (each space's step, sections written, highest max) and
+`keyed <space>` (each section's slots, max and version), and their errors."""
 import os
 import re
 import subprocess
 import time
 
-from leafdtest import Env, check, free_port, log
+from leafdtest import Env, check, free_port, http, log
 from zkhelpers import worker_of, zk_props
 
 LOGFMT = re.compile(r'^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z level=(debug|info|warn|error) '
                     r'component=[a-z_]+ msg="([^"\\]|\\.)*"$')
 ZK_INSPECT = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "programs", "zk-inspect")
+LEAFCTL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "programs", "leafctl")
 
 
 def inspect(*args):
@@ -58,6 +62,46 @@ with Env() as env:
     bad = [l for l in lines if not LOGFMT.match(l)]
     check(not bad, "every log line of a ZooKeeper-mode node is logfmt: %r" % bad[:3])
     check(any("component=zookeeper" in l for l in lines), "ZooKeeper client lines are routed")
+
+    # Keyed spaces: one node with the sequences on, two spaces made with leafctl.
+    k = env.leafd("k", zk_props(zk.address(), name="kz", **{"leafd.sequence.enable": "true"}))
+    for args in (["chat", "--step", "500"], ["empty"]):
+        r = subprocess.run([LEAFCTL, "keyed", "create"] + args + ["-c", k.conf], capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0 and '"name":"%s"' % args[0] in r.stdout,
+              "leafctl keyed create %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
+    st, body, _ = http(k.port, "/api/keyed/get/chat/conv42?count=3")
+    check(st == 200, "the key issues: %d %s" % (st, body))
+    top = int(body.split()[-1])
+    rc, out, err = inspect(zk.address(), "kz", "keyed")
+    log(out)
+    check(rc == 0 and "keyed spaces of kz: 2" in out, "keyed view: %d %s %s" % (rc, out, err))
+    chat = re.search(r"^  keyed chat\s+step 500\s+sections 1\s+highest max (\d+)$", out, re.M)
+    check(chat and int(chat.group(1)) >= top, "chat: step 500, 1 section, max >= %d: %s" % (top, out))
+    check(re.search(r"^  keyed empty\s+step 10000\s+sections 0\s+highest max -$", out, re.M),
+          "empty: the default step, no section written: %s" % out)
+    rc, all_out, err = inspect(zk.address(), "keyed")
+    check(rc == 0 and "keyed spaces of kz: 2" in all_out and "keyed chat" in all_out,
+          "keyed view with no cluster names every cluster under /leafd: %d %s" % (rc, all_out))
+    rc, out, err = inspect(zk.address(), "kz", "keyed", "chat")
+    log(out)
+    check(rc == 0 and "keyed space chat of kz: step 500, 1 section(s) written of 256" in out,
+          "keyed chat: %d %s %s" % (rc, out, err))
+    sec = re.search(r"^  (\d+)\s+(\d+)-(\d+)\s+(\d+)\s+(\d+)$", out, re.M)
+    check(sec and int(sec.group(2)) == 64 * int(sec.group(1)) and
+          int(sec.group(3)) == 64 * int(sec.group(1)) + 63 and int(sec.group(4)) >= top and
+          int(sec.group(4)) == int(chat.group(1)),
+          "the section: its slots 64*s..64*s+63, its max the highest: %s" % out)
+    rc, out, err = inspect(zk.address(), "kz", "keyed", "nosuch")
+    check(rc == 1 and "no keyed space nosuch" in err and "leafctl keyed create" in err,
+          "an unknown space: exit 1, says how to make it: %d %r" % (rc, err))
+    rc, out, err = inspect(zk.address(), "it", "keyed")
+    check(rc == 1 and "no keyed spaces for cluster it" in err,
+          "a cluster without the sequences: exit 1: %d %r" % (rc, err))
+    rc, out, err = inspect(zk.address(), "kz")
+    check(re.search(r"^  keyed chat\s+step 500\s+sections 1", out, re.M),
+          "the default view names the keyed spaces: %s" % out)
+    check(k.stop() == 0, "k stops gracefully")
 
     dead = "127.0.0.1:%d" % free_port()
     rc, out, err = inspect(dead, "it")
