@@ -2,7 +2,9 @@
 restart, stop (clean exit), stale pid file handled, start failure reported;
 --help (exit 0, every command), status's one-line verdict, demote with the
 admin token read from the configuration and never on curl's command line (a
-curl shim records its arguments), and a missing binary as a clear error.
+curl shim records its arguments), and a missing binary as a clear error; keyed
+list and keyed create refused with a last line that names the cause and the fix
+(the sequences are off here; a bad name or step is refused before any call).
 A second node configured on the port the first one serves: its start fails (its
 leafd dies on bind) although /ready answers 200 there, and its status says "not
 running" (exit 3) with no pid file or a stale one, never "ready"."""
@@ -44,7 +46,7 @@ with Env() as env:
     check(r.returncode == 0 and all(c in r.stdout for c in
                                     ("start", "stop", "restart", "status", "demote", "user add",
                                      "user list", "user grant", "user revoke", "user rotate",
-                                     "user del", "help")),
+                                     "user del", "keyed list", "keyed create", "help")),
           "--help exits 0 and lists every command: %d %s" % (r.returncode, r.stdout))
     r = subprocess.run([LEAFCTL, "nosuch"], capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "unknown command" in r.stderr, "an unknown command: exit 2")
@@ -108,6 +110,24 @@ with Env() as env:
           "demote ran curl")
     check(TOKEN not in open(argv_log).read(), "the token is not on curl's command line")
 
+    # keyed: the sequences are off on this node, so the node refuses; the last line says why
+    # and what to change. A bad name or step never reaches the node.
+    for args in (["list"], ["list", "--json"], ["create", "chat", "--step", "100"]):
+        rc, out = leafctl("keyed", *args, conf=conf)
+        last = out.strip().splitlines()[-1]
+        check(rc == 1 and '"code":"sequence_disabled"' in out and
+              "leafd.sequence.enable = true" in last and last.startswith("leafctl: keyed "),
+              "keyed %s with the sequences off: exit 1, cause and fix last: %d %s"
+              % (" ".join(args), rc, out))
+    for args, why in ((["create", "a/b"], "[A-Za-z0-9._-]"), (["create", ".."], "not . or .."),
+                      (["create", "chat", "--step", "0"], "1 to 2^40"),
+                      (["create", "chat", "--step", "1099511627777"], "1 to 2^40"),
+                      (["create", "chat", "--size", "3"], "unknown option"),
+                      (["list", "extra"], "unknown argument"), (["nosuch"], "usage: leafctl keyed")):
+        rc, out = leafctl("keyed", *args, conf=conf)
+        check(rc == 1 and why in out.strip().splitlines()[-1] and '"code"' not in out,
+              "keyed %s refused before any call: %d %s" % (" ".join(args), rc, out))
+
     # A second node (own config and data dir) on the port node 1 serves: /ready answers
     # 200 there all along, from node 1. Its leafd dies on bind; start must say so.
     d2 = os.path.join(env.dir, "node2")
@@ -158,6 +178,9 @@ with Env() as env:
     check("stopped cleanly" in logtext, "the node logged a clean stop")
     rc, out = leafctl("status", conf=conf)
     check(rc == 3, "status after stop exits 3: %d" % rc)
+    rc, out = leafctl("keyed", "list", conf=conf)
+    check(rc == 1 and "no answer from" in out.strip().splitlines()[-1] and "leafctl status" in out,
+          "keyed list with no node: exit 1, says so: %d %s" % (rc, out))
 
     # A stale pid file (process gone): status says not running; start removes it.
     with open(pidfile, "w") as f:
