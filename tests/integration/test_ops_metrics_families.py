@@ -85,6 +85,12 @@ with Env() as env:
         check(st == 200, "GET %s -> 200 (got %d %s)" % (path, st, body[:200]))
     check(wait_until(lambda: http(node.port, "/api/sequence/get/s1", headers=user)[0] == 200, 20),
           "a sequence is served (autocreated)")
+    # A keyed space with a key issued: its per-space families are exported.
+    st, body, _ = http(node.port, "/api/keyed", method="POST", body=json.dumps({"name": "kf"}),
+                       headers=dict(BEARER, **{"Content-Type": "application/json"}))
+    check(st == 201, "a keyed space (got %d %s)" % (st, body[:200]))
+    st, body, _ = http(node.port, "/api/keyed/get/kf/k1", headers=user)
+    check(st == 200, "a keyed ID is served (got %d %s)" % (st, body[:200]))
     r = RespStream(node.resp_port)
     check(r.call("PING") == "PONG", "RESP answers")
     r.close()
