@@ -73,6 +73,18 @@ with Env() as env:
     st, body, _ = http(k.port, "/api/keyed/get/chat/conv42?count=3")
     check(st == 200, "the key issues: %d %s" % (st, body))
     top = int(body.split()[-1])
+    r = subprocess.run([LEAFCTL, "keyed", "create", "chat", "-c", k.conf], capture_output=True,
+                       text=True, timeout=60)
+    last = (r.stdout + r.stderr).strip().splitlines()[-1]
+    check(r.returncode == 1 and '"code":"space_exists"' in r.stderr and "'chat' exists" in last,
+          "leafctl keyed create of a space that exists: exit 1, says so last: %s%s" % (r.stdout, r.stderr))
+    r = subprocess.run([LEAFCTL, "keyed", "list", "-c", k.conf], capture_output=True, text=True,
+                       timeout=60)
+    check(r.returncode == 0 and r.stdout.split("\n")[0].split() ==
+          ["SPACE", "STEP", "ISSUED", "RESIDENT", "WRITES", "EVICTIONS"] and
+          re.search(r"^chat\s+500\s+3\s+1\s+\d+\s+0$", r.stdout, re.M) and
+          re.search(r"^empty\s+10000\s+0\s+0\s+0\s+0$", r.stdout, re.M),
+          "leafctl keyed list: a table of the spaces and this node's counters: %s%s" % (r.stdout, r.stderr))
     rc, out, err = inspect(zk.address(), "kz", "keyed")
     log(out)
     check(rc == 0 and "keyed spaces of kz: 2" in out, "keyed view: %d %s %s" % (rc, out, err))

@@ -244,6 +244,7 @@ static void keyed_on_list(struct sequence_service *svc, const struct zk_event *e
         }
     }
     if (j->left == 0) {
+        keyed_list_forget(ks); /* every space known here: no read holds the names */
         keyed_job_end(svc, LEAF_OK);
     }
 }
