@@ -114,6 +114,8 @@ with Env() as env:
     check(re.search(r"^  keyed chat\s+step 500\s+sections 1", out, re.M),
           "the default view names the keyed spaces: %s" % out)
     check(k.stop() == 0, "k stops gracefully")
+    errors = [l for l in k.log_text().splitlines() if "level=error component=keyed" in l]
+    check(not errors, "no error logged for the keyed spaces' sections: %s" % errors[:3])
 
     dead = "127.0.0.1:%d" % free_port()
     rc, out, err = inspect(dead, "it")

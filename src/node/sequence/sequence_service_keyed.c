@@ -291,7 +291,10 @@ static void keyed_done(struct sequence_service *svc, uint64_t arg, enum sequence
     if (name == NULL) {
         return;
     }
-    if (r == SEQUENCE_RESULT_OK && data != NULL &&
+    /* Only a read answers with the record: a create answers with the path it made. */
+    const struct sequence_keyed_section *sec = sequence_keyed_section(k, space, section);
+    int read = sec != NULL && sec->inflight_op == SEQUENCE_OP_READ;
+    if (read && r == SEQUENCE_RESULT_OK && data != NULL &&
         sequence_record_parse_max(data, len, &stored) != LEAF_OK) {
         log_error("keyed", "%s/%s/%d holds no {\"max\":M}: %.*s; the section waits for a repair",
                   svc->keyed.dir, name, section, (int)(len < 80 ? len : 80), data);
