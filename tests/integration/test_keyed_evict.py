@@ -7,15 +7,12 @@ before. The node's RSS is read after each round and stays bounded (the last roun
 factor of the RSS at 100,000 keys, and far below what 1,000,000 resident keys would take);
 leafd_keyed_resident_keys stays <= 100000 and leafd_keyed_evictions_total counts the keys that
 left."""
-import multiprocessing
 import os
-import re
 import time
 
-import redis
-
+from keyedload import incr_keys, space_metric
 from leafdtest import Env, check, http, log, rss_kb, wait_until
-from ordercheck import History, verify
+from ordercheck import verify
 from zkhelpers import zk_props
 
 MAX_KEYS = 100000
@@ -29,47 +26,8 @@ SPACE = "ev"
 RSS_FACTOR = 1.25  # the last round's RSS within this factor of the RSS at 100,000 keys
 
 
-def client(i, port, hdir, keys):
-    """Every PROCS-th key of keys from i, PIPE INCRs per round trip; exits 1 on a bad answer."""
-    hist = History(hdir, "resp%d" % i)
-    r = redis.Redis(port=port, socket_timeout=60)
-    mine = keys[i::PROCS]
-    bad = 0
-    for at in range(0, len(mine), PIPE):
-        batch = mine[at:at + PIPE]
-        pipe = r.pipeline(transaction=False)
-        for k in batch:
-            pipe.incr("keyed:%s:%s" % (SPACE, k))
-        t0 = time.monotonic_ns()
-        got = pipe.execute(raise_on_error=False)
-        t1 = time.monotonic_ns()
-        for k, v in zip(batch, got):
-            if isinstance(v, int) and v >= 1:
-                hist.record("keyed:%s:%s" % (SPACE, k), t0, t1, first=v, who="resp%d" % i)
-            else:
-                hist.record("keyed:%s:%s" % (SPACE, k), t0, t1, error=str(v)[:60])
-                bad += 1
-    hist.close()
-    r.close()
-    os._exit(1 if bad else 0)
-
-
 def metric(node, name):
-    body = node.get("/metrics")[1]
-    m = re.search(r'^%s\{space="%s"\} (\d+)' % (name, SPACE), body, re.M)
-    return int(m.group(1)) if m else None
-
-
-def run_round(n, keys, hdir):
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=client, args=(i, n.resp_port, hdir, keys)) for i in range(PROCS)]
-    for p in procs:
-        p.start()
-    ok = True
-    for p in procs:
-        p.join(300)
-        ok = ok and p.exitcode == 0
-    return ok
+    return space_metric(node, name, SPACE)
 
 
 env = Env()
@@ -93,7 +51,7 @@ for rnd in range(ROUNDS + 1):
     # Revisit keys spread over every earlier round: the bound evicted most of them long ago.
     back = ["u%07d" % k for k in range(0, touched, max(1, touched // REVISIT))][:REVISIT]
     t0 = time.monotonic()
-    check(run_round(n, new + back, HISTORY),
+    check(incr_keys(n.resp_port, HISTORY, SPACE, new + back, PROCS, PIPE, 300),
           "round %d: every INCR answered an ID >= 1 (%d new keys, %d revisited)" % (rnd, fresh, len(back)))
     touched += fresh
     rss.append(rss_kb(pid))
