@@ -4,8 +4,10 @@ step 10000 and serves (HTTP and RESP); a bad space name is still refused and nev
 nodes racing to create one space both serve it (the one that finds it exists reads it; the standby
 redirects to the primary rather than refusing), and the space is created once. A node of another
 cluster without autocreate answers an unknown space with 404 no_such_space / -NO_SUCH_SPACE naming
-the space, and creates nothing. Every call that takes IDs is recorded (tests/lib/ordercheck.py)
+the space, and creates nothing. With auth, only a caller holding the create right creates the space
+(one with ids alone gets no_such_space, and does not delay a creator after it). Every call that takes IDs is recorded (tests/lib/ordercheck.py)
 and the history passes the order checker."""
+import base64
 import json
 import os
 import threading
@@ -141,6 +143,46 @@ if redis is not None:
 check("ghost" not in (cli_list(zk, "/leafd/kno/keyed") or []), "nothing was created")
 st, ids, _ = get_ids(p, "fresh", "conv1")
 check(st == 200 and ids[0] > ids2[0], "the autocreate node still serves its keys: %r" % ids)
+
+log("with auth: autocreate needs the create right; a caller without it leaves the space unknown")
+TOKEN = "keyed-autocreate-admin-token"
+ADMIN = {"Authorization": "Bearer " + TOKEN}
+a = env.leafd("auth", zk_props(zk.address(), name="kau", **{
+    "leafd.sequence.enable": "true", "leafd.sequence.autocreate": "true",
+    "leafd.auth.enable": "true", "leafd.zk.auth": "digest:leafd:zk-secret-0",
+    "leafd.admin.token": TOKEN}), wait_ready=False)
+check(a.wait_ready(30), "a node with auth on is ready")
+
+
+def user(name, grant):
+    st, body, _ = http(a.port, "/api/users", method="POST", headers=ADMIN,
+                       body=json.dumps({"name": name, "grants": [grant]}))
+    check(st == 201, "user %s with %s: %d %s" % (name, grant, st, body))
+    secret = json.loads(body).get("secret", "") if st == 201 else ""
+    return {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (name, secret)).encode()).decode()}
+
+
+reader = user("reader", "keyed:auto:*:ids")
+maker = user("maker", "keyed:auto:*:ids,create")
+check(wait_until(lambda: role(a) == "primary", 15), "the auth node is its primary")
+st, body, _ = http(a.port, "/api/keyed/get/auto/x", headers=reader)
+check(st == 404 and "no_such_space" in body, "ids alone: the space stays unknown: %d %s" % (st, body))
+with hist.call("keyed:auto:x") as c:
+    st, body, _ = http(a.port, "/api/keyed/get/auto/x", headers=maker)
+    if st == 200:
+        c.value = int(body)
+    else:
+        c.fail(st)
+check(st == 200 and int(body) >= 1,
+      "create: the space is created at once, though a reader found it absent just before: %d %s"
+      % (st, body))
+with hist.call("keyed:auto:x") as c:
+    st, body2, _ = http(a.port, "/api/keyed/get/auto/x", headers=reader)
+    if st == 200:
+        c.value = int(body2)
+    else:
+        c.fail(st)
+check(st == 200 and int(body2) > int(body or 0), "then the reader is served above: %d %s" % (st, body2))
 
 hist.close()
 ok, text = verify(HISTORY)
