@@ -5,8 +5,8 @@ nodes racing to create one space both serve it (the one that finds it exists rea
 redirects to the primary rather than refusing), and the space is created once. A node of another
 cluster without autocreate answers an unknown space with 404 no_such_space / -NO_SUCH_SPACE naming
 the space, and creates nothing. With auth, only a caller holding the create right creates the space
-(one with ids alone gets no_such_space, and does not delay a creator after it). Every call that takes IDs is recorded (tests/lib/ordercheck.py)
-and the history passes the order checker."""
+(one with ids alone gets no_such_space, and does not delay a creator after it). Every call that
+takes IDs is recorded (tests/lib/ordercheck.py) and the history passes the order checker."""
 import base64
 import json
 import os
