@@ -24,6 +24,15 @@ set_property(TEST it.test_keyed_failover APPEND PROPERTY LABELS sequence)
 leaf_resp_test(test_keyed_million)
 set_property(TEST it.test_keyed_million APPEND PROPERTY LABELS sequence)
 set_tests_properties(it.test_keyed_million PROPERTIES TIMEOUT 900)
+# The bound on resident keys: leafd.keyed.max.keys = 100000 and 1,000,000 keys touched in rounds
+# that revisit evicted keys; the RSS stays bounded, every call through the order checker.
+leaf_resp_test(test_keyed_evict)
+set_property(TEST it.test_keyed_evict APPEND PROPERTY LABELS sequence)
+set_tests_properties(it.test_keyed_evict PROPERTIES TIMEOUT 600)
+# Keyed spaces created on first use (leafd.sequence.autocreate): two nodes racing to create one
+# space both serve it; without autocreate an unknown space is refused naming it.
+leaf_resp_test(test_keyed_autocreate)
+set_property(TEST it.test_keyed_autocreate APPEND PROPERTY LABELS sequence)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow

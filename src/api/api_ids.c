@@ -106,7 +106,8 @@ static leaf_status_t api_ids_outcome(struct http_request *req, const struct ids_
     } else if (rc != LEAF_OK && c->err == IDS_E_NOT_PRIMARY) {
         respond_redirect(req, &c->primary);
     } else if (rc != LEAF_OK) {
-        door_http_error(req, c->err, NULL);
+        char text[160];
+        door_http_error(req, c->err, door_ids_error_text(c, text, sizeof(text)));
     }
     return rc;
 }
@@ -123,8 +124,8 @@ static void api_ids_call_init(struct ids_call *c, struct http_request *req, enum
         .now_ms = http_request_now(req),
         .wait = req->wait,
         /* Autocreate needs the 'create' right, as POST /api/sequence does (docs/SECURITY.md). */
-        .may_create =
-            mode == IDS_SEQUENCE && door_http_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
+        .may_create = (mode == IDS_SEQUENCE || mode == IDS_KEYED) &&
+                      door_http_auth_may(req, AUTH_NEED_CREATE, mode, key, key_len),
     };
 }
 

@@ -131,7 +131,7 @@ static void call_init(struct resp_request *req, const struct key_ref *k, int cou
         .now_ms = req->now_ms,
         .wait = req->wait,
         /* Autocreate needs the 'create' right, as POST /api/sequence does (docs/SECURITY.md). */
-        .may_create = k->mode == IDS_SEQUENCE &&
+        .may_create = (k->mode == IDS_SEQUENCE || k->mode == IDS_KEYED) &&
                       command_auth_may(req, AUTH_NEED_CREATE, k->mode, k->name, k->len),
     };
 }
@@ -187,7 +187,9 @@ static leaf_status_t issue_outcome(struct resp_request *req, const struct key_re
         command_outcome_error(req, RESP_O_IDS + (int)c->err, "%s %s",
                               door_error(IDS_E_NO_PRIMARY)->resp, TRYAGAIN_WHY);
     } else if (rc != LEAF_OK) {
-        command_outcome_ids_error(req, c->err, c->err == IDS_E_NO_PRIMARY ? TRYAGAIN_WHY : NULL);
+        char text[160];
+        const char *why = door_ids_error_text(c, text, sizeof(text));
+        command_outcome_ids_error(req, c->err, c->err == IDS_E_NO_PRIMARY ? TRYAGAIN_WHY : why);
     }
     (void)k;
     return rc;

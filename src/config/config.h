@@ -156,7 +156,8 @@ enum config_db_tls {
     X("leafd.sequence.batch", CONFIG_INT, sequence_batch, "10000", 1, 1000000000,                  \
       "IDs persisted ahead per ZooKeeper write (grows with the rate)")                             \
     X("leafd.sequence.autocreate", CONFIG_BOOL, sequence_autocreate, "false", 0, 1,                \
-      "a first request for an unknown sequence creates it at 1")                                   \
+      "a first request for an unknown sequence creates it at 1, and for an unknown keyed "         \
+      "space creates the space (step 10000); the caller needs the create right")                   \
     X("leafd.sequence.sharding", CONFIG_BOOL, sequence_sharding, "false", 0, 1,                    \
       "split the 16384 slots among the live sequence nodes, each range with its own primary; "     \
       "turns on only once every node of the sequence line has it, and then stays on "              \

@@ -1,6 +1,7 @@
 #include "door_ids.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -159,8 +160,8 @@ static leaf_status_t issue_keyed(const struct door_ctx *ctx, struct ids_call *c,
     size_t space_len = (size_t)(colon - c->key);
     int64_t first = 0;
     leaf_status_t rc = sequence_service_keyed_next(ctx->sequence, c->key, space_len, colon + 1,
-                                                   c->key_len - space_len - 1, c->count, &first,
-                                                   c->wait, &c->primary);
+                                                   c->key_len - space_len - 1, c->count,
+                                                   c->may_create, &first, c->wait, &c->primary);
     if (rc == LEAF_ENOTFOUND) {
         leaf_wait_cancel(c->wait);
         c->err = IDS_E_NO_SUCH_SPACE;
@@ -186,6 +187,18 @@ leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int6
     leaf_status_t rc =
         sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
     return rc == LEAF_OK ? LEAF_OK : sequence_outcome(c, rc);
+}
+
+const char *door_ids_error_text(const struct ids_call *c, char *buf, size_t cap) {
+    const char *colon = c->key != NULL ? memchr(c->key, ':', c->key_len) : NULL;
+    if (c->err != IDS_E_NO_SUCH_SPACE || colon == NULL) {
+        return NULL;
+    }
+    snprintf(buf, cap,
+             "no such keyed space '%.*s' (create it with POST /api/keyed, or on first use with "
+             "leafd.sequence.autocreate)",
+             (int)(colon - c->key), c->key);
+    return buf;
 }
 
 enum door_error door_ids_key_error(enum ids_mode mode) {

@@ -40,8 +40,9 @@ struct ids_call {
     int64_t first_seen_ms; /* monotonic ms when the request arrived */
     int64_t now_ms;        /* monotonic ms now */
     struct leaf_wait *wait;
-    int may_create; /* sequences: an unknown one may be created (leafd.sequence.autocreate) by
-                     * this caller: it holds the 'create' right (always 1 with auth off) */
+    int may_create; /* sequences, keyed spaces: an unknown one may be created
+                     * (leafd.sequence.autocreate) by this caller: it holds the 'create' right
+                     * (always 1 with auth off) */
     /* outputs */
     struct sequence_numbering numbering; /* IDS_NUMBER: the definition the numbers follow */
     int64_t day;                         /* IDS_NUMBER: the primary's local day when issued */
@@ -59,6 +60,10 @@ struct ids_call {
  * already be valid (ids_mode_key_ok) and count within 1..10000.
  */
 leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids);
+
+/* The words of a refused call's error where they name more than its row (c->err
+ * IDS_E_NO_SUCH_SPACE: the space), written into buf; NULL: the row's own. */
+const char *door_ids_error_text(const struct ids_call *c, char *buf, size_t cap);
 
 /* The error a key that breaks mode's key rule gets (ids_mode_key_ok): BAD_TAG's rows. */
 enum door_error door_ids_key_error(enum ids_mode mode);

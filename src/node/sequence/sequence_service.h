@@ -148,7 +148,9 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
  * next: n consecutive IDs *first .. *first + n - 1 of key (1-200 bytes, any byte) in space.
  * As sequence_service_next(): LEAF_OK; LEAF_EAGAIN (parked, w woken); LEAF_EUNAVAIL (*where
  * says where the owner is; known = 0: none now); LEAF_ENOTFOUND: no such space (the space
- * table is read again when a name is not known, as numberings are); LEAF_ERANGE: past
+ * table is read again when a name is not known, as numberings are; with
+ * leafd.sequence.autocreate and may_create, the caller's 'create' right, an absent space is
+ * created, step SEQUENCE_KEYED_DEFAULT_STEP, and the call goes on); LEAF_ERANGE: past
  * INT64_MAX; LEAF_ENOMEM. Any event-loop thread.
  * create: a space with its step (1 .. SEQUENCE_KEYED_MAX_STEP), a parked job with a ticket as
  * sequence_service_create_seq: LEAF_OK, LEAF_EEXIST, LEAF_EINVAL (name or step),
@@ -163,8 +165,8 @@ struct sequence_keyed_view {
 };
 leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const char *space,
                                           size_t space_len, const char *key, size_t key_len,
-                                          int64_t n, int64_t *first, struct leaf_wait *w,
-                                          struct sequence_where *where);
+                                          int64_t n, int may_create, int64_t *first,
+                                          struct leaf_wait *w, struct sequence_where *where);
 leaf_status_t sequence_service_keyed_create(struct sequence_service *svc, const char *space,
                                             size_t len, int64_t step, int *ticket,
                                             struct leaf_wait *w);

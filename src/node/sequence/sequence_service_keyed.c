@@ -11,9 +11,11 @@
  * started on the first request after this node gained it (a new term, or sharded a slot of it
  * arrived: shards.own is only set after the previous owner's lease, docs/cluster.md); a
  * request that cannot issue now parks on its space's waiters. The control thread performs the
- * core's actions and reads unknown spaces (lookups), and wakes the waiters when an answer
- * changes something. The spaces' definitions and admin jobs are sequence_service_keyed_space.c's;
- * losing slots gives sections back (sequence_service_keyed_give.c).
+ * core's actions and reads unknown spaces (lookups; with leafd.sequence.autocreate it creates
+ * an absent one, step SEQUENCE_KEYED_DEFAULT_STEP, as POST /api/keyed would), and wakes the
+ * waiters when an answer changes something. The spaces' definitions and admin jobs are
+ * sequence_service_keyed_space.c's; losing slots gives sections back
+ * (sequence_service_keyed_give.c).
  * Layer: the node (src/node/sequence), between sequence_service_zk.c (which calls run and
  * on_zk) and sequence_service_shard.c (redirects).
  */
@@ -110,17 +112,26 @@ static struct seq_keyed_lookup *keyed_lookup_find(struct seq_keyed_svc *ks, cons
 }
 
 /* A space this node does not know: LEAF_EAGAIN while it is read (w parked), LEAF_ENOTFOUND
- * when it was found absent lately, LEAF_EUNAVAIL when its read failed lately; lock held. */
+ * when it was found absent lately, LEAF_EUNAVAIL when its read failed lately; lock held.
+ * create (leafd.sequence.autocreate, a caller who may create): an absent space is created,
+ * also one a caller who may not found absent lately. */
 static leaf_status_t keyed_lookup(struct sequence_service *svc, const char *name, size_t len,
-                                  struct leaf_wait *w, int *kick) {
+                                  int create, struct leaf_wait *w, int *kick) {
     int64_t now = clock_mono_ms();
     struct seq_keyed_lookup *l = keyed_lookup_find(&svc->keyed, name, len, now);
     if (l == NULL) {
         return LEAF_EUNAVAIL; /* SEQ_KEYED_LOOKUPS names read at once: try again */
     }
-    if ((l->state == SEQ_KEYED_ABSENT || l->state == SEQ_KEYED_FAILED) && now < l->until_ms) {
+    int lately =
+        (l->state == SEQ_KEYED_ABSENT || l->state == SEQ_KEYED_FAILED) && now < l->until_ms;
+    if (lately && (l->state == SEQ_KEYED_FAILED || !create)) {
         return l->state == SEQ_KEYED_ABSENT ? LEAF_ENOTFOUND : LEAF_EUNAVAIL;
     }
+    if (l->state == SEQ_KEYED_ABSENT || l->state == SEQ_KEYED_FAILED) {
+        l->create = 0; /* a new read */
+        l->tries = 0;
+    }
+    l->create |= create;
     if (l->state != SEQ_KEYED_SENT) {
         l->state = SEQ_KEYED_QUEUED;
         *kick = 1;
@@ -192,8 +203,8 @@ static leaf_status_t keyed_issue(struct sequence_service *svc, int space, const 
 
 leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const char *space,
                                           size_t space_len, const char *key, size_t key_len,
-                                          int64_t n, int64_t *first, struct leaf_wait *w,
-                                          struct sequence_where *where) {
+                                          int64_t n, int may_create, int64_t *first,
+                                          struct leaf_wait *w, struct sequence_where *where) {
     if (w != NULL) {
         leaf_wait_cancel(w); /* a resumed request: leave whatever list it was on */
     }
@@ -211,7 +222,8 @@ leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const ch
     pthread_mutex_lock(&svc->lock);
     int index = sequence_keyed_space_find(svc->keyed.core, space, space_len);
     if (index < 0) {
-        rc = keyed_lookup(svc, space, space_len, w, &kick);
+        rc = keyed_lookup(svc, space, space_len, svc->cfg->sequence_autocreate && may_create, w,
+                          &kick);
     } else {
         rc = keyed_issue(svc, index, key, key_len, n, first, w, &kick);
     }
@@ -232,50 +244,117 @@ leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const ch
 
 /* ---- the control thread -------------------------------------------------------------------- */
 
+/* A lookup's end for a while: absent or failed, its waiters woken (lock held). */
+static void keyed_lookup_end(struct seq_keyed_lookup *l, enum seq_keyed_lookup_state state) {
+    l->state = state;
+    l->until_ms =
+        clock_mono_ms() + (state == SEQ_KEYED_ABSENT ? SEQ_KEYED_ABSENT_MS : SEQ_KEYED_FAILED_MS);
+    leaf_wait_wake_all(&l->waiters);
+}
+
+/* Sends lookup i's read (op OP_KEYED_SPACE), its autocreate (OP_KEYED_AUTO) or the re-creation
+ * of /keyed for it (OP_KEYED_AUTO_DIR); a request not sent fails the lookup. */
+static void keyed_lookup_send(struct sequence_service *svc, int i, int op) {
+    struct seq_keyed_svc *ks = &svc->keyed;
+    char path[SEQ_PATH_MAX], data[SEQUENCE_RECORD_MAX_LEN];
+    size_t len =
+        sequence_record_format_int(data, sizeof(data), "step", SEQUENCE_KEYED_DEFAULT_STEP);
+    pthread_mutex_lock(&svc->lock);
+    snprintf(path, sizeof(path), "%s/%s", ks->dir, ks->lookups[i].name);
+    ks->lookups[i].tries += op == OP_KEYED_AUTO;
+    pthread_mutex_unlock(&svc->lock);
+    leaf_status_t rc;
+    if (op == OP_KEYED_SPACE) {
+        rc = zk_session_aget(&svc->zsub, op, (uint64_t)i, path);
+    } else if (op == OP_KEYED_AUTO) {
+        rc = zk_session_acreate2(&svc->zsub, op, (uint64_t)i, path, data, len, ZK_MODE_PERSISTENT);
+    } else {
+        rc = zk_session_acreate2(&svc->zsub, op, (uint64_t)i, ks->dir, "", 0, ZK_MODE_PERSISTENT);
+    }
+    if (rc != LEAF_OK) {
+        log_warn("keyed", "%s: the request could not be sent (%s)", path, leaf_strstatus(rc));
+        pthread_mutex_lock(&svc->lock);
+        keyed_lookup_end(&ks->lookups[i], SEQ_KEYED_FAILED);
+        pthread_mutex_unlock(&svc->lock);
+    }
+}
+
 /* Sends the reads of the spaces asked for by event loops. */
 static void keyed_run_lookups(struct sequence_service *svc) {
     struct seq_keyed_svc *ks = &svc->keyed;
     for (int i = 0; i < SEQ_KEYED_LOOKUPS; i++) {
-        char path[SEQ_PATH_MAX];
         pthread_mutex_lock(&svc->lock);
         int go = ks->lookups[i].state == SEQ_KEYED_QUEUED;
         if (go) {
             ks->lookups[i].state = SEQ_KEYED_SENT;
-            snprintf(path, sizeof(path), "%s/%s", ks->dir, ks->lookups[i].name);
         }
         pthread_mutex_unlock(&svc->lock);
-        if (go && zk_session_aget(&svc->zsub, OP_KEYED_SPACE, (uint64_t)i, path) != LEAF_OK) {
-            pthread_mutex_lock(&svc->lock);
-            ks->lookups[i].state = SEQ_KEYED_FAILED;
-            ks->lookups[i].until_ms = clock_mono_ms() + SEQ_KEYED_FAILED_MS;
-            leaf_wait_wake_all(&ks->lookups[i].waiters);
-            pthread_mutex_unlock(&svc->lock);
+        if (go) {
+            keyed_lookup_send(svc, i, OP_KEYED_SPACE);
         }
     }
 }
 
-static void keyed_on_lookup(struct sequence_service *svc, const struct zk_event *ev) {
+/* The answer to a lookup's read, autocreate or /keyed; the next request to send, or -1 (lock
+ * held). A create that finds the space exists (another node created it) reads it. */
+static int keyed_lookup_answer(struct sequence_service *svc, struct seq_keyed_lookup *l,
+                               const struct zk_event *ev) {
     struct seq_keyed_svc *ks = &svc->keyed;
+    char data[SEQUENCE_RECORD_MAX_LEN];
+    const char *def = ev->data;
+    size_t len = ev->len;
+    if (ev->op == OP_KEYED_AUTO && ev->result == ZK_RESULT_OK) {
+        def = data;
+        len = sequence_record_format_int(data, sizeof(data), "step", SEQUENCE_KEYED_DEFAULT_STEP);
+        log_info("keyed",
+                 "keyed space %s created on first use (leafd.sequence.autocreate, step %d)",
+                 l->name, SEQUENCE_KEYED_DEFAULT_STEP);
+    }
+    int may_create = l->create && l->tries < SEQ_KEYED_CREATE_TRIES &&
+                     ks->core->nspaces < SEQUENCE_KEYED_MAX_SPACES;
+    if (ev->op == OP_KEYED_AUTO_DIR) {
+        if (ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_EXISTS) {
+            return OP_KEYED_AUTO;
+        }
+    } else if (ev->result == ZK_RESULT_OK) {
+        if (sequence_service_keyed_space_learn(svc, l->name, def, len) == LEAF_OK) {
+            l->state = SEQ_KEYED_FREE;
+            leaf_wait_wake_all(&l->waiters);
+            return -1;
+        }
+    } else if (ev->op == OP_KEYED_AUTO && ev->result == ZK_RESULT_EXISTS) {
+        return OP_KEYED_SPACE;
+    } else if (ev->result == ZK_RESULT_NONODE && ev->op == OP_KEYED_SPACE) {
+        if (may_create) {
+            return OP_KEYED_AUTO;
+        }
+        keyed_lookup_end(l, SEQ_KEYED_ABSENT);
+        return -1;
+    } else if (ev->result == ZK_RESULT_NONODE && may_create) {
+        return OP_KEYED_AUTO_DIR; /* /keyed is gone (a tree wiped by hand) */
+    }
+    if (ev->op != OP_KEYED_SPACE) {
+        log_warn("keyed", "creating %s/%s on first use failed (%s)", ks->dir, l->name,
+                 leaf_strstatus(ev->rc));
+    }
+    keyed_lookup_end(l, SEQ_KEYED_FAILED);
+    return -1;
+}
+
+static void keyed_on_lookup(struct sequence_service *svc, const struct zk_event *ev) {
     if (ev->arg >= SEQ_KEYED_LOOKUPS) {
         return;
     }
+    int next = -1;
     pthread_mutex_lock(&svc->lock);
-    struct seq_keyed_lookup *l = &ks->lookups[ev->arg];
+    struct seq_keyed_lookup *l = &svc->keyed.lookups[ev->arg];
     if (l->state == SEQ_KEYED_SENT) {
-        int64_t now = clock_mono_ms();
-        if (ev->result == ZK_RESULT_OK &&
-            sequence_service_keyed_space_learn(svc, l->name, ev->data, ev->len) == LEAF_OK) {
-            l->state = SEQ_KEYED_FREE;
-        } else if (ev->result == ZK_RESULT_NONODE) {
-            l->state = SEQ_KEYED_ABSENT;
-            l->until_ms = now + SEQ_KEYED_ABSENT_MS;
-        } else {
-            l->state = SEQ_KEYED_FAILED;
-            l->until_ms = now + SEQ_KEYED_FAILED_MS;
-        }
-        leaf_wait_wake_all(&l->waiters);
+        next = keyed_lookup_answer(svc, l, ev);
     }
     pthread_mutex_unlock(&svc->lock);
+    if (next >= 0) {
+        keyed_lookup_send(svc, (int)ev->arg, next);
+    }
 }
 
 /* ---- the sections: perform what the core asks ---------------------------------------------- */
@@ -369,7 +448,9 @@ void sequence_service_keyed_on_zk(struct sequence_service *svc, const struct zk_
         return;
     }
     switch (ev->op) {
-    case OP_KEYED_SPACE: keyed_on_lookup(svc, ev); break;
+    case OP_KEYED_SPACE:
+    case OP_KEYED_AUTO:
+    case OP_KEYED_AUTO_DIR: keyed_on_lookup(svc, ev); break;
     case OP_KEYED_SECTION:
         pthread_mutex_lock(&svc->lock);
         keyed_done(svc, ev->arg, sequence_service_table_result(ev->result), ev->data, ev->len,

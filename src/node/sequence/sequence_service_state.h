@@ -75,6 +75,8 @@ enum {
     OP_KEYED_LIST,     /* the children of /keyed */
     OP_KEYED_LIST_GET, /* a listed space's definition */
     OP_KEYED_GIVEBACK, /* sequence_service_keyed_give.c: a section written back down */
+    OP_KEYED_AUTO,     /* sequence_service_keyed.c: a space created on first use (arg: lookup) */
+    OP_KEYED_AUTO_DIR, /* /keyed created again for it (arg: the lookup) */
 };
 
 /* One sequence; guarded by svc->lock. Never freed while the service runs. */
@@ -240,7 +242,8 @@ struct seq_shards {
  * Keyed sequences (docs/keyed-sequences.md): sequence_service_keyed.c performs what
  * sequence/sequence_keyed.h decides; sequence_service_keyed_give.c gives sections back.
  * A space not known here is read from ZooKeeper by a lookup (requests park on it); a
- * space found absent answers "not found" for SEQ_KEYED_ABSENT_MS, as numberings cache.
+ * space found absent answers "not found" for SEQ_KEYED_ABSENT_MS, as numberings cache, or
+ * with leafd.sequence.autocreate is created by the lookup (step SEQUENCE_KEYED_DEFAULT_STEP).
  */
 #define SEQ_KEYED_LOOKUPS 64     /* unknown spaces read at once */
 #define SEQ_KEYED_JOBS 16        /* admin creates and lists in flight */
@@ -251,7 +254,7 @@ struct seq_shards {
 enum seq_keyed_lookup_state {
     SEQ_KEYED_FREE = 0,
     SEQ_KEYED_QUEUED, /* to be read by the control thread */
-    SEQ_KEYED_SENT,   /* read, answer awaited */
+    SEQ_KEYED_SENT,   /* read (or, autocreate, created), answer awaited */
     SEQ_KEYED_ABSENT, /* no such space, until until_ms */
     SEQ_KEYED_FAILED, /* the read failed, until until_ms */
 };
@@ -259,6 +262,8 @@ enum seq_keyed_lookup_state {
 /* A space being looked up; guarded by svc->lock. */
 struct seq_keyed_lookup {
     enum seq_keyed_lookup_state state;
+    int create; /* leafd.sequence.autocreate and a waiter who may create: absent -> created */
+    int tries;  /* creates sent (SEQ_KEYED_CREATE_TRIES) */
     int64_t until_ms;
     size_t len;
     char name[SEQUENCE_KEYED_NAME_MAX + 1];

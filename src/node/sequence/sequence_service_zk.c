@@ -634,6 +634,8 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_NUMBERING_SEQ_DEL: sequence_service_numbering_on_zk(svc, ev); break;
     case OP_KEYED_GIVEBACK: sequence_service_keyed_give_on_zk(svc, ev); break;
     case OP_KEYED_SPACE:
+    case OP_KEYED_AUTO:
+    case OP_KEYED_AUTO_DIR:
     case OP_KEYED_SECTION:
     case OP_KEYED_CREATE:
     case OP_KEYED_DIR:
