@@ -108,19 +108,14 @@ class KeyedClients:
         stats["keyed_jump"] = self._jumps(verdict, calls, windows)
 
     def _jumps(self, verdict, calls, windows):
-        """The jump bound; returns (largest jump past the section's highest, its key, faults)."""
-        off = time.time() - time.monotonic()  # windows are on time.time()
-        spans = [(w.start, w.end, w.fid) for w in windows]
-        worst, over = (0, None, 0), []
-        for c, jump, since in keyedclients.section_jumps(calls, SPACE):
-            a, b = since / 1e9 + off, c[1] / 1e9 + off
-            faults = len({fid for (s, e, fid) in spans if s <= b and e >= a})
-            bound = STEP * max(1, 2 * faults) + max(COUNTS)
-            if jump > worst[0]:
-                worst = (jump, c[2], faults)
-            if jump > bound:
-                over.append("%s (%s): first ID %d is %d above its section's highest, bound %d "
-                            "(%d faults in between)" % (c[2], c[5], c[3], jump, bound, faults))
-        for text in over[:SHOW]:
+        """The jump bound, two takeovers per fault; returns the worst (jump, key, faults)."""
+        off = time.monotonic_ns() - int(time.time() * 1e9)  # windows are on time.time()
+        spans = {}
+        for w in windows:  # one span per fault: its windows' union
+            a, b = spans.get(w.fid, (w.start, w.end))
+            spans[w.fid] = (min(a, w.start), max(b, w.end))
+        faults = [(int(a * 1e9) + off, int(b * 1e9) + off) for a, b in spans.values()]
+        worst, breaches = keyedclients.jump_bound(calls, SPACE, STEP, max(COUNTS), faults, 2)
+        for text in breaches[:SHOW]:
             verdict.bad("keyed jump bound", text)
         return worst

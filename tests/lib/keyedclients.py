@@ -165,11 +165,13 @@ def stop(procs, stop_file, timeout=15):
 
 
 def section_calls(h, space):
-    """Every answered call of the histories h (ordercheck.Histories) as (start ns, end ns, key,
-    first, last, who), sorted by start."""
-    calls = []
+    """Every answered call of the space's keys in the histories h (ordercheck.Histories) as
+    (start ns, end ns, key, first, last, who), sorted by start."""
+    calls, prefix = [], "keyed:%s:" % space
     for k, kl in h.keys.items():
-        key = k.split(":", 2)[2]
+        if not k.startswith(prefix):
+            continue
+        key = k[len(prefix):]
         for j in range(len(kl.first)):
             calls.append((kl.start[j], kl.end[j], key, kl.first[j], kl.last[j],
                           h.names[kl.who[j]]))
@@ -189,6 +191,25 @@ def section_jumps(calls, space):
         if sec not in high or c[4] > high[sec][0]:
             high[sec] = (c[4], c[0])
     return out
+
+
+def jump_bound(calls, space, step, max_count, faults, per_fault=1):
+    """The failover cost's bound (docs/keyed-sequences.md, "Costs": a takeover costs at most a
+    step, each takeover in a row with no ID issued in between one more): a call's first ID lies
+    at most step x max(1, per_fault x the faults between) + max_count above its section's
+    highest, the faults between being those of faults [(start ns, end ns)] that overlap the time
+    from the call holding that highest to this call's end. Returns (worst, breaches): worst =
+    (jump, key, faults between), breaches = texts."""
+    worst, breaches = (0, None, 0), []
+    for c, jump, since in section_jumps(calls, space):
+        between = sum(1 for (a, b) in faults if a <= c[1] and b >= since)
+        bound = step * max(1, per_fault * between) + max_count
+        if jump > worst[0]:
+            worst = (jump, c[2], between)
+        if jump > bound:
+            breaches.append("%s (%s): first ID %d is %d above its section's highest, bound %d "
+                            "(%d faults between)" % (c[2], c[5], c[3], jump, bound, between))
+    return worst, breaches
 
 
 if __name__ == "__main__":
