@@ -19,8 +19,8 @@ while, one after the other:
       (its timeout + 1 s after the cut) no node answers a keyed call until the heal; then
       they answer again.
 Every call of every client goes through the order checker (tests/lib/ordercheck.py): 0
-violations, 0 repeats; IDs >= 1; no call's first ID lies more than 2 x step (+ its count) above
-its section's highest ID answered before. Runs about 60 s."""
+violations, 0 repeats; IDs >= 1; no call's first ID lies more than a step (three from (d) on;
+plus a count) above its section's highest ID answered before. Runs about 35 s."""
 import json
 import logging
 import os
@@ -231,9 +231,15 @@ def main():
         w = max(mine, key=lambda j: j[1]) if mine else ((0, 0, "-", 0, 0, "-"), 0, 0)
         log("phase %s: %d calls, largest first ID above its section's highest: %d (%s by %s)"
             % (ph, len(mine), w[1], w[0][2], w[0][5]))
-    over = [j for j in jumps if j[1] > 2 * STEP + j[0][4] - j[0][3] + 1]
-    check(not over, "no call starts more than 2 x step above its section's highest: %s"
-          % ["%s %d" % (j[0][2], j[1]) for j in over[:5]])
+    # The failover cost (docs/keyed-sequences.md, "Costs"): a step per takeover in a row. Through
+    # (a)-(c) every move is a hand-over (given back) or a straddling section's: one step at most.
+    # After (d) every session expired and the slot map forms again as the nodes come back: a
+    # section may be started, moved and started again before a client sees its IDs (measured:
+    # up to 1,966 with step 1,000), so three steps there.
+    t_d = dict(phases)["d"]
+    _, over = keyedclients.jump_bound(calls, SPACE, STEP, max(COUNTS), [(t_d, 2**62)], 3)
+    check(not over, "no call starts more than a step above its section's highest (three after "
+          "ZooKeeper's outage): %s" % over[:5])
 
     handed = [j for j in jumps if t_up <= j[0][0] <= t_upped + 2 * 10**9 and
               on_node(j[0]) == "n0" and keyedclients.section(SPACE, j[0][2]) not in straddle]
