@@ -33,6 +33,12 @@ set_tests_properties(it.test_keyed_evict PROPERTIES TIMEOUT 600)
 # space both serve it; without autocreate an unknown space is refused naming it.
 leaf_resp_test(test_keyed_autocreate)
 set_property(TEST it.test_keyed_autocreate APPEND PROPERTY LABELS sequence)
+# Keyed sequences at the mode's boundaries: sharded owners with a node joining and one leaving,
+# an in-place upgrade (the given-back maxima), wall clock steps (libfaketime) and ZooKeeper out
+# past the session timeout, with plain and RedisCluster clients; the order checker over all.
+leaf_resp_test(test_keyed_faults)
+set_property(TEST it.test_keyed_faults APPEND PROPERTY LABELS sequence)
+leaf_clock_test(test_keyed_faults)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow

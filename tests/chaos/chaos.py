@@ -54,7 +54,10 @@ per node run (per client in receive order, across clients in real time,
 and across restarts), segment IDs ascending per node run, no snowflake ID
 beyond the node's clock + reserve.ms + 1 s, one distinct worker ID per
 node, every client error inside a fault window that explains it, and every
-node serving both modes again at the end.
+node serving both modes again at the end. Four more client processes (two
+HTTP, two RESP) take keyed IDs of many keys of a space with a small step,
+following redirects: the order checker over their calls (0 violations, 0
+repeats) and the failover jump bound (chaos_keyed.py).
 
 --lease runs the lease-mode node set (docs/cluster.md, "Worker-ID leases"): the nodes use
 leafd.snowflake.worker.mode = lease with a 4 s ZooKeeper session, each
@@ -104,6 +107,7 @@ import chaos_client_lib  # noqa: E402
 from chaos_clients import Client  # noqa: E402
 from chaos_cluster import Cluster  # noqa: E402
 from chaos_faults import FaultLog, Scheduler, kinds_of, make_schedule  # noqa: E402
+from chaos_keyed import STEP as KEYED_STEP, KeyedClients  # noqa: E402
 from chaos_verify import Verdict, verify  # noqa: E402
 from zkhelpers import FAKETIME_LIB, cli_list  # noqa: E402
 
@@ -209,7 +213,7 @@ def main():
     verdict = Verdict()
     failed = True
     stop = threading.Event()
-    clients, sched, flog = [], None, None
+    clients, sched, flog, keyed = [], None, None, None
     try:
         t_setup = time.time()
         cluster.start(say)
@@ -223,6 +227,8 @@ def main():
         for c in clients:
             c.start()
         lib = chaos_client_lib.start(cluster, args.seed, stop, say)
+        keyed = KeyedClients(cluster, args.seconds, say)
+        keyed.start()
         sched = Scheduler(cluster, schedule, t_start, args.seconds, flog)
         sched.start()
         while time.time() - t_start < args.seconds:
@@ -244,6 +250,7 @@ def main():
         stop.set()
         for c in clients:
             c.join(30)
+        keyed.stop()
         t_end = time.time()
         say("load stopped; %.1f s of faults + %.1f s of recovery" % (args.seconds,
                                                                        t_end - t_start - args.seconds))
@@ -261,6 +268,7 @@ def main():
                                 (q0, q1), verdict, opaque_plain,
                                 lease=sched if args.lease else None, extra=sched)
         chaos_client_lib.check(lib, clients, verdict, say)
+        keyed.check(verdict, sched.windows, stats)
         say("checks took %.1f s" % (time.time() - t_v))
         summary(args, sched, stats, t_end - t_start)
         small_steps_summary(sched, clients, verdict)
@@ -282,6 +290,8 @@ def main():
         stop.set()
         if sched:
             sched.stop_flag.set()
+        if keyed:
+            keyed.stop()
         if failed:
             report_failure(args, replay, flog, verdict, cluster)
         else:
@@ -437,6 +447,12 @@ def summary(args, sched, stats, elapsed):
         "segment/chaos), sequence %d (strictly increasing across nodes)"
         % (stats["snowflake_ids"], stats["segment_ids"], per_tag, stats.get("opaque_ids", 0),
            stats.get("sequence_ids", 0)))
+    if "keyed_calls" in stats:
+        jump, key, faults = stats["keyed_jump"]
+        say("keyed (chaos_keyed.py, step %d): %d calls answered, %d IDs, %d failed calls; largest "
+            "first ID above its section's highest: %d (%s, %d faults between)"
+            % (KEYED_STEP, stats["keyed_calls"], stats["keyed_ids"], stats["keyed_failed"], jump,
+               key, faults))
     kinds = kinds_of(args.lease)
     inj = collections.Counter(f.kind for f in sched.injected)
     say("faults injected: %d: %s" % (len(sched.injected), " ".join("%s=%d" % (k, inj[k]) for k in kinds)))

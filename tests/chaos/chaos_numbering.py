@@ -25,6 +25,9 @@ Checked, per numbering, over every answer (chaos_numbering_verify()):
   sent: every node has the same clock here).
 Every call is also recorded (tests/lib/ordercheck.py's History, on CLOCK_MONOTONIC, each
 period a key of counters; failed calls kept) and the history passes the order checker.
+Keyed sequences ride along (KEYED_SPACE, step 100): an HTTP and a RESP client process, their
+calls through the order checker too, and the failover jump bound (a call's first ID at most a
+step per kill between above its section's highest, plus a count).
 The verification is a function of its own, so that chaos.py can call it on
 histories it collects. About 45 s.
 """
@@ -38,8 +41,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import keyedclients  # noqa: E402
 from leafdtest import Env, check, http, log  # noqa: E402
-from ordercheck import History, verify  # noqa: E402
+from ordercheck import Histories, History, verify  # noqa: E402
 from seqcluster import find_primary, probe, seq_props  # noqa: E402
 from zkhelpers import FAKETIME_LIB, faketime_env  # noqa: E402
 
@@ -50,6 +54,12 @@ DEFS = ({"name": "ORD", "prefix": "ORD", "date": "yyyyMMdd", "width": 4, "period
          "time_zone": "Asia/Shanghai"})
 SESSION_MS = 4000
 TO_MIDNIGHT_S = 14  # from the nodes' start; at least 8 s once they serve (else new nodes)
+# Keyed sequences beside the numberings (docs/keyed-sequences.md): one HTTP and one RESP client
+# process (tests/lib/keyedclients.py) on KEYED_KEYS of a space with a small step, so that each
+# kill -9 hands sections over with their maxima not given back.
+KEYED_SPACE, KEYED_STEP = "nk", 100
+KEYED_KEYS = ["k%d" % i for i in range(100)] + ["{t%d}:k%d" % (i % 5, i) for i in range(20)]
+KEYED_COUNTS = (1, 1, 2, 5)
 
 
 def sh_day(t):
@@ -180,6 +190,10 @@ def up(env, zk, attempt):
         st, body, _ = http(find_primary(nodes).port, "/api/numbering", method="POST",
                            body=json.dumps(d))
         ok = ok and check(st == 201, "POST /api/numbering %s: %d %s" % (d["name"], st, body))
+    if ok:
+        st, body, _ = http(find_primary(nodes).port, "/api/keyed", method="POST",
+                           body=json.dumps({"name": KEYED_SPACE, "step": KEYED_STEP}))
+        ok = check(st == 201, "POST /api/keyed %s: %d %s" % (KEYED_SPACE, st, body))
     if ok and midnight - offset_s - time.time() > 8:
         return nodes, offset_s, midnight
     log("not up 8 s before the cluster's midnight: again with new nodes")
@@ -209,6 +223,12 @@ def main():
     history = os.path.join(env.dir, "history")
     clients = Clients(nodes, History(history, "numbering-clients"))
     clients.start()
+    keyed_stop = os.path.join(env.dir, "keyed-stop")
+    keyed = [keyedclients.start(proto, "keyed-" + proto, KEYED_SPACE, history, keyed_stop,
+                                time.time() + 120,
+                                [n.port if proto == "http" else n.resp_port for n in nodes],
+                                KEYED_KEYS, KEYED_COUNTS) for proto in ("http", "resp")]
+    kills = []  # (start, end) on time.monotonic_ns(): from the kill to the restart
     t_mid = midnight - offset_s  # real time of the cluster's midnight
     plan = [t_mid - 6, t_mid - 0.5, t_mid + 0.5, t_mid + 7][:args.kills]
     for at in plan:
@@ -218,10 +238,13 @@ def main():
             check(False, "a primary before the kill at %+.1f s from midnight" % (at - t_mid))
             continue
         log("kill -9 %s at %+.1f s from midnight" % (p.name, time.time() - t_mid))
+        k0 = time.monotonic_ns()
         p.stop(signal.SIGKILL)
         p.start(wait_ready=False)
+        kills.append((k0, time.monotonic_ns()))
     time.sleep(max(0.0, t_mid + 7 + SESSION_MS / 1000.0 + 4 - time.time()))
     clients.finish()
+    check(keyedclients.stop(keyed, keyed_stop) == [0, 0], "the keyed clients ended cleanly")
     check(find_primary(nodes, timeout=15) is not None, "a primary at the end")
     for d in DEFS:
         a = clients.answers[d["name"]]
@@ -237,7 +260,17 @@ def main():
     clients.hist.close()
     ok, text = verify(history)
     log(text)
-    check(ok, "the clients' history passes the order checker: %s" % text)
+    check(ok, "the clients' history passes the order checker (the keyed calls included): %s"
+          % text)
+    calls = keyedclients.section_calls(Histories().load(history), KEYED_SPACE)
+    worst, breaches = keyedclients.jump_bound(calls, KEYED_SPACE, KEYED_STEP, max(KEYED_COUNTS),
+                                              kills)
+    log("keyed: %d calls answered; largest first ID above its section's highest %d (%s, %d "
+        "kills between)" % (len(calls), worst[0], worst[1], worst[2]))
+    check(len(calls) > 100 and all(c[3] >= 1 for c in calls),
+          "keyed calls answered through the kills, IDs >= 1 (%d)" % len(calls))
+    check(not breaches, "keyed: no first ID more than a step per kill between above its "
+          "section's highest: %s" % breaches[:5])
     log("%d requests failed (503 during the hand-overs)" % clients.errors)
     for n in nodes:
         n.stop()
