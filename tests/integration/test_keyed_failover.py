@@ -15,6 +15,7 @@ import urllib.parse
 
 import redis
 
+import keyedclients
 from leafdtest import Env, check, http, log, wait_until
 from ordercheck import Histories, History, verify
 from zkhelpers import zk_props
@@ -26,26 +27,9 @@ SPACE = "fo"
 RUN_S = 40  # no client runs past this, whatever happens
 
 
-def crc16(data):
-    """CRC16-CCITT (XMODEM), Redis Cluster's key slot hash."""
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
 def section(key):
-    """The key's section: the slot of keyed:<space>:<key> (hash tags honoured) / 64."""
-    k = ("keyed:%s:%s" % (SPACE, key)).encode()
-    s = k.find(b"{")
-    if s >= 0:
-        e = k.find(b"}", s + 1)
-        if e > s + 1:
-            k = k[s + 1:e]
-    return (crc16(k) % 16384) // 64
+    """The key's section (keyedclients.section: the slot of keyed:<space>:<key> / 64)."""
+    return keyedclients.section(SPACE, key)
 
 
 def http_client(i, ports, hdir, stop):
