@@ -200,10 +200,15 @@ def run(args):
                    ("redis-1M", rport, "k:__rand_int__", redis.pid),
                    ("redis-1", rport, "bench", redis.pid)]
         results = {}
+        w0 = metric(node, "leafd_keyed_section_writes_total", "bench")
         for pipe in (1, 16):
             results[pipe] = rounds(args, targets, pipe, "main")
+        w1 = metric(node, "leafd_keyed_section_writes_total", "bench")
         max_rates = {t[0]: statistics.median(results[1][0][t[0]]) for t in targets}
         lat = paced(args, exe, targets, max_rates)
+        w2 = metric(node, "leafd_keyed_section_writes_total", "bench")
+        print("section writes of the keyed space: %d over the throughput rounds, %d over the paced "
+              "rounds" % (w1 - w0, w2 - w1), flush=True)
 
         ev = keyed_node(env, zk, "evict", args.threads, {"leafd.keyed.max.keys": str(args.max_keys)})
         rbench(ev.resp_port, "keyed:bench:__rand_int__", args.requests, 16, args.keys, ev.proc.p.pid)
