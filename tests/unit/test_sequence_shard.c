@@ -180,8 +180,39 @@ static void test_key_slot(void) {
     CHECK(sequence_keyslot("{}foo", 5) != sequence_keyslot("foo", 3)); /* an empty tag is no tag */
 }
 
+/* CRC16 XMODEM bit by bit: what the table-driven one in sequence_keyslot.c must equal. */
+static unsigned crc16_bitwise(const unsigned char *p, size_t n) {
+    unsigned crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (unsigned)p[i] << 8;
+        for (int b = 0; b < 8; b++) {
+            crc = (crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1) & 0xffff;
+        }
+    }
+    return crc;
+}
+
+/* Every byte value at every position of keys up to 64 bytes (no '{': no hash tag). */
+static void test_key_slot_every_byte(void) {
+    unsigned char key[64];
+    uint32_t x = 12345;
+    for (size_t len = 1; len <= sizeof(key); len++) {
+        for (int v = 0; v < 256; v++) {
+            for (size_t i = 0; i < len; i++) {
+                x = x * 1103515245u + 12345u;
+                key[i] = (unsigned char)(x >> 16);
+                key[i] = key[i] == '{' ? 'a' : key[i];
+            }
+            key[v % len] = (unsigned char)(v == '{' ? 'b' : v);
+            CHECK_EQ_INT(sequence_keyslot((const char *)key, len),
+                         crc16_bitwise(key, len) & (SEQUENCE_KEYSLOTS - 1));
+        }
+    }
+}
+
 int main(void) {
     TEST(test_first_assignment);
+    TEST(test_key_slot_every_byte);
     TEST(test_balanced_for_any_n);
     TEST(test_join_takes_only_from_the_richest);
     TEST(test_leave_hands_only_the_leavers_slots);
