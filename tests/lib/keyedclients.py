@@ -60,6 +60,17 @@ def section(space, key):
     return slot(space, key) // 64
 
 
+def owners(resp_port):
+    """{slot: RESP port of its owner} from CLUSTER SLOTS."""
+    sock = socket.create_connection(("127.0.0.1", resp_port), timeout=5)
+    try:
+        sock.sendall(resp_command("CLUSTER", "SLOTS"))
+        ranges = RespReader(sock).read()
+    finally:
+        sock.close()
+    return {s: int(r[2][1]) for r in ranges for s in range(int(r[0]), int(r[1]) + 1)}
+
+
 def _port_of(location, default):
     try:
         return urllib.parse.urlsplit(location).port or default
@@ -190,6 +201,18 @@ def section_jumps(calls, space):
             out.append((c, c[3] - high[sec][0], high[sec][1]))
         if sec not in high or c[4] > high[sec][0]:
             high[sec] = (c[4], c[0])
+    return out
+
+
+def phase_jumps(jumps, phases):
+    """section_jumps() split by phases [(name, start ns)], in order: per phase (name, calls,
+    largest jump, its call or None), a call belonging to the phase its answer came in (its end)."""
+    out = []
+    for i, (name, t0) in enumerate(phases):
+        t1 = phases[i + 1][1] if i + 1 < len(phases) else float("inf")
+        mine = [j for j in jumps if t0 <= j[0][1] < t1]
+        w = max(mine, key=lambda j: j[1]) if mine else (None, 0, 0)
+        out.append((name, len(mine), w[1], w[0]))
     return out
 
 
