@@ -17,6 +17,7 @@ import glob
 import json
 import os
 import signal
+import threading
 import time
 
 import keyedclients
@@ -44,15 +45,21 @@ def props(zk_address):
 
 
 def cold_pass(nodes, hdir, keys):
-    """One INCR of every key of keys, sent to its owner (CLUSTER SLOTS) in pipelines; True when
-    every INCR answered an ID."""
+    """One INCR of every key of keys, sent to its owner (CLUSTER SLOTS) in pipelines, the owners
+    at once (a thread each); True when every INCR answered an ID."""
     on = keyedclients.owners(nodes[0].resp_port)
-    ok = True
-    for port in sorted(set(on.values())):
+    res = []
+
+    def one(port):
         mine = [k for k in keys if on[keyedclients.slot(SPACE, k)] == port]
-        ok = keyedload.incr_keys(port, os.path.join(hdir, str(port)), SPACE, mine, procs=2,
-                                 timeout=120) and ok
-    return ok
+        res.append(keyedload.incr_keys(port, os.path.join(hdir, str(port)), SPACE, mine,
+                                       procs=2, timeout=120))
+    threads = [threading.Thread(target=one, args=(p,)) for p in sorted(set(on.values()))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(res) == len(threads) and all(res)
 
 
 def main():
