@@ -32,7 +32,7 @@ import time
 from redis.cluster import ClusterNode, RedisCluster
 
 import keyedclients
-from leafdtest import Env, check, free_port, http, log, pid_alive, wait_until
+from leafdtest import Env, check, free_port, log, pid_alive, wait_until
 from ordercheck import Histories, History
 from reloadload import upgrade_in_place
 from seqcluster import seq_state
@@ -110,11 +110,7 @@ def main():
     stop_evt = threading.Event()
     phases = [("start", time.monotonic_ns())]  # (name, start): the largest jump of each is logged
     try:
-        check(all(n.wait_ready(40) for n in nodes), "three nodes ready")
-        check(bool(wait_until(lambda: balanced(nodes), 40, 0.2)), "three owners share the slots")
-        st, body, _ = http(nodes[0].port, "/api/keyed", method="POST",
-                           body=json.dumps({"name": SPACE, "step": STEP}))
-        check(st == 201, "space %s created with step %d: %d %s" % (SPACE, STEP, st, body))
+        keyedclients.sharded_space(nodes, SPACE, STEP)
         on = keyedclients.owners(nodes[0].resp_port)
         check(len({on[keyedclients.slot(SPACE, k)] for k in KEYS}) == 3,
               "the keys have all three owners")

@@ -22,7 +22,7 @@ import time
 
 import keyedclients
 import keyedload
-from leafdtest import Env, check, http, log, pid_alive, wait_until
+from leafdtest import Env, check, log, pid_alive, wait_until
 from ordercheck import Histories
 from reloadload import upgrade_in_place
 from seqcluster import shard_slots
@@ -73,11 +73,7 @@ def main():
     t0 = time.monotonic_ns()
     phases = [("start", t0)]
     try:
-        check(all(n.wait_ready(40) for n in nodes), "two nodes ready")
-        check(bool(wait_until(lambda: shard_slots(nodes), 40, 0.2)), "two owners share the slots")
-        st, body, _ = http(nodes[0].port, "/api/keyed", method="POST",
-                           body=json.dumps({"name": SPACE, "step": STEP}))
-        check(st == 201, "space %s created with step %d: %d %s" % (SPACE, STEP, st, body))
+        keyedclients.sharded_space(nodes, SPACE, STEP)
         deadline = time.time() + 120
         for i in range(8):
             proto = "http" if i % 2 == 0 else "resp"

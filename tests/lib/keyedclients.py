@@ -71,6 +71,19 @@ def owners(resp_port):
     return {s: int(r[2][1]) for r in ranges for s in range(int(r[0]), int(r[1]) + 1)}
 
 
+def sharded_space(nodes, space, step):
+    """Waits for the nodes (leafd.sequence.sharding = true) to be ready and share the slots,
+    then creates the keyed space on the first (tests/lib/leafdtest.py's checks)."""
+    from leafdtest import check, http, wait_until  # the client processes need neither
+    from seqcluster import shard_slots
+    check(all(n.wait_ready(40) for n in nodes), "%d nodes ready" % len(nodes))
+    check(bool(wait_until(lambda: shard_slots(nodes), 40, 0.2)),
+          "%d owners share the slots" % len(nodes))
+    st, body, _ = http(nodes[0].port, "/api/keyed", method="POST",
+                       body=json.dumps({"name": space, "step": step}))
+    check(st == 201, "space %s created with step %d: %d %s" % (space, step, st, body))
+
+
 def _port_of(location, default):
     try:
         return urllib.parse.urlsplit(location).port or default
