@@ -39,6 +39,12 @@ set_property(TEST it.test_keyed_autocreate APPEND PROPERTY LABELS sequence)
 leaf_resp_test(test_keyed_faults)
 set_property(TEST it.test_keyed_faults APPEND PROPERTY LABELS sequence)
 leaf_clock_test(test_keyed_faults)
+# The acceptance on sharded nodes: two nodes, 8 client processes on 10,000 hot keys and 100,000
+# cold ones, a kill -9 of the owner of half the slots, a node joining, an in-place upgrade of each
+# node; the order checker over all, failures only in the failover window, the jump bound per phase.
+leaf_resp_test(test_keyed_sharded)
+set_property(TEST it.test_keyed_sharded APPEND PROPERTY LABELS sequence)
+set_tests_properties(it.test_keyed_sharded PROPERTIES PROCESSORS 2)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow

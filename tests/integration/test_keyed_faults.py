@@ -26,17 +26,15 @@ import logging
 import os
 import random
 import signal
-import socket
 import threading
 import time
 
 from redis.cluster import ClusterNode, RedisCluster
 
 import keyedclients
-from leafdtest import Env, check, free_port, http, log, pid_alive, wait_until
+from leafdtest import Env, check, free_port, log, pid_alive, wait_until
 from ordercheck import Histories, History
 from reloadload import upgrade_in_place
-from seqclients import RespReader, resp_command
 from seqcluster import seq_state
 from tcpproxy import Proxy
 from zkhelpers import faketime_env, zk_props
@@ -59,17 +57,6 @@ def balanced(nodes):
     """Each live node's slot count when they own all 16384 slots, each some; else None."""
     s = [seq_state(n).get("slots", 0) for n in nodes]
     return s if sum(s) == 16384 and min(s) > 0 else None
-
-
-def owners(resp_port):
-    """{slot: port of its owner} from CLUSTER SLOTS."""
-    sock = socket.create_connection(("127.0.0.1", resp_port), timeout=5)
-    try:
-        sock.sendall(resp_command("CLUSTER", "SLOTS"))
-        ranges = RespReader(sock).read()
-    finally:
-        sock.close()
-    return {s: int(r[2][1]) for r in ranges for s in range(int(r[0]), int(r[1]) + 1)}
 
 
 def cluster_client(ports, hdir, stop_evt, counter):
@@ -123,12 +110,8 @@ def main():
     stop_evt = threading.Event()
     phases = [("start", time.monotonic_ns())]  # (name, start): the largest jump of each is logged
     try:
-        check(all(n.wait_ready(40) for n in nodes), "three nodes ready")
-        check(bool(wait_until(lambda: balanced(nodes), 40, 0.2)), "three owners share the slots")
-        st, body, _ = http(nodes[0].port, "/api/keyed", method="POST",
-                           body=json.dumps({"name": SPACE, "step": STEP}))
-        check(st == 201, "space %s created with step %d: %d %s" % (SPACE, STEP, st, body))
-        on = owners(nodes[0].resp_port)
+        keyedclients.sharded_space(nodes, SPACE, STEP)
+        on = keyedclients.owners(nodes[0].resp_port)
         check(len({on[keyedclients.slot(SPACE, k)] for k in KEYS}) == 3,
               "the keys have all three owners")
         deadline = time.time() + 240
@@ -160,7 +143,7 @@ def main():
         phases.append(("b", time.monotonic_ns()))
         log("(b) n0 upgraded in place")
         straddle = {sec for sec in range(256)
-                    if len({o for s, o in owners(nodes[0].resp_port).items()
+                    if len({o for s, o in keyedclients.owners(nodes[0].resp_port).items()
                             if s // 64 == sec}) > 1}
         t_up = time.monotonic_ns()
         new_pid = upgrade_in_place(nodes[0], nodes[0].proc.p.pid, "n0")

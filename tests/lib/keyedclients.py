@@ -60,6 +60,30 @@ def section(space, key):
     return slot(space, key) // 64
 
 
+def owners(resp_port):
+    """{slot: RESP port of its owner} from CLUSTER SLOTS."""
+    sock = socket.create_connection(("127.0.0.1", resp_port), timeout=5)
+    try:
+        sock.sendall(resp_command("CLUSTER", "SLOTS"))
+        ranges = RespReader(sock).read()
+    finally:
+        sock.close()
+    return {s: int(r[2][1]) for r in ranges for s in range(int(r[0]), int(r[1]) + 1)}
+
+
+def sharded_space(nodes, space, step):
+    """Waits for the nodes (leafd.sequence.sharding = true) to be ready and share the slots,
+    then creates the keyed space on the first (tests/lib/leafdtest.py's checks)."""
+    from leafdtest import check, http, wait_until  # the client processes need neither
+    from seqcluster import shard_slots
+    check(all(n.wait_ready(40) for n in nodes), "%d nodes ready" % len(nodes))
+    check(bool(wait_until(lambda: shard_slots(nodes), 40, 0.2)),
+          "%d owners share the slots" % len(nodes))
+    st, body, _ = http(nodes[0].port, "/api/keyed", method="POST",
+                       body=json.dumps({"name": space, "step": step}))
+    check(st == 201, "space %s created with step %d: %d %s" % (space, step, st, body))
+
+
 def _port_of(location, default):
     try:
         return urllib.parse.urlsplit(location).port or default
@@ -190,6 +214,18 @@ def section_jumps(calls, space):
             out.append((c, c[3] - high[sec][0], high[sec][1]))
         if sec not in high or c[4] > high[sec][0]:
             high[sec] = (c[4], c[0])
+    return out
+
+
+def phase_jumps(jumps, phases):
+    """section_jumps() split by phases [(name, start ns)], in order: per phase (name, calls,
+    largest jump, its call or None), a call belonging to the phase its answer came in (its end)."""
+    out = []
+    for i, (name, t0) in enumerate(phases):
+        t1 = phases[i + 1][1] if i + 1 < len(phases) else float("inf")
+        mine = [j for j in jumps if t0 <= j[0][1] < t1]
+        w = max(mine, key=lambda j: j[1]) if mine else (None, 0, 0)
+        out.append((name, len(mine), w[1], w[0]))
     return out
 
 
