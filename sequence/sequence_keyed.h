@@ -283,6 +283,16 @@ leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lea
                                    int64_t n, int64_t *first);
 
 /*
+ * sequence_keyed_issue() for a key whose slot (sequence_keyed_slot() of the
+ * space's name and the key) the caller computed already, e.g. outside the
+ * sequence service's mutex (docs/keyed-sequences.md, "In the service"); a slot over
+ * 16383 is LEAF_EINVAL.
+ */
+leaf_status_t sequence_keyed_issue_at(struct sequence_keyed *k, struct sequence_lease *l,
+                                      int64_t now_ms, int space, unsigned slot, const char *key,
+                                      size_t len, int64_t n, int64_t *first);
+
+/*
  * The next request to perform now, if any: returns 1 and fills *a (it is then
  * in flight), 0 when no section has anything to do now.
  */
