@@ -184,6 +184,11 @@ static void test_first_ids_and_parking(void) {
     CHECK_EQ_INT(store[key_section("alice")].max, 604);
     CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_OK);
     CHECK_EQ_INT(first, 5);
+    /* the slot computed by the caller (the service, before its lock): the same key, in order */
+    unsigned slot = sequence_keyed_slot("chat", 4, "alice", 5);
+    CHECK_EQ_INT(sequence_keyed_issue_at(k, &l, 1, 0, slot, "alice", 5, 1, &first), LEAF_OK);
+    CHECK_EQ_INT(first, 505);
+    CHECK_EQ_INT(sequence_keyed_issue_at(k, &l, 1, 0, 16384, "alice", 5, 1, &first), LEAF_EINVAL);
     CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "", 0, 1, &first), LEAF_EINVAL);
     CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "a", 1, 0, &first), LEAF_EINVAL);
     CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 7, "a", 1, 1, &first), LEAF_EINVAL);
@@ -205,7 +210,7 @@ static void test_first_ids_and_parking(void) {
     sequence_lease_lose(&l);
     CHECK_EQ_INT(sequence_keyed_section_start(k, &l, 0, 0), LEAF_EUNAVAIL);
     const struct sequence_keyed_stats *stats = sequence_keyed_stats(k, 0);
-    CHECK_EQ_INT(stats->issued, 506);
+    CHECK_EQ_INT(stats->issued, 507);
     CHECK_EQ_INT(stats->resident, 2);
     sequence_keyed_free(k);
 }
