@@ -222,19 +222,8 @@ static int keyed_short(const struct sequence_keyed_space *sp,
 }
 
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
-                                   int64_t now_ms, int space, const char *key, size_t len,
-                                   int64_t n, int64_t *first) {
-    const struct sequence_keyed_space *sp = keyed_space(k, space);
-    if (sp == NULL || len < 1 || len > SEQUENCE_KEYED_KEY_MAX) {
-        return LEAF_EINVAL;
-    }
-    return sequence_keyed_issue_at(
-        k, l, now_ms, space, sequence_keyed_slot(sp->name, sp->len, key, len), key, len, n, first);
-}
-
-leaf_status_t sequence_keyed_issue_at(struct sequence_keyed *k, struct sequence_lease *l,
-                                      int64_t now_ms, int space, unsigned slot, const char *key,
-                                      size_t len, int64_t n, int64_t *first) {
+                                   int64_t now_ms, int space, unsigned slot, const char *key,
+                                   size_t len, int64_t n, int64_t *first) {
     struct sequence_keyed_space *sp = keyed_space(k, space);
     if (sp == NULL || n < 1 || len < 1 || len > SEQUENCE_KEYED_KEY_MAX ||
         slot >= SEQUENCE_KEYED_SECTIONS * SEQUENCE_KEYED_SLOTS_PER_SECTION) {

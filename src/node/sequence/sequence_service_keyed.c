@@ -188,8 +188,8 @@ static leaf_status_t keyed_issue(struct sequence_service *svc, int space, unsign
     leaf_status_t rc =
         keyed_section_ready(svc, space, (int)(slot / SEQUENCE_KEYED_SLOTS_PER_SECTION), kick);
     if (rc == LEAF_OK) {
-        rc = sequence_keyed_issue_at(k, &svc->lease, clock_mono_ms(), space, slot, key, key_len, n,
-                                     first);
+        rc = sequence_keyed_issue(k, &svc->lease, clock_mono_ms(), space, slot, key, key_len, n,
+                                  first);
     }
     if (rc == LEAF_EAGAIN) {
         keyed_park(svc, &svc->keyed.waiters[space], w);
