@@ -222,14 +222,14 @@ static int keyed_short(const struct sequence_keyed_space *sp,
 }
 
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
-                                   int64_t now_ms, int space, const char *key, size_t len,
-                                   int64_t n, int64_t *first) {
+                                   int64_t now_ms, int space, unsigned slot, const char *key,
+                                   size_t len, int64_t n, int64_t *first) {
     struct sequence_keyed_space *sp = keyed_space(k, space);
-    if (sp == NULL || n < 1 || len < 1 || len > SEQUENCE_KEYED_KEY_MAX) {
+    if (sp == NULL || n < 1 || len < 1 || len > SEQUENCE_KEYED_KEY_MAX ||
+        slot >= SEQUENCE_KEYED_SECTIONS * SEQUENCE_KEYED_SLOTS_PER_SECTION) {
         return LEAF_EINVAL;
     }
-    unsigned section =
-        sequence_keyed_slot(sp->name, sp->len, key, len) / SEQUENCE_KEYED_SLOTS_PER_SECTION;
+    unsigned section = slot / SEQUENCE_KEYED_SLOTS_PER_SECTION;
     struct sequence_keyed_section *sec = &sp->sections[section];
     leaf_status_t st = keyed_ready(sp, sec, l, now_ms);
     if (st == LEAF_EAGAIN && sec->phase == SEQUENCE_KEYED_READING) {

@@ -268,7 +268,10 @@ void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int sectio
 
 /*
  * Issues n (>= 1) consecutive IDs *first .. *first + n - 1 to key[0..len) of
- * the space at now_ms (read at the call, as sequence_state.h says). Returns:
+ * the space at now_ms (read at the call, as sequence_state.h says). slot: the
+ * key's, sequence_keyed_slot() of the space's name and the key, which the
+ * caller computes (the sequence service does it before it takes its mutex,
+ * docs/keyed-sequences.md, "In the service"). Returns:
  *   LEAF_OK        issued;
  *   LEAF_EAGAIN    nothing issued: the section is starting, proving itself after a
  *                  lapse, or its acknowledged headroom is short; park the request;
@@ -276,11 +279,11 @@ void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int sectio
  *                  not started here (or in an older term), or fenced;
  *   LEAF_ERANGE    the key would pass INT64_MAX;
  *   LEAF_ENOMEM    the key could not be made resident;
- *   LEAF_EINVAL    n < 1, a bad space index, a key of 0 or over 200 bytes.
+ *   LEAF_EINVAL    n < 1, a bad space index, a slot over 16383, a key of 0 or over 200 bytes.
  */
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
-                                   int64_t now_ms, int space, const char *key, size_t len,
-                                   int64_t n, int64_t *first);
+                                   int64_t now_ms, int space, unsigned slot, const char *key,
+                                   size_t len, int64_t n, int64_t *first);
 
 /*
  * The next request to perform now, if any: returns 1 and fills *a (it is then

@@ -121,12 +121,21 @@ static struct sequence_keyed *core_up(size_t max_keys, int64_t step,
     return k;
 }
 
+/* sequence_keyed_issue() with the key's slot computed from the space's name, as the service does.
+ */
+static leaf_status_t issue(struct sequence_keyed *k, struct sequence_lease *l, int64_t now_ms,
+                           int space, const char *key, size_t len, int64_t n, int64_t *first) {
+    const char *name = sequence_keyed_space_name(k, space);
+    unsigned slot = name != NULL ? sequence_keyed_slot(name, strlen(name), key, len) : 0;
+    return sequence_keyed_issue(k, l, now_ms, space, slot, key, len, n, first);
+}
+
 /* Issues, pumping the requests a parked issue waits for. */
 static leaf_status_t take(struct sequence_keyed *k, struct sequence_lease *l, const char *key,
                           int64_t n, int64_t *first) {
     leaf_status_t st = LEAF_EAGAIN;
     for (int i = 0; i < 4 && st == LEAF_EAGAIN; i++) {
-        st = sequence_keyed_issue(k, l, 1, 0, key, strlen(key), n, first);
+        st = issue(k, l, 1, 0, key, strlen(key), n, first);
         pump(k, l);
     }
     return st;
@@ -171,41 +180,46 @@ static void test_first_ids_and_parking(void) {
     struct sequence_keyed *k = core_up(100, 100, &l);
     int64_t first = 0;
     /* started, not read yet: park */
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 1, &first), LEAF_EAGAIN);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 1, &first), LEAF_EAGAIN);
     CHECK_EQ_INT(pump(k, &l), 1); /* 256 reads, one write: the section asked for */
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 1, &first), LEAF_OK);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 1, &first), LEAF_OK);
     CHECK_EQ_INT(first, 1);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 3, &first), LEAF_OK);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 3, &first), LEAF_OK);
     CHECK_EQ_INT(first, 2);
     CHECK_EQ_INT(store[key_section("alice")].max, 101); /* what parked (1) plus a step */
     /* a count past the headroom parks and raises by what it needs plus a step */
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_EAGAIN);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_EAGAIN);
     pump(k, &l);
     CHECK_EQ_INT(store[key_section("alice")].max, 604);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_OK);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_OK);
     CHECK_EQ_INT(first, 5);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "", 0, 1, &first), LEAF_EINVAL);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "a", 1, 0, &first), LEAF_EINVAL);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 7, "a", 1, 1, &first), LEAF_EINVAL);
+    /* the slot computed by the caller (the service, before its lock): the same key, in order */
+    unsigned slot = sequence_keyed_slot("chat", 4, "alice", 5);
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, slot, "alice", 5, 1, &first), LEAF_OK);
+    CHECK_EQ_INT(first, 505);
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, 16384, "alice", 5, 1, &first), LEAF_EINVAL);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "", 0, 1, &first), LEAF_EINVAL);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "a", 1, 0, &first), LEAF_EINVAL);
+    CHECK_EQ_INT(issue(k, &l, 1, 7, "a", 1, 1, &first), LEAF_EINVAL);
     /* a long key (over 16 bytes) and a key with any byte */
     char odd[SEQUENCE_KEYED_KEY_MAX];
     for (size_t i = 0; i < sizeof(odd); i++) {
         odd[i] = (char)i;
     }
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, odd, sizeof(odd) + 1, 1, &first), LEAF_EINVAL);
-    leaf_status_t st = sequence_keyed_issue(k, &l, 1, 0, odd, sizeof(odd), 1, &first);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, odd, sizeof(odd) + 1, 1, &first), LEAF_EINVAL);
+    leaf_status_t st = issue(k, &l, 1, 0, odd, sizeof(odd), 1, &first);
     pump(k, &l);
-    st = st == LEAF_OK ? st : sequence_keyed_issue(k, &l, 1, 0, odd, sizeof(odd), 1, &first);
+    st = st == LEAF_OK ? st : issue(k, &l, 1, 0, odd, sizeof(odd), 1, &first);
     CHECK_EQ_INT(st, LEAF_OK);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, odd, sizeof(odd), 1, &first), LEAF_OK);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, odd, sizeof(odd), 1, &first), LEAF_OK);
     CHECK_EQ_INT(first, 2);
     /* not started, or not primary: unavailable */
     sequence_keyed_section_stop(k, 0, key_section("alice"));
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "alice", 5, 1, &first), LEAF_EUNAVAIL);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 1, &first), LEAF_EUNAVAIL);
     sequence_lease_lose(&l);
     CHECK_EQ_INT(sequence_keyed_section_start(k, &l, 0, 0), LEAF_EUNAVAIL);
     const struct sequence_keyed_stats *stats = sequence_keyed_stats(k, 0);
-    CHECK_EQ_INT(stats->issued, 506);
+    CHECK_EQ_INT(stats->issued, 507);
     CHECK_EQ_INT(stats->resident, 2);
     sequence_keyed_free(k);
 }
@@ -232,8 +246,7 @@ static int violations;
 /* Issues for pool key i on k; checks strict increase against every earlier return. */
 static void pool_issue(struct sequence_keyed *k, struct sequence_lease *l, int i, int64_t n) {
     int64_t first = 0;
-    leaf_status_t st =
-        sequence_keyed_issue(k, l, 1, 0, pool_keys[i], strlen(pool_keys[i]), n, &first);
+    leaf_status_t st = issue(k, l, 1, 0, pool_keys[i], strlen(pool_keys[i]), n, &first);
     if (st != LEAF_OK) {
         return;
     }
@@ -449,13 +462,11 @@ static void test_lowered_max_fences(void) {
     /* an operator restores an old max: the next raise is refused, the read shows it lower */
     store[s].max = 3;
     store[s].version += 5;
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, pool_keys[0], strlen(pool_keys[0]), 20, &first),
-                 LEAF_EAGAIN);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, pool_keys[0], strlen(pool_keys[0]), 20, &first), LEAF_EAGAIN);
     pump(k, &l);
     CHECK_EQ_INT(sequence_keyed_section(k, 0, s)->phase, SEQUENCE_KEYED_FENCED);
     CHECK_EQ_INT(sequence_keyed_stats(k, 0)->fences, 1);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, pool_keys[0], strlen(pool_keys[0]), 1, &first),
-                 LEAF_EUNAVAIL);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, pool_keys[0], strlen(pool_keys[0]), 1, &first), LEAF_EUNAVAIL);
     /* started again, it serves above everything it issued, not above the lowered max */
     CHECK_EQ_INT(sequence_keyed_section_start(k, &l, 0, s), LEAF_OK);
     pump(k, &l);
@@ -498,8 +509,7 @@ static void test_giveback(void) {
     size_t len;
     int32_t version;
     CHECK_EQ_INT(store_apply(&g, data, &len, &version), SEQUENCE_RESULT_OK);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, pool_keys[0], strlen(pool_keys[0]), 1, &first),
-                 LEAF_EUNAVAIL);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, pool_keys[0], strlen(pool_keys[0]), 1, &first), LEAF_EUNAVAIL);
     /* at most once, and nothing for an untouched section */
     CHECK_EQ_INT(sequence_keyed_giveback(k, 0, s, &g), 0);
     CHECK_EQ_INT(sequence_keyed_giveback(k, 0, (s + 1) % SEQUENCE_KEYED_SECTIONS, &g), 0);
@@ -547,16 +557,16 @@ static void test_lapse_proves(void) {
     struct sequence_keyed *k = core_up(100, 100, &l);
     int64_t first = 0;
     CHECK_EQ_INT(take(k, &l, "bob", 1, &first), LEAF_OK);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 30000, 0, "bob", 3, 1, &first), LEAF_EUNAVAIL);
+    CHECK_EQ_INT(issue(k, &l, 30000, 0, "bob", 3, 1, &first), LEAF_EUNAVAIL);
     sequence_lease_answer(&l, 29990, 30000); /* answers again: a lapse */
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 30000, 0, "bob", 3, 1, &first), LEAF_EAGAIN);
+    CHECK_EQ_INT(issue(k, &l, 30000, 0, "bob", 3, 1, &first), LEAF_EAGAIN);
     int32_t before = store[key_section("bob")].version;
     struct sequence_keyed_action a;
     CHECK_EQ_INT(sequence_keyed_action(k, &l, 30000, &a), 1);
     CHECK_EQ_INT(a.io.op, SEQUENCE_OP_WRITE);
     deliver(k, &l, &a, 0);
     CHECK_EQ_INT(store[key_section("bob")].version, before + 1);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 30000, 0, "bob", 3, 1, &first), LEAF_OK);
+    CHECK_EQ_INT(issue(k, &l, 30000, 0, "bob", 3, 1, &first), LEAF_OK);
     CHECK_EQ_INT(first, 2);
     sequence_keyed_free(k);
 }
@@ -579,7 +589,7 @@ static void test_corrupt_node_read_again(void) {
     CHECK_EQ_INT(sequence_keyed_done(k, &l, a.io.token, 1, SEQUENCE_RESULT_OK, "{}", 2, 3),
                  LEAF_EINVAL); /* a repeated result changes nothing */
     int64_t first = 0;
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "bob", 3, 1, &first), LEAF_EAGAIN);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "bob", 3, 1, &first), LEAF_EAGAIN);
     CHECK_EQ_INT(sequence_keyed_action(k, &l, SEQUENCE_RECHECK_MS, &a), 0);
     CHECK_EQ_INT(sequence_keyed_action(k, &l, 1 + SEQUENCE_RECHECK_MS, &a), 1);
     CHECK_EQ_INT(a.io.op, SEQUENCE_OP_READ);
@@ -592,7 +602,7 @@ static void test_corrupt_node_read_again(void) {
     CHECK_EQ_INT(a.io.max, 51);
     CHECK_EQ_INT(sequence_keyed_done(k, &l, a.io.token, 1, SEQUENCE_RESULT_OK, NULL, 0, 0),
                  LEAF_OK);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, "bob", 3, 1, &first), LEAF_OK);
+    CHECK_EQ_INT(issue(k, &l, 1, 0, "bob", 3, 1, &first), LEAF_OK);
     CHECK_EQ_INT(first, 41);
     sequence_keyed_free(k);
 }
@@ -613,10 +623,10 @@ static void test_million_keys_writes(void) {
     for (uint64_t i = 0; i < 1000000; i++) {
         int64_t first = 0;
         make_key16(key, i);
-        leaf_status_t st = sequence_keyed_issue(k, &l, 1, 0, key, 16, 1, &first);
+        leaf_status_t st = issue(k, &l, 1, 0, key, 16, 1, &first);
         if (st == LEAF_EAGAIN) {
             writes += pump(k, &l);
-            st = sequence_keyed_issue(k, &l, 1, 0, key, 16, 1, &first);
+            st = issue(k, &l, 1, 0, key, 16, 1, &first);
         }
         refused += st != LEAF_OK || first < 1;
         writes += pump(k, &l);
@@ -726,9 +736,9 @@ static int measure(uint64_t n) {
     for (uint64_t i = 0; i < n; i++) {
         int64_t first = 0;
         make_key16(key, i);
-        if (sequence_keyed_issue(k, &l, 1, 0, key, 16, 1, &first) != LEAF_OK) {
+        if (issue(k, &l, 1, 0, key, 16, 1, &first) != LEAF_OK) {
             pump(k, &l);
-            if (sequence_keyed_issue(k, &l, 1, 0, key, 16, 1, &first) != LEAF_OK) {
+            if (issue(k, &l, 1, 0, key, 16, 1, &first) != LEAF_OK) {
                 fprintf(stderr, "key %llu refused\n", (unsigned long long)i);
                 return 1;
             }

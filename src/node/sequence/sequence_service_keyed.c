@@ -174,13 +174,11 @@ static leaf_status_t keyed_section_ready(struct sequence_service *svc, int space
     return rc;
 }
 
-/* Issues from a known space (lock held). */
-static leaf_status_t keyed_issue(struct sequence_service *svc, int space, const char *key,
-                                 size_t key_len, int64_t n, int64_t *first, struct leaf_wait *w,
-                                 int *kick) {
+/* Issues from a known space; slot: the key's, computed before the lock (lock held). */
+static leaf_status_t keyed_issue(struct sequence_service *svc, int space, unsigned slot,
+                                 const char *key, size_t key_len, int64_t n, int64_t *first,
+                                 struct leaf_wait *w, int *kick) {
     struct sequence_keyed *k = svc->keyed.core;
-    const char *name = sequence_keyed_space_name(k, space);
-    unsigned slot = sequence_keyed_slot(name, strlen(name), key, key_len);
     if (key_len < 1 || key_len > SEQUENCE_KEYED_KEY_MAX || n < 1) {
         return LEAF_EINVAL;
     }
@@ -190,7 +188,8 @@ static leaf_status_t keyed_issue(struct sequence_service *svc, int space, const 
     leaf_status_t rc =
         keyed_section_ready(svc, space, (int)(slot / SEQUENCE_KEYED_SLOTS_PER_SECTION), kick);
     if (rc == LEAF_OK) {
-        rc = sequence_keyed_issue(k, &svc->lease, clock_mono_ms(), space, key, key_len, n, first);
+        rc = sequence_keyed_issue(k, &svc->lease, clock_mono_ms(), space, slot, key, key_len, n,
+                                  first);
     }
     if (rc == LEAF_EAGAIN) {
         keyed_park(svc, &svc->keyed.waiters[space], w);
@@ -217,6 +216,8 @@ leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const ch
     if (!sequence_keyed_name_ok(space, space_len)) {
         return LEAF_ENOTFOUND; /* no such space can exist */
     }
+    /* The key's slot once, outside the lock (docs/keyed-sequences.md, "In the service"). */
+    unsigned slot = sequence_keyed_slot(space, space_len, key, key_len);
     int kick = 0;
     leaf_status_t rc;
     pthread_mutex_lock(&svc->lock);
@@ -225,12 +226,11 @@ leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const ch
         rc = keyed_lookup(svc, space, space_len, svc->cfg->sequence_autocreate && may_create, w,
                           &kick);
     } else {
-        rc = keyed_issue(svc, index, key, key_len, n, first, w, &kick);
+        rc = keyed_issue(svc, index, slot, key, key_len, n, first, w, &kick);
     }
     if (rc == LEAF_EUNAVAIL && where != NULL && index >= 0) {
         if (svc->shards.on) {
-            sequence_service_shard_where(
-                svc, (int)sequence_keyed_slot(space, space_len, key, key_len), where);
+            sequence_service_shard_where(svc, (int)slot, where);
         } else if (!svc->lease.primary) {
             *where = svc->where;
         }
