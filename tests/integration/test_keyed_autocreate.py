@@ -159,7 +159,12 @@ def user(name, grant):
                        body=json.dumps({"name": name, "grants": [grant]}))
     check(st == 201, "user %s with %s: %d %s" % (name, grant, st, body))
     secret = json.loads(body).get("secret", "") if st == 201 else ""
-    return {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (name, secret)).encode()).decode()}
+    h = {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (name, secret)).encode()).decode()}
+    # A new user is usable once the node has read it back from ZooKeeper (until then 401
+    # unknown_user): wait for that on a space outside its grant (403, nothing created).
+    check(wait_until(lambda: http(a.port, "/api/keyed/get/probe/x", headers=h)[0] == 403, 10),
+          "user %s is known to the node (403 outside its grant, not 401)" % name)
+    return h
 
 
 reader = user("reader", "keyed:auto:*:ids")
