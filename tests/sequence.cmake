@@ -24,6 +24,7 @@ set_property(TEST it.test_keyed_failover APPEND PROPERTY LABELS sequence)
 leaf_resp_test(test_keyed_million)
 set_property(TEST it.test_keyed_million APPEND PROPERTY LABELS sequence)
 set_tests_properties(it.test_keyed_million PROPERTIES TIMEOUT 900)
+leaf_test_cost(it.test_keyed_million 40)
 # The bound on resident keys: leafd.keyed.max.keys = 100000 and 1,000,000 keys touched in rounds
 # that revisit evicted keys; the RSS stays bounded, every call through the order checker.
 leaf_resp_test(test_keyed_evict)
@@ -45,6 +46,7 @@ leaf_clock_test(test_keyed_faults)
 leaf_resp_test(test_keyed_sharded)
 set_property(TEST it.test_keyed_sharded APPEND PROPERTY LABELS sequence)
 set_tests_properties(it.test_keyed_sharded PROPERTIES PROCESSORS 2)
+leaf_test_cost(it.test_keyed_sharded 60)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
