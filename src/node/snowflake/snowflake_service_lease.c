@@ -310,20 +310,53 @@ leaf_status_t snowflake_service_lease_start(struct snowflake_service *n,
 }
 
 /*
+ * An extension still in flight at stop: its outcome is read back with one
+ * synchronous read. ZooKeeper answers a session's requests in order, so the
+ * read sees the extension applied (our token, our reservation, the next
+ * version) or not applied (the version we hold); anything else is someone
+ * else's write, and the slot is left alone. The same pure judgement as the
+ * resync after an unknown outcome (zk_lease_resync).
+ */
+static void lease_settle_in_flight(struct snowflake_service *n, const char *path) {
+    struct snowflake_lease *l = &n->lease;
+    char buf[ZK_LEASE_DATA_MAX];
+    size_t len = 0;
+    struct zk_stat st;
+    struct zk_lease_data d;
+    const char *why;
+    if (zk_session_get_stat(n->zk, path, buf, sizeof(buf) - 1, &len, &st) != LEAF_OK ||
+        zk_lease_parse_data(buf, len, &d, &why) != LEAF_OK) {
+        log_warn("snowflake",
+                 "lease slot %" PRId64 " kept as it is at stop: the extension in flight could "
+                 "not be read back",
+                 l->hold.slot);
+        return;
+    }
+    l->hold.state = ZK_LEASE_RESYNC;
+    l->write_busy = 0;
+    (void)zk_lease_resync(&l->hold, st.version, &d);
+}
+
+/*
  * Graceful stop, issuing already stopped at final_ms (no ID above it): the
  * held slot's reservation comes down to final_ms with the fencing write, so
  * the next holder (this node restarted, or any other) starts at once instead
- * of waiting out a reservation nobody will use. Someone else's write since
- * (bad version) leaves the slot as it is; so do a session that is gone and
- * an extension still in flight (its outcome is unknown).
+ * of waiting out a reservation nobody will use. An extension in flight is
+ * settled first (lease_settle_in_flight). Someone else's write since (bad
+ * version) leaves the slot as it is; so does a session that is gone.
  */
 void snowflake_service_lease_stop(struct snowflake_service *n, int64_t final_ms) {
     struct snowflake_lease *l = &n->lease;
     struct zk_lease_hold *h = &l->hold;
     char path[ZK_PATH_MAX], data[ZK_LEASE_DATA_MAX];
-    if (h->state != ZK_LEASE_HELD || l->write_busy || final_ms >= h->acked_ms ||
-        zk_session_state(n->zk) != ZK_STATE_CONNECTED ||
+    if (h->state != ZK_LEASE_HELD || zk_session_state(n->zk) != ZK_STATE_CONNECTED ||
         zk_lease_slot_path(&n->layout, h->slot, path, sizeof(path)) != LEAF_OK) {
+        return;
+    }
+    if (l->write_busy) {
+        lease_settle_in_flight(n, path);
+    }
+    if (h->state != ZK_LEASE_HELD || final_ms >= h->acked_ms) {
         return;
     }
     size_t len = snowflake_service_claim_data(n, final_ms, h->token, data, sizeof(data));
