@@ -178,8 +178,21 @@ static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, voi
     pthread_mutex_unlock(&s->mu);
     if (st == ZK_STATE_CONNECTED) {
         zk_log_connected();
-        log_info("zk", "ZooKeeper session 0x%llx established (%s)",
-                 (unsigned long long)zoo_client_id(zh)->client_id, s->hosts);
+        int negotiated = zoo_recv_timeout(zh);
+        log_info("zk", "ZooKeeper session 0x%llx established (%s), timeout %d ms",
+                 (unsigned long long)zoo_client_id(zh)->client_id, s->hosts, negotiated);
+        if (was != ZK_STATE_CONNECTED && negotiated != s->timeout_ms) {
+            /* The server clamps the timeout asked for into its [minSessionTimeout,
+             * maxSessionTimeout] (by default 2 and 20 ticks), and the failover of a killed
+             * node waits for the timeout it chose (docs/cluster.md, "Sequences"). */
+            log_warn("zk",
+                     "ZooKeeper (%s) gave session 0x%llx a %d ms timeout, not the %d ms of "
+                     "leafd.zk.session.timeout.ms (its minSessionTimeout/maxSessionTimeout, by "
+                     "default 2 and 20 times its tickTime): a crashed node's ZooKeeper nodes "
+                     "and roles go after %d ms",
+                     s->hosts, (unsigned long long)zoo_client_id(zh)->client_id, negotiated,
+                     s->timeout_ms, negotiated);
+        }
     } else if (st == ZK_STATE_CONNECTING && was == ZK_STATE_CONNECTED) {
         log_warn("zk", "ZooKeeper connection lost (%s); reconnecting, the session lasts %d ms",
                  s->hosts, s->timeout_ms);
