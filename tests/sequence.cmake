@@ -61,7 +61,8 @@ function(leaf_sequence_integration_test name)
   set_tests_properties(it.${name} PROPERTIES RUN_SERIAL TRUE)
 endfunction()
 
-foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition heal zk_restore)
+foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition failover_timing heal
+          zk_restore)
   leaf_sequence_integration_test(test_sequence_${t})
 endforeach()
 # A failed sequence start with ZooKeeper down exits 1 instead of hanging (found by chaos).

@@ -183,13 +183,15 @@ class Proc:
 class ZooKeeper:
     """A standalone ZooKeeper server (or one member of an ensemble)."""
 
-    def __init__(self, env, name="zk", ensemble=None, myid=None, wait=True):
+    def __init__(self, env, name="zk", ensemble=None, myid=None, wait=True, tick_ms=500):
         self.env = env
         self.dir = os.path.join(env.dir, name)
         os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
         self.port = free_port()
         self.name = name
-        lines = ["tickTime=500", "initLimit=10", "syncLimit=5",
+        # tickTime: the server's clock for sessions (minSessionTimeout is 2 ticks, and a session
+        # expires at the first tick after its timeout); 500 ms unless a test asks otherwise.
+        lines = ["tickTime=%d" % tick_ms, "initLimit=10", "syncLimit=5",
                  "dataDir=%s/data" % self.dir, "clientPort=%d" % self.port,
                  "clientPortAddress=127.0.0.1", "admin.enableServer=false",
                  "4lw.commands.whitelist=*", "maxSessionTimeout=120000",

@@ -326,6 +326,7 @@ struct sequence_service {
     int taking_over;
     int lease_released; /* the previous primary released the lease node */
     int64_t lease_old_mtime, takeover_sent_ms, takeover_at_ms;
+    uint64_t fenced_term; /* the last term whose first fenced sequence was logged (on_seq()) */
     char lease_path[SEQ_DIR_MAX]; /* /leafd/{leaf.name}/lease */
     int64_t create_sent_ms, heartbeat_sent_ms, last_heartbeat_ms, last_view_ms;
     int connected_once;

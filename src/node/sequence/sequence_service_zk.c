@@ -241,6 +241,13 @@ static void become_primary(struct sequence_service *svc) {
     }
 }
 
+/* An exists watch on one election node: its going wakes this node (handle_event()). */
+static void elect_watch(struct sequence_service *svc, const char *name) {
+    char path[SEQ_PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, name);
+    zk_session_aexists_watch(&svc->zsub, OP_ELECT_WATCH, 0, path);
+}
+
 static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     svc->listing = 0;
     if (svc->leaving) {
@@ -270,12 +277,21 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
         elect_create(svc);
     } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
         if (!svc->shards.conf) {
+            /* First in line, taking over: no redirect to the node that was first (it is gone);
+             * no_primary until the lease is claimed, a few round trips. */
+            pthread_mutex_lock(&svc->lock);
+            svc->where.known = 0;
+            pthread_mutex_unlock(&svc->lock);
             become_primary(svc); /* sharded: the lowest only coordinates the map */
         }
     } else {
-        char path[SEQ_PATH_MAX];
-        snprintf(path, sizeof(path), "%s/%.200s", svc->dir_primary, ev->names[d.watch]);
-        zk_session_aexists_watch(&svc->zsub, OP_ELECT_WATCH, 0, path);
+        elect_watch(svc, ev->names[d.watch]);
+        if (d.primary >= 0 && d.primary != d.watch) {
+            /* The primary too, so that this node's redirects follow a new primary at once
+             * rather than at the next view (SEQ_VIEW_MS): one more list per standby when the
+             * primary goes, and nothing else (docs/cluster.md, "Sequences"). */
+            elect_watch(svc, ev->names[d.primary]);
+        }
     }
     if (svc->shards.conf && d.verdict != SEQUENCE_ELECT_MISSING) {
         /* Configured to shard but no map yet: the ordinary election, once the map's
@@ -401,6 +417,8 @@ static void run_dirty(struct sequence_service *svc) {
 static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
     uint32_t idx = (uint32_t)(ev->arg & 0xffffff);
     uint64_t token = ev->arg >> 24;
+    uint64_t first_term = 0;
+    char first_name[VALIDATE_TAG_MAX + 1] = "";
     pthread_mutex_lock(&svc->lock);
     if (idx < svc->count) {
         struct seq_entry *e = svc->by_idx[idx];
@@ -410,8 +428,18 @@ static void on_seq(struct sequence_service *svc, const struct zk_event *ev) {
         sequence_service_heal_after_done(svc, e);
         leaf_wait_wake_all(&e->waiters);
         sequence_service_table_mark_dirty(svc, e);
+        if (e->st.phase == SEQUENCE_SERVING && svc->lease.primary &&
+            svc->fenced_term != svc->lease.term) {
+            svc->fenced_term = first_term = svc->lease.term;
+            snprintf(first_name, sizeof(first_name), "%s", e->name);
+        }
     }
     pthread_mutex_unlock(&svc->lock);
+    if (first_term != 0) {
+        /* Once a term: the failover's last step (docs/cluster.md, "Sequences"). */
+        log_info("sequence", "term %" PRIu64 ": the first sequence (%s) is fenced and serving",
+                 first_term, first_name);
+    }
 }
 
 /* ---- admin creates (control thread) ---------------------------------------- */
@@ -603,6 +631,9 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     }
     if (ev->kind == ZK_EVENT_WATCH) {
         if (!sequence_service_shard_watch(svc, ev)) {
+            /* Logged for the failover's timeline (docs/cluster.md, "Sequences"). */
+            log_info("sequence", "the election node I watch (%s) changed or went: listing the line",
+                     ev->data != NULL ? base_name(ev->data) : "?");
             elect_list(svc); /* the predecessor changed or went */
         }
         return;
