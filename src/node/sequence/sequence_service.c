@@ -92,6 +92,25 @@ static struct seq_entry *entry_for_issue(struct sequence_service *svc, const cha
 }
 
 /*
+ * A request that reached the node taking over (first in line, claiming the lease: a few
+ * round trips, docs/cluster.md, "Failover after a crash") parks on its sequence; the win
+ * wakes it (sequence_service_table_wake_all()), and the door answers no_primary if the wait
+ * runs past its bound. 1 when parked (lock held).
+ */
+static int park_for_takeover(struct sequence_service *svc, const char *name, size_t len,
+                             struct leaf_wait *w) {
+    if (w == NULL || !svc->takeover_park || svc->lease.primary || svc->shards.on) {
+        return 0;
+    }
+    struct seq_entry *e = sequence_service_table_find(svc, name, len);
+    if (e == NULL && (e = sequence_service_table_get(svc, name, len)) == NULL) {
+        return 0;
+    }
+    wait_on(svc, e, w);
+    return 1;
+}
+
+/*
  * The request path of sequence_service_next() and sequence_service_number(): with a
  * numbering, the values start where sequence_numbering_range() says after the last one
  * (LEAF_ERANGE: the period's counter is used up), else after the last one.
@@ -130,7 +149,9 @@ static leaf_status_t issue(struct sequence_service *svc, const char *name, size_
             sequence_service_table_mark_dirty(svc, e);
         }
     }
-    if (rc == LEAF_EUNAVAIL) {
+    if (rc == LEAF_EUNAVAIL && park_for_takeover(svc, name, len, w)) {
+        rc = LEAF_EAGAIN;
+    } else if (rc == LEAF_EUNAVAIL) {
         if (svc->shards.on && where != NULL) {
             sequence_service_shard_where(svc, sequence_service_table_slot(name, len), where);
         } else {

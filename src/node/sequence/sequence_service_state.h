@@ -350,6 +350,9 @@ struct sequence_service {
     struct seq_create creates[SEQ_MAX_CREATES];
     struct node_jobs jobs; /* creates as parked jobs */
     struct sequence_where where;
+    /* First in line and taking over, with no lease to wait out (sequence_service_zk.c,
+     * on_list()): requests park until the election lands rather than being told no_primary. */
+    int takeover_park;
     struct sequence_peer peers[SEQUENCE_MAX_PEERS], next_peers[SEQUENCE_MAX_PEERS];
     size_t npeers, next_npeers;
     uint64_t elections, demotions;

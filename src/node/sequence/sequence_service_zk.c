@@ -31,6 +31,7 @@ void sequence_service_zk_lose_primary(struct sequence_service *svc, const char *
     }
     sequence_service_shard_lost_all(svc);
     svc->where.known = 0;
+    svc->takeover_park = 0;
     sequence_service_table_wake_all(svc);
     pthread_mutex_unlock(&svc->lock);
     if (was) {
@@ -206,6 +207,10 @@ static void on_lease_claim(struct sequence_service *svc, const struct zk_event *
     svc->takeover_at_ms = now + wait;
     svc->taking_over = 3;
     if (wait > 0) {
+        pthread_mutex_lock(&svc->lock);
+        svc->takeover_park = 0; /* a lease to wait out: no_primary meanwhile */
+        sequence_service_table_wake_all(svc);
+        pthread_mutex_unlock(&svc->lock);
         log_warn("sequence",
                  "the previous primary's session ended %lld ms after its last heartbeat, "
                  "before its lease could run out (was it closed from elsewhere?); waiting "
@@ -230,6 +235,7 @@ static void become_primary(struct sequence_service *svc) {
         sequence_lease_win(&svc->lease);
         svc->elections++;
         svc->where.known = 0;
+        svc->takeover_park = 0;
         sequence_service_table_wake_all(
             svc); /* parked requests start their sequences in the new term */
     }
@@ -270,6 +276,12 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     }
     if (d.verdict != SEQUENCE_ELECT_PRIMARY) {
         svc->taking_over = 0;
+        pthread_mutex_lock(&svc->lock);
+        if (svc->takeover_park) {
+            svc->takeover_park = 0;
+            sequence_service_table_wake_all(svc); /* parked: now redirected */
+        }
+        pthread_mutex_unlock(&svc->lock);
     }
     if (d.verdict == SEQUENCE_ELECT_MISSING) {
         sequence_service_zk_lose_primary(svc, "my election node is gone");
@@ -278,9 +290,10 @@ static void on_list(struct sequence_service *svc, struct zk_event *ev) {
     } else if (d.verdict == SEQUENCE_ELECT_PRIMARY) {
         if (!svc->shards.conf) {
             /* First in line, taking over: no redirect to the node that was first (it is gone);
-             * no_primary until the lease is claimed, a few round trips. */
+             * requests park until the lease is claimed, a few round trips. */
             pthread_mutex_lock(&svc->lock);
             svc->where.known = 0;
+            svc->takeover_park = !svc->lease.primary && svc->taking_over != 3;
             pthread_mutex_unlock(&svc->lock);
             become_primary(svc); /* sharded: the lowest only coordinates the map */
         }
