@@ -8,11 +8,13 @@
  * Every node with leafd.sequence.enable creates one EPHEMERAL_SEQUENTIAL
  * child there (ZooKeeper appends a 10-digit counter to the name, e.g.
  * "n_0000000012") and lists the children. The child with the lowest counter
- * is the primary. Every other node watches only its immediate predecessor
- * (the highest counter below its own), so a death wakes one node, not all
- * of them (no herd effect). When the watch fires the node lists the children
+ * is the primary. Every other node watches its immediate predecessor (the
+ * highest counter below its own), so a death other than the primary's wakes
+ * one node, not all of them. When the watch fires the node lists the children
  * again and decides again: the predecessor may have died while a node before
- * it is still alive, and then that one is watched.
+ * it is still alive, and then that one is watched. The glue also watches the
+ * primary (`primary` below) to redirect to its successor at once: the
+ * primary's death wakes every standby once (docs/cluster.md, "Sequences").
  *
  * Children whose name does not end in 10 digits are not candidates and are
  * skipped. A node whose own child is missing from the list has lost it (its

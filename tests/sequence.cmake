@@ -65,6 +65,8 @@ foreach(t proxy harness failover_kill failover_demote failover_zk failover_parti
           zk_restore)
   leaf_sequence_integration_test(test_sequence_${t})
 endforeach()
+# The failover's timeline: five kills -9, three demotes, three SIGTERMs with a 2 s session.
+leaf_test_cost(it.test_sequence_failover_timing 30)
 # A failed sequence start with ZooKeeper down exits 1 instead of hanging (found by chaos).
 leaf_integration_test(test_sequence_start_zk_down)
 set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence)
