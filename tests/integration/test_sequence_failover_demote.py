@@ -22,7 +22,7 @@ RESP) on one sequence the whole time, while in turn:
      `cons`; see seqcluster.node_sessions): a standby serves within 4/3 of the
      session timeout + 2 s (a session closed from outside ends before the
      old primary's lease has run out, so the new primary waits that lease out:
-     up to 4/3 T, see src/node/sequence/sequence_service_zk.c "The lease node"), and the old
+     up to 4/3 T, see src/node/sequence/sequence_service_lease.c "The lease node"), and the old
      primary comes back as a standby.
 After each fault: IDs unique and in real-time order over all answers so far,
 gap at most one batch. At the end the persisted max covers every ID seen.

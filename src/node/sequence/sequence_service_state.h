@@ -4,7 +4,8 @@
 /*
  * What the files of src/node/sequence share, each calling only the ones
  * below it: sequence_service.c (the request path, the life cycle, the views)
- * over sequence_service_zk.c (the election, heartbeats and the ZooKeeper calls),
+ * over sequence_service_zk.c (the election and the ZooKeeper calls), over
+ * sequence_service_lease.c (the lease node: taking over, the primary's heartbeat),
  * over sequence_service_keyed.c (keyed sequences) and sequence_service_keyed_space.c (their
  * spaces), over sequence_service_shard.c (sharding), over sequence_service_heal.c (healing, the
  * give-back), over sequence_service_keyed_give.c (keyed sections given back), over
@@ -16,6 +17,7 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <uv.h>
 
 #include "config.h"
@@ -321,7 +323,7 @@ struct sequence_service {
     /* 1 from a demotion until its election node's delete is answered (or the session
      * expired): the election's answers are ignored (sequence_service_zk.c, leave_line()). */
     int leaving;
-    /* Taking over (see sequence_service_zk.c, "the lease node"): 0 no, 1 reading the
+    /* Taking over (see sequence_service_lease.c, "the lease node"): 0 no, 1 reading the
      * lease node, 2 claiming it, 3 waiting out the previous primary's lease. */
     int taking_over;
     int lease_released; /* the previous primary released the lease node */
@@ -458,6 +460,21 @@ void sequence_service_shard_release(
 /* The sequence's slot owner as a redirect (lock held); known = 0 when none can issue. */
 void sequence_service_shard_where(struct sequence_service *svc, int slot,
                                   struct sequence_where *where);
+
+/* sequence_service_lease.c; control thread */
+/* First in line: take over (read and claim the lease node), or become primary once a lease the
+ * previous primary may still hold has run out. */
+void sequence_service_lease_become_primary(struct sequence_service *svc);
+void sequence_service_lease_on_read(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_lease_on_claim(struct sequence_service *svc, const struct zk_event *ev);
+void sequence_service_lease_heartbeat(struct sequence_service *svc, int64_t now);
+void sequence_service_lease_on_heartbeat(struct sequence_service *svc, const struct zk_event *ev);
+
+/* The last component of a ZooKeeper path ("/leafd/x/primary/n_0000000012" -> "n_0000000012"). */
+static inline const char *seq_base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
 
 /* sequence_service_zk.c; control thread */
 void sequence_service_zk_lose_primary(struct sequence_service *svc, const char *why);
