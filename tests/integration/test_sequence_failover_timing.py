@@ -17,9 +17,10 @@ kill:
          not next in line learns of the new primary from its own watch).
 The killed node then starts again (as a standby) before the next kill. The
 median and the worst of the kills are printed and the worst asserted within
-the negotiated session timeout + one tick + 0.5 s (docs/cluster.md: the
+the negotiated session timeout + one tick + 1 s (docs/cluster.md: the
 session's expiry on the server, which ZooKeeper checks once a tick, bounds
-it; with these settings the session timeout + 1 s). Then the primary is demoted
+it; leafd's part is tens of ms, the second is slack for a loaded machine: the
+figures, not this bound, are what docs/BENCHMARKS.md records). Then the primary is demoted
 (POST /api/cluster/demote) and stopped with SIGTERM, HANDOVERS times each, the
 longest time a client sees redirects/TRYAGAIN/503 printed and asserted under
 1 s (documented: under 200 ms). After each fault: IDs unique and in real-time
@@ -160,9 +161,9 @@ log("kill -9 with a %d ms session (ZooKeeper gave %d ms), tickTime %d ms: first 
     "primary after %s ms; median %.1f ms, worst %.1f ms"
     % (SESSION_MS, negotiated, TICK_MS, ", ".join("%.1f" % (k * 1000) for k in kills),
        med * 1000, worst * 1000))
-bound = (negotiated + TICK_MS) / 1000.0 + 0.5
+bound = (negotiated + TICK_MS) / 1000.0 + 1.0
 check(worst <= bound, "after kill -9 a standby serves within the negotiated session timeout + "
-      "one tick + 0.5 s = %.1f s (worst %.3f s)" % (bound, worst))
+      "one tick + 1 s = %.1f s (worst %.3f s)" % (bound, worst))
 
 for label in ("demote", "SIGTERM"):
     worst_h = []
