@@ -104,7 +104,8 @@ int sequence_keyed_name_ok(const char *name, size_t len) {
 }
 
 int sequence_keyed_space_find(const struct sequence_keyed *k, const char *name, size_t len) {
-    for (int i = 0; i < k->nspaces; i++) {
+    int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
+    for (int i = 0; i < n; i++) {
         if (k->spaces[i]->len == len && memcmp(k->spaces[i]->name, name, len) == 0) {
             return i;
         }
@@ -136,7 +137,9 @@ leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *nam
         sp->sections[i].version = -1;
     }
     *index = k->nspaces;
-    k->spaces[k->nspaces++] = sp;
+    k->spaces[k->nspaces] = sp;
+    /* Published: a find without the mutex sees the space whole (sequence_keyed_space_find). */
+    __atomic_store_n(&k->nspaces, k->nspaces + 1, __ATOMIC_RELEASE);
     return LEAF_OK;
 }
 
@@ -221,9 +224,40 @@ static int keyed_short(const struct sequence_keyed_space *sp,
     return sec->high > sec->base && sec->acked - max64(sec->high, sec->floor) < sp->step / 2;
 }
 
+leaf_status_t sequence_keyed_prepare(const struct sequence_keyed *k, int space, const char *key,
+                                     size_t len, struct sequence_keyed_ref *ref) {
+    int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
+    if (space < 0 || space >= n) {
+        return LEAF_EINVAL;
+    }
+    const struct sequence_keyed_space *sp = k->spaces[space];
+    *ref = (struct sequence_keyed_ref){
+        .space = space,
+        .slot = sequence_keyed_slot(sp->name, sp->len, key, len),
+        .hash = sequence_keyed_table_hash(&k->table, (unsigned)space, key, len),
+        .key = key,
+        .len = len,
+    };
+    sequence_keyed_table_prefetch(&k->table, ref->hash);
+    return LEAF_OK;
+}
+
+void sequence_keyed_prefetch(const struct sequence_keyed *k, int space, const char *key,
+                             size_t len) {
+    int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
+    if (space >= 0 && space < n) {
+        sequence_keyed_table_prefetch(
+            &k->table, sequence_keyed_table_hash(&k->table, (unsigned)space, key, len));
+    }
+}
+
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
-                                   int64_t now_ms, int space, unsigned slot, const char *key,
-                                   size_t len, int64_t n, int64_t *first) {
+                                   int64_t now_ms, const struct sequence_keyed_ref *ref, int64_t n,
+                                   int64_t *first) {
+    int space = ref->space;
+    unsigned slot = ref->slot;
+    const char *key = ref->key;
+    size_t len = ref->len;
     struct sequence_keyed_space *sp = keyed_space(k, space);
     if (sp == NULL || n < 1 || len < 1 || len > SEQUENCE_KEYED_KEY_MAX ||
         slot >= SEQUENCE_KEYED_SECTIONS * SEQUENCE_KEYED_SLOTS_PER_SECTION) {
@@ -238,7 +272,7 @@ leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lea
     if (st != LEAF_OK) {
         return st;
     }
-    uint64_t hash = sequence_keyed_table_hash(&k->table, (unsigned)space, key, len);
+    uint64_t hash = ref->hash;
     struct sequence_keyed_entry *e =
         sequence_keyed_table_find(&k->table, hash, (unsigned)space, key, len);
     int64_t last = e != NULL ? max64(e->last, sec->base) : sec->floor;

@@ -121,13 +121,14 @@ static struct sequence_keyed *core_up(size_t max_keys, int64_t step,
     return k;
 }
 
-/* sequence_keyed_issue() with the key's slot computed from the space's name, as the service does.
- */
+/* sequence_keyed_issue() of the key prepared as the service does (sequence_keyed_prepare()). */
 static leaf_status_t issue(struct sequence_keyed *k, struct sequence_lease *l, int64_t now_ms,
                            int space, const char *key, size_t len, int64_t n, int64_t *first) {
-    const char *name = sequence_keyed_space_name(k, space);
-    unsigned slot = name != NULL ? sequence_keyed_slot(name, strlen(name), key, len) : 0;
-    return sequence_keyed_issue(k, l, now_ms, space, slot, key, len, n, first);
+    struct sequence_keyed_ref ref = {.space = space, .key = key, .len = len};
+    if (sequence_keyed_prepare(k, space, key, len, &ref) != LEAF_OK) {
+        ref.slot = 0; /* a bad index: issue refuses it */
+    }
+    return sequence_keyed_issue(k, l, now_ms, &ref, n, first);
 }
 
 /* Issues, pumping the requests a parked issue waits for. */
@@ -193,11 +194,18 @@ static void test_first_ids_and_parking(void) {
     CHECK_EQ_INT(store[key_section("alice")].max, 604);
     CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_OK);
     CHECK_EQ_INT(first, 5);
-    /* the slot computed by the caller (the service, before its lock): the same key, in order */
-    unsigned slot = sequence_keyed_slot("chat", 4, "alice", 5);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, slot, "alice", 5, 1, &first), LEAF_OK);
+    /* the key prepared by the caller (the service, before its lock): its slot and hash */
+    struct sequence_keyed_ref ref;
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 0, "alice", 5, &ref), LEAF_OK);
+    CHECK_EQ_INT(ref.slot, sequence_keyed_slot("chat", 4, "alice", 5));
+    CHECK(ref.hash == sequence_keyed_table_hash(&k->table, 0, "alice", 5));
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, &ref, 1, &first), LEAF_OK);
     CHECK_EQ_INT(first, 505);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, 16384, "alice", 5, 1, &first), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 1, "alice", 5, &ref), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_keyed_prepare(k, -1, "alice", 5, &ref), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 0, "alice", 5, &ref), LEAF_OK);
+    ref.slot = 16384;
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, &ref, 1, &first), LEAF_EINVAL);
     CHECK_EQ_INT(issue(k, &l, 1, 0, "", 0, 1, &first), LEAF_EINVAL);
     CHECK_EQ_INT(issue(k, &l, 1, 0, "a", 1, 0, &first), LEAF_EINVAL);
     CHECK_EQ_INT(issue(k, &l, 1, 7, "a", 1, 1, &first), LEAF_EINVAL);
