@@ -174,6 +174,16 @@ static leaf_status_t issue_keyed(const struct door_ctx *ctx, struct ids_call *c,
     return LEAF_OK;
 }
 
+int door_ids_prepare(const struct door_ctx *ctx, enum ids_mode mode, const char *key, size_t len) {
+    const char *colon = mode == IDS_KEYED ? memchr(key, ':', len) : NULL;
+    if (colon == NULL) {
+        return 0;
+    }
+    size_t space_len = (size_t)(colon - key);
+    sequence_service_keyed_prefetch(ctx->sequence, key, space_len, colon + 1, len - space_len - 1);
+    return 1;
+}
+
 leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
