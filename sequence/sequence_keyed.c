@@ -103,6 +103,13 @@ int sequence_keyed_name_ok(const char *name, size_t len) {
     return 1;
 }
 
+/* The CRC16 of "keyed:<space>:", which every key of the space's slot goes on from. */
+static unsigned keyed_prefix_crc(const char *space, size_t space_len) {
+    unsigned crc = sequence_keyslot_crc(0, "keyed:", sizeof("keyed:") - 1);
+    crc = sequence_keyslot_crc(crc, space, space_len);
+    return sequence_keyslot_crc(crc, ":", 1);
+}
+
 int sequence_keyed_space_find(const struct sequence_keyed *k, const char *name, size_t len) {
     int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
     for (int i = 0; i < n; i++) {
@@ -132,6 +139,7 @@ leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *nam
     }
     memcpy(sp->name, name, len);
     sp->len = len;
+    sp->slot_crc = keyed_prefix_crc(name, len);
     sp->step = step == 0 ? SEQUENCE_KEYED_DEFAULT_STEP : step;
     for (int i = 0; i < SEQUENCE_KEYED_SECTIONS; i++) {
         sp->sections[i].version = -1;
@@ -150,6 +158,9 @@ unsigned sequence_keyed_slot(const char *space, size_t space_len, const char *ke
     }
     if (len > SEQUENCE_KEYED_KEY_MAX) {
         len = SEQUENCE_KEYED_KEY_MAX;
+    }
+    if (memchr(space, '{', space_len) == NULL) { /* every space's name (sequence_keyed_name_ok) */
+        return sequence_keyslot_after(keyed_prefix_crc(space, space_len), key, len);
     }
     memcpy(buf, "keyed:", sizeof("keyed:")); /* its NUL is overwritten below */
     size_t n = sizeof("keyed:") - 1;
@@ -233,7 +244,8 @@ leaf_status_t sequence_keyed_prepare(const struct sequence_keyed *k, int space, 
     const struct sequence_keyed_space *sp = k->spaces[space];
     *ref = (struct sequence_keyed_ref){
         .space = space,
-        .slot = sequence_keyed_slot(sp->name, sp->len, key, len),
+        .slot = sequence_keyslot_after(sp->slot_crc, key,
+                                       len < SEQUENCE_KEYED_KEY_MAX ? len : SEQUENCE_KEYED_KEY_MAX),
         .hash = sequence_keyed_table_hash(&k->table, (unsigned)space, key, len),
         .key = key,
         .len = len,

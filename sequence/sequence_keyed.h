@@ -198,6 +198,8 @@ struct sequence_keyed_stats {
 struct sequence_keyed_space {
     char name[SEQUENCE_KEYED_NAME_MAX + 1];
     size_t len;
+    unsigned
+        slot_crc; /* CRC16 of "keyed:<name>:", a key's slot goes on from (sequence_keyslot.h) */
     int64_t step;
     struct sequence_keyed_stats stats;
     size_t wanting; /* sections with want set */

@@ -21,9 +21,9 @@
  * sequence service's mutex (docs/keyed-sequences.md, "Memory", has the
  * measured figures).
  *
- * Hash flooding. The hash is SipHash-2-4 (src/base/siphash.h) of the space
- * and the key under a per-process random key, so a client cannot choose keys
- * that share a home slot: the expected probe run at load 3/4 is about 8.5
+ * Hash flooding. The hash is SipHash-2-4 (src/base/siphash.h) of the key
+ * under a per-process random key, the space mixed in after it, so a client
+ * cannot choose keys that share a home slot: the expected probe run at load 3/4 is about 8.5
  * slots for a miss and 2.5 for a hit, whatever keys arrive (the longest run
  * measured: 176 slots at a million keys, 239 at ten million). Without the
  * hash key nothing better than random keys can be sent.

@@ -171,6 +171,18 @@ static void test_names_and_spaces(void) {
     /* the section is the slot of keyed:<space>:<key> / 64; hash tags honoured */
     CHECK_EQ_INT(sequence_keyed_slot("a", 1, "x", 1), sequence_keyslot("keyed:a:x", 9));
     CHECK_EQ_INT(sequence_keyed_slot("a", 1, "{t}1", 4), sequence_keyslot("t", 1));
+    /* a prepared key's slot (from the space's own CRC of "keyed:<space>:") is the whole key's,
+     * tags, empty tags and unclosed braces included */
+    const char *keys[] = {"x", "{t}1", "{}1", "1{", "a{b", "{{t}}", "ab}{c}", "}{"};
+    for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+        struct sequence_keyed_ref ref;
+        char whole[64];
+        int n = snprintf(whole, sizeof(whole), "keyed:s7:%s", keys[j]);
+        CHECK_EQ_INT(sequence_keyed_prepare(k, 7, keys[j], strlen(keys[j]), &ref), LEAF_OK);
+        CHECK_EQ_INT(ref.slot, sequence_keyslot(whole, (size_t)n));
+        CHECK_EQ_INT(sequence_keyed_slot("s7", 2, keys[j], strlen(keys[j])), ref.slot);
+    }
+    CHECK_EQ_INT(sequence_keyed_slot("a{b", 3, "c}", 2), sequence_keyslot("b:c", 3));
     sequence_keyed_free(k);
 }
 
