@@ -103,7 +103,8 @@ int sequence_keyed_name_ok(const char *name, size_t len) {
     return 1;
 }
 
-/* The CRC16 of "keyed:<space>:", which every key of the space's slot goes on from. */
+/* The CRC16 of "keyed:<space>:", which every key's slot of the space goes on from (a space's
+ * name holds no '{', sequence_keyed_name_ok, so a hash tag can only be in the key). */
 static unsigned keyed_prefix_crc(const char *space, size_t space_len) {
     unsigned crc = sequence_keyslot_crc(0, "keyed:", sizeof("keyed:") - 1);
     crc = sequence_keyslot_crc(crc, space, space_len);
@@ -149,27 +150,6 @@ leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *nam
     /* Published: a find without the mutex sees the space whole (sequence_keyed_space_find). */
     __atomic_store_n(&k->nspaces, k->nspaces + 1, __ATOMIC_RELEASE);
     return LEAF_OK;
-}
-
-unsigned sequence_keyed_slot(const char *space, size_t space_len, const char *key, size_t len) {
-    char buf[sizeof("keyed:") + SEQUENCE_KEYED_NAME_MAX + 1 + SEQUENCE_KEYED_KEY_MAX];
-    if (space_len > SEQUENCE_KEYED_NAME_MAX) {
-        space_len = SEQUENCE_KEYED_NAME_MAX;
-    }
-    if (len > SEQUENCE_KEYED_KEY_MAX) {
-        len = SEQUENCE_KEYED_KEY_MAX;
-    }
-    if (memchr(space, '{', space_len) == NULL) { /* every space's name (sequence_keyed_name_ok) */
-        return sequence_keyslot_after(keyed_prefix_crc(space, space_len), key, len);
-    }
-    memcpy(buf, "keyed:", sizeof("keyed:")); /* its NUL is overwritten below */
-    size_t n = sizeof("keyed:") - 1;
-    memcpy(buf + n, space, space_len);
-    n += space_len;
-    buf[n++] = ':';
-    memcpy(buf + n, key, len);
-    n += len;
-    return sequence_keyslot(buf, n);
 }
 
 leaf_status_t sequence_keyed_section_start(struct sequence_keyed *k, const struct sequence_lease *l,

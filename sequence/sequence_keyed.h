@@ -254,11 +254,6 @@ leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *nam
  */
 int sequence_keyed_space_find(const struct sequence_keyed *k, const char *name, size_t len);
 
-/*
- * The key slot (0..16383) of the RESP key "keyed:<space>:<key>"; section = slot / 64.
- */
-unsigned sequence_keyed_slot(const char *space, size_t space_len, const char *key, size_t len);
-
 /* The section, as sequence_keyed_done() and the glue see it; NULL for a bad index. */
 struct sequence_keyed_section *sequence_keyed_section(struct sequence_keyed *k, int space,
                                                       int section);
@@ -276,9 +271,9 @@ leaf_status_t sequence_keyed_section_start(struct sequence_keyed *k, const struc
 void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int section);
 
 /*
- * A key made ready to issue: its space, its slot (sequence_keyed_slot() of the
- * space's name and the key) and its hash in the table of resident keys
- * (sequence_keyed_table_hash()). The key bytes are the caller's.
+ * A key made ready to issue: its space, its slot (the key slot, 0..16383, of
+ * the RESP key "keyed:<space>:<key>"; section = slot / 64) and its hash in the table of resident
+ * keys (sequence_keyed_table_hash()). The key bytes are the caller's.
  */
 struct sequence_keyed_ref {
     int space;
