@@ -6,10 +6,12 @@
  * (sequence_record.h), and its children {section} (0..255) hold {"max":M}, created by a
  * section's first write. There is no node per key.
  *
- * Threads: event loops issue under svc->lock (sequence_service_keyed_next): a key's owner is
- * the primary, or sharded the owner of the slot of "keyed:<space>:<key>"; a section is
- * started on the first request after this node gained it (a new term, or sharded a slot of it
- * arrived: shards.own is only set after the previous owner's lease, docs/cluster.md); a
+ * Threads: event loops find the space, the key's slot and hash and prefetch its place in the
+ * table without the lock (sequence_keyed_prepare and _prefetch read only what never changes once
+ * published, sequence/sequence_keyed.h), then issue under svc->lock (sequence_service_keyed_next):
+ * a key's owner is the primary, or sharded the owner of the slot of "keyed:<space>:<key>"; a
+ * section is started on the first request after this node gained it (a new term, or sharded a slot
+ * of it arrived: shards.own is only set after the previous owner's lease, docs/cluster.md); a
  * request that cannot issue now parks on its space's waiters. The control thread performs the
  * core's actions and reads unknown spaces (lookups; with leafd.sequence.autocreate it creates
  * an absent one, step SEQUENCE_KEYED_DEFAULT_STEP, as POST /api/keyed would), and wakes the
