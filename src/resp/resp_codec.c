@@ -567,8 +567,9 @@ static int peek_line(const char *data, size_t len, size_t *at, char c, size_t ma
     for (i++; i < len && data[i] >= '0' && data[i] <= '9' && i - *at <= 9; i++) {
         v = v * 10 + (size_t)(data[i] - '0');
     }
-    if (i == *at + 1 || i + 1 >= len || data[i] != '\r' || data[i + 1] != '\n' || v > max) {
-        return 0;
+    if (i == *at + 1 || (data[*at + 1] == '0' && i > *at + 2) || i + 1 >= len || data[i] != '\r' ||
+        data[i + 1] != '\n' || v > max) {
+        return 0; /* no digits, a leading zero (refused by resp_parse_len), no CRLF, too big */
     }
     *at = i + 2;
     *n = v;

@@ -463,6 +463,8 @@ static void test_peek(void) {
     CHECK_EQ_INT(resp_peek(S("*1\r\n$2\r\nabc\r\n"), argv, argvlen, 3, &argc), 0);
     CHECK_EQ_INT(resp_peek(S("*1\r\n$99999999999\r\nab\r\n"), argv, argvlen, 3, &argc), 0);
     CHECK_EQ_INT(resp_peek(S("*1\n$1\r\na\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\r\n$01\r\na\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*01\r\n$1\r\na\r\n"), argv, argvlen, 3, &argc), 0);
     CHECK_EQ_INT(resp_peek(S("*1\r\n$0\r\n\r\n"), argv, argvlen, 3, &argc), 10);
     CHECK_EQ_INT(argvlen[0], 0);
 }
