@@ -103,8 +103,17 @@ int sequence_keyed_name_ok(const char *name, size_t len) {
     return 1;
 }
 
+/* The CRC16 of "keyed:<space>:", which every key's slot of the space goes on from (a space's
+ * name holds no '{', sequence_keyed_name_ok, so a hash tag can only be in the key). */
+static unsigned keyed_prefix_crc(const char *space, size_t space_len) {
+    unsigned crc = sequence_keyslot_crc(0, "keyed:", sizeof("keyed:") - 1);
+    crc = sequence_keyslot_crc(crc, space, space_len);
+    return sequence_keyslot_crc(crc, ":", 1);
+}
+
 int sequence_keyed_space_find(const struct sequence_keyed *k, const char *name, size_t len) {
-    for (int i = 0; i < k->nspaces; i++) {
+    int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
+    for (int i = 0; i < n; i++) {
         if (k->spaces[i]->len == len && memcmp(k->spaces[i]->name, name, len) == 0) {
             return i;
         }
@@ -131,31 +140,16 @@ leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *nam
     }
     memcpy(sp->name, name, len);
     sp->len = len;
+    sp->slot_crc = keyed_prefix_crc(name, len);
     sp->step = step == 0 ? SEQUENCE_KEYED_DEFAULT_STEP : step;
     for (int i = 0; i < SEQUENCE_KEYED_SECTIONS; i++) {
         sp->sections[i].version = -1;
     }
     *index = k->nspaces;
-    k->spaces[k->nspaces++] = sp;
+    k->spaces[k->nspaces] = sp;
+    /* Published: a find without the mutex sees the space whole (sequence_keyed_space_find). */
+    __atomic_store_n(&k->nspaces, k->nspaces + 1, __ATOMIC_RELEASE);
     return LEAF_OK;
-}
-
-unsigned sequence_keyed_slot(const char *space, size_t space_len, const char *key, size_t len) {
-    char buf[sizeof("keyed:") + SEQUENCE_KEYED_NAME_MAX + 1 + SEQUENCE_KEYED_KEY_MAX];
-    if (space_len > SEQUENCE_KEYED_NAME_MAX) {
-        space_len = SEQUENCE_KEYED_NAME_MAX;
-    }
-    if (len > SEQUENCE_KEYED_KEY_MAX) {
-        len = SEQUENCE_KEYED_KEY_MAX;
-    }
-    memcpy(buf, "keyed:", sizeof("keyed:")); /* its NUL is overwritten below */
-    size_t n = sizeof("keyed:") - 1;
-    memcpy(buf + n, space, space_len);
-    n += space_len;
-    buf[n++] = ':';
-    memcpy(buf + n, key, len);
-    n += len;
-    return sequence_keyslot(buf, n);
 }
 
 leaf_status_t sequence_keyed_section_start(struct sequence_keyed *k, const struct sequence_lease *l,
@@ -221,9 +215,41 @@ static int keyed_short(const struct sequence_keyed_space *sp,
     return sec->high > sec->base && sec->acked - max64(sec->high, sec->floor) < sp->step / 2;
 }
 
+leaf_status_t sequence_keyed_prepare(const struct sequence_keyed *k, int space, const char *key,
+                                     size_t len, struct sequence_keyed_ref *ref) {
+    int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
+    if (space < 0 || space >= n) {
+        return LEAF_EINVAL;
+    }
+    const struct sequence_keyed_space *sp = k->spaces[space];
+    *ref = (struct sequence_keyed_ref){
+        .space = space,
+        .slot = sequence_keyslot_after(sp->slot_crc, key,
+                                       len < SEQUENCE_KEYED_KEY_MAX ? len : SEQUENCE_KEYED_KEY_MAX),
+        .hash = sequence_keyed_table_hash(&k->table, (unsigned)space, key, len),
+        .key = key,
+        .len = len,
+    };
+    sequence_keyed_table_prefetch(&k->table, ref->hash);
+    return LEAF_OK;
+}
+
+void sequence_keyed_prefetch(const struct sequence_keyed *k, int space, const char *key,
+                             size_t len) {
+    int n = __atomic_load_n(&k->nspaces, __ATOMIC_ACQUIRE); /* may run without the mutex */
+    if (space >= 0 && space < n) {
+        sequence_keyed_table_prefetch(
+            &k->table, sequence_keyed_table_hash(&k->table, (unsigned)space, key, len));
+    }
+}
+
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
-                                   int64_t now_ms, int space, unsigned slot, const char *key,
-                                   size_t len, int64_t n, int64_t *first) {
+                                   int64_t now_ms, const struct sequence_keyed_ref *ref, int64_t n,
+                                   int64_t *first) {
+    int space = ref->space;
+    unsigned slot = ref->slot;
+    const char *key = ref->key;
+    size_t len = ref->len;
     struct sequence_keyed_space *sp = keyed_space(k, space);
     if (sp == NULL || n < 1 || len < 1 || len > SEQUENCE_KEYED_KEY_MAX ||
         slot >= SEQUENCE_KEYED_SECTIONS * SEQUENCE_KEYED_SLOTS_PER_SECTION) {
@@ -238,7 +264,7 @@ leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lea
     if (st != LEAF_OK) {
         return st;
     }
-    uint64_t hash = sequence_keyed_table_hash(&k->table, (unsigned)space, key, len);
+    uint64_t hash = ref->hash;
     struct sequence_keyed_entry *e =
         sequence_keyed_table_find(&k->table, hash, (unsigned)space, key, len);
     int64_t last = e != NULL ? max64(e->last, sec->base) : sec->floor;

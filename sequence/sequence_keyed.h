@@ -116,8 +116,10 @@
  *
  * Ownership: a struct sequence_keyed, its table, spaces and sections, are
  * owned by the sequence service and every call is made under its one mutex,
- * as sequence_state.h says for sequences; ZooKeeper completions reach it
- * through the zk_session event queue.
+ * as sequence_state.h says for sequences, but for sequence_keyed_space_find()
+ * and sequence_keyed_prepare(), which read only what never changes once
+ * published (each says why); ZooKeeper completions reach it through the
+ * zk_session event queue.
  *
  * Call order for the glue:
  *   start-up      sequence_keyed_new(); sequence_keyed_space_add() per space definition.
@@ -128,7 +130,8 @@
  *   lost          sequence_keyed_section_stop(), or sequence_keyed_giveback() and perform
  *                 its write, for a section whose slots all left; nothing for a section
  *                 that keeps some slots here (requests for the lost slots are redirected).
- *   request       sequence_keyed_issue(); LEAF_EAGAIN: park the request, then
+ *   request       sequence_keyed_prepare() (before the mutex), sequence_keyed_issue();
+ *                 LEAF_EAGAIN: park the request, then
  *                 sequence_keyed_action() until it returns 0, performing each.
  *   completion    sequence_keyed_done(), retry the parked requests, sequence_keyed_action().
  *   cron          sequence_keyed_action() until 0 (retries after failures).
@@ -191,10 +194,12 @@ struct sequence_keyed_stats {
     uint64_t short_waits; /* issue answered LEAF_EAGAIN for lack of headroom */
 };
 
-/* Under the mutex; one per space definition. */
+/* Under the mutex; one per space definition. name and len never change once added. */
 struct sequence_keyed_space {
     char name[SEQUENCE_KEYED_NAME_MAX + 1];
     size_t len;
+    unsigned
+        slot_crc; /* CRC16 of "keyed:<name>:", a key's slot goes on from (sequence_keyslot.h) */
     int64_t step;
     struct sequence_keyed_stats stats;
     size_t wanting; /* sections with want set */
@@ -205,7 +210,7 @@ struct sequence_keyed_space {
 struct sequence_keyed {
     struct sequence_keyed_table table;
     struct sequence_keyed_space *spaces[SEQUENCE_KEYED_MAX_SPACES];
-    int nspaces;
+    int nspaces;     /* written under the mutex with a release store (sequence_keyed_space_find) */
     uint64_t tokens; /* requests handed out */
 };
 
@@ -241,14 +246,13 @@ leaf_status_t sequence_keyed_space_add(struct sequence_keyed *k, const char *nam
                                        int64_t step, int *index);
 
 /*
- * The index of a space, or -1.
+ * The index of a space, or -1. May be called without the service's mutex
+ * (the sequence service does, before it takes it): spaces are only ever
+ * added, never removed until sequence_keyed_free(), a space's name never
+ * changes, and sequence_keyed_space_add() publishes a new space by a release
+ * store of nspaces after the space is complete.
  */
 int sequence_keyed_space_find(const struct sequence_keyed *k, const char *name, size_t len);
-
-/*
- * The key slot (0..16383) of the RESP key "keyed:<space>:<key>"; section = slot / 64.
- */
-unsigned sequence_keyed_slot(const char *space, size_t space_len, const char *key, size_t len);
 
 /* The section, as sequence_keyed_done() and the glue see it; NULL for a bad index. */
 struct sequence_keyed_section *sequence_keyed_section(struct sequence_keyed *k, int space,
@@ -267,11 +271,46 @@ leaf_status_t sequence_keyed_section_start(struct sequence_keyed *k, const struc
 void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int section);
 
 /*
- * Issues n (>= 1) consecutive IDs *first .. *first + n - 1 to key[0..len) of
- * the space at now_ms (read at the call, as sequence_state.h says). slot: the
- * key's, sequence_keyed_slot() of the space's name and the key, which the
- * caller computes (the sequence service does it before it takes its mutex,
- * docs/keyed-sequences.md, "In the service"). Returns:
+ * A key made ready to issue: its space, its slot (the key slot, 0..16383, of
+ * the RESP key "keyed:<space>:<key>"; section = slot / 64) and its hash in the table of resident
+ * keys (sequence_keyed_table_hash()). The key bytes are the caller's.
+ */
+struct sequence_keyed_ref {
+    int space;
+    unsigned slot;
+    uint64_t hash;
+    const char *key;
+    size_t len;
+};
+
+/*
+ * Fills *ref for key[0..len) of the space (an index sequence_keyed_space_find()
+ * returned) and starts loading the key's place in the table into the cache
+ * (sequence_keyed_table_prefetch()), so the lookup under the mutex does not
+ * wait for memory. May be called without the service's mutex, as
+ * sequence_keyed_space_find(): it reads only the space's name, the table's
+ * hash key (set at sequence_keyed_new(), never changed) and the table's slot
+ * array for a prefetch, which never faults. The sequence service calls it
+ * before it takes its mutex, and the RESP door for the keys of a pipelined
+ * batch before their turn (docs/keyed-sequences.md, "In the service").
+ * LEAF_EINVAL for a bad index (a key over SEQUENCE_KEYED_KEY_MAX bytes is
+ * refused by sequence_keyed_issue()).
+ */
+leaf_status_t sequence_keyed_prepare(const struct sequence_keyed *k, int space, const char *key,
+                                     size_t len, struct sequence_keyed_ref *ref);
+
+/*
+ * Only the prefetch of sequence_keyed_prepare(), for a key whose issue comes a
+ * little later (a pipelined command behind the current one): the hash, not the
+ * slot. Needs no mutex, as sequence_keyed_prepare(); nothing for a bad index.
+ */
+void sequence_keyed_prefetch(const struct sequence_keyed *k, int space, const char *key,
+                             size_t len);
+
+/*
+ * Issues n (>= 1) consecutive IDs *first .. *first + n - 1 to the key of ref
+ * (sequence_keyed_prepare()) at now_ms (read at the call, as sequence_state.h
+ * says). Returns:
  *   LEAF_OK        issued;
  *   LEAF_EAGAIN    nothing issued: the section is starting, proving itself after a
  *                  lapse, or its acknowledged headroom is short; park the request;
@@ -282,8 +321,8 @@ void sequence_keyed_section_stop(struct sequence_keyed *k, int space, int sectio
  *   LEAF_EINVAL    n < 1, a bad space index, a slot over 16383, a key of 0 or over 200 bytes.
  */
 leaf_status_t sequence_keyed_issue(struct sequence_keyed *k, struct sequence_lease *l,
-                                   int64_t now_ms, int space, unsigned slot, const char *key,
-                                   size_t len, int64_t n, int64_t *first);
+                                   int64_t now_ms, const struct sequence_keyed_ref *ref, int64_t n,
+                                   int64_t *first);
 
 /*
  * The next request to perform now, if any: returns 1 and fills *a (it is then

@@ -1,10 +1,50 @@
 /* The resident keys of keyed sequences: see sequence_keyed_table.h. */
 #include "sequence_keyed_table.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define TABLE_MIN_SLOTS 1024
+#define TABLE_HUGE ((size_t)2 << 20) /* a huge page on x86-64 and arm64 (4K base pages) */
+
+/*
+ * Zeroed room for n slots. From TABLE_HUGE bytes on, its own mapping aligned to
+ * TABLE_HUGE and marked for transparent huge pages (MADV_HUGEPAGE), so a
+ * lookup of a random key among millions costs one cache miss and not a page
+ * walk too (docs/keyed-sequences.md, "Memory"); a kernel that gives none
+ * serves it with small pages, as before. NULL when out of memory.
+ */
+static struct sequence_keyed_entry *table_slots_alloc(size_t n) {
+    size_t bytes = n * sizeof(struct sequence_keyed_entry);
+    if (bytes < TABLE_HUGE) {
+        return calloc(n, sizeof(struct sequence_keyed_entry));
+    }
+    char *map =
+        mmap(NULL, bytes + TABLE_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+        return NULL;
+    }
+    size_t head = (TABLE_HUGE - (uintptr_t)map % TABLE_HUGE) % TABLE_HUGE;
+    if (head > 0) {
+        munmap(map, head);
+    }
+    munmap(map + head + bytes, TABLE_HUGE - head);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(map + head, bytes, MADV_HUGEPAGE); /* a hint: small pages work as well */
+#endif
+    return (struct sequence_keyed_entry *)(void *)(map + head);
+}
+
+static void table_slots_free(struct sequence_keyed_entry *slots, size_t n) {
+    size_t bytes = n * sizeof(struct sequence_keyed_entry);
+    if (bytes < TABLE_HUGE) {
+        free(slots);
+    } else if (slots != NULL) {
+        munmap(slots, bytes);
+    }
+}
 
 static const char *entry_key(const struct sequence_keyed_entry *e) {
     return e->len > SEQUENCE_KEYED_TABLE_INLINE ? e->key.ptr : e->key.bytes;
@@ -21,7 +61,7 @@ leaf_status_t sequence_keyed_table_init(struct sequence_keyed_table *t, size_t m
     if (max_keys < 1) {
         return LEAF_EINVAL;
     }
-    t->slots = calloc(TABLE_MIN_SLOTS, sizeof(*t->slots));
+    t->slots = table_slots_alloc(TABLE_MIN_SLOTS);
     if (t->slots == NULL) {
         return LEAF_ENOMEM;
     }
@@ -45,20 +85,29 @@ void sequence_keyed_table_free(struct sequence_keyed_table *t) {
             }
         }
     }
-    free(t->slots);
+    table_slots_free(t->slots, t->slots != NULL ? t->mask + 1 : 0);
     memset(t, 0, sizeof(*t));
 }
 
 uint64_t sequence_keyed_table_hash(const struct sequence_keyed_table *t, unsigned space,
                                    const char *key, size_t len) {
-    unsigned char buf[2 + SEQUENCE_KEYED_TABLE_KEY_MAX];
     if (len > SEQUENCE_KEYED_TABLE_KEY_MAX) {
         len = SEQUENCE_KEYED_TABLE_KEY_MAX; /* refused by insert anyway */
     }
-    buf[0] = (unsigned char)(space & 0xff);
-    buf[1] = (unsigned char)(space >> 8);
-    memcpy(buf + 2, key, len);
-    return siphash_24(&t->key, buf, len + 2);
+    /* The key's bytes where they lie (no copy with the space before them: reading words over
+     * bytes just written stalls), then the space mixed in by an odd multiplier, a bijection on
+     * every low-bit range, so one key in 1024 spaces takes 1024 home slots. */
+    return siphash_24(&t->key, key, len) ^ ((uint64_t)space * 0x9e3779b97f4a7c15ULL);
+}
+
+void sequence_keyed_table_prefetch(const struct sequence_keyed_table *t, uint64_t hash) {
+    /* Relaxed loads: the two may come from either side of a doubling, and any pair is harmless
+     * to prefetch (sequence_keyed_table.h); a lookup reads them again under the mutex. */
+    const struct sequence_keyed_entry *slots = __atomic_load_n(&t->slots, __ATOMIC_RELAXED);
+    size_t mask = __atomic_load_n(&t->mask, __ATOMIC_RELAXED);
+    size_t i = (uint32_t)hash & mask;
+    __builtin_prefetch(&slots[i]);
+    __builtin_prefetch(&slots[(i + 1) & mask]);
 }
 
 struct sequence_keyed_entry *sequence_keyed_table_find(struct sequence_keyed_table *t,
@@ -91,18 +140,19 @@ static size_t table_free_slot(const struct sequence_keyed_table *t, uint32_t h) 
 static leaf_status_t table_grow(struct sequence_keyed_table *t) {
     size_t old_slots = t->mask + 1;
     struct sequence_keyed_entry *old = t->slots;
-    struct sequence_keyed_entry *fresh = calloc(old_slots * 2, sizeof(*fresh));
+    struct sequence_keyed_entry *fresh = table_slots_alloc(old_slots * 2);
     if (fresh == NULL) {
         return LEAF_ENOMEM;
     }
-    t->slots = fresh;
-    t->mask = old_slots * 2 - 1;
+    /* Atomic: sequence_keyed_table_prefetch() reads both without the mutex. */
+    __atomic_store_n(&t->slots, fresh, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->mask, old_slots * 2 - 1, __ATOMIC_RELAXED);
     for (size_t i = 0; i < old_slots; i++) {
         if (old[i].last != 0) {
             t->slots[table_free_slot(t, old[i].hash)] = old[i];
         }
     }
-    free(old);
+    table_slots_free(old, old_slots);
     t->hand = 0;
     return LEAF_OK;
 }

@@ -21,9 +21,9 @@
  * sequence service's mutex (docs/keyed-sequences.md, "Memory", has the
  * measured figures).
  *
- * Hash flooding. The hash is SipHash-2-4 (src/base/siphash.h) of the space
- * and the key under a per-process random key, so a client cannot choose keys
- * that share a home slot: the expected probe run at load 3/4 is about 8.5
+ * Hash flooding. The hash is SipHash-2-4 (src/base/siphash.h) of the key
+ * under a per-process random key, the space mixed in after it, so a client
+ * cannot choose keys that share a home slot: the expected probe run at load 3/4 is about 8.5
  * slots for a miss and 2.5 for a hit, whatever keys arrive (the longest run
  * measured: 176 slots at a million keys, 239 at ten million). Without the
  * hash key nothing better than random keys can be sent.
@@ -38,7 +38,10 @@
  * (sequence_keyed.h).
  *
  * Ownership: owned by its struct sequence_keyed, under the sequence
- * service's one mutex (sequence/sequence_keyed.h).
+ * service's one mutex (sequence/sequence_keyed.h), but for two reads that
+ * need no mutex: sequence_keyed_table_hash() reads only the hash key, set at
+ * init and never changed, and sequence_keyed_table_prefetch() reads slots and
+ * mask (stored atomically by a doubling) only to prefetch, which never faults.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -68,12 +71,12 @@ typedef void (*sequence_keyed_evict_fn)(void *ctx, unsigned space, unsigned sect
 
 /* Owned as said above. */
 struct sequence_keyed_table {
-    struct sequence_keyed_entry *slots;
-    size_t mask;       /* slots - 1 */
-    size_t count;      /* entries in use */
-    size_t max_keys;   /* at most this many entries; then CLOCK evicts */
-    size_t hand;       /* the CLOCK hand */
-    size_t long_bytes; /* bytes malloc'd for keys over 16 bytes */
+    struct sequence_keyed_entry *slots; /* stored atomically (sequence_keyed_table_prefetch) */
+    size_t mask;                        /* slots - 1; stored as slots is */
+    size_t count;                       /* entries in use */
+    size_t max_keys;                    /* at most this many entries; then CLOCK evicts */
+    size_t hand;                        /* the CLOCK hand */
+    size_t long_bytes;                  /* bytes malloc'd for keys over 16 bytes */
     struct siphash_key key;
     sequence_keyed_evict_fn evict;
     void *evict_ctx;
@@ -90,9 +93,18 @@ leaf_status_t sequence_keyed_table_init(struct sequence_keyed_table *t, size_t m
                                         sequence_keyed_evict_fn evict, void *evict_ctx);
 void sequence_keyed_table_free(struct sequence_keyed_table *t);
 
-/* The hash of (space, key) under the table's key. */
+/* The hash of (space, key) under the table's key; needs no mutex (above). */
 uint64_t sequence_keyed_table_hash(const struct sequence_keyed_table *t, unsigned space,
                                    const char *key, size_t len);
+
+/*
+ * Starts loading the home slot of this hash and the slot after it into the
+ * cache, so a lookup that follows finds them there: at a million keys the
+ * table is 64 MB and a lookup is a cache miss. Needs no mutex (above): a
+ * doubling in between makes it load a slot that is no longer the home slot
+ * (or memory since freed, which a prefetch may name), never anything wrong.
+ */
+void sequence_keyed_table_prefetch(const struct sequence_keyed_table *t, uint64_t hash);
 
 /* The entry of (space, key) with this hash, or NULL. The pointer lives until the next insert. */
 struct sequence_keyed_entry *sequence_keyed_table_find(struct sequence_keyed_table *t,

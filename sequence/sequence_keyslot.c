@@ -31,22 +31,39 @@ static const uint16_t TABLE[256] = {
     0x2e93, 0x3eb2, 0x0ed1, 0x1ef0,
 };
 
-static uint16_t crc16(const char *p, size_t n) {
-    uint16_t crc = 0;
+unsigned sequence_keyslot_crc(unsigned crc, const char *p, size_t n) {
+    uint16_t c = (uint16_t)crc;
     for (size_t i = 0; i < n; i++) {
-        crc = (uint16_t)((crc << 8) ^ TABLE[((crc >> 8) ^ (unsigned char)p[i]) & 0xff]);
+        c = (uint16_t)((c << 8) ^ TABLE[((c >> 8) ^ (unsigned char)p[i]) & 0xff]);
     }
-    return crc;
+    return c;
 }
 
-unsigned sequence_keyslot(const char *key, size_t len) {
+/* The hash tag of key[0..len): the bytes inside its first '{' and the first '}' after it, when
+ * not empty; 0 when it has none. */
+static int keyslot_tag(const char *key, size_t len, const char **tag, size_t *tag_len) {
     const char *open = memchr(key, '{', len);
     if (open != NULL) {
         size_t rest = len - (size_t)(open - key) - 1;
         const char *close = memchr(open + 1, '}', rest);
         if (close != NULL && close > open + 1) {
-            return crc16(open + 1, (size_t)(close - open - 1)) & (SEQUENCE_KEYSLOTS - 1);
+            *tag = open + 1;
+            *tag_len = (size_t)(close - open - 1);
+            return 1;
         }
     }
-    return crc16(key, len) & (SEQUENCE_KEYSLOTS - 1);
+    return 0;
+}
+
+unsigned sequence_keyslot(const char *key, size_t len) {
+    return sequence_keyslot_after(0, key, len);
+}
+
+unsigned sequence_keyslot_after(unsigned prefix_crc, const char *key, size_t len) {
+    const char *tag;
+    size_t tag_len;
+    if (keyslot_tag(key, len, &tag, &tag_len)) {
+        return sequence_keyslot_crc(0, tag, tag_len) & (SEQUENCE_KEYSLOTS - 1);
+    }
+    return sequence_keyslot_crc(prefix_crc, key, len) & (SEQUENCE_KEYSLOTS - 1);
 }

@@ -15,4 +15,15 @@
 
 unsigned sequence_keyslot(const char *key, size_t len);
 
+/*
+ * The slot of the key prefix + key[0..len), where prefix holds no '{' and
+ * prefix_crc is sequence_keyslot_crc(0, prefix): a caller that puts one fixed
+ * prefix before many keys computes its CRC once ("keyed:<space>:",
+ * sequence_keyed.h).
+ */
+unsigned sequence_keyslot_after(unsigned prefix_crc, const char *key, size_t len);
+
+/* CRC16 XMODEM of p[0..n) going on from crc (0 to start). */
+unsigned sequence_keyslot_crc(unsigned crc, const char *p, size_t n);
+
 #endif

@@ -80,10 +80,20 @@ struct command_stash {
     int64_t ids[RESP_STASH_MAX];
 };
 
+/*
+ * How far the commands pipelined behind the current one in read read_seq
+ * were made ready (door_ids_prepare): up to the byte until. Loop thread.
+ */
+struct command_ahead {
+    const char *until;
+    uint64_t read_seq;
+};
+
 struct command_client {
     struct auth_session auth;
     struct command_multi_queue multi;
     struct command_stash stash;
+    struct command_ahead ahead;
 };
 
 size_t command_client_size(void);

@@ -41,16 +41,26 @@ static leaf_status_t reply_bad_key(struct resp_request *req) {
     return command_outcome_error(req, RESP_O_BAD_KEY, "BAD_KEY the key names the mode: %s", list);
 }
 
+/* The mode a key's prefix names ("<mode name>:", IDS_MODES) and the key after it: 1, or 0 when
+ * no prefix matches. */
+static int key_split(const char *a, size_t n, struct key_ref *k) {
+    for (int m = 0; m < IDS_MODE_COUNT; m++) {
+        const struct ids_mode_info *info = ids_mode_info((enum ids_mode)m);
+        if (n >= info->key_prefix_len && memcmp(a, info->key_prefix, info->key_prefix_len) == 0) {
+            *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len,
+                                  n - info->key_prefix_len};
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Reads argument i as a key; on failure the error reply is written and 0 returned. */
 static int key_parse(struct resp_request *req, int i, struct key_ref *k) {
     const char *a = req->cmd.argv[i];
     size_t n = req->cmd.argvlen[i];
-    for (int m = 0; m < IDS_MODE_COUNT; m++) {
-        const struct ids_mode_info *info = ids_mode_info((enum ids_mode)m);
-        if (n < info->key_prefix_len || memcmp(a, info->key_prefix, info->key_prefix_len) != 0) {
-            continue;
-        }
-        *k = (struct key_ref){(enum ids_mode)m, a + info->key_prefix_len, n - info->key_prefix_len};
+    if (key_split(a, n, k)) {
+        const struct ids_mode_info *info = ids_mode_info(k->mode);
         if (!ids_mode_key_ok(k->mode, k->name, k->len)) {
             char msg[192];
             snprintf(msg, sizeof(msg), "the part after '%s' must be %s", info->key_prefix,
@@ -245,6 +255,48 @@ static int stash_fill(struct resp_request *req, const struct key_ref *k, int64_t
     return 1;
 }
 
+#define AHEAD_MAX 16 /* pipelined commands made ready at once */
+
+/*
+ * When this command's mode gets ready for an issue (door_ids_prepare: a keyed
+ * sequence loads its key's place in its table into the cache), the keys of
+ * the INCR and INCRBY commands pipelined behind it in the same read are made
+ * ready too, before their turn, so their loads from memory run together
+ * instead of one after the other (docs/keyed-sequences.md, "In the service").
+ * Once per AHEAD_MAX commands: those it covered do not look again. A hint
+ * only: each command is still parsed, checked and issued on its turn.
+ */
+static void ahead_prepare(struct resp_request *req, const struct key_ref *k) {
+    struct command_ahead *a =
+        req->client->app != NULL ? &((struct command_client *)req->client->app)->ahead : NULL;
+    const struct door_ctx *ctx = req->ctx;
+    if (a == NULL || req->raw == NULL || (a->read_seq == req->read_seq && req->raw < a->until)) {
+        return;
+    }
+    a->read_seq = req->read_seq;
+    a->until = req->raw + req->raw_len;
+    if (!door_ids_prepare(ctx, k->mode, k->name, k->len)) {
+        return;
+    }
+    size_t off = 0;
+    for (int i = 0; i < AHEAD_MAX - 1; i++) {
+        const char *argv[3];
+        size_t argvlen[3];
+        struct resp_cmd cmd = {0, argv, argvlen};
+        struct key_ref next;
+        size_t used = resp_peek(req->rest + off, req->rest_len - off, argv, argvlen, 3, &cmd.argc);
+        if (used == 0 || cmd.argc < 2 ||
+            !(resp_arg_is(&cmd, 0, "incr") || resp_arg_is(&cmd, 0, "incrby"))) {
+            break;
+        }
+        off += used;
+        if (key_split(argv[1], argvlen[1], &next)) {
+            (void)door_ids_prepare(ctx, next.mode, next.name, next.len);
+        }
+    }
+    a->until = req->rest + off;
+}
+
 /* One ID of the key, answered as an integer: INCR, and INCRBY key 1. */
 static leaf_status_t incr_one(struct resp_request *req, const struct key_ref *k) {
     int64_t id;
@@ -252,6 +304,7 @@ static leaf_status_t incr_one(struct resp_request *req, const struct key_ref *k)
         resp_reply_int(req->out, id);
         return LEAF_OK;
     }
+    ahead_prepare(req, k);
     leaf_status_t rc = issue(req, k, 1, 0, &id);
     if (rc == LEAF_OK) {
         resp_reply_int(req->out, id);

@@ -174,6 +174,17 @@ static leaf_status_t issue_keyed(const struct door_ctx *ctx, struct ids_call *c,
     return LEAF_OK;
 }
 
+/* Keyed sequences get ready for an issue of "<space>:<key>" by prefetching the key's place in
+ * their table (sequence_service_keyed_prefetch); any key is taken, a bad one finds nothing. */
+static void prepare_keyed(const struct door_ctx *ctx, const char *key, size_t len) {
+    const char *colon = memchr(key, ':', len);
+    if (colon != NULL) {
+        size_t space_len = (size_t)(colon - key);
+        sequence_service_keyed_prefetch(ctx->sequence, key, space_len, colon + 1,
+                                        len - space_len - 1);
+    }
+}
+
 leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int64_t *last) {
     c->retry_ms = 0;
     c->err = IDS_E_NONE;
@@ -335,21 +346,32 @@ static leaf_status_t issue_number(const struct door_ctx *ctx, struct ids_call *c
     return LEAF_OK;
 }
 
-/* How each mode issues and writes its text: the last two columns of its row (IDS_MODES). A mode
- * whose row names no function of this file does not compile. */
+/* How each mode issues, writes its text and gets ready: the last three columns of its row
+ * (IDS_MODES). A mode whose row names no function of this file does not compile. */
 typedef leaf_status_t (*ids_issue_fn)(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids);
 typedef leaf_status_t (*ids_text_fn)(const struct door_ctx *ctx, const struct ids_call *c,
                                      const int64_t *ids, int n, char *text, size_t *lens);
+typedef void (*ids_prepare_fn)(const struct door_ctx *ctx, const char *key, size_t len);
 
 static const struct {
     ids_issue_fn issue;
-    ids_text_fn text; /* NULL: an integer mode */
+    ids_text_fn text;       /* NULL: an integer mode */
+    ids_prepare_fn prepare; /* NULL: nothing to get ready */
 } ids_mode_fns[IDS_MODE_COUNT] = {
-#define IDS_MODE_FNS(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
-    [e] = {issue, text},
+#define IDS_MODE_FNS(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text,   \
+                     prepare)                                                                      \
+    [e] = {issue, text, prepare},
     IDS_MODES(IDS_MODE_FNS)
 #undef IDS_MODE_FNS
 };
+
+int door_ids_prepare(const struct door_ctx *ctx, enum ids_mode mode, const char *key, size_t len) {
+    if ((int)mode < 0 || mode >= IDS_MODE_COUNT || ids_mode_fns[mode].prepare == NULL) {
+        return 0;
+    }
+    ids_mode_fns[mode].prepare(ctx, key, len);
+    return 1;
+}
 
 /* An enum ids_mode out of the table is refused, never issued as some other mode. */
 static int mode_known(const struct ids_call *c) {

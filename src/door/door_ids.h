@@ -95,6 +95,14 @@ struct ids_reply {
 };
 
 /*
+ * Gets ready to issue for key[0..len) of mode soon (a pipelined command not yet dispatched):
+ * 1 when the mode has something to prepare and did (keyed sequences load the key's place in
+ * their table into the cache, docs/keyed-sequences.md, "In the service"), else 0. Changes
+ * nothing that an issue could see; the key need not have been checked.
+ */
+int door_ids_prepare(const struct door_ctx *ctx, enum ids_mode mode, const char *key, size_t len);
+
+/*
  * Issues c->count IDs into r (as door_ids_issue(), c->dense must be 0), then, for a text mode,
  * writes their text. LEAF_OK; LEAF_EAGAIN (parked, as door_ids_issue()); LEAF_ERR with c->err
  * set, IDS_E_OUT_OF_MEMORY or IDS_E_RANDOM_FAILED (logged here) among the reasons.

@@ -5,7 +5,8 @@
 
 static const struct ids_mode_info ids_modes[IDS_MODE_COUNT] = {
 /* The issue and text functions are src/door/door_ids.c's: only their names pass through here. */
-#define IDS_MODE_ROW(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
+#define IDS_MODE_ROW(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text,   \
+                     prepare)                                                                      \
     [e] = {name, name ":", sizeof(name), http,   sizeof(http) - 1,  key,                           \
            rule, dense,    batch,        metric, (textcmd) != NULL, textcmd},
     IDS_MODES(IDS_MODE_ROW)

@@ -16,7 +16,7 @@
  * src/auth and src/config, below the doors, need it too (docs/design.md).
  *
  * X(enum, name, HTTP prefix, key word, key rule, dense, batch, metric,
- *   text command, route, issue, text)
+ *   text command, route, issue, text, prepare)
  *   name    the mode's word: the RESP key prefix is name + ':', and a grant
  *           names the mode by it (auth_grant.h)
  *   HTTP    the path of GET <prefix>{key}[?count=N]
@@ -44,6 +44,10 @@
  *   issue   the function of src/door/door_ids.c that issues the mode's IDs
  *   text    the function of src/door/door_ids.c that turns issued IDs into
  *           their text; 0 for an integer mode
+ *   prepare the function of src/door/door_ids.c that gets ready for an issue
+ *           of a key soon, for the keys of INCRs pipelined behind one
+ *           (door_ids_prepare: keyed sequences prefetch the key's place in
+ *           their table); 0 when a mode has nothing to get ready
  *
  * The files a new mode touches (counted when UUIDv7s and business numbers
  * had touched 17 to 19; keyed sequences, the first mode built on the row,
@@ -82,20 +86,20 @@ enum ids_key_rule { IDS_KEY_TAG, IDS_KEY_SPACED };
 
 #define IDS_MODES(X)                                                                               \
     X(IDS_SNOWFLAKE, "snowflake", "/api/snowflake/get/", "key", IDS_KEY_TAG, 0, 1, "snowflake",    \
-      NULL, "snowflake IDs of the key (?count=)", issue_snowflake, 0)                              \
+      NULL, "snowflake IDs of the key (?count=)", issue_snowflake, 0, 0)                           \
     X(IDS_SEGMENT, "segment", "/api/segment/get/", "biz_tag", IDS_KEY_TAG, 1, 1, "segment", NULL,  \
-      "segment IDs of the tag (?count=)", issue_segment, 0)                                        \
+      "segment IDs of the tag (?count=)", issue_segment, 0, 0)                                     \
     X(IDS_SEQUENCE, "sequence", "/api/sequence/get/", "name", IDS_KEY_TAG, 1, 0, NULL, NULL,       \
-      "sequence IDs of the key (?count=)", issue_sequence, 0)                                      \
+      "sequence IDs of the key (?count=)", issue_sequence, 0, 0)                                   \
     X(IDS_OPAQUE, "opaque", "/api/opaque/get/", "biz_tag", IDS_KEY_TAG, 0, 1, "segment", NULL,     \
-      "opaque IDs of the key (?count=)", issue_opaque, 0)                                          \
+      "opaque IDs of the key (?count=)", issue_opaque, 0, 0)                                       \
     X(IDS_UUID, "uuid", "/api/uuid/get/", "key", IDS_KEY_TAG, 0, 0, "uuid", "LEAF.UUID",           \
-      "UUIDv7s of the key (?count=), one per line", issue_snowflake, text_uuid)                    \
+      "UUIDv7s of the key (?count=), one per line", issue_snowflake, text_uuid, 0)                 \
     X(IDS_NUMBER, "number", "/api/number/get/", "name", IDS_KEY_TAG, 0, 0, "number",               \
       "LEAF.NUMBER", "business numbers of the numbering (?count=), one per line", issue_number,    \
-      text_number)                                                                                 \
+      text_number, 0)                                                                              \
     X(IDS_KEYED, "keyed", "/api/keyed/get/", "space>:<key", IDS_KEY_SPACED, 1, 0, NULL, NULL,      \
-      "keyed sequence IDs of {space}/{key} (?count=)", issue_keyed, 0)                             \
+      "keyed sequence IDs of {space}/{key} (?count=)", issue_keyed, 0, prepare_keyed)              \
     LEAF_IDS_MODES_EXTRA(X)
 
 /* Rows a unit test adds (tests/unit/test_ids_mode.c); none in the daemon. */
@@ -105,7 +109,9 @@ enum ids_key_rule { IDS_KEY_TAG, IDS_KEY_SPACED };
 
 enum ids_mode {
     IDS_MODE_NONE = -1, /* what a lookup answers for no mode */
-#define IDS_MODE_ENUM(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text) e,
+#define IDS_MODE_ENUM(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text,  \
+                      prepare)                                                                     \
+    e,
     IDS_MODES(IDS_MODE_ENUM)
 #undef IDS_MODE_ENUM
         IDS_MODE_COUNT
@@ -113,7 +119,8 @@ enum ids_mode {
 
 /* The longest mode name ("snowflake"), in bytes, as a constant expression. */
 union ids_mode_name_room {
-#define IDS_MODE_ROOM(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)  \
+#define IDS_MODE_ROOM(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text,  \
+                      prepare)                                                                     \
     char e[sizeof(name)];
     IDS_MODES(IDS_MODE_ROOM)
 #undef IDS_MODE_ROOM

@@ -557,6 +557,45 @@ leaf_status_t resp_parse(struct resp_parser *p, const char *data, size_t len, si
     return rc;
 }
 
+/* A length line "<c><digits>\r\n" at data[*at..len), its value in *n (at most max); 0 when
+ * it is not one. */
+static int peek_line(const char *data, size_t len, size_t *at, char c, size_t max, size_t *n) {
+    size_t i = *at, v = 0;
+    if (i >= len || data[i] != c) {
+        return 0;
+    }
+    for (i++; i < len && data[i] >= '0' && data[i] <= '9' && i - *at <= 9; i++) {
+        v = v * 10 + (size_t)(data[i] - '0');
+    }
+    if (i == *at + 1 || (data[*at + 1] == '0' && i > *at + 2) || i + 1 >= len || data[i] != '\r' ||
+        data[i + 1] != '\n' || v > max) {
+        return 0; /* no digits, a leading zero (refused by resp_parse_len), no CRLF, too big */
+    }
+    *at = i + 2;
+    *n = v;
+    return 1;
+}
+
+size_t resp_peek(const char *data, size_t len, const char **argv, size_t *argvlen, int max,
+                 int *argc) {
+    size_t at = 0, n = 0;
+    if (max < 1 || !peek_line(data, len, &at, '*', (size_t)max, &n) || n < 1) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t a;
+        if (!peek_line(data, len, &at, '$', len, &a) || a + 2 > len - at || data[at + a] != '\r' ||
+            data[at + a + 1] != '\n') {
+            return 0;
+        }
+        argv[i] = data + at;
+        argvlen[i] = a;
+        at += a + 2;
+    }
+    *argc = (int)n;
+    return at;
+}
+
 int resp_arg_is(const struct resp_cmd *c, int i, const char *lower) {
     if (i < 0 || i >= c->argc || c->argvlen[i] != strlen(lower)) {
         return 0;

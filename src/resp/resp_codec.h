@@ -123,6 +123,19 @@ int resp_parser_in_command(const struct resp_parser *p);
 leaf_status_t resp_parse(struct resp_parser *p, const char *data, size_t len, size_t *used,
                          struct resp_cmd *cmd, const char **err);
 
+/*
+ * Looks at the command data[0..len) starts with, without a parser and
+ * without copying, for a caller that wants to get ready for a command before
+ * its turn (the keys of pipelined commands): the bytes it takes when it is a
+ * whole multibulk command of 1 to max arguments, each as clean as the parser
+ * would want it, with argv[i] / argvlen[i] pointing into data (not
+ * NUL-terminated) and *argc set; 0 otherwise (incomplete, inline, too many
+ * arguments, anything odd). resp_parse() still parses every command on its
+ * turn: this answer is a hint only.
+ */
+size_t resp_peek(const char *data, size_t len, const char **argv, size_t *argvlen, int max,
+                 int *argc);
+
 /* 1 when argument i exists and equals lower (ASCII lower case) ignoring case. */
 int resp_arg_is(const struct resp_cmd *c, int i, const char *lower);
 

@@ -57,7 +57,8 @@ struct route {
 
 /* The ID GETs come from their modes' rows (IDS_MODES, ids_mode.h); their path is NULL: the
  * mode's HTTP prefix. */
-#define ID_GET_ROUTE(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)   \
+#define ID_GET_ROUTE(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text,   \
+                     prepare)                                                                      \
     {HTTP_GET, 1, NULL, api_ids_get, name "_get", IDS, RK_PATH, e, 0, 1, what},
 
 /* clang-format off */

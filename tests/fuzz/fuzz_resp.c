@@ -13,7 +13,9 @@
  * - every command, written back as a multibulk array with the reply writer,
  *   parses to the same command (round trip);
  * - an error or simple-string reply built from an argument holds no CR or
- *   LF before its final CRLF.
+ *   LF before its final CRLF;
+ * - resp_peek(), when it answers, answers what resp_parse() does: the same
+ *   bytes and the same arguments.
  */
 #include <stdint.h>
 #include <string.h>
@@ -125,6 +127,31 @@ static void round_trip(const struct sbuf *cmds) {
     sbuf_free(&back.cmds);
 }
 
+/* resp_peek() of the stream's start, when it answers, against a parser's first command. */
+static void peek_agrees(const char *in, size_t n) {
+    const char *argv[8];
+    size_t argvlen[8];
+    int argc = 0;
+    size_t used = resp_peek(in, n, argv, argvlen, 8, &argc);
+    if (used == 0) {
+        return;
+    }
+    struct resp_parser p;
+    struct resp_cmd c;
+    const char *err = NULL;
+    size_t got = 0;
+    resp_parser_init(&p);
+    if (resp_parse(&p, in, n, &got, &c, &err) != LEAF_OK || got != used || c.argc != argc) {
+        __builtin_trap(); /* peek answered where the parser does not agree */
+    }
+    for (int i = 0; i < argc; i++) {
+        if (c.argvlen[i] != argvlen[i] || memcmp(c.argv[i], argv[i], argvlen[i]) != 0) {
+            __builtin_trap();
+        }
+    }
+    resp_parser_free(&p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) {
         return 0;
@@ -151,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (whole.cmds.len > 0) {
         round_trip(&whole.cmds);
     }
+    peek_agrees(in, n);
     resp_parser_free(&whole_p);
     resp_parser_free(&cut_p);
     sbuf_free(&whole.cmds);

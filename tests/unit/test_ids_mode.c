@@ -11,7 +11,7 @@
 
 #define LEAF_IDS_MODES_EXTRA(X)                                                                    \
     X(IDS_TEST, "test", "/api/test/get/", "thing", IDS_KEY_TAG, 1, 0, "test", "LEAF.TEST",         \
-      "test IDs", issue_test, text_test)
+      "test IDs", issue_test, text_test, 0)
 
 #include "ids_mode.c" /* the table, built with the extra row */
 
@@ -46,13 +46,17 @@ static int text_number(void) {
 static int text_test(void) {
     return 70;
 }
+static int prepare_keyed(void) {
+    return 80;
+}
 
 static const struct {
     int (*issue)(void);
     int (*text)(void);
+    int (*prepare)(void);
 } fns[IDS_MODE_COUNT] = {
-#define FNS(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)            \
-    [e] = {issue, text},
+#define FNS(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text, prepare)   \
+    [e] = {issue, text, prepare},
     IDS_MODES(FNS)
 #undef FNS
 };
@@ -62,7 +66,7 @@ static const struct {
     const char *name;
     const char *what;
 } routes[] = {
-#define ROUTE(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text)          \
+#define ROUTE(e, name, http, key, rule, dense, batch, metric, textcmd, what, issue, text, prepare) \
     {name "_get", what},
     IDS_MODES(ROUTE)
 #undef ROUTE
@@ -99,6 +103,9 @@ static void test_new_mode_is_one_row(void) {
     CHECK_EQ_INT(fns[IDS_TEST].text(), 70);
     CHECK_EQ_INT(fns[IDS_UUID].issue(), 1); /* UUIDs are snowflake IDs */
     CHECK(fns[IDS_SEGMENT].text == NULL);
+    /* only keyed sequences get ready for the keys of pipelined INCRs (door_ids_prepare) */
+    CHECK_EQ_INT(fns[IDS_KEYED].prepare(), 80);
+    CHECK(fns[IDS_SEQUENCE].prepare == NULL && fns[IDS_TEST].prepare == NULL);
     CHECK_EQ_INT(fns[IDS_SEGMENT].issue() + fns[IDS_SEQUENCE].issue() + fns[IDS_OPAQUE].issue() +
                      fns[IDS_NUMBER].issue() + fns[IDS_NUMBER].text() + fns[IDS_UUID].text(),
                  2 + 3 + 4 + 6 + 60 + 50);

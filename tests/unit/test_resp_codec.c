@@ -442,6 +442,33 @@ static void test_arg_is(void) {
     resp_parser_free(&p);
 }
 
+/* resp_peek: a whole multibulk command, without a parser; 0 for anything else. */
+static void test_peek(void) {
+    const char *argv[3];
+    size_t argvlen[3];
+    int argc = 0;
+    const char two[] = "*2\r\n$4\r\nINCR\r\n$5\r\nkey:a\r\n*1\r\n";
+    CHECK_EQ_INT(resp_peek(two, sizeof(two) - 1, argv, argvlen, 3, &argc), sizeof(two) - 1 - 4);
+    CHECK_EQ_INT(argc, 2);
+    CHECK(argvlen[0] == 4 && memcmp(argv[0], "INCR", 4) == 0);
+    CHECK(argvlen[1] == 5 && memcmp(argv[1], "key:a", 5) == 0);
+    /* every cut short of the whole command is 0 */
+    for (size_t n = 0; n < sizeof(two) - 1 - 4; n++) {
+        CHECK_EQ_INT(resp_peek(two, n, argv, argvlen, 3, &argc), 0);
+    }
+    CHECK_EQ_INT(resp_peek(two, sizeof(two) - 1, argv, argvlen, 1, &argc), 0); /* over max */
+    CHECK_EQ_INT(resp_peek(S("INCR a\r\n"), argv, argvlen, 3, &argc), 0);      /* inline */
+    CHECK_EQ_INT(resp_peek(S("*0\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\r\n$-1\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\r\n$2\r\nabc\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\r\n$99999999999\r\nab\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\n$1\r\na\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\r\n$01\r\na\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*01\r\n$1\r\na\r\n"), argv, argvlen, 3, &argc), 0);
+    CHECK_EQ_INT(resp_peek(S("*1\r\n$0\r\n\r\n"), argv, argvlen, 3, &argc), 10);
+    CHECK_EQ_INT(argvlen[0], 0);
+}
+
 /* ---- reply writer -------------------------------------------------------- */
 
 #define CHECK_OUT(b, lit)                                                                          \
@@ -592,6 +619,7 @@ int main(void) {
     TEST(test_large_storage_dropped);
     TEST(test_in_command_and_errors);
     TEST(test_arg_is);
+    TEST(test_peek);
     TEST(test_reply_resp2);
     TEST(test_reply_resp3);
     TEST(test_reply_sticky_failure);

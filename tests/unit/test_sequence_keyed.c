@@ -121,13 +121,14 @@ static struct sequence_keyed *core_up(size_t max_keys, int64_t step,
     return k;
 }
 
-/* sequence_keyed_issue() with the key's slot computed from the space's name, as the service does.
- */
+/* sequence_keyed_issue() of the key prepared as the service does (sequence_keyed_prepare()). */
 static leaf_status_t issue(struct sequence_keyed *k, struct sequence_lease *l, int64_t now_ms,
                            int space, const char *key, size_t len, int64_t n, int64_t *first) {
-    const char *name = sequence_keyed_space_name(k, space);
-    unsigned slot = name != NULL ? sequence_keyed_slot(name, strlen(name), key, len) : 0;
-    return sequence_keyed_issue(k, l, now_ms, space, slot, key, len, n, first);
+    struct sequence_keyed_ref ref = {.space = space, .key = key, .len = len};
+    if (sequence_keyed_prepare(k, space, key, len, &ref) != LEAF_OK) {
+        ref.slot = 0; /* a bad index: issue refuses it */
+    }
+    return sequence_keyed_issue(k, l, now_ms, &ref, n, first);
 }
 
 /* Issues, pumping the requests a parked issue waits for. */
@@ -141,9 +142,15 @@ static leaf_status_t take(struct sequence_keyed *k, struct sequence_lease *l, co
     return st;
 }
 
+/* The key slot of the RESP key "keyed:<space>:<key>", computed whole. */
+static unsigned whole_slot(const char *space, size_t space_len, const char *key, size_t len) {
+    char whole[300];
+    int n = snprintf(whole, sizeof(whole), "keyed:%.*s:%.*s", (int)space_len, space, (int)len, key);
+    return sequence_keyslot(whole, (size_t)n);
+}
+
 static int key_section(const char *key) {
-    return (int)(sequence_keyed_slot("chat", 4, key, strlen(key)) /
-                 SEQUENCE_KEYED_SLOTS_PER_SECTION);
+    return (int)(whole_slot("chat", 4, key, strlen(key)) / SEQUENCE_KEYED_SLOTS_PER_SECTION);
 }
 
 static void test_names_and_spaces(void) {
@@ -168,8 +175,21 @@ static void test_names_and_spaces(void) {
     }
     CHECK_EQ_INT(sequence_keyed_space_add(k, "late", 4, 0, &i), LEAF_ERANGE);
     /* the section is the slot of keyed:<space>:<key> / 64; hash tags honoured */
-    CHECK_EQ_INT(sequence_keyed_slot("a", 1, "x", 1), sequence_keyslot("keyed:a:x", 9));
-    CHECK_EQ_INT(sequence_keyed_slot("a", 1, "{t}1", 4), sequence_keyslot("t", 1));
+    struct sequence_keyed_ref r0;
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 0, "x", 1, &r0), LEAF_OK);
+    CHECK_EQ_INT(r0.slot, sequence_keyslot("keyed:a:x", 9));
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 0, "{t}1", 4, &r0), LEAF_OK);
+    CHECK_EQ_INT(r0.slot, sequence_keyslot("t", 1));
+    /* a prepared key's slot (from the space's own CRC of "keyed:<space>:") is the whole key's,
+     * tags, empty tags and unclosed braces included */
+    const char *keys[] = {"x", "{t}1", "{}1", "1{", "a{b", "{{t}}", "ab}{c}", "}{"};
+    for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+        struct sequence_keyed_ref ref;
+        char whole[64];
+        int n = snprintf(whole, sizeof(whole), "keyed:s7:%s", keys[j]);
+        CHECK_EQ_INT(sequence_keyed_prepare(k, 7, keys[j], strlen(keys[j]), &ref), LEAF_OK);
+        CHECK_EQ_INT(ref.slot, sequence_keyslot(whole, (size_t)n));
+    }
     sequence_keyed_free(k);
 }
 
@@ -193,11 +213,18 @@ static void test_first_ids_and_parking(void) {
     CHECK_EQ_INT(store[key_section("alice")].max, 604);
     CHECK_EQ_INT(issue(k, &l, 1, 0, "alice", 5, 500, &first), LEAF_OK);
     CHECK_EQ_INT(first, 5);
-    /* the slot computed by the caller (the service, before its lock): the same key, in order */
-    unsigned slot = sequence_keyed_slot("chat", 4, "alice", 5);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, slot, "alice", 5, 1, &first), LEAF_OK);
+    /* the key prepared by the caller (the service, before its lock): its slot and hash */
+    struct sequence_keyed_ref ref;
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 0, "alice", 5, &ref), LEAF_OK);
+    CHECK_EQ_INT(ref.slot, whole_slot("chat", 4, "alice", 5));
+    CHECK(ref.hash == sequence_keyed_table_hash(&k->table, 0, "alice", 5));
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, &ref, 1, &first), LEAF_OK);
     CHECK_EQ_INT(first, 505);
-    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, 0, 16384, "alice", 5, 1, &first), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 1, "alice", 5, &ref), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_keyed_prepare(k, -1, "alice", 5, &ref), LEAF_EINVAL);
+    CHECK_EQ_INT(sequence_keyed_prepare(k, 0, "alice", 5, &ref), LEAF_OK);
+    ref.slot = 16384;
+    CHECK_EQ_INT(sequence_keyed_issue(k, &l, 1, &ref, 1, &first), LEAF_EINVAL);
     CHECK_EQ_INT(issue(k, &l, 1, 0, "", 0, 1, &first), LEAF_EINVAL);
     CHECK_EQ_INT(issue(k, &l, 1, 0, "a", 1, 0, &first), LEAF_EINVAL);
     CHECK_EQ_INT(issue(k, &l, 1, 7, "a", 1, 1, &first), LEAF_EINVAL);
@@ -384,7 +411,7 @@ static void straddle_run(struct sequence_keyed *a, struct sequence_lease *la,
                          struct sequence_keyed *b, struct sequence_lease *lb, int parity, int ops) {
     for (int op = 0; op < ops; op++) {
         int i = rand() % POOL;
-        unsigned slot = sequence_keyed_slot("chat", 4, pool_keys[i], strlen(pool_keys[i]));
+        unsigned slot = whole_slot("chat", 4, pool_keys[i], strlen(pool_keys[i]));
         int to_a = (int)(slot % 2) == parity;
         int what = rand() % 3;
         if (what == 0) {

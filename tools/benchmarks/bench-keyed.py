@@ -19,8 +19,14 @@ The cost of the bound: a second leafd (its own cluster name, same ZooKeeper) wit
 leafd.keyed.max.keys = 100,000 takes the same random keys among 1,000,000, so that about nine
 calls in ten evict a key and bring one back, in the same rounds as the unbounded node.
 
+An A/B of two builds (--base PATH, a leafd of another commit): a second node on that binary
+(its own cluster name, same ZooKeeper), pre-warmed the same, whose keyed and sequence targets run
+in the same rounds as the others; the report adds its keyed/sequence and this binary's keyed rate
+and server CPU per command over the base's (medians of per-round ratios). The paced and bound
+phases are left out then.
+
 usage: tools/bench keyed [--rounds N] [--requests N] [--threads T] [--keys N] [--max-keys N]
-                         [--paced-seconds S] [--binary PATH]
+                         [--paced-seconds S] [--binary PATH] [--base PATH]
 Figures and the exact command belong in docs/BENCHMARKS.md ("Keyed sequences").
 """
 import argparse
@@ -199,10 +205,15 @@ def run(args):
                    ("sequence", node.resp_port, "sequence:bench", pid),
                    ("redis-1M", rport, "k:__rand_int__", redis.pid),
                    ("redis-1", rport, "bench", redis.pid)]
+        if args.base:
+            targets += base_targets(args, env, zk)
         results = {}
         w0 = metric(node, "leafd_keyed_section_writes_total", "bench")
         for pipe in (1, 16):
             results[pipe] = rounds(args, targets, pipe, "main")
+        if args.base:
+            report_ab(args, results)
+            return
         w1 = metric(node, "leafd_keyed_section_writes_total", "bench")
         max_rates = {t[0]: statistics.median(results[1][0][t[0]]) for t in targets}
         lat = paced(args, exe, targets, max_rates)
@@ -224,6 +235,32 @@ def run(args):
             redis.wait()
         env.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def base_targets(args, env, zk):
+    """The A/B's second node, on the --base binary, pre-warmed as the first."""
+    this = leafdtest.LEAFD_BIN
+    leafdtest.LEAFD_BIN = args.base
+    base = keyed_node(env, zk, "base", args.threads)
+    leafdtest.LEAFD_BIN = this
+    resp.redis_cmd(base.resp_port, "INCR", "sequence:bench")
+    bad = fill(base.resp_port, "keyed:bench:%012d", args.keys)
+    print("fill of the base node (%s): %d bad answers" % (args.base, bad), flush=True)
+    pid = base.proc.p.pid
+    return [("keyed-base", base.resp_port, "keyed:bench:__rand_int__", pid),
+            ("sequence-base", base.resp_port, "sequence:bench", pid)]
+
+
+def report_ab(args, results):
+    print("\n| -P | keyed/sequence | keyed/sequence, base | keyed rate / base's | server CPU per keyed "
+          "command / base's | server CPU per keyed command: this / base |")
+    print("|---|---|---|---|---|---|")
+    for pipe, (rates, cpu) in results.items():
+        print("| %d | %s | %s | %s | %s | %.0f / %.0f ns |" % (
+            pipe, med_list(ratio(rates, "keyed", "sequence")),
+            med_list(ratio(rates, "keyed-base", "sequence-base")),
+            med_list(ratio(rates, "keyed", "keyed-base")), med_list(ratio(cpu, "keyed", "keyed-base")),
+            statistics.median(cpu["keyed"]), statistics.median(cpu["keyed-base"])))
 
 
 def med_list(xs, fmt="%.2f"):
@@ -273,6 +310,7 @@ def main():
                     help="leafd.keyed.max.keys of the bounded node (default 100,000)")
     ap.add_argument("--paced-seconds", type=int, default=5, help="seconds of each paced round")
     ap.add_argument("--binary", help="use this leafd instead of building one")
+    ap.add_argument("--base", help="an A/B: also this leafd (another build), in the same rounds")
     run(ap.parse_args())
 
 

@@ -157,6 +157,9 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
  * LEAF_ERANGE (SEQUENCE_KEYED_MAX_SPACES), LEAF_EUNAVAIL.
  * list: the spaces as this node knows them (read now, a parked job as create); *n views into
  * out (room for cap).
+ * prefetch: starts loading key's place in the table of resident keys into the cache, for a
+ * next of the same key soon after (the keys of a pipelined batch, before their turn); takes
+ * no lock and changes nothing; nothing for a space not known here. Any event-loop thread.
  */
 struct sequence_keyed_view {
     char name[65];
@@ -167,6 +170,8 @@ leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const ch
                                           size_t space_len, const char *key, size_t key_len,
                                           int64_t n, int may_create, int64_t *first,
                                           struct leaf_wait *w, struct sequence_where *where);
+void sequence_service_keyed_prefetch(struct sequence_service *svc, const char *space,
+                                     size_t space_len, const char *key, size_t key_len);
 leaf_status_t sequence_service_keyed_create(struct sequence_service *svc, const char *space,
                                             size_t len, int64_t step, int *ticket,
                                             struct leaf_wait *w);

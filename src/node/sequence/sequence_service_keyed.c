@@ -6,10 +6,12 @@
  * (sequence_record.h), and its children {section} (0..255) hold {"max":M}, created by a
  * section's first write. There is no node per key.
  *
- * Threads: event loops issue under svc->lock (sequence_service_keyed_next): a key's owner is
- * the primary, or sharded the owner of the slot of "keyed:<space>:<key>"; a section is
- * started on the first request after this node gained it (a new term, or sharded a slot of it
- * arrived: shards.own is only set after the previous owner's lease, docs/cluster.md); a
+ * Threads: event loops find the space, the key's slot and hash and prefetch its place in the
+ * table without the lock (sequence_keyed_prepare and _prefetch read only what never changes once
+ * published, sequence/sequence_keyed.h), then issue under svc->lock (sequence_service_keyed_next):
+ * a key's owner is the primary, or sharded the owner of the slot of "keyed:<space>:<key>"; a
+ * section is started on the first request after this node gained it (a new term, or sharded a slot
+ * of it arrived: shards.own is only set after the previous owner's lease, docs/cluster.md); a
  * request that cannot issue now parks on its space's waiters. The control thread performs the
  * core's actions and reads unknown spaces (lookups; with leafd.sequence.autocreate it creates
  * an absent one, step SEQUENCE_KEYED_DEFAULT_STEP, as POST /api/keyed would), and wakes the
@@ -174,30 +176,40 @@ static leaf_status_t keyed_section_ready(struct sequence_service *svc, int space
     return rc;
 }
 
-/* Issues from a known space; slot: the key's, computed before the lock (lock held). */
-static leaf_status_t keyed_issue(struct sequence_service *svc, int space, unsigned slot,
-                                 const char *key, size_t key_len, int64_t n, int64_t *first,
-                                 struct leaf_wait *w, int *kick) {
+/* Issues the key of ref (sequence_keyed_prepare(), before the lock) (lock held). */
+static leaf_status_t keyed_issue(struct sequence_service *svc, const struct sequence_keyed_ref *ref,
+                                 int64_t n, int64_t *first, struct leaf_wait *w, int *kick) {
     struct sequence_keyed *k = svc->keyed.core;
-    if (key_len < 1 || key_len > SEQUENCE_KEYED_KEY_MAX || n < 1) {
+    if (ref->len < 1 || ref->len > SEQUENCE_KEYED_KEY_MAX || n < 1) {
         return LEAF_EINVAL;
     }
-    if (!sequence_service_keyed_give_issuable(svc, slot)) {
+    if (!sequence_service_keyed_give_issuable(svc, ref->slot)) {
         return LEAF_EUNAVAIL; /* another node's key, or not taken over yet */
     }
-    leaf_status_t rc =
-        keyed_section_ready(svc, space, (int)(slot / SEQUENCE_KEYED_SLOTS_PER_SECTION), kick);
+    leaf_status_t rc = keyed_section_ready(
+        svc, ref->space, (int)(ref->slot / SEQUENCE_KEYED_SLOTS_PER_SECTION), kick);
     if (rc == LEAF_OK) {
-        rc = sequence_keyed_issue(k, &svc->lease, clock_mono_ms(), space, slot, key, key_len, n,
-                                  first);
+        rc = sequence_keyed_issue(k, &svc->lease, clock_mono_ms(), ref, n, first);
     }
     if (rc == LEAF_EAGAIN) {
-        keyed_park(svc, &svc->keyed.waiters[space], w);
+        keyed_park(svc, &svc->keyed.waiters[ref->space], w);
     }
-    if (rc == LEAF_EAGAIN || k->spaces[space]->wanting > 0) {
+    if (rc == LEAF_EAGAIN || k->spaces[ref->space]->wanting > 0) {
         *kick = 1; /* a read or a raise (ahead, below half a step) for the control thread */
     }
     return rc;
+}
+
+void sequence_service_keyed_prefetch(struct sequence_service *svc, const char *space,
+                                     size_t space_len, const char *key, size_t key_len) {
+    if (svc == NULL || svc->keyed.core == NULL) {
+        return;
+    }
+    /* No lock: the core's find and prefetch read only what never changes once published. */
+    int index = sequence_keyed_space_find(svc->keyed.core, space, space_len);
+    if (index >= 0) {
+        sequence_keyed_prefetch(svc->keyed.core, index, key, key_len);
+    }
 }
 
 leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const char *space,
@@ -216,21 +228,31 @@ leaf_status_t sequence_service_keyed_next(struct sequence_service *svc, const ch
     if (!sequence_keyed_name_ok(space, space_len)) {
         return LEAF_ENOTFOUND; /* no such space can exist */
     }
-    /* The key's slot once, outside the lock (docs/keyed-sequences.md, "In the service"). */
-    unsigned slot = sequence_keyed_slot(space, space_len, key, key_len);
+    /* The space, the key's slot and hash, and the prefetch of its place in the table, before the
+     * lock (docs/keyed-sequences.md, "In the service"): a space once known stays known. */
+    struct sequence_keyed_ref ref;
+    int index = sequence_keyed_space_find(svc->keyed.core, space, space_len);
+    if (index >= 0) {
+        (void)sequence_keyed_prepare(svc->keyed.core, index, key, key_len, &ref);
+    }
     int kick = 0;
     leaf_status_t rc;
     pthread_mutex_lock(&svc->lock);
-    int index = sequence_keyed_space_find(svc->keyed.core, space, space_len);
+    if (index < 0) {
+        index = sequence_keyed_space_find(svc->keyed.core, space, space_len); /* learnt since? */
+        if (index >= 0) {
+            (void)sequence_keyed_prepare(svc->keyed.core, index, key, key_len, &ref);
+        }
+    }
     if (index < 0) {
         rc = keyed_lookup(svc, space, space_len, svc->cfg->sequence_autocreate && may_create, w,
                           &kick);
     } else {
-        rc = keyed_issue(svc, index, slot, key, key_len, n, first, w, &kick);
+        rc = keyed_issue(svc, &ref, n, first, w, &kick);
     }
     if (rc == LEAF_EUNAVAIL && where != NULL && index >= 0) {
         if (svc->shards.on) {
-            sequence_service_shard_where(svc, (int)slot, where);
+            sequence_service_shard_where(svc, (int)ref.slot, where);
         } else if (!svc->lease.primary) {
             *where = svc->where;
         }
