@@ -20,6 +20,20 @@
 #include "version.h"
 #include "zk_session.h"
 
+/* "regionId":"<n>","region":"<name>", (the name when known) with several regions; "" else. */
+static void api_region_field(const struct door_ctx *ctx, int64_t id, char *out, size_t cap) {
+    char name[64];
+    out[0] = '\0';
+    if (ctx->cfg->region_count <= 1) {
+        return;
+    }
+    if (region_service_name_of(ctx->region, id, name, sizeof(name))) {
+        snprintf(out, cap, "\"regionId\":\"%" PRId64 "\",\"region\":\"%s\",", id, name);
+    } else {
+        snprintf(out, cap, "\"regionId\":\"%" PRId64 "\",", id);
+    }
+}
+
 leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     const char *val;
     size_t len;
@@ -42,16 +56,18 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     if (localtime_r(&secs, &tm) != NULL) {
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     }
-    /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"). */
-    char dc[40] = "";
+    /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"); with
+     * regions it is the region's ID, and its name when the registry told it (docs/regions.md). */
+    char dc[40] = "", region[128] = "";
     if (snowflake_service_layout(ctx->snowflake)->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%d\",", parts.datacenter_id);
     }
-    char body[256];
+    api_region_field(ctx, parts.datacenter_id, region, sizeof(region));
+    char body[384];
     int n = snprintf(body, sizeof(body),
-                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",%s\"workerId\":\"%d\","
+                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",%s%s\"workerId\":\"%d\","
                      "\"sequenceId\":\"%d\"}",
-                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), dc,
+                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), dc, region,
                      parts.worker_id, parts.sequence);
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
@@ -84,15 +100,17 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     if (l->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%" PRId64 "\",", p.datacenter_id);
     }
+    char region[128];
+    api_region_field(ctx, p.datacenter_id, region, sizeof(region));
     /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. */
     const char *foreign =
         snowflake_uuid_foreign(l, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
     char body[512];
     int n = snprintf(body, sizeof(body),
-                     "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s"
+                     "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s%s"
                      "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\",\"leafd\":%s%s%s%s}",
-                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter,
-                     foreign ? "false" : "true",
+                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, region, p.worker_id,
+                     p.counter, foreign ? "false" : "true",
                      foreign ? ",\"note\":\"not a UUID of this "
                                "cluster's shape: "
                              : "",
@@ -272,6 +290,24 @@ static void ready_auth(const struct door_ctx *ctx, const struct door_ready *r, s
     sbuf_putc(b, '}');
 }
 
+/* With several regions (docs/regions.md): the region member of /ready; nothing with one. */
+static void ready_region(const struct door_ctx *ctx, const struct door_ready *r, struct sbuf *b) {
+    struct region_service_view v;
+    region_service_view(ctx->region, &v);
+    if (!v.enabled) {
+        return;
+    }
+    sbuf_puts(b, ",\"region\":{\"name\":");
+    sbuf_json_str(b, v.name, strlen(v.name));
+    sbuf_printf(b,
+                ",\"id\":%" PRId64 ",\"count\":%" PRId64 ",\"ready\":%s,\"claim\":\"%s\","
+                "\"registry\":\"%s\",\"confirmed_ms\":%" PRId64,
+                v.id, v.count, r->ready[DOOR_READY_REGION] ? "true" : "false", v.source,
+                v.registry_up ? "connected" : "disconnected", v.confirmed_ms);
+    ready_reason(r, DOOR_READY_REGION, b);
+    sbuf_putc(b, '}');
+}
+
 /*
  * With leafd.zk.auth: the stage of the cluster's trees and who holds closing
  * back (docs/reference/zookeeper.md, "ACLs"). Informational: the trees
@@ -325,6 +361,7 @@ leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     ready_sequence(ctx, r.ready[DOOR_READY_SEQUENCE], &b);
     sbuf_putc(&b, ',');
     ready_auth(ctx, &r, &b);
+    ready_region(ctx, &r, &b);
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
     ready_zk_acl(ctx, &b);
     if (r.stopping) {

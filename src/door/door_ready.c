@@ -49,6 +49,11 @@ void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r) {
     user_service_stats(ctx->users, &users);
     readiness_set(r, DOOR_READY_AUTH, users.enabled, users.loaded_ms != 0,
                   "users not loaded yet: ZooKeeper unreachable and no local copy");
+    struct region_service_view region;
+    region_service_view(ctx->region, &region);
+    snprintf(r->region_reason, sizeof(r->region_reason), "%s",
+             region.reason[0] ? region.reason : "region claim not confirmed");
+    readiness_set(r, DOOR_READY_REGION, region.enabled, region.ready, r->region_reason);
     if (r->stopping) {
         r->all = 0;
     }

@@ -8,7 +8,8 @@
  * from door_ready_eval; none decides or words it again. A component is ready when its
  * mode can issue now: snowflake when its view says so, segment when the
  * database is up or a tag has a buffered range, sequence while the node takes
- * part (a ZooKeeper session), auth once a user table is in use. A disabled
+ * part (a ZooKeeper session), auth once a user table is in use, region (only
+ * with leafd.region.count > 1) once its claim is confirmed. A disabled
  * component is not counted; "all" is 1 when every enabled one is ready and the
  * node is not stopping, exactly when a plain /ready answers 200. A probe may ask
  * for some modes only (door_ready_ok): segment stays ready while ZooKeeper is
@@ -25,7 +26,8 @@ struct door_ctx;
     X(DOOR_READY_SNOWFLAKE, "snowflake")                                                           \
     X(DOOR_READY_SEGMENT, "segment")                                                               \
     X(DOOR_READY_SEQUENCE, "sequence")                                                             \
-    X(DOOR_READY_AUTH, "auth")
+    X(DOOR_READY_AUTH, "auth")                                                                     \
+    X(DOOR_READY_REGION, "region")
 
 enum door_ready_component {
 #define DOOR_READY_ENUM(e, label) e,
@@ -38,6 +40,7 @@ struct door_ready {
     int enabled[DOOR_READY_COUNT];
     int ready[DOOR_READY_COUNT];
     const char *reason[DOOR_READY_COUNT]; /* why not ready (static text or the view's); "" */
+    char region_reason[320];              /* the region's reason, which reason[] points at */
     int all;                              /* every enabled component is ready */
     int stopping; /* a stop began: the drain's delay (leafd.stop.delay.ms) or the drain */
 };

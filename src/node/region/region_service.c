@@ -1,0 +1,415 @@
+/*
+ * This node's region claim in the registry ZooKeeper: see region_service.h.
+ * Layer: a room of the node (src/node/region), over zk/zk_session.c and the
+ * pure rules of zk/zk_region.c.
+ */
+#include "region_service.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "file.h"
+#include "log.h"
+#include "zk_region.h"
+#include "zk_session.h"
+
+#define REGION_CACHE_MAX 4096
+
+/*
+ * The service. cfg, path, cache_path: set at create, read-only. session: the
+ * start's, then the thread's. mu guards the view, names and stop; ready is
+ * read on the ID path without the lock.
+ */
+struct region_service {
+    const struct leaf_config *cfg;
+    int enabled;
+    char path[320];       /* the claim: /leafd-regions/{leaf.name}/{id} */
+    char cache_path[640]; /* {data.dir}/{leaf.name}/region.properties */
+    struct zk_session session;
+    int session_open;
+    pthread_t thread;
+    int thread_on;
+
+    atomic_int ready;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+    int refused; /* another region holds the ID (said once) */
+    struct region_service_view view;
+    char (*names)[ZK_REGION_NAME_MAX]; /* count rows: the name claimed for each ID ("" unknown) */
+};
+
+/* ZooKeeper threads: wake the service's thread (a state change or an event to drain). */
+static void region_notify(void *arg) {
+    struct region_service *rs = arg;
+    pthread_mutex_lock(&rs->mu);
+    pthread_cond_signal(&rs->cv);
+    pthread_mutex_unlock(&rs->mu);
+}
+
+/* ---- the view -------------------------------------------------------------- */
+
+static void view_set(struct region_service *rs, int ready, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void view_set(struct region_service *rs, int ready, const char *source, const char *fmt,
+                     ...) {
+    va_list ap;
+    pthread_mutex_lock(&rs->mu);
+    rs->view.ready = ready;
+    rs->view.source = source;
+    va_start(ap, fmt);
+    vsnprintf(rs->view.reason, sizeof(rs->view.reason), fmt, ap);
+    va_end(ap);
+    pthread_mutex_unlock(&rs->mu);
+    atomic_store(&rs->ready, ready);
+}
+
+/* ---- the copy of a confirmed claim ----------------------------------------- */
+
+/* 1 and *c filled when the data dir holds a readable copy; a bad one is logged and ignored. */
+static int cache_load(struct region_service *rs, struct zk_region_cache *c) {
+    char *text = NULL;
+    size_t len = 0;
+    if (file_read_all("region", rs->cache_path, REGION_CACHE_MAX, &text, &len) != LEAF_OK) {
+        return 0; /* none (or logged by file_read_all) */
+    }
+    leaf_status_t rc = zk_region_cache_parse(text, len, c);
+    free(text);
+    if (rc != LEAF_OK) {
+        log_warn("region", "region claim copy %s is malformed; ignored", rs->cache_path);
+        return 0;
+    }
+    return 1;
+}
+
+static void cache_store(struct region_service *rs) {
+    struct zk_region_cache c = {.id = rs->cfg->region_id, .confirmed_ms = clock_wall_ms()};
+    snprintf(c.name, sizeof(c.name), "%s", rs->cfg->region);
+    char text[256];
+    size_t n = zk_region_cache_format(&c, text, sizeof(text));
+    if (n > 0 && file_write_atomic("region", rs->cache_path, text, n, 0644) == LEAF_OK) {
+        pthread_mutex_lock(&rs->mu);
+        rs->view.confirmed_ms = c.confirmed_ms;
+        pthread_mutex_unlock(&rs->mu);
+    }
+}
+
+/* ---- the registry ---------------------------------------------------------- */
+
+/* The names of every claimed region ID, for /decodeSnowflakeId and /cluster (best effort). */
+static void names_read(struct region_service *rs) {
+    char dir[300], path[340], data[ZK_REGION_NAME_MAX];
+    if (zk_region_dir(dir, sizeof(dir), rs->cfg->name) != LEAF_OK) {
+        return;
+    }
+    for (int64_t id = 0; id < rs->cfg->region_count; id++) {
+        size_t len = 0;
+        snprintf(path, sizeof(path), "%s/%" PRId64, dir, id);
+        if (zk_session_get(&rs->session, path, data, sizeof(data) - 1, &len) != LEAF_OK) {
+            len = 0; /* unclaimed, or the registry went away: unknown */
+        }
+        while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == ' ')) {
+            len--;
+        }
+        if (!zk_region_name_ok(data, len)) {
+            len = 0; /* not a name leafd writes: shown as unknown */
+        }
+        pthread_mutex_lock(&rs->mu);
+        memcpy(rs->names[id], data, len);
+        rs->names[id][len] = '\0';
+        pthread_mutex_unlock(&rs->mu);
+    }
+}
+
+/*
+ * One try: the claim is created, or read back. The parents are created as
+ * needed (persistent, empty). *holder gets the name of the region that holds
+ * the ID when it is another's.
+ */
+static enum zk_region_claim claim_once(struct region_service *rs, char *holder, size_t cap) {
+    struct zk_session *s = &rs->session;
+    const char *ours = rs->cfg->region;
+    char dir[300];
+    if (zk_session_state(s) != ZK_STATE_CONNECTED ||
+        zk_region_dir(dir, sizeof(dir), rs->cfg->name) != LEAF_OK) {
+        return ZK_REGION_UNKNOWN;
+    }
+    const char *parents[] = {ZK_REGION_ROOT, dir};
+    for (int i = 0; i < 2; i++) {
+        leaf_status_t rc = zk_session_create(s, parents[i], NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
+        if (rc != LEAF_OK && rc != LEAF_EEXIST) {
+            return ZK_REGION_UNKNOWN; /* logged by the session */
+        }
+    }
+    leaf_status_t rc =
+        zk_session_create(s, rs->path, ours, strlen(ours), ZK_MODE_PERSISTENT, NULL, 0);
+    if (rc == LEAF_OK) {
+        log_info("region", "region ID %" PRId64 " claimed for region %s in the registry (%s)",
+                 rs->cfg->region_id, ours, rs->path);
+        return ZK_REGION_OURS;
+    }
+    if (rc != LEAF_EEXIST) {
+        return ZK_REGION_UNKNOWN;
+    }
+    char data[ZK_REGION_NAME_MAX];
+    size_t len = 0;
+    if (zk_session_get(s, rs->path, data, sizeof(data) - 1, &len) != LEAF_OK) {
+        return ZK_REGION_UNKNOWN;
+    }
+    data[len] = '\0';
+    enum zk_region_claim claim = zk_region_judge(data, len, ours);
+    size_t hlen = strcspn(data, " \r\n\t");
+    snprintf(holder, cap, "%.*s", zk_region_name_ok(data, hlen) ? (int)hlen : 0, data);
+    if (holder[0] == '\0') {
+        snprintf(holder, cap, "(not a region name)");
+    }
+    return claim;
+}
+
+/* Acts on one try's answer; returns the claim. Start or thread (the session's owner). */
+static enum zk_region_claim confirm(struct region_service *rs) {
+    char holder[ZK_REGION_NAME_MAX] = "";
+    const struct leaf_config *cfg = rs->cfg;
+    enum zk_region_claim claim = claim_once(rs, holder, sizeof(holder));
+    /* The session's state first: its threads wake this one holding the session's lock, so
+     * the service's lock is never held while the session's is taken. */
+    int up = zk_session_state(&rs->session) == ZK_STATE_CONNECTED;
+    pthread_mutex_lock(&rs->mu);
+    rs->view.registry_up = up;
+    int refused = rs->refused;
+    pthread_mutex_unlock(&rs->mu);
+    if (claim == ZK_REGION_OURS) {
+        names_read(rs);
+        cache_store(rs);
+        if (!atomic_load(&rs->ready) || refused) {
+            log_info("region",
+                     "region %s (ID %" PRId64 " of %" PRId64 ") confirmed by the registry",
+                     cfg->region, cfg->region_id, cfg->region_count);
+        }
+        pthread_mutex_lock(&rs->mu);
+        rs->refused = 0;
+        pthread_mutex_unlock(&rs->mu);
+        view_set(rs, 1, "registry", "%s", "");
+    } else if (claim == ZK_REGION_OTHER) {
+        view_set(rs, 0, "none",
+                 "region ID %" PRId64 " is claimed by region %s in the registry (%s), not by "
+                 "this node's region %s: give this region a free leafd.region.id",
+                 cfg->region_id, holder, rs->path, cfg->region);
+        pthread_mutex_lock(&rs->mu);
+        rs->refused = 1;
+        pthread_mutex_unlock(&rs->mu);
+        if (!refused) {
+            log_error("region",
+                      "region ID %" PRId64 " is claimed by region %s in the registry (%s), not by "
+                      "this node's region %s; no IDs are issued: give this region a free "
+                      "leafd.region.id (docs/regions.md, \"Region claims\")",
+                      cfg->region_id, holder, rs->path, cfg->region);
+        }
+    }
+    return claim;
+}
+
+/* A deadline ms from now on CLOCK_REALTIME, the condition variable's clock. */
+static struct timespec deadline_in(int ms) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += ms / 1000;
+    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    return dl;
+}
+
+/*
+ * The thread: confirms every REGION_SERVICE_RETRY_MS until confirmed, then
+ * every REGION_SERVICE_RECHECK_MS, and at once when the registry connects;
+ * drains the session's events (an expired handle is replaced there). It
+ * never holds the service's lock across a registry call.
+ */
+static void *region_thread(void *arg) {
+    struct region_service *rs = arg;
+    pthread_mutex_lock(&rs->mu);
+    while (!rs->stop) {
+        int wait_ms = strcmp(rs->view.source, "registry") == 0 ? REGION_SERVICE_RECHECK_MS
+                                                               : REGION_SERVICE_RETRY_MS;
+        struct timespec dl = deadline_in(wait_ms);
+        int timed_out = pthread_cond_timedwait(&rs->cv, &rs->mu, &dl) == ETIMEDOUT;
+        if (rs->stop) {
+            break;
+        }
+        pthread_mutex_unlock(&rs->mu);
+        zk_session_dispatch(&rs->session);
+        int up = zk_session_state(&rs->session) == ZK_STATE_CONNECTED;
+        if (timed_out || (up && !atomic_load(&rs->ready))) {
+            confirm(rs);
+        }
+        pthread_mutex_lock(&rs->mu);
+        rs->view.registry_up = up;
+    }
+    pthread_mutex_unlock(&rs->mu);
+    return NULL;
+}
+
+/* ---- life cycle (control thread) ------------------------------------------- */
+
+leaf_status_t region_service_create(struct region_service **out, const struct leaf_config *cfg,
+                                    struct uv_loop_s *control_loop) {
+    (void)control_loop; /* the registry needs no handle of the loop: the thread owns it */
+    struct region_service *rs = calloc(1, sizeof(*rs));
+    if (rs == NULL) {
+        log_error("region", "calloc(region service) failed");
+        return LEAF_ENOMEM;
+    }
+    rs->cfg = cfg;
+    rs->enabled = cfg->region_count > 1;
+    atomic_init(&rs->ready, 1);
+    pthread_mutex_init(&rs->mu, NULL);
+    pthread_cond_init(&rs->cv, NULL);
+    rs->view = (struct region_service_view){.enabled = rs->enabled,
+                                            .ready = 1,
+                                            .id = cfg->region_id,
+                                            .count = cfg->region_count,
+                                            .source = "none"};
+    snprintf(rs->view.name, sizeof(rs->view.name), "%s", cfg->region);
+    *out = rs;
+    if (!rs->enabled) {
+        return LEAF_OK;
+    }
+    rs->names = calloc((size_t)cfg->region_count, sizeof(*rs->names));
+    int n = snprintf(rs->cache_path, sizeof(rs->cache_path), "%s/%s/" ZK_REGION_CACHE_FILE,
+                     cfg->data_dir, cfg->name);
+    if (rs->names == NULL || n < 0 || (size_t)n >= sizeof(rs->cache_path) ||
+        zk_region_path(rs->path, sizeof(rs->path), cfg->name, cfg->region_id) != LEAF_OK) {
+        log_error("region", "region service: out of memory or leafd.data.dir too long");
+        return LEAF_ENOMEM;
+    }
+    snprintf(rs->names[cfg->region_id], ZK_REGION_NAME_MAX, "%s", cfg->region);
+    return LEAF_OK;
+}
+
+/* The start's verdict, logged: LEAF_EINVAL when refused. */
+static leaf_status_t start_verdict(struct region_service *rs, enum zk_region_claim claim,
+                                   const struct zk_region_cache *cache) {
+    const struct leaf_config *cfg = rs->cfg;
+    switch (zk_region_decide(claim, cache, cfg->region, cfg->region_id)) {
+    case ZK_REGION_REFUSE: return LEAF_EINVAL; /* confirm() said why, naming both */
+    case ZK_REGION_SERVE:
+        if (claim == ZK_REGION_UNKNOWN) {
+            view_set(rs, 1, "cache", "%s", "");
+            log_warn("region",
+                     "registry %s unreachable: region %s (ID %" PRId64 ") serves on its claim "
+                     "confirmed earlier (%s); it is confirmed again when the registry answers",
+                     cfg->region_registry_zk_address, cfg->region, cfg->region_id, rs->cache_path);
+        }
+        return LEAF_OK;
+    case ZK_REGION_WAIT:
+    default:
+        view_set(rs, 0, "none",
+                 "region ID %" PRId64 " not confirmed: registry %s unreachable and no claim "
+                 "confirmed earlier in %s",
+                 cfg->region_id, cfg->region_registry_zk_address, rs->cache_path);
+        log_warn("region",
+                 "region %s (ID %" PRId64 "): registry %s unreachable and no claim confirmed "
+                 "earlier in %s; not ready (no IDs issued) until the registry confirms the claim",
+                 cfg->region, cfg->region_id, cfg->region_registry_zk_address, rs->cache_path);
+        return LEAF_OK;
+    }
+}
+
+leaf_status_t region_service_start(struct region_service *rs) {
+    const struct leaf_config *cfg = rs->cfg;
+    if (!rs->enabled) {
+        return LEAF_OK;
+    }
+    struct zk_region_cache cache;
+    int cached = cache_load(rs, &cache);
+    if (zk_session_open(&rs->session, cfg->region_registry_zk_address,
+                        (int)cfg->zk_session_timeout_ms, region_notify, rs) != LEAF_OK) {
+        log_error("region", "cannot open a session to the registry %s",
+                  cfg->region_registry_zk_address);
+        return LEAF_ERR;
+    }
+    rs->session_open = 1;
+    zk_session_wait_connected(&rs->session, REGION_SERVICE_START_WAIT_MS);
+    atomic_store(&rs->ready, 0); /* until the verdict */
+    enum zk_region_claim claim = confirm(rs);
+    leaf_status_t rc = start_verdict(rs, claim, cached ? &cache : NULL);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    if (pthread_create(&rs->thread, NULL, region_thread, rs) != 0) {
+        log_error("region", "pthread_create(region claim thread) failed");
+        return LEAF_ERR;
+    }
+    rs->thread_on = 1;
+    return LEAF_OK;
+}
+
+void region_service_stop(struct region_service *rs) {
+    if (rs == NULL) {
+        return;
+    }
+    if (rs->thread_on) {
+        pthread_mutex_lock(&rs->mu);
+        rs->stop = 1;
+        pthread_cond_signal(&rs->cv);
+        pthread_mutex_unlock(&rs->mu);
+        pthread_join(rs->thread, NULL);
+        rs->thread_on = 0;
+    }
+    if (rs->session_open) {
+        zk_session_close(&rs->session);
+        rs->session_open = 0;
+    }
+}
+
+void region_service_free(struct region_service *rs) {
+    if (rs == NULL) {
+        return;
+    }
+    region_service_stop(rs);
+    pthread_mutex_destroy(&rs->mu);
+    pthread_cond_destroy(&rs->cv);
+    free(rs->names);
+    free(rs);
+}
+
+/* ---- any thread ------------------------------------------------------------ */
+
+int region_service_ready(const struct region_service *rs) {
+    return rs == NULL || atomic_load(&rs->ready);
+}
+
+void region_service_view(struct region_service *rs, struct region_service_view *v) {
+    if (rs == NULL) {
+        *v = (struct region_service_view){.ready = 1, .count = 1, .source = "none"};
+        return;
+    }
+    pthread_mutex_lock(&rs->mu);
+    *v = rs->view;
+    pthread_mutex_unlock(&rs->mu);
+    v->ready = atomic_load(&rs->ready);
+}
+
+int region_service_name_of(struct region_service *rs, int64_t id, char *buf, size_t cap) {
+    if (rs == NULL || !rs->enabled || id < 0 || id >= rs->cfg->region_count) {
+        return 0;
+    }
+    pthread_mutex_lock(&rs->mu);
+    int known = rs->names[id][0] != '\0';
+    if (known) {
+        snprintf(buf, cap, "%s", rs->names[id]);
+    }
+    pthread_mutex_unlock(&rs->mu);
+    return known;
+}
