@@ -290,24 +290,6 @@ static void ready_auth(const struct door_ctx *ctx, const struct door_ready *r, s
     sbuf_putc(b, '}');
 }
 
-/* With several regions (docs/regions.md): the region member of /ready; nothing with one. */
-static void ready_region(const struct door_ctx *ctx, const struct door_ready *r, struct sbuf *b) {
-    struct region_service_view v;
-    region_service_view(ctx->region, &v);
-    if (!v.enabled) {
-        return;
-    }
-    sbuf_puts(b, ",\"region\":{\"name\":");
-    sbuf_json_str(b, v.name, strlen(v.name));
-    sbuf_printf(b,
-                ",\"id\":%" PRId64 ",\"count\":%" PRId64 ",\"ready\":%s,\"claim\":\"%s\","
-                "\"registry\":\"%s\",\"confirmed_ms\":%" PRId64,
-                v.id, v.count, r->ready[DOOR_READY_REGION] ? "true" : "false", v.source,
-                v.registry_up ? "connected" : "disconnected", v.confirmed_ms);
-    ready_reason(r, DOOR_READY_REGION, b);
-    sbuf_putc(b, '}');
-}
-
 /*
  * With leafd.zk.auth: the stage of the cluster's trees and who holds closing
  * back (docs/reference/zookeeper.md, "ACLs"). Informational: the trees
@@ -361,7 +343,7 @@ leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     ready_sequence(ctx, r.ready[DOOR_READY_SEQUENCE], &b);
     sbuf_putc(&b, ',');
     ready_auth(ctx, &r, &b);
-    ready_region(ctx, &r, &b);
+    door_ready_region_json(ctx, &r, &b);
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
     ready_zk_acl(ctx, &b);
     if (r.stopping) {

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 struct door_ctx;
+struct sbuf;
 
 /* X(enum, label): the component label of leafd_ready, in /ready's order. */
 #define DOOR_READY_COMPONENTS(X)                                                                   \
@@ -67,6 +68,13 @@ int door_ready_parse(const char *s, size_t n, unsigned *mask, char *bad, size_t 
  * cannot issue). Always 0 while the node stops (r->stopping).
  */
 int door_ready_ok(const struct door_ready *r, unsigned mask);
+
+/*
+ * With several regions (docs/regions.md): appends ,"region":{name, id, count, ready, claim
+ * (registry | cache | none), registry (connected | disconnected), confirmed_ms[, reason]} to b,
+ * the member /ready and /cluster?format=json share; nothing with one region.
+ */
+void door_ready_region_json(const struct door_ctx *ctx, const struct door_ready *r, struct sbuf *b);
 
 /* The component's label ("snowflake"), or NULL when out of range. */
 const char *door_ready_name(enum door_ready_component c);

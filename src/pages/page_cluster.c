@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "door_http.h"
+#include "door_ready.h"
 #include "page.h"
 #include "pages.h"
 #include "version.h"
@@ -346,19 +347,6 @@ static void cluster_region(struct sbuf *p, const struct door_ctx *ctx) {
     sbuf_puts(p, "</p>\n");
 }
 
-/* The region member of /cluster?format=json (nothing with one region). */
-static void cluster_region_json(struct sbuf *b, const struct door_ctx *ctx) {
-    struct region_service_view v;
-    region_service_view(ctx->region, &v);
-    if (!v.enabled) {
-        return;
-    }
-    sbuf_puts(b, ",\"region\":{\"name\":");
-    sbuf_json_str(b, v.name, strlen(v.name));
-    sbuf_printf(b, ",\"id\":%" PRId64 ",\"count\":%" PRId64 ",\"ready\":%s,\"claim\":\"%s\"}", v.id,
-                v.count, v.ready ? "true" : "false", v.source);
-}
-
 /* ?format=json: this node (version, revision) and the survey's nodes, for scripts. */
 static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
                          const struct cluster_snapshot *s) {
@@ -370,7 +358,9 @@ static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
     sbuf_puts(&b, ",\"name\":");
     sbuf_json_str(&b, ctx->cfg->snowflake_identity, strlen(ctx->cfg->snowflake_identity));
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
-    cluster_region_json(&b, ctx);
+    struct door_ready r;
+    door_ready_eval(ctx, &r);
+    door_ready_region_json(ctx, &r, &b);
     sbuf_printf(&b, "},\"surveyed_ms\":%" PRId64 ",\"error\":", s->taken_ms);
     sbuf_json_str(&b, s->error, strlen(s->error));
     if (ctx->zk != NULL && ctx->node_zk != NULL && ctx->cfg->zk_auth[0] != '\0') {

@@ -5,7 +5,6 @@
  */
 #include "region_service.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "file.h"
@@ -25,8 +23,9 @@
 
 /*
  * The service. cfg, path, cache_path: set at create, read-only. session: the
- * start's, then the thread's. mu guards the view, names and stop; ready is
- * read on the ID path without the lock.
+ * start's, then the thread's. mu guards the view and names; ready (the ID
+ * path's flag), confirmed (the registry's last answer was this region's) and
+ * stop are atomics any thread reads.
  */
 struct region_service {
     const struct leaf_config *cfg;
@@ -39,20 +38,18 @@ struct region_service {
     int thread_on;
 
     atomic_int ready;
+    atomic_int confirmed;
+    atomic_int stop;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stop;
     int refused; /* another region holds the ID (said once) */
     struct region_service_view view;
     char (*names)[ZK_REGION_NAME_MAX]; /* count rows: the name claimed for each ID ("" unknown) */
 };
 
-/* ZooKeeper threads: wake the service's thread (a state change or an event to drain). */
+/* ZooKeeper threads, under the session's lock: nothing to do, the thread waits on the session's
+ * own events (zk_session_wait_event). */
 static void region_notify(void *arg) {
-    struct region_service *rs = arg;
-    pthread_mutex_lock(&rs->mu);
-    pthread_cond_signal(&rs->cv);
-    pthread_mutex_unlock(&rs->mu);
+    (void)arg;
 }
 
 /* ---- the view -------------------------------------------------------------- */
@@ -197,6 +194,7 @@ static enum zk_region_claim confirm(struct region_service *rs) {
         pthread_mutex_lock(&rs->mu);
         rs->refused = 0;
         pthread_mutex_unlock(&rs->mu);
+        atomic_store(&rs->confirmed, 1);
         view_set(rs, 1, "registry", "%s", "");
     } else if (claim == ZK_REGION_OTHER) {
         view_set(rs, 0, "none",
@@ -206,6 +204,7 @@ static enum zk_region_claim confirm(struct region_service *rs) {
         pthread_mutex_lock(&rs->mu);
         rs->refused = 1;
         pthread_mutex_unlock(&rs->mu);
+        atomic_store(&rs->confirmed, 0);
         if (!refused) {
             log_error("region",
                       "region ID %" PRId64 " is claimed by region %s in the registry (%s), not by "
@@ -217,46 +216,30 @@ static enum zk_region_claim confirm(struct region_service *rs) {
     return claim;
 }
 
-/* A deadline ms from now on CLOCK_REALTIME, the condition variable's clock. */
-static struct timespec deadline_in(int ms) {
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += ms / 1000;
-    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
-    return dl;
-}
-
 /*
- * The thread: confirms every REGION_SERVICE_RETRY_MS until confirmed, then
- * every REGION_SERVICE_RECHECK_MS, and at once when the registry connects;
- * drains the session's events (an expired handle is replaced there). It
- * never holds the service's lock across a registry call.
+ * The thread: confirms every REGION_SERVICE_RETRY_MS until the registry
+ * confirms, then every REGION_SERVICE_RECHECK_MS.
+ * It waits on the session's own events (REGION_SERVICE_TICK_MS at most, so a
+ * stop is seen soon) and drains them: an expired handle is replaced there.
  */
 static void *region_thread(void *arg) {
     struct region_service *rs = arg;
-    pthread_mutex_lock(&rs->mu);
-    while (!rs->stop) {
-        int wait_ms = strcmp(rs->view.source, "registry") == 0 ? REGION_SERVICE_RECHECK_MS
-                                                               : REGION_SERVICE_RETRY_MS;
-        struct timespec dl = deadline_in(wait_ms);
-        int timed_out = pthread_cond_timedwait(&rs->cv, &rs->mu, &dl) == ETIMEDOUT;
-        if (rs->stop) {
-            break;
-        }
-        pthread_mutex_unlock(&rs->mu);
+    int64_t last_try = clock_mono_ms();
+    while (!atomic_load(&rs->stop)) {
+        zk_session_wait_event(&rs->session, REGION_SERVICE_TICK_MS);
         zk_session_dispatch(&rs->session);
         int up = zk_session_state(&rs->session) == ZK_STATE_CONNECTED;
-        if (timed_out || (up && !atomic_load(&rs->ready))) {
+        int64_t every =
+            atomic_load(&rs->confirmed) ? REGION_SERVICE_RECHECK_MS : REGION_SERVICE_RETRY_MS;
+        int64_t now = clock_mono_ms();
+        if (now - last_try >= every) {
+            last_try = now;
             confirm(rs);
         }
         pthread_mutex_lock(&rs->mu);
         rs->view.registry_up = up;
+        pthread_mutex_unlock(&rs->mu);
     }
-    pthread_mutex_unlock(&rs->mu);
     return NULL;
 }
 
@@ -273,8 +256,9 @@ leaf_status_t region_service_create(struct region_service **out, const struct le
     rs->cfg = cfg;
     rs->enabled = cfg->region_count > 1;
     atomic_init(&rs->ready, 1);
+    atomic_init(&rs->confirmed, 0);
+    atomic_init(&rs->stop, 0);
     pthread_mutex_init(&rs->mu, NULL);
-    pthread_cond_init(&rs->cv, NULL);
     rs->view = (struct region_service_view){.enabled = rs->enabled,
                                             .ready = 1,
                                             .id = cfg->region_id,
@@ -360,10 +344,7 @@ void region_service_stop(struct region_service *rs) {
         return;
     }
     if (rs->thread_on) {
-        pthread_mutex_lock(&rs->mu);
-        rs->stop = 1;
-        pthread_cond_signal(&rs->cv);
-        pthread_mutex_unlock(&rs->mu);
+        atomic_store(&rs->stop, 1); /* seen within REGION_SERVICE_TICK_MS */
         pthread_join(rs->thread, NULL);
         rs->thread_on = 0;
     }
@@ -379,7 +360,6 @@ void region_service_free(struct region_service *rs) {
     }
     region_service_stop(rs);
     pthread_mutex_destroy(&rs->mu);
-    pthread_cond_destroy(&rs->cv);
     free(rs->names);
     free(rs);
 }

@@ -21,7 +21,8 @@
  * atomic flag (region_service_ready) and never waits on the registry.
  *
  * Threads: created, started, stopped and freed by the control thread. The
- * thread owns the registry session after the start. The view (state, reason,
+ * thread owns the registry session after the start (it dispatches the
+ * session's events, so an expired session is replaced). The view (state, reason,
  * the names of the regions read from the registry) is guarded by the
  * service's mutex; any thread may read it through the functions below.
  * With one region (the default) the service does nothing and is always ready.
@@ -35,6 +36,7 @@
 #define REGION_SERVICE_RETRY_MS 1000      /* a claim not confirmed yet: the next try */
 #define REGION_SERVICE_RECHECK_MS 30000   /* a confirmed claim is read again this often */
 #define REGION_SERVICE_START_WAIT_MS 3000 /* the start waits this long for the registry */
+#define REGION_SERVICE_TICK_MS 500        /* the thread's longest wait: a stop is seen this soon */
 
 struct uv_loop_s;
 struct region_service;
