@@ -102,9 +102,15 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     }
     char region[128];
     api_region_field(ctx, p.datacenter_id, region, sizeof(region));
-    /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. */
+    /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. With
+     * regions, another region's UUIDs hold its region ID in the datacenter field (docs/regions.md).
+     */
+    struct snowflake_layout own = *l;
+    if (ctx->cfg->region_count > 1 && p.datacenter_id < ctx->cfg->region_count) {
+        own.datacenter_id = p.datacenter_id;
+    }
     const char *foreign =
-        snowflake_uuid_foreign(l, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
+        snowflake_uuid_foreign(&own, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
     char body[512];
     int n = snprintf(body, sizeof(body),
                      "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s%s"

@@ -95,9 +95,19 @@ def check_load(clients, what):
 
 
 env = Env()
-registry = env.zookeeper(name="registry")
-zk = {"eu": env.zookeeper(name="zk-eu"), "us": env.zookeeper(name="zk-us")}
-db = {"eu": env.mariadb(name="db-eu"), "us": env.mariadb(name="db-us")}
+# The five servers start side by side: most of a start is waiting on a JVM or mariadb-install-db.
+servers = {}
+starts = [threading.Thread(target=lambda k=k, f=f: servers.__setitem__(k, f(name=k)))
+          for k, f in (("registry", env.zookeeper), ("zk-eu", env.zookeeper),
+                       ("zk-us", env.zookeeper), ("db-eu", env.mariadb), ("db-us", env.mariadb))]
+for t in starts:
+    t.start()
+for t in starts:
+    t.join(120)
+check(len(servers) == 5, "the registry, two ZooKeepers and two MariaDBs start (%s)" % sorted(servers))
+registry = servers["registry"]
+zk = {"eu": servers["zk-eu"], "us": servers["zk-us"]}
+db = {"eu": servers["db-eu"], "us": servers["db-us"]}
 for d in db.values():  # both regions' tables start at 1: only the residues keep them apart
     d.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('orders', 1, 100)")
 
@@ -130,7 +140,8 @@ st, body, _ = us.get("/decodeSnowflakeId?snowflakeId=%d" % sf)
 check(st == 200 and '"regionId":"0","region":"eu"' in body, "/decodeSnowflakeId names eu's region: %s" % body)
 st, body, _ = eu.get("/api/uuid/get/k")
 st, body, _ = us.get("/decodeUuid?uuid=" + body.strip())
-check(st == 200 and '"regionId":"0","region":"eu"' in body, "/decodeUuid names eu's region: %s" % body)
+check(st == 200 and '"regionId":"0","region":"eu"' in body and '"leafd":true' in body,
+      "/decodeUuid names eu's region and takes the UUID as the cluster's: %s" % body)
 
 log("both regions under load, then the registry stopped under load")
 first = check_load(load([eu, us], 3), "registry up")
