@@ -46,22 +46,38 @@ enum zk_region_claim zk_region_judge(const char *data, size_t len, const char *o
 
 enum zk_region_verdict zk_region_decide(enum zk_region_claim claim,
                                         const struct zk_region_cache *cache, const char *ours,
-                                        int64_t id) {
+                                        int64_t id, int64_t count) {
     if (claim == ZK_REGION_OURS) {
         return ZK_REGION_SERVE;
     }
-    if (claim == ZK_REGION_OTHER) {
+    if (claim == ZK_REGION_OTHER || claim == ZK_REGION_COUNT) {
         return ZK_REGION_REFUSE; /* the registry is the truth; a cache only stands in for it */
     }
-    if (cache != NULL && cache->id == id && strcmp(cache->name, ours) == 0) {
+    if (cache != NULL && cache->id == id && cache->count == count &&
+        strcmp(cache->name, ours) == 0) {
         return ZK_REGION_SERVE;
     }
     return ZK_REGION_WAIT;
 }
 
+size_t zk_region_count_format(int64_t count, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "count=%" PRId64, count);
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+leaf_status_t zk_region_count_parse(const char *data, size_t len, int64_t *count) {
+    len = trimmed(data, len);
+    if (len <= 6 || memcmp(data, "count=", 6) != 0) {
+        return LEAF_EINVAL;
+    }
+    return num_parse_range(data + 6, len - 6, 1, INT64_MAX, count) == LEAF_OK ? LEAF_OK
+                                                                              : LEAF_EINVAL;
+}
+
 size_t zk_region_cache_format(const struct zk_region_cache *c, char *buf, size_t cap) {
-    int n = snprintf(buf, cap, "region=%s\nid=%" PRId64 "\nconfirmed=%" PRId64 "\n", c->name, c->id,
-                     c->confirmed_ms);
+    int n =
+        snprintf(buf, cap, "region=%s\nid=%" PRId64 "\ncount=%" PRId64 "\nconfirmed=%" PRId64 "\n",
+                 c->name, c->id, c->count, c->confirmed_ms);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
@@ -83,6 +99,9 @@ static int cache_line(const char *line, size_t n, struct zk_region_cache *c, int
     } else if (klen == 9 && memcmp(line, "confirmed", 9) == 0 &&
                num_parse_range(v, vlen, 0, INT64_MAX, &c->confirmed_ms) == LEAF_OK) {
         seen[2] = 1;
+    } else if (klen == 5 && memcmp(line, "count", 5) == 0 &&
+               num_parse_range(v, vlen, 1, INT64_MAX, &c->count) == LEAF_OK) {
+        seen[3] = 1;
     } else {
         return 0;
     }
@@ -90,7 +109,7 @@ static int cache_line(const char *line, size_t n, struct zk_region_cache *c, int
 }
 
 leaf_status_t zk_region_cache_parse(const char *text, size_t len, struct zk_region_cache *c) {
-    int seen[3] = {0, 0, 0};
+    int seen[4] = {0, 0, 0, 0};
     memset(c, 0, sizeof(*c));
     size_t i = 0;
     while (i < len) {
@@ -101,5 +120,5 @@ leaf_status_t zk_region_cache_parse(const char *text, size_t len, struct zk_regi
         }
         i += n + 1;
     }
-    return seen[0] && seen[1] && seen[2] ? LEAF_OK : LEAF_EINVAL;
+    return seen[0] && seen[1] && seen[2] && seen[3] ? LEAF_OK : LEAF_EINVAL;
 }

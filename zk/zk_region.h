@@ -6,8 +6,13 @@
  * claim lives in the registry ZooKeeper, whose it is, what a node does about
  * it at start, and the local copy of a claim confirmed earlier.
  *
+ *   /leafd-regions/{leaf.name}                     PERSISTENT, data: count=<leafd.region.count>
  *   /leafd-regions/{leaf.name}/{leafd.region.id}   PERSISTENT, data: the region's name
- *   {leafd.data.dir}/{leaf.name}/region.properties region=<name>, id=<n>, confirmed=<ms>
+ *   {leafd.data.dir}/{leaf.name}/region.properties region=<name>, id=<n>, count=<n>, confirmed=<ms>
+ *
+ * The count is recorded once, by the first region to claim, because every
+ * region must use the same one: region 0 of 2 and region 1 of 3 would both
+ * issue the segment ID 4.
  *
  * A claim is created once and never rewritten: the first region name to
  * create the node holds the ID (ZooKeeper's create is the fence: exactly one
@@ -28,19 +33,22 @@ enum zk_region_claim {
     ZK_REGION_UNKNOWN, /* not read: the registry is unreachable (or answered with an error) */
     ZK_REGION_OURS,    /* claimed under this node's region name (by it or an earlier start) */
     ZK_REGION_OTHER,   /* claimed under another region name */
+    ZK_REGION_COUNT,   /* the registry records another leafd.region.count */
 };
 
 /* What the node does about it. */
 enum zk_region_verdict {
     ZK_REGION_SERVE,  /* confirmed now, or confirmed earlier (cached) and the registry is away */
     ZK_REGION_WAIT,   /* neither: not ready until the registry confirms the claim */
-    ZK_REGION_REFUSE, /* another region holds the ID: refuse to start (or stop serving) */
+    ZK_REGION_REFUSE, /* another region holds the ID, or the count differs: refuse to start (or
+                       * stop serving) */
 };
 
 /* The local copy of a claim the registry confirmed. */
 struct zk_region_cache {
     char name[ZK_REGION_NAME_MAX];
     int64_t id;
+    int64_t count;
     int64_t confirmed_ms; /* wall clock when the registry last confirmed it */
 };
 
@@ -58,14 +66,20 @@ int zk_region_name_ok(const char *s, size_t len);
 enum zk_region_claim zk_region_judge(const char *data, size_t len, const char *ours);
 
 /*
- * The decision: the registry's answer first (ours: serve; another's: refuse,
- * whatever the cache says), and only when the registry cannot be read, the
- * cache: a copy naming this node's region and ID serves, anything else waits.
- * cache may be NULL (no file).
+ * The decision: the registry's answer first (ours: serve; another's, or
+ * another count: refuse, whatever the cache says), and only when the registry
+ * cannot be read, the cache: a copy naming this node's region, ID and count
+ * serves, anything else waits. cache may be NULL (no file).
  */
 enum zk_region_verdict zk_region_decide(enum zk_region_claim claim,
                                         const struct zk_region_cache *cache, const char *ours,
-                                        int64_t id);
+                                        int64_t id, int64_t count);
+
+/* The count record's data ("count=<n>") into buf; returns its length, 0 if cap is too small. */
+size_t zk_region_count_format(int64_t count, char *buf, size_t cap);
+
+/* Reads a count record (len bytes): LEAF_OK and *count, or LEAF_EINVAL (empty or malformed). */
+leaf_status_t zk_region_count_parse(const char *data, size_t len, int64_t *count);
 
 /* The cache file's text into buf (NUL-terminated); returns its length, 0 if cap is too small. */
 size_t zk_region_cache_format(const struct zk_region_cache *c, char *buf, size_t cap);

@@ -41,7 +41,7 @@ struct door_ready {
     int enabled[DOOR_READY_COUNT];
     int ready[DOOR_READY_COUNT];
     const char *reason[DOOR_READY_COUNT]; /* why not ready (static text or the view's); "" */
-    char region_reason[320];              /* the region's reason, which reason[] points at */
+    char region_reason[512];              /* the region's reason, which reason[] points at */
     int all;                              /* every enabled component is ready */
     int stopping; /* a stop began: the drain's delay (leafd.stop.delay.ms) or the drain */
 };

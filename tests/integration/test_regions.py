@@ -9,6 +9,7 @@ registry ZooKeeper beside them: region eu (ID 0) on 127.0.1.1, region us (ID 1) 
 - a new node of a region with no cached claim, the registry down: not ready (the reason names
   the registry), ID requests 503 region_unclaimed; ready once the registry is back;
 - a third region configured with an ID another region holds: refused at start, naming both;
+  a node with another leafd.region.count: refused, naming both counts;
 - /decodeSnowflakeId names the region, /ready and the metrics show it, ranges are refused.
 """
 import json
@@ -182,6 +183,14 @@ text = third.log_text()
 check(rc == 1, "ap1 exits 1 (rc %r)" % rc)
 check("claimed by region us" in text and "region ap" in text,
       "ap1's log names both regions: %s" % [l for l in text.splitlines() if "claimed" in l][:1])
+
+log("a region configured with another count is refused at start")
+recount = region_props("eu", zk["eu"], db["eu"], registry, **{"leafd.region.count": "3"})
+recount["leafd.listen"] = "127.0.1.1:%d" % free_port()
+fourth = env.leafd("eu3", recount, wait_ready=False)
+rc = fourth.wait_exit(30)
+check(rc == 1 and "leafd.region.count is 3 here, but the registry records 2" in fourth.log_text(),
+      "eu3 (count 3) exits 1 naming both counts (rc %r)" % rc)
 
 for n in (eu, eu2, us):
     check(n.stop() == 0, "%s stops cleanly" % n.name)

@@ -88,7 +88,8 @@ static int cache_load(struct region_service *rs, struct zk_region_cache *c) {
 }
 
 static void cache_store(struct region_service *rs) {
-    struct zk_region_cache c = {.id = rs->cfg->region_id, .confirmed_ms = clock_wall_ms()};
+    struct zk_region_cache c = {
+        .id = rs->cfg->region_id, .count = rs->cfg->region_count, .confirmed_ms = clock_wall_ms()};
     snprintf(c.name, sizeof(c.name), "%s", rs->cfg->region);
     char text[256];
     size_t n = zk_region_cache_format(&c, text, sizeof(text));
@@ -127,9 +128,41 @@ static void names_read(struct region_service *rs) {
 }
 
 /*
+ * The count every region must share (zk_region.h): recorded in the cluster's
+ * node by the first region to claim, read back by every later one. ZK_REGION_OURS
+ * when it is this node's (recorded now, or before), ZK_REGION_COUNT with the
+ * recorded count in *holder when not, ZK_REGION_UNKNOWN when not read.
+ */
+static enum zk_region_claim count_once(struct region_service *rs, const char *dir, char *holder,
+                                       size_t cap) {
+    struct zk_session *s = &rs->session;
+    char want[32], data[64];
+    size_t wlen = zk_region_count_format(rs->cfg->region_count, want, sizeof(want)), len = 0;
+    leaf_status_t rc = zk_session_create(s, dir, want, wlen, ZK_MODE_PERSISTENT, NULL, 0);
+    if (rc == LEAF_OK) {
+        return ZK_REGION_OURS;
+    }
+    struct zk_stat st;
+    if (rc != LEAF_EEXIST ||
+        zk_session_get_stat(s, dir, data, sizeof(data) - 1, &len, &st) != LEAF_OK) {
+        return ZK_REGION_UNKNOWN;
+    }
+    int64_t recorded;
+    if (zk_region_count_parse(data, len, &recorded) != LEAF_OK) {
+        /* Made by hand, empty: this count is recorded, fenced on the version read. */
+        return zk_session_set_version(s, dir, want, wlen, st.version) == LEAF_OK
+                   ? ZK_REGION_OURS
+                   : ZK_REGION_UNKNOWN;
+    }
+    snprintf(holder, cap, "%" PRId64, recorded);
+    return recorded == rs->cfg->region_count ? ZK_REGION_OURS : ZK_REGION_COUNT;
+}
+
+/*
  * One try: the claim is created, or read back. The parents are created as
- * needed (persistent, empty). *holder gets the name of the region that holds
- * the ID when it is another's.
+ * needed (the root empty, the cluster's node with the count). *holder gets
+ * the name of the region that holds the ID when it is another's, or the
+ * recorded count when it differs.
  */
 static enum zk_region_claim claim_once(struct region_service *rs, char *holder, size_t cap) {
     struct zk_session *s = &rs->session;
@@ -139,15 +172,15 @@ static enum zk_region_claim claim_once(struct region_service *rs, char *holder, 
         zk_region_dir(dir, sizeof(dir), rs->cfg->name) != LEAF_OK) {
         return ZK_REGION_UNKNOWN;
     }
-    const char *parents[] = {ZK_REGION_ROOT, dir};
-    for (int i = 0; i < 2; i++) {
-        leaf_status_t rc = zk_session_create(s, parents[i], NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
-        if (rc != LEAF_OK && rc != LEAF_EEXIST) {
-            return ZK_REGION_UNKNOWN; /* logged by the session */
-        }
+    leaf_status_t rc = zk_session_create(s, ZK_REGION_ROOT, NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
+    if (rc != LEAF_OK && rc != LEAF_EEXIST) {
+        return ZK_REGION_UNKNOWN; /* logged by the session */
     }
-    leaf_status_t rc =
-        zk_session_create(s, rs->path, ours, strlen(ours), ZK_MODE_PERSISTENT, NULL, 0);
+    enum zk_region_claim counted = count_once(rs, dir, holder, cap);
+    if (counted != ZK_REGION_OURS) {
+        return counted;
+    }
+    rc = zk_session_create(s, rs->path, ours, strlen(ours), ZK_MODE_PERSISTENT, NULL, 0);
     if (rc == LEAF_OK) {
         log_info("region", "region ID %" PRId64 " claimed for region %s in the registry (%s)",
                  rs->cfg->region_id, ours, rs->path);
@@ -169,6 +202,26 @@ static enum zk_region_claim claim_once(struct region_service *rs, char *holder, 
         snprintf(holder, cap, "(not a region name)");
     }
     return claim;
+}
+
+/* The registry refuses this node: not ready, why in the view, and one error line (not again
+ * while it stays refused). */
+static void refuse(struct region_service *rs, int was_refused, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(struct region_service *rs, int was_refused, const char *fmt, ...) {
+    char why[sizeof(rs->view.reason)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    view_set(rs, 0, "none", "%s", why);
+    pthread_mutex_lock(&rs->mu);
+    rs->refused = 1;
+    pthread_mutex_unlock(&rs->mu);
+    atomic_store(&rs->confirmed, 0);
+    if (!was_refused) {
+        log_error("region", "%s; no IDs are issued", why);
+    }
 }
 
 /* Acts on one try's answer; returns the claim. Start or thread (the session's owner). */
@@ -196,22 +249,18 @@ static enum zk_region_claim confirm(struct region_service *rs) {
         pthread_mutex_unlock(&rs->mu);
         atomic_store(&rs->confirmed, 1);
         view_set(rs, 1, "registry", "%s", "");
+    } else if (claim == ZK_REGION_COUNT) {
+        refuse(rs, refused,
+               "leafd.region.count is %" PRId64 " here, but the registry records %s for every "
+               "region of %s: regions with different counts would issue the same segment IDs; "
+               "use one count everywhere (docs/regions.md, \"Adding a region\")",
+               cfg->region_count, holder, cfg->name);
     } else if (claim == ZK_REGION_OTHER) {
-        view_set(rs, 0, "none",
-                 "region ID %" PRId64 " is claimed by region %s in the registry (%s), not by "
-                 "this node's region %s: give this region a free leafd.region.id",
-                 cfg->region_id, holder, rs->path, cfg->region);
-        pthread_mutex_lock(&rs->mu);
-        rs->refused = 1;
-        pthread_mutex_unlock(&rs->mu);
-        atomic_store(&rs->confirmed, 0);
-        if (!refused) {
-            log_error("region",
-                      "region ID %" PRId64 " is claimed by region %s in the registry (%s), not by "
-                      "this node's region %s; no IDs are issued: give this region a free "
-                      "leafd.region.id (docs/regions.md, \"Region claims\")",
-                      cfg->region_id, holder, rs->path, cfg->region);
-        }
+        refuse(rs, refused,
+               "region ID %" PRId64 " is claimed by region %s in the registry (%s), not by "
+               "this node's region %s: give this region a free leafd.region.id (docs/regions.md, "
+               "\"Region claims\")",
+               cfg->region_id, holder, rs->path, cfg->region);
     }
     return claim;
 }
@@ -285,7 +334,7 @@ leaf_status_t region_service_create(struct region_service **out, const struct le
 static leaf_status_t start_verdict(struct region_service *rs, enum zk_region_claim claim,
                                    const struct zk_region_cache *cache) {
     const struct leaf_config *cfg = rs->cfg;
-    switch (zk_region_decide(claim, cache, cfg->region, cfg->region_id)) {
+    switch (zk_region_decide(claim, cache, cfg->region, cfg->region_id, cfg->region_count)) {
     case ZK_REGION_REFUSE: return LEAF_EINVAL; /* confirm() said why, naming both */
     case ZK_REGION_SERVE:
         if (claim == ZK_REGION_UNKNOWN) {

@@ -50,7 +50,7 @@ struct region_service_view {
     const char *source;   /* "registry", "cache" (the copy stands in) or "none" */
     int registry_up;      /* the registry session is connected */
     int64_t confirmed_ms; /* wall clock of the last confirmation (0: none) */
-    char reason[320];     /* why not ready ("" when ready) */
+    char reason[512];     /* why not ready ("" when ready) */
 };
 
 leaf_status_t region_service_create(struct region_service **out, const struct leaf_config *cfg,
