@@ -13,15 +13,15 @@
 #define NODE_CONFIG_WHY_MAX 256
 
 /*
- * With several regions the datacenter field holds the region ID
+ * With several regions a snowflake node's datacenter field holds the region ID
  * (docs/regions.md, "The snowflake layout"): a layout without one, or too
  * narrow for count - 1, is refused, and leafd.snowflake.datacenter.id may only
  * repeat leafd.region.id.
  */
 static leaf_status_t layout_region(const struct leaf_config *cfg, struct snowflake_layout *out,
                                    const char **key, char *why, size_t cap) {
-    if (cfg->region_count <= 1) {
-        return LEAF_OK;
+    if (cfg->region_count <= 1 || !cfg->snowflake_enable) {
+        return LEAF_OK; /* a segment-only region needs no snowflake layout of its own */
     }
     *key = "leafd.region.count";
     int bits = out->bits[SNOWFLAKE_DATACENTER];
