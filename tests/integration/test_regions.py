@@ -16,7 +16,7 @@ import json
 import threading
 import time
 
-from leafdtest import Env, check, free_port, log, seg_props, wait_until
+from leafdtest import Env, RespStream, check, free_port, log, seg_props, wait_until
 
 REGIONS = {"eu": (0, "127.0.1.1"), "us": (1, "127.0.2.1")}
 
@@ -120,7 +120,7 @@ def node(name, region, **kw):
 
 
 eu = node("eu1", "eu")
-us = node("us1", "us")
+us = node("us1", "us", resp=True)
 
 log("the claims are in the registry, and /ready names the region")
 for n, region in ((eu, "eu"), (us, "us")):
@@ -136,6 +136,13 @@ for n, region in ((eu, "eu"), (us, "us")):
           'leafd_ready{component="region"} 1' in body, "%s: the metrics name the region" % n.name)
     st, body, _ = n.get("/api/segment/range/orders?count=10")
     check(st == 400 and "not_consecutive" in body, "%s: a range of segment IDs is refused (%d)" % (n.name, st))
+rs = RespStream(us.resp_port)
+one, block, many = rs.call("INCR", "segment:orders"), rs.call("INCRBY", "segment:orders", "5"), \
+    rs.call("LEAF.IDS", "segment:orders", "3")
+check(isinstance(one, int) and one % 2 == 1 and all(i % 2 == 1 for i in many),
+      "RESP: us's segment IDs are odd (%r, %r)" % (one, many))
+check(str(block).startswith("WRONG_MODE"), "RESP: INCRBY of a block is refused (%r)" % block)
+rs.close()
 sf = eu.get_ids("/api/snowflake/get/k")[0]
 st, body, _ = us.get("/decodeSnowflakeId?snowflakeId=%d" % sf)
 check(st == 200 and '"regionId":"0","region":"eu"' in body, "/decodeSnowflakeId names eu's region: %s" % body)
