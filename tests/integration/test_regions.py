@@ -13,12 +13,16 @@ registry ZooKeeper beside them: region eu (ID 0) on 127.0.1.1, region us (ID 1) 
 - /decodeSnowflakeId names the region, /ready and the metrics show it, ranges are refused.
 """
 import json
+import os
+import re
+import subprocess
 import threading
 import time
 
 from leafdtest import Env, RespStream, check, free_port, log, seg_props, wait_until
 
 REGIONS = {"eu": (0, "127.0.1.1"), "us": (1, "127.0.2.1")}
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def region_props(name, zk, db, registry, **extra):
@@ -150,6 +154,11 @@ st, body, _ = eu.get("/api/uuid/get/k")
 st, body, _ = us.get("/decodeUuid?uuid=" + body.strip())
 check(st == 200 and '"regionId":"0","region":"eu"' in body and '"leafd":true' in body,
       "/decodeUuid names eu's region and takes the UUID as the cluster's: %s" % body)
+
+out = subprocess.run([os.path.join(ROOT, "tools", "programs", "zk-inspect"), registry.address(),
+                      "it", "regions"], capture_output=True, text=True, timeout=120).stdout
+check("regions of it: count=2, 2 claimed" in out and re.search(r"region ID 0 +eu", out) and
+      re.search(r"region ID 1 +us", out), "zk-inspect ... regions lists the claims: %r" % out)
 
 log("both regions under load, then the registry stopped under load")
 first = check_load(load([eu, us], 3), "registry up")
