@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "file.h"
 #include "log.h"
+#include "num.h"
 #include "zk_region.h"
 #include "zk_session.h"
 
@@ -102,29 +103,44 @@ static void cache_store(struct region_service *rs) {
 
 /* ---- the registry ---------------------------------------------------------- */
 
-/* The names of every claimed region ID, for /decodeSnowflakeId and /cluster (best effort). */
+/* One claim's name into the table ("" when it is gone or not a name leafd writes). */
+static void name_read(struct region_service *rs, const char *dir, int64_t id) {
+    char path[340], data[ZK_REGION_NAME_MAX];
+    size_t len = 0;
+    snprintf(path, sizeof(path), "%s/%" PRId64, dir, id);
+    if (zk_session_get(&rs->session, path, data, sizeof(data) - 1, &len) != LEAF_OK) {
+        len = 0;
+    }
+    while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == ' ')) {
+        len--;
+    }
+    if (!zk_region_name_ok(data, len)) {
+        len = 0;
+    }
+    pthread_mutex_lock(&rs->mu);
+    memcpy(rs->names[id], data, len);
+    rs->names[id][len] = '\0';
+    pthread_mutex_unlock(&rs->mu);
+}
+
+/* The names of every claimed region ID, for the decoders (best effort): the claims listed, then
+ * each read. */
 static void names_read(struct region_service *rs) {
-    char dir[300], path[340], data[ZK_REGION_NAME_MAX];
-    if (zk_region_dir(dir, sizeof(dir), rs->cfg->name) != LEAF_OK) {
+    char dir[300];
+    char **kids = NULL;
+    int nkids = 0;
+    if (zk_region_dir(dir, sizeof(dir), rs->cfg->name) != LEAF_OK ||
+        zk_session_children(&rs->session, dir, &kids, &nkids) != LEAF_OK) {
         return;
     }
-    for (int64_t id = 0; id < rs->cfg->region_count; id++) {
-        size_t len = 0;
-        snprintf(path, sizeof(path), "%s/%" PRId64, dir, id);
-        if (zk_session_get(&rs->session, path, data, sizeof(data) - 1, &len) != LEAF_OK) {
-            len = 0; /* unclaimed, or the registry went away: unknown */
+    for (int i = 0; i < nkids; i++) {
+        int64_t id;
+        if (num_parse_range(kids[i], strlen(kids[i]), 0, rs->cfg->region_count - 1, &id) ==
+            LEAF_OK) {
+            name_read(rs, dir, id);
         }
-        while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == ' ')) {
-            len--;
-        }
-        if (!zk_region_name_ok(data, len)) {
-            len = 0; /* not a name leafd writes: shown as unknown */
-        }
-        pthread_mutex_lock(&rs->mu);
-        memcpy(rs->names[id], data, len);
-        rs->names[id][len] = '\0';
-        pthread_mutex_unlock(&rs->mu);
     }
+    zk_names_free(kids, nkids);
 }
 
 /*
