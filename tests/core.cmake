@@ -55,3 +55,7 @@ leaf_resp_test(test_reload_new_killed)
 # Signals during an upgrade's hand-over (SIGTERM and SIGHUP to the draining old process, leafctl
 # stop) and clients that never read during one: the accept gap stays short.
 leaf_resp_test(test_reload_signals)
+# Two regions (docs/regions.md), each its own ZooKeeper and MariaDB, and the registry: no ID
+# twice across the regions in any mode, the registry stopped under load, cached and refused claims.
+leaf_integration_test(test_regions)
+leaf_test_cost(it.test_regions 40)

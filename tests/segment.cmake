@@ -2,6 +2,7 @@
 # against a real MariaDB started by the harness.
 leaf_unit_test(test_segment_buffer leaf_segment_core)
 leaf_unit_test(test_segment_giveback leaf_segment_core)
+leaf_unit_test(test_segment_region leaf_segment_core)
 leaf_unit_test(test_segment_request leaf_segment_request)
 leaf_integration_test(test_segment_basic)
 leaf_integration_test(test_segment_admin)

@@ -1,5 +1,6 @@
 # ZooKeeper worker IDs and clock safety across restarts.
 leaf_unit_test(test_zk_core leaf_zk_core)
+leaf_unit_test(test_zk_region leaf_zk_core)
 
 # zk_expire: forces a leafd session to expire (a second handle with the same
 # session id, then closed). Used by tests/integration/test_zk_expiry.py.

@@ -20,6 +20,20 @@
 #include "version.h"
 #include "zk_session.h"
 
+/* "regionId":"<n>","region":"<name>", (the name when known) with several regions; "" else. */
+static void api_region_field(const struct door_ctx *ctx, int64_t id, char *out, size_t cap) {
+    char name[64];
+    out[0] = '\0';
+    if (ctx->cfg->region_count <= 1) {
+        return;
+    }
+    if (region_service_name_of(ctx->region, id, name, sizeof(name))) {
+        snprintf(out, cap, "\"regionId\":\"%" PRId64 "\",\"region\":\"%s\",", id, name);
+    } else {
+        snprintf(out, cap, "\"regionId\":\"%" PRId64 "\",", id);
+    }
+}
+
 leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     const char *val;
     size_t len;
@@ -42,16 +56,18 @@ leaf_status_t api_decode(struct http_request *req, enum ids_mode mode) {
     if (localtime_r(&secs, &tm) != NULL) {
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     }
-    /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"). */
-    char dc[40] = "";
+    /* A layout with a datacenter field names it too (docs/id-shapes.md, "Named layouts"); with
+     * regions it is the region's ID, and its name when the registry told it (docs/regions.md). */
+    char dc[40] = "", region[128] = "";
     if (snowflake_service_layout(ctx->snowflake)->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%d\",", parts.datacenter_id);
     }
-    char body[256];
+    api_region_field(ctx, parts.datacenter_id, region, sizeof(region));
+    char body[384];
     int n = snprintf(body, sizeof(body),
-                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",%s\"workerId\":\"%d\","
+                     "{\"timestamp\":\"%" PRId64 "(%s.%03d)\",%s%s\"workerId\":\"%d\","
                      "\"sequenceId\":\"%d\"}",
-                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), dc,
+                     parts.timestamp_ms, when, (int)(parts.timestamp_ms % 1000), dc, region,
                      parts.worker_id, parts.sequence);
     http_respond(req, 200, "application/json", body, (size_t)n);
     return LEAF_OK;
@@ -84,15 +100,23 @@ leaf_status_t api_decode_uuid(struct http_request *req, enum ids_mode mode) {
     if (l->bits[SNOWFLAKE_DATACENTER] > 0) {
         snprintf(dc, sizeof(dc), "\"datacenterId\":\"%" PRId64 "\",", p.datacenter_id);
     }
-    /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. */
+    char region[128];
+    api_region_field(ctx, p.datacenter_id, region, sizeof(region));
+    /* A UUIDv7 of another generator decodes too: say when it cannot be one of leafd's. With
+     * regions, another region's UUIDs hold its region ID in the datacenter field (docs/regions.md).
+     */
+    struct snowflake_layout own = *l;
+    if (ctx->cfg->region_count > 1 && p.datacenter_id < ctx->cfg->region_count) {
+        own.datacenter_id = p.datacenter_id;
+    }
     const char *foreign =
-        snowflake_uuid_foreign(l, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
+        snowflake_uuid_foreign(&own, &p, ctx->cfg->epoch, clock_wall_ms(), ctx->cfg->max_lead_ms);
     char body[512];
     int n = snprintf(body, sizeof(body),
-                     "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s"
+                     "{\"uuid\":\"%s\",\"timestamp\":\"%" PRId64 "\",\"time\":\"%s.%03dZ\",%s%s"
                      "\"workerId\":\"%" PRId64 "\",\"counter\":\"%" PRId64 "\",\"leafd\":%s%s%s%s}",
-                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, p.worker_id, p.counter,
-                     foreign ? "false" : "true",
+                     text, p.unix_ms, when, (int)(p.unix_ms % 1000), dc, region, p.worker_id,
+                     p.counter, foreign ? "false" : "true",
                      foreign ? ",\"note\":\"not a UUID of this "
                                "cluster's shape: "
                              : "",
@@ -325,6 +349,7 @@ leaf_status_t api_ready(struct http_request *req, enum ids_mode mode) {
     ready_sequence(ctx, r.ready[DOOR_READY_SEQUENCE], &b);
     sbuf_putc(&b, ',');
     ready_auth(ctx, &r, &b);
+    door_ready_region_json(ctx, &r, &b);
     sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
     ready_zk_acl(ctx, &b);
     if (r.stopping) {

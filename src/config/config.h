@@ -210,7 +210,19 @@ enum config_db_tls {
       "read leafd.zk.auth from the first line of this file")                                       \
     X("leafd.auth.failures.max", CONFIG_INT, auth_failures_max, "10", 0, 1000000,                  \
       "failed authentications from one address within 10 s before its attempts are refused "       \
-      "for 10 s (0 = no limit)")
+      "for 10 s (0 = no limit)")                                                                   \
+    X("leafd.region", CONFIG_NAME, region, "", 0, 0,                                               \
+      "this node's region name (a ZooKeeper path component), claimed with leafd.region.id in the " \
+      "registry; required when leafd.region.count > 1 (docs/regions.md)")                          \
+    X("leafd.region.id", CONFIG_INT, region_id, "0", 0, 1023,                                      \
+      "this node's region ID, 0 .. leafd.region.count - 1, the same on every node of the region; " \
+      "it sits in the snowflake datacenter field, the UUIDv7 node bits and the segment residue")   \
+    X("leafd.region.count", CONFIG_INT, region_count, "1", 1, 1024,                                \
+      "how many regions share the ID space, the same in every region (1 = one region, as "         \
+      "before); above 1 segment IDs of region r are those with id mod count = r")                  \
+    X("leafd.region.registry.zk.address", CONFIG_ZKADDR, region_registry_zk_address, "", 0, 0,     \
+      "host:port[,host:port...]: the registry ZooKeeper where regions claim their IDs (off the "   \
+      "ID path); required when leafd.region.count > 1, the same in every region")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -218,7 +230,7 @@ struct config_source {
     int line;       /* 0 for defaults and environment */
 };
 
-#define CONFIG_MAX_KEYS 64
+#define CONFIG_MAX_KEYS 80
 
 /* The most hosts leaf.jdbc.url may list (a database cluster's members, docs/cluster.md). */
 #define CONFIG_DB_HOSTS_MAX 8
@@ -291,6 +303,10 @@ struct leaf_config {
     char zk_auth[256];
     char zk_auth_file[512];
     int64_t auth_failures_max;
+    char region[64];
+    int64_t region_id;
+    int64_t region_count;
+    char region_registry_zk_address[512];
 
     /* derived by config_finish() */
     char listen_host[16];

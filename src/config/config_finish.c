@@ -146,6 +146,59 @@ static leaf_status_t config_cross_check(const struct leaf_config *c, char *err, 
     return LEAF_OK;
 }
 
+/*
+ * Regions (docs/regions.md): with one region (the default) nothing of them is
+ * used, so a registry there is a mistake; with more, each node must say which
+ * region it is and where the regions claim their IDs.
+ */
+static leaf_status_t config_check_regions(const struct leaf_config *c, char *err, size_t errlen) {
+    char why[CONFIG_WHY_MAX];
+    if (c->region_id >= c->region_count) {
+        snprintf(why, sizeof(why),
+                 "%lld is not below leafd.region.count (%lld): region IDs are 0 .. count - 1; "
+                 "raise leafd.region.count in every region, or pick a free ID below it",
+                 (long long)c->region_id, (long long)c->region_count);
+        return config_key_error(c, CONFIG_I_region_id, why, err, errlen);
+    }
+    if (c->region_count == 1) {
+        if (c->region_registry_zk_address[0] != '\0') {
+            return config_key_error(c, CONFIG_I_region_registry_zk_address,
+                                    "only used when leafd.region.count > 1: set the count of "
+                                    "regions, or leave the registry empty",
+                                    err, errlen);
+        }
+        return LEAF_OK;
+    }
+    if (c->region[0] == '\0') {
+        return config_key_error(c, CONFIG_I_region,
+                                "required when leafd.region.count > 1: the name this region "
+                                "claims its ID under in the registry (e.g. eu-west)",
+                                err, errlen);
+    }
+    if (c->region_registry_zk_address[0] == '\0') {
+        return config_key_error(c, CONFIG_I_region_registry_zk_address,
+                                "required when leafd.region.count > 1: the ZooKeeper ensemble "
+                                "where regions claim their IDs (not the region's own "
+                                "leaf.snowflake.zk.address)",
+                                err, errlen);
+    }
+    if (c->name[0] == '\0') {
+        return config_key_error(c, CONFIG_I_name,
+                                "required when leafd.region.count > 1: the claims live under "
+                                "/leafd-regions/{leaf.name}",
+                                err, errlen);
+    }
+    if (c->sequence_enable) {
+        /* A sequence of the same name in two regions would count twice (docs/regions.md). */
+        return config_key_error(c, CONFIG_I_sequence_enable,
+                                "not yet with leafd.region.count > 1: sequences, keyed spaces and "
+                                "numberings need a home region, which this version does not have; "
+                                "serve them from a cluster with one region",
+                                err, errlen);
+    }
+    return LEAF_OK;
+}
+
 /* Appends one line to loose_secret_files: a warn line for the start (main.c logs each). */
 static void config_warn_loose(struct leaf_config *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -370,7 +423,8 @@ leaf_status_t config_finish(struct leaf_config *c, char *err, size_t errlen) {
     char why[CONFIG_WHY_MAX];
     struct config_value_jdbc j;
 
-    if (config_cross_check(c, err, errlen) != LEAF_OK) {
+    if (config_cross_check(c, err, errlen) != LEAF_OK ||
+        config_check_regions(c, err, errlen) != LEAF_OK) {
         return LEAF_EINVAL;
     }
     /* The values were checked when set; these splits fail only for a

@@ -26,6 +26,7 @@
 #include "net_tls.h"
 #include "node_config.h"
 #include "node_survey.h"
+#include "region_service.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_service.h"
@@ -137,6 +138,10 @@ static leaf_status_t zk_create(struct daemon *d) {
 #define DAEMON_SERVICE_ROW(row)                                                                    \
     { #row, row##_create, row##_start, row##_stop, row##_free }
 
+/* The region claim in the registry (docs/regions.md): before the ID services, so that a region
+ * ID held by another region stops the start before anything registers. */
+DAEMON_SERVICE(region, region, region_service_create, region_service_start, region_service_stop,
+               region_service_free, &d->cfg, &d->control)
 /* The snowflake node: the worker ID, the clock checks, the generator. Its stop persists the
  * last issued time and leaves ZooKeeper (after a failed start: nothing). */
 DAEMON_SERVICE(snowflake, snowflake, snowflake_service_create, snowflake_service_start,
@@ -207,6 +212,7 @@ static leaf_status_t doors_create(struct daemon *d) {
         .segment = d->segment,
         .sequence = d->sequence,
         .users = d->users,
+        .region = d->region,
         .metrics = d->metrics,
         .started_ms = clock_wall_ms(),
         .pid = (long)getpid(),
@@ -391,6 +397,7 @@ static const struct daemon_row daemon_objects[] = {
     {"control",    control_create,    NULL, NULL, control_free},
     {"lock",       lock_create,       NULL, NULL, NULL},
     {"zookeeper",  zk_create,         NULL, NULL, zk_free},
+    DAEMON_SERVICE_ROW(region),
     DAEMON_SERVICE_ROW(snowflake),
     DAEMON_SERVICE_ROW(segment),
     DAEMON_SERVICE_ROW(sequence),

@@ -49,6 +49,7 @@ struct daemon {
     struct segment_service *segment;
     struct sequence_service *sequence;
     struct user_service *users;
+    struct region_service *region;
     struct node_survey *cluster;
     struct metrics *metrics;
     struct door_ctx api;

@@ -18,6 +18,7 @@
 #include "http_conn.h"
 #include "node_survey.h"
 #include "node_zk.h"
+#include "region_service.h"
 #include "segment_service.h"
 #include "sequence_service.h"
 #include "snowflake_service.h"
@@ -35,6 +36,7 @@ struct door_ctx {
     struct segment_service *segment;
     struct sequence_service *sequence;
     struct user_service *users;
+    struct region_service *region; /* this node's region claim (always ready with one region) */
     struct metrics *metrics;
     /* Opaque IDs: one cipher context per event loop (indexed by the loop),
      * each used by its loop's thread only; NULL when leafd.opaque.key is empty. */

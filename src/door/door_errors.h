@@ -64,6 +64,14 @@
       "opaque IDs are off on this node (leafd.opaque.key is empty)")                               \
     X(IDS_E_OPAQUE_FAILED, 503, "opaque_failed", "OPAQUE_FAILED",                                  \
       "the opaque ID cipher failed; see the node's log")                                           \
+    X(IDS_E_NOT_CONSECUTIVE, 400, "not_consecutive", "WRONG_MODE",                                 \
+      "segment IDs of a region (leafd.region.count > 1) are one in every count, never a block: "   \
+      "ask for a list (?count=, LEAF.IDS)")                                                        \
+    X(IDS_E_REGION_UNCLAIMED, 503, "region_unclaimed", "REGION_UNCLAIMED",                         \
+      "this node's region ID is not confirmed by the registry and no earlier claim is cached, "    \
+      "or another region holds it (see /ready)")                                                   \
+    X(IDS_E_SEGMENT_EXHAUSTED, 503, "segment_exhausted", "SEGMENT_EXHAUSTED",                      \
+      "the tag's max_id times leafd.region.count passes the largest 64-bit ID")                    \
     X(IDS_E_BATCH_TOO_LARGE, 400, "bad_count", "BAD_COUNT",                                        \
       "count is above what leafd.snowflake.layout issues at once (its sequence width and time "    \
       "unit; the node logs the limit at start); ask for fewer")                                    \

@@ -69,6 +69,11 @@ static leaf_status_t issue_segment(const struct door_ctx *ctx, struct ids_call *
         c->err = IDS_E_SEGMENT_DISABLED;
         return LEAF_ERR;
     }
+    if (c->dense && c->count > 1 && ctx->cfg->region_count > 1) {
+        /* A region's IDs are one in every region.count (docs/regions.md, "Segment IDs"). */
+        c->err = IDS_E_NOT_CONSECUTIVE;
+        return LEAF_ERR;
+    }
     int64_t left = ctx->cfg->segment_wait_ms - (c->now_ms - c->first_seen_ms);
     leaf_status_t rc = segment_service_get(ctx->segment, c->key, c->key_len, c->count, c->dense,
                                            ids, c->first_seen_ms, left > 0 ? c->wait : NULL);
@@ -83,6 +88,7 @@ static leaf_status_t issue_segment(const struct door_ctx *ctx, struct ids_call *
     c->err = rc == LEAF_ENOTFOUND ? IDS_E_UNKNOWN_TAG
              : rc == LEAF_ENOMEM  ? IDS_E_TOO_MANY_TAGS
              : rc == LEAF_EBUSY   ? IDS_E_LOOKUPS_OVERLOADED
+             : rc == LEAF_ERANGE  ? IDS_E_SEGMENT_EXHAUSTED
                                   : IDS_E_DATABASE_UNAVAILABLE;
     return LEAF_ERR;
 }
@@ -464,6 +470,11 @@ leaf_status_t door_ids_issue(const struct door_ctx *ctx, struct ids_call *c, int
     c->err = IDS_E_NONE;
     if (!mode_known(c)) {
         c->err = IDS_E_NOT_READY;
+        return LEAF_ERR;
+    }
+    if (!region_service_ready(ctx->region)) {
+        /* One atomic read: the registry is never waited on here (docs/regions.md). */
+        c->err = IDS_E_REGION_UNCLAIMED;
         return LEAF_ERR;
     }
     leaf_status_t rc = ids_mode_fns[c->mode].issue(ctx, c, ids);

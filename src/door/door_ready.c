@@ -1,9 +1,11 @@
 #include "door_ready.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "door_ctx.h"
+#include "sbuf.h"
 #include "status.h"
 
 static const char *const readiness_names[DOOR_READY_COUNT] = {
@@ -49,6 +51,11 @@ void door_ready_eval(const struct door_ctx *ctx, struct door_ready *r) {
     user_service_stats(ctx->users, &users);
     readiness_set(r, DOOR_READY_AUTH, users.enabled, users.loaded_ms != 0,
                   "users not loaded yet: ZooKeeper unreachable and no local copy");
+    struct region_service_view region;
+    region_service_view(ctx->region, &region);
+    snprintf(r->region_reason, sizeof(r->region_reason), "%s",
+             region.reason[0] ? region.reason : "region claim not confirmed");
+    readiness_set(r, DOOR_READY_REGION, region.enabled, region.ready, r->region_reason);
     if (r->stopping) {
         r->all = 0;
     }
@@ -136,4 +143,26 @@ size_t door_ready_text_for(const struct door_ready *r, unsigned mask, char *buf,
         sep = "; ";
     }
     return pos;
+}
+
+void door_ready_region_json(const struct door_ctx *ctx, const struct door_ready *r,
+                            struct sbuf *b) {
+    struct region_service_view v;
+    region_service_view(ctx->region, &v);
+    if (!v.enabled) {
+        return;
+    }
+    int ready = r->ready[DOOR_READY_REGION];
+    sbuf_puts(b, ",\"region\":{\"name\":");
+    sbuf_json_str(b, v.name, strlen(v.name));
+    sbuf_printf(b,
+                ",\"id\":%" PRId64 ",\"count\":%" PRId64 ",\"ready\":%s,\"claim\":\"%s\","
+                "\"registry\":\"%s\",\"confirmed_ms\":%" PRId64,
+                v.id, v.count, ready ? "true" : "false", v.source,
+                v.registry_up ? "connected" : "disconnected", v.confirmed_ms);
+    if (!ready) {
+        sbuf_puts(b, ",\"reason\":");
+        sbuf_json_str(b, r->reason[DOOR_READY_REGION], strlen(r->reason[DOOR_READY_REGION]));
+    }
+    sbuf_putc(b, '}');
 }

@@ -8,7 +8,8 @@
  * from door_ready_eval; none decides or words it again. A component is ready when its
  * mode can issue now: snowflake when its view says so, segment when the
  * database is up or a tag has a buffered range, sequence while the node takes
- * part (a ZooKeeper session), auth once a user table is in use. A disabled
+ * part (a ZooKeeper session), auth once a user table is in use, region (only
+ * with leafd.region.count > 1) once its claim is confirmed. A disabled
  * component is not counted; "all" is 1 when every enabled one is ready and the
  * node is not stopping, exactly when a plain /ready answers 200. A probe may ask
  * for some modes only (door_ready_ok): segment stays ready while ZooKeeper is
@@ -19,13 +20,15 @@
 #include <stddef.h>
 
 struct door_ctx;
+struct sbuf;
 
 /* X(enum, label): the component label of leafd_ready, in /ready's order. */
 #define DOOR_READY_COMPONENTS(X)                                                                   \
     X(DOOR_READY_SNOWFLAKE, "snowflake")                                                           \
     X(DOOR_READY_SEGMENT, "segment")                                                               \
     X(DOOR_READY_SEQUENCE, "sequence")                                                             \
-    X(DOOR_READY_AUTH, "auth")
+    X(DOOR_READY_AUTH, "auth")                                                                     \
+    X(DOOR_READY_REGION, "region")
 
 enum door_ready_component {
 #define DOOR_READY_ENUM(e, label) e,
@@ -38,6 +41,7 @@ struct door_ready {
     int enabled[DOOR_READY_COUNT];
     int ready[DOOR_READY_COUNT];
     const char *reason[DOOR_READY_COUNT]; /* why not ready (static text or the view's); "" */
+    char region_reason[512];              /* the region's reason, which reason[] points at */
     int all;                              /* every enabled component is ready */
     int stopping; /* a stop began: the drain's delay (leafd.stop.delay.ms) or the drain */
 };
@@ -64,6 +68,13 @@ int door_ready_parse(const char *s, size_t n, unsigned *mask, char *bad, size_t 
  * cannot issue). Always 0 while the node stops (r->stopping).
  */
 int door_ready_ok(const struct door_ready *r, unsigned mask);
+
+/*
+ * With several regions (docs/regions.md): appends ,"region":{name, id, count, ready, claim
+ * (registry | cache | none), registry (connected | disconnected), confirmed_ms[, reason]} to b,
+ * the member /ready and /cluster?format=json share; nothing with one region.
+ */
+void door_ready_region_json(const struct door_ctx *ctx, const struct door_ready *r, struct sbuf *b);
 
 /* The component's label ("snowflake"), or NULL when out of range. */
 const char *door_ready_name(enum door_ready_component c);

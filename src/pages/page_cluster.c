@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "door_http.h"
+#include "door_ready.h"
 #include "page.h"
 #include "pages.h"
 #include "version.h"
@@ -324,6 +325,28 @@ static void cluster_runway(struct sbuf *p, const struct door_ctx *ctx) {
     free(l);
 }
 
+/* With several regions (docs/regions.md): the region this node serves and its claim. */
+static void cluster_region(struct sbuf *p, const struct door_ctx *ctx) {
+    struct region_service_view v;
+    region_service_view(ctx->region, &v);
+    if (!v.enabled) {
+        return;
+    }
+    sbuf_puts(p, "<h3>Region</h3><p>");
+    cluster_text(p, v.name);
+    sbuf_printf(p, " (region ID %" PRId64 " of %" PRId64 ") &middot; claim: <span class=\"%s\">%s",
+                v.id, v.count, v.ready ? "ok" : "bad",
+                !v.ready                         ? "NOT CONFIRMED"
+                : strcmp(v.source, "cache") == 0 ? "confirmed earlier (registry unreachable)"
+                                                 : "confirmed by the registry");
+    sbuf_puts(p, "</span>");
+    if (!v.ready) {
+        sbuf_puts(p, ": ");
+        cluster_text(p, v.reason);
+    }
+    sbuf_puts(p, "</p>\n");
+}
+
 /* ?format=json: this node (version, revision) and the survey's nodes, for scripts. */
 static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
                          const struct cluster_snapshot *s) {
@@ -334,9 +357,11 @@ static void cluster_json(struct http_request *req, const struct door_ctx *ctx,
     sbuf_json_str(&b, self, strlen(self));
     sbuf_puts(&b, ",\"name\":");
     sbuf_json_str(&b, ctx->cfg->snowflake_identity, strlen(ctx->cfg->snowflake_identity));
-    sbuf_printf(&b,
-                ",\"version\":\"%s\",\"revision\":\"%s\"},\"surveyed_ms\":%" PRId64 ",\"error\":",
-                leafd_version(), leafd_revision(), s->taken_ms);
+    sbuf_printf(&b, ",\"version\":\"%s\",\"revision\":\"%s\"", leafd_version(), leafd_revision());
+    struct door_ready r;
+    door_ready_eval(ctx, &r);
+    door_ready_region_json(ctx, &r, &b);
+    sbuf_printf(&b, "},\"surveyed_ms\":%" PRId64 ",\"error\":", s->taken_ms);
     sbuf_json_str(&b, s->error, strlen(s->error));
     if (ctx->zk != NULL && ctx->node_zk != NULL && ctx->cfg->zk_auth[0] != '\0') {
         char held[512];
@@ -416,6 +441,7 @@ leaf_status_t page_cluster(struct http_request *req, enum ids_mode mode) {
     page_head(&p, ctx, "/cluster", "leafd cluster", &q, 0);
     cluster_verdict(&p, ctx, s);
     cluster_zk_acl(&p, ctx);
+    cluster_region(&p, ctx);
     cluster_nodes(&p, ctx, s);
     cluster_sequence(&p, ctx, s);
     cluster_runway(&p, ctx);

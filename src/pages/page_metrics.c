@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,20 @@ static void f_build_info(struct metrics_out *o, const struct door_ctx *ctx) {
     char labels[96];
     snprintf(labels, sizeof(labels), "version=\"%s\",revision=\"%s\"", leafd_version(),
              leafd_revision());
+    metrics_sample_i(o, labels, 1);
+}
+
+/* With several regions only (docs/regions.md): which region this node serves. */
+static void f_region_info(struct metrics_out *o, const struct door_ctx *ctx) {
+    struct region_service_view v;
+    region_service_view(ctx->region, &v);
+    if (!v.enabled) {
+        return;
+    }
+    char labels[160];
+    snprintf(labels, sizeof(labels),
+             "region=\"%s\",region_id=\"%" PRId64 "\",count=\"%" PRId64 "\"", v.name, v.id,
+             v.count);
     metrics_sample_i(o, labels, 1);
 }
 
@@ -158,6 +173,9 @@ static void f_process_start(struct metrics_out *o, const struct door_ctx *ctx) {
       "1 while a component can issue IDs (as /ready), by component; \"all\": /ready answers 200.") \
     X(f_build_info, "leafd_build_info", "gauge",                                                   \
       "Always 1; the labels say which leafd runs (version, git revision).")                        \
+    X(f_region_info, "leafd_region_info", "gauge",                                                 \
+      "Always 1, with leafd.region.count > 1 only: the region this node serves (region, "          \
+      "region_id, count); whether its claim is confirmed is leafd_ready{component=\"region\"}.")   \
     X(f_process_cpu, "process_cpu_seconds_total", "counter",                                       \
       "User and system CPU time spent, in seconds.")                                               \
     X(f_process_rss, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.")   \

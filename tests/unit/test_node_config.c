@@ -121,11 +121,57 @@ static void test_opaque_key(void) {
     CHECK(strstr(dump, "AABBCC") == NULL);
 }
 
+/* Regions (docs/regions.md): the datacenter field holds the region ID; the keys' own checks. */
+#define REGION2                                                                                    \
+    "leafd.region = eu\nleafd.region.count = 2\nleafd.region.registry.zk.address = "               \
+    "127.0.0.1:2181\n"
+static void test_regions(void) {
+    struct snowflake_layout l;
+    fails(REGION2, "leafd.region.count: 2 regions need a snowflake layout with a datacenter field");
+    fails(REGION2 "leafd.snowflake.layout = time:41,datacenter:1,worker:9,sequence:12\n"
+                  "leafd.region.id = 2\n",
+          "leafd.region.id: 2 is not below leafd.region.count (2)");
+    fails("leafd.region = eu\nleafd.region.count = 3\n"
+          "leafd.region.registry.zk.address = 127.0.0.1:2181\n"
+          "leafd.snowflake.layout = time:41,datacenter:1,worker:9,sequence:12\n",
+          "3 regions do not fit the layout's datacenter field (datacenter:1 holds 0..1)");
+    fails(REGION2 "leafd.snowflake.layout = twitter\nleafd.region.id = 1\n"
+                  "leafd.snowflake.datacenter.id = 3\n",
+          "leafd.snowflake.datacenter.id: 3 is not leafd.region.id (1)");
+    fails("leafd.region.count = 2\nleafd.region.registry.zk.address = 127.0.0.1:2181\n",
+          FILE_NAME ": leafd.region: required when leafd.region.count > 1");
+    fails("leafd.region = eu\nleafd.region.count = 2\n",
+          "leafd.region.registry.zk.address: required when leafd.region.count > 1");
+    fails("leafd.region.registry.zk.address = 127.0.0.1:2181\n",
+          FILE_NAME ":4: leafd.region.registry.zk.address: only used when leafd.region.count > 1");
+    CHECK_EQ_INT(check_text(REGION2 "leafd.snowflake.layout = twitter\nleafd.region.id = 1\n"),
+                 LEAF_OK);
+    CHECK_EQ_INT(node_config_layout(&cfg, &l), LEAF_OK);
+    CHECK_EQ_INT(l.datacenter_id, 1);
+    /* A segment-only region keeps any layout; sequences wait for home regions. */
+    const char *seg = "leaf.name = t\nleaf.segment.enable = true\nleaf.jdbc.url = "
+                      "jdbc:mysql://127.0.0.1:3306/leaf\nleaf.jdbc.username = leaf\n" REGION2;
+    config_defaults(&cfg);
+    CHECK_EQ_INT(config_parse(&cfg, seg, strlen(seg), FILE_NAME, err, sizeof(err)), LEAF_OK);
+    CHECK_EQ_INT(config_finish(&cfg, err, sizeof(err)), LEAF_OK);
+    CHECK_EQ_INT(node_config_check(&cfg, NOW_2026, err, sizeof(err)), LEAF_OK);
+    fails(REGION2 "leafd.snowflake.layout = twitter\nleafd.sequence.enable = true\n"
+                  "leaf.snowflake.zk.address = 127.0.0.1:2181\n# worker.id from ZooKeeper\n",
+          "leafd.sequence.enable: not yet with leafd.region.count > 1");
+    /* One region: the datacenter ID is the key's, as before. */
+    CHECK_EQ_INT(
+        check_text("leafd.snowflake.layout = twitter\nleafd.snowflake.datacenter.id = 7\n"),
+        LEAF_OK);
+    CHECK_EQ_INT(node_config_layout(&cfg, &l), LEAF_OK);
+    CHECK_EQ_INT(l.datacenter_id, 7);
+}
+
 int main(void) {
     TEST(test_defaults_pass);
     TEST(test_layout_errors_name_the_key);
     TEST(test_layouts_that_pass);
     TEST(test_worker_fits_layout);
     TEST(test_opaque_key);
+    TEST(test_regions);
     return unit_done();
 }

@@ -12,6 +12,45 @@
 
 #define NODE_CONFIG_WHY_MAX 256
 
+/*
+ * With several regions a snowflake node's datacenter field holds the region ID
+ * (docs/regions.md, "The snowflake layout"): a layout without one, or too
+ * narrow for count - 1, is refused, and leafd.snowflake.datacenter.id may only
+ * repeat leafd.region.id.
+ */
+static leaf_status_t layout_region(const struct leaf_config *cfg, struct snowflake_layout *out,
+                                   const char **key, char *why, size_t cap) {
+    if (cfg->region_count <= 1 || !cfg->snowflake_enable) {
+        return LEAF_OK; /* a segment-only region needs no snowflake layout of its own */
+    }
+    *key = "leafd.region.count";
+    int bits = out->bits[SNOWFLAKE_DATACENTER];
+    if (bits == 0) {
+        snprintf(why, cap,
+                 "%" PRId64 " regions need a snowflake layout with a datacenter field to hold the "
+                 "region ID (e.g. twitter: time:41,datacenter:5,worker:5,sequence:12)",
+                 cfg->region_count);
+        return LEAF_EINVAL;
+    }
+    if (cfg->region_count - 1 > snowflake_layout_max(out, SNOWFLAKE_DATACENTER)) {
+        snprintf(why, cap,
+                 "%" PRId64 " regions do not fit the layout's datacenter field (datacenter:%d "
+                 "holds 0..%" PRId64 "): widen it in leafd.snowflake.layout",
+                 cfg->region_count, bits, snowflake_layout_max(out, SNOWFLAKE_DATACENTER));
+        return LEAF_EINVAL;
+    }
+    *key = "leafd.snowflake.datacenter.id";
+    if (cfg->datacenter_id != 0 && cfg->datacenter_id != cfg->region_id) {
+        snprintf(why, cap,
+                 "%" PRId64 " is not leafd.region.id (%" PRId64 "): with regions the datacenter "
+                 "field holds the region ID; leave this key unset",
+                 cfg->datacenter_id, cfg->region_id);
+        return LEAF_EINVAL;
+    }
+    out->datacenter_id = cfg->region_id;
+    return LEAF_OK;
+}
+
 static leaf_status_t layout_parse(const struct leaf_config *cfg, struct snowflake_layout *out,
                                   const char **key, char *why, size_t cap) {
     *key = "leafd.snowflake.layout";
@@ -26,7 +65,10 @@ static leaf_status_t layout_parse(const struct leaf_config *cfg, struct snowflak
         return LEAF_EINVAL;
     }
     *key = "leafd.snowflake.datacenter.id";
-    return snowflake_layout_set_datacenter(out, cfg->datacenter_id, why, cap);
+    if (snowflake_layout_set_datacenter(out, cfg->datacenter_id, why, cap) != LEAF_OK) {
+        return LEAF_EINVAL;
+    }
+    return layout_region(cfg, out, key, why, cap);
 }
 
 leaf_status_t node_config_layout(const struct leaf_config *cfg, struct snowflake_layout *out) {

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "segment_known.h"
 #include "segment_negcache.h"
+#include "segment_region.h"
 #include "segment_service_zero_waste.h"
 #include "segment_tags.h"
 
@@ -48,6 +49,7 @@ static const int64_t latency_bounds_ms[] = {1, 2, 5, 10, 50, 100, 500, 1000, 500
 struct segment_service {
     const struct leaf_config *cfg;
     int enabled;
+    struct segment_region region; /* this node's residue class (docs/regions.md); set at create */
     /* Three connections, so that nothing queues behind what it must not wait for: `db` runs
      * only range fetches, `db_lookup` only the lookups of tags not known from the last refresh
      * (budgeted: segment_negcache.h), `db_bg` refreshes (100,000 rows) and admin jobs. */
@@ -293,8 +295,10 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
                                ? LEAF_OK
                                : admit_lookup(svc, tag, len, first_seen_ms, now);
         pthread_rwlock_unlock(&svc->tags_lock);
-        return rc != LEAF_OK ? rc
-                             : get_new(svc, tag, len, count, dense, ids, first_seen_ms, now, w);
+        if (rc == LEAF_OK) {
+            rc = get_new(svc, tag, len, count, dense, ids, first_seen_ms, now, w);
+        }
+        return rc == LEAF_OK ? segment_region_apply(&svc->region, ids, dense ? 1 : count) : rc;
     }
     lockstat_lock(&t->lock, &svc->tag_lock_stat);
     leaf_status_t rc = get_locked(svc, t, count, dense, ids, first_seen_ms, now);
@@ -303,7 +307,7 @@ leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, 
     }
     pthread_mutex_unlock(&t->lock);
     pthread_rwlock_unlock(&svc->tags_lock);
-    return rc;
+    return rc == LEAF_OK ? segment_region_apply(&svc->region, ids, dense ? 1 : count) : rc;
 }
 
 leaf_status_t segment_service_prefetch(struct segment_service *svc, const char *tag, size_t len,
@@ -631,6 +635,7 @@ leaf_status_t segment_service_create(struct segment_service **out, const struct 
     }
     svc->cfg = cfg;
     svc->loop = loop;
+    segment_region_init(&svc->region, cfg->region_id, cfg->region_count);
     *out = svc;
     return LEAF_OK;
 }

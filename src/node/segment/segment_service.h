@@ -54,6 +54,9 @@ void segment_service_free(struct segment_service *svc);
  * of memory). A resumed request passes the same w again.
  * dense = 1: count consecutive IDs from one range (segment_buffer_take_dense);
  * only ids[0] is written, with the highest of them.
+ * With several regions the IDs are the region's (segment_region.h: value *
+ * count + region ID), so a dense block of more than one is not consecutive:
+ * the caller refuses those. LEAF_ERANGE: an ID would pass INT64_MAX.
  */
 leaf_status_t segment_service_get(struct segment_service *svc, const char *tag, size_t len,
                                   int count, int dense, int64_t *ids, int64_t first_seen_ms,
