@@ -3,7 +3,7 @@
 # history into {build}/release-cache (once per commit) and clusters of them upgraded to this
 # build under load. Minutes long and a Release build of each old commit the first time: labelled
 # "upgrade" only, so they run in the full suite (plain ctest, tools/test) and not in the
-# integration subsets (tools/checks/tsan's -L 'unit|integration'). Exit 77 (a shallow clone without the
+# integration subsets (tools/checks/tsan's -L 'integration|threads'). Exit 77 (a shallow clone without the
 # history) is a skip.
 leaf_integration_test(test_upgrade_release)
 set_tests_properties(it.test_upgrade_release PROPERTIES TIMEOUT 900 LABELS upgrade
