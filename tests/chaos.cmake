@@ -10,29 +10,31 @@
 # (tests/chaos/chaos_identity.py): a twin with a live node's identity must
 # exit 1 issuing nothing (forever set), a sequence's stored max bumped behind
 # the primary's back must heal (both sets).
-# RUN_SERIAL: five servers and three nodes next to other tests on a small
-# machine would turn timing into false alarms.
+# One chaos run at a time, beside one ordinary test (leaf_heavy_test, tests/CMakeLists.txt).
 leaf_test_registered(chaos_short chaos/chaos.py)
 add_test(NAME it.chaos_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --seconds 60)
-set_tests_properties(it.chaos_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+set_tests_properties(it.chaos_short PROPERTIES TIMEOUT 400
   LABELS "integration;chaos"
   ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+leaf_heavy_test(it.chaos_short 78)
 leaf_test_registered(chaos_lease_short chaos/chaos.py)
 add_test(NAME it.chaos_lease_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --lease --seconds 45)
-set_tests_properties(it.chaos_lease_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+set_tests_properties(it.chaos_lease_short PROPERTIES TIMEOUT 400
   LABELS "integration;chaos"
   ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+leaf_heavy_test(it.chaos_lease_short 62)
 # it.chaos_galera_short: the same faults with segments on a three-node Galera cluster
 # (chaos.py --galera, 45 s): db_kill kills one member with kill -9 and starts it again
 # (tests/lib/galera.py). About 90 s in all with the cluster's start.
 leaf_test_registered(chaos_galera_short chaos/chaos.py)
 add_test(NAME it.chaos_galera_short
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/chaos/chaos.py --galera --seconds 45)
-set_tests_properties(it.chaos_galera_short PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+set_tests_properties(it.chaos_galera_short PROPERTIES TIMEOUT 400
   LABELS "integration;chaos"
   ENVIRONMENT "LEAFD_BIN=$<TARGET_FILE:leafd>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
+leaf_heavy_test(it.chaos_galera_short 80)
 # it.chaos_numbering_short: business numbers at a period boundary (tests/chaos/chaos_numbering.py):
 # three sequence nodes under one libfaketime offset reach a Shanghai midnight while the primary
 # is killed (-9) four times around it; every answer is checked for repeats, order in real time

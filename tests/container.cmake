@@ -22,6 +22,8 @@ set_property(TEST it.test_container_image APPEND PROPERTY LABELS container)
 set_property(TEST it.test_container_image APPEND PROPERTY ENVIRONMENT ${LEAFD_IMAGE_ENV})
 set_tests_properties(it.test_container_image PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
   FIXTURES_SETUP leafd_image RESOURCE_LOCK package-build)
+# The longest of the suite with the package build (about 100 s), and test_container_kube waits on it.
+leaf_test_cost(it.test_container_image 101)
 
 # The Deployment's pod template (lease mode, three pods) and the StatefulSet's (named identities;
 # skipped with a message while leafd has no leafd.snowflake.identity) under podman kube play,

@@ -11,6 +11,7 @@ leaf_unit_test(test_sequence_keyed leaf_sequence_core)
 # (leaf_resp_test: Debian's python3, tests/CMakeLists.txt).
 leaf_resp_test(test_sequence_basic)
 leaf_resp_test(test_sequence_sharded)
+leaf_test_cost(it.test_sequence_sharded 44)
 # Keyed sequences' doors (docs/keyed-sequences.md, "The API"): the admin calls, HTTP and RESP,
 # the errors, the redirects, the grants and the metrics, every call through the order checker.
 leaf_resp_test(test_keyed_basic)

@@ -142,6 +142,15 @@ wsrep_sst_receive_address=127.0.0.1:{sst}
             raise RuntimeError("SQL on %s failed: %s\n%s" % (self.name, text, r.stderr))
         return r.stdout
 
+    def primary(self):
+        """This member is in Galera's primary component (wsrep_cluster_status)."""
+        return self.status("wsrep_cluster_status") == "Primary"
+
+    def bootstrap(self):
+        """What an operator does with the last member left non-primary, once the others are
+        surely down (docs/cluster.md, "Segments on a database cluster"): pc.bootstrap."""
+        self.sql("SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'", db="")
+
     def alive(self):
         return self.proc is not None and self.proc.alive()
 

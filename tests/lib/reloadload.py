@@ -10,7 +10,11 @@ kinds:
   does before it sends (a connection the server closed is replaced, nothing lost); a pipeline
   the server answers in part before closing is a short pipeline, and counts as failed.
 
-Every failure counts: an exception, a refused connection, a short pipeline.
+Every failure counts: an exception, a refused connection, a short pipeline. One exception, asked
+for by name (start(..., retry_no_primary=True)): the seq client retries an HTTP 503 `no_primary`
+as docs/reference/errors.md tells clients to ("retry shortly"), where a test makes the sequence
+election itself wait (ZooKeeper paused past the new process's bounded wait for it); each such
+retry is counted and reported, and the call still has to succeed.
 """
 import http.client
 import os
@@ -18,6 +22,7 @@ import re
 import select
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -38,6 +43,7 @@ class Stats:
         self.failed, self.refused, self.short, self.errors = 0, 0, 0, []
         self.max_pause = 0.0
         self.count = 0
+        self.retried = 0  # 503 no_primary answers retried (retry_no_primary only)
 
     def fail(self, what, e):
         with self.lock:
@@ -54,6 +60,10 @@ class ShortPipeline(Exception):
     pass
 
 
+class NoPrimary(RuntimeError):
+    """HTTP 503 `no_primary`: no sequence primary can issue now (docs/reference/errors.md)."""
+
+
 def _resp_line(f):
     line = f.readline()
     if not line:
@@ -67,6 +77,8 @@ class Client(threading.Thread):
         self.stats, self.kind, self.name = stats, kind, name
         self.port, self.resp_port, self.key, self.seq = port, resp_port, key, seq
         self.stop_flag = threading.Event()
+        self.retry_no_primary = False
+        self.last_retry = self.last_ok = 0.0  # monotonic: the last no_primary retried, the last ID
         self.mine = []
         self.reconnects = 0
         self.order_bad = 0
@@ -75,6 +87,8 @@ class Client(threading.Thread):
         conn.request("GET", path)
         r = conn.getresponse()
         body = r.read().decode()
+        if r.status == 503 and '"no_primary"' in body:
+            raise NoPrimary("HTTP %d %s" % (r.status, body[:80]))
         if r.status != 200:
             raise RuntimeError("HTTP %d %s" % (r.status, body[:80]))
         close = (r.getheader("Connection") or "").lower() == "close"
@@ -126,6 +140,15 @@ class Client(threading.Thread):
                         conn.close()
                         conn = None
                         self.reconnects += 1
+            except NoPrimary:
+                if not self.retry_no_primary:
+                    self.stats.fail(self.name, sys.exc_info()[1])
+                else:
+                    with self.stats.lock:
+                        self.stats.retried += 1
+                    self.last_retry = time.monotonic()
+                time.sleep(0.01)  # the keep-alive connection stays: the node answered
+                continue
             except Exception as e:  # noqa: BLE001 - every failure counts
                 self.stats.fail(self.name, e)
                 if conn is not None:
@@ -137,17 +160,21 @@ class Client(threading.Thread):
             if self.mine and got[0] <= self.mine[-1]:
                 self.order_bad += 1
             self.mine.extend(got)
+            self.last_ok = now
             with self.stats.lock:
                 self.stats.max_pause = max(self.stats.max_pause, now - last_ok)
                 self.stats.count += 1
             last_ok = now
 
 
-def start(port, resp_port, key, kinds=("http", "http", "seq", "redis")):
-    """Starts one client per kind (redis only where redis-py is installed)."""
+def start(port, resp_port, key, kinds=("http", "http", "seq", "redis"), retry_no_primary=False):
+    """Starts one client per kind (redis only where redis-py is installed); retry_no_primary: the
+    seq clients retry 503 `no_primary` (counted in Stats.retried), see the module's text."""
     st = Stats()
     cl = [Client(st, k, "%s%d" % (k, i), port, resp_port, key) for i, k in enumerate(kinds)
           if k != "redis" or redis is not None]
+    for c in cl:
+        c.retry_no_primary = retry_no_primary and c.kind == "seq"
     for c in cl:
         c.start()
     return st, cl
@@ -165,9 +192,9 @@ def stop(st, cl, label, short_ok=0):
     seq = [x for c in cl if c.kind == "seq" for x in c.mine]
     dups = len(snow) - len(set(snow))
     log("%s: %d requests, %d failed (%d refused, %d short pipelines), %d duplicates, longest "
-        "pause %.0f ms, reconnects %s; errors %s"
+        "pause %.0f ms, reconnects %s; errors %s; 503 no_primary retried %d"
         % (label, st.count, st.failed, st.refused, st.short, dups, st.max_pause * 1000,
-           [c.reconnects for c in cl], st.errors[:3]))
+           [c.reconnects for c in cl], st.errors[:3], st.retried))
     check(st.failed - st.short == 0, "%s: 0 failed requests (%d: %s)"
           % (label, st.failed - st.short, st.errors[:3]))
     check(st.refused == 0, "%s: 0 refused connections" % label)
@@ -176,6 +203,8 @@ def stop(st, cl, label, short_ok=0):
     check(all(c.order_bad == 0 for c in cl), "%s: IDs increase per client (out of order: %s)"
           % (label, [c.order_bad for c in cl]))
     check(all(a < b for a, b in zip(seq, seq[1:])), "%s: the sequence strictly increases" % label)
+    check(all(c.last_ok > c.last_retry for c in cl if c.last_retry),
+          "%s: each sequence client that retried a no_primary was served again after it" % label)
     return {worker_of(x) for x in snow}
 
 

@@ -71,8 +71,9 @@ def main(argv):
     if slow:
         print("slowest tests: " + ", ".join("%s %.0f s" % (t[0], t[2]) for t in slow))
     if phases:
-        print("phases: " + ", ".join("%s %.0f s" % p for p in phases) +
-              " (%.0f s in all)" % sum(s for _, s in phases))
+        total = sum(s for _, s in phases)
+        print("phases: " + ", ".join("%s %.0f s (%.0f%%)" % (n, s, 100.0 * s / (total or 1))
+                                     for n, s in phases) + " (%.0f s in all)" % total)
     for name, status, secs, reason in tests:
         if reason:
             print("failed: %s after %.0f s: %s" % (name, secs, reason))
