@@ -291,6 +291,8 @@ static int read_answer(struct client_conn *c, int64_t deadline, struct client_an
     a->status = h.status;
     a->body = c->buf + head_len;
     a->body_len = h.body_len;
+    a->location = c->buf + h.location_off;
+    a->location_len = h.location_len;
     *close_after = h.close_after;
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "client_handle.h"
+#include "client_log.h"
 #include "client_reply.h"
 
 /* How long the refill sleeps at most while nothing moves, and at least while IDs flow. */
@@ -32,32 +33,6 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A line for the program: to its log callback (leafd_client_set_log), else to stderr; none with
- * log=0. Called by the refill thread, never under the handle's lock. */
-static void emit(struct leafd_client *c, const char *line) {
-    if (!c->opt.log) {
-        return;
-    }
-    pthread_mutex_lock(&c->lock);
-    leafd_client_log_fn fn = c->log_fn;
-    void *arg = c->log_arg;
-    pthread_mutex_unlock(&c->lock);
-    if (fn != NULL) {
-        fn(arg, line);
-    } else {
-        fprintf(stderr, "leafd-client: %s\n", line);
-    }
-}
-
-static void say(struct leafd_client *c, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    emit(c, line);
-}
-
 /* The refill's last failure for key k, kept for the callers' leafd_client_error(); logged when
  * loud (once per change of the node's or the key's state, as the calls below decide). */
 static void key_note(struct leafd_client *c, struct leafd_client_key *k, int loud, const char *fmt,
@@ -71,7 +46,7 @@ static void key_note(struct leafd_client *c, struct leafd_client_key *k, int lou
     memcpy(k->detail, line, sizeof(line));
     pthread_mutex_unlock(&c->lock);
     if (loud) {
-        emit(c, line);
+        client_log_say(c, "%s", line);
     }
 }
 
@@ -163,7 +138,7 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
     }
     /* It answered: up, whatever it said about this key. */
     if (c->node_down[node]) {
-        say(c, "%s:%d serves again", e->host, e->port);
+        client_log_say(c, "%s:%d serves again", e->host, e->port);
     }
     c->node_down[node] = 0;
     client_node_served(&c->nodes, node, rc == 0);
@@ -182,11 +157,7 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
     if (k->kind == CLIENT_SNOWFLAKE && want > CLIENT_CHAIN_LIST_MAX) {
         want = CLIENT_CHAIN_LIST_MAX;
     }
-    if (k->kind == CLIENT_SNOWFLAKE) {
-        snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag, (long long)want);
-    } else {
-        snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
-    }
+    client_kind_path(k->kind, k->tag, want, path, sizeof(path));
     int64_t wait;
     int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0;
     for (int t = 0; first >= 0 && t < c->nodes.n; t++) {
@@ -250,7 +221,7 @@ static int refill_round(struct leafd_client *c) {
     int64_t now = now_ms();
     int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
     for (int i = 0; i < n; i++) {
-        if (serving(c->keys[i])) {
+        if (serving(c->keys[i]) && !c->keys[i]->is_strict) {
             moved |= refill_key(c, c->keys[i], now);
         }
     }
@@ -258,7 +229,7 @@ static int refill_round(struct leafd_client *c) {
     int start = n > 0 ? c->others_next % n : 0, i = 0;
     for (; i < n && now_ms() < end; i++) {
         struct leafd_client_key *k = c->keys[(start + i) % n];
-        if (!serving(k)) {
+        if (!serving(k) && !k->is_strict) {
             moved |= refill_key(c, k, now_ms());
         }
     }
@@ -338,11 +309,12 @@ int client_refill_renew(struct leafd_client *c) {
     for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_forget(&c->conns[i]);
     }
+    client_strict_renew(c);
     client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
     memset(c->node_down, 0, sizeof(c->node_down));
     c->stop = c->kick = 0;
     if (client_refill_start(c) != 0) {
-        say(c, "pthread_create(refill) failed in a child of fork(); its calls fail");
+        client_log_say(c, "pthread_create(refill) failed in a child of fork(); its calls fail");
         return LEAFD_CLIENT_EUNAVAILABLE;
     }
     return 0;

@@ -32,6 +32,8 @@ extern "C" {
  *   ENOTFOUND     the nodes do not know the key (404 unknown_tag)
  *   ENOMEM        out of memory, or more keys than keys.max
  *   EREFUSED      the nodes refused the request (another 4xx)
+ *   EORDER        a strict key: a node answered an ID not above the last one the handle handed
+ *                 out for the key; refused, never returned (docs/reference/guarantees.md)
  */
 #define LEAFD_CLIENT_ERRNO_MAP(XX)                                                                 \
     XX(EINVAL, -1, "invalid argument")                                                             \
@@ -39,7 +41,8 @@ extern "C" {
     XX(EAUTH, -3, "credentials refused")                                                           \
     XX(ENOTFOUND, -4, "unknown key")                                                               \
     XX(ENOMEM, -5, "out of memory or too many keys")                                               \
-    XX(EREFUSED, -6, "refused by the nodes")
+    XX(EREFUSED, -6, "refused by the nodes")                                                       \
+    XX(EORDER, -7, "a node answered an ID out of order; refused")
 
 typedef enum {
 #define LEAFD_CLIENT_ERRNO_ENUM(name, value, text) LEAFD_CLIENT_##name = (value),

@@ -1,0 +1,385 @@
+/* Strict keys: the callers' batches and their round trips (client_strict.h). */
+#include "client_strict.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_handle.h"
+#include "client_kind.h"
+#include "client_log.h"
+#include "client_reply.h"
+
+/* A failover's backoff: the first pause, doubling up to the last. */
+#define STRICT_BACKOFF_MIN_MS 5
+#define STRICT_BACKOFF_MAX_MS 200
+/* Redirects in a row before the leader pauses (two nodes naming each other mid-election). */
+#define STRICT_HOPS_MAX 4
+/* Idle connections kept in a handle's pool; more are closed when put back. */
+#define STRICT_POOL_IDLE_MAX 256
+/* A batch's IDs on the leader's stack up to this many; a larger one is allocated. */
+#define STRICT_STACK_IDS 256
+
+/* One call: its place in the queue and what wakes it. On the caller's stack. */
+struct strict_waiter {
+    struct client_waiter w; /* first: a queue's client_waiter is a strict_waiter */
+    pthread_cond_t cond;
+};
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int64_t ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void client_strict_key_init(struct client_strict *s) {
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+void client_strict_key_free(struct client_strict *s) {
+    pthread_mutex_destroy(&s->lock);
+}
+
+void client_strict_pool_init(struct client_strict_pool *p) {
+    p->idle = NULL;
+    p->n_idle = 0;
+    atomic_init(&p->node, 0);
+    pthread_mutex_init(&p->lock, NULL);
+}
+
+void client_strict_pool_free(struct client_strict_pool *p) {
+    for (struct client_pooled *e = p->idle, *next; e != NULL; e = next) {
+        next = e->next;
+        client_http_free(&e->conn);
+        free(e);
+    }
+    p->idle = NULL;
+    p->n_idle = 0;
+    pthread_mutex_destroy(&p->lock);
+}
+
+void client_strict_renew(struct leafd_client *c) {
+    int n = atomic_load_explicit(&c->n_keys, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        struct leafd_client_key *k = c->keys[i];
+        if (client_kind_info(k->kind)->serve == CLIENT_SERVE_STRICT) {
+            int64_t last = k->strict.last;
+            client_strict_key_init(&k->strict);
+            k->strict.last = last;
+        }
+    }
+    /* The parent's connections: closed here, their TLS state and buffers let go. */
+    for (struct client_pooled *e = c->pool.idle; e != NULL; e = e->next) {
+        client_http_forget(&e->conn);
+    }
+    c->pool.idle = NULL;
+    c->pool.n_idle = 0;
+    pthread_mutex_init(&c->pool.lock, NULL);
+}
+
+/* ---- the pool ----------------------------------------------------------------------------- */
+
+static int same_node(const struct client_endpoint *a, const struct client_endpoint *b) {
+    return a->port == b->port && a->tls == b->tls && strcmp(a->host, b->host) == 0;
+}
+
+/* An idle connection to ep, or a new one (closed: the first request connects). NULL: no memory. */
+static struct client_pooled *pool_get(struct client_strict_pool *p,
+                                      const struct client_endpoint *ep) {
+    pthread_mutex_lock(&p->lock);
+    for (struct client_pooled **e = &p->idle; *e != NULL; e = &(*e)->next) {
+        if (same_node(&(*e)->ep, ep)) {
+            struct client_pooled *got = *e;
+            *e = got->next;
+            p->n_idle--;
+            pthread_mutex_unlock(&p->lock);
+            return got;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    struct client_pooled *got = malloc(sizeof(*got));
+    if (got != NULL) {
+        got->ep = *ep;
+        client_http_init(&got->conn);
+    }
+    return got;
+}
+
+static void pool_put(struct client_strict_pool *p, struct client_pooled *e) {
+    pthread_mutex_lock(&p->lock);
+    if (p->n_idle < STRICT_POOL_IDLE_MAX) {
+        e->next = p->idle;
+        p->idle = e;
+        p->n_idle++;
+        e = NULL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (e != NULL) {
+        client_http_free(&e->conn);
+        free(e);
+    }
+}
+
+/* ---- one round trip ------------------------------------------------------------------------ */
+
+/* What one answer means for the batch. */
+enum strict_verdict {
+    STRICT_SERVED,   /* the IDs are in */
+    STRICT_REFUSED,  /* a refusal of the key: the batch fails with it */
+    STRICT_REDIRECT, /* the key's primary or owner is elsewhere: asked at once */
+    STRICT_NODE,     /* the node failed (no answer, not IDs, a 5xx): another, after a pause */
+    STRICT_AGAIN     /* 503: no primary yet (an election): the same, after a pause */
+};
+
+/* The key's last failure, for the callers' leafd_client_error() (under the handle's lock). */
+static void strict_note(struct leafd_client *c, struct leafd_client_key *k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void strict_note(struct leafd_client *c, struct leafd_client_key *k, const char *fmt, ...) {
+    char line[CLIENT_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&c->lock);
+    memcpy(k->detail, line, sizeof(line));
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* A 307's Location: the node it names becomes the key's, with the scheme of the node that
+ * answered (leafd names its peers by ip:port; docs/man/leafd_client.3). 0, or -1. */
+static int strict_follow(struct client_strict *s, const struct client_endpoint *from,
+                         const struct client_answer *a) {
+    const char *v = a->location, *scheme = memmem(v, a->location_len, "://", 3);
+    if (a->location_len == 0 || scheme == NULL) {
+        return -1;
+    }
+    const char *host = scheme + 3, *end = v + a->location_len;
+    const char *slash = memchr(host, '/', (size_t)(end - host));
+    char url[CLIENT_HOST_MAX + 16];
+    int n = snprintf(url, sizeof(url), "http://%.*s", (int)((slash ? slash : end) - host), host);
+    struct client_endpoint e;
+    if (n < 0 || (size_t)n >= sizeof(url) ||
+        client_options_endpoint(&e, url, (size_t)n, NULL, 0) != 0) {
+        return -1;
+    }
+    e.tls = from->tls;
+    s->where = e;
+    s->has_where = 1;
+    return 0;
+}
+
+static enum strict_verdict strict_answer(struct leafd_client *c, struct leafd_client_key *k,
+                                         const struct client_endpoint *e,
+                                         const struct client_answer *a, int64_t total,
+                                         int64_t *ids, int *rc) {
+    char code[64];
+    client_reply_code(a->body, a->body_len, code, sizeof(code));
+    if (a->status == 200) {
+        if (client_reply_list(a->body, a->body_len, ids, total) == total) {
+            return STRICT_SERVED;
+        }
+        strict_note(c, k, "%s:%d answered %s with something that is not %lld IDs", e->host,
+                    e->port, k->name, (long long)total);
+        return STRICT_NODE;
+    }
+    if (a->status == 307 || a->status == 308) {
+        if (strict_follow(&k->strict, e, a) == 0) {
+            return STRICT_REDIRECT;
+        }
+        strict_note(c, k, "%s:%d answered %d for %s without a Location to follow", e->host,
+                    e->port, a->status, k->name);
+        return STRICT_NODE;
+    }
+    if (a->status >= 500 || a->status == 429) {
+        strict_note(c, k, "%s:%d answered %d %s for %s", e->host, e->port, a->status, code,
+                    k->name);
+        return a->status == 503 ? STRICT_AGAIN : STRICT_NODE;
+    }
+    *rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
+          : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
+                                               : LEAFD_CLIENT_EREFUSED;
+    strict_note(c, k, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+    return STRICT_REFUSED;
+}
+
+/* The node to ask for k: the one a redirect named, else the listed node in turn. */
+static struct client_endpoint *strict_pick(struct leafd_client *c, struct leafd_client_key *k,
+                                           int *listed) {
+    if (k->strict.has_where) {
+        *listed = -1;
+        return &k->strict.where;
+    }
+    int i = atomic_load_explicit(&c->pool.node, memory_order_relaxed) % c->opt.n_nodes;
+    *listed = i;
+    return &c->opt.nodes[i];
+}
+
+/* One request to ep: its verdict (ids filled when served). */
+static enum strict_verdict strict_ask(struct leafd_client *c, struct leafd_client_key *k,
+                                      const struct client_endpoint *ep, const char *path,
+                                      int64_t total, int64_t *ids, int64_t left, int *rc) {
+    struct client_pooled *conn = pool_get(&c->pool, ep);
+    if (conn == NULL) {
+        *rc = LEAFD_CLIENT_ENOMEM;
+        return STRICT_REFUSED;
+    }
+    struct client_answer a;
+    char err[512];
+    enum strict_verdict v = STRICT_NODE;
+    int64_t timeout = left < c->opt.timeout_ms ? left : c->opt.timeout_ms;
+    if (client_http_get(&conn->conn, c->tls, ep, path, c->auth, timeout, &a, err, sizeof(err)) ==
+        0) {
+        v = strict_answer(c, k, ep, &a, total, ids, rc);
+    } else {
+        strict_note(c, k, "%s", err);
+    }
+    pool_put(&c->pool, conn);
+    return v;
+}
+
+/* total IDs of k into ids, asked of its primary, until deadline (ms): 0 or LEAFD_CLIENT_E*. */
+static int strict_fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t total,
+                        int64_t *ids, int64_t deadline) {
+    char path[3 * CLIENT_KEY_MAX + 64];
+    if (client_kind_path(k->kind, k->tag, total, path, sizeof(path)) == 0) {
+        return LEAFD_CLIENT_EINVAL;
+    }
+    int64_t backoff = STRICT_BACKOFF_MIN_MS;
+    int hops = 0;
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            return LEAFD_CLIENT_EUNAVAILABLE;
+        }
+        int listed, rc = 0;
+        const struct client_endpoint *ep = strict_pick(c, k, &listed);
+        enum strict_verdict v = strict_ask(c, k, ep, path, total, ids, left, &rc);
+        if (v == STRICT_SERVED) {
+            return 0;
+        }
+        if (v == STRICT_REFUSED) {
+            return rc;
+        }
+        if (v == STRICT_REDIRECT && ++hops <= STRICT_HOPS_MAX) {
+            continue;
+        }
+        if (v == STRICT_NODE) {
+            /* The remembered node is gone (killed, deposed): back to the list, the next one. */
+            k->strict.has_where = 0;
+            if (listed >= 0) {
+                atomic_compare_exchange_strong(&c->pool.node, &listed, listed + 1);
+            }
+        }
+        hops = 0;
+        left = deadline - now_ms();
+        sleep_ms(backoff < left ? backoff : left > 0 ? left : 0);
+        backoff = backoff * 2 > STRICT_BACKOFF_MAX_MS ? STRICT_BACKOFF_MAX_MS : backoff * 2;
+    }
+}
+
+/* ---- the batch ------------------------------------------------------------------------------ */
+
+/* The answer of a batch against the key's last ID handed out (under the key's lock): 0, or
+ * LEAFD_CLIENT_EORDER when its first ID is not above it (logged once per key). */
+static int strict_check(struct leafd_client *c, struct leafd_client_key *k, const int64_t *ids,
+                        int64_t total) {
+    struct client_strict *s = &k->strict;
+    if (ids[0] > s->last) {
+        s->last = ids[total - 1];
+        return 0;
+    }
+    strict_note(c, k, "a node answered %lld for %s, not above %lld handed out before; refused",
+                (long long)ids[0], k->name, (long long)s->last);
+    if (!s->warned) {
+        s->warned = 1;
+        client_log_say(c, "a node answered %lld for %s, not above %lld handed out before; refused",
+                       (long long)ids[0], k->name, (long long)s->last);
+    }
+    return LEAFD_CLIENT_EORDER;
+}
+
+/* The leader (me, the queue's head) gathers for strict.wait.us, takes the batch, asks for it
+ * without the lock, hands it out and passes the lead on. Called and returns under the lock. */
+static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
+                        struct strict_waiter *me, int64_t started_ms) {
+    struct client_strict *s = &k->strict;
+    if (c->opt.strict_wait_us > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        int64_t ns = until.tv_nsec + c->opt.strict_wait_us * 1000;
+        until.tv_sec += ns / 1000000000;
+        until.tv_nsec = ns % 1000000000;
+        /* Nobody signals a leader: it sleeps the whole wait, the lock open to joiners. */
+        while (pthread_cond_timedwait(&me->cond, &s->lock, &until) != ETIMEDOUT) {
+        }
+    }
+    struct client_waiter *batch;
+    int64_t total = client_batch_take(&s->q, CLIENT_STRICT_MAX, &batch);
+    pthread_mutex_unlock(&s->lock);
+
+    int64_t stack[STRICT_STACK_IDS];
+    int64_t *ids = total <= STRICT_STACK_IDS ? stack : malloc((size_t)total * sizeof(int64_t));
+    int rc = ids != NULL ? strict_fetch(c, k, total, ids, started_ms + c->opt.timeout_ms)
+                         : LEAFD_CLIENT_ENOMEM;
+    atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
+
+    pthread_mutex_lock(&s->lock);
+    if (rc == 0) {
+        rc = strict_check(c, k, ids, total);
+    }
+    client_batch_finish(batch, ids, rc);
+    for (struct client_waiter *w = batch; w != NULL; w = w->next) {
+        if (w != &me->w) {
+            pthread_cond_signal(&((struct strict_waiter *)w)->cond);
+        }
+    }
+    s->leading = s->q.head != NULL;
+    if (s->q.head != NULL) {
+        s->q.head->lead = 1;
+        pthread_cond_signal(&((struct strict_waiter *)s->q.head)->cond);
+    }
+    if (ids != stack) {
+        free(ids);
+    }
+}
+
+int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids,
+                       size_t n) {
+    struct strict_waiter me;
+    memset(&me, 0, sizeof(me));
+    me.w.ids = ids;
+    me.w.n = (int64_t)n;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&me.cond, &ca);
+    pthread_condattr_destroy(&ca);
+    int64_t started = now_ms();
+    struct client_strict *s = &k->strict;
+    pthread_mutex_lock(&s->lock);
+    client_batch_push(&s->q, &me.w);
+    if (!s->leading) {
+        s->leading = 1;
+        me.w.lead = 1;
+    }
+    while (!me.w.done && !me.w.lead) {
+        pthread_cond_wait(&me.cond, &s->lock);
+    }
+    if (!me.w.done) {
+        strict_lead(c, k, &me, started);
+    }
+    int rc = me.w.rc;
+    pthread_mutex_unlock(&s->lock);
+    pthread_cond_destroy(&me.cond);
+    return rc;
+}
