@@ -13,8 +13,14 @@ target_compile_definitions(test_client_codes PRIVATE LEAF_SOURCE_DIR="${PROJECT_
 # The library accepts exactly the keys the daemon's rule accepts (src/base/validate.c), for every
 # mode of src/ids.
 leaf_unit_test(test_client_keys leafd_client_static leaf_ids leaf_base)
+# Strict keys (sequence, keyed): the batches' pure rules, and the real library against a fake
+# sequence node: shared round trips, arrival order, strict.wait.us, EORDER, redirects, 503.
+leaf_unit_test(test_client_strict leafd_client_static)
+target_include_directories(test_client_strict PRIVATE ${PROJECT_SOURCE_DIR}/src/client
+                           ${PROJECT_SOURCE_DIR}/src/ids)
 set_property(TEST unit.test_client unit.test_client_names unit.test_client_fake
-             unit.test_client_codes unit.test_client_keys APPEND PROPERTY LABELS client)
+             unit.test_client_codes unit.test_client_keys unit.test_client_strict
+             APPEND PROPERTY LABELS client)
 # The built shared library exports exactly the functions of src/client/exports.txt (nm -D;
 # tools/checks/check-exports --library).
 add_test(NAME lint.client_exports COMMAND ${PROJECT_SOURCE_DIR}/tools/checks/check-exports
