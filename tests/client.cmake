@@ -28,10 +28,15 @@ add_test(NAME lint.client_exports COMMAND ${PROJECT_SOURCE_DIR}/tools/checks/che
 set_tests_properties(lint.client_exports PROPERTIES TIMEOUT 30 LABELS "client;lint")
 add_executable(client_load tools/client_load.c)
 target_link_libraries(client_load PRIVATE leafd_client)
+# The strict keys' driver, shared with tools/bench strict: threads calling, histories for the order
+# checker (tests/lib/ordercheck.py).
+add_executable(bench_strict ${PROJECT_SOURCE_DIR}/tools/benchmarks/bench-strict.c)
+target_link_libraries(bench_strict PRIVATE leafd_client)
 function(leaf_client_test name)
   leaf_integration_test(${name})
   set_property(TEST it.${name} APPEND PROPERTY ENVIRONMENT
-    "CLIENT_LOAD_BIN=$<TARGET_FILE:client_load>;LIBLEAFD_CLIENT=$<TARGET_FILE:leafd_client>")
+    "CLIENT_LOAD_BIN=$<TARGET_FILE:client_load>;LIBLEAFD_CLIENT=$<TARGET_FILE:leafd_client>"
+    "STRICT_LOAD_BIN=$<TARGET_FILE:bench_strict>")
   set_property(TEST it.${name} APPEND PROPERTY LABELS client)
 endfunction()
 leaf_client_test(test_client_failover)
@@ -40,3 +45,8 @@ leaf_client_test(test_client_outage)
 leaf_client_test(test_client_python)
 leaf_client_test(test_client_auth)
 leaf_client_test(test_client_fakenode)
+# Strict keys through the real cluster: 64 threads in 2 processes on one sequence through a kill -9
+# of the primary; and on 10,000 keys of a keyed space on two sharded owners through a kill -9 of
+# one. Every call through the order checker; failures only inside the failover window.
+leaf_client_test(test_client_strict_failover)
+set_property(TEST it.test_client_strict_failover APPEND PROPERTY LABELS sequence)
