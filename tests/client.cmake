@@ -50,3 +50,5 @@ leaf_client_test(test_client_fakenode)
 # one. Every call through the order checker; failures only inside the failover window.
 leaf_client_test(test_client_strict_failover)
 set_property(TEST it.test_client_strict_failover APPEND PROPERTY LABELS sequence)
+leaf_client_test(test_client_strict_sharded)
+set_property(TEST it.test_client_strict_sharded APPEND PROPERTY LABELS sequence)
