@@ -40,7 +40,7 @@ struct leafd_client_key {
      * leafd_client_key_waits()). */
     _Atomic uint64_t waits;
     struct client_strict strict; /* a strict key's queue and last ID (client_strict.h) */
-    _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
+    _Atomic int err;             /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
     /* The refill thread's own: */
     struct client_prefetch pf;
     uint64_t hungry_seen;

@@ -3,8 +3,9 @@
 
 /*
  * The head of an HTTP/1.x answer as the library reads it (client_http.c): its status, its
- * Content-Length, whether the node closes the connection after it, and where a redirect points. Pure: the unit tests and
- * the fuzz harness (tests/fuzz/fuzz_client_reply.c) drive it with any bytes.
+ * Content-Length, whether the node closes the connection after it, and where a redirect points.
+ * Pure: the unit tests and the fuzz harness (tests/fuzz/fuzz_client_reply.c) drive it with any
+ * bytes.
  *
  * A length is what the answer's bytes say, never more than the caller can hold: digits only (no
  * sign, no blank inside, at most 19), at most max_body, the same in every Content-Length line.

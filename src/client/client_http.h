@@ -3,10 +3,10 @@
 
 /*
  * A small blocking HTTP/1.1 client for the refill thread and the callers that lead a strict
- * key's batch (client_strict.c): one keep-alive connection per node and user, plain or TLS (OpenSSL, the CA file of ca= or the
- * system's, the node's name or address checked against its certificate),
- * GET only, answers with a Content-Length (as leafd sends them). Every
- * request is bounded by timeout.ms, connect included.
+ * key's batch (client_strict.c): one keep-alive connection per node and user, plain or TLS
+ * (OpenSSL, the CA file of ca= or the system's, the node's name or address checked against its
+ * certificate), GET only, answers with a Content-Length (as leafd sends them). Every request is
+ * bounded by timeout.ms, connect included.
  *
  * A connection is owned by one thread at a time: the refill thread's own (client_handle.h), or
  * one taken from the handle's pool of strict connections (client_strict.c) by the caller that

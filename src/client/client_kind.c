@@ -33,8 +33,8 @@ int client_kind_parse(const char *key, enum client_kind *kind, size_t *prefix) {
 
 /* A byte a path may hold as it is (RFC 3986's unreserved); every other is %XX. */
 static int unreserved(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
 }
 
 size_t client_kind_path(enum client_kind kind, const char *tail, int64_t count, char *out,
@@ -45,7 +45,8 @@ size_t client_kind_path(enum client_kind kind, const char *tail, int64_t count, 
     }
     int n = snprintf(out, cap, "%s", info->path);
     size_t len = n > 0 ? (size_t)n : 0;
-    const char *colon = ids_mode_info(info->mode)->rule == IDS_KEY_SPACED ? strchr(tail, ':') : NULL;
+    const char *colon =
+        ids_mode_info(info->mode)->rule == IDS_KEY_SPACED ? strchr(tail, ':') : NULL;
     for (const char *p = tail; *p != '\0'; p++) {
         unsigned char c = (unsigned char)*p;
         if (len + 4 >= cap) {

@@ -106,7 +106,7 @@ static int parse_pair(struct client_options *o, const char *s, size_t len, int n
 }
 
 int client_options_endpoint(struct client_endpoint *e, const char *s, size_t len, char *err,
-                          size_t errlen) {
+                            size_t errlen) {
     const char *p = s, *end = s + len, *host, *host_end;
     if (len > 7 && memcmp(p, "http://", 7) == 0) {
         e->tls = 0;

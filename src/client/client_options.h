@@ -41,7 +41,7 @@ struct client_options {
     int64_t retry_max_ms;              /* retry.max.ms: ... doubling up to this */
     int64_t keys_max;                  /* keys.max: distinct keys per handle */
     int64_t batch_max;                 /* batch.max: the most IDs of one segment range request */
-    int64_t log; /* log: 1 writes a line to stderr when a node fails or comes back */
+    int64_t log;            /* log: 1 writes a line to stderr when a node fails or comes back */
     int64_t strict_wait_us; /* strict.wait.us: how long a strict call waits to gather others */
 };
 

@@ -2,6 +2,7 @@
 #include "client_strict.h"
 
 #include <errno.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@
 /* One call: its place in the queue and what wakes it. On the caller's stack. */
 struct strict_waiter {
     struct client_waiter w; /* first: a queue's client_waiter is a strict_waiter */
-    pthread_cond_t cond;
+    sem_t posted;           /* posted once: the batch answered, or the lead handed on */
 };
 
 static int64_t now_ms(void) {
@@ -35,8 +36,8 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int64_t ms) {
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+static void sleep_us(int64_t us) {
+    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
@@ -180,24 +181,24 @@ static int strict_follow(struct client_strict *s, const struct client_endpoint *
 
 static enum strict_verdict strict_answer(struct leafd_client *c, struct leafd_client_key *k,
                                          const struct client_endpoint *e,
-                                         const struct client_answer *a, int64_t total,
-                                         int64_t *ids, int *rc) {
+                                         const struct client_answer *a, int64_t total, int64_t *ids,
+                                         int *rc) {
     char code[64];
     client_reply_code(a->body, a->body_len, code, sizeof(code));
     if (a->status == 200) {
         if (client_reply_list(a->body, a->body_len, ids, total) == total) {
             return STRICT_SERVED;
         }
-        strict_note(c, k, "%s:%d answered %s with something that is not %lld IDs", e->host,
-                    e->port, k->name, (long long)total);
+        strict_note(c, k, "%s:%d answered %s with something that is not %lld IDs", e->host, e->port,
+                    k->name, (long long)total);
         return STRICT_NODE;
     }
     if (a->status == 307 || a->status == 308) {
         if (strict_follow(&k->strict, e, a) == 0) {
             return STRICT_REDIRECT;
         }
-        strict_note(c, k, "%s:%d answered %d for %s without a Location to follow", e->host,
-                    e->port, a->status, k->name);
+        strict_note(c, k, "%s:%d answered %d for %s without a Location to follow", e->host, e->port,
+                    a->status, k->name);
         return STRICT_NODE;
     }
     if (a->status >= 500 || a->status == 429) {
@@ -282,7 +283,7 @@ static int strict_fetch(struct leafd_client *c, struct leafd_client_key *k, int6
         }
         hops = 0;
         left = deadline - now_ms();
-        sleep_ms(backoff < left ? backoff : left > 0 ? left : 0);
+        sleep_us(1000 * (backoff < left ? backoff : left > 0 ? left : 0));
         backoff = backoff * 2 > STRICT_BACKOFF_MAX_MS ? STRICT_BACKOFF_MAX_MS : backoff * 2;
     }
 }
@@ -308,20 +309,22 @@ static int strict_check(struct leafd_client *c, struct leafd_client_key *k, cons
     return LEAFD_CLIENT_EORDER;
 }
 
+/* Wakes w: its one post, after which its thread may return (its stack gone). */
+static void strict_wake(struct client_waiter *w) {
+    sem_post(&((struct strict_waiter *)w)->posted);
+}
+
 /* The leader (me, the queue's head) gathers for strict.wait.us, takes the batch, asks for it
- * without the lock, hands it out and passes the lead on. Called and returns under the lock. */
+ * without the lock, passes the lead on and hands the batch out. Called under the key's lock;
+ * returns without it. */
 static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
                         struct strict_waiter *me, int64_t started_ms) {
     struct client_strict *s = &k->strict;
     if (c->opt.strict_wait_us > 0) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        int64_t ns = until.tv_nsec + c->opt.strict_wait_us * 1000;
-        until.tv_sec += ns / 1000000000;
-        until.tv_nsec = ns % 1000000000;
-        /* Nobody signals a leader: it sleeps the whole wait, the lock open to joiners. */
-        while (pthread_cond_timedwait(&me->cond, &s->lock, &until) != ETIMEDOUT) {
-        }
+        /* The lock open to joiners for the whole wait. */
+        pthread_mutex_unlock(&s->lock);
+        sleep_us(c->opt.strict_wait_us);
+        pthread_mutex_lock(&s->lock);
     }
     struct client_waiter *batch;
     int64_t total = client_batch_take(&s->q, CLIENT_STRICT_MAX, &batch);
@@ -337,49 +340,55 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
     if (rc == 0) {
         rc = strict_check(c, k, ids, total);
     }
-    client_batch_finish(batch, ids, rc);
-    for (struct client_waiter *w = batch; w != NULL; w = w->next) {
-        if (w != &me->w) {
-            pthread_cond_signal(&((struct strict_waiter *)w)->cond);
-        }
+    /* The next batch's request goes out first; this batch is woken after, outside the lock
+     * (it is the leader's alone now). Its IDs are all below the next batch's either way. */
+    struct client_waiter *next = s->q.head;
+    s->leading = next != NULL;
+    if (next != NULL) {
+        next->lead = 1;
     }
-    s->leading = s->q.head != NULL;
-    if (s->q.head != NULL) {
-        s->q.head->lead = 1;
-        pthread_cond_signal(&((struct strict_waiter *)s->q.head)->cond);
+    pthread_mutex_unlock(&s->lock);
+    if (next != NULL) {
+        strict_wake(next);
+    }
+    client_batch_finish(batch, ids, rc);
+    for (struct client_waiter *w = batch, *after; w != NULL; w = after) {
+        after = w->next; /* read before the post: the woken call's stack may go at once */
+        if (w != &me->w) {
+            strict_wake(w);
+        }
     }
     if (ids != stack) {
         free(ids);
     }
 }
 
-int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids,
-                       size_t n) {
+int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
     struct strict_waiter me;
     memset(&me, 0, sizeof(me));
     me.w.ids = ids;
     me.w.n = (int64_t)n;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&me.cond, &ca);
-    pthread_condattr_destroy(&ca);
+    sem_init(&me.posted, 0, 0);
     int64_t started = now_ms();
     struct client_strict *s = &k->strict;
     pthread_mutex_lock(&s->lock);
     client_batch_push(&s->q, &me.w);
-    if (!s->leading) {
-        s->leading = 1;
-        me.w.lead = 1;
-    }
-    while (!me.w.done && !me.w.lead) {
-        pthread_cond_wait(&me.cond, &s->lock);
+    int lead = !s->leading;
+    s->leading = 1;
+    me.w.lead = lead;
+    if (!lead) {
+        /* Woken once: done (its batch answered) or told to lead the next. The post orders
+         * the leader's writes of done, lead, rc and the IDs before this thread's reads. */
+        pthread_mutex_unlock(&s->lock);
+        while (sem_wait(&me.posted) != 0 && errno == EINTR) {
+        }
+        if (!me.w.done) {
+            pthread_mutex_lock(&s->lock);
+        }
     }
     if (!me.w.done) {
         strict_lead(c, k, &me, started);
     }
-    int rc = me.w.rc;
-    pthread_mutex_unlock(&s->lock);
-    pthread_cond_destroy(&me.cond);
-    return rc;
+    sem_destroy(&me.posted);
+    return me.w.rc;
 }

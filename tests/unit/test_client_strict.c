@@ -135,7 +135,8 @@ static size_t fake_answer(struct fake *f, const char *req, char *out, size_t cap
     }
     if (mode == FAKE_503 && atomic_fetch_sub(&f->busy_left, 1) > 0) {
         const char body[] = "{\"code\":\"no_primary\"}";
-        return (size_t)snprintf(out, cap, "HTTP/1.1 503 Unavailable\r\nContent-Length: %zu\r\n\r\n%s",
+        return (size_t)snprintf(out, cap,
+                                "HTTP/1.1 503 Unavailable\r\nContent-Length: %zu\r\n\r\n%s",
                                 sizeof(body) - 1, body);
     }
     pthread_mutex_lock(&seq_lock);
@@ -151,7 +152,7 @@ static size_t fake_answer(struct fake *f, const char *req, char *out, size_t cap
     size_t len = 0;
     for (int64_t i = 0; i < n && len + 24 < sizeof(body); i++) {
         len += (size_t)snprintf(body + len, sizeof(body) - len, "%s%lld", i ? "\n" : "",
-                                (long long)(first + i));
+                                (long long)first + i);
     }
     return (size_t)snprintf(out, cap, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%.*s", len,
                             (int)len, body);

@@ -66,7 +66,9 @@ static void note_error(const char *fmt, const char *a, const char *b) {
         snprintf(first_error, sizeof(first_error), fmt, a, b);
         /* Printed inside a JSON string at the end: no quote, no backslash, no control byte. */
         for (char *p = first_error; *p != '\0'; p++) {
-            *p = *p == '"' || *p == '\\' || (unsigned char)*p < 0x20 ? '\'' : *p;
+            if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) {
+                *p = '\'';
+            }
         }
     }
     pthread_mutex_unlock(&error_lock);
@@ -76,7 +78,8 @@ static void note_error(const char *fmt, const char *a, const char *b) {
 
 static int http_connect(int port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
         if (fd >= 0) {
@@ -182,7 +185,8 @@ static void *worker_main(void *arg) {
         w->calls++;
         if (rc != 0) {
             w->failed++;
-            note_error("%s%s", use_http ? key : "", use_http ? ": HTTP call failed" : leafd_client_error(client));
+            note_error("%s%s", use_http ? key : "",
+                       use_http ? ": HTTP call failed" : leafd_client_error(client));
         }
         if (w->n_lat < LAT_MAX) {
             w->lat[w->n_lat++] = end - start;
@@ -230,8 +234,9 @@ static int open_history(struct worker *w) {
 
 int main(int argc, char **argv) {
     if (argc < 6) {
-        fprintf(stderr, "usage: %s ENDPOINTS OPTIONS THREADS SECONDS KEY [--keys N] [--http] "
-                        "[--history DIR --process NAME]\n",
+        fprintf(stderr,
+                "usage: %s ENDPOINTS OPTIONS THREADS SECONDS KEY [--keys N] [--http] "
+                "[--history DIR --process NAME]\n",
                 argv[0]);
         return 2;
     }
@@ -265,6 +270,7 @@ int main(int argc, char **argv) {
         w[i].fd = -1;
         w[i].fd_port = port ? atoi(port + 1) : 0;
         if (hist_dir != NULL && open_history(&w[i]) != 0) {
+            free(w);
             return 1;
         }
     }
