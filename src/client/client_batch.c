@@ -6,6 +6,8 @@
 
 void client_batch_push(struct client_batch_queue *q, struct client_waiter *w) {
     w->next = NULL;
+    __atomic_store_n(&w->gen, q->gen, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->first, q->head == NULL, __ATOMIC_RELAXED);
     if (q->tail != NULL) {
         q->tail->next = w;
     } else {
@@ -31,16 +33,22 @@ int64_t client_batch_take(struct client_batch_queue *q, int64_t max, struct clie
     if (w == NULL) {
         q->tail = NULL;
     }
+    q->gen++;
+    for (struct client_waiter *left = w; left != NULL; left = left->next) {
+        __atomic_store_n(&left->gen, q->gen, __ATOMIC_RELAXED);
+        __atomic_store_n(&left->first, left == w, __ATOMIC_RELAXED);
+    }
     return sum;
 }
 
 void client_batch_finish(struct client_waiter *batch, const int64_t *ids, int rc) {
-    for (struct client_waiter *w = batch; w != NULL; w = w->next) {
+    for (struct client_waiter *w = batch, *next; w != NULL; w = next) {
+        next = w->next;
         if (rc == 0) {
             memcpy(w->ids, ids, (size_t)w->n * sizeof(*ids));
             ids += w->n;
         }
         w->rc = rc;
-        w->done = 1;
+        __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
     }
 }

@@ -2,12 +2,15 @@
 #include "client_strict.h"
 
 #include <errno.h>
-#include <semaphore.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client_handle.h"
 #include "client_kind.h"
@@ -23,12 +26,6 @@
 #define STRICT_POOL_IDLE_MAX 256
 /* A batch's IDs on the leader's stack up to this many; a larger one is allocated. */
 #define STRICT_STACK_IDS 256
-
-/* One call: its place in the queue and what wakes it. On the caller's stack. */
-struct strict_waiter {
-    struct client_waiter w; /* first: a queue's client_waiter is a strict_waiter */
-    sem_t posted;           /* posted once: the batch answered, or the lead handed on */
-};
 
 static int64_t now_ms(void) {
     struct timespec ts;
@@ -309,16 +306,39 @@ static int strict_check(struct leafd_client *c, struct leafd_client_key *k, cons
     return LEAFD_CLIENT_EORDER;
 }
 
-/* Wakes w: its one post, after which its thread may return (its stack gone). */
-static void strict_wake(struct client_waiter *w) {
-    sem_post(&((struct strict_waiter *)w)->posted);
+/* The waiting calls of a generation sleep on its word with one of these bits: the first (the
+ * next leader) can be woken alone when the lead is handed on, the rest with the batch. */
+#define STRICT_BIT_FIRST 1u
+#define STRICT_BIT_REST 2u
+
+/* Wakes up to n sleepers of word among bits, after moving the word on (a sleeper that read it
+ * before sleeps no more: its futex wait finds another value). */
+static void strict_wake(_Atomic uint32_t *word, int n, uint32_t bits) {
+    atomic_fetch_add(word, 1);
+    syscall(SYS_futex, word, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG, n, NULL, NULL, bits);
 }
 
-/* The leader (me, the queue's head) gathers for strict.wait.us, takes the batch, asks for it
- * without the lock, passes the lead on and hands the batch out. Called under the key's lock;
- * returns without it. */
-static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
-                        struct strict_waiter *me, int64_t started_ms) {
+/* A call waits until its batch is answered (done) or it is told to lead. Without the key's lock:
+ * the word is read before done and lead, so a wake between the two is never missed. */
+static void strict_sleep(struct client_strict *s, struct client_waiter *w) {
+    for (;;) {
+        uint32_t gen = __atomic_load_n(&w->gen, __ATOMIC_RELAXED);
+        uint32_t bits =
+            __atomic_load_n(&w->first, __ATOMIC_RELAXED) ? STRICT_BIT_FIRST : STRICT_BIT_REST;
+        _Atomic uint32_t *word = &s->word[gen & 1];
+        uint32_t v = atomic_load(word);
+        if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&w->lead, __ATOMIC_ACQUIRE)) {
+            return;
+        }
+        syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, v, NULL, NULL, bits);
+    }
+}
+
+/* The leader (the calling thread, the queue's head) gathers for strict.wait.us, takes the batch,
+ * asks for it without the lock, passes the lead on and hands the batch out. Called under the key's
+ * lock; returns without it. */
+static void strict_lead(struct leafd_client *c, struct leafd_client_key *k, int64_t started_ms) {
     struct client_strict *s = &k->strict;
     if (c->opt.strict_wait_us > 0) {
         /* The lock open to joiners for the whole wait. */
@@ -327,6 +347,7 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
         pthread_mutex_lock(&s->lock);
     }
     struct client_waiter *batch;
+    uint32_t gen = s->q.gen;
     int64_t total = client_batch_take(&s->q, CLIENT_STRICT_MAX, &batch);
     pthread_mutex_unlock(&s->lock);
 
@@ -340,23 +361,26 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
     if (rc == 0) {
         rc = strict_check(c, k, ids, total);
     }
-    /* The next batch's request goes out first; this batch is woken after, outside the lock
+    /* The next batch's request goes out first; this batch is handed out after, outside the lock
      * (it is the leader's alone now). Its IDs are all below the next batch's either way. */
     struct client_waiter *next = s->q.head;
     s->leading = next != NULL;
+    uint32_t next_gen = 0, next_bits = 0;
     if (next != NULL) {
-        next->lead = 1;
+        next_gen = __atomic_load_n(&next->gen, __ATOMIC_RELAXED);
+        next_bits = __atomic_load_n(&next->first, __ATOMIC_RELAXED)
+                        ? STRICT_BIT_FIRST
+                        : STRICT_BIT_FIRST | STRICT_BIT_REST;
+        __atomic_store_n(&next->lead, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&s->lock);
     if (next != NULL) {
-        strict_wake(next);
+        strict_wake(&s->word[next_gen & 1], INT_MAX, next_bits);
     }
+    int batched = batch->next != NULL;
     client_batch_finish(batch, ids, rc);
-    for (struct client_waiter *w = batch, *after; w != NULL; w = after) {
-        after = w->next; /* read before the post: the woken call's stack may go at once */
-        if (w != &me->w) {
-            strict_wake(w);
-        }
+    if (batched) {
+        strict_wake(&s->word[gen & 1], INT_MAX, STRICT_BIT_FIRST | STRICT_BIT_REST);
     }
     if (ids != stack) {
         free(ids);
@@ -364,31 +388,25 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k,
 }
 
 int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
-    struct strict_waiter me;
+    struct client_waiter me;
     memset(&me, 0, sizeof(me));
-    me.w.ids = ids;
-    me.w.n = (int64_t)n;
-    sem_init(&me.posted, 0, 0);
+    me.ids = ids;
+    me.n = (int64_t)n;
     int64_t started = now_ms();
     struct client_strict *s = &k->strict;
     pthread_mutex_lock(&s->lock);
-    client_batch_push(&s->q, &me.w);
+    client_batch_push(&s->q, &me);
     int lead = !s->leading;
     s->leading = 1;
-    me.w.lead = lead;
     if (!lead) {
-        /* Woken once: done (its batch answered) or told to lead the next. The post orders
-         * the leader's writes of done, lead, rc and the IDs before this thread's reads. */
         pthread_mutex_unlock(&s->lock);
-        while (sem_wait(&me.posted) != 0 && errno == EINTR) {
-        }
-        if (!me.w.done) {
+        strict_sleep(s, &me);
+        if (!__atomic_load_n(&me.done, __ATOMIC_ACQUIRE)) {
             pthread_mutex_lock(&s->lock);
         }
     }
-    if (!me.w.done) {
-        strict_lead(c, k, &me, started);
+    if (!__atomic_load_n(&me.done, __ATOMIC_ACQUIRE)) {
+        strict_lead(c, k, started);
     }
-    sem_destroy(&me.posted);
-    return me.w.rc;
+    return me.rc;
 }

@@ -32,10 +32,13 @@
 #define CLIENT_STRICT_MAX 10000
 
 /* A strict key's state. lock guards the queue, leading, last and warned; where and has_where
- * are the leader's own (one leader at a time, handed on under lock). */
+ * are the leader's own (one leader at a time, handed on under lock). The waiting calls sleep on
+ * word[gen & 1] of their generation (a futex: one system call wakes a whole batch); a leader
+ * bumps it, without the lock, when it hands the lead on or the batch out. */
 struct client_strict {
     pthread_mutex_t lock;
     struct client_batch_queue q;
+    _Atomic uint32_t word[2];
     int leading;  /* a batch is gathering or in flight */
     int64_t last; /* the highest ID handed out for the key by this handle */
     int warned;   /* an answer out of order was logged */

@@ -272,7 +272,7 @@ static void *rt_caller(void *arg) {
  * (a call that ended before another began holds the smaller ID), checked pair by pair. */
 static void test_concurrent_calls_share_round_trips_in_real_time_order(void) {
     fake_reset(&fake_a, FAKE_HONEST, 2000);
-    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=2000");
+    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=10000");
     static struct rt_thread th[RT_THREADS];
     for (int i = 0; i < RT_THREADS; i++) {
         th[i] = (struct rt_thread){.c = c, .key = "sequence:s"};
@@ -338,7 +338,7 @@ static void calls_at(leafd_client *c, const int64_t *after, struct one_call *o, 
  * round trip, and the one that arrived first holds the lower ID (by one: one answer split). */
 static void test_next_batch_in_arrival_order(void) {
     fake_reset(&fake_a, FAKE_HONEST, 150000);
-    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=3000");
+    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=10000");
     const int64_t after[] = {0, 30000, 80000};
     struct one_call o[3];
     calls_at(c, after, o, 3);
@@ -353,20 +353,25 @@ static void test_next_batch_in_arrival_order(void) {
  * join the leader's batch: one round trip for all. */
 static void test_strict_wait_gathers(void) {
     fake_reset(&fake_a, FAKE_HONEST, 0);
-    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=3000;strict.wait.us=60000");
+    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=10000;strict.wait.us=250000");
     const int64_t lone[] = {0};
     struct one_call o[6];
     calls_at(c, lone, o, 1);
     CHECK_EQ_INT(o[0].rc, 0);
-    CHECK(o[0].took_us >= 60000);
+    CHECK(o[0].took_us >= 250000);
     fake_reset(&fake_a, FAKE_HONEST, 0);
     const int64_t within[] = {0, 5000, 10000, 15000, 20000, 25000};
     calls_at(c, within, o, 6);
+    /* One answer split: six consecutive IDs (in the order the calls took the lock, which a
+     * loaded machine may make another than the order they were started in). */
+    int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < 6; i++) {
         CHECK_EQ_INT(o[i].rc, 0);
-        CHECK(i == 0 || o[i].id == o[i - 1].id + 1);
+        lo = o[i].id < lo ? o[i].id : lo;
+        hi = o[i].id > hi ? o[i].id : hi;
     }
-    printf("  a lone call took %lld us (strict.wait.us=60000); 6 calls in %d round trips\n",
+    CHECK_EQ_INT(hi - lo, 5);
+    printf("  a lone call took %lld us (strict.wait.us=250000); 6 calls in %d round trips\n",
            (long long)o[0].took_us, atomic_load(&fake_a.requests));
     CHECK_EQ_INT(atomic_load(&fake_a.requests), 1);
     leafd_client_close(c);
@@ -385,7 +390,7 @@ static void log_line(void *arg, const char *line) {
  * IDs never come out, one line names both values, and the next honest answer serves. */
 static void test_lower_answer_refused(void) {
     fake_reset(&fake_a, FAKE_HONEST, 0);
-    leafd_client *c = open_on(fake_a.endpoint, "timeout.ms=1000");
+    leafd_client *c = open_on(fake_a.endpoint, "timeout.ms=10000");
     leafd_client_set_log(c, log_line, NULL);
     int64_t before = 0, ids[4] = {0};
     CHECK_EQ_INT(leafd_client_next(c, "sequence:s", &before), 0);
@@ -410,9 +415,13 @@ static void test_redirect_followed_and_remembered(void) {
     fake_reset(&fake_a, FAKE_REDIRECT, 0);
     fake_reset(&fake_b, FAKE_HONEST, 0);
     fake_a.redirect_to = fake_b.endpoint;
-    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=1000");
+    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=10000");
     int64_t ids[3];
-    CHECK_EQ_INT(leafd_client_next_many(c, "keyed:chat:room/1", ids, 3), 0);
+    int rc = leafd_client_next_many(c, "keyed:chat:room/1", ids, 3);
+    if (rc != 0) {
+        fprintf(stderr, "  %s\n", leafd_client_error(c));
+    }
+    CHECK_EQ_INT(rc, 0);
     CHECK(ids[1] == ids[0] + 1 && ids[2] == ids[1] + 1);
     CHECK_EQ_INT(leafd_client_next(c, "keyed:chat:room/1", &ids[0]), 0);
     CHECK_EQ_INT(atomic_load(&fake_a.requests), 1);
@@ -424,7 +433,7 @@ static void test_redirect_followed_and_remembered(void) {
 static void test_503_ridden_out_within_timeout(void) {
     fake_reset(&fake_a, FAKE_503, 0);
     atomic_store(&fake_a.busy_left, 3);
-    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=2000");
+    leafd_client *c = open_on(fake_a.endpoint, "log=0;timeout.ms=10000");
     int64_t id;
     CHECK_EQ_INT(leafd_client_next(c, "sequence:s", &id), 0);
     CHECK_EQ_INT(atomic_load(&fake_a.requests), 4);
@@ -436,7 +445,7 @@ static void test_503_ridden_out_within_timeout(void) {
     int64_t took = now_us() - start;
     printf("  503 for ever: failed after %lld ms (timeout.ms=150): %s\n", (long long)took / 1000,
            leafd_client_error(c));
-    CHECK(took >= 140000 && took < 1000000);
+    CHECK(took >= 140000 && took < 5000000);
     CHECK(strstr(leafd_client_error(c), "503") != NULL);
     /* A count above one request's is refused before any request. */
     int64_t *many = calloc(10001, sizeof(int64_t));
