@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "client_handle.h"
 
@@ -23,5 +24,20 @@ void client_log_say(struct leafd_client *c, const char *fmt, ...) {
         fn(arg, line);
     } else {
         fprintf(stderr, "leafd-client: %s\n", line);
+    }
+}
+
+void client_log_key(struct leafd_client *c, struct leafd_client_key *k, int loud, const char *fmt,
+                    ...) {
+    char line[CLIENT_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&c->lock);
+    memcpy(k->detail, line, sizeof(line));
+    pthread_mutex_unlock(&c->lock);
+    if (loud) {
+        client_log_say(c, "%s", line);
     }
 }

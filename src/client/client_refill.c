@@ -33,23 +33,6 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The refill's last failure for key k, kept for the callers' leafd_client_error(); logged when
- * loud (once per change of the node's or the key's state, as the calls below decide). */
-static void key_note(struct leafd_client *c, struct leafd_client_key *k, int loud, const char *fmt,
-                     ...) {
-    char line[CLIENT_DETAIL_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&c->lock);
-    memcpy(k->detail, line, sizeof(line));
-    pthread_mutex_unlock(&c->lock);
-    if (loud) {
-        client_log_say(c, "%s", line);
-    }
-}
-
 /* ---- the refill thread -------------------------------------------------------------------- */
 
 /* What take_answer() says besides 0 (pushed) and a LEAFD_CLIENT_E* refusal of the key. */
@@ -64,14 +47,15 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     char code[64];
     client_reply_code(a->body, a->body_len, code, sizeof(code));
     if (a->status >= 500) {
-        key_note(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) == 0,
-                 "%s:%d answered %d %s for %s; asking the next node", e->host, e->port, a->status,
-                 code, k->name);
+        client_log_key(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) == 0,
+                       "%s:%d answered %d %s for %s; asking the next node", e->host, e->port,
+                       a->status, code, k->name);
         return ANSWER_KEY_BUSY;
     }
     if (a->status >= 300 && a->status < 400) {
-        key_note(c, k, !c->node_down[node], "%s:%d answered %d for %s; skipping it for a while",
-                 e->host, e->port, a->status, k->name);
+        client_log_key(c, k, !c->node_down[node],
+                       "%s:%d answered %d for %s; skipping it for a while", e->host, e->port,
+                       a->status, k->name);
         return ANSWER_NODE_FAILED;
     }
     if (a->status != 200) {
@@ -79,8 +63,8 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
                  : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
                                                       : LEAFD_CLIENT_EREFUSED;
         /* Logged once per change: a refused key is asked again every retry.max.ms. */
-        key_note(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) != rc,
-                 "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+        client_log_key(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) != rc,
+                       "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
         return rc;
     }
     if (k->kind == CLIENT_SNOWFLAKE) {
@@ -89,7 +73,8 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
             goto malformed;
         }
         if (client_chain_push(&k->chain, 0, c->list, n) != 0) {
-            key_note(c, k, 1, "out of memory for a batch of %lld IDs of %s", (long long)n, k->name);
+            client_log_key(c, k, 1, "out of memory for a batch of %lld IDs of %s", (long long)n,
+                           k->name);
             return ANSWER_KEY_BUSY;
         }
         k->pushed += n;
@@ -112,8 +97,9 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     k->high = end;
     return 0;
 malformed:
-    key_note(c, k, !c->node_down[node], "%s:%d answered %d with something that is not IDs for %s",
-             e->host, e->port, a->status, k->name);
+    client_log_key(c, k, !c->node_down[node],
+                   "%s:%d answered %d with something that is not IDs for %s", e->host, e->port,
+                   a->status, k->name);
     return ANSWER_NODE_FAILED;
 }
 
@@ -128,8 +114,8 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
                         sizeof(err)) == 0) {
         rc = take_answer(c, k, node, want, &a);
     } else {
-        key_note(c, k, !c->node_down[node], "%s; skipping %s:%d for a while", err, e->host,
-                 e->port);
+        client_log_key(c, k, !c->node_down[node], "%s; skipping %s:%d for a while", err, e->host,
+                       e->port);
     }
     if (rc == ANSWER_NODE_FAILED) {
         c->node_down[node] = 1;

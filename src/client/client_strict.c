@@ -139,20 +139,6 @@ enum strict_verdict {
     STRICT_AGAIN     /* 503: no primary yet (an election): the same, after a pause */
 };
 
-/* The key's last failure, for the callers' leafd_client_error() (under the handle's lock). */
-static void strict_note(struct leafd_client *c, struct leafd_client_key *k, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void strict_note(struct leafd_client *c, struct leafd_client_key *k, const char *fmt, ...) {
-    char line[CLIENT_DETAIL_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&c->lock);
-    memcpy(k->detail, line, sizeof(line));
-    pthread_mutex_unlock(&c->lock);
-}
-
 /* A 307's Location: the node it names becomes the key's, with the scheme of the node that
  * answered (leafd names its peers by ip:port; docs/man/leafd_client.3). 0, or -1. */
 static int strict_follow(struct client_strict *s, const struct client_endpoint *from,
@@ -186,27 +172,27 @@ static enum strict_verdict strict_answer(struct leafd_client *c, struct leafd_cl
         if (client_reply_list(a->body, a->body_len, ids, total) == total) {
             return STRICT_SERVED;
         }
-        strict_note(c, k, "%s:%d answered %s with something that is not %lld IDs", e->host, e->port,
-                    k->name, (long long)total);
+        client_log_key(c, k, 0, "%s:%d answered %s with something that is not %lld IDs", e->host,
+                       e->port, k->name, (long long)total);
         return STRICT_NODE;
     }
     if (a->status == 307 || a->status == 308) {
         if (strict_follow(&k->strict, e, a) == 0) {
             return STRICT_REDIRECT;
         }
-        strict_note(c, k, "%s:%d answered %d for %s without a Location to follow", e->host, e->port,
-                    a->status, k->name);
+        client_log_key(c, k, 0, "%s:%d answered %d for %s without a Location to follow", e->host,
+                       e->port, a->status, k->name);
         return STRICT_NODE;
     }
     if (a->status >= 500 || a->status == 429) {
-        strict_note(c, k, "%s:%d answered %d %s for %s", e->host, e->port, a->status, code,
-                    k->name);
+        client_log_key(c, k, 0, "%s:%d answered %d %s for %s", e->host, e->port, a->status, code,
+                       k->name);
         return a->status == 503 ? STRICT_AGAIN : STRICT_NODE;
     }
     *rc = a->status == 401 || a->status == 403 ? LEAFD_CLIENT_EAUTH
           : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
                                                : LEAFD_CLIENT_EREFUSED;
-    strict_note(c, k, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+    client_log_key(c, k, 0, "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
     return STRICT_REFUSED;
 }
 
@@ -239,7 +225,7 @@ static enum strict_verdict strict_ask(struct leafd_client *c, struct leafd_clien
         0) {
         v = strict_answer(c, k, ep, &a, total, ids, rc);
     } else {
-        strict_note(c, k, "%s", err);
+        client_log_key(c, k, 0, "%s", err);
     }
     pool_put(&c->pool, conn);
     return v;
@@ -296,13 +282,10 @@ static int strict_check(struct leafd_client *c, struct leafd_client_key *k, cons
         s->last = ids[total - 1];
         return 0;
     }
-    strict_note(c, k, "a node answered %lld for %s, not above %lld handed out before; refused",
-                (long long)ids[0], k->name, (long long)s->last);
-    if (!s->warned) {
-        s->warned = 1;
-        client_log_say(c, "a node answered %lld for %s, not above %lld handed out before; refused",
-                       (long long)ids[0], k->name, (long long)s->last);
-    }
+    client_log_key(c, k, !s->warned,
+                   "a node answered %lld for %s, not above %lld handed out before; refused",
+                   (long long)ids[0], k->name, (long long)s->last);
+    s->warned = 1;
     return LEAFD_CLIENT_EORDER;
 }
 

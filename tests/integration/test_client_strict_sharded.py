@@ -7,19 +7,16 @@ its slots over. Every call is recorded and passed through the order checker
 (tests/lib/ordercheck.py): 0 violations, 0 repeats over 10,000 keys; a failed call must
 overlap the failover window (from the kill until the survivor owns all 16384 slots), which is
 printed. About 25 s."""
-import json
 import os
 import signal
-import subprocess
 import time
 
 import keyedclients
+import strictload
 from leafdtest import Env, check, log, wait_until
-from ordercheck import Histories
 from seqcluster import shard_slots
 from zkhelpers import zk_props
 
-LOAD = os.environ["STRICT_LOAD_BIN"]
 NAME = "kst"
 SPACE = "ks"
 KEYS = 10000
@@ -36,24 +33,17 @@ def props(zk_address):
         "leafd.zk.session.timeout.ms": str(SESSION_MS)})
 
 
-def start_load(endpoints, hdir, name):
-    return subprocess.Popen([LOAD, endpoints, OPTIONS, str(THREADS), str(SECONDS),
-                             "keyed:%s:k" % SPACE, "--keys", str(KEYS), "--history", hdir,
-                             "--process", name],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def main():
     env = Env()
     zk = env.zookeeper()
     hdir = os.path.join(env.dir, "history")
-    os.makedirs(hdir)
     nodes = [env.leafd("n%d" % i, props(zk.address()), resp=True, wait_ready=False)
              for i in range(2)]
     keyedclients.sharded_space(nodes, SPACE, 1000)
     endpoints = ",".join("http://127.0.0.1:%d" % n.port for n in nodes)
     t0 = time.monotonic_ns()
-    procs = [start_load(endpoints, hdir, "p%d" % i) for i in range(2)]
+    procs = [strictload.start(endpoints, OPTIONS, THREADS, SECONDS, "keyed:%s:k" % SPACE,
+                              hdir, "p%d" % i, ["--keys", str(KEYS)]) for i in range(2)]
     time.sleep(KILL_AFTER_S)
     slots = shard_slots(nodes) or [0, 0]
     victim = nodes[0] if slots[0] >= slots[1] else nodes[1]
@@ -66,27 +56,8 @@ def main():
     log("failover window: %.2f s (kill -9 of %s, owner of %d slots, at %.2f s, to %s owning all "
         "16384 at %.2f s)" % ((t_taken - t_kill) / 1e9, victim.name, max(slots),
                               (t_kill - t0) / 1e9, other.name, (t_taken - t0) / 1e9))
-    for i, p in enumerate(procs):
-        out, err = p.communicate(timeout=SECONDS + 60)
-        check(p.returncode == 0, "process p%d ended cleanly: rc %s %s" % (i, p.returncode,
-                                                                         err[-500:]))
-        log("p%d: %s" % (i, out.strip()))
-        s = json.loads(out.splitlines()[-1]) if out.strip() else {}
-        check(s.get("calls", 0) > s.get("failed", 0) > -1, "p%d took IDs" % i)
-
-    h = Histories().load(hdir)
-    bad, text = h.report(20)
-    log(text)
-    check(not bad, "0 violations and 0 repeats")
-    check(len(h.keys) > KEYS * 0.9, "%d keys called" % len(h.keys))
-    ok = sum(len(kl.start) for kl in h.keys.values())
-    fails = [(start, end, who, why) for kl in h.keys.values() for who, start, end, why in kl.failed]
-    outside = [f for f in fails if f[1] < t_kill or f[0] > t_taken]
-    served_after = sum(1 for kl in h.keys.values() for s in kl.start if s > t_taken)
-    log("calls: %d served, %d failed, %d of them outside the failover window; %d served after "
-        "the takeover" % (ok, len(fails), len(outside), served_after))
-    check(not outside, "no call failed outside the failover window: %s" % outside[:5])
-    check(served_after > 0, "calls served after the takeover")
+    strictload.finish(procs, SECONDS)
+    strictload.check_history(hdir, t_kill, t_taken, KEYS * 9 // 10)
     env.finish()
 
 

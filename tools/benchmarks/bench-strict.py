@@ -21,6 +21,7 @@ usage: tools/bench strict [--callers N] [--seconds S] [--rounds N] [--binary LEA
 Figures and the exact command belong in docs/BENCHMARKS.md ("Strict keys").
 """
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -29,28 +30,19 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(ROOT, "build-bench")
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import leafdtest  # noqa: E402
 from leafdtest import Env, http, wait_until  # noqa: E402
 from zkhelpers import zk_props  # noqa: E402
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, **kw)
-
-
 def build(binary):
-    sh(["cmake", "-S", ROOT, "-B", BUILD, "-DCMAKE_BUILD_TYPE=Release", "-DLEAFD_TESTS=OFF"],
-       stdout=subprocess.DEVNULL)
-    targets = ["leafd_client_static"] + ([] if binary else ["leafd"])
-    sh(["cmake", "--build", BUILD, "-j", str(os.cpu_count() or 2), "--target"] + targets,
-       stdout=subprocess.DEVNULL)
-    exe = os.path.join(BUILD, "bench-strict")
-    sh(["cc", "-O2", "-I" + os.path.join(ROOT, "src", "client", "include"), "-o", exe,
-        os.path.join(ROOT, "tools", "benchmarks", "bench-strict.c"),
-        os.path.join(BUILD, "libleafd-client.a"), "-lssl", "-lcrypto", "-lpthread"])
-    return binary or os.path.join(BUILD, "leafd"), exe
+    """The release leafd and bench-strict, built as tools/bench client builds its program."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_client", os.path.join(ROOT, "tools", "benchmarks", "bench-client.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.build(binary, "bench-strict")
 
 
 def load(exe, endpoints, options, threads, seconds, key, procs=1, extra=()):
