@@ -20,11 +20,12 @@ struct client_waiter {
     struct client_waiter *next;
     int64_t *ids; /* where its n IDs go */
     int64_t n;
-    int rc;       /* 0 or a LEAFD_CLIENT_E* code */
-    int done;     /* its batch was answered: rc set, its IDs written when rc is 0 */
-    int lead;     /* it leads the next batch */
-    uint32_t gen; /* the generation it belongs to: the batch it will be in */
-    int first;    /* the first of its generation: the one that will lead it */
+    int64_t started_ms; /* when the call began (CLOCK_MONOTONIC): its batch's timeout counts */
+    int rc;             /* 0 or a LEAFD_CLIENT_E* code */
+    int done;           /* its batch was answered: rc set, its IDs written when rc is 0 */
+    int lead;           /* it leads the next batch */
+    uint32_t gen;       /* the generation it belongs to: the batch it will be in */
+    int first;          /* the first of its generation: the one that will lead it */
 };
 
 /* The calls waiting for the next batch, all of generation gen (the batches taken so far). */

@@ -24,6 +24,8 @@
 #define STRICT_HOPS_MAX 4
 /* Idle connections kept in a handle's pool; more are closed when put back. */
 #define STRICT_POOL_IDLE_MAX 256
+/* Batches one leader asks for in a row while calls are queued, before it hands the lead on. */
+#define STRICT_LEAD_ROUNDS 8
 /* A batch's IDs on the leader's stack up to this many; a larger one is allocated. */
 #define STRICT_STACK_IDS 256
 
@@ -318,10 +320,12 @@ static void strict_sleep(struct client_strict *s, struct client_waiter *w) {
     }
 }
 
-/* The leader (the calling thread, the queue's head) gathers for strict.wait.us, takes the batch,
- * asks for it without the lock, passes the lead on and hands the batch out. Called under the key's
- * lock; returns without it. */
-static void strict_lead(struct leafd_client *c, struct leafd_client_key *k, int64_t started_ms) {
+/* The leader takes the next batch (under the lock; returned without it), after gathering for
+ * strict.wait.us, and asks for it: 0 or LEAFD_CLIENT_E*, the IDs in *ids (*ids is stack, or
+ * allocated when the batch is larger). */
+static int strict_batch(struct leafd_client *c, struct leafd_client_key *k,
+                        struct client_waiter **batch, uint32_t *gen, int64_t *total, int64_t **ids,
+                        int64_t *stack) {
     struct client_strict *s = &k->strict;
     if (c->opt.strict_wait_us > 0) {
         /* The lock open to joiners for the whole wait. */
@@ -329,44 +333,67 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k, int6
         sleep_us(c->opt.strict_wait_us);
         pthread_mutex_lock(&s->lock);
     }
-    struct client_waiter *batch;
-    uint32_t gen = s->q.gen;
-    int64_t total = client_batch_take(&s->q, CLIENT_STRICT_MAX, &batch);
+    *gen = s->q.gen;
+    *total = client_batch_take(&s->q, CLIENT_STRICT_MAX, batch);
     pthread_mutex_unlock(&s->lock);
-
-    int64_t stack[STRICT_STACK_IDS];
-    int64_t *ids = total <= STRICT_STACK_IDS ? stack : malloc((size_t)total * sizeof(int64_t));
-    int rc = ids != NULL ? strict_fetch(c, k, total, ids, started_ms + c->opt.timeout_ms)
-                         : LEAFD_CLIENT_ENOMEM;
+    /* The batch's first call began first: its timeout.ms bounds the batch. */
+    int64_t deadline = (*batch)->started_ms + c->opt.timeout_ms;
+    *ids = *total <= STRICT_STACK_IDS ? stack : malloc((size_t)*total * sizeof(int64_t));
+    int rc = *ids != NULL ? strict_fetch(c, k, *total, *ids, deadline) : LEAFD_CLIENT_ENOMEM;
     atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
+    return rc;
+}
 
-    pthread_mutex_lock(&s->lock);
-    if (rc == 0) {
-        rc = strict_check(c, k, ids, total);
-    }
-    /* The next batch's request goes out first; this batch is handed out after, outside the lock
-     * (it is the leader's alone now). Its IDs are all below the next batch's either way. */
-    struct client_waiter *next = s->q.head;
-    s->leading = next != NULL;
-    uint32_t next_gen = 0, next_bits = 0;
-    if (next != NULL) {
-        next_gen = __atomic_load_n(&next->gen, __ATOMIC_RELAXED);
-        next_bits = __atomic_load_n(&next->first, __ATOMIC_RELAXED)
-                        ? STRICT_BIT_FIRST
-                        : STRICT_BIT_FIRST | STRICT_BIT_REST;
-        __atomic_store_n(&next->lead, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (next != NULL) {
-        strict_wake(&s->word[next_gen & 1], INT_MAX, next_bits);
-    }
-    int batched = batch->next != NULL;
-    client_batch_finish(batch, ids, rc);
-    if (batched) {
-        strict_wake(&s->word[gen & 1], INT_MAX, STRICT_BIT_FIRST | STRICT_BIT_REST);
-    }
-    if (ids != stack) {
-        free(ids);
+/* Tells next (the queue's head) to lead; under the lock. Its word and bits to wake it by. */
+static void strict_hand_on(struct client_waiter *next, uint32_t *gen, uint32_t *bits) {
+    *gen = __atomic_load_n(&next->gen, __ATOMIC_RELAXED);
+    *bits = __atomic_load_n(&next->first, __ATOMIC_RELAXED) ? STRICT_BIT_FIRST
+                                                            : STRICT_BIT_FIRST | STRICT_BIT_REST;
+    __atomic_store_n(&next->lead, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The leader (the calling thread, the queue's head) asks for its batch, then, while calls are
+ * queued and its batches serve, for up to STRICT_LEAD_ROUNDS batches in a row: the next request
+ * goes out at once, not after a sleeping thread is scheduled (on a busy machine, the longest
+ * part of a cycle); its own call waits that much longer. Then it hands the lead on. A batch is
+ * handed out outside the lock (it is the leader's alone); its IDs are below the next batch's.
+ * Called under the key's lock; returns without it.
+ */
+static void strict_lead(struct leafd_client *c, struct leafd_client_key *k) {
+    struct client_strict *s = &k->strict;
+    for (int round = 1;; round++) {
+        struct client_waiter *batch;
+        uint32_t gen, next_gen = 0, next_bits = 0;
+        int64_t total, stack[STRICT_STACK_IDS], *ids;
+        int rc = strict_batch(c, k, &batch, &gen, &total, &ids, stack);
+        pthread_mutex_lock(&s->lock);
+        if (rc == 0) {
+            rc = strict_check(c, k, ids, total);
+        }
+        struct client_waiter *next = s->q.head;
+        int more = next != NULL && rc == 0 && round < STRICT_LEAD_ROUNDS;
+        s->leading = next != NULL;
+        if (next != NULL && !more) {
+            strict_hand_on(next, &next_gen, &next_bits);
+        }
+        pthread_mutex_unlock(&s->lock);
+        if (next != NULL && !more) {
+            strict_wake(&s->word[next_gen & 1], INT_MAX, next_bits);
+        }
+        /* Someone to wake: in the first round the batch's head is the leader itself. */
+        int others = round > 1 || batch->next != NULL;
+        client_batch_finish(batch, ids, rc);
+        if (others) {
+            strict_wake(&s->word[gen & 1], INT_MAX, STRICT_BIT_FIRST | STRICT_BIT_REST);
+        }
+        if (ids != stack) {
+            free(ids);
+        }
+        if (!more) {
+            return;
+        }
+        pthread_mutex_lock(&s->lock);
     }
 }
 
@@ -375,7 +402,7 @@ int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64
     memset(&me, 0, sizeof(me));
     me.ids = ids;
     me.n = (int64_t)n;
-    int64_t started = now_ms();
+    me.started_ms = now_ms();
     struct client_strict *s = &k->strict;
     pthread_mutex_lock(&s->lock);
     client_batch_push(&s->q, &me);
@@ -389,7 +416,7 @@ int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64
         }
     }
     if (!__atomic_load_n(&me.done, __ATOMIC_ACQUIRE)) {
-        strict_lead(c, k, started);
+        strict_lead(c, k);
     }
     return me.rc;
 }

@@ -346,6 +346,14 @@ static void test_next_batch_in_arrival_order(void) {
     CHECK_EQ_INT(atomic_load(&fake_a.requests), 2);
     CHECK(o[0].id < o[1].id);
     CHECK_EQ_INT(o[2].id, o[1].id + 1);
+    /* One call behind the leader: the leader asks for it too (it leads on while calls queue),
+     * and wakes it though the batch holds no one else. */
+    fake_reset(&fake_a, FAKE_HONEST, 100000);
+    const int64_t lone_follower[] = {0, 30000};
+    calls_at(c, lone_follower, o, 2);
+    CHECK_EQ_INT(o[0].rc + o[1].rc, 0);
+    CHECK(o[0].id < o[1].id);
+    CHECK_EQ_INT(atomic_load(&fake_a.requests), 2);
     leafd_client_close(c);
 }
 

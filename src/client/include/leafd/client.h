@@ -6,8 +6,11 @@
  * fetched ahead from the listed leafd nodes (a background thread refills
  * them, with a prefetch distance that follows the rate of the callers), so a
  * call served from the buffer is one atomic step: no lock shared with the
- * refill, no system call, no allocation. The manual page is leafd_client(3);
- * the guarantees are in docs/reference/guarantees.md ("The client library").
+ * refill, no system call, no allocation. Sequences and keyed sequences are
+ * served strictly instead: nothing ahead, every ID issued after its call
+ * began, concurrent calls for one key sharing one round trip. The manual page
+ * is leafd_client(3); the guarantees are in docs/reference/guarantees.md ("The
+ * client library").
  *
  * Every function returns 0 or a negative LEAFD_CLIENT_E* code below;
  * leafd_client_strerror() names it. A handle is shared by any number of
@@ -27,7 +30,7 @@ extern "C" {
  * manual page (docs/man/leafd_client.3) list the same rows, which tests/unit/test_client_codes.c
  * checks against this table.
  *   EINVAL        a bad argument: key, count, handle
- *   EUNAVAILABLE  buffer empty and no node served in time
+ *   EUNAVAILABLE  buffer empty and no node served in time (a strict key: within timeout.ms)
  *   EAUTH         the nodes refused the credentials (401/403)
  *   ENOTFOUND     the nodes do not know the key (404 unknown_tag)
  *   ENOMEM        out of memory, or more keys than keys.max
@@ -72,12 +75,13 @@ typedef struct leafd_client leafd_client;
 LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const char *options,
                                                  char *err, size_t errlen);
 
-/* One ID of key ("segment:<tag>" or "snowflake:<key>") into *id. Each thread remembers the last
- * key it named on a handle: a loop on one key costs one strcmp() more than a key handle's call. */
+/* One ID of key ("segment:<tag>", "snowflake:<key>", or strictly "sequence:<name>" or
+ * "keyed:<space>:<key>") into *id. Each thread remembers the last key it named on a handle: a
+ * loop on one key costs one strcmp() more than a key handle's call. */
 LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
 
 /* n IDs of key into ids[0..n-1], 1 <= n <= LEAFD_CLIENT_MANY_MAX; segment IDs ascending. All n
- * or none. */
+ * or none. A strict key's n (at most 10000) are consecutive IDs of one round trip. */
 LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids,
                                             size_t n);
 
