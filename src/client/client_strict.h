@@ -7,7 +7,8 @@
  * leads: it waits up to strict.wait.us for others to join (0: not at all), asks the key's
  * primary for the sum of the batch's counts in one request (?count=N), checks the answer and
  * splits it over the batch in arrival order; the calls that arrived meanwhile form the next
- * batch, led by the first of them. So every ID is issued after its call began, and a call that
+ * batch, which it asks for too (up to 8 in a row), then the first of the calls waiting leads. So
+ * every ID is issued after its call began, and a call that
  * returned before another began holds the smaller ID (docs/reference/guarantees.md, "The client
  * library").
  *
