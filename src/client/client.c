@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_clock.h"
 #include "client_fork.h"
 #include "client_handle.h"
 #include "client_lastkey.h"
@@ -38,12 +39,6 @@ const char *leafd_client_strerror(int code) {
 #undef CLIENT_ERRNO_TEXT
     default: return "unknown error";
     }
-}
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The text of this thread's last failed call (leafd_client_error()): the handle it was made on,
@@ -144,7 +139,7 @@ static struct leafd_client_key *key_new(const struct leafd_client *c, const char
     atomic_init(&k->waits, 0);
     atomic_init(&k->err, 0);
     client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
-                         c->opt.prefetch_window_ms, now_ms());
+                         c->opt.prefetch_window_ms, client_clock_ms());
     return k;
 }
 
@@ -204,7 +199,7 @@ static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64
 
 /* The slow path: the chain ran dry with n IDs still wanted. */
 static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
-    int64_t deadline = now_ms() + c->opt.wait_ms;
+    int64_t deadline = client_clock_ms() + c->opt.wait_ms;
     int waited = 0;
     for (;;) {
         size_t got = client_chain_take(&k->chain, ids, n);
@@ -216,7 +211,7 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         /* The refill's last try failed (every node down, the key refused): answer now
          * rather than make every caller wait, after one more round for a node back. */
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
-        if (now_ms() >= deadline) {
+        if (client_clock_ms() >= deadline) {
             return call_failed(c, k, err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE);
         }
         /* Counted once per call, only here: the path served from the buffer adds nothing. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_clock.h"
 #include "client_handle.h"
 #include "client_log.h"
 #include "client_reply.h"
@@ -26,12 +27,6 @@
 /* A round's time for the keys not yet served or failing (new keys, unknown tags): the keys that
  * serve are refilled first, and a flood of the others waits for the next rounds. */
 #define CLIENT_OTHERS_MS 20
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the refill thread -------------------------------------------------------------------- */
 
@@ -119,7 +114,7 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
     }
     if (rc == ANSWER_NODE_FAILED) {
         c->node_down[node] = 1;
-        client_node_failed(&c->nodes, node, now_ms());
+        client_node_failed(&c->nodes, node, client_clock_ms());
         return rc;
     }
     /* It answered: up, whatever it said about this key. */
@@ -145,10 +140,10 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
     }
     client_kind_path(k->kind, k->tag, want, path, sizeof(path));
     int64_t wait;
-    int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0;
+    int first = client_node_pick(&c->nodes, client_clock_ms(), &wait), refused = 0;
     for (int t = 0; first >= 0 && t < c->nodes.n; t++) {
         int node = (first + t) % c->nodes.n;
-        if (!client_node_up(&c->nodes, node, now_ms())) {
+        if (!client_node_up(&c->nodes, node, client_clock_ms())) {
             continue;
         }
         int rc = ask_node(c, k, node, path, want);
@@ -204,19 +199,19 @@ static int serving(const struct leafd_client_key *k) {
 /* One round: the serving keys, then the others from where the last round stopped, for at most
  * CLIENT_OTHERS_MS. 1 when the callers took IDs since the last look. */
 static int refill_round(struct leafd_client *c) {
-    int64_t now = now_ms();
+    int64_t now = client_clock_ms();
     int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
     for (int i = 0; i < n; i++) {
         if (serving(c->keys[i]) && !c->keys[i]->is_strict) {
             moved |= refill_key(c, c->keys[i], now);
         }
     }
-    int64_t end = now_ms() + CLIENT_OTHERS_MS;
+    int64_t end = client_clock_ms() + CLIENT_OTHERS_MS;
     int start = n > 0 ? c->others_next % n : 0, i = 0;
-    for (; i < n && now_ms() < end; i++) {
+    for (; i < n && client_clock_ms() < end; i++) {
         struct leafd_client_key *k = c->keys[(start + i) % n];
         if (!serving(k) && !k->is_strict) {
-            moved |= refill_key(c, k, now_ms());
+            moved |= refill_key(c, k, client_clock_ms());
         }
     }
     c->others_next = n > 0 ? (start + i) % n : 0;
@@ -281,7 +276,7 @@ void client_refill_sync_init(struct leafd_client *c) {
 int client_refill_renew(struct leafd_client *c) {
     client_refill_sync_init(c);
     int n = atomic_load_explicit(&c->n_keys, memory_order_acquire);
-    int64_t now = now_ms();
+    int64_t now = client_clock_ms();
     for (int i = 0; i < n; i++) {
         struct leafd_client_key *k = c->keys[i];
         client_chain_drop(&k->chain);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_clock.h"
 #include "client_handle.h"
 #include "client_kind.h"
 #include "client_log.h"
@@ -28,12 +29,6 @@
 #define STRICT_LEAD_ROUNDS 8
 /* A batch's IDs on the leader's stack up to this many; a larger one is allocated. */
 #define STRICT_STACK_IDS 256
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_us(int64_t us) {
     struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
@@ -243,7 +238,7 @@ static int strict_fetch(struct leafd_client *c, struct leafd_client_key *k, int6
     int64_t backoff = STRICT_BACKOFF_MIN_MS;
     int hops = 0;
     for (;;) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - client_clock_ms();
         if (left <= 0) {
             return LEAFD_CLIENT_EUNAVAILABLE;
         }
@@ -267,7 +262,7 @@ static int strict_fetch(struct leafd_client *c, struct leafd_client_key *k, int6
             }
         }
         hops = 0;
-        left = deadline - now_ms();
+        left = deadline - client_clock_ms();
         sleep_us(1000 * (backoff < left ? backoff : left > 0 ? left : 0));
         backoff = backoff * 2 > STRICT_BACKOFF_MAX_MS ? STRICT_BACKOFF_MAX_MS : backoff * 2;
     }
@@ -402,7 +397,7 @@ int client_strict_next(struct leafd_client *c, struct leafd_client_key *k, int64
     memset(&me, 0, sizeof(me));
     me.ids = ids;
     me.n = (int64_t)n;
-    me.started_ms = now_ms();
+    me.started_ms = client_clock_ms();
     struct client_strict *s = &k->strict;
     pthread_mutex_lock(&s->lock);
     client_batch_push(&s->q, &me);
