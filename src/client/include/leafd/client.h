@@ -99,7 +99,8 @@ LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *id
  * The calls on the key (by name or through k, from any thread) that found its buffer empty and
  * waited for the refill thread, that is for the network, since the key's first use. A call
  * served from the buffer never adds to it; at a steady rate with a node up it stays still
- * (docs/BENCHMARKS.md, "IDs in-process"). Read without a lock, from any thread.
+ * (docs/BENCHMARKS.md, "IDs in-process"). For a strict key (no buffer): its round trips, so the
+ * calls divided by it is the average batch. Read without a lock, from any thread.
  */
 LEAFD_CLIENT_API uint64_t leafd_client_key_waits(const leafd_client_key *k);
 
