@@ -18,10 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_clock.h"
 #include "client_fork.h"
 #include "client_handle.h"
 #include "client_lastkey.h"
-#include "validate.h"
 
 /* The generations of handles: each open takes the next (client_lastkey.h). */
 static _Atomic uint64_t client_generations;
@@ -39,12 +39,6 @@ const char *leafd_client_strerror(int code) {
 #undef CLIENT_ERRNO_TEXT
     default: return "unknown error";
     }
-}
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The text of this thread's last failed call (leafd_client_error()): the handle it was made on,
@@ -124,25 +118,6 @@ static struct leafd_client_key *lookup(struct leafd_client *c, const char *key) 
     }
 }
 
-/* "segment:<tag>" or "snowflake:<tag>", the tag as leafd takes it: the daemon's own rule,
- * validate_tag() of src/base/validate.c, compiled into the library (a tag: 1 to 128 of
- * [A-Za-z0-9._:-]), so the library refuses exactly the keys a node would. */
-_Static_assert(sizeof("snowflake:") + VALIDATE_TAG_MAX <= CLIENT_KEY_MAX,
-               "a key fits CLIENT_KEY_MAX");
-
-static int key_kind(const char *key, enum client_kind *kind, size_t *prefix) {
-    if (strncmp(key, "segment:", 8) == 0) {
-        *kind = CLIENT_SEGMENT;
-        *prefix = 8;
-    } else if (strncmp(key, "snowflake:", 10) == 0) {
-        *kind = CLIENT_SNOWFLAKE;
-        *prefix = 10;
-    } else {
-        return -1;
-    }
-    return validate_tag(key + *prefix, strlen(key + *prefix)) ? 0 : -1;
-}
-
 static struct leafd_client_key *key_new(const struct leafd_client *c, const char *key,
                                         enum client_kind kind, size_t prefix) {
     struct leafd_client_key *k = aligned_alloc(64, (sizeof(*k) + 63) / 64 * 64);
@@ -150,19 +125,21 @@ static struct leafd_client_key *key_new(const struct leafd_client *c, const char
         return NULL;
     }
     memset(k, 0, sizeof(*k));
-    if (client_chain_init(&k->chain, kind == CLIENT_SNOWFLAKE) != 0) {
+    if (client_chain_init(&k->chain, client_kind_info(kind)->serve == CLIENT_SERVE_LIST) != 0) {
         free(k);
         return NULL;
     }
     snprintf(k->name, sizeof(k->name), "%s", key);
     k->c = (struct leafd_client *)c;
     k->kind = kind;
+    k->is_strict = client_kind_info(kind)->serve == CLIENT_SERVE_STRICT;
     k->tag = k->name + prefix;
+    client_strict_key_init(&k->strict);
     atomic_init(&k->hungry, 0);
     atomic_init(&k->waits, 0);
     atomic_init(&k->err, 0);
     client_prefetch_init(&k->pf, c->opt.prefetch_min, c->opt.prefetch_max,
-                         c->opt.prefetch_window_ms, now_ms());
+                         c->opt.prefetch_window_ms, client_clock_ms());
     return k;
 }
 
@@ -170,7 +147,9 @@ static struct leafd_client_key *key_new(const struct leafd_client *c, const char
 static int key_get(struct leafd_client *c, const char *key, struct leafd_client_key **out) {
     enum client_kind kind;
     size_t prefix;
-    if (key_kind(key, &kind, &prefix) != 0) {
+    /* The key as leafd takes it: the daemon's own rule (src/ids/ids_mode.c, compiled into the
+     * library), so the library refuses exactly the keys a node would. */
+    if (client_kind_parse(key, &kind, &prefix) != 0) {
         return LEAFD_CLIENT_EINVAL;
     }
     pthread_mutex_lock(&c->lock);
@@ -189,7 +168,8 @@ static int key_get(struct leafd_client *c, const char *key, struct leafd_client_
             c->keys[n] = k;
             atomic_store_explicit(&c->n_keys, n + 1, memory_order_release);
             atomic_store_explicit(&c->table[i], k, memory_order_release);
-            c->kick = 1;
+            /* A strict key is nothing of the refill's: no kick. */
+            c->kick |= !k->is_strict;
             pthread_cond_signal(&c->wake);
         }
     }
@@ -219,7 +199,7 @@ static void wait_round(struct leafd_client *c, struct leafd_client_key *k, int64
 
 /* The slow path: the chain ran dry with n IDs still wanted. */
 static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t *ids, size_t n) {
-    int64_t deadline = now_ms() + c->opt.wait_ms;
+    int64_t deadline = client_clock_ms() + c->opt.wait_ms;
     int waited = 0;
     for (;;) {
         size_t got = client_chain_take(&k->chain, ids, n);
@@ -231,7 +211,7 @@ static int next_slow(struct leafd_client *c, struct leafd_client_key *k, int64_t
         /* The refill's last try failed (every node down, the key refused): answer now
          * rather than make every caller wait, after one more round for a node back. */
         int err = atomic_load_explicit(&k->err, memory_order_acquire);
-        if (now_ms() >= deadline) {
+        if (client_clock_ms() >= deadline) {
             return call_failed(c, k, err != 0 ? err : LEAFD_CLIENT_EUNAVAILABLE);
         }
         /* Counted once per call, only here: the path served from the buffer adds nothing. */
@@ -299,9 +279,24 @@ int leafd_client_key_get(leafd_client *c, const char *key, leafd_client_key **ou
     return *out != NULL ? 0 : key_get(c, key, out);
 }
 
+/* A strict key's call (client_strict.c): n up to CLIENT_STRICT_MAX, one round trip's. */
+__attribute__((noinline)) static int take_strict(struct leafd_client_key *k, int64_t *ids,
+                                                 size_t n) {
+    if (n > CLIENT_STRICT_MAX) {
+        return arg_failed(k->c, LEAFD_CLIENT_EINVAL,
+                          "%s: count %zu: a strict key serves 1 to %d IDs a call (one request's)",
+                          k->name, n, CLIENT_STRICT_MAX);
+    }
+    int rc = client_strict_next(k->c, k, ids, n);
+    return rc == 0 || rc == LEAFD_CLIENT_EINVAL ? rc : call_failed(k->c, k, rc);
+}
+
 /* The calls on a key, shared by the by-name and the by-handle doors (a call between two exported
  * functions of a shared library goes through its PLT: these are inlined into both). */
 static inline int take_many(struct leafd_client_key *k, int64_t *ids, size_t n) {
+    if (k->is_strict) {
+        return take_strict(k, ids, n);
+    }
     size_t got = client_chain_take(&k->chain, ids, n);
     if (got == n) {
         return 0;
@@ -312,6 +307,9 @@ static inline int take_many(struct leafd_client_key *k, int64_t *ids, size_t n) 
 /* take_one() past the head's block: out of line, so that the path served from the block saves no
  * register and stores nothing but the ID around its atomic step. */
 __attribute__((noinline)) static int take_one_past(struct leafd_client_key *k, int64_t *id) {
+    if (k->is_strict) {
+        return take_strict(k, id, 1);
+    }
     if (client_chain_take(&k->chain, id, 1) == 1) {
         return 0;
     }
@@ -352,8 +350,8 @@ static struct leafd_client_key *key_named(leafd_client *c, const char *key, int 
     *rc = k != NULL ? 0 : key_get(c, key, &k);
     if (*rc == LEAFD_CLIENT_EINVAL) {
         arg_failed(c, *rc,
-                   "key \"%.160s\": not segment:<tag> or snowflake:<key> (a tag: 1 to 128 "
-                   "of [A-Za-z0-9._:-])",
+                   "key \"%.160s\": not segment:<tag>, snowflake:<key>, sequence:<name> (a tag: 1 "
+                   "to 128 of [A-Za-z0-9._:-]) or keyed:<space>:<key>",
                    key);
     } else if (*rc != 0) {
         arg_failed(c, *rc, "key \"%.160s\": out of memory, or keys.max (%lld) keys already", key,
@@ -467,8 +465,10 @@ static void client_free(struct leafd_client *c) {
     int n = atomic_load_explicit(&c->n_keys, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         client_chain_free(&c->keys[i]->chain);
+        client_strict_key_free(&c->keys[i]->strict);
         free(c->keys[i]);
     }
+    client_strict_pool_free(&c->pool);
     for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_free(&c->conns[i]);
     }
@@ -503,6 +503,7 @@ leafd_client *leafd_client_open(const char *endpoints, const char *options, char
     for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_init(&c->conns[i]);
     }
+    client_strict_pool_init(&c->pool);
     if (client_options_parse(&c->opt, endpoints, options, err, errlen) != 0 ||
         read_secret(&c->opt, err, errlen) != 0) {
         client_free(c);
@@ -550,6 +551,7 @@ void leafd_client_close(leafd_client *c) {
         for (int i = 0; i < CLIENT_NODES_MAX; i++) {
             client_http_forget(&c->conns[i]);
         }
+        client_strict_renew(c);
         client_free(c);
         return;
     }

@@ -2,8 +2,9 @@
 #define CLIENT_HANDLE_H
 
 /*
- * A handle's insides, shared by its two files: client.c (the callers' doors, the keys, open and
- * close) and client_refill.c (the refill thread). Private to the library.
+ * A handle's insides, shared by its files: client.c (the callers' doors, the keys, open and
+ * close), client_refill.c (the refill thread) and client_strict.c (the strict keys' batches, led
+ * by callers). Private to the library.
  *
  * Threads. Callers (any number) look a key up lock-free (first in their own thread's last key by
  * name, client_lastkey.h), take IDs from its chain lock-free (client_chain.h) and, only when the
@@ -18,27 +19,28 @@
 
 #include "client_chain.h"
 #include "client_http.h"
+#include "client_kind.h"
 #include "client_node.h"
 #include "client_options.h"
 #include "client_prefetch.h"
-
-/* A key's name: "snowflake:" and a tag of VALIDATE_TAG_MAX bytes fit (client.c checks). */
-#define CLIENT_KEY_MAX 160
+#include "client_strict.h"
 /* The text of a key's last failure (leafd_client_error()). */
 #define CLIENT_DETAIL_MAX 384
-
-enum client_kind { CLIENT_SEGMENT, CLIENT_SNOWFLAKE };
 
 /* One key of a handle. Created by a caller under the handle's lock, freed at close. */
 struct leafd_client_key {
     struct client_chain chain; /* callers take, the refill pushes (client_chain.h) */
     struct leafd_client *c;    /* its handle */
     char name[CLIENT_KEY_MAX]; /* immutable after creation */
-    enum client_kind kind;
-    const char *tag;         /* into name, after the prefix */
-    _Atomic uint64_t hungry; /* refill rounds callers waited for (callers add, under lock) */
-    _Atomic uint64_t waits;  /* calls that waited for the refill (leafd_client_key_waits) */
-    _Atomic int err;         /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
+    enum client_kind kind;     /* a row of CLIENT_KINDS (client_kind.h) */
+    int is_strict;             /* its row serves it strictly: client_strict.c, not the refill */
+    const char *tag;           /* into name, after the prefix */
+    _Atomic uint64_t hungry;   /* refill rounds callers waited for (callers add, under lock) */
+    /* Calls that waited for the refill; for a strict key, its round trips (both
+     * leafd_client_key_waits()). */
+    _Atomic uint64_t waits;
+    struct client_strict strict; /* a strict key's queue and last ID (client_strict.h) */
+    _Atomic int err;             /* the refill's last outcome for the key: 0 or LEAFD_CLIENT_E* */
     /* The refill thread's own: */
     struct client_prefetch pf;
     uint64_t hungry_seen;
@@ -74,6 +76,7 @@ struct leafd_client {
     int stop, kick;
     uint64_t round;
     pthread_t thread;
+    struct client_strict_pool pool; /* strict batches' connections (client_strict.h) */
     /* The refill thread's own: */
     struct client_conn conns[CLIENT_NODES_MAX];
     struct client_node_set nodes;

@@ -48,12 +48,27 @@ static int head_status(const char *s, size_t n, struct client_head *h) {
     return 0;
 }
 
+/* The Location value v (n bytes, at offset off of the head), blanks and a CR trimmed. */
+static void head_location(const char *v, size_t n, size_t off, struct client_head *h) {
+    while (n > 0 && (*v == ' ' || *v == '\t')) {
+        v++;
+        off++;
+        n--;
+    }
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r')) {
+        n--;
+    }
+    h->location_off = off;
+    h->location_len = n;
+}
+
 int client_head_parse(const char *head, size_t len, size_t max_body, struct client_head *h) {
     const char *end = head + len, *eol = memchr(head, '\n', len);
     if (eol == NULL || head_status(head, (size_t)(eol - head), h) != 0) {
         return -1;
     }
     int have_len = 0;
+    h->location_off = h->location_len = 0;
     for (const char *p = eol + 1; p < end; p = eol + 1) {
         eol = memchr(p, '\n', (size_t)(end - p));
         size_t n = (size_t)((eol ? eol : end) - p);
@@ -68,6 +83,8 @@ int client_head_parse(const char *head, size_t len, size_t max_body, struct clie
             return -1;
         } else if (n > 11 && strncasecmp(p, "Connection:", 11) == 0 && memmem(p, n, "close", 5)) {
             h->close_after = 1;
+        } else if (n > 9 && strncasecmp(p, "Location:", 9) == 0) {
+            head_location(p + 9, n - 9, (size_t)(p + 9 - head), h);
         }
         if (eol == NULL) {
             break;

@@ -2,9 +2,10 @@
 #define CLIENT_HEAD_H
 
 /*
- * The head of an HTTP/1.x answer as the refill thread reads it (client_http.c): its status, its
- * Content-Length and whether the node closes the connection after it. Pure: the unit tests and
- * the fuzz harness (tests/fuzz/fuzz_client_reply.c) drive it with any bytes.
+ * The head of an HTTP/1.x answer as the library reads it (client_http.c): its status, its
+ * Content-Length, whether the node closes the connection after it, and where a redirect points.
+ * Pure: the unit tests and the fuzz harness (tests/fuzz/fuzz_client_reply.c) drive it with any
+ * bytes.
  *
  * A length is what the answer's bytes say, never more than the caller can hold: digits only (no
  * sign, no blank inside, at most 19), at most max_body, the same in every Content-Length line.
@@ -16,6 +17,9 @@ struct client_head {
     int status;      /* 100..599 */
     size_t body_len; /* the Content-Length, at most the caller's max_body */
     int close_after; /* HTTP/1.0, or Connection: close */
+    /* The Location line's value (a redirect to the primary or the slot's owner), blanks
+     * trimmed, as an offset into the head and a length; length 0 when there is none. */
+    size_t location_off, location_len;
 };
 
 /* Reads head[0..len) (the status line and the header lines, up to the blank line): 0, or -1 when

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_clock.h"
+
 /* The biggest answer read: a batch of 10000 IDs of 20 bytes, and room to spare. */
 #define CLIENT_HTTP_ANSWER_MAX ((size_t)1024 * 1024)
 
@@ -80,16 +82,10 @@ void client_http_forget(struct client_conn *c) {
     client_http_init(c);
 }
 
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits until fd is ready for events or the deadline passes: 0, or -1 (timed out). */
 static int wait_fd(int fd, short events, int64_t deadline) {
     for (;;) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - client_clock_ms();
         if (left <= 0) {
             return -1;
         }
@@ -291,6 +287,8 @@ static int read_answer(struct client_conn *c, int64_t deadline, struct client_an
     a->status = h.status;
     a->body = c->buf + head_len;
     a->body_len = h.body_len;
+    a->location = c->buf + h.location_off;
+    a->location_len = h.location_len;
     *close_after = h.close_after;
     return 0;
 }
@@ -311,7 +309,7 @@ static int connect_node(struct client_conn *c, SSL_CTX *tls, const struct client
 int client_http_get(struct client_conn *c, SSL_CTX *tls, const struct client_endpoint *e,
                     const char *path, const char *extra, int64_t timeout_ms,
                     struct client_answer *a, char *err, size_t errlen) {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = client_clock_ms() + timeout_ms;
     char req[2048];
     int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\n%s\r\n", path, e->host,
                      e->port, extra);
@@ -333,11 +331,11 @@ int client_http_get(struct client_conn *c, SSL_CTX *tls, const struct client_end
             return 0;
         }
         client_http_close(c);
-        if (!reused || now_ms() >= deadline) {
+        if (!reused || client_clock_ms() >= deadline) {
             break;
         }
     }
     snprintf(err, errlen, "GET %s from %s:%d failed: %s", path, e->host, e->port,
-             now_ms() >= deadline ? "timed out" : "connection closed or refused");
+             client_clock_ms() >= deadline ? "timed out" : "connection closed or refused");
     return -1;
 }

@@ -2,14 +2,15 @@
 #define CLIENT_HTTP_H
 
 /*
- * A small blocking HTTP/1.1 client for the refill thread: one keep-alive
- * connection per node, plain or TLS (OpenSSL, the CA file of ca= or the
- * system's, the node's name or address checked against its certificate),
- * GET only, answers with a Content-Length (as leafd sends them). Every
- * request is bounded by timeout.ms, connect included.
+ * A small blocking HTTP/1.1 client for the refill thread and the callers that lead a strict
+ * key's batch (client_strict.c): one keep-alive connection per node and user, plain or TLS
+ * (OpenSSL, the CA file of ca= or the system's, the node's name or address checked against its
+ * certificate), GET only, answers with a Content-Length (as leafd sends them). Every request is
+ * bounded by timeout.ms, connect included.
  *
- * Owned by the refill thread of the handle (client.c); no other thread
- * touches a connection.
+ * A connection is owned by one thread at a time: the refill thread's own (client_handle.h), or
+ * one taken from the handle's pool of strict connections (client_strict.c) by the caller that
+ * leads a batch, until it puts it back.
  */
 #include <openssl/ssl.h>
 #include <stddef.h>
@@ -30,6 +31,8 @@ struct client_answer {
     int status;
     const char *body;
     size_t body_len;
+    const char *location; /* a redirect's Location value (location_len 0: none) */
+    size_t location_len;
 };
 
 /* The TLS context of a handle (NULL when no endpoint is https); the reason in err. */

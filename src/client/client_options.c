@@ -17,7 +17,8 @@
     X("retry.max.ms", retry_max_ms, 5000, 1, 3600000)                                              \
     X("keys.max", keys_max, 1024, 1, 65536)                                                        \
     X("batch.max", batch_max, 1000000, 1, 1000000)                                                 \
-    X("log", log, 1, 0, 1)
+    X("log", log, 1, 0, 1)                                                                         \
+    X("strict.wait.us", strict_wait_us, 0, 0, 1000000)
 
 /* The text keys: name, field. */
 #define CLIENT_OPTIONS_TEXT_MAP(X)                                                                 \
@@ -104,9 +105,8 @@ static int parse_pair(struct client_options *o, const char *s, size_t len, int n
     return fail(err, errlen, "unknown option \"%.*s\"", s, klen);
 }
 
-/* One "http://host:port" or "https://[::1]:port" (a path or a trailing slash is refused). */
-static int parse_endpoint(struct client_endpoint *e, const char *s, size_t len, char *err,
-                          size_t errlen) {
+int client_options_endpoint(struct client_endpoint *e, const char *s, size_t len, char *err,
+                            size_t errlen) {
     const char *p = s, *end = s + len, *host, *host_end;
     if (len > 7 && memcmp(p, "http://", 7) == 0) {
         e->tls = 0;
@@ -209,7 +209,7 @@ int client_options_parse(struct client_options *o, const char *endpoints, const 
             if (o->n_nodes == CLIENT_NODES_MAX) {
                 return fail(err, errlen, "more than %.*s endpoints", "16", 2);
             }
-            if (parse_endpoint(&o->nodes[o->n_nodes], piece, len, err, errlen) != 0) {
+            if (client_options_endpoint(&o->nodes[o->n_nodes], piece, len, err, errlen) != 0) {
                 return -1;
             }
             o->n_nodes++;

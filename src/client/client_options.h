@@ -41,8 +41,14 @@ struct client_options {
     int64_t retry_max_ms;              /* retry.max.ms: ... doubling up to this */
     int64_t keys_max;                  /* keys.max: distinct keys per handle */
     int64_t batch_max;                 /* batch.max: the most IDs of one segment range request */
-    int64_t log; /* log: 1 writes a line to stderr when a node fails or comes back */
+    int64_t log;            /* log: 1 writes a line to stderr when a node fails or comes back */
+    int64_t strict_wait_us; /* strict.wait.us: how long a strict call waits to gather others */
 };
+
+/* One node's URL, "http://host:port" or "https://[::1]:port" (a trailing slash taken, a path
+ * refused), of len bytes, into e. 0, or -1 with the reason in err. */
+int client_options_endpoint(struct client_endpoint *e, const char *s, size_t len, char *err,
+                            size_t errlen);
 
 /* Fills o from endpoints and options (NULL: none). 0, or -1 with the reason in err. */
 int client_options_parse(struct client_options *o, const char *endpoints, const char *options,

@@ -8,13 +8,13 @@
  */
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "client_clock.h"
 #include "client_handle.h"
+#include "client_log.h"
 #include "client_reply.h"
 
 /* How long the refill sleeps at most while nothing moves, and at least while IDs flow. */
@@ -25,55 +25,6 @@
 /* A round's time for the keys not yet served or failing (new keys, unknown tags): the keys that
  * serve are refilled first, and a flood of the others waits for the next rounds. */
 #define CLIENT_OTHERS_MS 20
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A line for the program: to its log callback (leafd_client_set_log), else to stderr; none with
- * log=0. Called by the refill thread, never under the handle's lock. */
-static void emit(struct leafd_client *c, const char *line) {
-    if (!c->opt.log) {
-        return;
-    }
-    pthread_mutex_lock(&c->lock);
-    leafd_client_log_fn fn = c->log_fn;
-    void *arg = c->log_arg;
-    pthread_mutex_unlock(&c->lock);
-    if (fn != NULL) {
-        fn(arg, line);
-    } else {
-        fprintf(stderr, "leafd-client: %s\n", line);
-    }
-}
-
-static void say(struct leafd_client *c, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    emit(c, line);
-}
-
-/* The refill's last failure for key k, kept for the callers' leafd_client_error(); logged when
- * loud (once per change of the node's or the key's state, as the calls below decide). */
-static void key_note(struct leafd_client *c, struct leafd_client_key *k, int loud, const char *fmt,
-                     ...) {
-    char line[CLIENT_DETAIL_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&c->lock);
-    memcpy(k->detail, line, sizeof(line));
-    pthread_mutex_unlock(&c->lock);
-    if (loud) {
-        emit(c, line);
-    }
-}
 
 /* ---- the refill thread -------------------------------------------------------------------- */
 
@@ -89,14 +40,15 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     char code[64];
     client_reply_code(a->body, a->body_len, code, sizeof(code));
     if (a->status >= 500) {
-        key_note(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) == 0,
-                 "%s:%d answered %d %s for %s; asking the next node", e->host, e->port, a->status,
-                 code, k->name);
+        client_log_key(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) == 0,
+                       "%s:%d answered %d %s for %s; asking the next node", e->host, e->port,
+                       a->status, code, k->name);
         return ANSWER_KEY_BUSY;
     }
     if (a->status >= 300 && a->status < 400) {
-        key_note(c, k, !c->node_down[node], "%s:%d answered %d for %s; skipping it for a while",
-                 e->host, e->port, a->status, k->name);
+        client_log_key(c, k, !c->node_down[node],
+                       "%s:%d answered %d for %s; skipping it for a while", e->host, e->port,
+                       a->status, k->name);
         return ANSWER_NODE_FAILED;
     }
     if (a->status != 200) {
@@ -104,8 +56,8 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
                  : a->status == 404                   ? LEAFD_CLIENT_ENOTFOUND
                                                       : LEAFD_CLIENT_EREFUSED;
         /* Logged once per change: a refused key is asked again every retry.max.ms. */
-        key_note(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) != rc,
-                 "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
+        client_log_key(c, k, atomic_load_explicit(&k->err, memory_order_relaxed) != rc,
+                       "%s:%d refused %s: %d %s", e->host, e->port, k->name, a->status, code);
         return rc;
     }
     if (k->kind == CLIENT_SNOWFLAKE) {
@@ -114,7 +66,8 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
             goto malformed;
         }
         if (client_chain_push(&k->chain, 0, c->list, n) != 0) {
-            key_note(c, k, 1, "out of memory for a batch of %lld IDs of %s", (long long)n, k->name);
+            client_log_key(c, k, 1, "out of memory for a batch of %lld IDs of %s", (long long)n,
+                           k->name);
             return ANSWER_KEY_BUSY;
         }
         k->pushed += n;
@@ -137,8 +90,9 @@ static int take_answer(struct leafd_client *c, struct leafd_client_key *k, int n
     k->high = end;
     return 0;
 malformed:
-    key_note(c, k, !c->node_down[node], "%s:%d answered %d with something that is not IDs for %s",
-             e->host, e->port, a->status, k->name);
+    client_log_key(c, k, !c->node_down[node],
+                   "%s:%d answered %d with something that is not IDs for %s", e->host, e->port,
+                   a->status, k->name);
     return ANSWER_NODE_FAILED;
 }
 
@@ -153,17 +107,17 @@ static int ask_node(struct leafd_client *c, struct leafd_client_key *k, int node
                         sizeof(err)) == 0) {
         rc = take_answer(c, k, node, want, &a);
     } else {
-        key_note(c, k, !c->node_down[node], "%s; skipping %s:%d for a while", err, e->host,
-                 e->port);
+        client_log_key(c, k, !c->node_down[node], "%s; skipping %s:%d for a while", err, e->host,
+                       e->port);
     }
     if (rc == ANSWER_NODE_FAILED) {
         c->node_down[node] = 1;
-        client_node_failed(&c->nodes, node, now_ms());
+        client_node_failed(&c->nodes, node, client_clock_ms());
         return rc;
     }
     /* It answered: up, whatever it said about this key. */
     if (c->node_down[node]) {
-        say(c, "%s:%d serves again", e->host, e->port);
+        client_log_say(c, "%s:%d serves again", e->host, e->port);
     }
     c->node_down[node] = 0;
     client_node_served(&c->nodes, node, rc == 0);
@@ -182,16 +136,12 @@ static int fetch(struct leafd_client *c, struct leafd_client_key *k, int64_t wan
     if (k->kind == CLIENT_SNOWFLAKE && want > CLIENT_CHAIN_LIST_MAX) {
         want = CLIENT_CHAIN_LIST_MAX;
     }
-    if (k->kind == CLIENT_SNOWFLAKE) {
-        snprintf(path, sizeof(path), "/api/snowflake/get/%s?count=%lld", k->tag, (long long)want);
-    } else {
-        snprintf(path, sizeof(path), "/api/segment/range/%s?count=%lld", k->tag, (long long)want);
-    }
+    client_kind_path(k->kind, k->tag, want, path, sizeof(path));
     int64_t wait;
-    int first = client_node_pick(&c->nodes, now_ms(), &wait), refused = 0;
+    int first = client_node_pick(&c->nodes, client_clock_ms(), &wait), refused = 0;
     for (int t = 0; first >= 0 && t < c->nodes.n; t++) {
         int node = (first + t) % c->nodes.n;
-        if (!client_node_up(&c->nodes, node, now_ms())) {
+        if (!client_node_up(&c->nodes, node, client_clock_ms())) {
             continue;
         }
         int rc = ask_node(c, k, node, path, want);
@@ -247,19 +197,19 @@ static int serving(const struct leafd_client_key *k) {
 /* One round: the serving keys, then the others from where the last round stopped, for at most
  * CLIENT_OTHERS_MS. 1 when the callers took IDs since the last look. */
 static int refill_round(struct leafd_client *c) {
-    int64_t now = now_ms();
+    int64_t now = client_clock_ms();
     int n = atomic_load_explicit(&c->n_keys, memory_order_acquire), moved = 0;
     for (int i = 0; i < n; i++) {
-        if (serving(c->keys[i])) {
+        if (serving(c->keys[i]) && !c->keys[i]->is_strict) {
             moved |= refill_key(c, c->keys[i], now);
         }
     }
-    int64_t end = now_ms() + CLIENT_OTHERS_MS;
+    int64_t end = client_clock_ms() + CLIENT_OTHERS_MS;
     int start = n > 0 ? c->others_next % n : 0, i = 0;
-    for (; i < n && now_ms() < end; i++) {
+    for (; i < n && client_clock_ms() < end; i++) {
         struct leafd_client_key *k = c->keys[(start + i) % n];
-        if (!serving(k)) {
-            moved |= refill_key(c, k, now_ms());
+        if (!serving(k) && !k->is_strict) {
+            moved |= refill_key(c, k, client_clock_ms());
         }
     }
     c->others_next = n > 0 ? (start + i) % n : 0;
@@ -324,7 +274,7 @@ void client_refill_sync_init(struct leafd_client *c) {
 int client_refill_renew(struct leafd_client *c) {
     client_refill_sync_init(c);
     int n = atomic_load_explicit(&c->n_keys, memory_order_acquire);
-    int64_t now = now_ms();
+    int64_t now = client_clock_ms();
     for (int i = 0; i < n; i++) {
         struct leafd_client_key *k = c->keys[i];
         client_chain_drop(&k->chain);
@@ -338,11 +288,12 @@ int client_refill_renew(struct leafd_client *c) {
     for (int i = 0; i < CLIENT_NODES_MAX; i++) {
         client_http_forget(&c->conns[i]);
     }
+    client_strict_renew(c);
     client_node_init(&c->nodes, c->opt.n_nodes, c->opt.retry_min_ms, c->opt.retry_max_ms);
     memset(c->node_down, 0, sizeof(c->node_down));
     c->stop = c->kick = 0;
     if (client_refill_start(c) != 0) {
-        say(c, "pthread_create(refill) failed in a child of fork(); its calls fail");
+        client_log_say(c, "pthread_create(refill) failed in a child of fork(); its calls fail");
         return LEAFD_CLIENT_EUNAVAILABLE;
     }
     return 0;

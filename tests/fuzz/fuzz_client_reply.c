@@ -67,7 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc != 0) {
         return 0;
     }
-    if (h.status < 100 || h.status > 599 || h.body_len > bound) {
+    /* A redirect's Location, when there is one, lies inside the head. */
+    if (h.status < 100 || h.status > 599 || h.body_len > bound ||
+        h.location_off + h.location_len > head_len - 2) {
         __builtin_trap();
     }
     if (len - head_len != h.body_len) {

@@ -6,13 +6,17 @@ answer. No leafd, no database: a few seconds.
 - next_many with a count the library cannot serve (negative, above leafd.MANY_MAX) raises
   leafd.Error(EINVAL), and later IDs still ascend;
 - an answer with Content-Length: -8 (or 2^64 - 1) is refused: leafd.Error, not a crash of the
-  interpreter; an error's text says what the node said (leafd_client_error)."""
+  interpreter; an error's text says what the node said (leafd_client_error);
+- a strict key (sequence:<name>): Python threads calling at once share round trips (the C calls
+  release the GIL, so the library batches them), and a planted fault, the node answering an ID
+  below one the handle already handed out, raises leafd.Error(EORDER) and the ID never comes out."""
 import multiprocessing
 import os
 import socket
 import subprocess
 import sys
 import threading
+import time
 
 from clientbinding import import_leafd
 
@@ -29,6 +33,9 @@ class FakeNode:
         self.lock = threading.Lock()
         self.next = 1000
         self.hostile = None
+        self.seq_delay = 0  # seconds before a sequence answer: a round trip
+        self.seq_requests = 0
+        self.lower_once = False  # the next sequence answer is below what was issued
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
@@ -40,9 +47,22 @@ class FakeNode:
             conn, _ = self.sock.accept()
             threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
 
+    def sequence(self, n):
+        """n IDs of the one counter, one a line (or, once, IDs issued long before)."""
+        time.sleep(self.seq_delay)
+        with self.lock:
+            self.seq_requests += 1
+            start, self.next = self.next, self.next + n
+            if self.lower_once:
+                self.lower_once, start, self.next = False, start - 500, start
+        body = b"\n".join(b"%d" % i for i in range(start, start + n))
+        return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
     def answer(self, req):
         if self.hostile is not None:
             return self.hostile
+        if req.startswith(b"GET /api/sequence/"):
+            return self.sequence(int(req.split(b"count=", 1)[1].split(b" ", 1)[0]))
         n = int(req.split(b"count=", 1)[1].split(b" ", 1)[0]) if b"count=" in req else 1
         with self.lock:
             start, self.next = self.next, self.next + n
@@ -141,10 +161,42 @@ def check_hostile(node):
     node.hostile = None
 
 
+def check_strict(node):
+    node.seq_delay = 0.01
+    with leafd.Client(node.endpoint, options="log=0;timeout.ms=5000") as c:
+        got = {}
+
+        def caller(i):
+            got[i] = [c.next("sequence:p") for _ in range(20)]
+        before = node.seq_requests
+        threads = [threading.Thread(target=caller, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        trips = node.seq_requests - before
+        ids = [x for v in got.values() for x in v]
+        log("strict: 16 Python threads, %d calls in %d round trips" % (len(ids), trips))
+        check(len(ids) == 320 and len(set(ids)) == 320, "every call served, no ID twice")
+        check(all(v == sorted(v) for v in got.values()), "each thread's IDs ascend")
+        check(trips * 2 < len(ids), "threads share round trips: %d for %d calls" % (trips, len(ids)))
+        node.seq_delay = 0
+        last = c.next("sequence:p")
+        node.lower_once = True
+        try:
+            v = c.next("sequence:p")
+            check(False, "an answer below %d refused, not %d handed out" % (last, v))
+        except leafd.Error as e:
+            check(e.code == leafd.EORDER, "an answer below the last ID: EORDER, %s" % e)
+        after = c.next("sequence:p")
+        check(after > last, "the next honest answer serves: %d > %d" % (after, last))
+
+
 def main():
     node = FakeNode()
     check_counts(node)
     check_hostile(node)
+    check_strict(node)
     lib = os.environ.get("LIBLEAFD_CLIENT", "")
     if lib and "libtsan" in subprocess.run(["ldd", lib], capture_output=True, text=True).stdout:
         # ThreadSanitizer stops a child of a multi-threaded fork that starts a thread

@@ -1,10 +1,11 @@
 /*
- * libleafd-client accepts exactly the keys a node accepts, for every mode it serves (segment and
- * snowflake): the same keys, valid, invalid and at the edge lengths, are fed to the library
- * (leafd_client_key_get(): 0 or LEAFD_CLIENT_EINVAL) and to the daemon's rule, as a RESP key
- * is read in src/commands/command_ids.c: the mode's prefix of src/ids/ids_mode.h, then
- * validate_tag() of src/base/validate.c on the rest. The answers must be equal. Keys of the
- * modes the library does not serve (sequence, opaque, uuid, number) are refused by the library,
+ * libleafd-client accepts exactly the keys a node accepts, for every mode it serves (segment,
+ * snowflake, and strictly sequence and keyed): the same keys, valid, invalid and at the edge
+ * lengths, are fed to the library (leafd_client_key_get(): 0 or LEAFD_CLIENT_EINVAL) and to the
+ * daemon's rule, as a RESP key is read in src/commands/command_ids.c: the mode's prefix of
+ * src/ids/ids_mode.h, then the mode's key rule (a tag as validate_tag() of src/base/validate.c;
+ * a keyed "<space>:<key>" as ids_mode_key_ok()) on the rest. The answers must be equal. Keys of
+ * the modes the library does not serve (opaque, uuid, number) are refused by the library,
  * whatever the daemon says of them. No node is reached: the endpoint refuses every connection.
  */
 #include <leafd/client.h>
@@ -15,7 +16,7 @@
 #include "validate.h"
 
 /* The modes the library serves: its keys are "<name>:<tag>" (docs/man/leafd_client.3). */
-static const enum ids_mode served[] = {IDS_SEGMENT, IDS_SNOWFLAKE};
+static const enum ids_mode served[] = {IDS_SEGMENT, IDS_SNOWFLAKE, IDS_SEQUENCE, IDS_KEYED};
 #define N_SERVED (sizeof(served) / sizeof(served[0]))
 
 /* The daemon's answer to a key: 1 when it names a mode the library serves and a valid tag. */
@@ -24,7 +25,10 @@ static int daemon_accepts(const char *key) {
     for (size_t m = 0; m < N_SERVED; m++) {
         const struct ids_mode_info *info = ids_mode_info(served[m]);
         if (n >= info->key_prefix_len && memcmp(key, info->key_prefix, info->key_prefix_len) == 0) {
-            return validate_tag(key + info->key_prefix_len, n - info->key_prefix_len);
+            const char *rest = key + info->key_prefix_len;
+            size_t len = n - info->key_prefix_len;
+            return info->rule == IDS_KEY_TAG ? validate_tag(rest, len)
+                                             : ids_mode_key_ok(served[m], rest, len);
         }
     }
     return 0;
@@ -87,6 +91,15 @@ static void test_same_keys_as_the_daemon(void) {
             same_answer(c, key);
         }
     }
+    /* Keyed keys: a space, a colon, a key of any byte and up to 200 of them. */
+    static const char *const keyed[] = {"keyed:s:k",     "keyed:s:",    "keyed::k",
+                                        "keyed:s:a/b c", "keyed:s:%2F", "keyed:s.p-a_c:x:y:z",
+                                        "keyed:..:k",    "keyed:s",     "keyed:s/x:k"};
+    for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++) {
+        same_answer(c, keyed[i]);
+    }
+    tag_of(c, "keyed:space:", 'k', IDS_SPACED_KEY_MAX);
+    tag_of(c, "keyed:space:", 'k', IDS_SPACED_KEY_MAX + 1);
     /* No mode, or a mode misspelt. */
     static const char *const odd[] = {"",       "x",          "segment",    "snowflake",
                                       ":a",     "Segment:a",  "SEGMENT:a",  "segments:a",

@@ -36,15 +36,17 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def build(binary):
+def build(binary, program="bench-client"):
+    """The release leafd (unless binary is given) and libleafd-client, and program
+    (tools/benchmarks/<program>.c, also tools/bench strict's) linked against the static library."""
     sh(["cmake", "-S", ROOT, "-B", BUILD, "-DCMAKE_BUILD_TYPE=Release", "-DLEAFD_TESTS=OFF"],
        stdout=subprocess.DEVNULL)
     targets = ["leafd_client_static"] + ([] if binary else ["leafd"])
     sh(["cmake", "--build", BUILD, "-j", str(os.cpu_count() or 2), "--target"] + targets,
        stdout=subprocess.DEVNULL)
-    exe = os.path.join(BUILD, "bench-client")
+    exe = os.path.join(BUILD, program)
     sh(["cc", "-O2", "-I" + os.path.join(ROOT, "src", "client", "include"), "-o", exe,
-        os.path.join(ROOT, "tools", "benchmarks", "bench-client.c"), os.path.join(BUILD, "libleafd-client.a"),
+        os.path.join(ROOT, "tools", "benchmarks", program + ".c"), os.path.join(BUILD, "libleafd-client.a"),
         "-lssl", "-lcrypto", "-lpthread"])
     return binary or os.path.join(BUILD, "leafd"), exe
 

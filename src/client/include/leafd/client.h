@@ -6,8 +6,11 @@
  * fetched ahead from the listed leafd nodes (a background thread refills
  * them, with a prefetch distance that follows the rate of the callers), so a
  * call served from the buffer is one atomic step: no lock shared with the
- * refill, no system call, no allocation. The manual page is leafd_client(3);
- * the guarantees are in docs/reference/guarantees.md ("The client library").
+ * refill, no system call, no allocation. Sequences and keyed sequences are
+ * served strictly instead: nothing ahead, every ID issued after its call
+ * began, concurrent calls for one key sharing one round trip. The manual page
+ * is leafd_client(3); the guarantees are in docs/reference/guarantees.md ("The
+ * client library").
  *
  * Every function returns 0 or a negative LEAFD_CLIENT_E* code below;
  * leafd_client_strerror() names it. A handle is shared by any number of
@@ -27,11 +30,13 @@ extern "C" {
  * manual page (docs/man/leafd_client.3) list the same rows, which tests/unit/test_client_codes.c
  * checks against this table.
  *   EINVAL        a bad argument: key, count, handle
- *   EUNAVAILABLE  buffer empty and no node served in time
+ *   EUNAVAILABLE  buffer empty and no node served in time (a strict key: within timeout.ms)
  *   EAUTH         the nodes refused the credentials (401/403)
  *   ENOTFOUND     the nodes do not know the key (404 unknown_tag)
  *   ENOMEM        out of memory, or more keys than keys.max
  *   EREFUSED      the nodes refused the request (another 4xx)
+ *   EORDER        a strict key: a node answered an ID not above the last one the handle handed
+ *                 out for the key; refused, never returned (docs/reference/guarantees.md)
  */
 #define LEAFD_CLIENT_ERRNO_MAP(XX)                                                                 \
     XX(EINVAL, -1, "invalid argument")                                                             \
@@ -39,7 +44,8 @@ extern "C" {
     XX(EAUTH, -3, "credentials refused")                                                           \
     XX(ENOTFOUND, -4, "unknown key")                                                               \
     XX(ENOMEM, -5, "out of memory or too many keys")                                               \
-    XX(EREFUSED, -6, "refused by the nodes")
+    XX(EREFUSED, -6, "refused by the nodes")                                                       \
+    XX(EORDER, -7, "a node answered an ID out of order; refused")
 
 typedef enum {
 #define LEAFD_CLIENT_ERRNO_ENUM(name, value, text) LEAFD_CLIENT_##name = (value),
@@ -69,12 +75,13 @@ typedef struct leafd_client leafd_client;
 LEAFD_CLIENT_API leafd_client *leafd_client_open(const char *endpoints, const char *options,
                                                  char *err, size_t errlen);
 
-/* One ID of key ("segment:<tag>" or "snowflake:<key>") into *id. Each thread remembers the last
- * key it named on a handle: a loop on one key costs one strcmp() more than a key handle's call. */
+/* One ID of key ("segment:<tag>", "snowflake:<key>", or strictly "sequence:<name>" or
+ * "keyed:<space>:<key>") into *id. Each thread remembers the last key it named on a handle: a
+ * loop on one key costs one strcmp() more than a key handle's call. */
 LEAFD_CLIENT_API int leafd_client_next(leafd_client *c, const char *key, int64_t *id);
 
 /* n IDs of key into ids[0..n-1], 1 <= n <= LEAFD_CLIENT_MANY_MAX; segment IDs ascending. All n
- * or none. */
+ * or none. A strict key's n (at most 10000) are consecutive IDs of one round trip. */
 LEAFD_CLIENT_API int leafd_client_next_many(leafd_client *c, const char *key, int64_t *ids,
                                             size_t n);
 
@@ -92,7 +99,8 @@ LEAFD_CLIENT_API int leafd_client_key_next_many(leafd_client_key *k, int64_t *id
  * The calls on the key (by name or through k, from any thread) that found its buffer empty and
  * waited for the refill thread, that is for the network, since the key's first use. A call
  * served from the buffer never adds to it; at a steady rate with a node up it stays still
- * (docs/BENCHMARKS.md, "IDs in-process"). Read without a lock, from any thread.
+ * (docs/BENCHMARKS.md, "IDs in-process"). For a strict key (no buffer): its round trips, so the
+ * calls divided by it is the average batch. Read without a lock, from any thread.
  */
 LEAFD_CLIENT_API uint64_t leafd_client_key_waits(const leafd_client_key *k);
 

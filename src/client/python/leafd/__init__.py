@@ -9,7 +9,11 @@
 The semantics are the C library's (docs/man/leafd_client.3): IDs are taken from ranges the
 library fetched ahead, never one twice across all clients and nodes; segment IDs ascend per
 handle and key (per thread); with every node down the buffer is served, then leafd.Error with
-code EUNAVAILABLE. A child made by fork() (multiprocessing's fork start method, a pre-fork
+code EUNAVAILABLE. Strict keys ("sequence:<name>", "keyed:<space>:<key>") are fetched by the
+calls themselves, nothing ahead: every ID is issued after its call began, and concurrent calls
+for one key (threads of this process on one Client) share one round trip, handed out in the
+order they arrived; next_many(key, n) is n consecutive IDs of one round trip (n at most
+STRICT_MAX). A child made by fork() (multiprocessing's fork start method, a pre-fork
 server) may go on using its parent's Client: it drops the IDs its parent had buffered and fetches
 its own. The library is found as $LIBLEAFD_CLIENT, else libleafd-client.so.1
 where the dynamic loader looks. A Client may be shared by threads; the C calls release the GIL.
@@ -20,7 +24,7 @@ import os
 import threading
 
 __all__ = ["Client", "Error", "EINVAL", "EUNAVAILABLE", "EAUTH", "ENOTFOUND", "ENOMEM",
-           "EREFUSED", "MANY_MAX"]
+           "EREFUSED", "EORDER", "MANY_MAX", "STRICT_MAX"]
 
 # The error codes of <leafd/client.h> (its table LEAFD_CLIENT_ERRNO_MAP): the same names and
 # numbers, which tests/unit/test_client_codes.c checks.
@@ -30,8 +34,11 @@ EAUTH = -3
 ENOTFOUND = -4
 ENOMEM = -5
 EREFUSED = -6
+EORDER = -7
 # LEAFD_CLIENT_MANY_MAX: the most IDs of one next_many() call.
 MANY_MAX = 1000000
+# The most IDs of one next_many() call on a strict key: one request's (leafd's ?count= limit).
+STRICT_MAX = 10000
 
 
 class Error(Exception):
@@ -112,7 +119,8 @@ class Client:
         return k
 
     def next(self, key):
-        """One ID of key ("segment:<tag>" or "snowflake:<key>"), an int."""
+        """One ID of key ("segment:<tag>", "snowflake:<key>", "sequence:<name>" or
+        "keyed:<space>:<key>"), an int."""
         h = self._h
         if h is None:
             raise Error(EINVAL, "closed")
@@ -125,7 +133,8 @@ class Client:
         return slot.value
 
     def next_many(self, key, n):
-        """n IDs of key, a list of ints (segment IDs ascending)."""
+        """n IDs of key, a list of ints (segment IDs ascending; a strict key's n consecutive
+        IDs of one round trip)."""
         h = self._h
         if h is None:
             raise Error(EINVAL, "closed")
