@@ -140,16 +140,20 @@ static void ids_consecutive(const struct ids_call *c, int64_t first, int64_t *id
  * several regions (docs/regions.md, "Homes"): LEAF_OK here; LEAF_ERR with the
  * 307 to the home region (IDS_E_NOT_PRIMARY, c->primary its peer) or 503
  * home_region_unreachable; LEAF_EAGAIN while the registry answers a claim, which
- * only a call that may create asks for. The registry is never waited on: the
+ * only a call that may create asks for (claim). The registry is never waited on: the
  * region thread reads and claims, this reads its table.
  */
+/* A first use that creates (leafd.sequence.autocreate, the caller's create right) claims a home. */
+static int home_claim(const struct door_ctx *ctx, const struct ids_call *c) {
+    return c->may_create && ctx->cfg->sequence_autocreate;
+}
+
 static leaf_status_t issue_home(const struct door_ctx *ctx, struct ids_call *c,
-                                enum zk_region_kind k, const char *name, size_t len) {
+                                enum zk_region_kind k, const char *name, size_t len, int claim) {
     if (ctx->cfg->region_count <= 1) {
         return LEAF_OK;
     }
     struct region_service_home home;
-    int claim = c->may_create && ctx->cfg->sequence_autocreate;
     enum region_service_where w = region_service_home(ctx->region, k, name, len, claim, &home);
     int64_t left = IDS_HOME_CLAIM_WAIT_MS - (c->now_ms - c->first_seen_ms);
     if (w == REGION_HOME_HERE) {
@@ -180,7 +184,8 @@ static leaf_status_t issue_sequence(const struct door_ctx *ctx, struct ids_call 
     if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
-    leaf_status_t home = issue_home(ctx, c, ZK_REGION_SEQUENCE, c->key, c->key_len);
+    leaf_status_t home =
+        issue_home(ctx, c, ZK_REGION_SEQUENCE, c->key, c->key_len, home_claim(ctx, c));
     if (home != LEAF_OK) {
         return home;
     }
@@ -209,7 +214,7 @@ static leaf_status_t issue_keyed(const struct door_ctx *ctx, struct ids_call *c,
         return LEAF_ERR;
     }
     size_t space_len = (size_t)(colon - c->key);
-    leaf_status_t home = issue_home(ctx, c, ZK_REGION_KEYED, c->key, space_len);
+    leaf_status_t home = issue_home(ctx, c, ZK_REGION_KEYED, c->key, space_len, home_claim(ctx, c));
     if (home != LEAF_OK) {
         return home;
     }
@@ -250,8 +255,11 @@ leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int6
     if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
-    leaf_status_t rc =
-        sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
+    leaf_status_t rc = issue_home(ctx, c, ZK_REGION_SEQUENCE, c->key, c->key_len, 0);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    rc = sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
     return rc == LEAF_OK ? LEAF_OK : sequence_outcome(c, rc);
 }
 
@@ -377,7 +385,7 @@ static leaf_status_t issue_number(const struct door_ctx *ctx, struct ids_call *c
     if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
-    leaf_status_t rc = issue_home(ctx, c, ZK_REGION_NUMBERING, c->key, c->key_len);
+    leaf_status_t rc = issue_home(ctx, c, ZK_REGION_NUMBERING, c->key, c->key_len, 0);
     if (rc != LEAF_OK) {
         return rc;
     }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "hash.h"
 #include "log.h"
 #include "validate.h"
 #include "zk_session.h"
@@ -24,9 +25,13 @@
 /* One home: (kind, name) issued by region (""; a claim asked for and not answered yet). */
 struct home_row {
     enum zk_region_kind kind;
+    size_t len;
     char name[VALIDATE_TAG_MAX + 1];
     char region[ZK_REGION_NAME_MAX];
 };
+
+/* The index over the rows: open addressing, twice the rows' room, so a probe run stays short. */
+#define HOME_SLOTS (2 * REGION_HOME_MAX)
 
 /*
  * cfg, peers, npeers: set at create, read-only. mu guards rows and nrows; up[i] is peer i's
@@ -42,6 +47,9 @@ struct region_home {
     pthread_mutex_t mu;
     struct home_row *rows;
     int nrows;
+    int full_said;            /* the table's being full was logged */
+    int pending;              /* rows whose claim is not answered yet (region "") */
+    int32_t slot[HOME_SLOTS]; /* row index + 1; 0: empty */
     int64_t last_read, last_probe;
 };
 
@@ -80,27 +88,49 @@ void region_home_free(struct region_home *h) {
 
 /* ---- the table (any thread, under mu) --------------------------------------- */
 
+static size_t row_slot(enum zk_region_kind k, const char *name, size_t len) {
+    return (size_t)((leaf_hash(name, len) ^ (uint64_t)k) % HOME_SLOTS);
+}
+
 static struct home_row *row_find(struct region_home *h, enum zk_region_kind k, const char *name,
                                  size_t len) {
-    for (int i = 0; i < h->nrows; i++) {
-        struct home_row *r = &h->rows[i];
-        if (r->kind == k && strlen(r->name) == len && memcmp(r->name, name, len) == 0) {
+    for (size_t i = row_slot(k, name, len);; i = (i + 1) % HOME_SLOTS) {
+        if (h->slot[i] == 0) {
+            return NULL;
+        }
+        struct home_row *r = &h->rows[h->slot[i] - 1];
+        if (r->kind == k && r->len == len && memcmp(r->name, name, len) == 0) {
             return r;
         }
     }
-    return NULL;
 }
 
 /* The row of (k, name), added when missing (NULL: the table is full or the name too long). */
 static struct home_row *row_get(struct region_home *h, enum zk_region_kind k, const char *name,
                                 size_t len) {
     struct home_row *r = row_find(h, k, name, len);
-    if (r != NULL || len > VALIDATE_TAG_MAX || h->nrows == REGION_HOME_MAX) {
+    if (r != NULL || len > VALIDATE_TAG_MAX) {
         return r;
     }
+    if (h->nrows == REGION_HOME_MAX) {
+        if (!h->full_said) {
+            h->full_said = 1;
+            log_error("region",
+                      "the table of homes holds %d names, the most: %s %.*s and later names "
+                      "get no home (their creates answer 503)",
+                      REGION_HOME_MAX, zk_region_kind_name(k), (int)len, name);
+        }
+        return NULL;
+    }
     r = &h->rows[h->nrows++];
-    *r = (struct home_row){.kind = k};
+    *r = (struct home_row){.kind = k, .len = len};
+    h->pending++; /* until home_store() names its region */
     memcpy(r->name, name, len);
+    size_t i = row_slot(k, name, len);
+    while (h->slot[i] != 0) {
+        i = (i + 1) % HOME_SLOTS;
+    }
+    h->slot[i] = (int32_t)h->nrows;
     return r;
 }
 
@@ -168,6 +198,7 @@ static void home_store(struct region_home *h, enum zk_region_kind k, const char 
     pthread_mutex_lock(&h->mu);
     struct home_row *r = row_get(h, k, name, len);
     if (r != NULL) {
+        h->pending -= r->region[0] == '\0';
         snprintf(r->region, sizeof(r->region), "%s", region);
     }
     pthread_mutex_unlock(&h->mu);
@@ -178,7 +209,7 @@ static void homes_claim(struct region_home *h, struct zk_session *s, const char 
     for (int i = 0;; i++) {
         struct home_row want;
         pthread_mutex_lock(&h->mu);
-        int more = i < h->nrows;
+        int more = i < h->nrows && h->pending > 0;
         if (more) {
             want = h->rows[i];
         }
@@ -191,8 +222,7 @@ static void homes_claim(struct region_home *h, struct zk_session *s, const char 
         }
         char child[VALIDATE_TAG_MAX + 16], path[512], region[ZK_REGION_NAME_MAX];
         const char *ours = h->cfg->region;
-        if (zk_region_home_child(child, sizeof(child), want.kind, want.name, strlen(want.name)) !=
-                LEAF_OK ||
+        if (zk_region_home_child(child, sizeof(child), want.kind, want.name, want.len) != LEAF_OK ||
             snprintf(path, sizeof(path), "%s/%s", dir, child) >= (int)sizeof(path)) {
             continue;
         }
@@ -201,11 +231,11 @@ static void homes_claim(struct region_home *h, struct zk_session *s, const char 
         if (rc == LEAF_OK) {
             log_info("region", "%s %s homed in region %s (%s)", zk_region_kind_name(want.kind),
                      want.name, ours, path);
-            home_store(h, want.kind, want.name, strlen(want.name), ours);
+            home_store(h, want.kind, want.name, want.len, ours);
         } else if (rc == LEAF_EEXIST) {
             home_read(s, path, region, sizeof(region));
             if (region[0] != '\0') {
-                home_store(h, want.kind, want.name, strlen(want.name), region);
+                home_store(h, want.kind, want.name, want.len, region);
             }
         }
     }
