@@ -136,7 +136,7 @@ const char *zk_region_kind_name(enum zk_region_kind k) {
 }
 
 leaf_status_t zk_region_homes_dir(char *buf, size_t cap, const char *leaf_name) {
-    int n = snprintf(buf, cap, "%s/%s/%s", ZK_REGION_ROOT, leaf_name, ZK_REGION_HOMES);
+    int n = snprintf(buf, cap, "%s/%s", ZK_REGION_HOMES_ROOT, leaf_name);
     return n > 0 && (size_t)n < cap && leaf_name[0] != '\0' ? LEAF_OK : LEAF_EINVAL;
 }
 

@@ -90,10 +90,11 @@ leaf_status_t zk_region_cache_parse(const char *text, size_t len, struct zk_regi
 /*
  * Homes (docs/regions.md, "Homes"): a sequence, keyed space or numbering is
  * issued by one region only, its home, fenced by a persistent znode in the
- * registry, /leafd-regions/{leaf.name}/homes/{kind}:{name}, holding the home
+ * registry, /leafd-homes/{leaf.name}/{kind}:{name} (beside the claims' root, whose
+ * children are region IDs only), holding the home
  * region's name, created once (ZooKeeper's create is the fence).
  */
-#define ZK_REGION_HOMES "homes"
+#define ZK_REGION_HOMES_ROOT "/leafd-homes"
 #define ZK_REGION_PEERS_MAX 16
 #define ZK_REGION_PEER_ADDR 64 /* as a sequence primary's address (sequence/sequence_record.h) */
 
@@ -103,7 +104,7 @@ enum zk_region_kind { ZK_REGION_SEQUENCE, ZK_REGION_KEYED, ZK_REGION_NUMBERING, 
 /* The kind's word ("sequence", "keyed", "numbering"). */
 const char *zk_region_kind_name(enum zk_region_kind k);
 
-/* /leafd-regions/{leaf_name}/homes into buf: LEAF_OK, or LEAF_EINVAL when it does not fit. */
+/* /leafd-homes/{leaf_name} into buf: LEAF_OK, or LEAF_EINVAL when it does not fit. */
 leaf_status_t zk_region_homes_dir(char *buf, size_t cap, const char *leaf_name);
 
 /* A home's znode name "{kind}:{name}" (name: len bytes) into buf: LEAF_OK, or LEAF_EINVAL. */

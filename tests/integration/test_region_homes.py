@@ -125,8 +125,8 @@ us = env.leafd("us1", us_props)
 log("a sequence created in eu is homed there; us redirects it")
 st, body, _ = eu.get("/api/sequence", method="POST", body='{"name":"orders","start":100}')
 check(st == 201, "POST /api/sequence orders on eu1: 201 (%d %s)" % (st, body))
-check("eu" in registry.cli("get", "/leafd-regions/it/homes/sequence:orders"),
-      "the registry holds the home: /leafd-regions/it/homes/sequence:orders = eu")
+check("eu" in registry.cli("get", "/leafd-homes/it/sequence:orders"),
+      "the registry holds the home: /leafd-homes/it/sequence:orders = eu")
 check(wait_until(lambda: us.get("/api/sequence/get/orders")[0] == 307, 10),
       "us1 redirects orders once it has read the home")
 st, body, hdr = us.get("/api/sequence/get/orders?count=2")

@@ -88,7 +88,7 @@ static void test_cache_text(void) {
 static void test_home_paths(void) {
     char buf[300];
     CHECK_EQ_INT(zk_region_homes_dir(buf, sizeof(buf), "orders"), LEAF_OK);
-    CHECK_EQ_STR(buf, "/leafd-regions/orders/homes");
+    CHECK_EQ_STR(buf, "/leafd-homes/orders");
     CHECK_EQ_INT(zk_region_homes_dir(buf, 10, "orders"), LEAF_EINVAL);
     CHECK_EQ_INT(zk_region_home_child(buf, sizeof(buf), ZK_REGION_SEQUENCE, "a:b.c", 5), LEAF_OK);
     CHECK_EQ_STR(buf, "sequence:a:b.c");

@@ -330,7 +330,11 @@ void region_home_tick(struct region_home *h, struct zk_session *s) {
     char dir[300];
     if (zk_session_state(s) == ZK_STATE_CONNECTED &&
         zk_region_homes_dir(dir, sizeof(dir), h->cfg->name) == LEAF_OK) {
-        leaf_status_t rc = zk_session_create(s, dir, NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
+        leaf_status_t rc =
+            zk_session_create(s, ZK_REGION_HOMES_ROOT, NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
+        if (rc == LEAF_OK || rc == LEAF_EEXIST) {
+            rc = zk_session_create(s, dir, NULL, 0, ZK_MODE_PERSISTENT, NULL, 0);
+        }
         if (rc == LEAF_OK || rc == LEAF_EEXIST) {
             homes_claim(h, s, dir);
             if (now - h->last_read >= REGION_HOME_READ_MS) {
