@@ -3,7 +3,7 @@ and MariaDB, a registry beside them, sequences on in both. Region eu (ID 0) on 1
 (ID 1) on 127.0.2.1; us reaches eu through a TCP proxy (leafd.region.peers), so the link
 between the regions can be cut.
 
-- a sequence created in eu is homed there (its claim in the registry); us redirects it: HTTP
+- a sequence created in eu is homed there (keyed spaces and numberings as well) (its claim in the registry); us redirects it: HTTP
   307 with Location at eu's node, RESP -MOVED; a create in us naming eu is redirected there, a
   create in us of a name eu holds is refused (409, naming eu); autocreate in us of a name eu
   claimed first redirects (the registry's create is the fence);
@@ -156,6 +156,21 @@ check(us.get("/api/sequence/get/local")[0] == 200, "us1 autocreates local (claim
 st, body, hdr = eu.get("/api/sequence/get/local")
 check(st == 307 and us_props["leafd.listen"] in hdr.get("Location", ""),
       "eu1 redirects local to us (%d %r)" % (st, hdr.get("Location")))
+
+log("keyed spaces and numberings are homed the same way")
+st, body, _ = eu.get("/api/keyed", method="POST", body='{"name":"chat","step":100}')
+check(st == 201, "POST /api/keyed chat on eu1: 201 (%d %s)" % (st, body))
+check(wait_until(lambda: us.get("/api/keyed/get/chat/room1")[0] == 307, 10),
+      "us1 redirects the keyed space chat homed in eu")
+check(len(eu.get_ids("/api/keyed/get/chat/room1")) == 1, "eu1 issues chat's keys")
+st, body, _ = us.get("/api/numbering", method="POST",
+                     body='{"name":"inv","prefix":"U","date":"","width":4,"period":"never",'
+                          '"time_zone":"UTC"}')
+check(st == 201, "POST /api/numbering inv on us1 (homed in us): 201 (%d %s)" % (st, body))
+st, body, _ = us.get("/api/number/get/inv")
+check(st == 200 and body.startswith("U"), "us1 issues inv's numbers (%d %s)" % (st, body))
+check(wait_until(lambda: eu.get("/api/number/get/inv")[0] == 307, 10),
+      "eu1 redirects the numbering inv homed in us")
 
 log("clients in both regions, then the link cut, then healed")
 hist = Histories()
