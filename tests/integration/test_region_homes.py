@@ -157,6 +157,10 @@ st, body, hdr = eu.get("/api/sequence/get/local")
 check(st == 307 and us_props["leafd.listen"] in hdr.get("Location", ""),
       "eu1 redirects local to us (%d %r)" % (st, hdr.get("Location")))
 
+r = json.loads(us.get("/ready")[1])["region"]
+check(r["peers"][0]["answers"] is True and r["homes"] >= 3,
+      "us1's /ready: eu answers, the homes known (%r)" % r)
+
 log("keyed spaces and numberings are homed the same way")
 st, body, _ = eu.get("/api/keyed", method="POST", body='{"name":"chat","step":100}')
 check(st == 201, "POST /api/keyed chat on eu1: 201 (%d %s)" % (st, body))
@@ -187,6 +191,10 @@ cut = wait_until(lambda: "503 home_region_unreachable" in seq[2].answers, 10)
 check(cut, "during the cut us1 answers 503 home_region_unreachable (%r)" % seq[2].answers)
 st, body, _ = us.get("/api/sequence/get/orders")
 check(st == 503 and "homed in region eu" in body, "the 503 names the home region: %s" % body)
+st, body, _ = us.get("/ready")
+peers = json.loads(body).get("region", {}).get("peers")
+check(st == 200 and peers == [{"name": "eu", "http": "127.0.0.1:%d" % proxy.port, "answers": False}],
+      "us1 stays ready; /ready shows eu not answering (%d %r)" % (st, peers))
 unreachable = str(rs.call("INCR", "sequence:orders"))
 check(unreachable.startswith("HOME_REGION_UNREACHABLE"),
       "RESP during the cut: -HOME_REGION_UNREACHABLE (%r)" % unreachable)

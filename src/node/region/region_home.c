@@ -348,3 +348,15 @@ void region_home_tick(struct region_home *h, struct zk_session *s) {
         peers_probe(h);
     }
 }
+
+void region_home_view(struct region_home *h, struct region_service_view *v) {
+    pthread_mutex_lock(&h->mu);
+    v->homes = h->nrows - h->pending;
+    pthread_mutex_unlock(&h->mu);
+    v->npeers = h->npeers;
+    for (int i = 0; i < h->npeers; i++) {
+        snprintf(v->peers[i].name, sizeof(v->peers[i].name), "%s", h->peers[i].name);
+        snprintf(v->peers[i].http, sizeof(v->peers[i].http), "%s", h->peers[i].http);
+        v->peers[i].answers = atomic_load(&h->up[i]);
+    }
+}

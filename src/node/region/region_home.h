@@ -41,6 +41,9 @@ enum region_service_where region_home_find(struct region_home *h, enum zk_region
                                            const char *name, size_t len, int claim,
                                            struct region_service_home *out);
 
+/* Any thread: the homes known and the peers' state into v (region_service_view). */
+void region_home_view(struct region_home *h, struct region_service_view *v);
+
 /* Any thread: 1 and out filled when leafd.region.peers names region, else 0. */
 int region_home_peer(struct region_home *h, const char *region, struct region_service_home *out);
 

@@ -448,6 +448,9 @@ void region_service_view(struct region_service *rs, struct region_service_view *
     *v = rs->view;
     pthread_mutex_unlock(&rs->mu);
     v->ready = atomic_load(&rs->ready);
+    if (rs->homes != NULL) {
+        region_home_view(rs->homes, v);
+    }
 }
 
 int region_service_name_of(struct region_service *rs, int64_t id, char *buf, size_t cap) {

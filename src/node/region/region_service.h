@@ -52,6 +52,13 @@ struct region_service_view {
     int registry_up;      /* the registry session is connected */
     int64_t confirmed_ms; /* wall clock of the last confirmation (0: none) */
     char reason[512];     /* why not ready ("" when ready) */
+    int homes;            /* the names whose home this node knows (docs/regions.md, "Homes") */
+    int npeers;           /* leafd.region.peers, and whether each answered its last probe */
+    struct {
+        char name[ZK_REGION_NAME_MAX];
+        char http[ZK_REGION_PEER_ADDR];
+        int answers;
+    } peers[ZK_REGION_PEERS_MAX];
 };
 
 leaf_status_t region_service_create(struct region_service **out, const struct leaf_config *cfg,
