@@ -31,7 +31,7 @@ struct home_row {
 };
 
 /* The index over the rows: open addressing, twice the rows' room, so a probe run stays short. */
-#define HOME_SLOTS (2 * REGION_HOME_MAX)
+#define HOME_SLOTS ((size_t)2 * REGION_HOME_MAX)
 
 /*
  * cfg, peers, npeers: set at create, read-only. mu guards rows and nrows; up[i] is peer i's
