@@ -14,12 +14,12 @@ between the regions can be cut.
   link healed: us redirects again and the IDs follow on, in order.
 """
 import json
-import os
 import threading
 import time
 
 from leafdtest import Env, RespStream, check, free_port, http, log, seg_props, wait_until
 from ordercheck import Histories
+from regionservers import start_region_servers
 from tcpproxy import Proxy
 
 REGIONS = {"eu": (0, "127.0.1.1"), "us": (1, "127.0.2.1")}
@@ -100,18 +100,8 @@ class IdClient(threading.Thread):
 
 
 env = Env()
-servers = {}
-starts = [threading.Thread(target=lambda k=k, f=f: servers.__setitem__(k, f(name=k)))
-          for k, f in (("registry", env.zookeeper), ("zk-eu", env.zookeeper),
-                       ("zk-us", env.zookeeper), ("db-eu", env.mariadb), ("db-us", env.mariadb))]
-for t in starts:
-    t.start()
-for t in starts:
-    t.join(120)
-check(len(servers) == 5, "the registry, two ZooKeepers and two MariaDBs start (%s)" % sorted(servers))
+servers = start_region_servers(env)
 registry = servers["registry"]
-for d in ("db-eu", "db-us"):
-    servers[d].sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('orders', 1, 100)")
 
 # eu reaches us directly; us reaches eu's HTTP through the proxy (the link that is cut).
 us_props = region_props("us", servers["zk-us"], servers["db-us"], registry, "")
