@@ -116,13 +116,13 @@ static void test_peers(void) {
     char err[256];
     CHECK_EQ_INT(zk_region_peers_parse("", "eu", p, &n, err, sizeof(err)), LEAF_OK);
     CHECK_EQ_INT(n, 0);
-    CHECK_EQ_INT(zk_region_peers_parse(" us=10.0.0.1:8080/10.0.0.1:6380 , ap=lb.ap:80", "eu", p, &n,
-                                       err, sizeof(err)),
+    CHECK_EQ_INT(zk_region_peers_parse(" us=127.0.2.1:8080/127.0.2.1:6380 , ap=lb.ap:80", "eu", p,
+                                       &n, err, sizeof(err)),
                  LEAF_OK);
     CHECK_EQ_INT(n, 2);
     CHECK_EQ_STR(p[0].name, "us");
-    CHECK_EQ_STR(p[0].http, "10.0.0.1:8080");
-    CHECK_EQ_STR(p[0].resp, "10.0.0.1:6380");
+    CHECK_EQ_STR(p[0].http, "127.0.2.1:8080");
+    CHECK_EQ_STR(p[0].resp, "127.0.2.1:6380");
     CHECK_EQ_STR(p[1].name, "ap");
     CHECK_EQ_STR(p[1].http, "lb.ap:80");
     CHECK_EQ_STR(p[1].resp, "");
