@@ -14,6 +14,9 @@ between the regions can be cut.
   link healed: us redirects again and the IDs follow on, in order.
 """
 import json
+import os
+import re
+import subprocess
 import threading
 import time
 
@@ -23,6 +26,7 @@ from regionservers import start_region_servers
 from tcpproxy import Proxy
 
 REGIONS = {"eu": (0, "127.0.1.1"), "us": (1, "127.0.2.1")}
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def region_props(name, zk, db, registry, peers):
@@ -165,6 +169,11 @@ st, body, _ = us.get("/api/number/get/inv")
 check(st == 200 and body.startswith("U"), "us1 issues inv's numbers (%d %s)" % (st, body))
 check(wait_until(lambda: eu.get("/api/number/get/inv")[0] == 307, 10),
       "eu1 redirects the numbering inv homed in us")
+
+out = subprocess.run([os.path.join(ROOT, "tools", "programs", "zk-inspect"), registry.address(),
+                      "it", "regions"], capture_output=True, text=True, timeout=120).stdout
+check(re.search(r"sequence +orders +eu", out) and re.search(r"numbering +inv +us", out) and
+      re.search(r"keyed +chat +eu", out), "zk-inspect ... regions lists the homes: %r" % out)
 
 log("clients in both regions, then the link cut, then healed")
 hist = Histories()
