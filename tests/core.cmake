@@ -59,3 +59,8 @@ leaf_resp_test(test_reload_signals)
 # twice across the regions in any mode, the registry stopped under load, cached and refused claims.
 leaf_integration_test(test_regions)
 leaf_test_cost(it.test_regions 40)
+# Home regions (docs/regions.md, "Homes"): sequences homed in one region, redirected (307,
+# -MOVED) from the other, the IDs in order through the order checker; the link between the
+# regions cut: 503 home_region_unreachable, snowflake and segment unharmed.
+leaf_integration_test(test_region_homes)
+leaf_test_cost(it.test_region_homes 30)

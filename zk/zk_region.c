@@ -122,3 +122,137 @@ leaf_status_t zk_region_cache_parse(const char *text, size_t len, struct zk_regi
     }
     return seen[0] && seen[1] && seen[2] && seen[3] ? LEAF_OK : LEAF_EINVAL;
 }
+
+/* ---- homes ------------------------------------------------------------------ */
+
+static const char *const kind_names[ZK_REGION_KINDS] = {
+    [ZK_REGION_SEQUENCE] = "sequence",
+    [ZK_REGION_KEYED] = "keyed",
+    [ZK_REGION_NUMBERING] = "numbering",
+};
+
+const char *zk_region_kind_name(enum zk_region_kind k) {
+    return (int)k >= 0 && k < ZK_REGION_KINDS ? kind_names[k] : "?";
+}
+
+leaf_status_t zk_region_homes_dir(char *buf, size_t cap, const char *leaf_name) {
+    int n = snprintf(buf, cap, "%s/%s", ZK_REGION_HOMES_ROOT, leaf_name);
+    return n > 0 && (size_t)n < cap && leaf_name[0] != '\0' ? LEAF_OK : LEAF_EINVAL;
+}
+
+leaf_status_t zk_region_home_child(char *buf, size_t cap, enum zk_region_kind k, const char *name,
+                                   size_t len) {
+    if ((int)k < 0 || k >= ZK_REGION_KINDS || len == 0 || len > INT32_MAX) {
+        return LEAF_EINVAL;
+    }
+    int n = snprintf(buf, cap, "%s:%.*s", kind_names[k], (int)len, name);
+    return n > 0 && (size_t)n < cap ? LEAF_OK : LEAF_EINVAL;
+}
+
+leaf_status_t zk_region_home_parse(const char *child, enum zk_region_kind *k, const char **name,
+                                   size_t *len) {
+    const char *colon = strchr(child, ':');
+    if (colon == NULL || colon[1] == '\0') {
+        return LEAF_EINVAL;
+    }
+    for (int i = 0; i < ZK_REGION_KINDS; i++) {
+        size_t klen = strlen(kind_names[i]);
+        if ((size_t)(colon - child) == klen && memcmp(child, kind_names[i], klen) == 0) {
+            *k = (enum zk_region_kind)i;
+            *name = colon + 1;
+            *len = strlen(colon + 1);
+            return LEAF_OK;
+        }
+    }
+    return LEAF_EINVAL;
+}
+
+/* host:port with a port of 1..65535 and a host of no white space, comma, slash or '='. */
+static int peer_addr_ok(const char *s, size_t len) {
+    const char *colon = NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ':') {
+            colon = s + i;
+        } else if (s[i] <= ' ' || s[i] == ',' || s[i] == '/' || s[i] == '=') {
+            return 0;
+        }
+    }
+    if (colon == NULL || colon == s || len >= ZK_REGION_PEER_ADDR) {
+        return 0;
+    }
+    int64_t port;
+    return num_parse_range(colon + 1, (size_t)(s + len - colon - 1), 1, 65535, &port) == LEAF_OK;
+}
+
+/* One entry "name=host:port[/host:port]" (len bytes, trimmed) into p; 0 when malformed. */
+static int peer_parse(const char *s, size_t len, struct zk_region_peer *p) {
+    const char *eq = memchr(s, '=', len);
+    if (eq == NULL || !zk_region_name_ok(s, (size_t)(eq - s))) {
+        return 0;
+    }
+    const char *addr = eq + 1, *end = s + len;
+    const char *slash = memchr(addr, '/', (size_t)(end - addr));
+    const char *http_end = slash != NULL ? slash : end;
+    if (!peer_addr_ok(addr, (size_t)(http_end - addr)) ||
+        (slash != NULL && !peer_addr_ok(slash + 1, (size_t)(end - slash - 1)))) {
+        return 0;
+    }
+    memset(p, 0, sizeof(*p));
+    memcpy(p->name, s, (size_t)(eq - s));
+    memcpy(p->http, addr, (size_t)(http_end - addr));
+    if (slash != NULL) {
+        memcpy(p->resp, slash + 1, (size_t)(end - slash - 1));
+    }
+    return 1;
+}
+
+leaf_status_t zk_region_peers_parse(const char *text, const char *ours, struct zk_region_peer *out,
+                                    int *n, char *err, size_t errlen) {
+    *n = 0;
+    const char *s = text;
+    while (*s == ' ' || *s == '\t') {
+        s++;
+    }
+    while (*s != '\0') {
+        const char *comma = strchr(s, ',');
+        const char *end = comma != NULL ? comma : s + strlen(s);
+        const char *a = s, *b = end;
+        while (a < b && (*a == ' ' || *a == '\t')) {
+            a++;
+        }
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) {
+            b--;
+        }
+        if (*n == ZK_REGION_PEERS_MAX) {
+            snprintf(err, errlen, "more than %d peers", ZK_REGION_PEERS_MAX);
+            return LEAF_EINVAL;
+        }
+        if (!peer_parse(a, (size_t)(b - a), &out[*n])) {
+            snprintf(err, errlen,
+                     "'%.*s' is not name=host:port[/resp-host:port] (a region name of 1-63 "
+                     "[A-Za-z0-9._-])",
+                     (int)(b - a), a);
+            return LEAF_EINVAL;
+        }
+        if (strcmp(out[*n].name, ours) == 0) {
+            snprintf(err, errlen, "names this node's own region %s", ours);
+            return LEAF_EINVAL;
+        }
+        for (int i = 0; i < *n; i++) {
+            if (strcmp(out[i].name, out[*n].name) == 0) {
+                snprintf(err, errlen, "names region %s twice", out[i].name);
+                return LEAF_EINVAL;
+            }
+        }
+        (*n)++;
+        if (comma == NULL) {
+            break;
+        }
+        s = comma + 1; /* an entry follows: "a=h:1," is malformed */
+        if (*s == '\0') {
+            snprintf(err, errlen, "ends with a comma");
+            return LEAF_EINVAL;
+        }
+    }
+    return LEAF_OK;
+}

@@ -87,4 +87,49 @@ size_t zk_region_cache_format(const struct zk_region_cache *c, char *buf, size_t
 /* Parses the cache file's text: LEAF_OK, or LEAF_EINVAL when a key is missing or malformed. */
 leaf_status_t zk_region_cache_parse(const char *text, size_t len, struct zk_region_cache *c);
 
+/*
+ * Homes (docs/regions.md, "Homes"): a sequence, keyed space or numbering is
+ * issued by one region only, its home, fenced by a persistent znode in the
+ * registry, /leafd-homes/{leaf.name}/{kind}:{name} (beside the claims' root, whose
+ * children are region IDs only), holding the home
+ * region's name, created once (ZooKeeper's create is the fence).
+ */
+#define ZK_REGION_HOMES_ROOT "/leafd-homes"
+#define ZK_REGION_PEERS_MAX 16
+#define ZK_REGION_PEER_ADDR 64 /* as a sequence primary's address (sequence/sequence_record.h) */
+
+/* The kinds of a home, one row each: what the znode's name starts with. */
+enum zk_region_kind { ZK_REGION_SEQUENCE, ZK_REGION_KEYED, ZK_REGION_NUMBERING, ZK_REGION_KINDS };
+
+/* The kind's word ("sequence", "keyed", "numbering"). */
+const char *zk_region_kind_name(enum zk_region_kind k);
+
+/* /leafd-homes/{leaf_name} into buf: LEAF_OK, or LEAF_EINVAL when it does not fit. */
+leaf_status_t zk_region_homes_dir(char *buf, size_t cap, const char *leaf_name);
+
+/* A home's znode name "{kind}:{name}" (name: len bytes) into buf: LEAF_OK, or LEAF_EINVAL. */
+leaf_status_t zk_region_home_child(char *buf, size_t cap, enum zk_region_kind k, const char *name,
+                                   size_t len);
+
+/* Reads a home's znode name back: LEAF_OK with *k and the name at *name (*len bytes, inside
+ * child), or LEAF_EINVAL when it is no home. */
+leaf_status_t zk_region_home_parse(const char *child, enum zk_region_kind *k, const char **name,
+                                   size_t *len);
+
+/* One other region as leafd.region.peers names it. */
+struct zk_region_peer {
+    char name[ZK_REGION_NAME_MAX];
+    char http[ZK_REGION_PEER_ADDR]; /* host:port */
+    char resp[ZK_REGION_PEER_ADDR]; /* host:port, "" when none is given */
+};
+
+/*
+ * Parses leafd.region.peers, "name=host:port[/host:port][,...]" (white space
+ * around entries ignored; empty: none): LEAF_OK with *n peers, or LEAF_EINVAL
+ * with the reason in err (a malformed entry, a bad name, more than
+ * ZK_REGION_PEERS_MAX, a name twice, or this node's own region ours).
+ */
+leaf_status_t zk_region_peers_parse(const char *text, const char *ours, struct zk_region_peer *out,
+                                    int *n, char *err, size_t errlen);
+
 #endif

@@ -52,6 +52,15 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode);
  * exists, LEAF_ERANGE limit (DOOR_E_ZOOKEEPER_UNAVAILABLE: none), LEAF_ENOMEM busy, else 503. */
 void api_create_refused(struct http_request *req, leaf_status_t rc, enum door_error exists,
                         enum door_error limit);
+/*
+ * With several regions, the home of a sequence, keyed space or numbering being created
+ * (api_home.c): LEAF_OK to create it here; LEAF_EAGAIN (req->retry_ms set) while the registry
+ * answers this region's claim; LEAF_ERR when answered (307 to the home named, 400, exists 409
+ * when homed in another region, 503 when the registry does not answer).
+ */
+leaf_status_t api_home_create(struct http_request *req, enum zk_region_kind k, const char *name,
+                              enum door_error exists);
+
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode);
 
 #endif

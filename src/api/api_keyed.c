@@ -72,6 +72,10 @@ leaf_status_t api_keyed_create(struct http_request *req, enum ids_mode mode) {
     if (!keyed_body(req, name, sizeof(name), &step) || !keyed_may_ask(req)) {
         return LEAF_OK;
     }
+    leaf_status_t home = api_home_create(req, ZK_REGION_KEYED, name, DOOR_E_SPACE_EXISTS);
+    if (home != LEAF_OK) {
+        return home == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+    }
     leaf_status_t rc = sequence_service_keyed_create(door_ctx(req)->sequence, name, strlen(name),
                                                      step, &req->ticket, req->wait);
     if (rc == LEAF_EAGAIN) {

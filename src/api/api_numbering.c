@@ -148,6 +148,10 @@ leaf_status_t api_numbering_create(struct http_request *req, enum ids_mode mode)
         door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
+    leaf_status_t home = api_home_create(req, ZK_REGION_NUMBERING, d.name, DOOR_E_NUMBERING_EXISTS);
+    if (home != LEAF_OK) {
+        return home == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+    }
     if (req->ticket < 0 && !zone_readable(req, ctx, &d)) {
         return LEAF_OK;
     }

@@ -70,6 +70,10 @@ leaf_status_t api_sequence_create(struct http_request *req, enum ids_mode mode) 
         door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
+    leaf_status_t home = api_home_create(req, ZK_REGION_SEQUENCE, name, DOOR_E_SEQUENCE_EXISTS);
+    if (home != LEAF_OK) {
+        return home == LEAF_EAGAIN ? LEAF_EAGAIN : LEAF_OK;
+    }
     if (req->ticket >= 0 && http_request_now(req) - req->first_seen_ms > SEQUENCE_CREATE_WAIT_MS) {
         door_http_error(req, DOOR_E_ZOOKEEPER_UNAVAILABLE,
                         "ZooKeeper did not answer the create in time");

@@ -222,7 +222,11 @@ enum config_db_tls {
       "before); above 1 segment IDs of region r are those with id mod count = r")                  \
     X("leafd.region.registry.zk.address", CONFIG_ZKADDR, region_registry_zk_address, "", 0, 0,     \
       "host:port[,host:port...]: the registry ZooKeeper where regions claim their IDs (off the "   \
-      "ID path); required when leafd.region.count > 1, the same in every region")
+      "ID path); required when leafd.region.count > 1, the same in every region")                  \
+    X("leafd.region.peers", CONFIG_STR, region_peers, "", 0, 0,                                    \
+      "name=host:port[/resp-host:port][,...]: where this region reaches the other regions' nodes " \
+      "(a load balancer or a node of each), for sequences, keyed spaces and numberings homed "     \
+      "there: redirected to it, 503 home_region_unreachable while it does not answer")
 
 /* Where a key's value came from, for error messages and --check-config. */
 struct config_source {
@@ -307,6 +311,7 @@ struct leaf_config {
     int64_t region_id;
     int64_t region_count;
     char region_registry_zk_address[512];
+    char region_peers[512];
 
     /* derived by config_finish() */
     char listen_host[16];

@@ -188,14 +188,6 @@ static leaf_status_t config_check_regions(const struct leaf_config *c, char *err
                                 "/leafd-regions/{leaf.name}",
                                 err, errlen);
     }
-    if (c->sequence_enable) {
-        /* A sequence of the same name in two regions would count twice (docs/regions.md). */
-        return config_key_error(c, CONFIG_I_sequence_enable,
-                                "not yet with leafd.region.count > 1: sequences, keyed spaces and "
-                                "numberings need a home region, which this version does not have; "
-                                "serve them from a cluster with one region",
-                                err, errlen);
-    }
     return LEAF_OK;
 }
 

@@ -89,7 +89,12 @@
       "a keyed key is <space>:<key>: a space of 1 to 64 bytes of [A-Za-z0-9._-], a key of 1 to "   \
       "200 bytes ({space}/{key} in HTTP, the key percent-encoded)")                                \
     X(IDS_E_NO_SUCH_SPACE, 404, "no_such_space", "NO_SUCH_SPACE",                                  \
-      "no such keyed space (create it with POST /api/keyed)")
+      "no such keyed space (create it with POST /api/keyed)")                                      \
+    X(IDS_E_HOME_REGION_UNREACHABLE, 503, "home_region_unreachable", "HOME_REGION_UNREACHABLE",    \
+      "the sequence, keyed space or numbering is homed in another region, which this region "      \
+      "cannot reach now (leafd.region.peers), or the registry has not confirmed a new one's "      \
+      "home; "                                                                                     \
+      "retry shortly")
 
 /*
  * X(enum, HTTP status, code, RESP error, meaning): HTTP only (no RESP error).

@@ -29,6 +29,10 @@ _Static_assert(IDS_SPACED_KEY_MAX == SEQUENCE_KEYED_KEY_MAX,
 
 /* A sequence request waits this long for a primary's write or an election, then 503/TRYAGAIN. */
 #define IDS_MAX_SEQUENCE_WAIT_MS 1000
+/* A home claimed on first use (docs/regions.md, "Homes"): the region thread answers within its
+ * tick; the call looks again this often, this long at most. */
+#define IDS_HOME_CLAIM_POLL_MS 20
+#define IDS_HOME_CLAIM_WAIT_MS 3000
 
 static enum door_error snowflake_error(leaf_status_t rc) {
     switch (rc) {
@@ -131,6 +135,47 @@ static void ids_consecutive(const struct ids_call *c, int64_t first, int64_t *id
     }
 }
 
+/*
+ * Where a sequence, keyed space or numbering (kind k, name) is issued with
+ * several regions (docs/regions.md, "Homes"): LEAF_OK here; LEAF_ERR with the
+ * 307 to the home region (IDS_E_NOT_PRIMARY, c->primary its peer) or 503
+ * home_region_unreachable; LEAF_EAGAIN while the registry answers a claim, which
+ * only a call that may create asks for (claim). The registry is never waited on: the
+ * region thread reads and claims, this reads its table.
+ */
+/* A first use that creates (leafd.sequence.autocreate, the caller's create right) claims a home. */
+static int home_claim(const struct door_ctx *ctx, const struct ids_call *c) {
+    return c->may_create && ctx->cfg->sequence_autocreate;
+}
+
+static leaf_status_t issue_home(const struct door_ctx *ctx, struct ids_call *c,
+                                enum zk_region_kind k, const char *name, size_t len, int claim) {
+    if (ctx->cfg->region_count <= 1) {
+        return LEAF_OK;
+    }
+    struct region_service_home home;
+    enum region_service_where w = region_service_home(ctx->region, k, name, len, claim, &home);
+    int64_t left = IDS_HOME_CLAIM_WAIT_MS - (c->now_ms - c->first_seen_ms);
+    if (w == REGION_HOME_HERE) {
+        return LEAF_OK;
+    }
+    if (w == REGION_HOME_PENDING && left > 0) {
+        c->retry_ms = left < IDS_HOME_CLAIM_POLL_MS ? left : IDS_HOME_CLAIM_POLL_MS;
+        return LEAF_EAGAIN;
+    }
+    leaf_wait_cancel(c->wait);
+    if (w == REGION_HOME_AWAY) {
+        c->primary.known = 1;
+        snprintf(c->primary.http, sizeof(c->primary.http), "%s", home.http);
+        snprintf(c->primary.resp, sizeof(c->primary.resp), "%s", home.resp);
+        c->err = IDS_E_NOT_PRIMARY;
+    } else {
+        snprintf(c->home, sizeof(c->home), "%s", home.region);
+        c->err = IDS_E_HOME_REGION_UNREACHABLE;
+    }
+    return LEAF_ERR;
+}
+
 static leaf_status_t issue_sequence(const struct door_ctx *ctx, struct ids_call *c, int64_t *ids) {
     if (!sequence_service_enabled(ctx->sequence)) {
         c->err = IDS_E_SEQUENCE_DISABLED;
@@ -138,6 +183,11 @@ static leaf_status_t issue_sequence(const struct door_ctx *ctx, struct ids_call 
     }
     if (!sequence_name_ok(c)) {
         return LEAF_ERR;
+    }
+    leaf_status_t home =
+        issue_home(ctx, c, ZK_REGION_SEQUENCE, c->key, c->key_len, home_claim(ctx, c));
+    if (home != LEAF_OK) {
+        return home;
     }
     int64_t first = 0;
     leaf_status_t rc = sequence_service_next(ctx->sequence, c->key, c->key_len, c->count, &first,
@@ -164,6 +214,10 @@ static leaf_status_t issue_keyed(const struct door_ctx *ctx, struct ids_call *c,
         return LEAF_ERR;
     }
     size_t space_len = (size_t)(colon - c->key);
+    leaf_status_t home = issue_home(ctx, c, ZK_REGION_KEYED, c->key, space_len, home_claim(ctx, c));
+    if (home != LEAF_OK) {
+        return home;
+    }
     int64_t first = 0;
     leaf_status_t rc = sequence_service_keyed_next(ctx->sequence, c->key, space_len, colon + 1,
                                                    c->key_len - space_len - 1, c->count,
@@ -201,12 +255,22 @@ leaf_status_t door_ids_last(const struct door_ctx *ctx, struct ids_call *c, int6
     if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
-    leaf_status_t rc =
-        sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
+    leaf_status_t rc = issue_home(ctx, c, ZK_REGION_SEQUENCE, c->key, c->key_len, 0);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    rc = sequence_service_last(ctx->sequence, c->key, c->key_len, last, c->wait, &c->primary);
     return rc == LEAF_OK ? LEAF_OK : sequence_outcome(c, rc);
 }
 
 const char *door_ids_error_text(const struct ids_call *c, char *buf, size_t cap) {
+    if (c->err == IDS_E_HOME_REGION_UNREACHABLE && c->home[0] != '\0') {
+        snprintf(buf, cap,
+                 "homed in region %s, which this region cannot reach now (leafd.region.peers); "
+                 "retry shortly",
+                 c->home);
+        return buf;
+    }
     const char *colon = c->key != NULL ? memchr(c->key, ':', c->key_len) : NULL;
     if (c->err != IDS_E_NO_SUCH_SPACE || colon == NULL) {
         return NULL;
@@ -321,8 +385,12 @@ static leaf_status_t issue_number(const struct door_ctx *ctx, struct ids_call *c
     if (!sequence_name_ok(c)) {
         return LEAF_ERR;
     }
-    leaf_status_t rc = sequence_service_numbering_find(ctx->sequence, c->key, c->key_len,
-                                                       c->first_seen_ms, &c->numbering, c->wait);
+    leaf_status_t rc = issue_home(ctx, c, ZK_REGION_NUMBERING, c->key, c->key_len, 0);
+    if (rc != LEAF_OK) {
+        return rc;
+    }
+    rc = sequence_service_numbering_find(ctx->sequence, c->key, c->key_len, c->first_seen_ms,
+                                         &c->numbering, c->wait);
     if (rc == LEAF_ENOTFOUND) {
         c->err = IDS_E_UNKNOWN_NUMBERING;
         return LEAF_ERR;

@@ -49,6 +49,7 @@ struct ids_call {
     int64_t retry_ms;                    /* LEAF_EAGAIN: resume at the latest after this long */
     enum door_error err;                 /* LEAF_ERR: why (IDS_ERRORS) */
     struct sequence_where primary;       /* IDS_E_NOT_PRIMARY: where to ask */
+    char home[64]; /* IDS_E_HOME_REGION_UNREACHABLE: the home region ("" when none is known) */
 };
 
 /*

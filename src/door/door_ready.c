@@ -160,6 +160,17 @@ void door_ready_region_json(const struct door_ctx *ctx, const struct door_ready 
                 "\"registry\":\"%s\",\"confirmed_ms\":%" PRId64,
                 v.id, v.count, ready ? "true" : "false", v.source,
                 v.registry_up ? "connected" : "disconnected", v.confirmed_ms);
+    /* Homes (docs/regions.md, "Homes"): a peer that does not answer never makes this node not
+     * ready; only the names homed there answer 503. */
+    sbuf_printf(b, ",\"homes\":%d,\"peers\":[", v.homes);
+    for (int i = 0; i < v.npeers; i++) {
+        sbuf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+        sbuf_json_str(b, v.peers[i].name, strlen(v.peers[i].name));
+        sbuf_puts(b, ",\"http\":");
+        sbuf_json_str(b, v.peers[i].http, strlen(v.peers[i].http));
+        sbuf_printf(b, ",\"answers\":%s}", v.peers[i].answers ? "true" : "false");
+    }
+    sbuf_putc(b, ']');
     if (!ready) {
         sbuf_puts(b, ",\"reason\":");
         sbuf_json_str(b, r->reason[DOOR_READY_REGION], strlen(r->reason[DOOR_READY_REGION]));

@@ -148,16 +148,18 @@ static void test_regions(void) {
                  LEAF_OK);
     CHECK_EQ_INT(node_config_layout(&cfg, &l), LEAF_OK);
     CHECK_EQ_INT(l.datacenter_id, 1);
-    /* A segment-only region keeps any layout; sequences wait for home regions. */
+    /* A segment-only region keeps any layout. */
     const char *seg = "leaf.name = t\nleaf.segment.enable = true\nleaf.jdbc.url = "
                       "jdbc:mysql://127.0.0.1:3306/leaf\nleaf.jdbc.username = leaf\n" REGION2;
     config_defaults(&cfg);
     CHECK_EQ_INT(config_parse(&cfg, seg, strlen(seg), FILE_NAME, err, sizeof(err)), LEAF_OK);
     CHECK_EQ_INT(config_finish(&cfg, err, sizeof(err)), LEAF_OK);
     CHECK_EQ_INT(node_config_check(&cfg, NOW_2026, err, sizeof(err)), LEAF_OK);
-    fails(REGION2 "leafd.snowflake.layout = twitter\nleafd.sequence.enable = true\n"
-                  "leaf.snowflake.zk.address = 127.0.0.1:2181\n# worker.id from ZooKeeper\n",
-          "leafd.sequence.enable: not yet with leafd.region.count > 1");
+    /* Sequences are served, each in its home region (docs/regions.md, "Homes"). */
+    CHECK_EQ_INT(check_text(REGION2 "leafd.snowflake.layout = twitter\nleafd.sequence.enable = "
+                                    "true\nleaf.snowflake.zk.address = 127.0.0.1:2181\n"
+                                    "# worker.id from ZooKeeper\n"),
+                 LEAF_OK);
     /* One region: the datacenter ID is the key's, as before. */
     CHECK_EQ_INT(
         check_text("leafd.snowflake.layout = twitter\nleafd.snowflake.datacenter.id = 7\n"),

@@ -84,6 +84,63 @@ static void test_cache_text(void) {
     CHECK_EQ_INT(zk_region_cache_parse(torn, strlen(torn), &back), LEAF_EINVAL);
 }
 
+/* Homes' znodes (docs/regions.md, "Homes"): kind:name, read back by the first colon. */
+static void test_home_paths(void) {
+    char buf[300];
+    CHECK_EQ_INT(zk_region_homes_dir(buf, sizeof(buf), "orders"), LEAF_OK);
+    CHECK_EQ_STR(buf, "/leafd-homes/orders");
+    CHECK_EQ_INT(zk_region_homes_dir(buf, 10, "orders"), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_region_home_child(buf, sizeof(buf), ZK_REGION_SEQUENCE, "a:b.c", 5), LEAF_OK);
+    CHECK_EQ_STR(buf, "sequence:a:b.c");
+    enum zk_region_kind k;
+    const char *name;
+    size_t len;
+    CHECK_EQ_INT(zk_region_home_parse(buf, &k, &name, &len), LEAF_OK);
+    CHECK_EQ_INT(k, ZK_REGION_SEQUENCE);
+    CHECK_EQ_INT((int)len, 5);
+    CHECK(memcmp(name, "a:b.c", 5) == 0);
+    CHECK_EQ_INT(zk_region_home_child(buf, sizeof(buf), ZK_REGION_KEYED, "users", 5), LEAF_OK);
+    CHECK_EQ_INT(zk_region_home_parse(buf, &k, &name, &len), LEAF_OK);
+    CHECK_EQ_INT(k, ZK_REGION_KEYED);
+    CHECK_EQ_STR(zk_region_kind_name(ZK_REGION_NUMBERING), "numbering");
+    CHECK_EQ_INT(zk_region_home_child(buf, sizeof(buf), ZK_REGION_KEYED, "", 0), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_region_home_parse("sequence:", &k, &name, &len), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_region_home_parse("other:x", &k, &name, &len), LEAF_EINVAL);
+    CHECK_EQ_INT(zk_region_home_parse("sequencex", &k, &name, &len), LEAF_EINVAL);
+}
+
+/* leafd.region.peers: name=host:port[/resp-host:port], comma-separated. */
+static void test_peers(void) {
+    struct zk_region_peer p[ZK_REGION_PEERS_MAX];
+    int n = -1;
+    char err[256];
+    CHECK_EQ_INT(zk_region_peers_parse("", "eu", p, &n, err, sizeof(err)), LEAF_OK);
+    CHECK_EQ_INT(n, 0);
+    CHECK_EQ_INT(zk_region_peers_parse(" us=127.0.2.1:8080/127.0.2.1:6380 , ap=lb.ap:80", "eu", p,
+                                       &n, err, sizeof(err)),
+                 LEAF_OK);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_STR(p[0].name, "us");
+    CHECK_EQ_STR(p[0].http, "127.0.2.1:8080");
+    CHECK_EQ_STR(p[0].resp, "127.0.2.1:6380");
+    CHECK_EQ_STR(p[1].name, "ap");
+    CHECK_EQ_STR(p[1].http, "lb.ap:80");
+    CHECK_EQ_STR(p[1].resp, "");
+    CHECK_EQ_INT(zk_region_peers_parse("eu=h:1", "eu", p, &n, err, sizeof(err)), LEAF_EINVAL);
+    CHECK(strstr(err, "own region eu") != NULL);
+    CHECK_EQ_INT(zk_region_peers_parse("us=h:1,us=h:2", "eu", p, &n, err, sizeof(err)),
+                 LEAF_EINVAL);
+    CHECK(strstr(err, "twice") != NULL);
+    const char *bad[] = {"us",      "us=",      "us=h",    "us=h:0",  "us=h:70000",    "=h:1",
+                         "us=h:1/", "us=h:1/x", "u s=h:1", "us=h:1,", "us=h:1/h:2/h:3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (zk_region_peers_parse(bad[i], "eu", p, &n, err, sizeof(err)) != LEAF_EINVAL) {
+            fprintf(stderr, "peers \"%s\" was taken\n", bad[i]);
+            CHECK(0);
+        }
+    }
+}
+
 int main(void) {
     TEST(test_paths);
     TEST(test_judge);
@@ -91,5 +148,7 @@ int main(void) {
     TEST(test_count_record);
     TEST(test_decide);
     TEST(test_cache_text);
+    TEST(test_home_paths);
+    TEST(test_peers);
     return unit_done();
 }

@@ -17,6 +17,7 @@
 #include "file.h"
 #include "log.h"
 #include "num.h"
+#include "region_home.h"
 #include "zk_region.h"
 #include "zk_session.h"
 
@@ -45,6 +46,7 @@ struct region_service {
     int refused; /* another region holds the ID (said once) */
     struct region_service_view view;
     char (*names)[ZK_REGION_NAME_MAX]; /* count rows: the name claimed for each ID ("" unknown) */
+    struct region_home *homes;         /* the homes and the peers (region_home.h) */
 };
 
 /* ZooKeeper threads, under the session's lock: nothing to do, the thread waits on the session's
@@ -301,6 +303,7 @@ static void *region_thread(void *arg) {
             last_try = now;
             confirm(rs);
         }
+        region_home_tick(rs->homes, &rs->session);
         pthread_mutex_lock(&rs->mu);
         rs->view.registry_up = up;
         pthread_mutex_unlock(&rs->mu);
@@ -343,7 +346,7 @@ leaf_status_t region_service_create(struct region_service **out, const struct le
         return LEAF_ENOMEM;
     }
     snprintf(rs->names[cfg->region_id], ZK_REGION_NAME_MAX, "%s", cfg->region);
-    return LEAF_OK;
+    return region_home_create(&rs->homes, cfg);
 }
 
 /* The start's verdict, logged: LEAF_EINVAL when refused. */
@@ -426,6 +429,7 @@ void region_service_free(struct region_service *rs) {
     region_service_stop(rs);
     pthread_mutex_destroy(&rs->mu);
     free(rs->names);
+    region_home_free(rs->homes);
     free(rs);
 }
 
@@ -444,6 +448,9 @@ void region_service_view(struct region_service *rs, struct region_service_view *
     *v = rs->view;
     pthread_mutex_unlock(&rs->mu);
     v->ready = atomic_load(&rs->ready);
+    if (rs->homes != NULL) {
+        region_home_view(rs->homes, v);
+    }
 }
 
 int region_service_name_of(struct region_service *rs, int64_t id, char *buf, size_t cap) {
@@ -457,4 +464,19 @@ int region_service_name_of(struct region_service *rs, int64_t id, char *buf, siz
     }
     pthread_mutex_unlock(&rs->mu);
     return known;
+}
+
+enum region_service_where region_service_home(struct region_service *rs, enum zk_region_kind k,
+                                              const char *name, size_t len, int claim,
+                                              struct region_service_home *out) {
+    if (rs == NULL || !rs->enabled || rs->homes == NULL) {
+        return REGION_HOME_HERE;
+    }
+    return region_home_find(rs->homes, k, name, len, claim, out);
+}
+
+int region_service_peer(struct region_service *rs, const char *region,
+                        struct region_service_home *out) {
+    return rs != NULL && rs->enabled && rs->homes != NULL &&
+           region_home_peer(rs->homes, region, out);
 }

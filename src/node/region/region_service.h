@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "status.h"
+#include "zk_region.h"
 
 #define REGION_SERVICE_RETRY_MS 1000      /* a claim not confirmed yet: the next try */
 #define REGION_SERVICE_RECHECK_MS 30000   /* a confirmed claim is read again this often */
@@ -51,6 +52,13 @@ struct region_service_view {
     int registry_up;      /* the registry session is connected */
     int64_t confirmed_ms; /* wall clock of the last confirmation (0: none) */
     char reason[512];     /* why not ready ("" when ready) */
+    int homes;            /* the names whose home this node knows (docs/regions.md, "Homes") */
+    int npeers;           /* leafd.region.peers, and whether each answered its last probe */
+    struct {
+        char name[ZK_REGION_NAME_MAX];
+        char http[ZK_REGION_PEER_ADDR];
+        int answers;
+    } peers[ZK_REGION_PEERS_MAX];
 };
 
 leaf_status_t region_service_create(struct region_service **out, const struct leaf_config *cfg,
@@ -75,5 +83,38 @@ void region_service_view(struct region_service *rs, struct region_service_view *
 /* Any thread: the name claimed for region ID id, as last read from the registry (or this node's
  * own); 1 and buf filled when known, else 0. */
 int region_service_name_of(struct region_service *rs, int64_t id, char *buf, size_t cap);
+
+/*
+ * Homes (docs/regions.md, "Homes"): a sequence, keyed space or numbering is
+ * issued only in its home region. Where the home of (k, name) is, from the
+ * table read from the registry (never waited on):
+ * - REGION_HOME_HERE: this region, or none known and claim is 0 (served as
+ *   with one region);
+ * - REGION_HOME_AWAY: another region that answers: out names it and where its
+ *   nodes are (leafd.region.peers);
+ * - REGION_HOME_UNREACHABLE: another region that does not answer now, or
+ *   that leafd.region.peers does not name (out->region names it);
+ * - REGION_HOME_PENDING: none known and claim is 1: a claim for this region
+ *   is asked of the registry; ask again shortly.
+ * With one region (or rs NULL) always REGION_HOME_HERE.
+ */
+enum region_service_where {
+    REGION_HOME_HERE,
+    REGION_HOME_AWAY,
+    REGION_HOME_UNREACHABLE,
+    REGION_HOME_PENDING
+};
+struct region_service_home {
+    char region[ZK_REGION_NAME_MAX];
+    char http[ZK_REGION_PEER_ADDR];
+    char resp[ZK_REGION_PEER_ADDR]; /* "" when leafd.region.peers gives none */
+};
+enum region_service_where region_service_home(struct region_service *rs, enum zk_region_kind k,
+                                              const char *name, size_t len, int claim,
+                                              struct region_service_home *out);
+
+/* 1 when region names another region of leafd.region.peers (out filled), 0 when not. */
+int region_service_peer(struct region_service *rs, const char *region,
+                        struct region_service_home *out);
 
 #endif
