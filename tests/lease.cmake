@@ -19,7 +19,7 @@ leaf_clock_test(test_zk_lease_lead)
 # 3,100 of them would not fit in a minute on two cores, so this entry runs a
 # release build of the same sources (built here, in release/, with the test
 # build); it.test_zk_lease_exhaustion above runs the same script, smaller,
-# under ASan. RUN_SERIAL: it keeps both cores busy for its whole run.
+# under ASan. A heavy test (leaf_heavy_test): it keeps both cores busy for its whole run.
 # (tools/checks/tsan leaves both out: the ThreadSanitizer tree builds no release copy.)
 if(LEAFD_SANITIZE)
   include(ExternalProject)
@@ -36,6 +36,7 @@ else()
 endif()
 add_test(NAME it.test_zk_lease_exhaustion_full
          COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_zk_lease_exhaustion.py)
-set_tests_properties(it.test_zk_lease_exhaustion_full PROPERTIES TIMEOUT 400 RUN_SERIAL TRUE
+set_tests_properties(it.test_zk_lease_exhaustion_full PROPERTIES TIMEOUT 400
   LABELS "integration;zk"
   ENVIRONMENT "LEAFD_BIN=${leafd_release_bin};ZK_FILL_BIN=$<TARGET_FILE:zk_fill>;PYTHONPATH=${CMAKE_CURRENT_SOURCE_DIR}/lib;PYTHONDONTWRITEBYTECODE=1;EXHAUSTION=full")
+leaf_heavy_test(it.test_zk_lease_exhaustion_full 40)

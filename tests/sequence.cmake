@@ -51,15 +51,17 @@ leaf_test_cost(it.test_keyed_sharded 60)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
-# redirects; see tests/lib/seqclients.py and tests/lib/seqcluster.py). They
-# measure failover times, so they run alone (RUN_SERIAL) and get ZK_EXPIRE_BIN
-# for the session-expiry case (zk_expire is built in zk.cmake: a generator
-# expression may name a target defined later).
+# redirects; see tests/lib/seqclients.py and tests/lib/seqcluster.py). They get
+# ZK_EXPIRE_BIN for the session-expiry case (zk_expire is built in zk.cmake: a
+# generator expression may name a target defined later) and run one at a time
+# (RESOURCE_LOCK seqfail), each beside ordinary tests, never beside a heavy one
+# (their bounds on failover windows hold on a loaded machine, not beside a chaos
+# run); the one that times a failover to the millisecond runs alone.
 function(leaf_sequence_integration_test name)
   leaf_integration_test(${name})
   set_property(TEST it.${name} APPEND PROPERTY ENVIRONMENT "ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
   set_property(TEST it.${name} APPEND PROPERTY LABELS sequence)
-  set_tests_properties(it.${name} PROPERTIES RUN_SERIAL TRUE)
+  set_tests_properties(it.${name} PROPERTIES RESOURCE_LOCK "seqfail;heavy")
 endfunction()
 
 foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition failover_timing heal
@@ -68,6 +70,7 @@ foreach(t proxy harness failover_kill failover_demote failover_zk failover_parti
 endforeach()
 # The failover's timeline: five kills -9, three demotes, three SIGTERMs with a 2 s session.
 leaf_test_cost(it.test_sequence_failover_timing 30)
+set_tests_properties(it.test_sequence_failover_timing PROPERTIES RUN_SERIAL TRUE)
 # A failed sequence start with ZooKeeper down exits 1 instead of hanging (found by chaos).
 leaf_integration_test(test_sequence_start_zk_down)
 set_property(TEST it.test_sequence_start_zk_down APPEND PROPERTY LABELS sequence)

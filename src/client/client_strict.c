@@ -319,7 +319,7 @@ static void strict_sleep(struct client_strict *s, struct client_waiter *w) {
  * allocated when the batch is larger). */
 static int strict_batch(struct leafd_client *c, struct leafd_client_key *k,
                         struct client_waiter **batch, uint32_t *gen, int64_t *total, int64_t **ids,
-                        int64_t *stack) {
+                        int64_t *stack, int *several) {
     struct client_strict *s = &k->strict;
     if (c->opt.strict_wait_us > 0) {
         /* The lock open to joiners for the whole wait. */
@@ -328,12 +328,42 @@ static int strict_batch(struct leafd_client *c, struct leafd_client_key *k,
         pthread_mutex_lock(&s->lock);
     }
     *gen = s->q.gen;
-    *total = client_batch_take(&s->q, CLIENT_STRICT_MAX, batch);
+    (void)client_batch_take(&s->q, CLIENT_STRICT_MAX, batch);
     pthread_mutex_unlock(&s->lock);
-    /* The batch's first call began first: its timeout.ms bounds the batch. */
-    int64_t deadline = (*batch)->started_ms + c->opt.timeout_ms;
+    *several = (*batch)->next != NULL;
+    /* Calls past their timeout.ms already (they queued behind a failover) fail now, without a
+     * round trip; the rest are asked for until the newest one's timeout.ms, so a call that
+     * began after a failover never fails for an older call's deadline (docs/man/leafd_client.3,
+     * "STRICT KEYS"). The batch is the leader's alone here: no lock. */
+    int64_t now = client_clock_ms(), newest = 0;
+    struct client_waiter *expired = NULL, **expired_tail = &expired, **live = batch;
+    *total = 0;
+    for (struct client_waiter *w = *batch; w != NULL;) {
+        struct client_waiter *next = w->next;
+        if (w->started_ms + c->opt.timeout_ms <= now) {
+            *live = next;
+            w->next = NULL;
+            *expired_tail = w;
+            expired_tail = &w->next;
+        } else {
+            *total += w->n;
+            newest = w->started_ms > newest ? w->started_ms : newest;
+            live = &w->next;
+        }
+        w = next;
+    }
+    if (expired != NULL) {
+        client_batch_finish(expired, NULL, LEAFD_CLIENT_EUNAVAILABLE);
+        /* Told now, not after the round trip; the others of the batch sleep on. */
+        strict_wake(&s->word[*gen & 1], INT_MAX, STRICT_BIT_FIRST | STRICT_BIT_REST);
+    }
+    if (*total == 0) {
+        *ids = stack;
+        return LEAFD_CLIENT_EUNAVAILABLE;
+    }
     *ids = *total <= STRICT_STACK_IDS ? stack : malloc((size_t)*total * sizeof(int64_t));
-    int rc = *ids != NULL ? strict_fetch(c, k, *total, *ids, deadline) : LEAFD_CLIENT_ENOMEM;
+    int rc = *ids != NULL ? strict_fetch(c, k, *total, *ids, newest + c->opt.timeout_ms)
+                          : LEAFD_CLIENT_ENOMEM;
     atomic_fetch_add_explicit(&k->waits, 1, memory_order_relaxed);
     return rc;
 }
@@ -360,7 +390,8 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k) {
         struct client_waiter *batch;
         uint32_t gen, next_gen = 0, next_bits = 0;
         int64_t total, stack[STRICT_STACK_IDS], *ids;
-        int rc = strict_batch(c, k, &batch, &gen, &total, &ids, stack);
+        int several = 0;
+        int rc = strict_batch(c, k, &batch, &gen, &total, &ids, stack, &several);
         pthread_mutex_lock(&s->lock);
         if (rc == 0) {
             rc = strict_check(c, k, ids, total);
@@ -376,7 +407,7 @@ static void strict_lead(struct leafd_client *c, struct leafd_client_key *k) {
             strict_wake(&s->word[next_gen & 1], INT_MAX, next_bits);
         }
         /* Someone to wake: in the first round the batch's head is the leader itself. */
-        int others = round > 1 || batch->next != NULL;
+        int others = round > 1 || several;
         client_batch_finish(batch, ids, rc);
         if (others) {
             strict_wake(&s->word[gen & 1], INT_MAX, STRICT_BIT_FIRST | STRICT_BIT_REST);
