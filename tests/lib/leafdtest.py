@@ -175,6 +175,26 @@ class Proc:
     def kill9(self):
         return self.stop(signal.SIGKILL)
 
+    def pause(self, timeout=5.0):
+        """SIGSTOP, then wait until every thread is stopped (state T in /proc): kill() returns
+        before a busy multi-threaded server has stopped, and a request sent at once could still
+        be answered. True when all stopped within timeout."""
+        self.p.send_signal(signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        task = "/proc/%d/task" % self.p.pid
+        while time.monotonic() < deadline:
+            states = []
+            for tid in os.listdir(task):
+                try:
+                    with open("%s/%s/stat" % (task, tid)) as f:
+                        states.append(f.read().rsplit(")", 1)[1].split()[0])
+                except OSError:
+                    pass  # a thread that ended meanwhile
+            if states and all(st in ("T", "t") for st in states):
+                return True
+            time.sleep(0.005)
+        return False
+
     def log_text(self):
         with open(self.logpath, "rb") as f:
             return f.read().decode("utf-8", "replace")
