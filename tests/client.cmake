@@ -52,7 +52,6 @@ leaf_client_test(test_client_strict_failover)
 set_property(TEST it.test_client_strict_failover APPEND PROPERTY LABELS sequence)
 leaf_client_test(test_client_strict_sharded)
 set_property(TEST it.test_client_strict_sharded APPEND PROPERTY LABELS sequence)
-# 64 caller threads and two nodes each: heavy tests (never beside a chaos run), as
-# it.test_keyed_sharded.
-leaf_heavy_test(it.test_client_strict_failover 25)
-leaf_heavy_test(it.test_client_strict_sharded 25)
+# 64 caller threads and two nodes each: two processors, as it.test_keyed_sharded.
+set_tests_properties(it.test_client_strict_failover it.test_client_strict_sharded
+                     PROPERTIES PROCESSORS 2)

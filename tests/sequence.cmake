@@ -46,21 +46,22 @@ leaf_clock_test(test_keyed_faults)
 # node; the order checker over all, failures only in the failover window, the jump bound per phase.
 leaf_resp_test(test_keyed_sharded)
 set_property(TEST it.test_keyed_sharded APPEND PROPERTY LABELS sequence)
-leaf_heavy_test(it.test_keyed_sharded 60)
+set_tests_properties(it.test_keyed_sharded PROPERTIES PROCESSORS 2)
+leaf_test_cost(it.test_keyed_sharded 60)
 
 # The partition proxy's own test, and the failover tests against the real
 # binary (three leafd nodes, real ZooKeeper, HTTP and RESP clients that follow
 # redirects; see tests/lib/seqclients.py and tests/lib/seqcluster.py). They get
 # ZK_EXPIRE_BIN for the session-expiry case (zk_expire is built in zk.cmake: a
-# generator expression may name a target defined later) and take the heavy lock
-# (one at a time, beside ordinary tests, never beside a chaos run: their bounds on
-# failover windows hold on a loaded machine); the one that times a failover to the
-# millisecond runs alone.
+# generator expression may name a target defined later) and run one at a time
+# (RESOURCE_LOCK seqfail), each beside ordinary tests, never beside a heavy one
+# (their bounds on failover windows hold on a loaded machine, not beside a chaos
+# run); the one that times a failover to the millisecond runs alone.
 function(leaf_sequence_integration_test name)
   leaf_integration_test(${name})
   set_property(TEST it.${name} APPEND PROPERTY ENVIRONMENT "ZK_EXPIRE_BIN=$<TARGET_FILE:zk_expire>")
   set_property(TEST it.${name} APPEND PROPERTY LABELS sequence)
-  set_tests_properties(it.${name} PROPERTIES RESOURCE_LOCK heavy COST 15)
+  set_tests_properties(it.${name} PROPERTIES RESOURCE_LOCK "seqfail;heavy")
 endfunction()
 
 foreach(t proxy harness failover_kill failover_demote failover_zk failover_partition failover_timing heal
