@@ -2,7 +2,8 @@
 """The end of tools/test's output: one line per failed test with its reason, the slowest ten
 tests and the phases' times, read from ctest logs (`ctest --output-on-failure`).
 
-usage: tools/checks/test-report.py [--phase NAME=SECONDS ...] LOG[=PREFIX] ...
+usage: tools/checks/test-report.py [--phase NAME=SECONDS[@BUSY] ...] LOG[=PREFIX] ...
+(BUSY: the share of the machine's CPU time in use during the phase, in %, from /proc/stat)
 
 A failed test's reason is the line its own output gives for it: the last line starting with
 "FAILED" (leafdtest's Env.finish and tests/chaos print one: the check, and for chaos the seed,
@@ -61,8 +62,9 @@ def main(argv):
     args = iter(argv)
     for a in args:
         if a == "--phase":
-            name, _, secs = next(args).partition("=")
-            phases.append((name, float(secs)))
+            name, _, val = next(args).partition("=")
+            secs, _, busy = val.partition("@")
+            phases.append((name, float(secs), busy))
         else:
             path, _, prefix = a.partition("=")
             logs.append((path, prefix + ":" if prefix else ""))
@@ -71,9 +73,12 @@ def main(argv):
     if slow:
         print("slowest tests: " + ", ".join("%s %.0f s" % (t[0], t[2]) for t in slow))
     if phases:
-        total = sum(s for _, s in phases)
+        total = sum(s for _, s, _ in phases)
         print("phases: " + ", ".join("%s %.0f s (%.0f%%)" % (n, s, 100.0 * s / (total or 1))
-                                     for n, s in phases) + " (%.0f s in all)" % total)
+                                     for n, s, _ in phases) + " (%.0f s in all)" % total)
+        if any(b for _, _, b in phases):
+            print("CPU busy (all cores, /proc/stat): " +
+                  ", ".join("%s %s%%" % (n, b) for n, _, b in phases if b))
     for name, status, secs, reason in tests:
         if reason:
             print("failed: %s after %.0f s: %s" % (name, secs, reason))
