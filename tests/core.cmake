@@ -70,4 +70,4 @@ leaf_test_cost(it.test_region_homes 30)
 # failure but us's 503 home_region_unreachable, the sequence's order through the order checker.
 # Five servers, four nodes and a 60 s run: one heavy test at a time.
 leaf_integration_test(test_region_cut)
-leaf_heavy_test(it.test_region_cut 100)
+leaf_heavy_test(it.test_region_cut 70)
