@@ -64,3 +64,10 @@ leaf_test_cost(it.test_regions 40)
 # regions cut: 503 home_region_unreachable, snowflake and segment unharmed.
 leaf_integration_test(test_region_homes)
 leaf_test_cost(it.test_region_homes 30)
+# The cut between two regions, measured (docs/regions.md, "A cut between regions"): two nodes
+# per region, a 40 ms link, 60 s of snowflake, segment, UUIDv7 and sequence clients in both with
+# the link cut for the middle 30 s and the registry unreachable for 10 s of it: no duplicate, no
+# failure but us's 503 home_region_unreachable, the sequence's order through the order checker.
+# Five servers, four nodes and a 60 s run: one heavy test at a time.
+leaf_integration_test(test_region_cut)
+leaf_heavy_test(it.test_region_cut 70)

@@ -7,6 +7,15 @@
     p.reset_all()   # every current connection is reset (RST), as a crash would
     p.close()
 
+    Proxy(target=..., delay=0.040)   # a link 40 ms long each way (two regions)
+
+What delay means: every chunk read from one side is written to the other no
+earlier than delay seconds after it was read, in the order read (a close too
+comes after the data before it), so a request and its answer take at least
+2 x delay. A chunk still on its way when blackhole() is called is lost, as
+bytes on a cut link are. The connection's set-up is not delayed. delay=0 (the
+default) forwards at once, from the reading thread, as before.
+
 What blackhole() means, precisely (it is a partition, not a reset):
 - Every connection stays open on both sides. Bytes that arrive from either
   side are read and dropped; nothing is delivered, so no reply, no error.
@@ -17,12 +26,15 @@ What blackhole() means, precisely (it is a partition, not a reset):
   if its SYN had been lost on the far side): its bytes are dropped, and
   heal() closes it, so the client reconnects afresh.
 
-Each connection has one pump thread per direction; threads are daemons, poll
-with short timeouts and end by themselves on close(). Loopback only.
+Each connection has one pump thread per direction (and, with a delay, one
+sender thread per direction); threads are daemons, poll with short timeouts
+and end by themselves on close(). Loopback only.
 """
+import collections
 import socket
 import struct
 import threading
+import time
 
 _POLL = 0.1  # s: how often a blocked recv looks at the proxy's state
 
@@ -53,14 +65,35 @@ class _Pair:
                 pass
 
 
+class _Later:
+    """The chunks of one direction of a delayed link, each with the time it was read."""
+
+    def __init__(self):
+        self.chunks = collections.deque()
+        self.ready = threading.Condition()
+
+    def put(self, data):
+        with self.ready:
+            self.chunks.append((time.monotonic(), data))
+            self.ready.notify()
+
+    def get(self, timeout):
+        """The oldest (read time, chunk), or None when none came within timeout."""
+        with self.ready:
+            if not self.chunks:
+                self.ready.wait(timeout)
+            return self.chunks.popleft() if self.chunks else None
+
+
 class Proxy:
     """Forwards 127.0.0.1:port to target, for any number of connections."""
 
-    def __init__(self, listen_port=0, target=None, connect_timeout=2.0):
+    def __init__(self, listen_port=0, target=None, connect_timeout=2.0, delay=0.0):
         if target is None:
             raise ValueError("Proxy needs target=(host, port)")
         self.target = tuple(target)
         self.connect_timeout = connect_timeout
+        self.delay = delay
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind(("127.0.0.1", listen_port))
@@ -152,10 +185,17 @@ class Proxy:
                 if src is None:
                     continue
                 src.settimeout(_POLL)
-                threading.Thread(target=self._pump, args=(pair, src, dst), daemon=True).start()
+                later = None
+                if self.delay > 0 and dst is not None:
+                    later = _Later()
+                    threading.Thread(target=self._send_later, args=(pair, later, dst),
+                                     daemon=True).start()
+                threading.Thread(target=self._pump, args=(pair, src, dst, later),
+                                 daemon=True).start()
 
-    def _pump(self, pair, src, dst):
-        """Moves bytes src -> dst until src ends; drops them while blackholed."""
+    def _pump(self, pair, src, dst, later=None):
+        """Moves bytes src -> dst until src ends; drops them while blackholed. With a delay
+        the bytes (and the end) go to later, whose sender thread writes them when due."""
         while self._open and not pair.closed:
             try:
                 data = src.recv(65536)
@@ -164,16 +204,48 @@ class Proxy:
             except OSError:
                 data = b""  # reset by the peer counts as its close
             if not data:
+                if later is not None:
+                    later.put(None)
+                    return
                 self._src_ended(pair, dst)
                 return
             if dst is None or self.blackholed:
                 self.stats["dropped"] += len(data)
                 continue
-            try:
-                dst.sendall(data)
-                self.stats["forwarded"] += len(data)
-            except OSError:
-                self._drop(pair)
+            if later is not None:
+                later.put(data)
+                continue
+            if not self._send(pair, dst, data):
+                return
+
+    def _send(self, pair, dst, data):
+        """Writes data to dst; on failure drops the pair and returns False."""
+        try:
+            dst.sendall(data)
+            self.stats["forwarded"] += len(data)
+            return True
+        except OSError:
+            self._drop(pair)
+            return False
+
+    def _send_later(self, pair, later, dst):
+        """The sender of one direction of a delayed link: writes each chunk delay after it was
+        read, in order; a chunk due while blackholed is lost; None (the end) passes the close."""
+        while self._open and not pair.closed:
+            item = later.get(_POLL)
+            if item is None:
+                continue
+            read_at, data = item
+            wait = read_at + self.delay - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            if data is None:
+                self._src_ended(pair, dst)
+                return
+            if self.blackholed:
+                self.stats["dropped"] += len(data)
+                continue
+            if not self._send(pair, dst, data):
                 return
 
     def _src_ended(self, pair, dst):

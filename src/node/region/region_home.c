@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -35,8 +36,9 @@ struct home_row {
 
 /*
  * cfg, peers, npeers: set at create, read-only. mu guards rows and nrows; up[i] is peer i's
- * last probe (an atomic any thread reads). last_read, last_probe, down_said: the region
- * thread's.
+ * last probe (an atomic any thread reads). last_read: the region thread's. down_said: the
+ * peers' thread's. prober, prober_on: the control thread's; stop: an atomic the peers' thread
+ * reads.
  */
 struct region_home {
     const struct leaf_config *cfg;
@@ -50,7 +52,10 @@ struct region_home {
     int full_said;            /* the table's being full was logged */
     int pending;              /* rows whose claim is not answered yet (region "") */
     int32_t slot[HOME_SLOTS]; /* row index + 1; 0: empty */
-    int64_t last_read, last_probe;
+    int64_t last_read;
+    pthread_t prober;
+    int prober_on;
+    atomic_int stop;
 };
 
 leaf_status_t region_home_create(struct region_home **out, const struct leaf_config *cfg) {
@@ -72,6 +77,7 @@ leaf_status_t region_home_create(struct region_home **out, const struct leaf_con
     for (int i = 0; i < ZK_REGION_PEERS_MAX; i++) {
         atomic_init(&h->up[i], 0); /* until the first probe answers */
     }
+    atomic_init(&h->stop, 0);
     pthread_mutex_init(&h->mu, NULL);
     *out = h;
     return LEAF_OK;
@@ -81,6 +87,7 @@ void region_home_free(struct region_home *h) {
     if (h == NULL) {
         return;
     }
+    region_home_stop(h);
     pthread_mutex_destroy(&h->mu);
     free(h->rows);
     free(h);
@@ -271,7 +278,7 @@ static void homes_read(struct region_home *h, struct zk_session *s, const char *
     zk_names_free(kids, nkids);
 }
 
-/* ---- the peers (the region thread) ------------------------------------------ */
+/* ---- the peers (their own thread) ------------------------------------------- */
 
 /* 1 when the node at host:port answers an HTTP request within REGION_HOME_PROBE_WAIT_MS. */
 static int probe(const char *addr) {
@@ -325,6 +332,44 @@ static void peers_probe(struct region_home *h) {
     }
 }
 
+/* The peers' thread: a probe round every REGION_HOME_PROBE_MS, a stop seen within
+ * PROBER_NAP_MS. */
+#define PROBER_NAP_MS 50
+static void *peers_thread(void *arg) {
+    struct region_home *h = arg;
+    while (!atomic_load(&h->stop)) {
+        int64_t began = clock_mono_ms();
+        peers_probe(h);
+        while (!atomic_load(&h->stop) && clock_mono_ms() - began < REGION_HOME_PROBE_MS) {
+            struct timespec nap = {0, PROBER_NAP_MS * 1000000L};
+            nanosleep(&nap, NULL);
+        }
+    }
+    return NULL;
+}
+
+leaf_status_t region_home_start(struct region_home *h) {
+    if (h->npeers == 0 || h->prober_on) {
+        return LEAF_OK;
+    }
+    atomic_store(&h->stop, 0);
+    if (pthread_create(&h->prober, NULL, peers_thread, h) != 0) {
+        log_error("region", "pthread_create(region peers thread) failed");
+        return LEAF_ERR;
+    }
+    h->prober_on = 1;
+    return LEAF_OK;
+}
+
+void region_home_stop(struct region_home *h) {
+    if (h == NULL || !h->prober_on) {
+        return;
+    }
+    atomic_store(&h->stop, 1);
+    pthread_join(h->prober, NULL);
+    h->prober_on = 0;
+}
+
 void region_home_tick(struct region_home *h, struct zk_session *s) {
     int64_t now = clock_mono_ms();
     char dir[300];
@@ -342,10 +387,6 @@ void region_home_tick(struct region_home *h, struct zk_session *s) {
                 homes_read(h, s, dir);
             }
         }
-    }
-    if (h->last_probe == 0 || now - h->last_probe >= REGION_HOME_PROBE_MS) {
-        h->last_probe = now;
-        peers_probe(h);
     }
 }
 

@@ -6,12 +6,15 @@
  * (docs/regions.md, "Homes"): the table of homes read from the registry, the
  * claims this region asks for, and the other regions' addresses
  * (leafd.region.peers) with whether each answers. The region service's thread
- * does the I/O (region_home_tick, blocking calls on the registry session and
- * short probes of the peers); an ID request only reads the table.
+ * does the registry's I/O (region_home_tick, blocking calls on the registry
+ * session); the peers are probed by a thread of their own (region_home_start),
+ * so a registry that does not answer, which holds a blocking call for 2/3 of
+ * its session timeout, never delays seeing a cut between the regions or its
+ * end. An ID request only reads the table.
  *
- * Threads: created and freed by the control thread; the table and the queue of
- * claims are guarded by the home's mutex, the peers' "up" flags are atomics;
- * any thread may call region_home_find().
+ * Threads: created, started, stopped and freed by the control thread; the
+ * table and the queue of claims are guarded by the home's mutex, the peers'
+ * "up" flags are atomics; any thread may call region_home_find().
  */
 #include <stddef.h>
 
@@ -32,8 +35,13 @@ struct region_home;
 leaf_status_t region_home_create(struct region_home **out, const struct leaf_config *cfg);
 void region_home_free(struct region_home *h);
 
-/* The region thread, with the registry session: the claims asked for, the table read and the
- * peers probed, each when due. */
+/* Starts the thread that probes the peers every REGION_HOME_PROBE_MS (none without peers);
+ * LEAF_ERR (logged) when it cannot. region_home_stop() ends it (and does nothing without it). */
+leaf_status_t region_home_start(struct region_home *h);
+void region_home_stop(struct region_home *h);
+
+/* The region thread, with the registry session: the claims asked for and the table read, each
+ * when due. */
 void region_home_tick(struct region_home *h, struct zk_session *s);
 
 /* Any thread: where the home of (k, name) is (region_service_home). */

@@ -404,13 +404,14 @@ leaf_status_t region_service_start(struct region_service *rs) {
         return LEAF_ERR;
     }
     rs->thread_on = 1;
-    return LEAF_OK;
+    return region_home_start(rs->homes);
 }
 
 void region_service_stop(struct region_service *rs) {
     if (rs == NULL) {
         return;
     }
+    region_home_stop(rs->homes);
     if (rs->thread_on) {
         atomic_store(&rs->stop, 1); /* seen within REGION_SERVICE_TICK_MS */
         pthread_join(rs->thread, NULL);
