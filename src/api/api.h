@@ -63,4 +63,8 @@ leaf_status_t api_home_create(struct http_request *req, enum zk_region_kind k, c
 
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode);
 
+/* moving a sequence's home to another region (api_move.c) */
+leaf_status_t api_region_move(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_region_adopt(struct http_request *req, enum ids_mode mode);
+
 #endif

@@ -197,7 +197,8 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
         if (sequence_state_recheck(&e->st, &svc->lease, now)) {
             sequence_service_table_mark_dirty(svc, e); /* a cached "missing": read it again */
         }
-        int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT;
+        int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT ||
+                   e->st.phase == SEQUENCE_MOVED;
         if (dead || !sequence_lease_live(&svc->lease, now)) {
             rc = LEAF_EUNAVAIL;
         } else if (e->st.phase == SEQUENCE_SERVING) {
@@ -218,6 +219,41 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     }
     pthread_mutex_unlock(&svc->lock);
     if (rc == LEAF_EAGAIN) {
+        uv_async_send(&svc->async);
+    }
+    return rc;
+}
+
+leaf_status_t sequence_service_move(struct sequence_service *svc, const char *name, size_t len,
+                                    const char *to, int64_t *max, struct leaf_wait *w,
+                                    struct sequence_where *where) {
+    leaf_status_t rc = LEAF_OK;
+    int kick = 0;
+    if (w != NULL) {
+        leaf_wait_cancel(w);
+    }
+    if (svc->shards.on) {
+        return LEAF_EINVAL; /* a sharded sequence's home is many nodes: not moved */
+    }
+    pthread_mutex_lock(&svc->lock);
+    struct seq_entry *e = entry_for_issue(svc, name, len, 0, &rc);
+    if (e != NULL) {
+        /* Under the lock the request path issues under: from here on nothing is issued. */
+        rc = sequence_state_move(&e->st, &svc->lease, to);
+        if (rc == LEAF_OK && e->st.phase == SEQUENCE_MOVED) {
+            *max = e->st.acked_max;
+        } else if (rc == LEAF_OK || rc == LEAF_EAGAIN) {
+            rc = LEAF_EAGAIN; /* the mark is written (or the sequence still starts): wait */
+            wait_on(svc, e, w);
+            sequence_service_table_mark_dirty(svc, e);
+            kick = 1;
+        }
+    }
+    if (rc == LEAF_EUNAVAIL) {
+        where_now(svc, where);
+    }
+    pthread_mutex_unlock(&svc->lock);
+    if (kick) {
         uv_async_send(&svc->async);
     }
     return rc;

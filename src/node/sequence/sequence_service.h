@@ -184,6 +184,19 @@ leaf_status_t sequence_service_keyed_list(struct sequence_service *svc,
 int sequence_service_keyed_views(struct sequence_service *svc, struct sequence_keyed_view *out,
                                  int cap);
 
+/*
+ * Moves the home of sequence `name` to region `to` (POST /api/region/move, docs/regions.md,
+ * "Moving a home"): the primary stops issuing it at once and marks its record
+ * {"max":F,"moved":to} with a conditional write. LEAF_OK with *max = F once marked (every ID
+ * this region ever issued of it is <= F; asked again, the same answer); LEAF_EAGAIN: parked
+ * on w until the mark is answered; LEAF_EUNAVAIL with *where: not the primary (redirect);
+ * LEAF_ENOTFOUND; LEAF_EEXIST: moving or moved to another region; LEAF_EINVAL: sharded
+ * sequences do not move. Event-loop threads.
+ */
+leaf_status_t sequence_service_move(struct sequence_service *svc, const char *name, size_t len,
+                                    const char *to, int64_t *max, struct leaf_wait *w,
+                                    struct sequence_where *where);
+
 /* Steps down and gets back in line behind the others (POST /api/cluster/demote). Any thread. */
 leaf_status_t sequence_service_demote(struct sequence_service *svc);
 
