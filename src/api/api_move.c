@@ -130,8 +130,20 @@ leaf_status_t api_region_move(struct http_request *req, enum ids_mode mode) {
         door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
-    if (region_service_home(ctx->region, ZK_REGION_SEQUENCE, name, strlen(name), 0, &home) !=
-        REGION_HOME_HERE) {
+    enum region_service_where at =
+        region_service_home(ctx->region, ZK_REGION_SEQUENCE, name, strlen(name), 0, &home);
+    if (at == REGION_HOME_HERE && home.region[0] == '\0') {
+        /* No home in the registry (created before the second region, or a numbering's
+         * counter): nothing to switch, so nothing is marked. */
+        char why[300];
+        snprintf(why, sizeof(why),
+                 "sequence %s has no home in the registry that this node has read (a sequence "
+                 "created before the second region has none; a new one is read within a second)",
+                 name);
+        door_http_error(req, IDS_E_UNKNOWN_SEQUENCE, why);
+        return LEAF_OK;
+    }
+    if (at != REGION_HOME_HERE) {
         char why[400];
         snprintf(why, sizeof(why), "sequence %s is homed in region %s, not here (%s)", name,
                  home.region, ctx->cfg->region);
