@@ -23,7 +23,8 @@
 #include "validate.h"
 
 #define MOVE_WAIT_MS 5000
-#define MOVE_POLL_MS 20
+#define MOVE_POLL_MS 20        /* the registry's switch is asked again this often */
+#define MOVE_MARK_POLL_MS 200  /* a parked move is woken by the mark's answer; at the latest */
 #define MOVE_SWITCHING INT_MAX /* req->ticket: the record is created, the switch is asked */
 
 /* The body's string members into bufs; 0 (answered 400) when one is missing or malformed. */
@@ -71,8 +72,7 @@ static int move_peer(struct http_request *req, const char *region,
 
 static void move_to_primary(struct http_request *req, const struct sequence_where *primary) {
     struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
-    sbuf_printf(&hdr, "Location: http://%s%.*s\r\n", primary->http, (int)req->path_len,
-                req->path);
+    sbuf_printf(&hdr, "Location: http://%s%.*s\r\n", primary->http, (int)req->path_len, req->path);
     sbuf_printf(&body, "{\"code\":\"not_primary\",\"primary\":\"%s\"}", primary->http);
     if (hdr.failed || body.failed) {
         door_http_error(req, DOOR_E_OUT_OF_MEMORY, NULL);
@@ -155,7 +155,7 @@ leaf_status_t api_region_move(struct http_request *req, enum ids_mode mode) {
     leaf_status_t rc =
         sequence_service_move(ctx->sequence, name, strlen(name), to, &max, req->wait, &where);
     if (rc == LEAF_EAGAIN && http_request_now(req) - req->first_seen_ms <= MOVE_WAIT_MS) {
-        req->retry_ms = MOVE_POLL_MS * 10;
+        req->retry_ms = MOVE_MARK_POLL_MS;
         return LEAF_EAGAIN;
     }
     if (rc == LEAF_OK) {

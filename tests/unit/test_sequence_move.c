@@ -98,11 +98,11 @@ static void test_record_moved(void) {
     CHECK_EQ_INT(sequence_record_format_moved(buf, sizeof(buf), 1, ""), 0);
     CHECK_EQ_INT(sequence_record_format_moved(buf, sizeof(buf), -1, "b"), 0);
     const char *bad[] = {
-        "{\"max\":1,\"moved\":\"\"}",       "{\"max\":1,\"moved\":\"a b\"}",
-        "{\"max\":1,\"moved\":1}",          "{\"moved\":\"b\",\"max\":1}",
-        "{\"max\":1,\"moved\":\"b\",}",     "{\"max\":1,\"other\":\"b\"}",
-        "{\"max\":1,\"moved\":\"b\"}x",     "{\"max\":01,\"moved\":\"b\"}",
-        "{\"max\":1 \"moved\":\"b\"}",      "{\"max\":1,\"moved\":\"b\\\"\"}",
+        "{\"max\":1,\"moved\":\"\"}",   "{\"max\":1,\"moved\":\"a b\"}",
+        "{\"max\":1,\"moved\":1}",      "{\"moved\":\"b\",\"max\":1}",
+        "{\"max\":1,\"moved\":\"b\",}", "{\"max\":1,\"other\":\"b\"}",
+        "{\"max\":1,\"moved\":\"b\"}x", "{\"max\":01,\"moved\":\"b\"}",
+        "{\"max\":1 \"moved\":\"b\"}",  "{\"max\":1,\"moved\":\"b\\\"\"}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         strcpy(moved, "untouched");
@@ -129,8 +129,8 @@ static void test_move_marks_and_stops(void) {
     CHECK_EQ_INT(s.phase, SEQUENCE_MOVING);
     /* From the move on nothing is issued: requests park. */
     CHECK_EQ_INT(sequence_state_issue_from(&s, &l, t, 1, 0, &id), LEAF_EAGAIN);
-    CHECK_EQ_INT(sequence_state_move(&s, &l, "eu"), LEAF_OK);      /* asked again: the same */
-    CHECK_EQ_INT(sequence_state_move(&s, &l, "ap"), LEAF_EEXIST);  /* elsewhere: refused */
+    CHECK_EQ_INT(sequence_state_move(&s, &l, "eu"), LEAF_OK);     /* asked again: the same */
+    CHECK_EQ_INT(sequence_state_move(&s, &l, "ap"), LEAF_EEXIST); /* elsewhere: refused */
     CHECK_EQ_INT(step(&s, &l, t + 1), 1);
     CHECK_EQ_INT(s.phase, SEQUENCE_MOVED);
     CHECK_EQ_INT(s.moved_new, 1);

@@ -64,8 +64,8 @@ struct region_home {
     int pending;              /* rows whose claim is not answered yet (region "") */
     int32_t slot[HOME_SLOTS]; /* row index + 1; 0: empty */
     int64_t last_read, last_probe;
-    int32_t dir_version; /* the homes' directory's version when every home was last read */
-    int dir_read;        /* dir_version is known */
+    int32_t dir_version;   /* the homes' directory's version when every home was last read */
+    int dir_read;          /* dir_version is known */
     struct home_switch sw; /* under mu: the one switch asked for (region_home_switch) */
 };
 
@@ -327,22 +327,25 @@ static void home_switch_run(struct region_home *h, struct zk_session *s, const c
         result = LEAF_ENOTFOUND;
     } else if (rc != LEAF_OK) {
         return; /* the registry does not answer: the next tick tries again */
-    } else if (strcmp(data, ours) == 0) {
-        result = LEAF_OK; /* switched (by this call before a lost answer, or by another node) */
-    } else if (strcmp(data, sw.from) != 0) {
-        result = LEAF_EEXIST;
-    } else if (zk_session_set_version(s, path, ours, strlen(ours), st.version) == LEAF_OK) {
+    } else if (strcmp(data, sw.from) == 0 && strcmp(data, ours) != 0) {
+        if (zk_session_set_version(s, path, ours, strlen(ours), st.version) != LEAF_OK) {
+            return; /* refused or lost: read again on the next tick */
+        }
         log_info("region", "%s %s moved home from region %s to region %s (%s)",
                  zk_region_kind_name(sw.kind), sw.name, sw.from, ours, path);
         result = LEAF_OK;
     } else {
-        return; /* refused or lost: read again on the next tick */
+        /* Already this region's (this call's write before a lost answer, or another node's),
+         * or a third region's. */
+        result = strcmp(data, ours) == 0 ? LEAF_OK : LEAF_EEXIST;
     }
     if (result == LEAF_OK) {
         home_store(h, sw.kind, sw.name, sw.len, ours);
         if (zk_session_set(s, dir, "", 0) != LEAF_OK) {
-            log_warn("region", "could not bump %s after a moved home: the other nodes learn it "
-                     "when they next read every home (their restart)", dir);
+            log_warn("region",
+                     "could not bump %s after a moved home: the other nodes learn it "
+                     "when they next read every home (their restart)",
+                     dir);
         }
     }
     pthread_mutex_lock(&h->mu);
