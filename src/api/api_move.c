@@ -19,7 +19,6 @@
 #include "api.h"
 #include "door_http.h"
 #include "num.h"
-#include "sbuf.h"
 #include "validate.h"
 
 #define MOVE_WAIT_MS 5000
@@ -70,19 +69,6 @@ static int move_peer(struct http_request *req, const char *region,
     return 0;
 }
 
-static void move_to_primary(struct http_request *req, const struct sequence_where *primary) {
-    struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
-    sbuf_printf(&hdr, "Location: http://%s%.*s\r\n", primary->http, (int)req->path_len, req->path);
-    sbuf_printf(&body, "{\"code\":\"not_primary\",\"primary\":\"%s\"}", primary->http);
-    if (hdr.failed || body.failed) {
-        door_http_error(req, DOOR_E_OUT_OF_MEMORY, NULL);
-    } else {
-        http_respond_ex(req, 307, "application/json", hdr.data, body.data, body.len);
-    }
-    sbuf_free(&hdr);
-    sbuf_free(&body);
-}
-
 static void move_answer(struct http_request *req, const char *name, const char *from,
                         const struct region_service_home *to, int64_t max) {
     char body[512];
@@ -98,7 +84,7 @@ static void move_refused(struct http_request *req, leaf_status_t rc, const char 
                          const struct sequence_where *where) {
     char why[400];
     if (rc == LEAF_EUNAVAIL && where->known) {
-        move_to_primary(req, where);
+        api_redirect(req, where->http, "not_primary", "primary", where->http);
     } else if (rc == LEAF_EUNAVAIL) {
         door_http_error(req, IDS_E_NO_PRIMARY, NULL);
     } else if (rc == LEAF_ENOTFOUND) {
