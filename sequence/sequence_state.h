@@ -110,6 +110,8 @@
  *   heartbeat     sequence_lease_answer(sent_ms) when the leader answered it.
  *   cron          sequence_state_action() for every sequence (retries after failures);
  *                 parked requests fail with 503/TRYAGAIN after a deadline.
+ *   home moved    sequence_state_move() under the lock requests issue under; the next
+ *                 action is the mark (docs/regions.md, "Moving a home").
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -164,6 +164,12 @@ check(us.get("/api/sequence/get/orders")[0] == 200, "us1 serves orders")
 rc, out = leafctl(eu.conf, "move", "orders", "us")
 check(rc == 1 and "home_elsewhere" in out, "the move asked again: refused, the home is us (%s)"
       % out[-200:])
+logs = {n.name: open(os.path.join(n.dir, "leafd.log")).read() for n in (eu, us)}
+check("action=region_move object=orders status=200" in logs["eu1"] and
+      "action=region_adopt object=orders status=200" in logs["us1"],
+      "the audit lines name the move in both regions")
+check("marked moved to region us" in logs["eu1"] and "moved home from region eu to region us"
+      in logs["us1"], "the logs say what moved: eu's mark, us's switch of the home")
 for n in (eu, us):
     check(n.stop() == 0, "%s stops cleanly" % n.name)
 env.finish()
