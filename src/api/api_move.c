@@ -4,7 +4,7 @@
  * - POST /api/region/move {"sequence":..,"region":"<to>"} in the home region: its primary
  *   stops issuing the sequence and marks its record moved at F, the acknowledged max; the
  *   answer carries F and where the new region's nodes are (307 to the primary first, as for
- *   IDs). Asked again, the same F.
+ *   IDs). Asked again, the same F; once the registry names the new region, {"done":true}.
  * - POST /api/region/adopt {"sequence":..,"from":"<old home>","max":"F"} in the new region:
  *   creates the sequence's record at F in this region's ZooKeeper (its first ID is F + 1),
  *   then switches the home in the registry from the old region to this one with a
@@ -129,6 +129,14 @@ leaf_status_t api_region_move(struct http_request *req, enum ids_mode mode) {
         door_http_error(req, IDS_E_UNKNOWN_SEQUENCE, why);
         return LEAF_OK;
     }
+    if (at != REGION_HOME_HERE && strcmp(home.region, to) == 0) {
+        /* Moved there already (a retry after the switch landed late): nothing left to do. */
+        char body[400];
+        int n = snprintf(body, sizeof(body), "{\"sequence\":\"%s\",\"to\":\"%s\",\"done\":true}",
+                         name, to);
+        http_respond(req, 200, "application/json", body, (size_t)n);
+        return LEAF_OK;
+    }
     if (at != REGION_HOME_HERE) {
         char why[400];
         snprintf(why, sizeof(why), "sequence %s is homed in region %s, not here (%s)", name,
@@ -165,6 +173,7 @@ static leaf_status_t adopt_switch(struct http_request *req, const char *name, co
         return LEAF_EAGAIN;
     }
     if (rc == LEAF_OK) {
+        sequence_service_adopted(ctx->sequence, name, strlen(name));
         struct region_service_home here = {0};
         snprintf(here.region, sizeof(here.region), "%s", ctx->cfg->region);
         move_answer(req, name, old->region, &here, max);
@@ -197,6 +206,16 @@ leaf_status_t api_region_adopt(struct http_request *req, enum ids_mode mode) {
         door_http_error(req, IDS_E_SEQUENCE_DISABLED, NULL);
         return LEAF_OK;
     }
+    struct region_service_home home;
+    if (req->ticket < 0 &&
+        region_service_home(ctx->region, ZK_REGION_SEQUENCE, name, strlen(name), 0, &home) ==
+            REGION_HOME_HERE &&
+        strcmp(home.region, ctx->cfg->region) == 0) {
+        /* Switched already (a retry after a late switch): this region may have issued above
+         * max since, so nothing is created or switched again. */
+        move_answer(req, name, old.region, &home, max);
+        return LEAF_OK;
+    }
     if (req->ticket == MOVE_SWITCHING) {
         return adopt_switch(req, name, from, &old, max);
     }
@@ -206,8 +225,8 @@ leaf_status_t api_region_adopt(struct http_request *req, enum ids_mode mode) {
         return LEAF_OK;
     }
     /* The record first, so that no node of this region can issue at or below max. */
-    leaf_status_t rc = sequence_service_create_seq(ctx->sequence, name, strlen(name), max + 1,
-                                                   &req->ticket, req->wait);
+    leaf_status_t rc =
+        sequence_service_adopt(ctx->sequence, name, strlen(name), max, &req->ticket, req->wait);
     if (rc == LEAF_EAGAIN) {
         req->retry_ms = MOVE_WAIT_MS;
         return LEAF_EAGAIN;
@@ -215,9 +234,9 @@ leaf_status_t api_region_adopt(struct http_request *req, enum ids_mode mode) {
     if (rc == LEAF_EEXIST) {
         char why[400];
         snprintf(why, sizeof(why),
-                 "this region's ZooKeeper already holds a record of sequence %s: a sequence of "
-                 "the name, or a leftover of an earlier try of this move (zk-inspect shows it); "
-                 "the home is not switched",
+                 "this region's ZooKeeper already holds another record of sequence %s (not "
+                 "the one this move writes: a sequence of the name, or an earlier move's with "
+                 "another max); the home is not switched",
                  name);
         door_http_error(req, DOOR_E_SEQUENCE_EXISTS, why);
         return LEAF_OK;

@@ -9,11 +9,14 @@ with its own ZooKeeper, a registry beside them. Region eu (ID 0) on 127.0.1.1, u
 - every call's IDs pass the order checker (tests/lib/ordercheck.py): strictly increasing in real
   time, no repeat, across the move; the pause (the last ID from eu to the first from us, as the
   clients saw them) is printed;
-- the move asked again is refused (409 home_elsewhere: the home is us now), and a move naming a
-  region that is not a peer is refused (400).
+- the move asked again is done already, and a move naming a region that is not a peer is
+  refused (400);
+- a move whose switch fails (the registry stopped): the old home stays marked (503), and the
+  move asked again goes on where it stopped (the same max, the record the new home created).
 """
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -162,8 +165,28 @@ check(st == 307 and listen["us"] in hdr.get("Location", ""),
       "eu1 redirects orders to us (%d %r)" % (st, hdr.get("Location")))
 check(us.get("/api/sequence/get/orders")[0] == 200, "us1 serves orders")
 rc, out = leafctl(eu.conf, "move", "orders", "us")
-check(rc == 1 and "home_elsewhere" in out, "the move asked again: refused, the home is us (%s)"
-      % out[-200:])
+check(rc == 0 and "homed in region us already" in out,
+      "the move asked again: done already (%d %s)" % (rc, out[-200:]))
+
+log("a move whose switch fails (the registry stopped) goes on where it stopped when asked again")
+st, body, _ = eu.get("/api/sequence", method="POST", body='{"name":"bills","start":1}')
+check(st == 201, "POST /api/sequence bills on eu1: 201 (%d %s)" % (st, body))
+check(wait_until(lambda: us.get("/api/sequence/get/bills")[0] == 307, 10),
+      "us1 redirects bills to eu")
+before = eu.get_ids("/api/sequence/get/bills?count=5")
+check(registry.proc.pause(), "the registry is stopped (SIGSTOP)")
+rc, out = leafctl(eu.conf, "move", "bills", "us")
+check(rc == 1 and "zookeeper_unavailable" in out,
+      "the move with the registry stopped: refused after the mark (%d %s)" % (rc, out[-300:]))
+st, body, _ = eu.get("/api/sequence/get/bills")
+check(st == 503, "eu1 issues bills no more: marked, the home not switched (%d %s)" % (st, body))
+registry.proc.p.send_signal(signal.SIGCONT)
+rc, out = leafctl(eu.conf, "move", "bills", "us")
+check(rc == 0 and ("moved from region eu" in out or "homed in region us already" in out),
+      "asked again with the registry back: moved (%d %s)" % (rc, out[-300:]))
+check(wait_until(lambda: us.get("/api/sequence/get/bills")[0] == 200, 10), "us1 serves bills")
+after = us.get_ids("/api/sequence/get/bills?count=5")
+check(min(after) > max(before), "bills in us goes on above eu's IDs (%r then %r)" % (before, after))
 logs = {n.name: open(os.path.join(n.dir, "leafd.log")).read() for n in (eu, us)}
 check("action=region_move object=orders status=200" in logs["eu1"] and
       "action=region_adopt object=orders status=200" in logs["us1"],

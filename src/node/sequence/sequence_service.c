@@ -259,9 +259,9 @@ leaf_status_t sequence_service_move(struct sequence_service *svc, const char *na
     return rc;
 }
 
-leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
-                                          size_t len, int64_t start, int *ticket,
-                                          struct leaf_wait *w) {
+/* An admin create of a sequence's record (adopt: a moved home's, sequence_service_adopt()). */
+static leaf_status_t create_seq(struct sequence_service *svc, const char *name, size_t len,
+                                int64_t start, int adopt, int *ticket, struct leaf_wait *w) {
     struct node_job *j;
     if (*ticket < 0 && len > VALIDATE_TAG_MAX) {
         return LEAF_ENOMEM;
@@ -272,6 +272,7 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
     if (fresh && j != NULL) {
         struct seq_create *c = (struct seq_create *)j;
         c->start = start;
+        c->adopt = adopt;
         memcpy(c->name, name, len);
     } else if (rc != LEAF_EAGAIN && j != NULL) {
         node_jobs_release(&svc->jobs, j);
@@ -281,6 +282,26 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
         uv_async_send(&svc->async);
     }
     return rc;
+}
+
+leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
+                                          size_t len, int64_t start, int *ticket,
+                                          struct leaf_wait *w) {
+    return create_seq(svc, name, len, start, 0, ticket, w);
+}
+
+leaf_status_t sequence_service_adopt(struct sequence_service *svc, const char *name, size_t len,
+                                     int64_t max, int *ticket, struct leaf_wait *w) {
+    return create_seq(svc, name, len, max + 1, 1, ticket, w);
+}
+
+void sequence_service_adopted(struct sequence_service *svc, const char *name, size_t len) {
+    char buf[VALIDATE_TAG_MAX + 1];
+    if (len < sizeof(buf)) {
+        memcpy(buf, name, len);
+        buf[len] = '\0';
+        sequence_service_heal_created(svc, buf);
+    }
 }
 
 leaf_status_t sequence_service_demote(struct sequence_service *svc) {
