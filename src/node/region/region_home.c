@@ -48,8 +48,8 @@ struct home_switch {
 
 /*
  * cfg, peers, npeers: set at create, read-only. mu guards rows and nrows; up[i] is peer i's
- * last probe (an atomic any thread reads). last_read, last_probe, down_said: the region
- * thread's.
+ * last probe (an atomic any thread reads). last_read, last_probe, down_said, dir_version,
+ * dir_read, bump_due: the region thread's. sw: under mu.
  */
 struct region_home {
     const struct leaf_config *cfg;
@@ -67,6 +67,7 @@ struct region_home {
     int32_t dir_version;   /* the homes' directory's version when every home was last read */
     int dir_read;          /* dir_version is known */
     struct home_switch sw; /* under mu: the one switch asked for (region_home_switch) */
+    int bump_due;          /* the region thread's: a switch's bump of the directory is owed */
 };
 
 leaf_status_t region_home_create(struct region_home **out, const struct leaf_config *cfg) {
@@ -300,6 +301,14 @@ static void homes_read(struct region_home *h, struct zk_session *s, const char *
     }
 }
 
+/* The directory's version bumped after a switch, so that every node reads its homes again;
+ * tried again on the next round until it lands. */
+static void home_bump(struct region_home *h, struct zk_session *s, const char *dir) {
+    if (h->bump_due && zk_session_set(s, dir, "", 0) == LEAF_OK) {
+        h->bump_due = 0;
+    }
+}
+
 /*
  * The switch asked for: the home's znode rewritten from `from` to this region with a
  * conditional write (of two moves at once one wins), then the directory's version bumped so
@@ -341,12 +350,7 @@ static void home_switch_run(struct region_home *h, struct zk_session *s, const c
     }
     if (result == LEAF_OK) {
         home_store(h, sw.kind, sw.name, sw.len, ours);
-        if (zk_session_set(s, dir, "", 0) != LEAF_OK) {
-            log_warn("region",
-                     "could not bump %s after a moved home: the other nodes learn it "
-                     "when they next read every home (their restart)",
-                     dir);
-        }
+        h->bump_due = 1;
     }
     pthread_mutex_lock(&h->mu);
     if (h->sw.state == SWITCH_ASKED && h->sw.kind == sw.kind && h->sw.len == sw.len &&
@@ -450,6 +454,7 @@ void region_home_tick(struct region_home *h, struct zk_session *s) {
         if (rc == LEAF_OK || rc == LEAF_EEXIST) {
             homes_claim(h, s, dir);
             home_switch_run(h, s, dir);
+            home_bump(h, s, dir);
             if (now - h->last_read >= REGION_HOME_READ_MS) {
                 h->last_read = now;
                 homes_read(h, s, dir);
