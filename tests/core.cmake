@@ -67,4 +67,4 @@ leaf_test_cost(it.test_region_homes 30)
 # Moving a sequence's home (docs/regions.md, "Moving a home"): leafctl region move under clients
 # in both regions, the old home fenced by its mark, the IDs in order through the order checker.
 leaf_integration_test(test_region_move)
-leaf_test_cost(it.test_region_move 20)
+leaf_test_cost(it.test_region_move 25)
