@@ -51,43 +51,130 @@ static size_t record_expect_key(const char *buf, size_t len, size_t i, const cha
     return record_expect(buf, len, i, "\"");
 }
 
-leaf_status_t sequence_record_parse_int(const char *buf, size_t len, const char *key, int64_t *v) {
-    size_t i = record_skip_ws(buf, len, 0);
-    if ((i = record_expect(buf, len, i, "{")) == 0) {
-        return LEAF_EINVAL;
-    }
-    i = record_skip_ws(buf, len, i);
-    if ((i = record_expect_key(buf, len, i, key)) == 0) {
-        return LEAF_EINVAL;
-    }
-    i = record_skip_ws(buf, len, i);
-    if ((i = record_expect(buf, len, i, ":")) == 0) {
-        return LEAF_EINVAL;
-    }
-    i = record_skip_ws(buf, len, i);
+/* The end of a non-negative JSON integer's digits that start at buf[i], or 0. */
+static size_t record_digits(const char *buf, size_t len, size_t i) {
     size_t start = i;
     while (i < len && record_is_digit(buf[i])) {
         i++;
     }
-    /* JSON forbids leading zeros; "-", "+", "." and "e" stop the digits and fail below. */
+    /* JSON forbids leading zeros; "-", "+", "." and "e" stop the digits and fail later. */
     if (i == start || (buf[start] == '0' && i - start > 1)) {
-        return LEAF_EINVAL;
+        return 0;
     }
+    return i;
+}
+
+/* `{ "key" : ` with whitespace between; the index after the colon's whitespace, or 0. */
+static size_t record_open(const char *buf, size_t len, const char *key) {
+    size_t i = record_skip_ws(buf, len, 0);
+    if ((i = record_expect(buf, len, i, "{")) == 0) {
+        return 0;
+    }
+    i = record_skip_ws(buf, len, i);
+    if ((i = record_expect_key(buf, len, i, key)) == 0) {
+        return 0;
+    }
+    i = record_skip_ws(buf, len, i);
+    if ((i = record_expect(buf, len, i, ":")) == 0) {
+        return 0;
+    }
+    return record_skip_ws(buf, len, i);
+}
+
+/* `}` and nothing but whitespace after it, from buf[i]. */
+static int record_close(const char *buf, size_t len, size_t i) {
     size_t end = record_skip_ws(buf, len, i);
-    if ((end = record_expect(buf, len, end, "}")) == 0 || record_skip_ws(buf, len, end) != len) {
+    return (end = record_expect(buf, len, end, "}")) != 0 && record_skip_ws(buf, len, end) == len;
+}
+
+leaf_status_t sequence_record_parse_int(const char *buf, size_t len, const char *key, int64_t *v) {
+    size_t start = record_open(buf, len, key), end;
+    if (start == 0 || (end = record_digits(buf, len, start)) == 0 || !record_close(buf, len, end)) {
         return LEAF_EINVAL;
     }
     int64_t parsed;
-    leaf_status_t rc = num_parse_i64(buf + start, i - start, &parsed);
-    if (rc != LEAF_OK) {
-        return rc;
+    leaf_status_t rc = num_parse_i64(buf + start, end - start, &parsed);
+    if (rc == LEAF_OK) {
+        *v = parsed;
     }
-    *v = parsed;
-    return LEAF_OK;
+    return rc;
 }
 
 leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *max) {
     return sequence_record_parse_int(buf, len, "max", max);
+}
+
+static int record_is_name_char(char ch) {
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || record_is_digit(ch) ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+/* `, "moved" : "name" ` from buf[i]: the index after the closing quote, or 0; the name into
+ * moved. */
+static size_t record_moved(const char *buf, size_t len, size_t i, char moved[SEQUENCE_MOVED_MAX]) {
+    i = record_skip_ws(buf, len, i);
+    if ((i = record_expect(buf, len, i, ",")) == 0) {
+        return 0;
+    }
+    i = record_skip_ws(buf, len, i);
+    if ((i = record_expect_key(buf, len, i, "moved")) == 0) {
+        return 0;
+    }
+    i = record_skip_ws(buf, len, i);
+    if ((i = record_expect(buf, len, i, ":")) == 0) {
+        return 0;
+    }
+    i = record_skip_ws(buf, len, i);
+    if ((i = record_expect(buf, len, i, "\"")) == 0) {
+        return 0;
+    }
+    size_t start = i;
+    while (i < len && record_is_name_char(buf[i])) {
+        i++;
+    }
+    if (i == start || i - start >= SEQUENCE_MOVED_MAX || record_expect(buf, len, i, "\"") == 0) {
+        return 0;
+    }
+    memcpy(moved, buf + start, i - start);
+    moved[i - start] = '\0';
+    return i + 1;
+}
+
+size_t sequence_record_format_moved(char *buf, size_t cap, int64_t max, const char *region) {
+    char digits[24];
+    size_t rlen = strlen(region);
+    if (max < 0 || rlen == 0 || rlen >= SEQUENCE_MOVED_MAX) {
+        return 0;
+    }
+    for (size_t i = 0; i < rlen; i++) {
+        if (!record_is_name_char(region[i])) {
+            return 0;
+        }
+    }
+    size_t n = num_format_i64(digits, max);
+    int len = snprintf(buf, cap, "{\"max\":%.*s,\"moved\":\"%s\"}", (int)n, digits, region);
+    return (len < 0 || (size_t)len >= cap) ? 0 : (size_t)len;
+}
+
+leaf_status_t sequence_record_parse_seq(const char *buf, size_t len, int64_t *max,
+                                        char moved[SEQUENCE_MOVED_MAX]) {
+    char name[SEQUENCE_MOVED_MAX] = "";
+    size_t start = record_open(buf, len, "max"), end;
+    if (start == 0 || (end = record_digits(buf, len, start)) == 0) {
+        return LEAF_EINVAL;
+    }
+    size_t after = end;
+    if (!record_close(buf, len, after) &&
+        ((after = record_moved(buf, len, end, name)) == 0 || !record_close(buf, len, after))) {
+        return LEAF_EINVAL;
+    }
+    int64_t parsed;
+    leaf_status_t rc = num_parse_i64(buf + start, end - start, &parsed);
+    if (rc == LEAF_OK) {
+        *max = parsed;
+        memcpy(moved, name, sizeof(name));
+    }
+    return rc;
 }
 
 /* host:port, printable without spaces, port 1..65535, shorter than SEQUENCE_ADDR_MAX. */

@@ -12,6 +12,11 @@
  *   whitespace around the tokens and nothing else: one key "max", a
  *   non-negative integer without sign, fraction, exponent or leading zero.
  *   Anything else is refused, so the primary stops instead of guessing.
+ *   A sequence whose home moved to another region carries a mark beside it,
+ *     {"max":N,"moved":"eu-west"}
+ *   (docs/regions.md, "Moving a home"): every ID this region ever issued of it
+ *   is <= N, and this region never issues it again. Only
+ *   sequence_record_parse_seq() reads the mark; the plain parser refuses it.
  *
  * - /leafd/{leaf.name}/primary/n_NNNNNNNNNN (EPHEMERAL_SEQUENTIAL): where the
  *   node that created it answers, for redirects:
@@ -26,14 +31,30 @@
 
 #include "status.h"
 
-/* Room for {"max":<19 digits>} (or {"step":...}) and a NUL. */
-#define SEQUENCE_RECORD_MAX_LEN 32
+/* Bytes of a region's name in a moved mark, NUL included (zk/zk_region.h's names: 1-63 bytes
+ * of [A-Za-z0-9._-]). */
+#define SEQUENCE_MOVED_MAX 64
+
+/* Room for {"max":<19 digits>,"moved":"<63 bytes>"} (or {"step":...}) and a NUL. */
+#define SEQUENCE_RECORD_MAX_LEN 112
 
 /* Writes {"max":N} (NUL-terminated); returns its length, 0 when N < 0 or cap is short. */
 size_t sequence_record_format_max(char *buf, size_t cap, int64_t max);
 
 /* LEAF_EINVAL when malformed, LEAF_ERANGE when the number exceeds INT64_MAX. */
 leaf_status_t sequence_record_parse_max(const char *buf, size_t len, int64_t *max);
+
+/* Writes {"max":N,"moved":"region"}; 0 when N < 0, region is not a name or cap is short. */
+size_t sequence_record_format_moved(char *buf, size_t cap, int64_t max, const char *region);
+
+/*
+ * A sequence's record, with or without the moved mark: *max, and the region it
+ * moved to in moved[0..SEQUENCE_MOVED_MAX) ("" when unmarked). The same
+ * whitespace rules as sequence_record_parse_max(); "moved" must follow "max"
+ * and hold a region's name. LEAF_EINVAL when malformed, LEAF_ERANGE as above.
+ */
+leaf_status_t sequence_record_parse_seq(const char *buf, size_t len, int64_t *max,
+                                        char moved[SEQUENCE_MOVED_MAX]);
 
 /*
  * The same shape with another key (1-16 bytes of [a-z]): a keyed space's

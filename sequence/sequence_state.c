@@ -1,5 +1,7 @@
 #include "sequence_state.h"
 
+#include <string.h>
+
 #define SEQUENCE_NO_TIME INT64_MIN
 
 /* ---- lease --------------------------------------------------------------------------------- */
@@ -56,6 +58,7 @@ const char *sequence_phase_name(enum sequence_phase p) {
         [SEQUENCE_CREATING] = "creating", [SEQUENCE_FENCING] = "fencing",
         [SEQUENCE_SERVING] = "serving",   [SEQUENCE_MISSING] = "missing",
         [SEQUENCE_FENCED] = "fenced",     [SEQUENCE_CORRUPT] = "corrupt",
+        [SEQUENCE_MOVING] = "moving",     [SEQUENCE_MOVED] = "moved",
     };
     return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "unknown";
 }
@@ -150,10 +153,14 @@ static void state_prepare_giveback(struct sequence_state *s) {
 
 void sequence_state_stop(struct sequence_state *s) {
     state_prepare_giveback(s);
+    if (s->phase == SEQUENCE_MOVING) {
+        s->move_failed = 1; /* abandoned: the next primary reads whether the mark landed */
+    }
     s->phase = SEQUENCE_IDLE;
     s->inflight = 0;
     s->first_token = s->tokens + 1;
     s->verify = 0;
+    s->verify_mark = 0;
 }
 
 /* A lapse since the last (re)validation: prove nobody wrote before issuing again. */
@@ -173,7 +180,7 @@ leaf_status_t sequence_state_issue_from(struct sequence_state *s, struct sequenc
         return LEAF_ENOTFOUND;
     }
     if (s->phase == SEQUENCE_IDLE || s->phase == SEQUENCE_FENCED || s->phase == SEQUENCE_CORRUPT ||
-        s->term != l->term || !sequence_lease_live(l, now_ms)) {
+        s->phase == SEQUENCE_MOVED || s->term != l->term || !sequence_lease_live(l, now_ms)) {
         return LEAF_EUNAVAIL;
     }
     state_catch_up(s, l);
@@ -254,6 +261,7 @@ static void state_emit(struct sequence_state *s, int64_t now_ms, enum sequence_o
     *a = (struct sequence_action){.op = op, .token = ++s->tokens, .sent_ms = now_ms};
     s->inflight = a->token;
     s->inflight_op = op;
+    s->inflight_mark = 0;
     s->inflight_sent_ms = now_ms;
 }
 
@@ -285,6 +293,24 @@ static int state_emit_write(struct sequence_state *s, const struct sequence_leas
     return 1;
 }
 
+/* The moved mark: the acknowledged max as it is, the new home beside it, with the version held. */
+static int state_emit_mark(struct sequence_state *s, int64_t now_ms, struct sequence_action *a) {
+    if (s->version == -1) {
+        s->phase = SEQUENCE_CORRUPT; /* as state_emit_write(): never an unconditional write */
+        s->phase_since_ms = now_ms;
+        s->move_failed = 1;
+        return 0;
+    }
+    state_emit(s, now_ms, SEQUENCE_OP_WRITE, a);
+    a->version = s->version;
+    a->max = s->acked_max;
+    a->len = sequence_record_format_moved(a->data, sizeof(a->data), a->max, s->moved_to);
+    s->inflight_version = s->version;
+    s->inflight_max = a->max;
+    s->inflight_mark = 1;
+    return 1;
+}
+
 int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, int64_t now_ms,
                           struct sequence_action *a) {
     if (s->term != l->term || !l->primary || !l->connected || s->inflight != 0 ||
@@ -307,6 +333,7 @@ int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, in
         return 1;
     case SEQUENCE_FENCING: return state_emit_write(s, l, now_ms, a);
     case SEQUENCE_SERVING: return state_wants_top_up(s) ? state_emit_write(s, l, now_ms, a) : 0;
+    case SEQUENCE_MOVING: return state_emit_mark(s, now_ms, a);
     default: return 0;
     }
 }
@@ -317,6 +344,9 @@ int sequence_state_action(struct sequence_state *s, struct sequence_lease *l, in
  * does; give up after SEQUENCE_FENCE_LIMIT refusals in the window.
  */
 static void state_fenced(struct sequence_state *s, int64_t now_ms, enum sequence_fence why) {
+    if (s->phase == SEQUENCE_MOVING) {
+        s->move_failed = 1; /* a newer primary wrote the record: this one may not mark it */
+    }
     s->verify = 0;
     s->fence_failures++;
     s->fence = why;
@@ -359,7 +389,43 @@ static void state_write_landed(struct sequence_state *s, int32_t version, int64_
     }
 }
 
+/* The moved mark landed: this region never issues the sequence again. */
+static void state_mark_landed(struct sequence_state *s, int32_t version) {
+    s->version = state_next_version(version);
+    s->writes++;
+    s->phase = SEQUENCE_MOVED;
+    s->moved_new = 1;
+    s->need = 0;
+}
+
+static void state_done_mark(struct sequence_state *s, int64_t now_ms, enum sequence_result r) {
+    switch (r) {
+    case SEQUENCE_RESULT_OK: state_mark_landed(s, s->inflight_version); return;
+    case SEQUENCE_RESULT_UNKNOWN:
+        s->write_failures++;
+        s->verify = 1;
+        s->verify_mark = 1;
+        s->verify_version = s->inflight_version;
+        s->verify_max = s->inflight_max;
+        return;
+    case SEQUENCE_RESULT_BADVERSION:
+    case SEQUENCE_RESULT_NONODE:
+        state_fenced(s, now_ms,
+                     r == SEQUENCE_RESULT_NONODE ? SEQUENCE_FENCE_DELETED : SEQUENCE_FENCE_CHANGED);
+        break;
+    default:
+        s->write_failures++;
+        s->phase = SEQUENCE_SERVING; /* it did not land: serve on, the caller may ask again */
+        break;
+    }
+    s->move_failed = 1;
+}
+
 static void state_done_write(struct sequence_state *s, int64_t now_ms, enum sequence_result r) {
+    if (s->inflight_mark) {
+        state_done_mark(s, now_ms, r);
+        return;
+    }
     switch (r) {
     case SEQUENCE_RESULT_OK: state_write_landed(s, s->inflight_version, s->inflight_max); break;
     case SEQUENCE_RESULT_BADVERSION: state_fenced(s, now_ms, SEQUENCE_FENCE_CHANGED); break;
@@ -379,7 +445,7 @@ static void state_done_write(struct sequence_state *s, int64_t now_ms, enum sequ
 
 /* Reading back after a write in doubt: did it land, did not, or did someone else write? */
 static void state_done_verify(struct sequence_state *s, int64_t now_ms, enum sequence_result r,
-                              int64_t max, int32_t version) {
+                              int64_t max, const char *moved, int32_t version) {
     if (r == SEQUENCE_RESULT_NONODE) {
         state_fenced(s, now_ms, SEQUENCE_FENCE_DELETED);
         return;
@@ -388,13 +454,23 @@ static void state_done_verify(struct sequence_state *s, int64_t now_ms, enum seq
         state_retry_later(s, now_ms);
         return;
     }
+    int mark = s->verify_mark;
     s->verify = 0;
+    s->verify_mark = 0;
     if (version == s->verify_version) {
-        return; /* it did not land: the next action writes again */
+        return; /* it did not land: the next action writes again (the mark, when moving) */
     }
-    if (version == state_next_version(s->verify_version) && max == s->verify_max) {
-        state_write_landed(s, s->verify_version, s->verify_max);
+    if (version == state_next_version(s->verify_version) && max == s->verify_max &&
+        (mark ? strcmp(moved, s->moved_to) == 0 : moved[0] == '\0')) {
+        if (mark) {
+            state_mark_landed(s, s->verify_version);
+        } else {
+            state_write_landed(s, s->verify_version, s->verify_max);
+        }
         return;
+    }
+    if (mark) {
+        s->move_failed = 1;
     }
     state_fenced(s, now_ms, SEQUENCE_FENCE_CHANGED);
 }
@@ -415,7 +491,7 @@ static void state_start_above(struct sequence_state *s, int64_t max, int32_t ver
 }
 
 static void state_done_read(struct sequence_state *s, int64_t now_ms, enum sequence_result r,
-                            int64_t max, int32_t version) {
+                            int64_t max, const char *moved, int32_t version) {
     if (r == SEQUENCE_RESULT_NONODE) {
         s->phase = s->create_start > 0 ? SEQUENCE_CREATING : SEQUENCE_MISSING;
         s->phase_since_ms = now_ms;
@@ -423,6 +499,17 @@ static void state_done_read(struct sequence_state *s, int64_t now_ms, enum seque
     }
     if (r != SEQUENCE_RESULT_OK) {
         state_retry_later(s, now_ms);
+        return;
+    }
+    if (moved[0] != '\0') {
+        /* Moved away (by this region's primary, then or earlier): every ID this region issued
+         * is <= max, and none is issued here again. */
+        memcpy(s->moved_to, moved, sizeof(s->moved_to));
+        s->acked_max = s->last = max;
+        s->version = version;
+        state_raise_floor(s, max);
+        s->phase = SEQUENCE_MOVED;
+        s->moved_new = 1;
         return;
     }
     /* IDs up to max may have been issued by an older primary: start above. */
@@ -456,22 +543,53 @@ leaf_status_t sequence_state_done(struct sequence_state *s, struct sequence_leas
     }
     s->retry_at_ms = SEQUENCE_NO_TIME;
     int64_t max = 0;
+    char moved[SEQUENCE_MOVED_MAX] = "";
     if (op == SEQUENCE_OP_READ && r == SEQUENCE_RESULT_OK &&
-        (data == NULL || sequence_record_parse_max(data, len, &max) != LEAF_OK)) {
+        (data == NULL || sequence_record_parse_seq(data, len, &max, moved) != LEAF_OK)) {
         s->phase = SEQUENCE_CORRUPT;
         s->phase_since_ms = now_ms;
+        s->move_failed = s->move_failed || s->verify_mark;
         s->verify = 0;
+        s->verify_mark = 0;
         return LEAF_OK;
     }
     if (op == SEQUENCE_OP_READ && s->verify) {
-        state_done_verify(s, now_ms, r, max, version);
+        state_done_verify(s, now_ms, r, max, moved, version);
     } else if (op == SEQUENCE_OP_READ) {
-        state_done_read(s, now_ms, r, max, version);
+        state_done_read(s, now_ms, r, max, moved, version);
     } else if (op == SEQUENCE_OP_CREATE) {
         state_done_create(s, now_ms, r);
     } else {
         state_done_write(s, now_ms, r);
     }
+    return LEAF_OK;
+}
+
+leaf_status_t sequence_state_move(struct sequence_state *s, const struct sequence_lease *l,
+                                  const char *to) {
+    size_t n = strlen(to);
+    if (n == 0 || n >= sizeof(s->moved_to)) {
+        return LEAF_EINVAL;
+    }
+    if (!l->primary || s->term != l->term) {
+        return LEAF_EUNAVAIL;
+    }
+    switch (s->phase) {
+    case SEQUENCE_MOVING:
+    case SEQUENCE_MOVED: return strcmp(s->moved_to, to) == 0 ? LEAF_OK : LEAF_EEXIST;
+    case SEQUENCE_SERVING: break;
+    case SEQUENCE_MISSING: return LEAF_ENOTFOUND;
+    case SEQUENCE_READING:
+    case SEQUENCE_CREATING:
+    case SEQUENCE_FENCING: return LEAF_EAGAIN;
+    default: return LEAF_EUNAVAIL;
+    }
+    /* Under the caller's lock: nothing is issued from here on (issue_from parks every
+     * request), so the acknowledged max the mark carries bounds every ID this region issued. */
+    memcpy(s->moved_to, to, n + 1);
+    s->phase = SEQUENCE_MOVING;
+    s->move_failed = 0;
+    s->need = 0;
     return LEAF_OK;
 }
 

@@ -110,6 +110,8 @@
  *   heartbeat     sequence_lease_answer(sent_ms) when the leader answered it.
  *   cron          sequence_state_action() for every sequence (retries after failures);
  *                 parked requests fail with 503/TRYAGAIN after a deadline.
+ *   home moved    sequence_state_move() under the lock requests issue under; the next
+ *                 action is the mark (docs/regions.md, "Moving a home").
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -169,6 +171,10 @@ enum sequence_phase {
     SEQUENCE_FENCED,   /* SEQUENCE_FENCE_LIMIT refused writes in a row: the glue steps down */
     SEQUENCE_CORRUPT,  /* the node holds something that is not {"max":n} (read again after
                         * SEQUENCE_RECHECK_MS) */
+    SEQUENCE_MOVING,   /* its home moves to another region: issues nothing (requests park)
+                        * while the moved mark is written (sequence_state_move()) */
+    SEQUENCE_MOVED,    /* the record is marked moved: this region never issues it again, never
+                        * writes it, never gives it back (docs/regions.md, "Moving a home") */
 };
 
 /* Why the last conditional write was refused (the glue logs it once and clears it). */
@@ -241,7 +247,9 @@ struct sequence_state {
     int32_t inflight_version; /* WRITE: the expected version */
     int64_t inflight_max;     /* CREATE, WRITE: the max written */
     int64_t inflight_sent_ms;
+    int inflight_mark;      /* WRITE: it is the moved mark */
     int32_t verify_version; /* verify: the expected version of the write in doubt */
+    int verify_mark;        /* verify: the write in doubt is the moved mark */
     int64_t verify_max;     /* verify: the max it wrote */
 
     /* Healing (docs/IDENTITY.md). */
@@ -262,6 +270,12 @@ struct sequence_state {
     int giveback_ok;          /* stopped while serving: a giveback may be written */
     int32_t giveback_version; /* its expected version */
     int64_t giveback_max;     /* what it writes: the last ID issued */
+
+    /* Moving the home (sequence_state_move()). */
+    char moved_to[SEQUENCE_MOVED_MAX]; /* MOVING, MOVED: the new home region */
+    int moved_new;   /* MOVED was just entered; the glue logs it once and clears it */
+    int move_failed; /* the mark was refused or not written: back to serving (or reading);
+                      * the glue answers the move's caller and clears it */
 
     /* counters, read by metrics */
     uint64_t issued;
@@ -375,6 +389,22 @@ int sequence_state_giveback(struct sequence_state *s, struct sequence_action *a)
  * nothing above it was issued). Anything else changes nothing.
  */
 void sequence_state_giveback_done(struct sequence_state *s, enum sequence_result r);
+
+/*
+ * Moves the home to region `to` (docs/regions.md, "Moving a home"): a serving
+ * sequence stops issuing at once (MOVING: requests park), waits for a write in
+ * flight, then writes {"max":F,"moved":to} with the version it holds, F the
+ * acknowledged max, so that every ID this region ever issued is <= F and
+ * every later write of an older primary fails. Acknowledged: MOVED, for good.
+ * Refused (a newer primary wrote the record) or failed for sure: move_failed
+ * is set and the sequence reads again (refused) or serves again (failed).
+ * LEAF_OK when moving or already moved to `to`; LEAF_EAGAIN when not serving
+ * yet (starting, fencing: ask again); LEAF_EEXIST when moving or moved to
+ * another region; LEAF_EUNAVAIL when not primary in this term, or dead
+ * (fenced, corrupt, missing: LEAF_ENOTFOUND).
+ */
+leaf_status_t sequence_state_move(struct sequence_state *s, const struct sequence_lease *l,
+                                  const char *to);
 
 /* IDs issuable without a write: acknowledged max - last issued (0 when not serving). */
 int64_t sequence_state_headroom(const struct sequence_state *s);

@@ -71,3 +71,7 @@ leaf_test_cost(it.test_region_homes 30)
 # Five servers, four nodes and a 60 s run: one heavy test at a time.
 leaf_integration_test(test_region_cut)
 leaf_heavy_test(it.test_region_cut 70)
+# Moving a sequence's home (docs/regions.md, "Moving a home"): leafctl region move under clients
+# in both regions, the old home fenced by its mark, the IDs in order through the order checker.
+leaf_integration_test(test_region_move)
+leaf_test_cost(it.test_region_move 25)

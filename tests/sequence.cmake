@@ -6,6 +6,7 @@ leaf_unit_test(test_sequence_shard leaf_sequence_core)
 leaf_unit_test(test_sequence_shard_gate leaf_sequence_core)
 leaf_unit_test(test_sequence_numbering leaf_sequence_core)
 leaf_unit_test(test_sequence_keyed leaf_sequence_core)
+leaf_unit_test(test_sequence_move leaf_sequence_core)
 
 # Sequences on three real nodes, with redis-py's and ioredis' cluster clients
 # (leaf_resp_test: Debian's python3, tests/CMakeLists.txt).

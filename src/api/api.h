@@ -63,4 +63,13 @@ leaf_status_t api_home_create(struct http_request *req, enum zk_region_kind k, c
 
 leaf_status_t api_cluster_demote(struct http_request *req, enum ids_mode mode);
 
+/* 307 to http (host:port), the same path without the query, a client resending a POST and its
+ * body there; the body {"code":code,key:value,"location":http} (api_home.c). */
+void api_redirect(struct http_request *req, const char *http, const char *code, const char *key,
+                  const char *value);
+
+/* moving a sequence's home to another region (api_move.c) */
+leaf_status_t api_region_move(struct http_request *req, enum ids_mode mode);
+leaf_status_t api_region_adopt(struct http_request *req, enum ids_mode mode);
+
 #endif

@@ -87,6 +87,8 @@ static void audit_what(const struct http_request *req, const char *route, char *
         log_safe(req->path + np, req->path_len - np, object, ocap);
     } else if (strcmp(route, "cluster_demote") == 0) {
         snprintf(object, ocap, "sequence-primary");
+    } else if (strcmp(route, "region_move") == 0 || strcmp(route, "region_adopt") == 0) {
+        audit_body_field(req, "sequence", object, ocap);
     } else if (strcmp(route, "users_add") == 0 || strcmp(route, "sequence_create") == 0 ||
                strcmp(route, "keyed_create") == 0 || strcmp(route, "numbering_create") == 0 ||
                strcmp(route, "numbering_update") == 0) {

@@ -34,15 +34,14 @@ static int home_region(struct http_request *req, char *buf, size_t cap) {
     return ok;
 }
 
-/* 307 to the home region's node (leafd.region.peers), the same path: a client resends the
- * POST and its body there. */
-static void home_redirect(struct http_request *req, const struct region_service_home *home) {
+void api_redirect(struct http_request *req, const char *http, const char *code, const char *key,
+                  const char *value) {
     struct sbuf hdr = SBUF_INIT, body = SBUF_INIT;
-    sbuf_printf(&hdr, "Location: http://%s%.*s\r\n", home->http, (int)req->path_len, req->path);
-    sbuf_puts(&body, "{\"code\":\"home_region\",\"region\":");
-    sbuf_json_str(&body, home->region, strlen(home->region));
+    sbuf_printf(&hdr, "Location: http://%s%.*s\r\n", http, (int)req->path_len, req->path);
+    sbuf_printf(&body, "{\"code\":\"%s\",\"%s\":", code, key);
+    sbuf_json_str(&body, value, strlen(value));
     sbuf_puts(&body, ",\"location\":");
-    sbuf_json_str(&body, home->http, strlen(home->http));
+    sbuf_json_str(&body, http, strlen(http));
     sbuf_putc(&body, '}');
     if (hdr.failed || body.failed) {
         door_http_error(req, DOOR_E_OUT_OF_MEMORY, NULL);
@@ -66,7 +65,8 @@ leaf_status_t api_home_create(struct http_request *req, enum zk_region_kind k, c
     }
     if (strcmp(region, ctx->cfg->region) != 0) {
         if (region_service_peer(ctx->region, region, &home)) {
-            home_redirect(req, &home);
+            /* the same path: a client resends the POST and its body there */
+            api_redirect(req, home.http, "home_region", "region", home.region);
         } else {
             char why[200];
             snprintf(why, sizeof(why),

@@ -148,6 +148,10 @@
     X(DOOR_E_SPACE_EXISTS, 409, "space_exists", NULL, "a keyed space of that name exists")         \
     X(DOOR_E_SPACE_LIMIT, 409, "space_limit", NULL,                                                \
       "the cluster holds 1024 keyed spaces, the most")                                             \
+    X(DOOR_E_HOME_ELSEWHERE, 409, "home_elsewhere", NULL,                                          \
+      "a home move names a region that is not the sequence's home (the message names it)")         \
+    X(DOOR_E_HOME_MOVING, 409, "home_moving", NULL,                                                \
+      "the sequence's home moves, or moved, to another region than the one named")                 \
     X(DOOR_E_USER_EXISTS, 409, "user_exists", NULL, "a user of that name exists")                  \
     X(DOOR_E_TOO_MANY_FAILED_AUTHENTICATIONS, 429, "too_many_failed_authentications", NULL,        \
       "repeated failed authentications from this address: refused unchecked for a while "          \

@@ -31,14 +31,27 @@ struct home_row {
     char region[ZK_REGION_NAME_MAX];
 };
 
+/* A home switched to this region (docs/regions.md, "Moving a home"): asked by a request, done by
+ * the region thread. */
+enum home_switch_state { SWITCH_NONE = 0, SWITCH_ASKED, SWITCH_DONE };
+struct home_switch {
+    enum home_switch_state state;
+    enum zk_region_kind kind;
+    size_t len;
+    char name[VALIDATE_TAG_MAX + 1];
+    char from[ZK_REGION_NAME_MAX];
+    leaf_status_t result; /* SWITCH_DONE: LEAF_OK, LEAF_EEXIST (a third region), LEAF_ENOTFOUND */
+    char holder[ZK_REGION_NAME_MAX]; /* LEAF_EEXIST: the region the registry names */
+};
+
 /* The index over the rows: open addressing, twice the rows' room, so a probe run stays short. */
 #define HOME_SLOTS ((size_t)2 * REGION_HOME_MAX)
 
 /*
  * cfg, peers, npeers: set at create, read-only. mu guards rows and nrows; up[i] is peer i's
- * last probe (an atomic any thread reads). last_read: the region thread's. down_said: the
- * peers' thread's. prober, prober_on: the control thread's; stop: an atomic the peers' thread
- * reads.
+ * last probe (an atomic any thread reads). last_read, dir_version, dir_read, bump_due: the
+ * region thread's. down_said: the peers' thread's. prober, prober_on: the control thread's;
+ * stop: an atomic the peers' thread reads. sw: under mu.
  */
 struct region_home {
     const struct leaf_config *cfg;
@@ -56,6 +69,10 @@ struct region_home {
     pthread_t prober;
     int prober_on;
     atomic_int stop;
+    int32_t dir_version;   /* the homes' directory's version when every home was last read */
+    int dir_read;          /* dir_version is known */
+    struct home_switch sw; /* under mu: the one switch asked for (region_home_switch) */
+    int bump_due;          /* the region thread's: a switch's bump of the directory is owed */
 };
 
 leaf_status_t region_home_create(struct region_home **out, const struct leaf_config *cfg) {
@@ -252,6 +269,13 @@ static void homes_claim(struct region_home *h, struct zk_session *s, const char 
 static void homes_read(struct region_home *h, struct zk_session *s, const char *dir) {
     char **kids = NULL;
     int nkids = 0;
+    struct zk_stat st;
+    /* A moved home bumps the directory's version (home_switch_run): then every home is read
+     * again, not only the new names. */
+    if (zk_session_stat(s, dir, &st) != LEAF_OK) {
+        return;
+    }
+    int all = h->dir_read && st.version != h->dir_version, missed = 0;
     if (zk_session_children(s, dir, &kids, &nkids) != LEAF_OK) {
         return;
     }
@@ -266,16 +290,108 @@ static void homes_read(struct region_home *h, struct zk_session *s, const char *
         struct home_row *r = row_find(h, k, name, len);
         int known = r != NULL && r->region[0] != '\0';
         pthread_mutex_unlock(&h->mu);
-        if (!known) {
+        if (!known || all) {
             char path[512], region[ZK_REGION_NAME_MAX];
             snprintf(path, sizeof(path), "%s/%s", dir, kids[i]);
             home_read(s, path, region, sizeof(region));
             if (region[0] != '\0') {
                 home_store(h, k, name, len, region);
+            } else {
+                missed = 1;
             }
         }
     }
     zk_names_free(kids, nkids);
+    if (!missed) { /* else every home is read again on the next round */
+        h->dir_version = st.version;
+        h->dir_read = 1;
+    }
+}
+
+/* The directory's version bumped after a switch, so that every node reads its homes again;
+ * tried again on the next round until it lands. */
+static void home_bump(struct region_home *h, struct zk_session *s, const char *dir) {
+    if (h->bump_due && zk_session_set(s, dir, "", 0) == LEAF_OK) {
+        h->bump_due = 0;
+    }
+}
+
+/*
+ * The switch asked for: the home's znode rewritten from `from` to this region with a
+ * conditional write (of two moves at once one wins), then the directory's version bumped so
+ * that every node reads its homes again (homes_read). Already this region's: done.
+ */
+static void home_switch_run(struct region_home *h, struct zk_session *s, const char *dir) {
+    pthread_mutex_lock(&h->mu);
+    struct home_switch sw = h->sw;
+    pthread_mutex_unlock(&h->mu);
+    if (sw.state != SWITCH_ASKED) {
+        return;
+    }
+    char child[VALIDATE_TAG_MAX + 16], path[512], data[ZK_REGION_NAME_MAX];
+    const char *ours = h->cfg->region;
+    size_t len = 0;
+    struct zk_stat st;
+    if (zk_region_home_child(child, sizeof(child), sw.kind, sw.name, sw.len) != LEAF_OK ||
+        snprintf(path, sizeof(path), "%s/%s", dir, child) >= (int)sizeof(path)) {
+        return;
+    }
+    leaf_status_t rc = zk_session_get_stat(s, path, data, sizeof(data) - 1, &len, &st);
+    leaf_status_t result = LEAF_EAGAIN;
+    data[rc == LEAF_OK ? len : 0] = '\0';
+    if (rc == LEAF_ENOTFOUND) {
+        result = LEAF_ENOTFOUND;
+    } else if (rc != LEAF_OK) {
+        return; /* the registry does not answer: the next tick tries again */
+    } else if (strcmp(data, sw.from) == 0 && strcmp(data, ours) != 0) {
+        if (zk_session_set_version(s, path, ours, strlen(ours), st.version) != LEAF_OK) {
+            return; /* refused or lost: read again on the next tick */
+        }
+        log_info("region", "%s %s moved home from region %s to region %s (%s)",
+                 zk_region_kind_name(sw.kind), sw.name, sw.from, ours, path);
+        result = LEAF_OK;
+    } else {
+        /* Already this region's (this call's write before a lost answer, or another node's),
+         * or a third region's. */
+        result = strcmp(data, ours) == 0 ? LEAF_OK : LEAF_EEXIST;
+    }
+    if (result == LEAF_OK) {
+        home_store(h, sw.kind, sw.name, sw.len, ours);
+        h->bump_due = 1;
+    }
+    pthread_mutex_lock(&h->mu);
+    if (h->sw.state == SWITCH_ASKED && h->sw.kind == sw.kind && h->sw.len == sw.len &&
+        memcmp(h->sw.name, sw.name, sw.len) == 0) {
+        h->sw.state = SWITCH_DONE;
+        h->sw.result = result;
+        snprintf(h->sw.holder, sizeof(h->sw.holder), "%s", data);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+leaf_status_t region_home_switch(struct region_home *h, enum zk_region_kind k, const char *name,
+                                 size_t len, const char *from, char *holder, size_t cap) {
+    if (len > VALIDATE_TAG_MAX || strlen(from) >= ZK_REGION_NAME_MAX) {
+        return LEAF_EINVAL;
+    }
+    leaf_status_t rc = LEAF_EAGAIN;
+    pthread_mutex_lock(&h->mu);
+    struct home_switch *sw = &h->sw;
+    int same = sw->state != SWITCH_NONE && sw->kind == k && sw->len == len &&
+               memcmp(sw->name, name, len) == 0 && strcmp(sw->from, from) == 0;
+    if (same && sw->state == SWITCH_DONE) {
+        rc = sw->result;
+        snprintf(holder, cap, "%s", sw->holder);
+        sw->state = SWITCH_NONE;
+    } else if (!same && sw->state == SWITCH_ASKED) {
+        rc = LEAF_EBUSY; /* one switch at a time */
+    } else if (!same) {
+        *sw = (struct home_switch){.state = SWITCH_ASKED, .kind = k, .len = len};
+        memcpy(sw->name, name, len);
+        snprintf(sw->from, sizeof(sw->from), "%s", from);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return rc;
 }
 
 /* ---- the peers (their own thread) ------------------------------------------- */
@@ -382,6 +498,8 @@ void region_home_tick(struct region_home *h, struct zk_session *s) {
         }
         if (rc == LEAF_OK || rc == LEAF_EEXIST) {
             homes_claim(h, s, dir);
+            home_switch_run(h, s, dir);
+            home_bump(h, s, dir);
             if (now - h->last_read >= REGION_HOME_READ_MS) {
                 h->last_read = now;
                 homes_read(h, s, dir);

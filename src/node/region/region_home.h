@@ -49,6 +49,15 @@ enum region_service_where region_home_find(struct region_home *h, enum zk_region
                                            const char *name, size_t len, int claim,
                                            struct region_service_home *out);
 
+/*
+ * Any thread: asks the region thread to switch the home of (k, name) from region `from` to this
+ * region in the registry (region_service_switch). LEAF_EAGAIN: asked, ask again shortly;
+ * LEAF_OK: the registry names this region; LEAF_EEXIST: it names a third region (in holder);
+ * LEAF_ENOTFOUND: the name has no home; LEAF_EBUSY: another switch is under way.
+ */
+leaf_status_t region_home_switch(struct region_home *h, enum zk_region_kind k, const char *name,
+                                 size_t len, const char *from, char *holder, size_t cap);
+
 /* Any thread: the homes known and the peers' state into v (region_service_view). */
 void region_home_view(struct region_home *h, struct region_service_view *v);
 

@@ -481,3 +481,12 @@ int region_service_peer(struct region_service *rs, const char *region,
     return rs != NULL && rs->enabled && rs->homes != NULL &&
            region_home_peer(rs->homes, region, out);
 }
+
+leaf_status_t region_service_switch(struct region_service *rs, enum zk_region_kind k,
+                                    const char *name, size_t len, const char *from, char *holder,
+                                    size_t cap) {
+    if (rs == NULL || !rs->enabled || rs->homes == NULL) {
+        return LEAF_EUNAVAIL;
+    }
+    return region_home_switch(rs->homes, k, name, len, from, holder, cap);
+}

@@ -113,6 +113,18 @@ enum region_service_where region_service_home(struct region_service *rs, enum zk
                                               const char *name, size_t len, int claim,
                                               struct region_service_home *out);
 
+/*
+ * Moving a home here (POST /api/region/adopt, docs/regions.md, "Moving a home"): the registry's
+ * home of (k, name) is switched from region `from` to this node's region with a conditional
+ * write, and every node reads its homes again. Never waited on: LEAF_EAGAIN while the region
+ * thread works on it (ask again); LEAF_OK once the registry names this region; LEAF_EEXIST
+ * when it names a third region (holder); LEAF_ENOTFOUND when the name has no home; LEAF_EBUSY
+ * while another switch is under way; LEAF_EUNAVAIL with one region.
+ */
+leaf_status_t region_service_switch(struct region_service *rs, enum zk_region_kind k,
+                                    const char *name, size_t len, const char *from, char *holder,
+                                    size_t cap);
+
 /* 1 when region names another region of leafd.region.peers (out filled), 0 when not. */
 int region_service_peer(struct region_service *rs, const char *region,
                         struct region_service_home *out);

@@ -197,7 +197,8 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
         if (sequence_state_recheck(&e->st, &svc->lease, now)) {
             sequence_service_table_mark_dirty(svc, e); /* a cached "missing": read it again */
         }
-        int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT;
+        int dead = e->st.phase == SEQUENCE_FENCED || e->st.phase == SEQUENCE_CORRUPT ||
+                   e->st.phase == SEQUENCE_MOVED;
         if (dead || !sequence_lease_live(&svc->lease, now)) {
             rc = LEAF_EUNAVAIL;
         } else if (e->st.phase == SEQUENCE_SERVING) {
@@ -223,9 +224,44 @@ leaf_status_t sequence_service_last(struct sequence_service *svc, const char *na
     return rc;
 }
 
-leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
-                                          size_t len, int64_t start, int *ticket,
-                                          struct leaf_wait *w) {
+leaf_status_t sequence_service_move(struct sequence_service *svc, const char *name, size_t len,
+                                    const char *to, int64_t *max, struct leaf_wait *w,
+                                    struct sequence_where *where) {
+    leaf_status_t rc = LEAF_OK;
+    int kick = 0;
+    if (w != NULL) {
+        leaf_wait_cancel(w);
+    }
+    if (svc->shards.on) {
+        return LEAF_EINVAL; /* a sharded sequence's home is many nodes: not moved */
+    }
+    pthread_mutex_lock(&svc->lock);
+    struct seq_entry *e = entry_for_issue(svc, name, len, 0, &rc);
+    if (e != NULL) {
+        /* Under the lock the request path issues under: from here on nothing is issued. */
+        rc = sequence_state_move(&e->st, &svc->lease, to);
+        if (rc == LEAF_OK && e->st.phase == SEQUENCE_MOVED) {
+            *max = e->st.acked_max;
+        } else if (rc == LEAF_OK || rc == LEAF_EAGAIN) {
+            rc = LEAF_EAGAIN; /* the mark is written (or the sequence still starts): wait */
+            wait_on(svc, e, w);
+            sequence_service_table_mark_dirty(svc, e);
+            kick = 1;
+        }
+    }
+    if (rc == LEAF_EUNAVAIL) {
+        where_now(svc, where);
+    }
+    pthread_mutex_unlock(&svc->lock);
+    if (kick) {
+        uv_async_send(&svc->async);
+    }
+    return rc;
+}
+
+/* An admin create of a sequence's record (adopt: a moved home's, sequence_service_adopt()). */
+static leaf_status_t create_seq(struct sequence_service *svc, const char *name, size_t len,
+                                int64_t start, int adopt, int *ticket, struct leaf_wait *w) {
     struct node_job *j;
     if (*ticket < 0 && len > VALIDATE_TAG_MAX) {
         return LEAF_ENOMEM;
@@ -236,6 +272,7 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
     if (fresh && j != NULL) {
         struct seq_create *c = (struct seq_create *)j;
         c->start = start;
+        c->adopt = adopt;
         memcpy(c->name, name, len);
     } else if (rc != LEAF_EAGAIN && j != NULL) {
         node_jobs_release(&svc->jobs, j);
@@ -245,6 +282,26 @@ leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const ch
         uv_async_send(&svc->async);
     }
     return rc;
+}
+
+leaf_status_t sequence_service_create_seq(struct sequence_service *svc, const char *name,
+                                          size_t len, int64_t start, int *ticket,
+                                          struct leaf_wait *w) {
+    return create_seq(svc, name, len, start, 0, ticket, w);
+}
+
+leaf_status_t sequence_service_adopt(struct sequence_service *svc, const char *name, size_t len,
+                                     int64_t max, int *ticket, struct leaf_wait *w) {
+    return create_seq(svc, name, len, max + 1, 1, ticket, w);
+}
+
+void sequence_service_adopted(struct sequence_service *svc, const char *name, size_t len) {
+    char buf[VALIDATE_TAG_MAX + 1];
+    if (len < sizeof(buf)) {
+        memcpy(buf, name, len);
+        buf[len] = '\0';
+        sequence_service_heal_created(svc, buf);
+    }
 }
 
 leaf_status_t sequence_service_demote(struct sequence_service *svc) {

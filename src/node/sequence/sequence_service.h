@@ -184,6 +184,30 @@ leaf_status_t sequence_service_keyed_list(struct sequence_service *svc,
 int sequence_service_keyed_views(struct sequence_service *svc, struct sequence_keyed_view *out,
                                  int cap);
 
+/*
+ * Moves the home of sequence `name` to region `to` (POST /api/region/move, docs/regions.md,
+ * "Moving a home"): the primary stops issuing it at once and marks its record
+ * {"max":F,"moved":to} with a conditional write. LEAF_OK with *max = F once marked (every ID
+ * this region ever issued of it is <= F; asked again, the same answer); LEAF_EAGAIN: parked
+ * on w until the mark is answered; LEAF_EUNAVAIL with *where: not the primary (redirect);
+ * LEAF_ENOTFOUND; LEAF_EEXIST: moving or moved to another region; LEAF_EINVAL: sharded
+ * sequences do not move. Event-loop threads.
+ */
+leaf_status_t sequence_service_move(struct sequence_service *svc, const char *name, size_t len,
+                                    const char *to, int64_t *max, struct leaf_wait *w,
+                                    struct sequence_where *where);
+
+/*
+ * A moved home's record in this region (POST /api/region/adopt): creates {"max":max}, as
+ * sequence_service_create_seq() with start max + 1, and counts a record that holds exactly
+ * that, unmarked, as created (a retried move); any other record: LEAF_EEXIST.
+ */
+leaf_status_t sequence_service_adopt(struct sequence_service *svc, const char *name, size_t len,
+                                     int64_t max, int *ticket, struct leaf_wait *w);
+/* The home is this region's now: a request that found the sequence missing here reads it again
+ * at once (rather than after SEQUENCE_RECHECK_MS). Any thread. */
+void sequence_service_adopted(struct sequence_service *svc, const char *name, size_t len);
+
 /* Steps down and gets back in line behind the others (POST /api/cluster/demote). Any thread. */
 leaf_status_t sequence_service_demote(struct sequence_service *svc);
 

@@ -47,6 +47,20 @@ void sequence_service_heal_after_done(struct sequence_service *svc, struct seq_e
                  e->name);
     }
     s->fence = SEQUENCE_FENCE_NONE;
+    if (s->moved_new) {
+        log_warn("sequence",
+                 "sequence '%s': its record is marked moved to region %s at max %" PRId64
+                 "; this region never issues it again (docs/regions.md, \"Moving a home\")",
+                 e->name, s->moved_to, s->acked_max);
+        s->moved_new = 0;
+    }
+    if (s->move_failed) {
+        log_warn("sequence",
+                 "sequence '%s': moving its home to region %s failed (the record was changed by "
+                 "someone else, or the write failed); it serves here as before",
+                 e->name, s->moved_to);
+        s->move_failed = 0;
+    }
     if (s->floor_over > 0) {
         log_warn("sequence",
                  "sequence '%s': ZooKeeper's max %" PRId64 " is below this node's floor %" PRId64

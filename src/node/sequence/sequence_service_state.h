@@ -70,15 +70,16 @@ enum {
     OP_SHARD_GATE_MEMBER,  /* one member record */
     OP_SHARD_GATE_OWNERS,  /* the owner nodes' names */
     OP_SHARD_LAST = OP_SHARD_GATE_OWNERS,
-    OP_KEYED_SPACE,    /* sequence_service_keyed.c: a space's definition (arg: the lookup) */
-    OP_KEYED_SECTION,  /* a section's read or write (arg: sequence_service_keyed_arg) */
-    OP_KEYED_CREATE,   /* an admin create of a space */
-    OP_KEYED_DIR,      /* /leafd/{leaf.name}/keyed, created again for a create */
-    OP_KEYED_LIST,     /* the children of /keyed */
-    OP_KEYED_LIST_GET, /* a listed space's definition */
-    OP_KEYED_GIVEBACK, /* sequence_service_keyed_give.c: a section written back down */
-    OP_KEYED_AUTO,     /* sequence_service_keyed.c: a space created on first use (arg: lookup) */
-    OP_KEYED_AUTO_DIR, /* /keyed created again for it (arg: the lookup) */
+    OP_KEYED_SPACE,      /* sequence_service_keyed.c: a space's definition (arg: the lookup) */
+    OP_KEYED_SECTION,    /* a section's read or write (arg: sequence_service_keyed_arg) */
+    OP_KEYED_CREATE,     /* an admin create of a space */
+    OP_KEYED_DIR,        /* /leafd/{leaf.name}/keyed, created again for a create */
+    OP_KEYED_LIST,       /* the children of /keyed */
+    OP_KEYED_LIST_GET,   /* a listed space's definition */
+    OP_KEYED_GIVEBACK,   /* sequence_service_keyed_give.c: a section written back down */
+    OP_KEYED_AUTO,       /* sequence_service_keyed.c: a space created on first use (arg: lookup) */
+    OP_KEYED_AUTO_DIR,   /* /keyed created again for it (arg: the lookup) */
+    OP_ADMIN_ADOPT_READ, /* an adopt's create found the record: is it the one it would write? */
 };
 
 /* One sequence; guarded by svc->lock. Never freed while the service runs. */
@@ -167,6 +168,7 @@ struct seq_numberings {
 struct seq_create {
     struct node_job job; /* first: the slot is one of jobs' (src/node/common/node_jobs.h) */
     int repaired;        /* the parents were created again once for it */
+    int adopt;           /* a moved home's create: a record of exactly start - 1 counts as made */
     int64_t start;
     char name[VALIDATE_TAG_MAX + 1];
 };

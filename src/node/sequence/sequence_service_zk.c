@@ -361,7 +361,22 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
         run_creates(svc);
         return;
     }
-    int created = ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_EXISTS;
+    if (ev->result == ZK_RESULT_EXISTS && c->adopt) {
+        /* A retried move: the record this create would write is there already (read it). */
+        char path[SEQ_PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", svc->dir_seqs, c->name);
+        pthread_mutex_unlock(&svc->lock);
+        if (zk_session_aget(&svc->zsub, OP_ADMIN_ADOPT_READ, (uint64_t)i, path) != LEAF_OK) {
+            pthread_mutex_lock(&svc->lock);
+            node_jobs_finish(&svc->jobs, &c->job, LEAF_EUNAVAIL);
+            pthread_mutex_unlock(&svc->lock);
+        }
+        return;
+    }
+    /* A sequence found missing here is read again at once, except a moved home's: that one
+     * waits for the switch (sequence_service_adopted()), so that its record stays as written
+     * until then and a retried move finds it so. */
+    int created = (ev->result == ZK_RESULT_OK || ev->result == ZK_RESULT_EXISTS) && !c->adopt;
     char name[VALIDATE_TAG_MAX + 1];
     snprintf(name, sizeof(name), "%s", c->name);
     node_jobs_finish(&svc->jobs, &c->job, rc);
@@ -369,6 +384,31 @@ static void on_admin_create(struct sequence_service *svc, const struct zk_event 
     if (created) {
         sequence_service_heal_created(svc, name);
     }
+}
+
+/* An adopt's record read back: exactly {"max":start - 1}, unmarked, is its own earlier create;
+ * anything else is another sequence's record (docs/regions.md, "Moving a home"). */
+static void on_adopt_read(struct sequence_service *svc, const struct zk_event *ev) {
+    int i = (int)ev->arg;
+    if (i < 0 || i >= SEQ_MAX_CREATES) {
+        return;
+    }
+    int64_t max = -1;
+    char moved[SEQUENCE_MOVED_MAX];
+    int ok = ev->result == ZK_RESULT_OK &&
+             sequence_record_parse_seq(ev->data, ev->len, &max, moved) == LEAF_OK;
+    pthread_mutex_lock(&svc->lock);
+    struct seq_create *c = &svc->creates[i];
+    if (c->job.running) {
+        leaf_status_t rc = !ok                                       ? LEAF_EUNAVAIL
+                           : moved[0] == '\0' && max == c->start - 1 ? LEAF_OK
+                                                                     : LEAF_EEXIST;
+        if (ev->result == ZK_RESULT_OK && !ok) {
+            rc = LEAF_EEXIST; /* a record it cannot read: not this move's */
+        }
+        node_jobs_finish(&svc->jobs, &c->job, rc);
+    }
+    pthread_mutex_unlock(&svc->lock);
 }
 
 /* ---- session events, demotion, the cron (control thread) ------------------- */
@@ -516,6 +556,7 @@ static void handle_event(struct sequence_service *svc, struct zk_event *ev) {
     case OP_PEER_GET: on_peer(svc, ev); break;
     case OP_SEQ: on_seq(svc, ev); break;
     case OP_ADMIN_CREATE: on_admin_create(svc, ev); break;
+    case OP_ADMIN_ADOPT_READ: on_adopt_read(svc, ev); break;
     case OP_SEQ_GIVEBACK: sequence_service_heal_on_giveback(svc, ev); break;
     case OP_NUMBERING_SEQ:
     case OP_NUMBERING_READ:
