@@ -10,9 +10,6 @@ tools/benchmarks/bench-strict.c against the static library, starts a throwaway Z
       - the library in strict mode (docs/man/leafd_client.3, "STRICT KEYS"): the same threads
         calling leafd_client_next(), in 1 and in 2 processes, and with strict.wait.us;
       - one caller alone (the latency of a round trip);
-      - the machine's floor (tools/benchmarks/bench-floor.c): the same number of blocking callers
-        woken per batch with nothing serving them, no socket, no server: what a batching client of
-        blocking callers can reach here at most, whatever the server;
   - sharded owners (two nodes, leafd.sequence.sharding = true): a keyed space, each call on
     keyed:ks:k<random of 16> (hot keys: batches form) and of 10,000 (rarely two calls on one
     key at once: a round trip each), callers split over 2 processes.
@@ -42,27 +39,12 @@ from zkhelpers import zk_props  # noqa: E402
 
 
 def build(binary):
-    """The release leafd and bench-strict, built as tools/bench client builds its program, and
-    bench-floor beside them."""
+    """The release leafd and bench-strict, built as tools/bench client builds its program."""
     spec = importlib.util.spec_from_file_location(
         "bench_client", os.path.join(ROOT, "tools", "benchmarks", "bench-client.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    binary, exe = mod.build(binary, "bench-strict")
-    floor = os.path.join(os.path.dirname(exe), "bench-floor")
-    subprocess.run(["cc", "-O2", "-pthread", "-o", floor,
-                    os.path.join(ROOT, "tools", "benchmarks", "bench-floor.c")], check=True)
-    return binary, exe, floor
-
-
-def floor_of(floor, threads, seconds):
-    """The machine's floor for threads blocking callers (bench-floor.c), as load() reports."""
-    out = subprocess.run([floor, str(threads), str(seconds)], capture_output=True, text=True,
-                         timeout=seconds + 60, check=True).stdout
-    o = json.loads(out.splitlines()[-1])
-    o["batch"] = o["calls"] / o["round_trips"] if o["round_trips"] else 0.0
-    return {k: o[k] for k in ("ids_per_s", "failed", "p50_us", "p99_us", "p999_us", "batch",
-                              "cpu_us_per_call")}
+    return mod.build(binary, "bench-strict")
 
 
 def load(exe, endpoints, options, threads, seconds, key, procs=1, extra=()):
@@ -120,7 +102,7 @@ def nodes_up(env, n, sharded):
     return nodes
 
 
-def one_primary(exe, floor, a):
+def one_primary(exe, a):
     with Env() as env:
         node = nodes_up(env, 1, False)[0]
         ep = "http://127.0.0.1:%d" % node.port
@@ -137,19 +119,11 @@ def one_primary(exe, floor, a):
                   a.callers, 1, []),
                  ("library, strict, 1 caller", opts, 1, 1, [])]
         rounds = [[load(exe, ep, o, n, a.seconds, "sequence:s", procs, extra)
-                   for _, o, n, procs, extra in cases] + [floor_of(floor, a.callers, a.seconds)]
-                  for _ in range(a.rounds)]
-        cases.append(("the machine's floor: no server (bench-floor)", "", a.callers, 1, []))
+                   for _, o, n, procs, extra in cases] for _ in range(a.rounds)]
         for i, (label, _, n, _, _) in enumerate(cases):
             r = {k: statistics.median(rd[i][k] for rd in rounds) for k in rounds[0][i]}
             ratio = statistics.median(rd[i]["ids_per_s"] / rd[0]["ids_per_s"] for rd in rounds)
             row(label, r, ratio if 0 < i and n == a.callers else None)
-        f = len(cases) - 1
-        print("  the floor: %.2f CPU us per call; the library at %.0f%% (1 process) and %.0f%% "
-              "(2 processes) of it, the median of the rounds' ratios"
-              % (statistics.median(rd[f]["cpu_us_per_call"] for rd in rounds),
-                 100 * statistics.median(rd[1]["ids_per_s"] / rd[f]["ids_per_s"] for rd in rounds),
-                 100 * statistics.median(rd[2]["ids_per_s"] / rd[f]["ids_per_s"] for rd in rounds)))
 
 
 def sharded(exe, a):
@@ -179,13 +153,13 @@ def main():
     ap.add_argument("--binary")
     ap.add_argument("--only", default="primary,sharded")
     a = ap.parse_args()
-    binary, exe, floor = build(a.binary)
+    binary, exe = build(a.binary)
     leafdtest.LEAFD_BIN = os.path.abspath(binary)
     with open("/proc/loadavg") as f:
         print("load average before: %s" % " ".join(f.read().split()[:3]))
     t = time.time()
     if "primary" in a.only:
-        one_primary(exe, floor, a)
+        one_primary(exe, a)
     if "sharded" in a.only:
         sharded(exe, a)
     print("took %.0f s" % (time.time() - t))
